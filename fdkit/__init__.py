@@ -1,0 +1,56 @@
+"""fdkit: a pandas-native toolkit for company financial data, with an embedded Financial Data Service.
+
+Example:
+    >>> import fdkit
+    >>> fdkit.Client().fetch("interest_rates_banks", {})["banks"]
+    ['ECB', 'FED']
+"""
+
+from __future__ import annotations
+
+from . import catalog, errors
+from .catalog import CATALOG
+from .client import Client, default_client
+from .config import configure
+from .errors import (
+    AuthenticationError,
+    BadRequestError,
+    CacheMissError,
+    FdkitError,
+    InvalidCursorError,
+    NotFoundError,
+    PaymentRequiredError,
+    RateLimitError,
+    ServerError,
+    TransportError,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "CATALOG",
+    "Client",
+    "configure",
+    "default_client",
+    "catalog",
+    "errors",
+    "server",
+    "FdkitError",
+    "TransportError",
+    "RateLimitError",
+    "ServerError",
+    "AuthenticationError",
+    "PaymentRequiredError",
+    "NotFoundError",
+    "BadRequestError",
+    "InvalidCursorError",
+    "CacheMissError",
+]
+
+
+def __getattr__(name: str):
+    if name == "server":  # the server (FastAPI/uvicorn) is imported on first use only
+        import importlib
+
+        return importlib.import_module(".server", __name__)
+    raise AttributeError(f"module 'fdkit' has no attribute {name!r}")

@@ -1,0 +1,671 @@
+"""The endpoint catalog: one declarative entry per service path.
+
+This table is the single source of truth for the client functions (:mod:`fdkit.datasets`), the server's routes
+and OpenAPI document (:mod:`fdkit.server`), the cache TTLs (:mod:`fdkit.cache`) and the tests. Adding an
+endpoint is one :class:`Endpoint` here plus its data in the lake.
+
+Example:
+    >>> from fdkit.catalog import CATALOG, by_path
+    >>> ep = by_path("/prices")
+    >>> ep.name, ep.response_key, ep.page_size, ep.param("limit").max
+    ('prices', 'prices', 100, 5000)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Literal
+
+__all__ = [
+    "Param",
+    "Endpoint",
+    "CATALOG",
+    "by_path",
+    "get",
+    "listing_for",
+    "NEVER",
+    "FILING_ITEMS_10K",
+    "FILING_ITEMS_10Q",
+    "FILING_ITEMS_8K",
+]
+
+ParamType = Literal["string", "integer", "number", "boolean", "date", "array", "object"]
+Kind = Literal["list", "object", "listing", "search"]
+
+#: cache TTL meaning "never expires" (immutable records such as filing items)
+NEVER = -1
+MINUTE, HOUR, DAY = 60, 3600, 86400
+
+
+@dataclass(frozen=True)
+class Param:
+    """One request parameter (query string, or JSON body field for POST endpoints).
+
+    Attributes:
+        name: the service's parameter name (kept verbatim in client functions).
+        type: ``string``, ``integer``, ``number``, ``boolean``, ``date``, ``array`` or ``object``.
+        required: the request is invalid without it.
+        enum: allowed values.
+        default: the value the server assumes when absent.
+        min: inclusive lower bound (numbers).
+        max: inclusive upper bound (numbers).
+        repeatable: may be given several times (``?filing_type=10-K&filing_type=10-Q``).
+        items: element type of an ``array`` body field.
+        description: one line for docs.
+    """
+
+    name: str
+    type: ParamType = "string"
+    required: bool = False
+    enum: tuple[str, ...] | None = None
+    default: Any = None
+    min: float | None = None
+    max: float | None = None
+    repeatable: bool = False
+    items: str | None = None
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """One service path.
+
+    Attributes:
+        name: public dataset name; the client function of the same name fetches it.
+        path: canonical path, no trailing slash (the server answers both forms).
+        method: ``GET`` or ``POST``.
+        params: query parameters (GET) or body fields (POST).
+        response_key: top-level key of the JSON array/object in the response.
+        schema: record schema name in :data:`fdkit.schema.SCHEMAS` (``None`` for listings).
+        index: index columns of the typed frame.
+        kind: ``list`` (paginated or not), ``object`` (single record), ``listing`` (names), ``search`` (POST).
+        page_size: records per page; ``None`` means not paginated.
+        default_limit: ``limit`` the server assumes.
+        ttl: cache time-to-live in seconds (``NEVER`` for immutable records).
+        auth: an API key is required.
+        tier: ``free`` endpoints are in every plan; ``paid`` ones need a paid plan (402 otherwise).
+        one_of: groups of parameters of which at least one must be given.
+        exclusive: groups of parameters of which at most one may be given.
+        dataset: the lake dataset that serves it.
+        ticker_param: the parameter a ticker list fans out over (client side).
+        newest_first: records are served newest first (``False``: chronological, as for bars).
+        summary: one-line description.
+    """
+
+    name: str
+    path: str
+    response_key: str
+    schema: str | None
+    index: tuple[str, ...] = ()
+    params: tuple[Param, ...] = ()
+    method: Literal["GET", "POST"] = "GET"
+    kind: Kind = "list"
+    page_size: int | None = 10
+    default_limit: int | None = None
+    ttl: int = DAY
+    auth: bool = True
+    tier: Literal["free", "paid"] = "paid"
+    one_of: tuple[tuple[str, ...], ...] = ()
+    exclusive: tuple[tuple[str, ...], ...] = ()
+    dataset: str | None = None
+    ticker_param: str | None = "ticker"
+    newest_first: bool = True
+    summary: str = ""
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def param(self, name: str) -> Param:
+        """Return the parameter called ``name``.
+
+        Args:
+            name: parameter name.
+
+        Returns:
+            The :class:`Param`.
+
+        Raises:
+            KeyError: when the endpoint has no such parameter.
+
+        Example:
+            >>> get("prices").param("interval").required
+            True
+        """
+        for p in self.params:
+            if p.name == name:
+                return p
+        raise KeyError(f"{self.path} has no parameter {name!r}")
+
+    @property
+    def param_names(self) -> tuple[str, ...]:
+        """Names of all parameters, in declaration order."""
+        return tuple(p.name for p in self.params)
+
+    @property
+    def paginated(self) -> bool:
+        """Whether the server pages this endpoint's results."""
+        return self.page_size is not None and self.kind in ("list", "search")
+
+
+# ---------------------------------------------------------------------------------------------------------
+# parameter groups
+# ---------------------------------------------------------------------------------------------------------
+TICKER = Param("ticker", description="Ticker symbol, e.g. AAPL.")
+TICKER_REQ = Param("ticker", required=True, description="Ticker symbol, e.g. AAPL.")
+CIK = Param("cik", description="SEC Central Index Key, used in place of ticker.")
+PERIOD_STMT = Param("period", required=True, enum=("annual", "quarterly", "ttm"), description="Reporting period.")
+PERIOD_SEG = Param("period", required=True, enum=("annual", "quarterly"), description="Reporting period.")
+
+
+def _limit(default: int, maximum: int | None = None) -> Param:
+    return Param("limit", "integer", default=default, min=1, max=maximum, description="Total records wanted.")
+
+
+def _date_filters(name: str) -> tuple[Param, ...]:
+    return tuple(
+        Param(f"{name}{suffix}", "date", description=f"{name} {word} (YYYY-MM-DD).")
+        for suffix, word in (("", "equal to"), ("_gte", ">="), ("_gt", ">"), ("_lte", "<="), ("_lt", "<"))
+    )
+
+
+REPORT_PERIOD_FILTERS = _date_filters("report_period")
+FILING_DATE_FILTERS = _date_filters("filing_date")
+START_END_REQ = (
+    Param("start_date", "date", required=True, description="First date, inclusive (YYYY-MM-DD)."),
+    Param("end_date", "date", required=True, description="Last date, inclusive (YYYY-MM-DD)."),
+)
+START_END = (
+    Param("start_date", "date", description="First date, inclusive (YYYY-MM-DD)."),
+    Param("end_date", "date", description="Last date, inclusive (YYYY-MM-DD)."),
+)
+
+FILING_ITEMS_10K = (
+    "Item-1", "Item-1A", "Item-1B", "Item-1C", "Item-2", "Item-3", "Item-4", "Item-5", "Item-6", "Item-7",
+    "Item-7A", "Item-8", "Item-9", "Item-9A", "Item-9B", "Item-9C", "Item-10", "Item-11", "Item-12",
+    "Item-13", "Item-14", "Item-15", "Item-16",
+)  # fmt: skip
+FILING_ITEMS_10Q = (
+    "Part-1,Item-1", "Part-1,Item-2", "Part-1,Item-3", "Part-1,Item-4", "Part-2,Item-1", "Part-2,Item-1A",
+    "Part-2,Item-2", "Part-2,Item-3", "Part-2,Item-4", "Part-2,Item-5", "Part-2,Item-6",
+)  # fmt: skip
+FILING_ITEMS_8K = (
+    "Item-1.01", "Item-1.02", "Item-1.03", "Item-1.04", "Item-1.05", "Item-2.01", "Item-2.02", "Item-2.03",
+    "Item-2.04", "Item-2.05", "Item-2.06", "Item-3.01", "Item-3.02", "Item-3.03", "Item-4.01", "Item-4.02",
+    "Item-5.01", "Item-5.02", "Item-5.03", "Item-5.04", "Item-5.05", "Item-5.06", "Item-5.07", "Item-5.08",
+    "Item-6.01", "Item-6.02", "Item-6.03", "Item-6.04", "Item-6.05", "Item-7.01", "Item-8.01", "Item-9.01",
+)  # fmt: skip
+
+
+def _statement(name: str, path: str, summary: str, *, period: Param = PERIOD_STMT, **kw: Any) -> Endpoint:
+    return Endpoint(
+        name=name,
+        path=path,
+        response_key=kw.pop("response_key", name),
+        schema=kw.pop("schema", name),
+        index=("ticker", "report_period"),
+        params=(TICKER, CIK, period, _limit(4), *REPORT_PERIOD_FILTERS),
+        default_limit=4,
+        one_of=(("ticker", "cik"),),
+        exclusive=(("ticker", "cik"),),
+        dataset=kw.pop("dataset", name),
+        summary=summary,
+        **kw,
+    )
+
+
+def _listing(name: str, path: str, key: str, dataset: str | None, summary: str, **kw: Any) -> Endpoint:
+    return Endpoint(
+        name=name,
+        path=path,
+        response_key=key,
+        schema=None,
+        kind="listing",
+        page_size=None,
+        auth=False,
+        tier="free",
+        dataset=dataset,
+        ticker_param=None,
+        summary=summary,
+        **kw,
+    )
+
+
+def _prices(name: str, path: str, intervals: tuple[str, ...], summary: str, **kw: Any) -> Endpoint:
+    return Endpoint(
+        name=name,
+        path=path,
+        response_key="prices",
+        schema=name,
+        index=("ticker", "time"),
+        params=(
+            TICKER_REQ,
+            Param("interval", required=True, enum=intervals, description="Bar interval."),
+            Param("interval_multiplier", "integer", default=1, min=1, description="Bars per output bar."),
+            *START_END_REQ,
+            _limit(5000, 5000),
+        ),
+        page_size=100,
+        default_limit=5000,
+        ttl=12 * HOUR,
+        dataset=name,
+        newest_first=False,
+        summary=summary,
+        **kw,
+    )
+
+
+def _kpi(name: str, path: str, summary: str) -> Endpoint:
+    return Endpoint(
+        name=name,
+        path=path,
+        response_key=name,
+        schema=name,
+        index=("ticker", "report_period"),
+        params=(
+            TICKER_REQ,
+            Param("metric_name", description="Filter on a metric name."),
+            Param("period", enum=("quarterly", "annual"), description="Period type."),
+            Param("report_period_gte", "date"),
+            Param("report_period_lte", "date"),
+            _limit(10),
+        ),
+        default_limit=10,
+        dataset=name,
+        summary=summary,
+    )
+
+
+def _snapshot(name: str, path: str, key: str, schema: str, summary: str, **kw: Any) -> Endpoint:
+    return Endpoint(
+        name=name,
+        path=path,
+        response_key=key,
+        schema=schema,
+        kind="object",
+        page_size=None,
+        ttl=kw.pop("ttl", 5 * MINUTE),
+        ticker_param=kw.pop("ticker_param", None),
+        summary=summary,
+        **kw,
+    )
+
+
+_ENDPOINTS: tuple[Endpoint, ...] = (
+    # --- statements ---------------------------------------------------------------------------------------
+    _statement("income_statements", "/financials/income-statements", "Income statements."),
+    _statement("balance_sheets", "/financials/balance-sheets", "Balance sheets."),
+    _statement("cash_flow_statements", "/financials/cash-flow-statements", "Cash flow statements."),
+    _statement(
+        "segmented_revenues",
+        "/financials/segmented-revenues",
+        "Revenue by product, business segment and geography (items with segment members).",
+        period=PERIOD_SEG,
+    ),
+    *(
+        _statement(
+            f"{stmt}_segments",
+            f"/financials/{path}/segments",
+            f"{title} line items broken down by product and segment.",
+            period=PERIOD_SEG,
+            response_key="segmented_financials",
+            schema="segmented_financials",
+            dataset="segmented_financials",
+            extra={"statement": stmt},
+        )
+        for stmt, path, title in (
+            ("income_statement", "income-statements", "Income statement"),
+            ("balance_sheet", "balance-sheets", "Balance sheet"),
+            ("cash_flow_statement", "cash-flow-statements", "Cash flow statement"),
+        )
+    ),
+    _statement(
+        "financial_metrics",
+        "/financial-metrics",
+        "Ratios computed from the statements and prices (valuation, profitability, liquidity, growth).",
+    ),
+    Endpoint(
+        name="screen",
+        path="/financials/search/screener",
+        method="POST",
+        response_key="search_results",
+        schema="search_results",
+        index=("ticker", "report_period"),
+        kind="search",
+        page_size=None,
+        default_limit=10,
+        ticker_param=None,
+        dataset="financial_metrics",
+        params=(
+            Param("filters", "array", required=True, items="filter",
+                  description="[{field, operator eq|gt|gte|lt|lte|in, value}], combined with AND."),
+            Param("limit", "integer", default=10, min=1, max=1000, description="Results wanted."),
+            Param("period", enum=("annual", "quarterly", "ttm"), default="ttm", description="Statement period."),
+            Param("currency", enum=("USD", "EUR", "GBP", "JPY", "CHF", "AUD", "CAD", "SEK"),
+                  description="Reporting currency."),
+        ),  # fmt: skip
+        summary="Screen companies on statement and metric fields (latest period per ticker).",
+    ),
+    Endpoint(
+        name="line_items",
+        path="/financials/search/line-items",
+        method="POST",
+        response_key="search_results",
+        schema="search_results",
+        index=("ticker", "report_period"),
+        kind="search",
+        page_size=None,
+        default_limit=1,
+        ticker_param=None,
+        dataset="financial_metrics",
+        params=(
+            Param("tickers", "array", required=True, items="string", description="Tickers to fetch."),
+            Param("line_items", "array", required=True, items="string", description="Line items to fetch."),
+            Param("period", enum=("annual", "quarterly", "ttm"), default="ttm", description="Statement period."),
+            Param("limit", "integer", default=1, min=1, max=100, description="Periods per ticker."),
+        ),
+        summary="Chosen line items for several tickers at once.",
+    ),
+    # --- market data --------------------------------------------------------------------------------------
+    _prices("prices", "/prices", ("minute", "day", "week", "month", "year"), "Equity OHLCV bars.", tier="free"),
+    _prices("crypto_prices", "/crypto/prices", ("minute", "day", "week", "month", "year"), "Crypto OHLCV bars."),
+    _snapshot(
+        "price_snapshot", "/prices/snapshot", "snapshot", "price_snapshot", "Latest price of one ticker.",
+        params=(TICKER_REQ,), dataset="prices", index=("ticker",), tier="free", ticker_param="ticker",
+    ),  # fmt: skip
+    Endpoint(
+        name="news",
+        path="/news",
+        response_key="news",
+        schema="news",
+        index=("ticker", "date"),
+        params=(TICKER_REQ, *START_END, _limit(10, 100)),
+        default_limit=10,
+        ttl=15 * MINUTE,
+        dataset="news",
+        tier="free",
+        summary="News headlines about a company.",
+    ),
+    # --- filings ------------------------------------------------------------------------------------------
+    Endpoint(
+        name="filings",
+        path="/filings",
+        response_key="filings",
+        schema="filings",
+        index=("ticker", "filing_date"),
+        params=(
+            TICKER,
+            CIK,
+            Param("filing_type", repeatable=True, description="Form type(s), e.g. 10-K; repeatable."),
+            _limit(10),
+        ),
+        default_limit=10,
+        one_of=(("ticker", "cik"),),
+        exclusive=(("ticker", "cik"),),
+        dataset="filings",
+        tier="free",
+        summary="SEC filings of a company, newest first.",
+    ),
+    Endpoint(
+        name="filing_items",
+        path="/filings/items",
+        response_key="items",
+        schema="filing_items",
+        index=("ticker", "filing_date"),
+        kind="object",
+        page_size=None,
+        ttl=NEVER,
+        params=(
+            TICKER_REQ,
+            Param("filing_type", required=True, enum=("10-K", "10-Q", "8-K"), description="Form type."),
+            Param("year", "integer", required=True, min=1993, max=2100, description="Filing year."),
+            Param("quarter", "integer", min=1, max=4, description="Fiscal quarter (10-Q)."),
+            Param("item", repeatable=True, enum=FILING_ITEMS_10K + FILING_ITEMS_10Q + FILING_ITEMS_8K,
+                  description="Item(s) to return; all when absent."),
+            Param("accession_number", description="A specific filing (8-K)."),
+            Param("include_exhibits", "boolean", default=False, description="Include exhibit text (8-K)."),
+        ),  # fmt: skip
+        dataset="filing_items",
+        summary="Text sections (items) of a 10-K, 10-Q or 8-K.",
+    ),
+    # --- ownership ----------------------------------------------------------------------------------------
+    Endpoint(
+        name="insider_trades",
+        path="/insider-trades",
+        response_key="insider_trades",
+        schema="insider_trades",
+        index=("ticker", "filing_date"),
+        params=(
+            TICKER_REQ,
+            _limit(10, 1000),
+            Param("name", description="Insider name."),
+            Param("transaction_type", description="Transaction type, e.g. Sale."),
+            *FILING_DATE_FILTERS,
+        ),
+        default_limit=10,
+        dataset="insider_trades",
+        summary="Insider transactions (Forms 3/4/5, table I and II rows with a transaction).",
+    ),
+    Endpoint(
+        name="insider_ownership",
+        path="/insider-ownership",
+        response_key="insider_ownership",
+        schema="insider_ownership",
+        index=("ticker", "filing_date"),
+        params=(TICKER_REQ, _limit(10, 1000), Param("name", description="Insider name."), *FILING_DATE_FILTERS),
+        default_limit=10,
+        dataset="insider_ownership",
+        summary="Holdings reported by insiders (Forms 3/4/5 holding rows).",
+    ),
+    Endpoint(
+        name="institutional_ownership",
+        path="/institutional-ownership",
+        response_key="institutional-ownership",
+        schema="institutional_ownership",
+        index=("ticker", "report_period"),
+        params=(
+            Param("investor", description="Investment manager (as in /institutional-ownership/investors)."),
+            TICKER,
+            _limit(10, 1000),
+            *REPORT_PERIOD_FILTERS,
+        ),
+        default_limit=10,
+        one_of=(("investor", "ticker"),),
+        dataset="institutional_ownership",
+        summary="13F holdings by investor and/or ticker.",
+    ),
+    # --- company ------------------------------------------------------------------------------------------
+    _snapshot(
+        "company_facts", "/company/facts", "company_facts", "company_facts", "Company facts.",
+        params=(TICKER, CIK), one_of=(("ticker", "cik"),), exclusive=(("ticker", "cik"),),
+        dataset="company_facts", index=("ticker",), tier="free", ttl=7 * DAY, ticker_param="ticker",
+    ),  # fmt: skip
+    # --- macro --------------------------------------------------------------------------------------------
+    Endpoint(
+        name="interest_rates",
+        path="/macro/interest-rates",
+        response_key="interest_rates",
+        schema="interest_rates",
+        index=("bank", "date"),
+        params=(Param("bank", required=True, description="Central bank code, e.g. FED, ECB."), *START_END),
+        page_size=None,
+        newest_first=False,
+        dataset="interest_rates",
+        tier="free",
+        ticker_param="bank",
+        summary="Policy-rate history of a central bank (one row per change).",
+    ),
+    _snapshot(
+        "interest_rate_snapshot", "/macro/interest-rates/snapshot", "interest_rates", "interest_rates",
+        "Current policy rate of a central bank.", params=(Param("bank", required=True),),
+        dataset="interest_rates", index=("bank", "date"), tier="free", ticker_param="bank",
+    ),  # fmt: skip
+    _snapshot(
+        "inflation_snapshot", "/macro/inflation/snapshot", "inflation", "inflation",
+        "Latest inflation print: one entry per series.", dataset="inflation", index=("series", "date"), ttl=HOUR,
+    ),  # fmt: skip
+    _snapshot(
+        "labor_snapshot", "/macro/labor/snapshot", "labor", "labor", "Latest labour-market print.",
+        dataset="labor", index=("series", "date"), ttl=HOUR,
+    ),  # fmt: skip
+    _snapshot(
+        "yield_curve_snapshot", "/macro/yield-curve/snapshot", "yield_curve", "yield_curve",
+        "Latest Treasury par yield curve (one key per tenor).", dataset="yield_curve", index=("date",), ttl=HOUR,
+    ),  # fmt: skip
+    Endpoint(
+        name="yield_curve",
+        path="/macro/yield-curve",
+        response_key="yield_curve",
+        schema="yield_curve",
+        index=("date",),
+        params=(*START_END, _limit(5000, 5000)),
+        page_size=100,
+        default_limit=5000,
+        newest_first=False,
+        dataset="yield_curve",
+        tier="free",
+        ticker_param=None,
+        summary="Treasury par yield curve history.",
+    ),
+    # --- estimates, earnings, KPIs ------------------------------------------------------------------------
+    Endpoint(
+        name="analyst_estimates",
+        path="/analyst-estimates",
+        response_key="analyst_estimates",
+        schema="analyst_estimates",
+        index=("ticker", "fiscal_period"),
+        params=(TICKER_REQ, Param("period", enum=("annual", "quarterly"), default="annual"), _limit(10)),
+        default_limit=10,
+        dataset="analyst_estimates",
+        summary="Forward revenue and EPS estimates (the service's own documented model).",
+    ),
+    Endpoint(
+        name="earnings",
+        path="/earnings",
+        response_key="earnings",
+        schema="earnings",
+        index=("ticker", "report_period"),
+        params=(TICKER_REQ, _limit(10)),
+        default_limit=10,
+        dataset="earnings",
+        summary="Earnings releases: reported figures per quarter with the annual context.",
+    ),
+    _kpi("kpi_guidance", "/kpi/guidance", "Forward guidance by metric."),
+    _kpi("kpi_non_gaap", "/kpi/non-gaap", "Non-GAAP metrics."),
+    _kpi("kpi_metrics", "/kpi/metrics", "Operating KPIs."),
+    # --- listings (no key needed) -------------------------------------------------------------------------
+    _listing("segmented_revenues_tickers", "/financials/segmented-revenues/tickers", "tickers",
+             "segmented_revenues", "Tickers with segmented revenues."),
+    _listing("balance_sheets_tickers", "/financials/balance-sheets/tickers", "tickers", "balance_sheets",
+             "Tickers with financial statements."),
+    _listing("company_facts_tickers", "/company/facts/tickers", "tickers", "company_facts",
+             "Tickers with company facts."),
+    _listing("company_facts_ciks", "/company/facts/ciks", "ciks", "company_facts", "CIKs with company facts."),
+    _listing("filings_tickers", "/filings/tickers", "tickers", "filings", "Tickers with filings."),
+    _listing("prices_tickers", "/prices/tickers", "tickers", "prices", "Tickers with prices."),
+    _listing("price_snapshot_tickers", "/prices/snapshot/tickers", "tickers", "prices",
+             "Tickers with a price snapshot."),
+    _listing("crypto_prices_tickers", "/crypto/prices/tickers", "tickers", "crypto_prices",
+             "Crypto tickers with prices."),
+    _listing("institutional_ownership_investors", "/institutional-ownership/investors", "investors",
+             "institutional_ownership", "Investment managers with 13F holdings."),
+    _listing("institutional_ownership_tickers", "/institutional-ownership/tickers", "tickers",
+             "institutional_ownership", "Tickers held in 13F filings."),
+    _listing("interest_rates_banks", "/macro/interest-rates/banks", "banks", "interest_rates",
+             "Central banks with rates."),
+    _listing("analyst_estimates_tickers", "/analyst-estimates/tickers", "tickers", "analyst_estimates",
+             "Tickers with analyst estimates."),
+    _listing("analyst_estimates_periods", "/analyst-estimates/periods", "periods", None,
+             "Periods analyst estimates are given for."),
+    _listing("insider_trades_names", "/insider-trades/names", "names", "insider_trades",
+             "Insider names, optionally for one ticker.", params=(TICKER,)),
+    _listing("insider_trades_transaction_types", "/insider-trades/transaction-types", "transaction_types",
+             "insider_trades", "Transaction types that appear in insider trades."),
+)  # fmt: skip
+
+
+def _check(endpoints: tuple[Endpoint, ...]) -> Mapping[str, Endpoint]:
+    names: dict[str, Endpoint] = {}
+    paths: set[tuple[str, str]] = set()
+    for ep in endpoints:
+        if ep.name in names:
+            raise ValueError(f"duplicate endpoint name {ep.name}")
+        if (ep.method, ep.path) in paths:
+            raise ValueError(f"duplicate endpoint path {ep.method} {ep.path}")
+        if ep.path.endswith("/"):
+            raise ValueError(f"{ep.path}: catalog paths carry no trailing slash")
+        names[ep.name] = ep
+        paths.add((ep.method, ep.path))
+    return MappingProxyType(names)
+
+
+#: every endpoint, by public name
+CATALOG: Mapping[str, Endpoint] = _check(_ENDPOINTS)
+
+
+def get(name: str) -> Endpoint:
+    """Look an endpoint up by its public name.
+
+    Args:
+        name: e.g. ``"balance_sheets"``.
+
+    Returns:
+        The :class:`Endpoint`.
+
+    Raises:
+        KeyError: naming the unknown endpoint and listing the known ones.
+
+    Example:
+        >>> get("news").path
+        '/news'
+    """
+    try:
+        return CATALOG[name]
+    except KeyError:
+        raise KeyError(f"unknown endpoint {name!r}; known: {', '.join(sorted(CATALOG))}") from None
+
+
+def by_path(path: str, method: str = "GET") -> Endpoint:
+    """Look an endpoint up by its path (a trailing slash is ignored).
+
+    Args:
+        path: e.g. ``"/prices/"``.
+        method: HTTP method.
+
+    Returns:
+        The :class:`Endpoint`.
+
+    Example:
+        >>> by_path("/company/facts/tickers/").kind
+        'listing'
+    """
+    norm = "/" + path.strip("/")
+    for ep in CATALOG.values():
+        if ep.path == norm and ep.method == method.upper():
+            return ep
+    raise KeyError(f"no endpoint {method} {path}")
+
+
+def listing_for(resource: str, what: str = "tickers") -> Endpoint:
+    """Find the listing endpoint that names what a dataset has (tickers, ciks, banks...).
+
+    Args:
+        resource: a dataset name (``"prices"``) or a listing endpoint's own name.
+        what: the listing's response key: ``tickers``, ``ciks``, ``banks``, ``investors``, ``periods``,
+            ``names`` or ``transaction_types``.
+
+    Returns:
+        The listing :class:`Endpoint`.
+
+    Example:
+        >>> listing_for("interest_rates", "banks").path
+        '/macro/interest-rates/banks'
+    """
+    if resource in CATALOG and CATALOG[resource].kind == "listing":
+        return CATALOG[resource]
+    candidates = [ep for ep in CATALOG.values() if ep.kind == "listing" and ep.name == f"{resource}_{what}"] or [
+        ep for ep in CATALOG.values() if ep.kind == "listing" and ep.dataset == resource and ep.response_key == what
+    ]
+    if not candidates:
+        known = sorted({ep.name for ep in CATALOG.values() if ep.kind == "listing"})
+        raise KeyError(f"no listing of {what} for {resource!r}; listings: {', '.join(known)}")
+    return candidates[0]

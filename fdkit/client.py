@@ -1,0 +1,490 @@
+"""The client: configuration, the cached session, the error mapping and the one ``fetch()``.
+
+Example:
+    >>> import fdkit
+    >>> with fdkit.server.start() as srv:
+    ...     c = fdkit.Client(api_key=srv.api_key, base_url=srv.base_url, cache=False)
+    ...     body = c.fetch("company_facts", {"ticker": "AAPL"})
+    >>> body["company_facts"]["name"]
+    'Apple Inc.'
+"""
+
+from __future__ import annotations
+
+import atexit
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+import orjson
+import requests
+
+from . import catalog as _catalog
+from .cache import API_KEY_HEADER, is_cache_miss, make_retry, make_session, mount_retries, namespace_of
+from .catalog import Endpoint
+from .config import Settings, resolve
+from .errors import (
+    BadRequestError,
+    CacheMissError,
+    FdkitError,
+    TransportError,
+    error_for_status,
+    redact,
+    register_secret,
+)
+from .paging import collect, progress_enabled
+
+__all__ = ["Client", "default_client", "Errors"]
+
+Errors = Literal["raise", "warn", "ignore"]
+_BODY_RETRIES = 4  # truncated bodies / invalid JSON are not covered by urllib3's Retry
+
+
+@dataclass
+class _Embedded:
+    handle: Any
+    identity: str
+
+
+_EMBEDDED: _Embedded | None = None
+_EMBEDDED_LOCK = threading.Lock()
+
+
+def _embedded() -> _Embedded:
+    """Start (once per process) the embedded service over the bundled reference data."""
+    global _EMBEDDED
+    with _EMBEDDED_LOCK:
+        if _EMBEDDED is None:
+            from . import server
+            from .lake import default_data_dir, fingerprint
+
+            data = default_data_dir()
+            handle = server.start(data=data)
+            atexit.register(handle.stop)
+            print(
+                f"fdkit: no API key or base URL configured; serving the bundled reference data ({data}) "
+                f"from an embedded Financial Data Service at {handle.base_url}",
+                file=sys.stderr,
+            )
+            _EMBEDDED = _Embedded(handle, f"embedded:{fingerprint(data)}")
+        return _EMBEDDED
+
+
+class Client:
+    """A client of the Financial Data Service.
+
+    Every dataset function (``prices``, ``balance_sheets``, ...) is also a method of the client. With neither an
+    API key nor a base URL configured, the client starts the embedded service on loopback and serves the bundled
+    reference data, so everything works offline.
+
+    Args:
+        api_key: API key; falls back to :func:`fdkit.configure` and ``FINANCIAL_DATASETS_API_KEY``.
+        base_url: service base URL; falls back to :func:`fdkit.configure` and ``FDKIT_BASE_URL``.
+        cache: keep an on-disk HTTP cache (requests-cache).
+        cache_dir: where; falls back to ``FDKIT_CACHE_DIR`` and the user cache dir.
+        offline: answer from the cache only; misses raise :class:`~fdkit.errors.CacheMissError`.
+        session: any :class:`requests.Session` to use as is (caching is then the session's business).
+        timeout: seconds per HTTP request.
+        max_workers: threads for multi-ticker fetches.
+        progress: progress bars; ``None`` shows them only on a terminal.
+
+    Example:
+        >>> import fdkit
+        >>> c = fdkit.Client()          # embedded default: no key, no base URL
+        >>> c.fetch("prices_tickers", {})["tickers"][:2]
+        ['AAPL', 'AMD']
+    """
+
+    def __init__(
+        self,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        *,
+        cache: bool | None = None,
+        cache_dir: str | None = None,
+        offline: bool | None = None,
+        session: requests.Session | None = None,
+        timeout: float | None = None,
+        max_workers: int | None = None,
+        progress: bool | None = None,
+    ) -> None:
+        self._args = dict(
+            api_key=api_key,
+            base_url=base_url,
+            cache=cache,
+            cache_dir=cache_dir,
+            offline=offline,
+            timeout=timeout,
+            max_workers=max_workers,
+            progress=progress,
+        )
+        register_secret(api_key)
+        self._user_session = session
+        self._lock = threading.Lock()
+        self._settings: Settings | None = None
+        self._session: requests.Session | None = None
+        self._identity: str | None = None
+
+    # -- configuration --------------------------------------------------------------------------------------
+    @property
+    def settings(self) -> Settings:
+        """The resolved :class:`~fdkit.config.Settings` (the embedded service is started on first use)."""
+        self._ensure()
+        assert self._settings is not None
+        return self._settings
+
+    @property
+    def base_url(self) -> str:
+        """Base URL requests go to."""
+        return str(self.settings.base_url)
+
+    def __repr__(self) -> str:
+        s = self._settings
+        if s is None:
+            return "Client(unresolved)"
+        return f"Client(base_url={s.base_url!r}, api_key={'set' if s.api_key else 'None'}, cache={s.cache})"
+
+    def _ensure(self) -> requests.Session:
+        if self._session is not None:
+            return self._session
+        with self._lock:
+            if self._session is not None:
+                return self._session
+            settings = resolve(**self._args)
+            identity = settings.base_url or ""
+            if settings.embedded and not settings.offline:
+                emb = _embedded()
+                settings = Settings(
+                    **{**settings.__dict__, "api_key": emb.handle.api_key, "base_url": emb.handle.base_url}
+                )
+                identity = emb.identity
+            elif settings.embedded:  # offline: answer from the embedded namespace without starting anything
+                from .lake import default_data_dir, fingerprint
+
+                identity = f"embedded:{fingerprint(default_data_dir())}"
+                settings = Settings(**{**settings.__dict__, "base_url": "http://embedded.invalid"})
+            register_secret(settings.api_key)
+            if self._user_session is not None:
+                session = self._user_session
+            elif settings.cache or settings.offline:
+                embedded_key = None if settings.embedded else settings.api_key
+                session = make_session(
+                    settings.cache_dir,
+                    namespace_of(identity, embedded_key),
+                    retry=make_retry(),
+                    pool_size=max(settings.max_workers, 4),
+                    offline=settings.offline,
+                )
+            else:
+                session = requests.Session()
+                mount_retries(session, make_retry(), pool_size=max(settings.max_workers, 4))
+            self._settings, self._identity, self._session = settings, identity, session
+            return session
+
+    def close(self) -> None:
+        """Close the HTTP session (the cache files stay).
+
+        Example:
+            >>> Client(base_url="http://127.0.0.1:9").close()
+        """
+        with self._lock:
+            if self._session is not None and self._user_session is None:
+                self._session.close()
+            self._session = None
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- one HTTP request -----------------------------------------------------------------------------------
+    def request(
+        self,
+        method: str,
+        path_or_url: str,
+        *,
+        params: Mapping[str, Any] | None = None,
+        json: Any = None,
+        ttl: int | None = None,
+        refresh: bool = False,
+    ) -> dict[str, Any]:
+        """Send one request and decode its JSON, mapping failures to the error tree.
+
+        Args:
+            method: ``GET`` or ``POST``.
+            path_or_url: a path on the base URL, or an absolute URL (``next_page_url``), used verbatim.
+            params: query parameters (lists repeat the parameter).
+            json: JSON body for POST.
+            ttl: cache lifetime of this response in seconds (``-1``: never expires).
+            refresh: bypass the cache for this request (the answer replaces the cached one).
+
+        Returns:
+            The decoded JSON object.
+
+        Raises:
+            FdkitError: the subclass matching the failure (see :mod:`fdkit.errors`).
+
+        Example:
+            >>> Client().request("GET", "/macro/interest-rates/banks")["banks"]
+            ['ECB', 'FED']
+        """
+        session = self._ensure()
+        settings = self._settings
+        assert settings is not None
+        url = path_or_url if "://" in path_or_url else f"{settings.base_url}{path_or_url}"
+        path = urlsplit(url).path
+        headers = {"Accept": "application/json"}
+        if settings.api_key:
+            headers[API_KEY_HEADER] = settings.api_key
+        kwargs: dict[str, Any] = {"params": params, "headers": headers, "timeout": settings.timeout}
+        if json is not None:
+            kwargs["data"] = orjson.dumps(json)
+            headers["Content-Type"] = "application/json"
+        cached = hasattr(session, "cache")
+        last_error: FdkitError | None = None
+        for attempt in range(_BODY_RETRIES):
+            if cached:
+                kwargs["expire_after"] = ttl
+                kwargs["force_refresh"] = refresh or attempt > 0
+            try:
+                response = session.request(method, url, **kwargs)
+                content = response.content
+            except requests.exceptions.Timeout as exc:
+                last_error = TransportError(f"timed out after {settings.timeout}s: {_brief(exc)}", path=path)
+            except (
+                requests.exceptions.ChunkedEncodingError,
+                requests.exceptions.ContentDecodingError,
+            ) as exc:
+                last_error = TransportError(f"the response body was cut short: {_brief(exc)}", path=path)
+            except requests.exceptions.ConnectionError as exc:
+                last_error = TransportError(f"could not reach the service: {_brief(exc)}", path=path)
+            except requests.exceptions.RequestException as exc:
+                raise TransportError(f"request failed: {_brief(exc)}", path=path) from None
+            else:
+                if is_cache_miss(response):
+                    raise CacheMissError(
+                        "offline mode and this request is not in the cache", path=path, error="Not Cached"
+                    )
+                if response.status_code >= 400:
+                    raise error_for_status(
+                        response.status_code,
+                        _decode_quietly(content),
+                        path,
+                        retry_after=_retry_after(response),
+                    )
+                try:
+                    body = orjson.loads(content)
+                except orjson.JSONDecodeError:
+                    last_error = TransportError("the service returned invalid JSON (truncated body?)", path=path)
+                else:
+                    if not isinstance(body, dict):
+                        raise TransportError("the service returned JSON that is not an object", path=path)
+                    return body
+            time.sleep(min(0.25 * 2**attempt, 4.0))
+        assert last_error is not None
+        raise last_error
+
+    # -- one logical fetch ----------------------------------------------------------------------------------
+    def fetch(
+        self,
+        endpoint: str | Endpoint,
+        params: Mapping[str, Any] | None = None,
+        *,
+        refresh: bool = False,
+        progress: bool | None = None,
+    ) -> dict[str, Any]:
+        """Fetch one endpoint, following every page, and return the merged JSON.
+
+        For paginated endpoints the records of all pages (at most ``limit``) are merged under the response key
+        and ``next_page_url`` is dropped; other top-level fields of the first page are kept.
+
+        Args:
+            endpoint: an endpoint name (``"prices"``) or :class:`~fdkit.catalog.Endpoint`.
+            params: the service's parameters (query string, or JSON body for POST endpoints).
+            refresh: bypass the cache.
+            progress: page progress bar; defaults to the client's setting.
+
+        Returns:
+            The decoded JSON.
+
+        Raises:
+            BadRequestError: for a parameter the endpoint does not have (before anything is sent).
+
+        Example:
+            >>> body = Client().fetch("prices", {"ticker": "AAPL", "interval": "day",
+            ...     "start_date": "2024-01-02", "end_date": "2024-01-31"})
+            >>> len(body["prices"])
+            21
+        """
+        ep = _catalog.get(endpoint) if isinstance(endpoint, str) else endpoint
+        clean = _clean_params(ep, params or {})
+        query, body = (None, clean) if ep.method == "POST" else (clean, None)
+        if not ep.paginated:
+            return self.request(ep.method, ep.path, params=query, json=body, ttl=ep.ttl, refresh=refresh)
+
+        def get(url: str | None, again: bool) -> dict[str, Any]:
+            if url is None:
+                return self.request(ep.method, ep.path, params=query, json=body, ttl=ep.ttl, refresh=refresh or again)
+            return self.request("GET", url, ttl=ep.ttl, refresh=refresh or again)
+
+        limit = clean.get("limit", ep.default_limit)
+        show = self.settings.progress if progress is None else progress
+        walked = collect(get, ep.response_key, limit=limit, progress=show, description=ep.name)
+        merged = {k: v for k, v in walked.first.items() if k != "next_page_url"}
+        merged[ep.response_key] = walked.records
+        return merged
+
+    def fetch_many(
+        self,
+        endpoint: str | Endpoint,
+        params_list: Sequence[Mapping[str, Any]],
+        *,
+        errors: Errors = "raise",
+        refresh: bool = False,
+        progress: bool | None = None,
+        label: Callable[[Mapping[str, Any]], str] | None = None,
+    ) -> tuple[list[tuple[Mapping[str, Any], dict[str, Any]]], dict[str, FdkitError]]:
+        """Fetch several requests of one endpoint concurrently (bounded pool), in input order.
+
+        Args:
+            endpoint: endpoint name or object.
+            params_list: one parameter mapping per request (typically one per ticker).
+            errors: ``raise`` the first failure after all finished, ``warn`` and skip, or ``ignore`` and skip.
+            refresh: bypass the cache.
+            progress: a per-request progress bar; defaults to the client's setting.
+            label: names a request in error reports (default: its ticker).
+
+        Returns:
+            ``(results, failures)``: the successful ``(params, body)`` pairs in input order and the failures by
+            label.
+
+        Raises:
+            FdkitError: with ``errors="raise"``, the first failure in input order.
+
+        Example:
+            >>> ok, failed = Client().fetch_many("company_facts", [{"ticker": "AAPL"}, {"ticker": "MSFT"}])
+            >>> [b["company_facts"]["ticker"] for _, b in ok], failed
+            (['AAPL', 'MSFT'], {})
+        """
+        if errors not in ("raise", "warn", "ignore"):
+            raise BadRequestError(f"errors must be 'raise', 'warn' or 'ignore', not {errors!r}")
+        ep = _catalog.get(endpoint) if isinstance(endpoint, str) else endpoint
+        name = label or (lambda p: str(p.get(ep.ticker_param or "ticker", p)))
+        self._ensure()
+        workers = max(1, min(self.settings.max_workers, len(params_list)))
+        show = progress_enabled(self.settings.progress if progress is None else progress) and len(params_list) > 1
+
+        def one(p: Mapping[str, Any]) -> dict[str, Any] | FdkitError:
+            try:
+                return self.fetch(ep, p, refresh=refresh, progress=False)
+            except FdkitError as exc:
+                return exc
+
+        if workers == 1:
+            outcomes: Iterable[Any] = map(one, params_list)
+        else:
+            pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="fdkit")
+            outcomes = pool.map(one, params_list)
+        if show:
+            from tqdm.auto import tqdm
+
+            outcomes = tqdm(outcomes, total=len(params_list), desc=ep.name, unit="req", leave=False)
+        results: list[tuple[Mapping[str, Any], dict[str, Any]]] = []
+        failures: dict[str, FdkitError] = {}
+        try:
+            for p, outcome in zip(params_list, outcomes, strict=True):
+                if isinstance(outcome, FdkitError):
+                    failures[name(p)] = outcome
+                else:
+                    results.append((p, outcome))
+        finally:
+            if workers > 1:
+                pool.shutdown(wait=True)
+        if failures:
+            if errors == "raise":
+                raise next(iter(failures.values()))
+            if errors == "warn":
+                import warnings
+
+                for who, exc in failures.items():
+                    warnings.warn(f"{ep.name}: {who}: {exc}", stacklevel=3)
+        return results, failures
+
+
+def _clean_params(ep: Endpoint, params: Mapping[str, Any]) -> dict[str, Any]:
+    known = set(ep.param_names)
+    unknown = [k for k, v in params.items() if v is not None and k not in known]
+    if unknown:
+        raise BadRequestError(
+            f"{ep.path} has no parameter {', '.join(map(repr, unknown))}; "
+            f"its parameters are: {', '.join(ep.param_names) or 'none'}",
+            error="Invalid parameter",
+            path=ep.path,
+        )
+    out: dict[str, Any] = {}
+    for k, v in params.items():
+        if v is None:
+            continue
+        if hasattr(v, "isoformat") and ep.method == "GET":
+            v = v.isoformat()[:10] if ep.param(k).type == "date" else v.isoformat()
+        elif isinstance(v, bool) and ep.method == "GET":
+            v = "true" if v else "false"
+        out[k] = v
+    return out
+
+
+def _brief(exc: BaseException) -> str:
+    text = str(exc)
+    return redact(text[:200] + ("..." if len(text) > 200 else ""))
+
+
+def _decode_quietly(content: bytes) -> Any:
+    try:
+        return orjson.loads(content)
+    except orjson.JSONDecodeError:
+        return content.decode("utf-8", "replace")
+
+
+def _retry_after(response: requests.Response) -> float | None:
+    value = response.headers.get("Retry-After")
+    if value is None:
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        return None
+
+
+_DEFAULT: Client | None = None
+_DEFAULT_LOCK = threading.Lock()
+
+
+def default_client() -> Client:
+    """Return the process-wide client used by ``fdkit.<dataset>(...)`` functions.
+
+    Returns:
+        The default :class:`Client` (rebuilt after :func:`fdkit.configure`).
+
+    Example:
+        >>> default_client() is default_client()
+        True
+    """
+    global _DEFAULT
+    with _DEFAULT_LOCK:
+        if _DEFAULT is None:
+            _DEFAULT = Client()
+        return _DEFAULT
+
+
+def _reset_default_client() -> None:
+    global _DEFAULT
+    with _DEFAULT_LOCK:
+        old, _DEFAULT = _DEFAULT, None
+    if old is not None:
+        old.close()

@@ -1,0 +1,160 @@
+"""Configuration resolution: arguments > :func:`configure` > environment > embedded default.
+
+Example:
+    >>> from fdkit.config import resolve
+    >>> cfg = resolve(api_key="k", base_url="https://example.test", env={})
+    >>> cfg.base_url, cfg.embedded
+    ('https://example.test', False)
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+__all__ = ["Settings", "configure", "resolve", "PUBLIC_BASE_URL", "current_overrides", "reset"]
+
+#: the public incarnation of the service, used when a key but no base URL is configured
+PUBLIC_BASE_URL = "https://api.financialdatasets.ai"
+
+_TRUE = {"1", "true", "yes", "on"}
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Resolved client settings.
+
+    Attributes:
+        api_key: the key to send, or ``None``.
+        base_url: service base URL; ``None`` when the embedded service is to be started.
+        cache: use the on-disk cache.
+        cache_dir: cache directory (``None``: the user cache dir).
+        offline: answer from the cache only.
+        timeout: seconds per HTTP request.
+        max_workers: threads for multi-ticker fetches.
+        progress: progress bars (``None``: only on a terminal).
+        embedded: no key and no base URL were configured, so the embedded service serves ``data/``.
+    """
+
+    api_key: str | None = None
+    base_url: str | None = None
+    cache: bool = True
+    cache_dir: str | None = None
+    offline: bool = False
+    timeout: float = 30.0
+    max_workers: int = 8
+    progress: bool | None = None
+    embedded: bool = False
+
+    def __repr__(self) -> str:  # never show the key
+        key = "set" if self.api_key else "None"
+        return (
+            f"Settings(api_key={key}, base_url={self.base_url!r}, cache={self.cache}, "
+            f"cache_dir={self.cache_dir!r}, offline={self.offline}, timeout={self.timeout}, "
+            f"max_workers={self.max_workers}, progress={self.progress}, embedded={self.embedded})"
+        )
+
+
+_OVERRIDES: dict[str, Any] = {}
+_LOCK = threading.Lock()
+_FIELDS = {"api_key", "base_url", "cache", "cache_dir", "offline", "timeout", "max_workers", "progress"}
+
+
+def configure(**settings: Any) -> None:
+    """Set defaults for the default client (and for any ``Client`` that leaves a setting unset).
+
+    Args:
+        **settings: any of ``api_key``, ``base_url``, ``cache``, ``cache_dir``, ``offline``, ``timeout``,
+            ``max_workers``, ``progress``. ``None`` removes a setting.
+
+    Raises:
+        TypeError: for an unknown setting.
+
+    Example:
+        >>> configure(timeout=10); current_overrides()["timeout"]
+        10
+        >>> reset()
+    """
+    unknown = set(settings) - _FIELDS
+    if unknown:
+        raise TypeError(f"unknown setting(s): {', '.join(sorted(unknown))}; known: {', '.join(sorted(_FIELDS))}")
+    with _LOCK:
+        for k, v in settings.items():
+            if v is None:
+                _OVERRIDES.pop(k, None)
+            else:
+                _OVERRIDES[k] = v
+    from . import client as _client  # the default client must pick the new settings up
+
+    _client._reset_default_client()
+
+
+def current_overrides() -> dict[str, Any]:
+    """Return a copy of what :func:`configure` has set.
+
+    Returns:
+        The settings dict (the key shown as ``"set"``).
+
+    Example:
+        >>> "api_key" in current_overrides()
+        False
+    """
+    with _LOCK:
+        out = dict(_OVERRIDES)
+    if "api_key" in out:
+        out["api_key"] = "set"
+    return out
+
+
+def reset() -> None:
+    """Forget everything :func:`configure` set.
+
+    Example:
+        >>> reset()
+    """
+    with _LOCK:
+        _OVERRIDES.clear()
+    from . import client as _client
+
+    _client._reset_default_client()
+
+
+def resolve(env: Mapping[str, str] | None = None, **args: Any) -> Settings:
+    """Resolve settings with the precedence arguments > configure() > environment > embedded default.
+
+    Args:
+        env: environment mapping (``os.environ`` by default).
+        **args: explicit arguments; ``None`` means "not given".
+
+    Returns:
+        :class:`Settings`.
+
+    Example:
+        >>> resolve(env={}).embedded
+        True
+    """
+    env = os.environ if env is None else env
+    with _LOCK:
+        overrides = dict(_OVERRIDES)
+    from_env: dict[str, Any] = {}
+    if env.get("FINANCIAL_DATASETS_API_KEY"):
+        from_env["api_key"] = env["FINANCIAL_DATASETS_API_KEY"]
+    if env.get("FDKIT_BASE_URL"):
+        from_env["base_url"] = env["FDKIT_BASE_URL"]
+    if env.get("FDKIT_CACHE_DIR"):
+        from_env["cache_dir"] = env["FDKIT_CACHE_DIR"]
+    if env.get("FDKIT_OFFLINE"):
+        from_env["offline"] = env["FDKIT_OFFLINE"].strip().lower() in _TRUE
+
+    merged: dict[str, Any] = {}
+    for layer in (from_env, overrides, {k: v for k, v in args.items() if v is not None}):
+        merged.update(layer)
+    s = Settings(**{k: v for k, v in merged.items() if k in _FIELDS})
+    if s.base_url:
+        return replace(s, base_url=s.base_url.rstrip("/"))
+    if s.api_key:
+        return replace(s, base_url=PUBLIC_BASE_URL)
+    return replace(s, embedded=True)

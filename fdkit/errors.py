@@ -1,0 +1,231 @@
+"""The fdkit error tree.
+
+Every failure the client can report is an :class:`FdkitError`. HTTP statuses map to one class each
+(:func:`error_for_status`); each error carries the HTTP status, the server's ``error`` and ``message``
+fields and the request path. None of them ever holds the API key: messages are built from the server's
+body and the URL path only, and :func:`redact` scrubs any key that a caller registered with
+:func:`register_secret` from every message as a second line of defence.
+
+Example:
+    >>> from fdkit.errors import NotFoundError, FdkitError
+    >>> err = NotFoundError("Ticker XXXX not found", status=404, error="Not Found", path="/prices")
+    >>> isinstance(err, LookupError) and isinstance(err, FdkitError)
+    True
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+__all__ = [
+    "FdkitError",
+    "TransportError",
+    "RateLimitError",
+    "ServerError",
+    "AuthenticationError",
+    "PaymentRequiredError",
+    "NotFoundError",
+    "BadRequestError",
+    "InvalidCursorError",
+    "CacheMissError",
+    "error_for_status",
+    "register_secret",
+    "redact",
+]
+
+_SECRETS: set[str] = set()
+_SECRETS_LOCK = threading.Lock()
+
+
+def register_secret(secret: str | None) -> None:
+    """Remember a secret (an API key) so that :func:`redact` removes it from any text.
+
+    Args:
+        secret: the value to scrub; ``None`` or very short values are ignored.
+
+    Example:
+        >>> register_secret("sk-canary-123456")
+        >>> redact("key sk-canary-123456 leaked")
+        'key *** leaked'
+    """
+    if secret and len(secret) >= 6:
+        with _SECRETS_LOCK:
+            _SECRETS.add(secret)
+
+
+def redact(text: str) -> str:
+    """Replace every registered secret in ``text`` by ``***``.
+
+    Args:
+        text: any string about to be shown to a user or written to a log.
+
+    Returns:
+        The text with registered secrets removed.
+
+    Example:
+        >>> redact("nothing secret here")
+        'nothing secret here'
+    """
+    with _SECRETS_LOCK:
+        secrets = tuple(_SECRETS)
+    for s in secrets:
+        if s in text:
+            text = text.replace(s, "***")
+    return text
+
+
+class FdkitError(Exception):
+    """Base class of every fdkit error.
+
+    Attributes:
+        status: HTTP status code, or ``None`` when no response was received.
+        error: the server's short ``error`` field (e.g. ``"Not Found"``).
+        message: the server's human-readable ``message`` (or fdkit's own).
+        path: the request path (never the query string's secrets, never the key).
+
+    Example:
+        >>> str(FdkitError("boom", status=500, error="Internal", path="/prices"))
+        'boom (HTTP 500 Internal, /prices)'
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int | None = None,
+        error: str | None = None,
+        path: str | None = None,
+        body: Any = None,
+    ) -> None:
+        self.message = redact(str(message))
+        self.status = status
+        self.error = redact(error) if error else error
+        self.path = redact(path) if path else path
+        self.body = body
+        super().__init__(self.message)
+
+    def __str__(self) -> str:
+        parts = []
+        if self.status is not None:
+            parts.append(f"HTTP {self.status}" + (f" {self.error}" if self.error else ""))
+        elif self.error:
+            parts.append(self.error)
+        if self.path:
+            parts.append(self.path)
+        return f"{self.message} ({', '.join(parts)})" if parts else self.message
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.message!r}, status={self.status!r}, path={self.path!r})"
+
+    def __reduce__(self):  # picklable across process pools
+        return (_rebuild, (type(self), self.message, self.status, self.error, self.path))
+
+
+def _rebuild(cls, message, status, error, path):
+    return cls(message, status=status, error=error, path=path)
+
+
+class TransportError(FdkitError):
+    """The request did not produce a usable answer (network failure, 5xx, throttling)."""
+
+
+class RateLimitError(TransportError):
+    """HTTP 429 after retries were exhausted.
+
+    Attributes:
+        retry_after: seconds the server asked to wait, when it said so.
+    """
+
+    def __init__(self, message: str, *, retry_after: float | None = None, **kw: Any) -> None:
+        super().__init__(message, **kw)
+        self.retry_after = retry_after
+
+
+class ServerError(TransportError):
+    """HTTP 5xx after retries were exhausted."""
+
+
+class AuthenticationError(FdkitError):
+    """HTTP 401: the API key is missing or invalid."""
+
+
+class PaymentRequiredError(FdkitError):
+    """HTTP 402: the key's plan does not include this endpoint (or credits ran out)."""
+
+
+class NotFoundError(FdkitError, LookupError):
+    """HTTP 404: unknown ticker or no such record."""
+
+
+class BadRequestError(FdkitError, ValueError):
+    """HTTP 400 or a parameter fdkit rejected before sending: the request is invalid."""
+
+
+class InvalidCursorError(BadRequestError):
+    """HTTP 400 for a pagination cursor the server no longer accepts."""
+
+
+class CacheMissError(FdkitError):
+    """Offline mode: the response is not in the on-disk cache."""
+
+
+_BY_STATUS: dict[int, type[FdkitError]] = {
+    400: BadRequestError,
+    401: AuthenticationError,
+    402: PaymentRequiredError,
+    404: NotFoundError,
+    429: RateLimitError,
+}
+
+
+def error_for_status(
+    status: int,
+    body: Any,
+    path: str,
+    *,
+    retry_after: float | None = None,
+) -> FdkitError:
+    """Build the error for a non-2xx response.
+
+    Args:
+        status: HTTP status code.
+        body: the decoded JSON body (``{"error", "message"}``, ``{"detail"}`` for 429) or text.
+        path: the URL path of the request.
+        retry_after: the parsed ``Retry-After`` header, for 429.
+
+    Returns:
+        An instance of the matching :class:`FdkitError` subclass.
+
+    Example:
+        >>> e = error_for_status(404, {"error": "Not Found", "message": "Ticker X not found"}, "/prices")
+        >>> type(e).__name__, e.message
+        ('NotFoundError', 'Ticker X not found')
+    """
+    error: str | None = None
+    message: str | None = None
+    if isinstance(body, dict):
+        error = _as_text(body.get("error"))
+        message = _as_text(body.get("message") or body.get("detail"))
+    elif isinstance(body, str) and body.strip():
+        message = body.strip()[:300]
+    message = message or error or f"HTTP {status}"
+    if status == 400 and _mentions_cursor(error, message):
+        return InvalidCursorError(message, status=status, error=error, path=path, body=body)
+    if status == 429:
+        return RateLimitError(message, status=status, error=error, path=path, retry_after=retry_after)
+    if status >= 500:
+        return ServerError(message, status=status, error=error, path=path, body=body)
+    cls = _BY_STATUS.get(status, FdkitError)
+    return cls(message, status=status, error=error, path=path, body=body)
+
+
+def _as_text(value: Any) -> str | None:
+    if value is None:
+        return None
+    return value if isinstance(value, str) else str(value)
+
+
+def _mentions_cursor(error: str | None, message: str | None) -> bool:
+    text = f"{error or ''} {message or ''}".lower()
+    return "cursor" in text

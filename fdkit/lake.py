@@ -1,0 +1,297 @@
+"""The Parquet lake: one dataset per resource, columns = record fields, dtypes from :mod:`fdkit.schema`.
+
+A dataset is a directory ``<root>/<name>/`` of Parquet files, flat (``part-0.parquet``) or hive-partitioned
+(``ticker=AAPL/part-0.parquet``); both read back with the declared dtypes. Writes are atomic (temp file +
+rename), so a crash never leaves a half-written file. The build script, ``fdkit mirror``, the webhook receiver
+and the server all go through this module; pandas, pyarrow, DuckDB and Dask read the same files unchanged.
+
+Example:
+    >>> import tempfile, pandas as pd
+    >>> root = tempfile.mkdtemp()
+    >>> df = pd.DataFrame({"bank": ["FED"], "date": pd.to_datetime(["2024-01-02"]), "name": ["x"], "rate": [5.375]})
+    >>> _ = write_dataset(root, "interest_rates", df)
+    >>> read_dataset(root, "interest_rates").dtypes["rate"]
+    dtype('float64')
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+import uuid
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.dataset as pads
+import pyarrow.parquet as pq
+
+from .schema import SCHEMAS, N, pandas_dtype
+
+__all__ = [
+    "default_data_dir",
+    "fingerprint",
+    "list_datasets",
+    "read_dataset",
+    "write_dataset",
+    "conform",
+    "atomic_write_bytes",
+]
+
+
+def default_data_dir() -> Path:
+    """Return the reference lake: ``$FDKIT_DATA`` or the ``data/`` folder next to the package.
+
+    Returns:
+        The lake root.
+
+    Example:
+        >>> default_data_dir().name
+        'data'
+    """
+    env = os.environ.get("FDKIT_DATA")
+    if env:
+        return Path(env)
+    return Path(__file__).resolve().parent.parent / "data"
+
+
+def fingerprint(root: str | os.PathLike[str]) -> str:
+    """Hash the names, sizes and modification times of a lake's Parquet files.
+
+    Args:
+        root: lake root.
+
+    Returns:
+        A short hex digest that changes whenever the data changes.
+
+    Example:
+        >>> len(fingerprint(default_data_dir()))
+        16
+    """
+    h = hashlib.sha256(str(Path(root).resolve()).encode())
+    for p in sorted(Path(root).rglob("*.parquet")):
+        st = p.stat()
+        h.update(f"{p.relative_to(root)}:{st.st_size}:{st.st_mtime_ns}".encode())
+    return h.hexdigest()[:16]
+
+
+def list_datasets(root: str | os.PathLike[str]) -> list[str]:
+    """Names of the datasets in a lake.
+
+    Args:
+        root: lake root.
+
+    Returns:
+        Sorted dataset names.
+
+    Example:
+        >>> "prices" in list_datasets(default_data_dir())
+        True
+    """
+    base = Path(root)
+    if not base.exists():
+        return []
+    return sorted(p.name for p in base.iterdir() if p.is_dir() and any(p.rglob("*.parquet")))
+
+
+def conform(df: pd.DataFrame, schema: str, *, strict: bool = False) -> pd.DataFrame:
+    """Give a frame exactly the columns and dtypes of a record schema.
+
+    Missing columns are added as nulls; nested columns are kept as they are (lists/dicts); extra columns are
+    dropped unless ``strict`` is false and they are already typed (kept at the end).
+
+    Args:
+        df: a frame whose columns are record fields.
+        schema: name in :data:`fdkit.schema.SCHEMAS`.
+        strict: drop every column the schema does not declare.
+
+    Returns:
+        A new frame.
+
+    Example:
+        >>> conform(pd.DataFrame({"rate": [1]}), "interest_rates").dtypes["bank"]
+        CategoricalDtype(categories=[], ordered=False, categories_dtype=str)
+    """
+    table = SCHEMAS[schema]
+    out: dict[str, Any] = {}
+    n = len(df)
+    for field, logical in table.items():
+        if field in df.columns:
+            col = df[field]
+        else:
+            col = pd.Series([None] * n, index=df.index, dtype="object")
+        if logical == N:
+            out[field] = col
+            continue
+        out[field] = _astype(col, logical)
+    result = pd.DataFrame(out, index=df.index)
+    if not strict:
+        for extra in df.columns:
+            if extra not in table:
+                result[extra] = df[extra]
+    return result
+
+
+def _astype(col: pd.Series, logical: str) -> pd.Series:
+    dtype = pandas_dtype(logical)
+    if logical == "date":
+        if isinstance(col.dtype, pd.DatetimeTZDtype):
+            col = col.dt.tz_convert("UTC").dt.tz_localize(None)
+        return pd.to_datetime(col, errors="raise", format="ISO8601").astype("datetime64[ns]")
+    if logical == "datetime":
+        return pd.to_datetime(col, errors="raise", utc=True, format="ISO8601").astype("datetime64[ns, UTC]")
+    if logical == "category":
+        if isinstance(col.dtype, pd.CategoricalDtype):
+            return col.cat.remove_unused_categories() if len(col) else col
+        return col.astype("string").astype("category")
+    if logical == "float":
+        return pd.to_numeric(col, errors="raise").astype("float64")
+    if logical == "int":
+        return pd.to_numeric(col, errors="raise").astype("Int64")
+    return col.astype(dtype)
+
+
+def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
+    """Write a file atomically: a temp file in the same directory, fsync, then rename.
+
+    Args:
+        path: destination.
+        data: content.
+
+    Example:
+        >>> p = Path(tempfile.mkdtemp()) / "x.bin"; atomic_write_bytes(p, b"ok"); p.read_bytes()
+        b'ok'
+    """
+    dest = Path(path)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, dest)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _table(df: pd.DataFrame) -> pa.Table:
+    return pa.Table.from_pandas(df.reset_index(drop=True), preserve_index=False)
+
+
+def write_dataset(
+    root: str | os.PathLike[str],
+    name: str,
+    df: pd.DataFrame,
+    *,
+    schema: str | None = None,
+    partition_by: str | None = None,
+    mode: str = "overwrite",
+    part: str | None = None,
+) -> list[Path]:
+    """Write a frame as a lake dataset (atomic per file).
+
+    Args:
+        root: lake root.
+        name: dataset name (directory).
+        df: the records (columns = fields).
+        schema: record schema to conform to (default: ``name`` when it is a schema).
+        partition_by: hive-partition on this column (e.g. ``"ticker"``).
+        mode: ``overwrite`` replaces the dataset; ``append`` adds files next to the existing ones.
+        part: file stem to use (default ``part-0`` for overwrite, a fresh unique name for append).
+
+    Returns:
+        The files written.
+
+    Example:
+        >>> import tempfile
+        >>> df = pd.DataFrame({"bank": ["ECB"], "date": ["2024-01-02"], "name": ["MRO"], "rate": [4.5]})
+        >>> [p.name for p in write_dataset(tempfile.mkdtemp(), "interest_rates", df)]
+        ['part-0.parquet']
+    """
+    schema = schema or (name if name in SCHEMAS else None)
+    if schema:
+        df = conform(df, schema)
+    base = Path(root) / name
+    if mode == "overwrite" and base.exists():
+        for old in base.rglob("*.parquet"):
+            old.unlink()
+    stem = part or ("part-0" if mode == "overwrite" else f"part-{uuid.uuid4().hex[:12]}")
+    written: list[Path] = []
+    groups: Iterable[tuple[Any, pd.DataFrame]]
+    if partition_by:
+        groups = df.groupby(partition_by, observed=True, sort=True)
+    else:
+        groups = [(None, df)]
+    for key, sub in groups:
+        folder = base if key is None else base / f"{partition_by}={key}"
+        if partition_by:
+            sub = sub.drop(columns=[partition_by])
+        path = folder / f"{stem}.parquet"
+        sink = pa.BufferOutputStream()
+        pq.write_table(_table(sub), sink, compression="zstd")
+        atomic_write_bytes(path, sink.getvalue().to_pybytes())
+        written.append(path)
+    return written
+
+
+def read_dataset(
+    root: str | os.PathLike[str],
+    name: str,
+    *,
+    schema: str | None = None,
+    columns: list[str] | None = None,
+) -> pd.DataFrame:
+    """Read a lake dataset with the declared dtypes (flat or hive-partitioned).
+
+    Args:
+        root: lake root.
+        name: dataset name.
+        schema: record schema (default: ``name`` when it is a schema).
+        columns: only these columns.
+
+    Returns:
+        The frame; an empty frame with the full schema when the dataset does not exist.
+
+    Example:
+        >>> read_dataset(tempfile.mkdtemp(), "interest_rates").columns.tolist()
+        ['bank', 'date', 'name', 'rate']
+    """
+    schema = schema or (name if name in SCHEMAS else None)
+    base = Path(root) / name
+    files = sorted(base.rglob("*.parquet")) if base.exists() else []
+    if not files:
+        empty = pd.DataFrame({c: pd.Series([], dtype="object") for c in (SCHEMAS[schema] if schema else [])})
+        return conform(empty, schema) if schema else empty
+    partitioning = "hive" if any("=" in p.parent.name for p in files) else None
+    ds = pads.dataset([str(p) for p in files], format="parquet", partitioning=partitioning,
+                      partition_base_dir=str(base))  # fmt: skip
+    table = ds.to_table(columns=columns)
+    df = table.to_pandas(ignore_metadata=False)
+    for col in df.columns:  # hive partition columns come back as dictionary strings
+        if isinstance(df[col].dtype, pd.CategoricalDtype) and df[col].cat.categories.dtype == object:
+            df[col] = df[col].astype("string").astype("category")
+    if schema:
+        df = conform(df, schema)
+    return df.reset_index(drop=True)
+
+
+def nan_to_none(values: np.ndarray) -> list[Any]:
+    """Turn NaN/NA into ``None`` for JSON.
+
+    Args:
+        values: any 1-d array.
+
+    Returns:
+        A list.
+
+    Example:
+        >>> nan_to_none(np.array([1.0, np.nan]))
+        [1.0, None]
+    """
+    return [None if (v is None or v is pd.NA or (isinstance(v, float) and v != v)) else v for v in values]

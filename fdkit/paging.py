@@ -1,0 +1,150 @@
+"""The one paginator used by every list endpoint.
+
+It follows ``next_page_url`` exactly as the server gives it, treats ``limit`` as the total wanted across pages,
+stops on the last page, restarts once from the original request (bypassing the cache) when the server says the
+cursor is no longer valid or a followed page cannot be fetched (a cached first page may name a server that has
+gone), and refuses to loop when a server repeats a page URL.
+
+Example:
+    >>> pages = {None: {"x": [1, 2], "next_page_url": "p2"}, "p2": {"x": [3]}}
+    >>> collect(lambda url, refresh: pages[url], "x", limit=None).records
+    [1, 2, 3]
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from tqdm.auto import tqdm
+
+from .errors import InvalidCursorError, TransportError
+
+__all__ = ["collect", "Collected", "progress_enabled"]
+
+#: ``get(url_or_None, refresh)`` -> decoded JSON; ``None`` means "the original request"
+PageGetter = Callable[[str | None, bool], dict[str, Any]]
+
+
+@dataclass
+class Collected:
+    """Result of a pagination walk.
+
+    Attributes:
+        first: the first page's body (its non-array fields, e.g. ``ticker``, are kept for frames).
+        records: all records, at most ``limit``.
+        pages: number of pages fetched (including a restarted walk's pages).
+        restarted: whether an invalid cursor forced a restart.
+    """
+
+    first: dict[str, Any]
+    records: list[Any] = field(default_factory=list)
+    pages: int = 0
+    restarted: bool = False
+
+
+def progress_enabled(progress: bool | None) -> bool:
+    """Decide whether to show a progress bar.
+
+    Args:
+        progress: ``True``/``False`` to force; ``None`` shows it only when stderr is a terminal.
+
+    Returns:
+        Whether tqdm should draw.
+
+    Example:
+        >>> progress_enabled(False)
+        False
+    """
+    if progress is not None:
+        return bool(progress)
+    try:
+        return sys.stderr.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def collect(
+    get: PageGetter,
+    key: str,
+    *,
+    limit: int | None,
+    progress: bool | None = False,
+    description: str = "",
+) -> Collected:
+    """Walk the pages of one request.
+
+    Args:
+        get: fetches a page: ``get(None, refresh)`` is the original request, ``get(url, refresh)`` follows a
+            ``next_page_url`` verbatim; ``refresh`` asks to bypass the cache.
+        key: the response's array key (e.g. ``"prices"``).
+        limit: total records wanted; ``None`` for all.
+        progress: show a page progress bar (see :func:`progress_enabled`).
+        description: label of the progress bar.
+
+    Returns:
+        A :class:`Collected`.
+
+    Raises:
+        InvalidCursorError: when the cursor is rejected again after one restart.
+        TransportError: when the server repeats a page URL (a loop).
+
+    Example:
+        >>> pages = {None: {"x": [1, 2], "next_page_url": "p2"}, "p2": {"x": [3, 4]}}
+        >>> collect(lambda u, r: pages[u], "x", limit=3).records
+        [1, 2, 3]
+    """
+    pages = 0
+    bar = None
+    try:
+        for attempt in range(2):
+            refresh = attempt > 0
+            try:
+                first = get(None, refresh)
+                pages += 1
+                records = list(_records(first, key))
+                seen: set[str] = set()
+                next_url = first.get("next_page_url")
+                while next_url and (limit is None or len(records) < limit):
+                    if next_url in seen:
+                        raise TransportError(
+                            "the server returned the same next_page_url twice; stopping instead of looping",
+                            error="Pagination loop",
+                        )
+                    seen.add(next_url)
+                    if bar is None and progress_enabled(progress):
+                        bar = tqdm(desc=description or key, unit="page", initial=pages, leave=False)
+                    page = get(next_url, refresh)
+                    pages += 1
+                    if bar is not None:
+                        bar.update(1)
+                    records.extend(_records(page, key))
+                    next_url = page.get("next_page_url")
+            except InvalidCursorError:
+                if refresh:
+                    raise
+                continue
+            except TransportError:
+                # a next_page_url from a cached first page may point at a server that is gone (an embedded
+                # server's old port): start again from the live server, once
+                if refresh or pages == 0:
+                    raise
+                continue
+            if limit is not None:
+                del records[limit:]
+            return Collected(first=first, records=records, pages=pages, restarted=refresh)
+        raise AssertionError("unreachable")  # pragma: no cover
+    finally:
+        if bar is not None:
+            bar.close()
+
+
+def _records(body: dict[str, Any], key: str) -> list[Any]:
+    value = body.get(key)
+    if value is None:
+        return []
+    if isinstance(value, list):
+        return value
+    return [value]

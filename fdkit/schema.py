@@ -1,0 +1,390 @@
+"""Record schemas: every field of every record the service returns, with its type, declared once.
+
+The same table drives the typed DataFrames (:mod:`fdkit.frames`), the Parquet lake (:mod:`fdkit.lake`) and
+the server's OpenAPI document and responses (:mod:`fdkit.server`). Logical types map to pandas dtypes:
+
+==========  =======================  =====================================
+logical     pandas dtype             JSON
+==========  =======================  =====================================
+float       ``float64``              number or null
+int         ``Int64``                integer or null
+string      ``string``               string or null
+category    ``category``             string or null (low cardinality)
+bool        ``boolean``              boolean or null
+date        ``datetime64[ns]``       ``"YYYY-MM-DD"``
+datetime    ``datetime64[ns, UTC]``  ISO-8601 (``...Z``)
+nested      (exploded or flattened)  array/object, handled per dataset
+==========  =======================  =====================================
+
+Example:
+    >>> from fdkit.schema import SCHEMAS, pandas_dtype
+    >>> SCHEMAS["prices"]["close"], pandas_dtype("float")
+    ('float', 'float64')
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+
+__all__ = ["SCHEMAS", "LOGICAL_TYPES", "pandas_dtype", "fields_of", "STATEMENT_FIELDS"]
+
+F, INT, S, C, B, D, T, N = "float", "int", "string", "category", "bool", "date", "datetime", "nested"
+
+LOGICAL_TYPES: Mapping[str, str] = MappingProxyType(
+    {
+        F: "float64",
+        INT: "Int64",
+        S: "string",
+        C: "category",
+        B: "boolean",
+        D: "datetime64[ns]",
+        T: "datetime64[ns, UTC]",
+    }
+)
+
+
+def pandas_dtype(logical: str) -> str:
+    """Return the pandas dtype string of a logical type.
+
+    Args:
+        logical: one of ``float``, ``int``, ``string``, ``category``, ``bool``, ``date``, ``datetime``.
+
+    Returns:
+        The dtype name accepted by ``DataFrame.astype``.
+
+    Example:
+        >>> pandas_dtype("int")
+        'Int64'
+    """
+    try:
+        return LOGICAL_TYPES[logical]
+    except KeyError:
+        raise ValueError(f"unknown logical type {logical!r}") from None
+
+
+def _floats(*names: str) -> dict[str, str]:
+    return {n: F for n in names}
+
+
+STATEMENT_HEADER = {
+    "ticker": C,
+    "report_period": D,
+    "fiscal_period": C,
+    "period": C,
+    "currency": C,
+    "cik": S,
+    "accession_number": S,
+    "filing_url": S,
+    "filing_date": D,
+    "form_type": C,
+}
+
+INCOME_FIELDS = (
+    "revenue", "cost_of_revenue", "gross_profit", "operating_expense",
+    "selling_general_and_administrative_expenses", "research_and_development", "operating_income",
+    "interest_expense", "ebit", "income_tax_expense", "net_income_discontinued_operations",
+    "net_income_non_controlling_interests", "net_income", "net_income_common_stock",
+    "preferred_dividends_impact", "consolidated_income", "earnings_per_share", "earnings_per_share_diluted",
+    "dividends_per_common_share", "weighted_average_shares", "weighted_average_shares_diluted",
+)  # fmt: skip
+BALANCE_FIELDS = (
+    "total_assets", "current_assets", "cash_and_equivalents", "inventory", "current_investments",
+    "trade_and_non_trade_receivables", "non_current_assets", "property_plant_and_equipment",
+    "goodwill_and_intangible_assets", "investments", "non_current_investments", "outstanding_shares",
+    "tax_assets", "total_liabilities", "current_liabilities", "current_debt", "trade_and_non_trade_payables",
+    "deferred_revenue", "deposit_liabilities", "non_current_liabilities", "non_current_debt",
+    "tax_liabilities", "shareholders_equity", "retained_earnings", "accumulated_other_comprehensive_income",
+    "total_debt",
+)  # fmt: skip
+CASH_FLOW_FIELDS = (
+    "net_income", "depreciation_and_amortization", "share_based_compensation",
+    "net_cash_flow_from_operations", "capital_expenditure", "business_acquisitions_and_disposals",
+    "investment_acquisitions_and_disposals", "net_cash_flow_from_investing",
+    "issuance_or_repayment_of_debt_securities", "issuance_or_purchase_of_equity_shares",
+    "dividends_and_other_cash_distributions", "net_cash_flow_from_financing",
+    "change_in_cash_and_equivalents", "effect_of_exchange_rate_changes", "ending_cash_balance",
+    "free_cash_flow",
+)  # fmt: skip
+METRIC_FIELDS = (
+    "market_cap", "enterprise_value", "price_to_earnings_ratio", "price_to_book_ratio",
+    "price_to_sales_ratio", "enterprise_value_to_ebitda_ratio", "enterprise_value_to_revenue_ratio",
+    "free_cash_flow_yield", "peg_ratio", "gross_margin", "operating_margin", "net_margin",
+    "return_on_equity", "return_on_assets", "return_on_invested_capital", "asset_turnover",
+    "inventory_turnover", "receivables_turnover", "days_sales_outstanding", "operating_cycle",
+    "working_capital_turnover", "current_ratio", "quick_ratio", "cash_ratio", "operating_cash_flow_ratio",
+    "debt_to_equity", "debt_to_assets", "interest_coverage", "revenue_growth", "earnings_growth",
+    "book_value_growth", "earnings_per_share_growth", "free_cash_flow_growth", "operating_income_growth",
+    "ebitda_growth", "payout_ratio", "earnings_per_share", "book_value_per_share",
+    "free_cash_flow_per_share",
+)  # fmt: skip
+
+#: every numeric statement line item, by statement
+STATEMENT_FIELDS: Mapping[str, tuple[str, ...]] = MappingProxyType(
+    {
+        "income_statements": INCOME_FIELDS,
+        "balance_sheets": BALANCE_FIELDS,
+        "cash_flow_statements": CASH_FLOW_FIELDS,
+    }
+)
+
+EARNINGS_DIMENSION = (
+    "revenue", "estimated_revenue", "earnings_per_share", "estimated_earnings_per_share", "net_income",
+    "gross_profit", "operating_income", "weighted_average_shares", "weighted_average_shares_diluted",
+    "cash_and_equivalents", "total_debt", "total_assets", "total_liabilities", "shareholders_equity",
+    "net_cash_flow_from_operations", "capital_expenditure", "net_cash_flow_from_investing",
+    "net_cash_flow_from_financing", "change_in_cash_and_equivalents", "free_cash_flow",
+)  # fmt: skip
+
+_SEGMENT_ITEM = {
+    # one row per item x segment member (see frames.explode_segments)
+    "name": S,
+    "amount": F,
+    "start_period": D,
+    "end_period": D,
+    "segment_label": S,
+    "segment_type": C,
+}
+
+_KPI_BASE = {
+    "ticker": C,
+    "metric_name": S,
+    "value": F,
+    "unit": C,
+    "period": S,
+    "period_type": C,
+    "report_period": D,
+    "segment": S,
+    "source_text": S,
+    "source_url": S,
+}
+
+_SCHEMAS: dict[str, dict[str, str]] = {
+    "income_statements": {**STATEMENT_HEADER, **_floats(*INCOME_FIELDS)},
+    "balance_sheets": {**STATEMENT_HEADER, **_floats(*BALANCE_FIELDS)},
+    "cash_flow_statements": {**STATEMENT_HEADER, **_floats(*CASH_FLOW_FIELDS)},
+    "financial_metrics": {**STATEMENT_HEADER, **_floats(*METRIC_FIELDS)},
+    "segmented_revenues": {
+        "ticker": C,
+        "report_period": D,
+        "period": C,
+        "fiscal_period": C,
+        "currency": C,
+        "accession_number": S,
+        "filing_date": D,
+        "items": N,
+    },  # fmt: skip
+    # the rows a segments frame has after explosion
+    "segment_items": {"ticker": C, "report_period": D, "period": C, **_SEGMENT_ITEM},
+    "segmented_financials": {
+        "ticker": C,
+        "report_period": D,
+        "fiscal_period": C,
+        "period": C,
+        "currency": C,
+        "accession_number": S,
+        "filing_url": S,
+        "filing_date": D,
+        "line_item": S,
+        "category": C,
+        "label": S,
+        "value": F,
+    },  # fmt: skip
+    "search_results": {"ticker": C, "report_period": D, "period": C, "currency": C},
+    "prices": {
+        "ticker": C,
+        "time": T,
+        "time_milliseconds": INT,
+        "open": F,
+        "high": F,
+        "low": F,
+        "close": F,
+        "volume": INT,
+    },  # fmt: skip
+    "crypto_prices": {
+        "ticker": C,
+        "time": T,
+        "time_milliseconds": INT,
+        "open": F,
+        "high": F,
+        "low": F,
+        "close": F,
+        "volume": F,
+    },  # fmt: skip
+    "price_snapshot": {
+        "ticker": C,
+        "price": F,
+        "day_change": F,
+        "day_change_percent": F,
+        "market_cap": F,
+        "time": T,
+        "time_milliseconds": INT,
+    },  # fmt: skip
+    "news": {"ticker": C, "date": D, "title": S, "author": S, "source": C, "url": S, "sentiment": C},
+    "filings": {
+        "ticker": C,
+        "filing_date": D,
+        "cik": S,
+        "accession_number": S,
+        "filing_type": C,
+        "report_date": D,
+        "url": S,
+    },  # fmt: skip
+    "filing_items": {
+        "ticker": C,
+        "filing_date": D,
+        "accession_number": S,
+        "filing_type": C,
+        "year": INT,
+        "quarter": INT,
+        "number": S,
+        "name": S,
+        "text": S,
+        "exhibits": N,
+    },  # fmt: skip
+    "insider_trades": {
+        "ticker": C,
+        "filing_date": D,
+        "issuer": S,
+        "name": S,
+        "title": S,
+        "is_board_director": B,
+        "transaction_date": D,
+        "transaction_shares": F,
+        "transaction_price_per_share": F,
+        "transaction_value": F,
+        "shares_owned_before_transaction": F,
+        "shares_owned_after_transaction": F,
+        "security_title": S,
+        "transaction_type": C,
+        "accession_number": S,
+        "form_type": C,
+    },  # fmt: skip
+    "insider_ownership": {
+        "ticker": C,
+        "filing_date": D,
+        "issuer": S,
+        "name": S,
+        "title": S,
+        "is_board_director": B,
+        "is_officer": B,
+        "is_ten_percent_owner": B,
+        "security_title": S,
+        "shares_owned": F,
+        "direct_or_indirect": C,
+        "report_date": D,
+        "accession_number": S,
+        "form_type": C,
+    },  # fmt: skip
+    "institutional_ownership": {
+        "ticker": C,
+        "report_period": D,
+        "investor": S,
+        "investor_cik": S,
+        "price": F,
+        "shares": F,
+        "market_value": F,
+        "filing_date": D,
+        "accession_number": S,
+        "put_call": C,
+    },  # fmt: skip
+    "company_facts": {
+        "ticker": C,
+        "name": S,
+        "cik": S,
+        "industry": S,
+        "sector": C,
+        "category": C,
+        "exchange": C,
+        "is_active": B,
+        "listing_date": D,
+        "location": S,
+        "market_cap": F,
+        "number_of_employees": INT,
+        "sec_filings_url": S,
+        "sic_code": S,
+        "sic_industry": S,
+        "sic_sector": S,
+        "website_url": S,
+        "weighted_average_shares": F,
+        "former_tickers": S,
+    },  # fmt: skip
+    "interest_rates": {"bank": C, "date": D, "name": S, "rate": F},
+    "analyst_estimates": {
+        "ticker": C,
+        "fiscal_period": D,
+        "period": C,
+        "revenue": F,
+        "earnings_per_share": F,
+        "method": C,
+    },  # fmt: skip
+    "earnings": {
+        "ticker": C,
+        "report_period": D,
+        "fiscal_period": C,
+        "currency": C,
+        "source_type": C,
+        "filing_date": D,
+        "accession_number": S,
+        "filing_url": S,
+        **{f"quarterly_{f}": F for f in EARNINGS_DIMENSION},
+        **{f"annual_{f}": F for f in EARNINGS_DIMENSION},
+    },
+    "kpi_metrics": {**_KPI_BASE, "yoy_value": F, "yoy_change_pct": F},
+    "kpi_guidance": {
+        **_KPI_BASE,
+        "low": F,
+        "high": F,
+        "point_estimate": F,
+        "prior_value": F,
+        "raw_text": S,
+        "change_direction": C,
+    },  # fmt: skip
+    "kpi_non_gaap": {**_KPI_BASE, "gaap_equivalent": S, "key_adjustments": S},
+    "inflation": {"series": C, "date": D, "value": F, "change_mom": F, "change_yoy": F},
+    "labor": {"series": C, "date": D, "value": F, "change": F},
+    "yield_curve": {
+        "date": D,
+        **_floats(
+            "1_month",
+            "2_month",
+            "3_month",
+            "4_month",
+            "6_month",
+            "1_year",
+            "2_year",
+            "3_year",
+            "5_year",
+            "7_year",
+            "10_year",
+            "20_year",
+            "30_year",
+        ),
+    },  # fmt: skip
+}
+
+SCHEMAS: Mapping[str, Mapping[str, str]] = MappingProxyType({k: MappingProxyType(v) for k, v in _SCHEMAS.items()})
+
+#: yield-curve tenor columns, in maturity order
+YIELD_TENORS: tuple[str, ...] = tuple(k for k in _SCHEMAS["yield_curve"] if k != "date")
+
+
+def fields_of(schema: str, *, include_nested: bool = False) -> list[str]:
+    """List the fields of a record schema in declaration order.
+
+    Args:
+        schema: name of the schema (a key of :data:`SCHEMAS`).
+        include_nested: keep ``nested`` fields (arrays/objects) in the list.
+
+    Returns:
+        Field names.
+
+    Example:
+        >>> fields_of("interest_rates")
+        ['bank', 'date', 'name', 'rate']
+    """
+    try:
+        table = SCHEMAS[schema]
+    except KeyError:
+        raise KeyError(f"unknown record schema {schema!r}") from None
+    return [f for f, t in table.items() if include_nested or t != N]

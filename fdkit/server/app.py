@@ -1,0 +1,198 @@
+"""The FastAPI application, its routes generated from the endpoint catalog.
+
+Each request goes: auth (401/402) -> parameters (400) -> handler over the lake (404) -> page with a signed cursor.
+Every error body is ``{"error": str, "message": str}``; no traceback ever reaches a client.
+
+Example:
+    >>> from fdkit.lake import default_data_dir
+    >>> app = create_app(default_data_dir())
+    >>> sorted(r.path for r in app.routes if r.path.startswith("/prices"))[:2]
+    ['/prices', '/prices/']
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import secrets
+from typing import Any
+from urllib.parse import urlencode
+
+import orjson
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.openapi.docs import get_swagger_ui_html
+from fastapi.responses import Response
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from ..catalog import CATALOG, Endpoint
+from .auth import Keys, load_keys, plan_allows
+from .cursors import CursorError, CursorSigner
+from .handlers import NotFound, handle
+from .openapi import build_openapi
+from .params import ParamError, validate_body, validate_query
+from .store import Store
+
+__all__ = ["create_app", "json_response", "error_response"]
+
+log = logging.getLogger("fdkit.server")
+
+MISSING_KEY = "Please include an X-API-KEY header in your request."
+
+
+def json_response(body: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
+    """A JSON response encoded with orjson."""
+    return Response(orjson.dumps(body), status_code=status, media_type="application/json", headers=headers)
+
+
+def error_response(status: int, error: str, message: str, headers: dict[str, str] | None = None) -> Response:
+    """The service's error body ``{"error", "message"}``."""
+    return json_response({"error": error, "message": message}, status, headers)
+
+
+class _Problem(Exception):
+    def __init__(self, status: int, error: str, message: str) -> None:
+        super().__init__(message)
+        self.status, self.error, self.message = status, error, message
+
+
+def create_app(
+    data: str | os.PathLike[str],
+    keys: Keys | str | os.PathLike[str] | None = None,
+    *,
+    cursor_secret: bytes | None = None,
+    store: Store | None = None,
+) -> FastAPI:
+    """Build the service app over a lake.
+
+    Args:
+        data: lake directory.
+        keys: :class:`~fdkit.server.auth.Keys`, a keys file, or ``None`` (``FDKIT_SERVER_KEYS`` or a generated key).
+        cursor_secret: HMAC key for cursors (random when ``None``).
+        store: a ready :class:`Store` (tests share one across apps).
+
+    Returns:
+        The FastAPI app; ``app.state.keys`` holds the keys.
+    """
+    app = FastAPI(
+        title="Financial Data Service (fdkit serve)",
+        openapi_url=None,
+        docs_url=None,
+        redoc_url=None,
+    )
+    app.state.store = store or Store(data)
+    app.state.keys = keys if isinstance(keys, Keys) else load_keys(keys)
+    app.state.signer = CursorSigner(cursor_secret or secrets.token_bytes(32))
+    openapi_doc = build_openapi()
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http_error(request: Request, exc: StarletteHTTPException) -> Response:
+        titles = {404: "Not Found", 405: "Method Not Allowed"}
+        msg = f"no route {request.method} {request.url.path}" if exc.status_code in (404, 405) else str(exc.detail)
+        return error_response(exc.status_code, titles.get(exc.status_code, "Error"), msg)
+
+    @app.exception_handler(RequestValidationError)
+    async def _validation_error(request: Request, exc: RequestValidationError) -> Response:
+        return error_response(400, "Bad Request", "invalid request")
+
+    @app.exception_handler(Exception)
+    async def _unexpected(request: Request, exc: Exception) -> Response:
+        log.exception("unexpected error on %s", request.url.path)
+        return error_response(500, "Internal Server Error", "the server failed to answer; please retry")
+
+    @app.get("/openapi.json", include_in_schema=False)
+    def _openapi() -> Response:
+        return json_response(openapi_doc)
+
+    @app.get("/docs", include_in_schema=False)
+    def _docs() -> Any:
+        return get_swagger_ui_html(openapi_url="/openapi.json", title="Financial Data Service")
+
+    @app.get("/healthz", include_in_schema=False)
+    def _health() -> Response:
+        return json_response({"status": "ok"})
+
+    for ep in CATALOG.values():
+        _add_route(app, ep)
+    return app
+
+
+def _add_route(app: FastAPI, ep: Endpoint) -> None:
+    async def route(request: Request) -> Response:
+        try:
+            _authorize(request, ep)
+            if ep.method == "POST":
+                raw = await request.body()
+                try:
+                    body = orjson.loads(raw) if raw else None
+                except orjson.JSONDecodeError:
+                    raise _Problem(400, "Invalid JSON", "the request body is not valid JSON") from None
+                if body is None:
+                    raise _Problem(400, "Missing body", "this endpoint takes a JSON body")
+                if request.query_params:
+                    raise _Problem(400, "Unknown parameter", f"{ep.path} takes no query parameters")
+                query, offset = validate_body(ep, body), 0
+            else:
+                query, offset = _query_and_offset(request, ep)
+            payload = await run_in_threadpool(_answer, request, ep, query, offset)
+            return json_response(payload)
+        except _Problem as p:
+            return error_response(p.status, p.error, p.message)
+        except ParamError as exc:
+            return error_response(400, exc.error, str(exc))
+        except CursorError as exc:
+            return error_response(400, "Invalid cursor", str(exc))
+        except NotFound as exc:
+            return error_response(404, "Not Found", str(exc))
+
+    route.__name__ = ep.name
+    for path in (ep.path, ep.path + "/"):
+        app.add_api_route(path, route, methods=[ep.method], include_in_schema=False)
+
+
+def _authorize(request: Request, ep: Endpoint) -> None:
+    if not ep.auth:
+        return
+    key = request.headers.get("x-api-key")  # Starlette headers are case-insensitive
+    if not key:
+        raise _Problem(401, "Missing API key", MISSING_KEY)
+    keys: Keys = request.app.state.keys
+    plan = keys.plan_of(key)
+    if plan is None:
+        raise _Problem(401, "Unauthorized", "Invalid API key provided")
+    if not plan_allows(plan, ep):
+        raise _Problem(402, "Payment Required", f"Your plan ({plan}) does not include {ep.path}. Please upgrade.")
+
+
+def _query_and_offset(request: Request, ep: Endpoint) -> tuple[dict[str, Any], int]:
+    items = request.query_params.multi_items()
+    cursor = [v for k, v in items if k == "cursor"]
+    if cursor and ep.paginated:
+        if len(cursor) > 1:
+            raise _Problem(400, "Invalid cursor", "give one cursor")
+        opened = request.app.state.signer.open(cursor[0], ep.name)
+        return opened["query"], opened["offset"]
+    return validate_query(ep, items), 0
+
+
+def _answer(request: Request, ep: Endpoint, query: dict[str, Any], offset: int) -> dict[str, Any]:
+    ans = handle(request.app.state.store, ep, query)
+    out: dict[str, Any] = dict(ans.top)
+    if ans.records is None:
+        out[ep.response_key] = ans.obj
+        return out
+    limit = query.get("limit", ep.default_limit)
+    records = ans.records if limit is None else ans.records[: int(limit)]
+    if not ep.paginated:
+        out[ep.response_key] = records
+        return out
+    assert ep.page_size
+    page = records[offset : offset + ep.page_size]
+    out[ep.response_key] = page
+    nxt = offset + ep.page_size
+    if nxt < len(records):
+        cursor = request.app.state.signer.issue(ep.name, query, nxt)
+        base = str(request.base_url).rstrip("/")
+        out["next_page_url"] = f"{base}{ep.path}?{urlencode({'cursor': cursor})}"
+    return out

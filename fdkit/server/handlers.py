@@ -1,0 +1,547 @@
+"""What each endpoint answers: generic catalog-driven filtering plus the few endpoints with their own logic.
+
+A handler takes the store, the endpoint and the validated query and returns an :class:`Answer`: the full
+record list (the app pages it) or a single object, plus top-level fields. Errors are raised as
+:class:`NotFound` / :class:`~fdkit.server.params.ParamError` and become 404 / 400.
+
+Generic filtering (``generic_list``) maps parameters to columns by name: ``x`` is equality (a repeatable
+parameter means "any of"), ``x_gte``/``x_gt``/``x_lte``/``x_lt`` compare, ``start_date``/``end_date`` bound the
+endpoint's date column, ``cik`` is resolved to a ticker.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .. import screen as _screen
+from ..catalog import Endpoint
+from ..errors import BadRequestError
+from ..schema import SCHEMAS, YIELD_TENORS, fields_of
+from .params import ParamError
+from .store import Store, to_records
+
+__all__ = ["Answer", "NotFound", "handle"]
+
+_SUFFIX_OPS = {"_gte": "ge", "_gt": "gt", "_lte": "le", "_lt": "lt"}
+_NOT_FILTERS = {"limit", "cursor", "cik", "interval", "interval_multiplier", "start_date", "end_date"}
+
+
+class NotFound(LookupError):
+    """No such ticker/record (HTTP 404)."""
+
+
+@dataclass
+class Answer:
+    """A handler's result.
+
+    Attributes:
+        records: the full, ordered record list for list endpoints (paged by the app).
+        obj: the single object of object endpoints.
+        top: extra top-level fields (e.g. ``ticker`` of a price response).
+    """
+
+    records: list[dict[str, Any]] | None = None
+    obj: Any = None
+    top: dict[str, Any] = field(default_factory=dict)
+
+
+Handler = Callable[[Store, Endpoint, dict[str, Any]], Answer]
+_HANDLERS: dict[str, Handler] = {}
+
+
+def handles(*names: str) -> Callable[[Handler], Handler]:
+    """Register a handler for the named endpoints."""
+
+    def deco(fn: Handler) -> Handler:
+        for n in names:
+            _HANDLERS[n] = fn
+        return fn
+
+    return deco
+
+
+def handle(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
+    """Answer one validated request.
+
+    Args:
+        store: the lake.
+        ep: the endpoint.
+        q: validated query/body.
+
+    Returns:
+        The :class:`Answer`.
+    """
+    if ep.kind == "listing":
+        return listing(store, ep, q)
+    return _HANDLERS.get(ep.name, generic_list)(store, ep, q)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# helpers
+# ---------------------------------------------------------------------------------------------------------
+def _ticker(store: Store, ep: Endpoint, q: dict[str, Any], param: str = "ticker") -> str | None:
+    if q.get("cik") is not None:
+        t = store.cik_to_ticker(str(q["cik"]))
+        if t is None:
+            raise NotFound(f"CIK {q['cik']} not found")
+        return t
+    value = q.get(param)
+    if value is None:
+        return None
+    t = str(value).strip().upper()
+    if t not in store.known_tickers():
+        raise NotFound(f"Ticker {t} not found")
+    return t
+
+
+def _date_col(ep: Endpoint) -> str | None:
+    dates = [c for c in ep.index if SCHEMAS.get(ep.schema or "", {}).get(c) in ("date", "datetime")]
+    return dates[-1] if dates else None
+
+
+def _filter(df: pd.DataFrame, ep: Endpoint, q: dict[str, Any], skip: set[str] = frozenset()) -> pd.DataFrame:
+    mask = np.ones(len(df), dtype=bool)
+    colmap = ep.extra.get("columns", {})
+    date_col = _date_col(ep)
+    for p in ep.params:
+        name = p.name
+        if name in skip or name in _NOT_FILTERS or name == ep.ticker_param or q.get(name) is None:
+            continue
+        value = q[name]
+        op = "eq"
+        col = colmap.get(name, name)
+        for suffix, o in _SUFFIX_OPS.items():
+            if name.endswith(suffix):
+                col, op = colmap.get(name, name[: -len(suffix)]), o
+                break
+        if col not in df.columns:
+            continue
+        series = df[col]
+        if p.type == "date":
+            value = pd.Timestamp(value)
+        if isinstance(value, list):
+            hit = series.astype("string").isin([str(v) for v in value])
+        elif op == "eq" and p.type == "string":
+            hit = series.astype("string").str.lower() == str(value).lower()
+        else:
+            hit = getattr(series, op)(value)
+        mask &= hit.fillna(False).to_numpy(dtype=bool)
+    if date_col and date_col in df.columns:
+        if q.get("start_date"):
+            mask &= (df[date_col] >= _naive_or_utc(df[date_col], q["start_date"])).to_numpy(dtype=bool)
+        if q.get("end_date"):
+            end = _naive_or_utc(df[date_col], q["end_date"]) + pd.Timedelta(days=1)
+            mask &= (df[date_col] < end).to_numpy(dtype=bool)
+    return df[mask]
+
+
+def _naive_or_utc(series: pd.Series, day: str) -> pd.Timestamp:
+    ts = pd.Timestamp(day)
+    return ts.tz_localize("UTC") if isinstance(series.dtype, pd.DatetimeTZDtype) else ts
+
+
+def _sorted(df: pd.DataFrame, ep: Endpoint) -> pd.DataFrame:
+    col = _date_col(ep)
+    if not col or col not in df.columns or df.empty:
+        return df
+    keys = [col] + [k for k in ("ticker", "bank") if k in df.columns and k != col]
+    asc = [not ep.newest_first] + [True] * (len(keys) - 1)
+    return df.sort_values(keys, ascending=asc, kind="stable")
+
+
+def _schema_fields(ep: Endpoint) -> list[str]:
+    return fields_of(ep.schema) if ep.schema else []
+
+
+# ---------------------------------------------------------------------------------------------------------
+# generic
+# ---------------------------------------------------------------------------------------------------------
+def generic_list(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
+    """Filter the endpoint's dataset by its parameters and order it by date."""
+    assert ep.dataset
+    tparam = ep.ticker_param
+    if tparam == "ticker" or q.get("cik") is not None:
+        ticker = _ticker(store, ep, q)
+        df = store.rows(ep.dataset, ticker) if ticker else store.frame(ep.dataset)
+    elif tparam and q.get(tparam) is not None:
+        key = str(q[tparam]).strip().upper()
+        if key not in store.groups(ep.dataset, tparam):
+            raise NotFound(f"{tparam} {key} not found")
+        df = store.rows(ep.dataset, key, tparam)
+    else:
+        df = store.frame(ep.dataset)
+    df = _sorted(_filter(df, ep, q), ep)
+    return Answer(records=to_records(df, _schema_fields(ep)))
+
+
+@handles("earnings")
+def earnings(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
+    """Earnings records, the flat lake columns nested back into ``quarterly``/``annual`` objects."""
+    ticker = _ticker(store, ep, q)
+    df = _sorted(store.rows("earnings", ticker), ep)
+    out = []
+    for rec in to_records(df, fields_of("earnings")):
+        item: dict[str, Any] = {"quarterly": {}, "annual": {}}
+        for k, v in rec.items():
+            for dim in ("quarterly", "annual"):
+                if k.startswith(dim + "_"):
+                    item[dim][k[len(dim) + 1 :]] = v
+                    break
+            else:
+                item[k] = v
+        out.append(item)
+    return Answer(records=out)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# segments
+# ---------------------------------------------------------------------------------------------------------
+_SEG_HEADER = [
+    "ticker",
+    "report_period",
+    "period",
+    "fiscal_period",
+    "currency",
+    "accession_number",
+    "filing_date",
+]
+
+
+@handles("segmented_revenues")
+def segmented_revenues(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
+    """Reports with nested ``items[{name, amount, start_period, end_period, segments[{label, type}]}]``."""
+    ticker = _ticker(store, ep, q)
+    df = _filter(store.rows("segmented_revenues", ticker), ep, q)
+    out: list[dict[str, Any]] = []
+    if df.empty:
+        return Answer(records=out)
+    df = df.sort_values(["report_period", "item", "member"], ascending=[False, True, True], kind="stable")
+    recs = to_records(df)
+    reports: dict[tuple[Any, ...], dict[str, Any]] = {}
+    items: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for r in recs:
+        rkey = (r["ticker"], r["report_period"], r["period"])
+        report = reports.get(rkey)
+        if report is None:
+            report = {k: r.get(k) for k in _SEG_HEADER}
+            report["items"] = []
+            reports[rkey] = report
+            out.append(report)
+        ikey = (*rkey, r["item"])
+        item = items.get(ikey)
+        if item is None:
+            item = {k: r[k] for k in ("name", "amount", "start_period", "end_period")}
+            item["segments"] = []
+            items[ikey] = item
+            report["items"].append(item)
+        if r.get("segment_label") is not None:
+            item["segments"].append({"label": r["segment_label"], "type": r["segment_type"]})
+    return Answer(records=out)
+
+
+@handles("income_statement_segments", "balance_sheet_segments", "cash_flow_statement_segments")
+def statement_segments(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
+    """Segmented financials: per report, ``{line_item: {product: [...], segment: [...]}}``."""
+    ticker = _ticker(store, ep, q)
+    df = store.rows("segmented_financials", ticker)
+    if "statement" in df.columns:
+        df = df[df["statement"].astype("string") == ep.extra["statement"]]
+    df = _sorted(_filter(df, ep, q), ep)
+    header = [f for f in fields_of("segmented_financials") if f not in ("line_item", "category", "label", "value")]
+    out: list[dict[str, Any]] = []
+    index: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for r in to_records(df, [*header, "line_item", "category", "label", "value"]):
+        key = (r["ticker"], r["report_period"], r["period"])
+        rec = index.get(key)
+        if rec is None:
+            rec = {k: r[k] for k in header}
+            index[key] = rec
+            out.append(rec)
+        cat = rec.setdefault(r["line_item"], {"product": [], "segment": []})
+        cat.setdefault(r["category"], []).append({"label": r["label"], "value": r["value"]})
+    return Answer(records=out)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# prices
+# ---------------------------------------------------------------------------------------------------------
+@handles("prices", "crypto_prices")
+def prices(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
+    """OHLCV bars, aggregated to ``interval`` x ``interval_multiplier``.
+
+    An output bar has the first open, max high, min low, last close and summed volume of its source bars and is
+    stamped with the time of its first source bar.
+    """
+    ticker = str(q["ticker"]).strip().upper()
+    interval, mult = q["interval"], int(q.get("interval_multiplier") or 1)
+    start, end = q["start_date"], q["end_date"]
+    if start > end:
+        raise ParamError(f"start_date {start} is after end_date {end}")
+    source = f"{ep.dataset}_minute" if interval == "minute" else ep.dataset
+    assert source
+    if ticker not in store.groups(ep.dataset) and ticker not in store.groups(source):
+        raise NotFound(f"Ticker {ticker} not found")
+    df = store.rows(source, ticker)
+    t = df["time"]
+    lo = pd.Timestamp(start, tz="UTC")
+    hi = pd.Timestamp(end, tz="UTC") + pd.Timedelta(days=1)
+    df = df[(t >= lo) & (t < hi)].sort_values("time", kind="stable")
+    if (interval, mult) not in {("day", 1), ("minute", 1)}:
+        df = _aggregate(df, interval, mult)
+    cols = [c for c in fields_of(ep.schema or "prices") if c != "ticker"]
+    df = df.assign(time_milliseconds=(df["time"].astype("int64") // 1_000_000).astype("Int64"))
+    return Answer(records=to_records(df, cols), top={"ticker": ticker})
+
+
+def _aggregate(df: pd.DataFrame, interval: str, mult: int) -> pd.DataFrame:
+    if df.empty:
+        return df
+    t = df["time"]
+    naive = t.dt.tz_convert("UTC").dt.tz_localize(None)
+    if interval == "minute":
+        group = naive.dt.floor(f"{mult}min")
+    elif interval == "day":
+        group = pd.Series(np.arange(len(df)) // mult, index=df.index)
+    else:
+        freq = {"week": "W-SUN", "month": "M", "year": "Y"}[interval]
+        codes = naive.dt.to_period(freq)
+        ordinal = codes.map(lambda p: p.ordinal).astype("int64")
+        group = (ordinal - ordinal.iloc[0]) // mult
+    g = df.groupby(group.to_numpy(), sort=True)
+    out = pd.DataFrame(
+        {
+            "time": g["time"].first(),
+            "open": g["open"].first(),
+            "high": g["high"].max(),
+            "low": g["low"].min(),
+            "close": g["close"].last(),
+            "volume": g["volume"].sum(min_count=1),
+        }
+    )
+    if "ticker" in df.columns:
+        out["ticker"] = df["ticker"].iloc[0]
+    return out.reset_index(drop=True)
+
+
+@handles("price_snapshot")
+def price_snapshot(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
+    """The latest daily close with its change from the previous close."""
+    ticker = _ticker(store, ep, q)
+    assert ticker
+    df = store.rows("prices", ticker).sort_values("time")
+    if df.empty:
+        df = store.rows("crypto_prices", ticker).sort_values("time")
+    if df.empty:
+        raise NotFound(f"no prices for {ticker}")
+    last = df.iloc[-1]
+    prev = df.iloc[-2]["close"] if len(df) > 1 else np.nan
+    change = float(last["close"] - prev) if prev == prev else None
+    pct = float(change / prev * 100) if change is not None and prev else None
+    facts = store.rows("company_facts", ticker)
+    shares = facts["weighted_average_shares"].iloc[0] if len(facts) else np.nan
+    ts = last["time"]
+    snap = {
+        "ticker": ticker,
+        "price": float(last["close"]),
+        "day_change": change,
+        "day_change_percent": pct,
+        "market_cap": float(last["close"] * shares) if shares == shares else None,
+        "time": ts.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "time_milliseconds": int(ts.value // 1_000_000),
+    }
+    return Answer(obj=snap)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# filings, company, ownership
+# ---------------------------------------------------------------------------------------------------------
+@handles("filing_items")
+def filing_items(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
+    """Items of one filing, chosen by ticker, type, year (+ quarter for 10-Q, accession for 8-K)."""
+    ticker = _ticker(store, ep, q)
+    df = store.rows("filing_items", ticker)
+    df = df[(df["filing_type"].astype("string") == q["filing_type"]) & (df["year"] == q["year"])]
+    if q.get("quarter") is not None:
+        df = df[df["quarter"] == q["quarter"]]
+    if q.get("accession_number"):
+        df = df[df["accession_number"].astype("string") == q["accession_number"]]
+    if df.empty:
+        raise NotFound(f"no {q['filing_type']} filing of {ticker} for {q['year']}"
+                       + (f" Q{q['quarter']}" if q.get("quarter") else ""))  # fmt: skip
+    latest = df.sort_values("filing_date").iloc[-1]
+    accession = str(latest["accession_number"])
+    df = df[df["accession_number"].astype("string") == accession]
+    if q.get("item"):
+        df = df[df["number"].astype("string").isin(q["item"])]
+    items = to_records(df, ["number", "name", "text"])
+    if q.get("filing_type") == "8-K" or q.get("include_exhibits"):
+        ex = store.frame("filing_exhibits")
+        ex = ex[ex["accession_number"].astype("string") == accession] if len(ex) else ex
+        for it in items:
+            sub = ex[ex["item"].astype("string") == it["number"]] if len(ex) else ex
+            cols = ["number", "description", "url"] + (["text"] if q.get("include_exhibits") else [])
+            it["exhibits"] = to_records(sub, cols) if len(sub) else []
+    facts = store.rows("company_facts", ticker)
+    cik = str(facts["cik"].iloc[0]) if len(facts) else None
+    top = {
+        "resource": "filing_items",
+        "ticker": ticker,
+        "cik": cik,
+        "filing_type": q["filing_type"],
+        "accession_number": accession,
+        "year": int(q["year"]),
+        "quarter": None if pd.isna(latest["quarter"]) else int(latest["quarter"]),
+        "filing_date": latest["filing_date"].strftime("%Y-%m-%d"),
+    }
+    return Answer(obj=items, top=top)
+
+
+@handles("company_facts")
+def company_facts(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
+    """One company's facts, by ticker or CIK."""
+    ticker = _ticker(store, ep, q)
+    assert ticker
+    rows = store.rows("company_facts", ticker)
+    if rows.empty:
+        raise NotFound(f"no company facts for {ticker}")
+    return Answer(obj=to_records(rows.iloc[:1], fields_of("company_facts"))[0])
+
+
+@handles("institutional_ownership")
+def institutional_ownership(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
+    """13F holdings by investor and/or ticker (both narrow), newest report first, largest position first."""
+    df = store.frame("institutional_ownership")
+    if q.get("ticker"):
+        ticker = _ticker(store, ep, q)
+        df = store.rows("institutional_ownership", ticker)
+    if q.get("investor"):
+        inv = str(q["investor"]).strip().upper()
+        df = df[df["investor"].astype("string").str.upper() == inv]
+        if df.empty and not q.get("ticker"):
+            raise NotFound(f"Investor {q['investor']} not found")
+    df = _filter(df, ep, q, skip={"investor"})
+    df = df.sort_values(["report_period", "market_value", "ticker"], ascending=[False, False, True], kind="stable")
+    return Answer(records=to_records(df, fields_of("institutional_ownership")))
+
+
+# ---------------------------------------------------------------------------------------------------------
+# macro
+# ---------------------------------------------------------------------------------------------------------
+def _bank(store: Store, q: dict[str, Any]) -> pd.DataFrame:
+    bank = str(q["bank"]).strip().upper()
+    df = store.rows("interest_rates", bank, "bank")
+    if df.empty:
+        raise NotFound(f"Bank {bank} not found; see /macro/interest-rates/banks")
+    return df.sort_values("date", kind="stable")
+
+
+@handles("interest_rate_snapshot")
+def interest_rate_snapshot(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
+    """The bank's current policy rate (its latest row)."""
+    return Answer(obj=to_records(_bank(store, q).iloc[-1:], fields_of("interest_rates")))
+
+
+@handles("inflation_snapshot", "labor_snapshot")
+def latest_print(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
+    """Every series of the latest print date."""
+    assert ep.dataset and ep.schema
+    df = store.frame(ep.dataset)
+    if df.empty:
+        raise NotFound(f"no {ep.dataset} data is served")
+    latest = df[df["date"] == df["date"].max()].sort_values("series", kind="stable")
+    return Answer(obj=to_records(latest, fields_of(ep.schema)))
+
+
+@handles("yield_curve_snapshot")
+def yield_curve_snapshot(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
+    """The latest curve, one key per tenor (null where not published)."""
+    df = store.frame("yield_curve")
+    if df.empty:
+        raise NotFound("no yield curve data is served")
+    return Answer(obj=to_records(df.sort_values("date").iloc[-1:], ["date", *YIELD_TENORS])[0])
+
+
+# ---------------------------------------------------------------------------------------------------------
+# search
+# ---------------------------------------------------------------------------------------------------------
+def _search_frame(store: Store, period: str) -> pd.DataFrame:
+    """Statements and metrics of one period joined per (ticker, report_period)."""
+    key = ["ticker", "report_period"]
+    frames = []
+    for name in ("income_statements", "balance_sheets", "cash_flow_statements", "financial_metrics"):
+        df = store.frame(name)
+        df = df[df["period"].astype("string") == period]
+        frames.append(df)
+    base = frames[0]
+    for other in frames[1:]:
+        extra = [c for c in other.columns if c not in base.columns or c in key]
+        base = base.merge(other[extra], on=key, how="outer")
+    return base
+
+
+@handles("screen")
+def screener(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
+    """Latest period per ticker passing every filter (AND), sorted by ticker."""
+    df = _search_frame(store, q.get("period", "ttm"))
+    if q.get("currency"):
+        df = df[df["currency"].astype("string") == q["currency"]]
+    df = df.sort_values("report_period").groupby("ticker", observed=True).tail(1)
+    try:
+        hits = _screen.apply_filters(df, q["filters"])
+    except BadRequestError as exc:
+        raise ParamError(exc.message, exc.error or "Invalid filters") from None
+    hits = hits.iloc[: int(q.get("limit") or 10)]
+    wanted = ["ticker", "report_period", "period", "currency"]
+    wanted += [f["field"] for f in q["filters"] if f["field"] not in wanted]
+    return Answer(obj=to_records(hits, list(dict.fromkeys(wanted))))
+
+
+@handles("line_items")
+def line_items(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
+    """The chosen line items for each ticker, ``limit`` latest periods each."""
+    df = _search_frame(store, q.get("period", "ttm"))
+    unknown = [i for i in q["line_items"] if i not in df.columns]
+    if unknown:
+        raise ParamError(f"unknown line item(s) {', '.join(map(repr, unknown))}", "Invalid line item")
+    tickers = [t.strip().upper() for t in q["tickers"]]
+    missing = [t for t in tickers if t not in store.known_tickers()]
+    if missing:
+        raise NotFound(f"Ticker {', '.join(missing)} not found")
+    df = df[df["ticker"].astype("string").isin(tickers)]
+    df = df.sort_values(["ticker", "report_period"], ascending=[True, False])
+    df = df.groupby("ticker", observed=True).head(int(q.get("limit") or 1))
+    cols = ["ticker", "report_period", "period", "currency", *q["line_items"]]
+    return Answer(obj=to_records(df, list(dict.fromkeys(cols))))
+
+
+# ---------------------------------------------------------------------------------------------------------
+# listings
+# ---------------------------------------------------------------------------------------------------------
+def listing(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
+    """Names a dataset has: tickers, CIKs, banks, investors, insider names, transaction types, periods."""
+    key = ep.response_key
+    if ep.name == "analyst_estimates_periods":
+        values: list[str] = ["annual", "quarterly"]
+    elif key == "tickers":
+        values = store.keys_of(ep.dataset or "", "ticker")
+    elif key == "ciks":
+        values = sorted({str(c) for c in store.frame(ep.dataset or "")["cik"].dropna()})
+    elif key == "banks":
+        values = store.keys_of("interest_rates", "bank")
+    elif key == "investors":
+        values = store.keys_of("institutional_ownership", "investor")
+    elif key == "names":
+        df = store.frame("insider_trades")
+        if q.get("ticker"):
+            df = store.rows("insider_trades", _ticker(store, ep, q) or "")
+        values = sorted({str(n) for n in df["name"].dropna()})
+    elif key == "transaction_types":
+        values = sorted({str(n) for n in store.frame("insider_trades")["transaction_type"].dropna()})
+    else:  # pragma: no cover - catalog test guards this
+        raise NotFound(f"no listing {key}")
+    return Answer(obj=values, top={"resource": ep.dataset or ep.name})

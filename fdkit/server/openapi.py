@@ -1,0 +1,268 @@
+"""The server's OpenAPI 3.1 document, generated from the endpoint catalog and the record schemas.
+
+Example:
+    >>> doc = build_openapi()
+    >>> "/prices" in doc["paths"] and doc["openapi"]
+    '3.1.0'
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..catalog import CATALOG, Endpoint, Param
+from ..schema import SCHEMAS, N
+
+__all__ = ["build_openapi"]
+
+_JSON_TYPE = {
+    "float": {"type": ["number", "null"]},
+    "int": {"type": ["integer", "null"]},
+    "string": {"type": ["string", "null"]},
+    "category": {"type": ["string", "null"]},
+    "bool": {"type": ["boolean", "null"]},
+    "date": {"type": ["string", "null"], "format": "date"},
+    "datetime": {"type": ["string", "null"], "format": "date-time"},
+}
+
+_NESTED: dict[tuple[str, str], dict[str, Any]] = {
+    ("segmented_revenues", "items"): {
+        "type": "array",
+        "items": {
+            "type": "object",
+            "properties": {
+                "name": {"type": ["string", "null"]},
+                "amount": {"type": ["number", "null"]},
+                "start_period": {"type": ["string", "null"], "format": "date"},
+                "end_period": {"type": ["string", "null"], "format": "date"},
+                "segments": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "properties": {"label": {"type": "string"}, "type": {"type": ["string", "null"]}},
+                    },
+                },
+            },
+        },
+    },
+    ("filing_items", "exhibits"): {
+        "type": "array",
+        "items": {
+            "type": "object",
+            "properties": {
+                "number": {"type": ["string", "null"]},
+                "description": {"type": ["string", "null"]},
+                "url": {"type": ["string", "null"]},
+                "text": {"type": ["string", "null"]},
+            },
+        },
+    },
+}
+
+_ERROR = {
+    "type": "object",
+    "required": ["error", "message"],
+    "properties": {"error": {"type": "string"}, "message": {"type": "string"}},
+}
+
+
+def _record_schema(name: str, *, drop: tuple[str, ...] = ()) -> dict[str, Any]:
+    props: dict[str, Any] = {}
+    for field, logical in SCHEMAS[name].items():
+        if field in drop:
+            continue
+        props[field] = _NESTED.get((name, field), {}) if logical == N else dict(_JSON_TYPE[logical])
+    return {"type": "object", "properties": props}
+
+
+def _record_for(ep: Endpoint) -> dict[str, Any]:
+    if ep.schema == "segmented_financials":
+        base = _record_schema("segmented_financials", drop=("line_item", "category", "label", "value"))
+        cat = {
+            "type": "object",
+            "properties": {
+                k: {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "properties": {"label": {"type": "string"}, "value": {"type": ["number", "null"]}},
+                    },
+                }
+                for k in ("product", "segment")
+            },
+        }
+        base["additionalProperties"] = cat
+        return base
+    if ep.name == "earnings":
+        dims = {f[len("quarterly_") :]: {"type": ["number", "null"]}
+                for f in SCHEMAS["earnings"] if f.startswith("quarterly_")}  # fmt: skip
+        base = _record_schema("earnings", drop=tuple(f for f in SCHEMAS["earnings"] if "_" in f and
+                                                     f.split("_")[0] in ("quarterly", "annual")))  # fmt: skip
+        base["properties"]["quarterly"] = {"type": "object", "properties": dims}
+        base["properties"]["annual"] = {"type": "object", "properties": dims}
+        return base
+    if ep.kind == "search":
+        rec = _record_schema("search_results")
+        rec["additionalProperties"] = {"type": ["number", "string", "null"]}
+        return rec
+    if ep.schema in ("prices", "crypto_prices"):
+        return _record_schema(ep.schema, drop=("ticker",))
+    if ep.name == "filing_items":
+        return _record_schema("filing_items", drop=("ticker", "filing_date", "accession_number", "filing_type",
+                                                    "year", "quarter"))  # fmt: skip
+    assert ep.schema
+    return _record_schema(ep.schema)
+
+
+def _param_schema(p: Param) -> dict[str, Any]:
+    base: dict[str, Any] = {
+        "string": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 200,
+            "pattern": r"^[^\x00-\x1f]*\S[^\x00-\x1f]*$",
+        },
+        "integer": {"type": "integer"},
+        "number": {"type": "number"},
+        "boolean": {"type": "boolean"},
+        "date": {"type": "string", "format": "date", "pattern": r"^\d{4}-\d{2}-\d{2}$"},
+    }[p.type].copy()
+    if p.enum:
+        base = {"type": "string", "enum": list(p.enum)}
+    if p.min is not None:
+        base["minimum"] = p.min
+    if p.max is not None:
+        base["maximum"] = p.max
+    if p.default is not None:
+        base["default"] = p.default
+    if p.repeatable:
+        return {"type": "array", "items": base, "minItems": 1}
+    return base
+
+
+def _body_schema(ep: Endpoint) -> dict[str, Any]:
+    props: dict[str, Any] = {}
+    for p in ep.params:
+        if p.type == "array" and p.items == "filter":
+            props[p.name] = {
+                "type": "array",
+                "minItems": 1,
+                "items": {
+                    "type": "object",
+                    "required": ["field", "operator", "value"],
+                    "properties": {
+                        "field": {"type": "string"},
+                        "operator": {"type": "string", "enum": ["eq", "gt", "gte", "lt", "lte", "in"]},
+                        "value": {"oneOf": [{"type": "number"}, {"type": "array", "items": {"type": "string"}}]},
+                    },
+                },
+            }
+        elif p.type == "array":
+            props[p.name] = {"type": "array", "minItems": 1, "items": {"type": "string", "minLength": 1}}
+        else:
+            props[p.name] = _param_schema(p)
+    return {
+        "type": "object",
+        "required": [p.name for p in ep.params if p.required],
+        "properties": props,
+        "additionalProperties": False,
+    }
+
+
+def _response_schema(ep: Endpoint) -> dict[str, Any]:
+    key = ep.response_key
+    if ep.kind == "listing":
+        return {"type": "object", "required": [key], "properties": {
+            "resource": {"type": "string"}, key: {"type": "array", "items": {"type": "string"}}}}  # fmt: skip
+    rec = _record_for(ep)
+    props: dict[str, Any] = {}
+    if ep.kind == "object" and ep.name not in ("filing_items", "interest_rate_snapshot", "inflation_snapshot",
+                                               "labor_snapshot"):  # fmt: skip
+        props[key] = rec
+    else:
+        props[key] = {"type": "array", "items": rec}
+    if ep.paginated:
+        props["next_page_url"] = {"type": "string", "format": "uri"}
+    if ep.schema in ("prices", "crypto_prices"):
+        props["ticker"] = {"type": "string"}
+    if ep.name == "filing_items":
+        for f in ("resource", "ticker", "cik", "filing_type", "accession_number", "filing_date"):
+            props[f] = {"type": ["string", "null"]}
+        props["year"] = {"type": "integer"}
+        props["quarter"] = {"type": ["integer", "null"]}
+    return {"type": "object", "required": [key], "properties": props}
+
+
+def _operation(ep: Endpoint) -> dict[str, Any]:
+    responses: dict[str, Any] = {
+        "200": {"description": "OK", "content": {"application/json": {"schema": _response_schema(ep)}}},
+        "400": {"$ref": "#/components/responses/BadRequest"},
+    }
+    if ep.auth:
+        responses["401"] = {"$ref": "#/components/responses/Unauthorized"}
+        if ep.name != "company_facts":
+            responses["402"] = {"$ref": "#/components/responses/PaymentRequired"}
+    if ep.kind != "listing" or ep.param_names:
+        responses["404"] = {"$ref": "#/components/responses/NotFound"}
+    op: dict[str, Any] = {
+        "operationId": ep.name,
+        "summary": ep.summary,
+        "tags": [ep.path.strip("/").split("/")[0]],
+        "responses": responses,
+    }
+    if not ep.auth:
+        op["security"] = []
+    if ep.method == "POST":
+        op["requestBody"] = {"required": True, "content": {"application/json": {"schema": _body_schema(ep)}}}
+    else:
+        op["parameters"] = [
+            {
+                "name": p.name,
+                "in": "query",
+                "required": p.required,
+                "description": p.description,
+                "schema": _param_schema(p),
+                **({"style": "form", "explode": True} if p.repeatable else {}),
+            }
+            for p in ep.params
+        ]
+        if ep.paginated:
+            op["parameters"].append(
+                {"name": "cursor", "in": "query", "required": False, "schema": {"type": "string"},
+                 "description": "Opaque cursor from next_page_url; other parameters are then ignored."}
+            )  # fmt: skip
+    return op
+
+
+def build_openapi(title: str = "Financial Data Service (fdkit serve)") -> dict[str, Any]:
+    """Build the OpenAPI document of every catalog endpoint.
+
+    Args:
+        title: the document's title.
+
+    Returns:
+        The OpenAPI 3.1 document as a dict.
+    """
+    paths: dict[str, Any] = {}
+    for ep in CATALOG.values():
+        paths.setdefault(ep.path, {})[ep.method.lower()] = _operation(ep)
+    err = {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
+    return {
+        "openapi": "3.1.0",
+        "info": {
+            "title": title,
+            "version": "2026.1",
+            "description": "A spec-faithful implementation of the Financial Data Service over a Parquet lake. "
+            "Every path also answers with a trailing slash.",
+        },
+        "paths": paths,
+        "security": [{"ApiKey": []}],
+        "components": {
+            "securitySchemes": {"ApiKey": {"type": "apiKey", "in": "header", "name": "X-API-KEY"}},
+            "schemas": {"Error": _ERROR},
+            "responses": {
+                name: {"description": name, "content": err}
+                for name in ("BadRequest", "Unauthorized", "PaymentRequired", "NotFound")
+            },
+        },
+    }

@@ -1,0 +1,212 @@
+"""Validate request parameters against the catalog: every problem is a :class:`ParamError` (HTTP 400).
+
+The validated query is JSON-friendly (dates stay ``YYYY-MM-DD`` strings, which compare correctly), so it can be
+bound into a pagination cursor as is.
+
+Example:
+    >>> from fdkit.catalog import get
+    >>> validate_query(get("prices"), [("ticker", "AAPL"), ("interval", "day"),
+    ...     ("start_date", "2024-01-02"), ("end_date", "2024-01-31")])["limit"]
+    5000
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from ..catalog import Endpoint, Param
+
+__all__ = ["ParamError", "validate_query", "validate_body", "check_groups"]
+
+_TRUE = {"true", "1", "yes"}
+_FALSE = {"false", "0", "no"}
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_MAX_TEXT = 200
+
+
+class ParamError(ValueError):
+    """An invalid parameter; ``error`` is the short title, ``str()`` the message."""
+
+    def __init__(self, message: str, error: str = "Invalid parameter") -> None:
+        super().__init__(message)
+        self.error = error
+
+
+def _scalar(p: Param, raw: Any) -> Any:
+    if p.type == "integer":
+        if isinstance(raw, bool):
+            raise ParamError(f"'{p.name}' must be an integer, got {raw!r}")
+        if isinstance(raw, int):
+            value = raw
+        else:
+            text = str(raw).strip()
+            if not re.fullmatch(r"[+-]?\d{1,18}", text):
+                raise ParamError(f"'{p.name}' must be an integer, got {_show(raw)}")
+            value = int(text)
+        _bounds(p, value)
+        return value
+    if p.type == "number":
+        try:
+            value = float(raw)
+        except (TypeError, ValueError):
+            raise ParamError(f"'{p.name}' must be a number, got {_show(raw)}") from None
+        if not math.isfinite(value):
+            raise ParamError(f"'{p.name}' must be a finite number")
+        _bounds(p, value)
+        return value
+    if p.type == "boolean":
+        if isinstance(raw, bool):
+            return raw
+        text = str(raw).strip().lower()
+        if text in _TRUE:
+            return True
+        if text in _FALSE:
+            return False
+        raise ParamError(f"'{p.name}' must be true or false, got {_show(raw)}")
+    if p.type == "date":
+        text = str(raw).strip()
+        if not _DATE.match(text):
+            raise ParamError(f"'{p.name}' must be a date as YYYY-MM-DD, got {_show(raw)}")
+        try:
+            dt.date.fromisoformat(text)
+        except ValueError:
+            raise ParamError(f"'{p.name}' is not a valid date: {_show(raw)}") from None
+        return text
+    # string
+    if not isinstance(raw, str):
+        raise ParamError(f"'{p.name}' must be a string, got {_show(raw)}")
+    text = raw.strip()
+    if not text:
+        raise ParamError(f"'{p.name}' must not be empty")
+    if len(text) > _MAX_TEXT or any(ord(ch) < 32 for ch in text):
+        raise ParamError(f"'{p.name}' is not a valid value: {_show(raw)}")
+    if p.enum is not None and text not in p.enum:
+        raise ParamError(f"'{p.name}' must be one of {', '.join(p.enum)}; got {_show(raw)}")
+    return text
+
+
+def _bounds(p: Param, value: float) -> None:
+    if p.min is not None and value < p.min:
+        raise ParamError(f"'{p.name}' must be >= {_num(p.min)}, got {_num(value)}")
+    if p.max is not None and value > p.max:
+        raise ParamError(f"'{p.name}' must be <= {_num(p.max)}, got {_num(value)}")
+
+
+def _num(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else str(x)
+
+
+def _show(raw: Any) -> str:
+    text = repr(raw)
+    return text if len(text) <= 60 else text[:57] + "...'"
+
+
+def check_groups(ep: Endpoint, values: Mapping[str, Any]) -> None:
+    """Apply the endpoint's ``one_of`` / ``exclusive`` rules.
+
+    Args:
+        ep: the endpoint.
+        values: validated values.
+
+    Raises:
+        ParamError: naming the parameters.
+    """
+    for group in ep.one_of:
+        if not any(values.get(n) is not None for n in group):
+            raise ParamError(f"one of {' or '.join(repr(n) for n in group)} is required", "Missing parameter")
+    for group in ep.exclusive:
+        given = [n for n in group if values.get(n) is not None]
+        if len(given) > 1:
+            raise ParamError(f"give only one of {' or '.join(repr(n) for n in given)}", "Conflicting parameters")
+
+
+def validate_query(ep: Endpoint, items: Iterable[tuple[str, str]], *, allow: Iterable[str] = ()) -> dict[str, Any]:
+    """Validate a GET query string.
+
+    Args:
+        ep: the endpoint.
+        items: ``(name, value)`` pairs as received (repeats allowed).
+        allow: extra names tolerated (e.g. ``cursor``).
+
+    Returns:
+        Validated values with defaults filled in.
+
+    Raises:
+        ParamError: for unknown, repeated, missing or invalid parameters.
+    """
+    by_name = {p.name: p for p in ep.params}
+    allowed = set(allow)
+    seen: dict[str, list[str]] = {}
+    for name, value in items:
+        if name not in by_name and name not in allowed:
+            known = ", ".join(by_name) or "none"
+            raise ParamError(f"unknown parameter {_show(name)}; {ep.path} accepts: {known}", "Unknown parameter")
+        seen.setdefault(name, []).append(value)
+    out: dict[str, Any] = {}
+    for p in ep.params:
+        raw = seen.get(p.name)
+        if raw is None:
+            if p.required:
+                raise ParamError(f"'{p.name}' is required", "Missing parameter")
+            if p.default is not None:
+                out[p.name] = p.default
+            continue
+        if p.repeatable:
+            vals = [v for chunk in raw for v in str(chunk).split(",") if v.strip()]
+            if not vals:
+                raise ParamError(f"'{p.name}' must not be empty")
+            out[p.name] = [_scalar(p, v) for v in vals]
+        else:
+            if len(raw) > 1:
+                raise ParamError(f"'{p.name}' was given {len(raw)} times; give it once", "Repeated parameter")
+            out[p.name] = _scalar(p, raw[0])
+    for name in allowed:
+        if name in seen:
+            out[name] = seen[name][-1]
+    check_groups(ep, out)
+    return out
+
+
+def validate_body(ep: Endpoint, body: Any) -> dict[str, Any]:
+    """Validate a POST JSON body (search endpoints); nested filters are checked by the handler.
+
+    Args:
+        ep: the endpoint.
+        body: decoded JSON.
+
+    Returns:
+        Validated values with defaults.
+
+    Raises:
+        ParamError: for a non-object body, unknown, missing or invalid fields.
+    """
+    if not isinstance(body, dict):
+        raise ParamError("the request body must be a JSON object", "Invalid body")
+    by_name = {p.name: p for p in ep.params}
+    unknown = [k for k in body if k not in by_name]
+    if unknown:
+        raise ParamError(f"unknown field(s) {', '.join(map(_show, unknown))}; {ep.path} accepts: "
+                         f"{', '.join(by_name)}", "Unknown field")  # fmt: skip
+    out: dict[str, Any] = {}
+    for p in ep.params:
+        if p.name not in body or body[p.name] is None:
+            if p.required:
+                raise ParamError(f"'{p.name}' is required", "Missing field")
+            if p.default is not None:
+                out[p.name] = p.default
+            continue
+        value = body[p.name]
+        if p.type == "array":
+            if not isinstance(value, list) or not value:
+                raise ParamError(f"'{p.name}' must be a non-empty array")
+            if p.items == "string":
+                item = Param(p.name, "string")
+                value = [_scalar(item, v) for v in value]
+            out[p.name] = value
+        else:
+            out[p.name] = _scalar(p, value)
+    return out

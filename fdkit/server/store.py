@@ -1,0 +1,156 @@
+"""The server's view of a lake: each dataset read once (lazily, thread-safe) and indexed by its key column.
+
+Example:
+    >>> from fdkit.lake import default_data_dir
+    >>> store = Store(default_data_dir())
+    >>> "AAPL" in store.keys_of("prices")
+    True
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..lake import read_dataset
+from ..schema import SCHEMAS
+
+__all__ = ["Store", "to_records"]
+
+#: lake datasets whose rows are not the endpoint's record schema
+LAKE_SCHEMAS = {
+    "segmented_revenues": None,  # exploded items, nested on the way out
+    "prices_minute": "prices",
+    "crypto_prices_minute": "crypto_prices",
+    "filing_exhibits": None,
+}
+
+
+class Store:
+    """Read-once access to the datasets of a lake.
+
+    Args:
+        root: the lake directory.
+    """
+
+    def __init__(self, root: str | os.PathLike[str]) -> None:
+        self.root = Path(root)
+        self._frames: dict[str, pd.DataFrame] = {}
+        self._groups: dict[tuple[str, str], dict[str, pd.DataFrame]] = {}
+        self._lock = threading.RLock()
+        self._known: set[str] | None = None
+
+    def frame(self, name: str) -> pd.DataFrame:
+        """The whole dataset ``name`` (typed; empty with its schema when absent)."""
+        got = self._frames.get(name)
+        if got is not None:
+            return got
+        with self._lock:
+            if name not in self._frames:
+                schema = LAKE_SCHEMAS.get(name, name if name in SCHEMAS else None)
+                self._frames[name] = read_dataset(self.root, name, schema=schema)
+            return self._frames[name]
+
+    def groups(self, name: str, key: str = "ticker") -> dict[str, pd.DataFrame]:
+        """Dataset ``name`` split by the values of ``key``."""
+        got = self._groups.get((name, key))
+        if got is not None:
+            return got
+        with self._lock:
+            if (name, key) not in self._groups:
+                df = self.frame(name)
+                if key in df.columns and len(df):
+                    keys = df[key].astype("string")
+                    self._groups[(name, key)] = {str(k): sub for k, sub in df.groupby(keys, observed=True, sort=True)}
+                else:
+                    self._groups[(name, key)] = {}
+            return self._groups[(name, key)]
+
+    def rows(self, name: str, value: str, key: str = "ticker") -> pd.DataFrame:
+        """Rows of ``name`` whose ``key`` equals ``value`` (an empty typed frame when none)."""
+        sub = self.groups(name, key).get(value)
+        if sub is None:
+            return self.frame(name).iloc[0:0]
+        return sub
+
+    def keys_of(self, name: str, key: str = "ticker") -> list[str]:
+        """Sorted distinct values of ``key`` in dataset ``name``."""
+        return sorted(self.groups(name, key))
+
+    def known_tickers(self) -> set[str]:
+        """Every ticker any dataset mentions (a ticker outside this set is unknown: 404)."""
+        if self._known is None:
+            with self._lock:
+                known: set[str] = set()
+                for p in self.root.iterdir() if self.root.exists() else []:
+                    if p.is_dir():
+                        df = self.frame(p.name)
+                        if "ticker" in df.columns:
+                            known.update(str(t) for t in df["ticker"].dropna().unique())
+                self._known = known
+        return self._known
+
+    def cik_to_ticker(self, cik: str) -> str | None:
+        """Ticker of a CIK (leading zeros optional), from company facts then filings."""
+        norm = cik.strip().lstrip("0")
+        for name in ("company_facts", "filings"):
+            df = self.frame(name)
+            if "cik" in df.columns and len(df):
+                hit = df.loc[df["cik"].astype("string").str.lstrip("0") == norm, "ticker"]
+                if len(hit):
+                    return str(hit.iloc[0])
+        return None
+
+
+def _column_values(s: pd.Series) -> list[Any]:
+    dtype = s.dtype
+    if isinstance(dtype, pd.DatetimeTZDtype):
+        out = s.dt.strftime("%Y-%m-%dT%H:%M:%SZ")
+        return out.astype(object).where(s.notna(), None).tolist()
+    if dtype.kind == "M":
+        out = s.dt.strftime("%Y-%m-%d")
+        return out.astype(object).where(s.notna(), None).tolist()
+    if dtype.kind == "f":
+        arr = s.to_numpy()
+        return [None if v != v else v for v in arr.tolist()]
+    if isinstance(dtype, pd.CategoricalDtype) or dtype == "string" or isinstance(dtype, pd.StringDtype):
+        return s.astype(object).where(s.notna(), None).tolist()
+    if isinstance(dtype, pd.api.extensions.ExtensionDtype):  # Int64, boolean
+        return s.astype(object).where(s.notna(), None).tolist()
+    if dtype is np.dtype(object):
+        return [None if (v is None or (isinstance(v, float) and v != v)) else _plain(v) for v in s.tolist()]
+    return s.tolist()
+
+
+def _plain(v: Any) -> Any:
+    if isinstance(v, np.ndarray):
+        return [_plain(x) for x in v.tolist()]
+    if isinstance(v, dict):
+        return {k: _plain(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_plain(x) for x in v]
+    return v
+
+
+def to_records(df: pd.DataFrame, fields: list[str] | None = None) -> list[dict[str, Any]]:
+    """Turn typed rows into JSON-ready dicts (dates ISO, missing values ``None``).
+
+    Args:
+        df: typed frame.
+        fields: columns to emit, in order (default: all).
+
+    Returns:
+        One dict per row.
+
+    Example:
+        >>> to_records(pd.DataFrame({"a": [1.5, np.nan]}))
+        [{'a': 1.5}, {'a': None}]
+    """
+    fields = [f for f in (fields or list(df.columns)) if f in df.columns]
+    columns = [_column_values(df[f]) for f in fields]
+    return [dict(zip(fields, row, strict=True)) for row in zip(*columns, strict=True)] if fields else []

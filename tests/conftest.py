@@ -1,0 +1,47 @@
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from lakes import write_test_lake  # noqa: E402
+
+import fdkit.server  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def test_lake(tmp_path_factory) -> Path:
+    return write_test_lake(tmp_path_factory.mktemp("lake"))
+
+
+@pytest.fixture(scope="session")
+def test_server(test_lake):
+    """A live server over the small test lake, with a request counter."""
+    counter = fdkit.server.FaultPlan()
+    with fdkit.server.start(test_lake, faults=counter) as srv:
+        srv.counter = counter
+        yield srv
+
+
+@pytest.fixture()
+def make_client(test_server, tmp_path):
+    """Client factory bound to the test server, with a private cache dir."""
+    import fdkit
+
+    made = []
+
+    def make(**kw):
+        kw.setdefault("api_key", test_server.api_key)
+        kw.setdefault("base_url", test_server.base_url)
+        kw.setdefault("cache_dir", str(tmp_path / "cache"))
+        kw.setdefault("progress", False)
+        c = fdkit.Client(**kw)
+        made.append(c)
+        return c
+
+    yield make
+    for c in made:
+        c.close()

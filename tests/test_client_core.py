@@ -1,0 +1,255 @@
+"""Client core over real HTTP: errors, retries, pagination, cache, offline mode, key safety."""
+
+from __future__ import annotations
+
+import itertools
+import time
+from pathlib import Path
+
+import pytest
+import requests
+
+import fdkit
+import fdkit.server
+from fdkit import paging
+from fdkit.cache import make_session, namespace_of
+from fdkit.errors import (
+    AuthenticationError,
+    BadRequestError,
+    CacheMissError,
+    InvalidCursorError,
+    NotFoundError,
+    PaymentRequiredError,
+    RateLimitError,
+    ServerError,
+    TransportError,
+)
+
+PRICES = {"ticker": "AAA", "interval": "day", "start_date": "2024-01-01", "end_date": "2024-12-31"}
+
+
+# -- errors -------------------------------------------------------------------------------------------------
+def test_400_maps_to_bad_request_with_server_message(make_client):
+    with pytest.raises(BadRequestError) as e:
+        make_client(cache=False).fetch("prices", {**PRICES, "interval": "hour"})
+    assert e.value.status == 400 and "'interval' must be one of" in e.value.message
+    assert isinstance(e.value, ValueError) and e.value.path == "/prices"
+
+
+def test_401_missing_and_invalid_key(test_server, make_client):
+    with pytest.raises(AuthenticationError) as e:
+        make_client(api_key="wrong-key-123456", cache=False).fetch("prices", PRICES)
+    assert e.value.status == 401 and e.value.message == "Invalid API key provided"
+    r = requests.get(test_server.base_url + "/prices", params=PRICES)
+    assert r.status_code == 401 and r.json()["error"] == "Missing API key"
+
+
+def test_402_when_plan_excludes_endpoint(test_lake, tmp_path):
+    with fdkit.server.start(test_lake, keys={"free-key-123456": "free"}) as srv:
+        c = fdkit.Client("free-key-123456", srv.base_url, cache=False)
+        with pytest.raises(PaymentRequiredError) as e:
+            c.fetch("income_statements", {"ticker": "AAA", "period": "quarterly"})
+        assert e.value.status == 402 and "plan" in e.value.message
+        assert c.fetch("company_facts", {"ticker": "AAA"})["company_facts"]["ticker"] == "AAA"  # never 402
+
+
+def test_404_maps_to_not_found(make_client):
+    with pytest.raises(NotFoundError) as e:
+        make_client(cache=False).fetch("prices", {**PRICES, "ticker": "ZZZZ"})
+    assert isinstance(e.value, LookupError) and "ZZZZ" in e.value.message
+
+
+def test_unknown_parameter_rejected_before_sending(make_client, test_server):
+    before = sum(test_server.counter.requests.values())
+    with pytest.raises(BadRequestError, match="no parameter 'start'"):
+        make_client().fetch("prices", {**PRICES, "start": "2024-01-01"})
+    assert sum(test_server.counter.requests.values()) == before
+
+
+def _faulty(test_lake, script, **kw):
+    return fdkit.server.start(test_lake, faults=fdkit.server.FaultPlan(script=script, paths=("/prices",), **kw))
+
+
+def test_429_retry_after_is_honoured(test_lake):
+    with _faulty(test_lake, ["429"], retry_after=1) as srv:
+        c = fdkit.Client(srv.api_key, srv.base_url, cache=False)
+        t0 = time.monotonic()
+        body = c.fetch("prices", {**PRICES, "limit": 5})
+        elapsed = time.monotonic() - t0
+    assert len(body["prices"]) == 5
+    assert elapsed >= 1.0, elapsed
+    assert srv.app is not None
+
+
+@pytest.mark.parametrize(("kind", "cls"), [("500", ServerError), ("503", ServerError), ("429", RateLimitError)])
+def test_persistent_failures_raise_transport_errors(test_lake, kind, cls):
+    with _faulty(test_lake, [kind] * 10) as srv:
+        c = fdkit.Client(srv.api_key, srv.base_url, cache=False)
+        c._args["timeout"] = 5
+        import fdkit.cache as fc
+
+        orig = fc.make_retry
+        try:
+            fc.make_retry = lambda: orig(total=2, backoff_factor=0.01)
+            import fdkit.client as fcl
+
+            fcl.make_retry = fc.make_retry
+            with pytest.raises(cls) as e:
+                c.fetch("prices", {**PRICES, "limit": 5})
+        finally:
+            fc.make_retry = orig
+            fcl.make_retry = orig
+    assert isinstance(e.value, TransportError) and e.value.status == int(kind)
+    if kind == "429":
+        assert e.value.retry_after == 0 and "throttled" in e.value.message
+
+
+def test_truncated_body_is_retried(test_lake):
+    with _faulty(test_lake, ["truncate", "truncate"]) as srv:
+        body = fdkit.Client(srv.api_key, srv.base_url, cache=False).fetch("prices", {**PRICES, "limit": 3})
+    assert [p["close"] for p in body["prices"]] == [100.0, 100.5, 101.0]
+
+
+# -- pagination ---------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("limit", [1, 99, 100, 101, 250])
+def test_paginator_returns_exactly_limit_unique_records(make_client, limit):
+    recs = make_client().fetch("prices", {**PRICES, "limit": limit})["prices"]
+    assert len(recs) == limit
+    assert len({r["time"] for r in recs}) == limit
+    assert recs == sorted(recs, key=lambda r: r["time"])
+
+
+def test_pagination_matches_unpaginated_lake(make_client, test_lake):
+    from fdkit.lake import read_dataset
+
+    recs = make_client().fetch("prices", {**PRICES, "limit": 5000})["prices"]
+    lake = read_dataset(test_lake, "prices")
+    lake = lake[lake["ticker"] == "AAA"]
+    assert [r["close"] for r in recs] == lake["close"].tolist()
+
+
+def test_paginator_restarts_once_on_invalid_cursor(test_lake, tmp_path):
+    with fdkit.server.start(test_lake, cursor_secret=b"a" * 32) as first:
+        port = int(first.base_url.rsplit(":", 1)[1])
+        c = fdkit.Client(first.api_key, first.base_url, cache_dir=str(tmp_path), progress=False)
+        # only page 1 is cached; its next_page_url holds a cursor signed with secret a
+        c.request("GET", "/prices", params={**PRICES, "limit": 250}, ttl=60)
+    # same port, new secret: the cached page 1 names a cursor the new server rejects
+    with fdkit.server.start(test_lake, keys=[first.api_key], port=port, cursor_secret=b"b" * 32) as second:
+        assert second.base_url == first.base_url
+        c2 = fdkit.Client(first.api_key, second.base_url, cache_dir=str(tmp_path), progress=False)
+
+        def get(url, refresh):
+            if url is None:
+                return c2.request("GET", "/prices", params={**PRICES, "limit": 250}, ttl=60, refresh=refresh)
+            return c2.request("GET", url, ttl=60, refresh=refresh)
+
+        walked = paging.collect(get, "prices", limit=250)
+    assert walked.restarted
+    assert len(walked.records) == 250 and len({r["time"] for r in walked.records}) == 250
+
+
+def test_invalid_cursor_error_class(test_server, make_client):
+    c = make_client(cache=False)
+    with pytest.raises(InvalidCursorError, match="Reissue the original request"):
+        c.request("GET", test_server.base_url + "/prices?cursor=garbage")
+
+
+def test_repeated_next_page_url_is_detected():
+    pages = {None: {"x": [1], "next_page_url": "a"}, "a": {"x": [2], "next_page_url": "a"}}
+    with pytest.raises(TransportError, match="same next_page_url"):
+        paging.collect(lambda u, r: pages[u], "x", limit=None)
+
+
+# -- cache ----------------------------------------------------------------------------------------------------
+def test_warm_cache_sends_no_request(make_client, test_server):
+    c = make_client()
+    cold = c.fetch("prices", {**PRICES, "limit": 250})
+    seen = sum(test_server.counter.requests.values())
+    warm = make_client().fetch("prices", {**PRICES, "limit": 250})
+    assert warm == cold
+    assert sum(test_server.counter.requests.values()) == seen
+
+
+def test_offline_mode(make_client):
+    params = {"ticker": "BBB", "interval": "week", "start_date": "2024-01-01", "end_date": "2024-06-30"}
+    with pytest.raises(CacheMissError):
+        make_client(offline=True).fetch("prices", params)
+    online = make_client().fetch("prices", params)
+    assert make_client(offline=True).fetch("prices", params) == online
+
+
+def test_cache_dir_is_private_and_namespaced(make_client, tmp_path):
+    make_client().fetch("company_facts", {"ticker": "AAA"})
+    root = tmp_path / "cache"
+    assert root.stat().st_mode & 0o777 == 0o700
+    files = [p.name for p in root.iterdir()]
+    assert files and all(len(f.split(".")[0]) == 20 for f in files)
+
+
+def _casings(word: str):
+    letters = [(ch.lower(), ch.upper()) if ch.isalpha() else (ch,) for ch in word]
+    return ["".join(c) for c in itertools.product(*letters)]
+
+
+def test_canary_key_never_written_to_cache(test_lake, tmp_path):
+    canary = "CANARY-7f3a9c1e-key"
+    cache_dir = tmp_path / "c"
+    with fdkit.server.start(test_lake, keys=[canary]) as srv:
+        session = make_session(cache_dir, namespace_of(srv.base_url, canary))
+        variants = _casings("x-api-key")
+        assert len(variants) == 128
+        for i, name in enumerate(variants):
+            r = session.get(srv.base_url + "/company/facts", params={"ticker": "AAA", "n": i}, headers={name: canary})
+            assert r.status_code == 400  # unknown parameter n: not cached, but still sent with the key
+            r = session.get(srv.base_url + "/prices", params={**PRICES, "limit": i + 1}, headers={name: canary})
+            assert r.status_code == 200 and not r.from_cache
+        c = fdkit.Client(canary, srv.base_url, cache_dir=str(cache_dir), progress=False)
+        c.fetch("prices", {**PRICES, "limit": 150})
+        session.close()
+        c.close()
+    files = [p for p in Path(cache_dir).rglob("*") if p.is_file()]
+    assert files
+    for p in files:
+        data = p.read_bytes()
+        assert canary.encode() not in data, p
+        assert canary.lower().encode() not in data.lower(), p
+    assert "CANARY" not in repr(c) and "CANARY" not in repr(c.settings)
+
+
+def test_key_not_in_exception_text(test_server, make_client):
+    secret = "secret-key-in-url-0001"
+    c = make_client(api_key=secret, cache=False)
+    with pytest.raises(AuthenticationError) as e:
+        c.fetch("prices", PRICES)
+    assert secret not in str(e.value) and secret not in repr(e.value)
+
+
+def test_config_precedence(monkeypatch, tmp_path):
+    from fdkit.config import resolve
+
+    env = {"FINANCIAL_DATASETS_API_KEY": "env-key", "FDKIT_BASE_URL": "http://env.example/"}
+    assert resolve(env=env).base_url == "http://env.example"
+    fdkit.configure(base_url="http://configured.example")
+    try:
+        assert resolve(env=env).base_url == "http://configured.example"
+        assert resolve(env=env, base_url="http://arg.example").base_url == "http://arg.example"
+        assert resolve(env=env).api_key == "env-key"
+    finally:
+        fdkit.configure(base_url=None)
+    assert resolve(env={"FINANCIAL_DATASETS_API_KEY": "k"}).base_url == "https://api.financialdatasets.ai"
+    assert resolve(env={}).embedded
+    with pytest.raises(TypeError, match="unknown setting"):
+        fdkit.configure(colour="red")
+
+
+def test_fetch_many_collects_per_ticker_failures(make_client):
+    c = make_client()
+    params = [{**PRICES, "ticker": t, "limit": 3} for t in ("AAA", "NOPE", "BBB")]
+    ok, failed = c.fetch_many("prices", params, errors="ignore")
+    assert [p["ticker"] for p, _ in ok] == ["AAA", "BBB"]
+    assert list(failed) == ["NOPE"] and isinstance(failed["NOPE"], NotFoundError)
+    with pytest.raises(NotFoundError):
+        c.fetch_many("prices", params)
+    with pytest.warns(UserWarning, match="NOPE"):
+        c.fetch_many("prices", params, errors="warn")
