@@ -1,0 +1,1012 @@
+#!/usr/bin/env python3
+"""Build the reference lake ``data/`` from the real public data in ``../shared/data-real``.
+
+Usage::
+
+    python scripts/build_reference_data.py [SOURCE_DIR] [--out data]
+
+Deterministic: the same sources give the same rows (``tests/test_reference_data.py`` rebuilds into a temporary
+directory and compares every dataset row for row). Every output dataset, its sources, licences, row counts and
+date ranges are written to ``data/SOURCES.md``; the us-gaap concept -> field mapping is in ``data/CONCEPTS.md``.
+Nothing here is invented: values are copied, re-based (prices), differenced (fiscal Q4, quarterly cash flows),
+summed (TTM) or computed by a documented formula (metrics, estimates, earnings summaries).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import re
+import sys
+import xml.etree.ElementTree as ET
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from fdkit.lake import read_dataset, write_dataset  # noqa: E402
+from fdkit.ratios import compute_ratios  # noqa: E402
+from fdkit.schema import METRIC_FIELDS, SCHEMAS, STATEMENT_FIELDS  # noqa: E402
+
+SEC = "https://www.sec.gov"
+
+# ---------------------------------------------------------------------------------------------------------
+# us-gaap concept -> statement field (first concept present wins; documented in data/CONCEPTS.md)
+# ---------------------------------------------------------------------------------------------------------
+CONCEPTS: dict[str, list[str]] = {
+    # income statement (durations)
+    "revenue": ["Revenues", "RevenueFromContractWithCustomerExcludingAssessedTax", "SalesRevenueNet",
+                "RevenueFromContractWithCustomerIncludingAssessedTax", "SalesRevenueGoodsNet"],
+    "cost_of_revenue": ["CostOfGoodsAndServicesSold", "CostOfRevenue", "CostOfGoodsSold",
+                        "CostOfGoodsAndServiceExcludingDepreciationDepletionAndAmortization"],
+    "gross_profit": ["GrossProfit"],
+    "research_and_development": ["ResearchAndDevelopmentExpense",
+                                 "ResearchAndDevelopmentExpenseExcludingAcquiredInProcessCost"],
+    "selling_general_and_administrative_expenses": ["SellingGeneralAndAdministrativeExpense"],
+    "operating_expense": ["OperatingExpenses", "CostsAndExpenses"],
+    "operating_income": ["OperatingIncomeLoss"],
+    "interest_expense": ["InterestExpense", "InterestExpenseNonoperating", "InterestExpenseDebt"],
+    "pretax_income": ["IncomeLossFromContinuingOperationsBeforeIncomeTaxesExtraordinaryItemsNoncontrollingInterest",
+                      "IncomeLossFromContinuingOperationsBeforeIncomeTaxesMinorityInterestAndIncomeLossFromEquityMethodInvestments"],
+    "income_tax_expense": ["IncomeTaxExpenseBenefit"],
+    "net_income_discontinued_operations": ["IncomeLossFromDiscontinuedOperationsNetOfTax"],
+    "net_income_non_controlling_interests": ["NetIncomeLossAttributableToNoncontrollingInterest"],
+    "net_income": ["NetIncomeLoss", "ProfitLoss"],
+    "net_income_common_stock": ["NetIncomeLossAvailableToCommonStockholdersBasic"],
+    "preferred_dividends_impact": ["PreferredStockDividendsIncomeStatementImpact"],
+    "consolidated_income": ["ProfitLoss"],
+    "earnings_per_share": ["EarningsPerShareBasic"],
+    "earnings_per_share_diluted": ["EarningsPerShareDiluted"],
+    "dividends_per_common_share": ["CommonStockDividendsPerShareDeclared", "CommonStockDividendsPerShareCashPaid"],
+    "weighted_average_shares": ["WeightedAverageNumberOfSharesOutstandingBasic"],
+    "weighted_average_shares_diluted": ["WeightedAverageNumberOfDilutedSharesOutstanding"],
+    # balance sheet (instants)
+    "total_assets": ["Assets"],
+    "current_assets": ["AssetsCurrent"],
+    "cash_and_equivalents": ["CashAndCashEquivalentsAtCarryingValue", "CashAndDueFromBanks",
+                             "CashCashEquivalentsRestrictedCashAndRestrictedCashEquivalents"],
+    "inventory": ["InventoryNet"],
+    "current_investments": ["MarketableSecuritiesCurrent", "AvailableForSaleSecuritiesDebtSecuritiesCurrent",
+                            "ShortTermInvestments"],
+    "accounts_receivable": ["AccountsReceivableNetCurrent"],
+    "nontrade_receivables": ["NontradeReceivablesCurrent"],
+    "non_current_assets": ["AssetsNoncurrent"],
+    "property_plant_and_equipment": ["PropertyPlantAndEquipmentNet",
+                                     "PropertyPlantAndEquipmentAndFinanceLeaseRightOfUseAssetAfterAccumulatedDepreciationAndAmortization"],
+    "goodwill": ["Goodwill"],
+    "intangibles": ["IntangibleAssetsNetExcludingGoodwill", "FiniteLivedIntangibleAssetsNet"],
+    "non_current_investments": ["MarketableSecuritiesNoncurrent", "LongTermInvestments",
+                                "AvailableForSaleSecuritiesDebtSecuritiesNoncurrent"],
+    "outstanding_shares": ["CommonStockSharesOutstanding"],
+    "tax_assets": ["DeferredIncomeTaxAssetsNet", "DeferredTaxAssetsNet"],
+    "total_liabilities": ["Liabilities"],
+    "current_liabilities": ["LiabilitiesCurrent"],
+    "debt_current": ["DebtCurrent"],
+    "long_term_debt_current": ["LongTermDebtCurrent", "LongTermDebtAndCapitalLeaseObligationsCurrent"],
+    "commercial_paper": ["CommercialPaper", "ShortTermBorrowings"],
+    "trade_and_non_trade_payables": ["AccountsPayableCurrent", "AccountsPayableAndAccruedLiabilitiesCurrent"],
+    "deferred_revenue": ["ContractWithCustomerLiabilityCurrent", "DeferredRevenueCurrent"],
+    "deposit_liabilities": ["Deposits"],
+    "non_current_liabilities": ["LiabilitiesNoncurrent"],
+    "non_current_debt": ["LongTermDebtNoncurrent", "LongTermDebtAndCapitalLeaseObligations"],
+    "tax_liabilities": ["AccruedIncomeTaxesNoncurrent", "DeferredTaxLiabilitiesNoncurrent",
+                        "DeferredIncomeTaxLiabilitiesNet"],
+    "shareholders_equity": ["StockholdersEquity",
+                            "StockholdersEquityIncludingPortionAttributableToNoncontrollingInterest"],
+    "retained_earnings": ["RetainedEarningsAccumulatedDeficit"],
+    "accumulated_other_comprehensive_income": ["AccumulatedOtherComprehensiveIncomeLossNetOfTax"],
+    "liabilities_and_equity": ["LiabilitiesAndStockholdersEquity"],
+    # cash flow (durations)
+    "depreciation_and_amortization": ["DepreciationDepletionAndAmortization", "DepreciationAmortizationAndOther",
+                                      "DepreciationAndAmortization", "Depreciation"],
+    "share_based_compensation": ["ShareBasedCompensation", "AllocatedShareBasedCompensationExpense"],
+    "net_cash_flow_from_operations": ["NetCashProvidedByUsedInOperatingActivities"],
+    "capex_payments": ["PaymentsToAcquirePropertyPlantAndEquipment", "PaymentsToAcquireProductiveAssets"],
+    "acquisitions_payments": ["PaymentsToAcquireBusinessesNetOfCashAcquired"],
+    "investment_payments": ["PaymentsToAcquireAvailableForSaleSecuritiesDebt", "PaymentsToAcquireInvestments",
+                            "PaymentsToAcquireMarketableSecurities"],
+    "investment_proceeds_maturities": ["ProceedsFromMaturitiesPrepaymentsAndCallsOfAvailableForSaleSecurities",
+                                       "ProceedsFromSaleMaturityAndCollectionsOfInvestments"],
+    "investment_proceeds_sales": ["ProceedsFromSaleOfAvailableForSaleSecuritiesDebt"],
+    "net_cash_flow_from_investing": ["NetCashProvidedByUsedInInvestingActivities"],
+    "debt_issued": ["ProceedsFromIssuanceOfLongTermDebt"],
+    "debt_repaid": ["RepaymentsOfLongTermDebt"],
+    "commercial_paper_net": ["ProceedsFromRepaymentsOfCommercialPaper"],
+    "stock_issued": ["ProceedsFromIssuanceOfCommonStock"],
+    "stock_repurchased": ["PaymentsForRepurchaseOfCommonStock"],
+    "dividends_paid": ["PaymentsOfDividends", "PaymentsOfDividendsCommonStock"],
+    "net_cash_flow_from_financing": ["NetCashProvidedByUsedInFinancingActivities"],
+    "change_in_cash_and_equivalents": [
+        "CashCashEquivalentsRestrictedCashAndRestrictedCashEquivalentsPeriodIncreaseDecreaseIncludingExchangeRateEffect",
+        "CashAndCashEquivalentsPeriodIncreaseDecrease"],
+    "effect_of_exchange_rate_changes": [
+        "EffectOfExchangeRateOnCashCashEquivalentsRestrictedCashAndRestrictedCashEquivalents",
+        "EffectOfExchangeRateOnCashAndCashEquivalents"],
+    "ending_cash_balance": ["CashCashEquivalentsRestrictedCashAndRestrictedCashEquivalents",
+                            "CashAndCashEquivalentsAtCarryingValue"],
+}  # fmt: skip
+
+INSTANT_FIELDS = {
+    "total_assets", "current_assets", "cash_and_equivalents", "inventory", "current_investments", "accounts_receivable",
+    "nontrade_receivables", "non_current_assets", "property_plant_and_equipment", "goodwill", "intangibles",
+    "non_current_investments", "outstanding_shares", "tax_assets", "total_liabilities", "current_liabilities",
+    "debt_current", "long_term_debt_current", "commercial_paper", "trade_and_non_trade_payables", "deferred_revenue",
+    "deposit_liabilities", "non_current_liabilities", "non_current_debt", "tax_liabilities", "shareholders_equity",
+    "retained_earnings", "accumulated_other_comprehensive_income", "liabilities_and_equity", "ending_cash_balance",
+}  # fmt: skip
+PER_SHARE = {"earnings_per_share", "earnings_per_share_diluted", "dividends_per_common_share"}
+SHARE_COUNTS = {"weighted_average_shares", "weighted_average_shares_diluted"}
+STATEMENT_FORMS = {"10-K", "10-Q", "10-K/A", "10-Q/A", "10-KT"}
+CONCEPT_ORDER = {c: i for f, cs in CONCEPTS.items() for i, c in enumerate(cs)}
+
+
+def _duration_kind(days: float) -> str | None:
+    if 80 <= days <= 100:
+        return "Q"
+    if 170 <= days <= 200:
+        return "H"
+    if 260 <= days <= 290:
+        return "9M"
+    if 350 <= days <= 380:
+        return "FY"
+    return None
+
+
+# ---------------------------------------------------------------------------------------------------------
+# facts
+# ---------------------------------------------------------------------------------------------------------
+def companyfacts_facts(src: Path) -> pd.DataFrame:
+    """Long facts from the SEC companyfacts JSONs (us-gaap + dei), first filing of each fact kept."""
+    rows = []
+    for path in sorted((src / "fundamentals/sec_companyfacts").glob("CIK*.json.gz")):
+        ticker = path.name.split("_", 1)[1].split(".")[0]
+        data = json.loads(gzip.decompress(path.read_bytes()))
+        for tax in ("us-gaap", "dei"):
+            for concept, body in data["facts"].get(tax, {}).items():
+                for unit, facts in body.get("units", {}).items():
+                    for f in facts:
+                        rows.append((ticker, concept, unit, f.get("start"), f["end"], f["val"], f.get("accn"),
+                                     f.get("form"), f.get("filed"), f.get("fy"), f.get("fp")))  # fmt: skip
+    df = pd.DataFrame(rows, columns=["ticker", "concept", "unit", "start", "end", "val", "accn", "form", "filed",
+                                     "fy", "fp"])  # fmt: skip
+    df["source"] = "companyfacts"
+    return df
+
+
+def _filings_index(src: Path) -> pd.DataFrame:
+    frames = [pd.read_csv(p, dtype=str) for p in sorted((src / "company/sec_submissions").glob("*_index.csv"))]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+def instance_facts(src: Path, skip: set[str], index: pd.DataFrame) -> pd.DataFrame:
+    """Non-dimensional facts of the bundled XBRL instance documents (tickers without companyfacts)."""
+    rows = []
+    for path in sorted((src / "fundamentals/xbrl_instance_facts").glob("*_*.csv.gz")):
+        stem = path.name[: -len(".csv.gz")]
+        ticker, form = stem.split("_")[0], stem.split("_")[1]
+        if ticker in skip or ticker == "UNP":
+            continue
+        m = re.search(r"filed(\d{4}-\d{2}-\d{2})", stem)
+        filed = m.group(1) if m else None
+        facts = pd.read_csv(path, dtype={"value": str, "dimensions": str})
+        period_end = facts.loc[facts["concept"] == "dei:DocumentPeriodEndDate", "value"]
+        accn = None
+        if len(index):
+            hit = index[(index["ticker"] == ticker) & (index["form"] == form)]
+            if filed:
+                hit = hit[hit["filingDate"] == filed]
+            elif len(period_end):
+                hit = hit[hit["reportDate"] == str(period_end.iloc[0])[:10]]
+            else:
+                hit = hit.iloc[0:0]
+            if len(hit):
+                accn, filed = hit["accessionNumber"].iloc[0], hit["filingDate"].iloc[0]
+        if filed is None:  # no filing date in the bundle: cannot be placed in time, left out
+            continue
+        facts = facts[facts["dimensions"].isna() & facts["concept"].str.startswith(("us-gaap:", "dei:"))]
+        for r in facts.itertuples(index=False):
+            try:
+                val = float(r.value)
+            except (TypeError, ValueError):
+                continue
+            start = None if (r.instant is True or str(r.instant) == "True") else r.period_start
+            rows.append((ticker, r.concept.split(":", 1)[1], r.unit if isinstance(r.unit, str) else "", start,
+                         r.period_end, val, accn, form, filed, None, None))  # fmt: skip
+    df = pd.DataFrame(rows, columns=["ticker", "concept", "unit", "start", "end", "val", "accn", "form", "filed",
+                                     "fy", "fp"])  # fmt: skip
+    df["source"] = "xbrl_instance"
+    return df
+
+
+def first_reported(facts: pd.DataFrame) -> pd.DataFrame:
+    """One row per (ticker, concept, start, end): the value and filing that first reported it."""
+    df = facts[facts["form"].isin(STATEMENT_FORMS)].copy()
+    df = df[df["unit"].isin(["USD", "USD/shares", "shares"]) | (df["unit"] == "")]
+    df["start"] = pd.to_datetime(df["start"])
+    df["end"] = pd.to_datetime(df["end"])
+    df["filed"] = pd.to_datetime(df["filed"])
+    df = df.sort_values(["ticker", "concept", "start", "end", "filed", "accn"], na_position="first", kind="stable")
+    df = df.drop_duplicates(["ticker", "concept", "start", "end"], keep="first")
+    df["days"] = (df["end"] - df["start"]).dt.days + 1
+    df["kind"] = [None if pd.isna(d) else _duration_kind(d) for d in df["days"]]
+    return df.reset_index(drop=True)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# statements
+# ---------------------------------------------------------------------------------------------------------
+def fiscal_calendar(facts: pd.DataFrame) -> pd.DataFrame:
+    """Fiscal years (start, end, first 10-K filing) and their quarter ends, per ticker, from annual durations."""
+    flows = facts[facts["concept"].isin(CONCEPTS["revenue"] + CONCEPTS["net_income"]) & (facts["kind"] == "FY")]
+    years = flows.groupby(["ticker", "start", "end"], as_index=False).agg(filed=("filed", "min"),
+                                                                          accn=("accn", "first"))  # fmt: skip
+    years = years.sort_values(["ticker", "end", "filed"]).drop_duplicates(["ticker", "end"], keep="first")
+    return years.reset_index(drop=True)
+
+
+def _pick(facts_by_key: dict, field: str, start, end, kind_days: tuple[int, int] | None):
+    """First concept of ``field`` with a fact for exactly (start, end) (instant: end only)."""
+    for concept in CONCEPTS[field]:
+        hit = facts_by_key.get((concept, None if field in INSTANT_FIELDS else start, end))
+        if hit is not None:
+            return hit
+    return None
+
+
+def build_statements(facts: pd.DataFrame, prices_daily: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """Annual, quarterly and TTM statements (+ filing metadata) for every ticker with facts."""
+    out_rows: list[dict] = []
+    for ticker, tf in facts.groupby("ticker", sort=True):
+        by_key = {}
+        for r in tf.itertuples(index=False):
+            key = (r.concept, None if pd.isna(r.start) else r.start, r.end)
+            by_key[key] = r
+        # instants are keyed without start
+        for r in tf[tf["start"].isna()].itertuples(index=False):
+            by_key[(r.concept, None, r.end)] = r
+        durations = _index_durations(by_key)
+        years = fiscal_calendar(tf)
+        # quarter ends: ends of quarter-length revenue/net income durations, within a fiscal year
+        qfacts = tf[tf["concept"].isin(CONCEPTS["revenue"] + CONCEPTS["net_income"]) & (tf["kind"] == "Q")]
+        for y in years.itertuples(index=False):
+            fy_start, fy_end = y.start, y.end
+            q_ends = sorted({e for s, e in zip(qfacts["start"], qfacts["end"], strict=True)
+                             if fy_start <= s and e < fy_end - pd.Timedelta(days=20)})  # fmt: skip
+            q_ends = [e for e in q_ends if (e - fy_start).days > 60][:3]
+            fy_label = int(y.end.year) if y.end.month >= 6 else int(y.end.year) - 1
+            rec = _statement_row(ticker, by_key, fy_start, fy_end, "annual", f"FY{fy_label}")
+            if rec:
+                out_rows.append(rec)
+            ends = [*q_ends, fy_end] if len(q_ends) == 3 else q_ends
+            prev_end = None
+            for qi, qe in enumerate(ends, start=1):
+                rec = _quarter_row(ticker, by_key, durations, fy_start, qe, prev_end, qi, fy_label)
+                if rec:
+                    out_rows.append(rec)
+                prev_end = qe
+    df = pd.DataFrame(out_rows)
+    df = _derive_fields(df)
+    ttm = _ttm(df)
+    full = pd.concat([df, ttm], ignore_index=True)
+    full = full.sort_values(["ticker", "period", "report_period"], kind="stable").reset_index(drop=True)
+    return {name: full[[c for c in SCHEMAS[name] if c in full.columns]] for name in STATEMENT_FIELDS} | {"_all": full}
+
+
+def _meta(rec_facts: list) -> dict:
+    """Filing metadata of a statement row: the earliest filing among the facts it uses."""
+    facts = [f for f in rec_facts if f is not None]
+    if not facts:
+        return {}
+    first = min(facts, key=lambda f: (f.filed, str(f.accn)))
+    return {"filing_date": first.filed, "accession_number": first.accn, "form_type": first.form}
+
+
+def _statement_row(ticker, by_key, start, end, period, fiscal_period) -> dict | None:
+    rec: dict = {"ticker": ticker, "report_period": end, "period": period, "fiscal_period": fiscal_period,
+                 "currency": "USD"}  # fmt: skip
+    used = []
+    for field in CONCEPTS:
+        f = _pick(by_key, field, start, end, None)
+        if f is not None:
+            rec[field] = float(f.val)
+            used.append(f)
+    if "revenue" not in rec and "net_income" not in rec:
+        return None
+    rec.update(_meta([u for u in used if u.start is not None and not pd.isna(u.start)] or used))
+    return rec
+
+
+def _ytd(by_key, field, fy_start, end):
+    return _pick(by_key, field, fy_start, end, None)
+
+
+def _quarter_row(ticker, by_key, durations, fy_start, q_end, prev_end, qi, fy_label) -> dict | None:
+    """A fiscal quarter: direct 3-month facts, else YTD(q_end) - YTD(prev_end); instants at q_end."""
+    rec: dict = {"ticker": ticker, "report_period": q_end, "period": "quarterly",
+                 "fiscal_period": f"FY{fy_label}-Q{qi}", "currency": "USD"}  # fmt: skip
+    used = []
+    q_start_guess = None
+    for field in CONCEPTS:
+        if field in INSTANT_FIELDS:
+            hit = None
+            for c in CONCEPTS[field]:
+                hit = by_key.get((c, None, q_end))
+                if hit is not None:
+                    break
+            if hit is not None:
+                rec[field] = float(hit.val)
+                used.append(hit)
+            continue
+        # direct quarter fact: a ~3-month duration ending at q_end
+        direct = None
+        for c in CONCEPTS[field]:
+            for f in durations.get((c, q_end), ()):
+                if f.kind == "Q":
+                    direct = f
+                    break
+            if direct is not None:
+                break
+        if direct is not None:
+            rec[field] = float(direct.val)
+            used.append(direct)
+            q_start_guess = q_start_guess or direct.start
+            continue
+        cur = _ytd(by_key, field, fy_start, q_end)
+        if field in SHARE_COUNTS:  # not additive: a derived Q4 takes the fiscal year's weighted average
+            if qi == 4 and cur is not None and cur.kind == "FY":
+                rec[field] = float(cur.val)
+            continue
+        if cur is None:
+            continue
+        if prev_end is None:
+            if cur.kind == "Q":
+                rec[field] = float(cur.val)
+                used.append(cur)
+            continue
+        prev = _ytd(by_key, field, fy_start, prev_end)
+        if prev is None or prev.kind is None:
+            continue
+        rec[field] = float(cur.val) - float(prev.val)
+        used.append(cur)
+    if "revenue" not in rec and "net_income" not in rec:
+        return None
+    if qi == 4:  # a derived fiscal Q4 is known when the 10-K is filed
+        annual = [f for f in used if getattr(f, "kind", None) == "FY"]
+        meta = _meta(annual) or _meta(used)
+    else:
+        meta = _meta([u for u in used if getattr(u, "kind", None) in ("Q", "H", "9M")] or used)
+    rec.update(meta)
+    return rec
+
+
+def _index_durations(by_key: dict) -> dict:
+    """Duration facts by (concept, end), to find the facts ending on a date."""
+    idx = defaultdict(list)
+    for (c, s, e), f in by_key.items():
+        if s is not None:
+            idx[(c, e)].append(f)
+    return idx
+
+
+def _sum(*cols: pd.Series) -> pd.Series:
+    stacked = pd.concat(cols, axis=1)
+    return stacked.sum(axis=1, min_count=1)
+
+
+def _derive_fields(df: pd.DataFrame) -> pd.DataFrame:
+    """Fields that are sums/differences of concepts (documented in CONCEPTS.md)."""
+    g = lambda c: df[c] if c in df.columns else pd.Series(np.nan, index=df.index)  # noqa: E731
+    df["gross_profit"] = g("gross_profit").fillna(g("revenue") - g("cost_of_revenue"))
+    df["operating_expense"] = g("operating_expense").fillna(
+        _sum(g("research_and_development"), g("selling_general_and_administrative_expenses"))
+    )
+    df["ebit"] = (g("pretax_income") + g("interest_expense").fillna(0.0)).fillna(g("operating_income"))
+    df["net_income_common_stock"] = g("net_income_common_stock").fillna(g("net_income"))
+    df["consolidated_income"] = g("consolidated_income").fillna(g("net_income"))
+    df["trade_and_non_trade_receivables"] = _sum(g("accounts_receivable"), g("nontrade_receivables"))
+    df["goodwill_and_intangible_assets"] = _sum(g("goodwill"), g("intangibles"))
+    df["investments"] = _sum(g("current_investments"), g("non_current_investments"))
+    df["non_current_assets"] = g("non_current_assets").fillna(g("total_assets") - g("current_assets"))
+    df["total_liabilities"] = g("total_liabilities").fillna(g("liabilities_and_equity") - g("shareholders_equity"))
+    df["non_current_liabilities"] = g("non_current_liabilities").fillna(
+        g("total_liabilities") - g("current_liabilities")
+    )
+    df["current_debt"] = g("debt_current").fillna(_sum(g("long_term_debt_current"), g("commercial_paper")))
+    df["total_debt"] = _sum(g("current_debt"), g("non_current_debt"))
+    df["capital_expenditure"] = -g("capex_payments")
+    df["business_acquisitions_and_disposals"] = -g("acquisitions_payments")
+    df["investment_acquisitions_and_disposals"] = _sum(
+        -g("investment_payments"), g("investment_proceeds_maturities"), g("investment_proceeds_sales")
+    )
+    df["issuance_or_repayment_of_debt_securities"] = _sum(
+        g("debt_issued"), -g("debt_repaid"), g("commercial_paper_net")
+    )
+    df["issuance_or_purchase_of_equity_shares"] = _sum(g("stock_issued"), -g("stock_repurchased"))
+    df["dividends_and_other_cash_distributions"] = -g("dividends_paid")
+    df["free_cash_flow"] = g("net_cash_flow_from_operations") - g("capex_payments").fillna(0.0)
+    df.loc[g("net_cash_flow_from_operations").isna(), "free_cash_flow"] = np.nan
+    return df
+
+
+_FLOW_FIELDS = sorted({f for name in ("income_statements", "cash_flow_statements") for f in STATEMENT_FIELDS[name]}
+                      - INSTANT_FIELDS - SHARE_COUNTS - {"dividends_per_common_share"})  # fmt: skip
+
+
+def _ttm(df: pd.DataFrame) -> pd.DataFrame:
+    """Trailing twelve months at each quarter end with four consecutive quarters: flows summed (EPS too),
+    stocks and share counts from the latest quarter."""
+    q = df[df["period"] == "quarterly"].sort_values(["ticker", "report_period"])
+    rows = []
+    for _, g in q.groupby("ticker", sort=True):
+        g = g.reset_index(drop=True)
+        for i in range(3, len(g)):
+            window = g.iloc[i - 3 : i + 1]
+            span = (window["report_period"].iloc[-1] - window["report_period"].iloc[0]).days
+            if not 250 <= span <= 300:
+                continue
+            last = g.iloc[i].to_dict()
+            rec = {k: last[k] for k in last}
+            for f in _FLOW_FIELDS:
+                if f in window.columns:
+                    vals = window[f]
+                    rec[f] = float(vals.sum()) if vals.notna().all() else np.nan
+            rec["period"] = "ttm"
+            rec["fiscal_period"] = f"TTM-{last['fiscal_period']}"
+            rows.append(rec)
+    return pd.DataFrame(rows, columns=df.columns)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# prices
+# ---------------------------------------------------------------------------------------------------------
+def build_prices(src: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Daily bars of the universe on one basis: split- and dividend-adjusted as of 2026-02-25 (yfinance
+    auto_adjust). 2003-2021 comes from the 2003-2023 file re-based onto that basis per ticker."""
+    new = pd.read_csv(src / "prices/us_equities_daily_adj_2021_2026.csv.gz", parse_dates=["date"])
+    old = pd.read_csv(src / "prices/us_equities_daily_2003_2023.csv.gz", parse_dates=["date"])
+    etf = pd.read_csv(src / "prices/etf_index_daily_2021_2026_SPY_QQQ_TLT_GLD_UUP_VIX.csv.gz", parse_dates=["date"])
+    # ^VIX is an index level, not a traded price; the file's last session (2026-03-26) is an incomplete download
+    # (zero volumes, closes copied across tickers), so it is left out
+    etf = etf[(etf["ticker"] != "^VIX") & (etf["date"] < etf["date"].max())]
+    parts, factors = [], []
+    for ticker, n in new.groupby("ticker", sort=True):
+        o = old[old["ticker"] == ticker]
+        if len(o):
+            overlap = o.merge(n[["date", "close"]], on="date", suffixes=("", "_new"))
+            price_factor = float(np.median(overlap["close_new"] / overlap["adj_close"]))
+            split = float(np.median(overlap["close"] / overlap["close_new"]))
+            split = max(1.0, round(split)) if split > 1.5 else 1.0
+            early = o[o["date"] < n["date"].min()].copy()
+            k = early["adj_close"] / early["close"] * price_factor
+            for col in ("open", "high", "low", "close"):
+                early[col] = early[col] * k
+            early["volume"] = (early["volume"] * split).round()
+            parts.append(early[["ticker", "date", "open", "high", "low", "close", "volume"]])
+            factors.append({"ticker": ticker, "price_factor": price_factor, "split_factor": split,
+                            "overlap_days": len(overlap)})  # fmt: skip
+        parts.append(n)
+    parts.append(etf[["ticker", "date", "open", "high", "low", "close", "volume"]])
+    daily = pd.concat(parts, ignore_index=True).sort_values(["ticker", "date"], kind="stable")
+    daily = daily.drop_duplicates(["ticker", "date"], keep="last")
+    for col in ("open", "high", "low", "close"):
+        daily[col] = daily[col].round(4)
+    daily["time"] = daily["date"].dt.tz_localize("UTC")
+    daily["volume"] = daily["volume"].round().astype("Int64")
+    return daily.drop(columns=["date"]).reset_index(drop=True), pd.DataFrame(factors)
+
+
+def build_minute_prices(src: Path, daily: pd.DataFrame) -> pd.DataFrame:
+    """LEAN minute bars (raw, US/Eastern) on the daily basis: each day scaled by adjusted close / raw close."""
+    m = pd.read_csv(src / "prices/lean_minute_trade_bars_AAPL_SPY.csv")
+    raw_daily = pd.read_csv(src / "prices/lean_daily_raw_unadjusted.csv.gz", parse_dates=["date"])
+    m["ts"] = pd.to_datetime(m["datetime_et"]).dt.tz_localize("America/New_York").dt.tz_convert("UTC")
+    m["date"] = pd.to_datetime(m["datetime_et"].str[:10])
+    adj = daily.assign(date=daily["time"].dt.tz_localize(None))[["ticker", "date", "close", "volume"]]
+    scale = raw_daily[["ticker", "date", "close", "volume"]].merge(
+        adj, on=["ticker", "date"], suffixes=("_raw", "_adj")
+    )
+    scale["k"] = scale["close_adj"] / scale["close_raw"]
+    # volumes on the daily basis are split-adjusted: the day's adjusted/raw volume ratio is the split ratio
+    scale["split"] = (scale["volume_adj"].astype(float) / scale["volume_raw"]).round().clip(lower=1)
+    m = m.merge(scale[["ticker", "date", "k", "split"]], on=["ticker", "date"], how="inner")
+    for col in ("open", "high", "low", "close"):
+        m[col] = (m[col] * m["k"]).round(4)
+    m["volume"] = (m["volume"] * m["split"]).round()
+    out = m[["ticker", "ts", "open", "high", "low", "close", "volume"]].rename(columns={"ts": "time"})
+    out["volume"] = out["volume"].astype("Int64")
+    return out.sort_values(["ticker", "time"]).reset_index(drop=True)
+
+
+def build_crypto(src: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Crypto daily bars (Yahoo, UTC days; 2014-2020 from the older file) and Coinbase minute bars (UTC)."""
+    new = pd.read_csv(src / "crypto/btc_eth_sol_usd_daily_yahoo_2021_2026.csv", parse_dates=["date"])
+    old = pd.read_csv(src / "crypto/btc_eth_usd_daily_yahoo_2014_2022.csv", parse_dates=["date"])
+    old = old[old["date"] < new["date"].min()]
+    daily = pd.concat([old.drop(columns=["adj_close"]), new], ignore_index=True).rename(columns={"symbol": "ticker"})
+    daily = daily.dropna(subset=["close"]).sort_values(["ticker", "date"]).drop_duplicates(["ticker", "date"])
+    daily["time"] = daily["date"].dt.tz_localize("UTC")
+    minute = pd.read_csv(src / "crypto/lean_coinbase_minute_trades_BTC_ETH.csv.gz")
+    minute["ticker"] = minute["symbol"].str.replace("USD", "-USD", regex=False)
+    minute["time"] = pd.to_datetime(minute["datetime_utc"]).dt.tz_localize("UTC")
+    cols = ["ticker", "time", "open", "high", "low", "close", "volume"]
+    return daily[cols].reset_index(drop=True), minute[cols].sort_values(["ticker", "time"]).reset_index(drop=True)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# segments
+# ---------------------------------------------------------------------------------------------------------
+_AXES = {"srt:ProductOrServiceAxis": "product", "us-gaap:StatementBusinessSegmentsAxis": "segment",
+         "srt:StatementGeographicalAxis": "geography", "us-gaap:StatementGeographicalAxis": "geography"}  # fmt: skip
+_REVENUE = {"us-gaap:" + c for c in CONCEPTS["revenue"]}
+
+
+def _member_label(member: str) -> str:
+    local = member.split(":", 1)[-1]
+    return local[: -len("Member")] if local.endswith("Member") else local
+
+
+def build_segments(src: Path, filed_of: dict[str, str]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Exploded segment revenue items and segmented financial line items from dimensional XBRL facts."""
+    seg = pd.read_csv(src / "segments/segment_product_geography_revenue_from_xbrl.csv", dtype=str)
+    seg["filing_date"] = seg["filing"].map(filed_of)
+    seg = seg.dropna(subset=["filing_date", "period_start", "period_end", "value"])
+    seg["value"] = seg["value"].astype(float)
+    rows = []
+    for r in seg.itertuples(index=False):
+        dims = [d.split("=", 1) for d in str(r.dimensions).split("|") if "=" in d]
+        members = [(a, m) for a, m in dims if a in _AXES]
+        if not members or len(members) != len(dims):
+            continue  # consolidation items, eliminations and other axes are not segment members
+        rows.append({"ticker": r.ticker, "concept": r.concept, "start": r.period_start, "end": r.period_end,
+                     "value": r.value, "filing_date": r.filing_date, "filing": r.filing,
+                     "members": tuple(sorted((_AXES[a], _member_label(m)) for a, m in members))})  # fmt: skip
+    df = pd.DataFrame(rows)
+    df["start"], df["end"] = pd.to_datetime(df["start"]), pd.to_datetime(df["end"])
+    df["days"] = (df["end"] - df["start"]).dt.days + 1
+    df["period"] = np.where(df["days"] > 300, "annual", np.where(df["days"] < 100, "quarterly", None))
+    df = df.dropna(subset=["period"])
+    df = df.sort_values(["ticker", "concept", "start", "end", "members", "filing_date"], kind="stable")
+    df = df.drop_duplicates(["ticker", "concept", "start", "end", "members"], keep="first")
+    rev = df[df["concept"].isin(_REVENUE)].copy()
+    items = []
+    for (ticker, end, period), g in rev.groupby(["ticker", "end", "period"], sort=True):
+        g = g.sort_values(["members", "concept"], kind="stable").reset_index(drop=True)
+        filing_date = g["filing_date"].min()
+        for i, r in enumerate(g.itertuples(index=False)):
+            for j, (stype, label) in enumerate(r.members):
+                items.append({"ticker": ticker, "report_period": end, "period": period, "currency": "USD",
+                              "filing_date": filing_date, "item": i, "member": j,
+                              "name": r.concept.split(":", 1)[1], "amount": r.value, "start_period": r.start,
+                              "end_period": r.end, "segment_label": label, "segment_type": stype})  # fmt: skip
+    items_df = pd.DataFrame(items)
+    line_items = {"us-gaap:OperatingIncomeLoss": "operating_income", "us-gaap:GrossProfit": "gross_profit",
+                  **{c: "revenue" for c in _REVENUE}}  # fmt: skip
+    fin = df[df["concept"].isin(line_items) & (df["members"].map(len) == 1)].copy()
+    fin = fin[fin["members"].map(lambda m: m[0][0] in ("product", "segment"))]
+    fin_rows = pd.DataFrame({
+        "ticker": fin["ticker"], "report_period": fin["end"], "period": fin["period"], "currency": "USD",
+        "filing_date": fin["filing_date"], "statement": "income_statement",
+        "line_item": fin["concept"].map(line_items), "category": fin["members"].map(lambda m: m[0][0]),
+        "label": fin["members"].map(lambda m: m[0][1]), "value": fin["value"],
+    }).drop_duplicates(["ticker", "report_period", "period", "line_item", "category", "label"])  # fmt: skip
+    return items_df, fin_rows.sort_values(["ticker", "report_period", "line_item", "category", "label"])
+
+
+# ---------------------------------------------------------------------------------------------------------
+# company, filings, filing items
+# ---------------------------------------------------------------------------------------------------------
+def build_company_facts(src: Path, statements: pd.DataFrame, daily: pd.DataFrame) -> pd.DataFrame:
+    uni = pd.read_csv(src / "company/universe.csv", dtype=str)
+    prof = pd.read_csv(src / "company/sec_entity_profiles_AAPL_MSFT_NVDA_TSLA.csv", dtype=str).set_index("ticker")
+    emp = pd.read_csv(src / "company/employees_from_10k.csv", dtype=str).set_index("ticker")
+    rows = []
+    for u in uni.itertuples(index=False):
+        t = u.Symbol
+        p = prof.loc[t] if t in prof.index else None
+        cik = str(u.CIK).split(".")[0].zfill(10) if isinstance(u.CIK, str) and u.CIK else None
+        st = statements[(statements["ticker"] == t) & (statements["period"] == "quarterly")]
+        shares = st.sort_values("report_period")["weighted_average_shares"].dropna()
+        shares_v = float(shares.iloc[-1]) if len(shares) else np.nan
+        px = daily[daily["ticker"] == t].sort_values("time")
+        employees = emp.loc[t, "employees"] if t in emp.index else u.employees
+        rows.append({
+            "ticker": t, "name": (p["name"] if p is not None else None) or u.Security,
+            "cik": cik, "industry": u._4, "sector": u._3, "category": "Common Stock" if u.asset_class == "equity"
+            else "Cryptocurrency", "exchange": p["exchanges"] if p is not None else None,
+            "is_active": True, "listing_date": None, "location": u._5 if isinstance(u._5, str) else None,
+            "market_cap": float(px["close"].iloc[-1] * shares_v) if len(px) and shares_v == shares_v else None,
+            "number_of_employees": int(float(employees)) if isinstance(employees, str) and employees else None,
+            "sec_filings_url": f"{SEC}/cgi-bin/browse-edgar?action=getcompany&CIK={cik}" if cik else None,
+            "sic_code": p["sic"] if p is not None else None,
+            "sic_industry": p["sic_description"] if p is not None else None,
+            "sic_sector": None, "website_url": None, "weighted_average_shares": shares_v,
+            "former_tickers": (p["former_names"] if p is not None and isinstance(p["former_names"], str) else None),
+        })  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def build_filings(index: pd.DataFrame) -> pd.DataFrame:
+    df = index.copy()
+    acc = df["accessionNumber"].str.replace("-", "", regex=False)
+    cik_int = df["cik"].astype(int).astype(str)
+    return pd.DataFrame({
+        "ticker": df["ticker"], "filing_date": df["filingDate"], "cik": df["cik"],
+        "accession_number": df["accessionNumber"], "filing_type": df["form"],
+        "report_date": df["reportDate"].where(df["reportDate"].notna() & (df["reportDate"] != ""), None),
+        "url": SEC + "/Archives/edgar/data/" + cik_int + "/" + acc + "/" + df["primaryDocument"].fillna(""),
+    }).sort_values(["ticker", "filing_date", "accession_number"], ascending=[True, False, True])  # fmt: skip
+
+
+_8K_ITEM = re.compile(r"(?im)^\s*item\s+(\d\.\d\d)\.?\s*(.*)$")
+
+
+def build_filing_items(src: Path, index: pd.DataFrame, statements: pd.DataFrame) -> pd.DataFrame:
+    rows = []
+    with gzip.open(src / "text/sec_filing_sections.jsonl.gz", "rt") as fh:
+        sections = [json.loads(line) for line in fh]
+    fiscal_q = {(r.ticker, str(r.filing_date)[:10]): r.fiscal_period
+                for r in statements[statements["period"] == "quarterly"].itertuples(index=False)
+                if not pd.isna(r.filing_date)}  # fmt: skip
+    for s in sections:
+        ticker, form, filed = s["ticker"], s["form"], s["filing_date"]
+        m = re.search(r"\d{10}-\d{2}-\d{6}", s.get("source", ""))
+        accn = m.group(0) if m else None
+        if accn is None and len(index):
+            hit = index[(index["ticker"] == ticker) & (index["form"] == form) & (index["filingDate"] == filed)]
+            accn = hit["accessionNumber"].iloc[0] if len(hit) else None
+        quarter = None
+        if form == "10-Q":
+            fp = fiscal_q.get((ticker, filed))
+            quarter = int(fp[-1]) if fp else (pd.Timestamp(filed) - pd.Timedelta(days=45)).quarter
+        base = {"ticker": ticker, "filing_date": filed, "accession_number": accn, "filing_type": form,
+                "year": int(filed[:4]), "quarter": quarter}  # fmt: skip
+        item = s["item"]
+        if form == "8-K":
+            text = s["text"]
+            heads = list(_8K_ITEM.finditer(text))
+            for i, h in enumerate(heads):
+                body = text[h.start() : heads[i + 1].start() if i + 1 < len(heads) else len(text)].strip()
+                rows.append({**base, "number": f"Item-{h.group(1)}", "name": h.group(2).strip()[:200] or None,
+                             "text": body})  # fmt: skip
+            continue
+        if form == "10-Q":
+            part, num = item.split("-", 1)
+            number = f"Part-{part[1:]},Item-{num}"
+        else:
+            number = f"Item-{item}"
+        rows.append({**base, "number": number, "name": s.get("title"), "text": s["text"]})
+    df = pd.DataFrame(rows)
+    return df.sort_values(["ticker", "filing_date", "filing_type", "number"], kind="stable").reset_index(drop=True)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# insiders, institutions
+# ---------------------------------------------------------------------------------------------------------
+_CODES = {"S": "Sale", "P": "Purchase", "A": "Grant", "M": "Option Exercise", "F": "Tax Withholding",
+          "G": "Gift", "D": "Disposition to Issuer", "C": "Conversion", "J": "Other",
+          "X": "Option Exercise"}  # fmt: skip
+
+
+def _signature_dates(src: Path) -> dict[tuple[str, str, str], str]:
+    out = {}
+    for p in sorted((src / "insider/raw").glob("*")):
+        text = p.read_text(errors="replace")
+        start = text.find("<ownershipDocument")
+        if start < 0:
+            continue
+        try:
+            root = ET.fromstring(text[start : text.rfind("</ownershipDocument>") + len("</ownershipDocument>")])
+        except ET.ParseError:
+            continue
+        def get(path: str, doc: ET.Element = root) -> str:
+            return (doc.findtext(path) or "").strip()
+
+        key = (get("issuer/issuerCik").zfill(10), get("documentType"), get("periodOfReport"))
+        sig = get("ownerSignature/signatureDate")
+        if sig:
+            out[key] = sig
+    return out
+
+
+def build_insiders(src: Path, index: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    df = pd.read_csv(src / "insider/form345_transactions_parsed.csv", dtype=str)
+    filed_by_accn = dict(zip(index["accessionNumber"], index["filingDate"], strict=True)) if len(index) else {}
+    sigs = _signature_dates(src)
+
+    def filing_date(r) -> str:
+        return filed_by_accn.get(r.accession) or sigs.get((str(r.issuer_cik).zfill(10), r.document_type,
+                                                           r.period_of_report)) or r.period_of_report  # fmt: skip
+
+    df["filing_date"] = [filing_date(r) for r in df.itertuples(index=False)]
+    num = lambda c: pd.to_numeric(df[c], errors="coerce")  # noqa: E731
+    shares = num("shares")
+    signed = np.where(df["acquired_disposed"] == "D", -shares, shares)
+    after = num("shares_owned_after")
+    common = {"ticker": df["issuer_symbol"], "filing_date": df["filing_date"], "issuer": df["issuer_name"],
+              "name": df["owner_name"], "title": df["officer_title"],
+              "is_board_director": df["is_director"].isin(["1", "true", "True"]),
+              "security_title": df["security_title"], "accession_number": df["accession"],
+              "form_type": df["document_type"]}  # fmt: skip
+    tx = df["row_type"].str.endswith("Transaction")
+    trades = pd.DataFrame({**common, "transaction_date": df["transaction_date"], "transaction_shares": signed,
+                           "transaction_price_per_share": num("price_per_share"),
+                           "transaction_value": shares * num("price_per_share"),
+                           "shares_owned_before_transaction": after - signed,
+                           "shares_owned_after_transaction": after,
+                           "transaction_type": df["transaction_code"].map(_CODES).fillna(df["transaction_code"]),
+                           })[tx]  # fmt: skip
+    hold = pd.DataFrame({**common, "is_officer": df["is_officer"].isin(["1", "true", "True"]),
+                         "is_ten_percent_owner": df["is_ten_pct"].isin(["1", "true", "True"]),
+                         "shares_owned": after, "direct_or_indirect": df["direct_indirect"],
+                         "report_date": df["period_of_report"]})  # fmt: skip
+    # ownership: every holding row, plus the post-transaction position of every transaction row
+    hold = hold[df["row_type"].str.endswith("Holding") | tx]
+    order = ["ticker", "filing_date", "accession_number"]
+    return (trades.sort_values(order, kind="stable").reset_index(drop=True),
+            hold.sort_values(order, kind="stable").reset_index(drop=True))  # fmt: skip
+
+
+def _norm_name(s: str) -> str:
+    s = re.sub(r"[^A-Z0-9 ]", " ", str(s).upper())
+    s = re.sub(r"\b(INC|CORP|CORPORATION|CO|COMPANY|LTD|PLC|CLASS|CL|THE|HLDGS|HOLDINGS|NEW|COM)\b", " ", s)
+    return " ".join(s.split())
+
+
+def build_institutional(src: Path) -> pd.DataFrame:
+    df = pd.read_csv(src / "insider/form13f_holdings_parsed.csv", dtype=str)
+    df = df[df["manager"].notna() & df["period"].notna()]
+    tickers = pd.read_csv(src / "company/sec_company_tickers.csv", dtype=str)
+    by_name: dict[str, str] = {}
+    for r in tickers.itertuples(index=False):  # first listed ticker of a title wins (the SEC file's order)
+        by_name.setdefault(_norm_name(r.title), r.ticker)
+    df["ticker"] = df["name_of_issuer"].map(lambda n: by_name.get(_norm_name(n)))
+    df = df.dropna(subset=["ticker"])
+    period = pd.to_datetime(df["period"].str[:8], format="%Y%m%d")
+    filed = pd.to_datetime(df["filed"].str[:8], format="%Y%m%d")
+    value = pd.to_numeric(df["value"], errors="coerce")
+    value = np.where(filed < pd.Timestamp("2023-01-03"), value * 1000.0, value)  # thousands before 2023
+    shares = pd.to_numeric(df["shares_or_principal"], errors="coerce")
+    out = pd.DataFrame({"ticker": df["ticker"], "report_period": period, "investor": df["manager"].str.upper(),
+                        "investor_cik": df["accession"].str[:10], "shares": shares, "market_value": value,
+                        "price": value / shares, "filing_date": filed, "accession_number": df["accession"],
+                        "put_call": df["put_call"]})  # fmt: skip
+    key = ["ticker", "report_period", "investor", "put_call"]
+    out = out.groupby(key, dropna=False, as_index=False).agg(
+        investor_cik=("investor_cik", "first"),
+        shares=("shares", "sum"),
+        market_value=("market_value", "sum"),
+        filing_date=("filing_date", "first"),
+        accession_number=("accession_number", "first"),
+    )
+    out["price"] = out["market_value"] / out["shares"]
+    return out.sort_values(["ticker", "report_period", "investor"]).reset_index(drop=True)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# macro, news
+# ---------------------------------------------------------------------------------------------------------
+def _changes(df: pd.DataFrame, col: str) -> pd.DataFrame:
+    df = df.dropna(subset=[col]).sort_values("date")
+    return df[df[col].ne(df[col].shift())]
+
+
+def build_rates(src: Path) -> pd.DataFrame:
+    """Policy-rate changes: FED (target, then the target-range midpoint from 2008-12-16) and ECB (MRO)."""
+    point = pd.read_csv(src / "rates/fred_DFEDTAR_fed_funds_target_1982_2008.csv", parse_dates=["date"])
+    upper = pd.read_csv(src / "rates/fred_DFEDTARU_fed_funds_target_upper_2008_2025.csv", parse_dates=["date"])
+    fed = pd.concat([point.rename(columns={"DFEDTAR": "rate"}),
+                     upper.assign(rate=upper["DFEDTARU"] - 0.125)[["date", "rate"]]])  # fmt: skip
+    fed = _changes(fed, "rate").assign(bank="FED", name="Federal Funds Target Rate (range midpoint from 2008-12-16)")
+    ecb = pd.read_csv(src / "rates/ecb_key_interest_rates_daily_1999_2024.csv", parse_dates=["date"])
+    ecb = _changes(ecb.rename(columns={"ecb_mro_rate": "rate"}), "rate")
+    ecb = ecb.assign(bank="ECB", name="ECB Main Refinancing Operations Rate")
+    out = pd.concat([fed, ecb])[["bank", "date", "name", "rate"]]
+    return out.sort_values(["bank", "date"]).reset_index(drop=True)
+
+
+def build_yield_curve(src: Path) -> pd.DataFrame:
+    df = pd.read_csv(src / "rates/us_treasury_par_yield_curve_daily_2021_2023.csv", parse_dates=["Date"])
+    names = {"1 Mo": "1_month", "2 Mo": "2_month", "3 Mo": "3_month", "4 Mo": "4_month", "6 Mo": "6_month",
+             "1 Yr": "1_year", "2 Yr": "2_year", "3 Yr": "3_year", "5 Yr": "5_year", "7 Yr": "7_year",
+             "10 Yr": "10_year", "20 Yr": "20_year", "30 Yr": "30_year"}  # fmt: skip
+    return df.rename(columns={"Date": "date", **names}).sort_values("date").reset_index(drop=True)
+
+
+def build_inflation(src: Path) -> pd.DataFrame:
+    cpi = pd.read_csv(src / "macro/us_cpi_monthly_1913_2026.csv", parse_dates=["Date"])
+    core = pd.read_csv(src / "macro/core_cpi_CPILFESL_monthly_1957_2018.csv")
+    core["Date"] = pd.to_datetime(core["Date"], format="%m/%d/%Y")
+    rows = []
+    for name, df, col in (("cpi_all_items", cpi, "Index"), ("cpi_core", core, "CPILFESL")):
+        df = df.sort_values("Date")
+        v = df[col].astype(float)
+        mom, yoy = (v / v.shift(1) - 1) * 100, (v / v.shift(12) - 1) * 100
+        rows.append(pd.DataFrame({"series": name, "date": df["Date"], "value": v, "change_mom": mom,
+                                  "change_yoy": yoy}))  # fmt: skip
+    out = pd.concat(rows, ignore_index=True)
+    out[["change_mom", "change_yoy"]] = out[["change_mom", "change_yoy"]].round(6)
+    return out
+
+
+def build_news(src: Path) -> pd.DataFrame:
+    a = pd.read_csv(src / "text/fnspid_nasdaq_headlines_AAPL_page.csv", dtype=str).dropna(subset=["date"])
+    a = pd.DataFrame({"ticker": a["ticker_page"], "date": a["date"], "title": a["headline"], "url": a["url"]})
+    y = pd.read_csv(src / "text/yahoo_headlines_sep2024_MSFT_ADBE_ORCL_PANW.csv", dtype=str)
+    y["date"] = pd.to_datetime(y["datetime_utc"], errors="coerce", utc=True).dt.strftime("%Y-%m-%d")
+    y = pd.DataFrame({"ticker": y["ticker"], "date": y["date"], "title": y["headline"], "url": y["url"]})
+    df = pd.concat([a, y], ignore_index=True).dropna(subset=["date", "title"])
+    df["source"] = df["url"].str.extract(r"https?://(?:www\.)?([^/]+)")[0]
+    df["author"] = None
+    df["sentiment"] = None
+    df = df.drop_duplicates(["ticker", "date", "title"])
+    return df.sort_values(["ticker", "date", "title"], ascending=[True, False, True]).reset_index(drop=True)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# derived: metrics, estimates, earnings
+# ---------------------------------------------------------------------------------------------------------
+def build_metrics(all_statements: pd.DataFrame, daily: pd.DataFrame) -> pd.DataFrame:
+    prices = daily[["ticker", "time", "close"]]
+    ratios = compute_ratios(all_statements, prices, growth=True)
+    head = all_statements[[c for c in SCHEMAS["financial_metrics"] if c in all_statements.columns
+                           and c not in METRIC_FIELDS]]  # fmt: skip
+    return pd.concat([head, ratios[[c for c in METRIC_FIELDS if c in ratios.columns]]], axis=1)
+
+
+def build_estimates(all_statements: pd.DataFrame) -> pd.DataFrame:
+    """Method ``trend-3y``: next two fiscal years (annual) / next four quarters (quarterly), each the last value
+    grown at the compound growth rate of the last three years (quarterly: same quarter a year earlier), rate
+    clipped to [-50%, +100%] a year."""
+    rows = []
+    for (ticker, period), g in all_statements[all_statements["period"].isin(["annual", "quarterly"])].groupby(
+            ["ticker", "period"], sort=True):  # fmt: skip
+        g = g.sort_values("report_period").dropna(subset=["revenue"])
+        lag = 3 if period == "annual" else 12
+        if len(g) <= lag:
+            continue
+        horizon = 2 if period == "annual" else 4
+        step = pd.DateOffset(years=1) if period == "annual" else pd.DateOffset(months=3)
+        for h in range(1, horizon + 1):
+            rec = {"ticker": ticker, "period": period, "method": "trend-3y",
+                   "fiscal_period": g["report_period"].iloc[-1] + step * h}  # fmt: skip
+            for field in ("revenue", "earnings_per_share"):
+                base_pos = len(g) - 1 - ((4 - h) % 4 if period == "quarterly" else 0)
+                last, earlier = g[field].iloc[base_pos], g[field].iloc[base_pos - lag]
+                years = 3
+                if last and earlier and last > 0 and earlier > 0:
+                    rate = float(np.clip((last / earlier) ** (1 / years) - 1, -0.5, 1.0))
+                else:
+                    rate = 0.0
+                periods_ahead = h if period == "annual" else (h + 3) // 4
+                rec[field] = float(last * (1 + rate) ** periods_ahead) if last == last else np.nan
+            rows.append(rec)
+    return pd.DataFrame(rows)
+
+
+def build_earnings(all_statements: pd.DataFrame) -> pd.DataFrame:
+    """One record per quarterly report: the quarter's figures and the trailing-twelve-month figures."""
+    q = all_statements[all_statements["period"] == "quarterly"].set_index(["ticker", "report_period"])
+    ttm = all_statements[all_statements["period"] == "ttm"].set_index(["ticker", "report_period"])
+    dims = [f[len("quarterly_") :] for f in SCHEMAS["earnings"] if f.startswith("quarterly_")]
+    out = pd.DataFrame(index=q.index)
+    for d in dims:
+        out[f"quarterly_{d}"] = q[d] if d in q.columns else np.nan
+        out[f"annual_{d}"] = ttm[d].reindex(q.index) if d in ttm.columns else np.nan
+    out["fiscal_period"] = q["fiscal_period"]
+    out["currency"] = q["currency"]
+    out["source_type"] = q["form_type"].str.replace("/A", "", regex=False)
+    out["filing_date"] = q["filing_date"]
+    out["accession_number"] = q["accession_number"]
+    return out.reset_index()
+
+
+# ---------------------------------------------------------------------------------------------------------
+# main
+# ---------------------------------------------------------------------------------------------------------
+def build(src: Path, out: Path) -> dict[str, pd.DataFrame]:
+    index = _filings_index(src)
+    cf = companyfacts_facts(src)
+    inst = instance_facts(src, set(cf["ticker"].unique()), index)
+    facts = first_reported(pd.concat([cf, inst], ignore_index=True))
+    daily, factors = build_prices(src)
+    stmts = build_statements(facts, daily)
+    all_st = stmts.pop("_all")
+    filed_of = {}
+    for p in sorted((src / "fundamentals/xbrl_instance_facts").glob("*_*.csv.gz")):
+        stem = p.name[: -len(".csv.gz")]
+        m = re.search(r"filed(\d{4}-\d{2}-\d{2})", stem)
+        if m:
+            filed_of[stem] = m.group(1)
+        else:
+            t, form = stem.split("_")[:2]
+            end = stem.rsplit("_", 1)[1]
+            hit = index[(index["ticker"] == t) & (index["form"] == form) & (index["reportDate"] == end)] \
+                if len(index) else []  # fmt: skip
+            if len(hit):
+                filed_of[stem] = hit["filingDate"].iloc[0]
+            else:  # companyfacts knows when the 10-K/10-Q for that period end was first filed
+                f = facts[(facts["ticker"] == t) & (facts["end"] == pd.Timestamp(end)) & (facts["form"] == form)]
+                if len(f):
+                    filed_of[stem] = f["filed"].min().strftime("%Y-%m-%d")
+    seg_items, seg_fin = build_segments(src, filed_of)
+    crypto_daily, crypto_minute = build_crypto(src)
+    datasets: dict[str, tuple[pd.DataFrame, str | None]] = {
+        **{name: (df, name) for name, df in stmts.items()},
+        "financial_metrics": (build_metrics(all_st, daily), "financial_metrics"),
+        "segmented_revenues": (seg_items, None),
+        "segmented_financials": (seg_fin, None),
+        "prices": (daily, "prices"),
+        "prices_minute": (build_minute_prices(src, daily), "prices"),
+        "crypto_prices": (crypto_daily, "crypto_prices"),
+        "crypto_prices_minute": (crypto_minute, "crypto_prices"),
+        "company_facts": (build_company_facts(src, all_st, daily), "company_facts"),
+        "filings": (build_filings(index), "filings"),
+        "filing_items": (build_filing_items(src, index, all_st), "filing_items"),
+        "institutional_ownership": (build_institutional(src), "institutional_ownership"),
+        "interest_rates": (build_rates(src), "interest_rates"),
+        "yield_curve": (build_yield_curve(src), "yield_curve"),
+        "inflation": (build_inflation(src), "inflation"),
+        "news": (build_news(src), "news"),
+        "analyst_estimates": (build_estimates(all_st), "analyst_estimates"),
+        "earnings": (build_earnings(all_st), "earnings"),
+    }
+    trades, holdings = build_insiders(src, index)
+    datasets["insider_trades"] = (trades, "insider_trades")
+    datasets["insider_ownership"] = (holdings, "insider_ownership")
+    out.mkdir(parents=True, exist_ok=True)
+    written = {}
+    for name, (df, schema) in sorted(datasets.items()):
+        if schema is None:
+            df = _typed_extra(name, df)
+        write_dataset(out, name, df, schema=schema)
+        written[name] = read_dataset(out, name, schema=schema)
+    written["_price_factors"] = factors
+    return written
+
+
+def _typed_extra(name: str, df: pd.DataFrame) -> pd.DataFrame:
+    """Lake datasets whose rows are not a record schema (exploded segments)."""
+    from fdkit.lake import conform
+
+    if name == "segmented_revenues":
+        base = conform(df, "segment_items")
+        base["fiscal_period"] = pd.Series(pd.NA, index=df.index, dtype="string").astype("category")
+        base["currency"] = df["currency"].astype("category")
+        base["accession_number"] = pd.Series(pd.NA, index=df.index, dtype="string")
+        base["filing_date"] = pd.to_datetime(df["filing_date"])
+        base["item"] = df["item"].astype("Int64")
+        base["member"] = df["member"].astype("Int64")
+        return base
+    if name == "segmented_financials":
+        base = conform(df, "segmented_financials")
+        base["statement"] = df["statement"].astype("category")
+        return base
+    return df
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("source", nargs="?", default=str(ROOT.parent / "shared" / "data-real"))
+    ap.add_argument("--out", default=str(ROOT / "data"))
+    args = ap.parse_args(argv)
+    src = Path(args.source)
+    if not (src / "SOURCES.md").exists():
+        print(f"build_reference_data: {src} is not a data-real folder (no SOURCES.md)", file=sys.stderr)
+        return 2
+    written = build(src, Path(args.out))
+    from sources_doc import write_sources_md  # noqa: PLC0415
+
+    write_sources_md(Path(args.out), written)
+    for name, df in sorted(written.items()):
+        if not name.startswith("_"):
+            print(f"{name:28s} {len(df):>8,d} rows")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

