@@ -54,6 +54,7 @@ class Param:
         repeatable: may be given several times (``?filing_type=10-K&filing_type=10-Q``).
         items: element type of an ``array`` body field.
         description: one line for docs.
+        example: a value that answers 200 on the reference data (docs and fuzzing start from it).
     """
 
     name: str
@@ -66,6 +67,7 @@ class Param:
     repeatable: bool = False
     items: str | None = None
     description: str = ""
+    example: Any = None
 
 
 @dataclass(frozen=True)
@@ -150,9 +152,9 @@ class Endpoint:
 # ---------------------------------------------------------------------------------------------------------
 # parameter groups
 # ---------------------------------------------------------------------------------------------------------
-TICKER = Param("ticker", description="Ticker symbol, e.g. AAPL.")
-TICKER_REQ = Param("ticker", required=True, description="Ticker symbol, e.g. AAPL.")
-CIK = Param("cik", description="SEC Central Index Key, used in place of ticker.")
+TICKER = Param("ticker", description="Ticker symbol, e.g. AAPL.", example="AAPL")
+TICKER_REQ = Param("ticker", required=True, description="Ticker symbol, e.g. AAPL.", example="AAPL")
+CIK = Param("cik", description="SEC Central Index Key, used in place of ticker.", example="0000320193")
 PERIOD_STMT = Param("period", required=True, enum=("annual", "quarterly", "ttm"), description="Reporting period.")
 PERIOD_SEG = Param("period", required=True, enum=("annual", "quarterly"), description="Reporting period.")
 
@@ -171,8 +173,8 @@ def _date_filters(name: str) -> tuple[Param, ...]:
 REPORT_PERIOD_FILTERS = _date_filters("report_period")
 FILING_DATE_FILTERS = _date_filters("filing_date")
 START_END_REQ = (
-    Param("start_date", "date", required=True, description="First date, inclusive (YYYY-MM-DD)."),
-    Param("end_date", "date", required=True, description="Last date, inclusive (YYYY-MM-DD)."),
+    Param("start_date", "date", required=True, description="First date, inclusive (YYYY-MM-DD).", example="2024-01-02"),
+    Param("end_date", "date", required=True, description="Last date, inclusive (YYYY-MM-DD).", example="2024-03-28"),
 )
 START_END = (
     Param("start_date", "date", description="First date, inclusive (YYYY-MM-DD)."),
@@ -486,7 +488,8 @@ _ENDPOINTS: tuple[Endpoint, ...] = (
         response_key="interest_rates",
         schema="interest_rates",
         index=("bank", "date"),
-        params=(Param("bank", required=True, description="Central bank code, e.g. FED, ECB."), *START_END),
+        params=(Param("bank", required=True, description="Central bank code, e.g. FED, ECB.", example="FED"),
+                *START_END),
         page_size=None,
         newest_first=False,
         dataset="interest_rates",
@@ -496,7 +499,7 @@ _ENDPOINTS: tuple[Endpoint, ...] = (
     ),
     _snapshot(
         "interest_rate_snapshot", "/macro/interest-rates/snapshot", "interest_rates", "interest_rates",
-        "Current policy rate of a central bank.", params=(Param("bank", required=True),),
+        "Current policy rate of a central bank.", params=(Param("bank", required=True, example="ECB"),),
         dataset="interest_rates", index=("bank", "date"), tier="free", ticker_param="bank",
     ),  # fmt: skip
     _snapshot(

@@ -703,6 +703,7 @@ def _signature_dates(src: Path) -> dict[tuple[str, str, str], str]:
             root = ET.fromstring(text[start : text.rfind("</ownershipDocument>") + len("</ownershipDocument>")])
         except ET.ParseError:
             continue
+
         def get(path: str, doc: ET.Element = root) -> str:
             return (doc.findtext(path) or "").strip()
 

@@ -45,3 +45,24 @@ def make_client(test_server, tmp_path):
     yield make
     for c in made:
         c.close()
+
+
+@pytest.fixture(scope="session")
+def ref_server():
+    """A live server over the bundled reference lake (data/)."""
+    counter = fdkit.server.FaultPlan()
+    with fdkit.server.start(faults=counter) as srv:
+        srv.counter = counter
+        yield srv
+
+
+@pytest.fixture(scope="session")
+def ref_client(ref_server, tmp_path_factory):
+    """A client of the reference server with its own cache dir."""
+    import fdkit
+
+    c = fdkit.Client(
+        ref_server.api_key, ref_server.base_url, cache_dir=str(tmp_path_factory.mktemp("refcache")), progress=False
+    )
+    yield c
+    c.close()

@@ -274,8 +274,9 @@ def statement_segments(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
 def prices(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
     """OHLCV bars, aggregated to ``interval`` x ``interval_multiplier``.
 
-    An output bar has the first open, max high, min low, last close and summed volume of its source bars and is
-    stamped with the time of its first source bar.
+    An output bar has the first open, max high, min low, last close and summed volume of its source bars. Minute
+    bars are stamped with the start of their N-minute bucket; day, week, month and year bars with the time of their
+    first source bar (the first trading day).
     """
     ticker = str(q["ticker"]).strip().upper()
     interval, mult = q["interval"], int(q.get("interval_multiplier") or 1)
@@ -313,9 +314,12 @@ def _aggregate(df: pd.DataFrame, interval: str, mult: int) -> pd.DataFrame:
         ordinal = codes.map(lambda p: p.ordinal).astype("int64")
         group = (ordinal - ordinal.iloc[0]) // mult
     g = df.groupby(group.to_numpy(), sort=True)
+    first_time = g["time"].first()
+    if interval == "minute":
+        first_time = pd.Series(pd.DatetimeIndex(first_time.index).tz_localize("UTC"), index=first_time.index)
     out = pd.DataFrame(
         {
-            "time": g["time"].first(),
+            "time": first_time,
             "open": g["open"].first(),
             "high": g["high"].max(),
             "low": g["low"].min(),

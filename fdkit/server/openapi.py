@@ -120,7 +120,6 @@ def _param_schema(p: Param) -> dict[str, Any]:
             "type": "string",
             "minLength": 1,
             "maxLength": 200,
-            "pattern": r"^[^\x00-\x1f]*\S[^\x00-\x1f]*$",
         },
         "integer": {"type": "integer"},
         "number": {"type": "number"},
@@ -135,6 +134,8 @@ def _param_schema(p: Param) -> dict[str, Any]:
         base["maximum"] = p.max
     if p.default is not None:
         base["default"] = p.default
+    if p.example is not None:
+        base["example"] = p.example
     if p.repeatable:
         return {"type": "array", "items": base, "minItems": 1}
     return base
