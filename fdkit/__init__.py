@@ -8,10 +8,12 @@ Example:
 
 from __future__ import annotations
 
+from . import accessor as _accessor  # noqa: F401  (registers the .fds accessor)
 from . import catalog, errors
 from .catalog import CATALOG
 from .client import Client, default_client
 from .config import configure
+from .datasets import DATASETS, available, filing_exhibits, financials
 from .errors import (
     AuthenticationError,
     BadRequestError,
@@ -27,7 +29,13 @@ from .errors import (
 
 __version__ = "0.1.0"
 
+globals().update(DATASETS)  # fdkit.prices, fdkit.balance_sheets, ... (generated from the catalog)
+
 __all__ = [
+    *DATASETS,
+    "available",
+    "financials",
+    "filing_exhibits",
     "CATALOG",
     "Client",
     "configure",

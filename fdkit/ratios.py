@@ -45,7 +45,7 @@ from collections.abc import Iterable
 import numpy as np
 import pandas as pd
 
-__all__ = ["FAMILIES", "compute_ratios", "price_on_or_before"]
+__all__ = ["FAMILIES", "compute_ratios", "price_on_or_before", "trailing_twelve_months"]
 
 FAMILIES: dict[str, tuple[str, ...]] = {
     "profitability": ("gross_margin", "operating_margin", "net_margin", "return_on_equity", "return_on_assets",
@@ -127,6 +127,7 @@ def compute_ratios(
     *,
     growth: bool = True,
     families: Iterable[str] | None = None,
+    lag: int = 1,
 ) -> pd.DataFrame:
     """Compute ratio families for every row of a wide statement frame.
 
@@ -136,6 +137,7 @@ def compute_ratios(
         prices: a long price frame (``ticker``, ``time``, ``close``) for the valuation family.
         growth: compute the growth family (period over period within ticker and period type).
         families: which families (default: all that the inputs allow).
+        lag: growth compares each row with the row ``lag`` periods earlier (same ticker and period type).
 
     Returns:
         A frame on the same index with one float64 column per ratio.
@@ -208,7 +210,7 @@ def compute_ratios(
         order = order.sort_values(["ticker", "period", "report_period"], kind="stable")
         grouped = order.groupby(["ticker", "period"], sort=False, observed=True, dropna=False)
         for k in _GROWTH_SOURCES:
-            prev = grouped[k].shift(1)
+            prev = grouped[k].shift(lag)
             chg = (order[k] - prev) / prev.abs().where(prev != 0)
             growth_cols[k] = pd.Series(chg.to_numpy(), index=order["_row"].to_numpy()).sort_index()
         growth_cols = {k: pd.Series(v.to_numpy(), index=df.index, dtype="float64") for k, v in growth_cols.items()}
@@ -230,3 +232,53 @@ def compute_ratios(
         eg = growth_cols.get("earnings_growth")
         out["peg_ratio"] = _div(pe, eg * 100.0) if eg is not None else pd.Series(np.nan, index=df.index)
     return pd.DataFrame({k: v.astype("float64") for k, v in out.items()}, index=df.index)
+
+
+#: statement fields that are stocks (balance sheet) or not additive: TTM keeps the latest quarter's value
+_NOT_SUMMED = {
+    "total_assets", "current_assets", "cash_and_equivalents", "inventory", "current_investments",
+    "trade_and_non_trade_receivables", "non_current_assets", "property_plant_and_equipment",
+    "goodwill_and_intangible_assets", "investments", "non_current_investments", "outstanding_shares", "tax_assets",
+    "total_liabilities", "current_liabilities", "current_debt", "trade_and_non_trade_payables", "deferred_revenue",
+    "deposit_liabilities", "non_current_liabilities", "non_current_debt", "tax_liabilities", "shareholders_equity",
+    "retained_earnings", "accumulated_other_comprehensive_income", "total_debt", "ending_cash_balance",
+    "weighted_average_shares", "weighted_average_shares_diluted", "dividends_per_common_share",
+}  # fmt: skip
+
+
+def trailing_twelve_months(statements: pd.DataFrame) -> pd.DataFrame:
+    """Trailing-twelve-month rows from quarterly rows: flows summed over four quarters, stocks from the latest.
+
+    Args:
+        statements: a wide statement frame indexed ``(ticker, report_period)`` with quarterly rows (other
+            period types are ignored).
+
+    Returns:
+        One ``ttm`` row per quarter that closes four consecutive quarters (about 9 months from first to last
+        report period), same index and columns.
+
+    Example:
+        >>> idx = pd.MultiIndex.from_product([["X"], pd.date_range("2024-03-31", periods=4, freq="QE")],
+        ...                                  names=["ticker", "report_period"])
+        >>> q = pd.DataFrame({"period": "quarterly", "revenue": [1.0, 2.0, 3.0, 4.0]}, index=idx)
+        >>> trailing_twelve_months(q)["revenue"].tolist()
+        [10.0]
+    """
+    df = statements
+    if "period" in df.columns:
+        df = df[df["period"].astype(str) == "quarterly"]
+    df = df.sort_index()
+    numeric = [c for c in df.columns if pd.api.types.is_float_dtype(df[c]) and c not in _NOT_SUMMED]
+    parts = []
+    for _, g in df.groupby(level="ticker", observed=True, sort=True):
+        rp = g.index.get_level_values("report_period")
+        span = pd.Series(rp, index=g.index).diff(3).dt.days
+        summed = g[numeric].rolling(4, min_periods=4).sum()
+        out = g.copy()
+        out[numeric] = summed
+        ok = span.between(250, 300).to_numpy()
+        parts.append(out[ok])
+    result = pd.concat(parts) if parts else df.iloc[0:0].copy()
+    if "period" in result.columns:
+        result["period"] = pd.Categorical(["ttm"] * len(result))
+    return result

@@ -278,7 +278,9 @@ def build_statements(facts: pd.DataFrame, prices_daily: pd.DataFrame) -> dict[st
             q_ends = sorted({e for s, e in zip(qfacts["start"], qfacts["end"], strict=True)
                              if fy_start <= s and e < fy_end - pd.Timedelta(days=20)})  # fmt: skip
             q_ends = [e for e in q_ends if (e - fy_start).days > 60][:3]
-            fy_label = int(y.end.year) if y.end.month >= 6 else int(y.end.year) - 1
+            # fiscal years are named by the calendar year they end in (NVDA FY2026 ends 2026-01-25); a 52/53-week
+            # year ending in the first days of January belongs to the year before
+            fy_label = int(fy_end.year) - (1 if fy_end.month == 1 and fy_end.day <= 7 else 0)
             rec = _statement_row(ticker, by_key, fy_start, fy_end, "annual", f"FY{fy_label}")
             if rec:
                 out_rows.append(rec)

@@ -18,9 +18,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .. import screen as _screen
 from ..catalog import Endpoint
 from ..errors import BadRequestError
+from ..filters import apply_filters
 from ..schema import SCHEMAS, YIELD_TENORS, fields_of
 from .params import ParamError
 from .store import Store, to_records
@@ -496,7 +496,7 @@ def screener(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
         df = df[df["currency"].astype("string") == q["currency"]]
     df = df.sort_values("report_period").groupby("ticker", observed=True).tail(1)
     try:
-        hits = _screen.apply_filters(df, q["filters"])
+        hits = apply_filters(df, q["filters"])
     except BadRequestError as exc:
         raise ParamError(exc.message, exc.error or "Invalid filters") from None
     hits = hits.iloc[: int(q.get("limit") or 10)]

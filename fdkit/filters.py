@@ -1,4 +1,4 @@
-"""Screener filter semantics, shared by the server's ``POST /financials/search/screener`` and ``df.fds.screen``.
+"""Filter semantics, shared by the server's ``POST /financials/search/screener`` and ``df.fds.screen``.
 
 A filter is ``{"field": str, "operator": "eq"|"gt"|"gte"|"lt"|"lte"|"in", "value": number | [str]}``; filters
 combine with AND; missing values never match; results are sorted by ticker. ``in`` compares as strings (tickers,

@@ -1,0 +1,335 @@
+"""The ``.fds`` DataFrame accessor: ratios, screening, point-in-time joins, panel helpers and plots.
+
+Registered when fdkit is imported. It works on fdkit's long frames (indexed ``(ticker, <date>)``) and delegates
+to :mod:`fdkit.ratios`, :mod:`fdkit.filters` and :mod:`fdkit.plot`.
+
+Example:
+    >>> import fdkit
+    >>> px = fdkit.prices(["AAPL", "MSFT"], start_date="2024-01-02", end_date="2024-01-31")
+    >>> px.fds.wide("close").columns.tolist()
+    ['AAPL', 'MSFT']
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+
+from . import plot as _plot
+from .filters import apply_filters, filters_from_kwargs
+from .ratios import FAMILIES, compute_ratios, trailing_twelve_months
+
+__all__ = ["FdsAccessor", "DEFAULT_FILING_LAG_DAYS"]
+
+#: when a statement has no filing date, it is taken as known this many days after its report period
+DEFAULT_FILING_LAG_DAYS = 45
+
+_OHLCV = {"open": "first", "high": "max", "low": "min", "close": "last", "volume": "sum"}
+
+
+def _date_level(df: pd.DataFrame) -> str:
+    names = [n for n in df.index.names if n is not None]
+    for n in reversed(names):
+        if n != "ticker" and pd.api.types.is_datetime64_any_dtype(df.index.get_level_values(n)):
+            return n
+    raise ValueError("the frame has no date index level; expected an fdkit frame indexed (ticker, <date>)")
+
+
+def _has_ticker(df: pd.DataFrame) -> bool:
+    return "ticker" in (df.index.names or [])
+
+
+@pd.api.extensions.register_dataframe_accessor("fds")
+class FdsAccessor:
+    """``df.fds``: research helpers for fdkit frames."""
+
+    def __init__(self, df: pd.DataFrame) -> None:
+        self._df = df
+
+    # -- panel helpers ------------------------------------------------------------------------------------
+    def wide(self, column: str) -> pd.DataFrame:
+        """Pivot one column of a long ``(ticker, date)`` frame to date x ticker.
+
+        Args:
+            column: the column to spread, e.g. ``"close"``.
+
+        Returns:
+            A frame with one column per ticker (plain string labels) and the date level as index.
+
+        Raises:
+            KeyError: when the column does not exist.
+
+        Example:
+            >>> import fdkit
+            >>> fdkit.prices(["AAPL", "MSFT"], start_date="2024-01-02", end_date="2024-01-03").fds.wide("close").shape
+            (2, 2)
+        """
+        df = self._df
+        if column not in df.columns:
+            raise KeyError(f"no column {column!r}; columns: {', '.join(map(str, df.columns))}")
+        if not _has_ticker(df):
+            return df[[column]]
+        date = _date_level(df)
+        s = df[column]
+        if not s.index.is_unique:
+            s = s.groupby(level=["ticker", date], observed=True).last()
+        out = s.unstack(level="ticker")
+        out.columns = pd.Index([str(c) for c in out.columns], name="ticker")
+        out.index.name = date
+        return out.sort_index()
+
+    def returns(self, kind: Literal["simple", "log"] = "simple", periods: int = 1, column: str = "close") -> pd.Series:
+        """Per-ticker returns of a price column over ``periods`` rows.
+
+        Args:
+            kind: ``simple`` (p_t / p_{t-n} - 1) or ``log`` (ln p_t - ln p_{t-n}).
+            periods: rows between the two prices.
+            column: the price column.
+
+        Returns:
+            A Series on the frame's index (NaN for the first ``periods`` rows of each ticker).
+
+        Example:
+            >>> import fdkit
+            >>> r = fdkit.prices("AAPL", start_date="2024-01-02", end_date="2024-01-05").fds.returns()
+            >>> bool(r.isna().iloc[0])
+            True
+        """
+        if kind not in ("simple", "log"):
+            raise ValueError(f"kind must be 'simple' or 'log', not {kind!r}")
+        price = self._df[column].astype("float64")
+        grouped = price.groupby(level="ticker", observed=True, sort=False) if _has_ticker(self._df) else price
+        prev = grouped.shift(periods)
+        out = np.log(price / prev) if kind == "log" else price / prev - 1.0
+        return out.rename(f"{kind}_return")
+
+    def rebase(self, base: float = 100.0, column: str = "close") -> pd.Series:
+        """Each ticker's series divided by its first valid value, times ``base``.
+
+        Args:
+            base: value of the first point.
+            column: the column to rebase.
+
+        Returns:
+            A Series on the frame's index.
+
+        Example:
+            >>> import fdkit
+            >>> s = fdkit.prices("AAPL", start_date="2024-01-02", end_date="2024-01-05").fds.rebase()
+            >>> float(s.iloc[0])
+            100.0
+        """
+        s = self._df[column].astype("float64")
+        if _has_ticker(self._df):
+            first = s.groupby(level="ticker", observed=True, sort=False).transform("first")
+        else:
+            first = s.dropna().iloc[0]
+        return (s / first * base).rename(f"{column}_rebased")
+
+    def resample(self, rule: str, how: str | dict[str, str] | None = None) -> pd.DataFrame:
+        """Resample each ticker on its date level (OHLCV columns aggregate as bars; others take the last value).
+
+        Args:
+            rule: a pandas offset alias, e.g. ``"W-FRI"``, ``"ME"``, ``"QE"``.
+            how: one aggregation for every column, or a mapping column -> aggregation.
+
+        Returns:
+            The resampled long frame, same index names.
+
+        Example:
+            >>> import fdkit
+            >>> px = fdkit.prices("AAPL", start_date="2024-01-02", end_date="2024-03-28")
+            >>> len(px.fds.resample("ME"))
+            3
+        """
+        df = self._df
+        date = _date_level(df)
+        numeric = [c for c in df.columns if pd.api.types.is_numeric_dtype(df[c])]
+        if isinstance(how, dict):
+            agg = how
+        elif how is not None:
+            agg = {c: how for c in numeric}
+        else:
+            agg = {c: _OHLCV.get(c, "last") for c in numeric}
+        keys = [pd.Grouper(level="ticker"), pd.Grouper(level=date, freq=rule)] if _has_ticker(df) else \
+            [pd.Grouper(level=date, freq=rule)]  # fmt: skip
+        out = df[list(agg)].groupby(keys, observed=True).agg(agg)
+        if "volume" in out.columns and "volume" in df.columns:
+            out["volume"] = out["volume"].astype(df["volume"].dtype)
+        return out.dropna(how="all")
+
+    def align(self, other: pd.DataFrame | pd.Series, join: str = "inner") -> tuple[pd.DataFrame, Any]:
+        """Align two long frames on their ``(ticker, date)`` index.
+
+        Args:
+            other: another frame or series with the same index names.
+            join: ``inner``, ``outer``, ``left`` or ``right``.
+
+        Returns:
+            ``(self_aligned, other_aligned)``.
+
+        Example:
+            >>> import fdkit
+            >>> px = fdkit.prices("AAPL", start_date="2024-01-02", end_date="2024-01-10")
+            >>> a, b = px.fds.align(px.fds.returns().dropna())
+            >>> len(a) == len(b)
+            True
+        """
+        return self._df.align(other, join=join, axis=0)
+
+    # -- ratios, screen, point in time ------------------------------------------------------------------
+    def ratios(
+        self,
+        prices: pd.DataFrame | None = None,
+        trailing: bool = False,
+        growth: bool = False,
+        lag: int = 1,
+        families: list[str] | None = None,
+    ) -> pd.DataFrame:
+        """Financial ratios of a statement frame (e.g. from ``fdkit.financials``), per row, grouped by ticker.
+
+        The formulas are those of the service's ``/financial-metrics`` (one implementation: :mod:`fdkit.ratios`).
+
+        Args:
+            prices: a price panel for the valuation family (close on or before each report period).
+            trailing: first turn quarterly rows into trailing-twelve-month rows.
+            growth: add the growth family (period over period).
+            lag: periods back for growth.
+            families: any of ``profitability, liquidity, solvency, efficiency, valuation, growth, per_share``
+                (default: all that apply).
+
+        Returns:
+            A frame of float64 ratios on the statement frame's index.
+
+        Example:
+            >>> import fdkit
+            >>> r = fdkit.financials("AAPL", period="annual", limit=2).fds.ratios()
+            >>> bool((r["gross_margin"] > 0.4).all())
+            True
+        """
+        df = trailing_twelve_months(self._df) if trailing else self._df
+        if families is None:
+            families = [f for f in FAMILIES if f not in ("growth", "valuation")]
+            if growth:
+                families.append("growth")
+            if prices is not None:
+                families.append("valuation")
+        unknown = [f for f in families if f not in FAMILIES]
+        if unknown:
+            from .errors import BadRequestError
+
+            raise BadRequestError(f"unknown ratio families {unknown}; known: {', '.join(FAMILIES)}")
+        return compute_ratios(df, prices, growth=growth or "growth" in families, families=families, lag=lag)
+
+    def screen(self, filters: list[dict[str, Any]] | None = None, **kwargs: Any) -> pd.DataFrame:
+        """Keep the rows passing every filter (AND), sorted by ticker: the service screener's semantics.
+
+        Args:
+            filters: ``[{field, operator eq|gt|gte|lt|lte|in, value}]``.
+            **kwargs: the keyword form, e.g. ``revenue__gt=1e11``, ``ticker=["AAPL", "NVDA"]``.
+
+        Returns:
+            The matching rows.
+
+        Raises:
+            BadRequestError: naming an unknown field or operator or a bad value.
+
+        Example:
+            >>> import fdkit
+            >>> f = fdkit.financials(["AAPL", "NVDA"], period="annual", limit=1)
+            >>> f.fds.screen(revenue__gt=3e11).index.get_level_values("ticker").tolist()
+            ['AAPL']
+        """
+        all_filters = list(filters or []) + filters_from_kwargs(**kwargs)
+        return apply_filters(self._df, all_filters)
+
+    def asof(self, prices: pd.DataFrame, lag_days: int = DEFAULT_FILING_LAG_DAYS) -> pd.DataFrame:
+        """Attach to each price row the latest statement filed on or before that row's date (point in time).
+
+        A statement is available from its ``filing_date``; without one, from ``report_period + lag_days``. It is
+        never used before then, so a backtest cannot see the future.
+
+        Args:
+            prices: a long price frame indexed ``(ticker, time)``.
+            lag_days: the fallback filing lag.
+
+        Returns:
+            The price frame with the statement's columns added (``report_period`` and ``available_from`` too);
+            rows before a ticker's first filing have NaN statement fields.
+
+        Example:
+            >>> import fdkit
+            >>> st = fdkit.income_statements("AAPL", period="quarterly", limit=8)
+            >>> px = fdkit.prices("AAPL", start_date="2024-06-03", end_date="2024-06-07")
+            >>> j = st.fds.asof(px)
+            >>> bool((j["available_from"] <= j.index.get_level_values("time")).all())
+            True
+        """
+        st = self._df.reset_index()
+        if "report_period" not in st.columns:
+            raise ValueError("asof needs a statement frame with a report_period")
+        rp = pd.to_datetime(st["report_period"])
+        filed = pd.to_datetime(st["filing_date"]) if "filing_date" in st.columns else pd.Series(pd.NaT, index=st.index)
+        st["available_from"] = filed.fillna(rp + pd.Timedelta(days=lag_days)).astype("datetime64[ns]")
+        st["ticker"] = st["ticker"].astype(str)
+        st = st.sort_values(["available_from", "report_period"], kind="stable")
+        st = st.drop(columns=[c for c in st.columns if c in ("time",)])
+        px = prices.reset_index()
+        date = "time" if "time" in px.columns else _date_level(prices)
+        px["_order"] = np.arange(len(px))
+        px["ticker"] = px["ticker"].astype(str)
+        t = pd.to_datetime(px[date])
+        px["_t"] = (t.dt.tz_convert(None) if t.dt.tz is not None else t).astype("datetime64[ns]")
+        px = px.sort_values("_t", kind="stable")
+        overlap = [c for c in st.columns if c in px.columns and c not in ("ticker",)]
+        right = st.rename(columns={c: f"{c}_statement" for c in overlap})
+        merged = pd.merge_asof(px, right, left_on="_t", right_on="available_from", by="ticker", direction="backward")
+        merged = merged.sort_values("_order").drop(columns=["_order", "_t"])
+        merged["ticker"] = pd.Categorical(merged["ticker"])
+        return merged.set_index(list(prices.index.names))
+
+    # -- plots --------------------------------------------------------------------------------------------
+    def plot(self, kind: str = "auto", column: str | None = None, ax: Any = None, **kwargs: Any) -> Any:
+        """Plot the frame with matplotlib and return the Axes.
+
+        Args:
+            kind: ``prices`` (lines per ticker; ``rebase=100`` for performance), ``statement`` (a column over
+                report periods per ticker), ``segments`` (stacked bars of segment amounts), ``ratios`` (bars
+                comparing tickers on the latest row), or ``auto`` (chosen from the columns).
+            column: the column to draw (``close`` for prices; required for statements).
+            ax: an existing Axes.
+            **kwargs: passed to the plot function.
+
+        Returns:
+            The matplotlib Axes.
+
+        Example:
+            >>> import fdkit, matplotlib
+            >>> matplotlib.use("Agg")
+            >>> ax = fdkit.prices("AAPL", start_date="2024-01-02", end_date="2024-02-01").fds.plot()
+            >>> ax.get_ylabel()
+            'close'
+        """
+        df = self._df
+        if kind == "auto":
+            if "segment_label" in df.columns:
+                kind = "segments"
+            elif "close" in df.columns:
+                kind = "prices"
+            elif "report_period" in (df.index.names or []) and column is not None:
+                kind = "statement"
+            else:
+                kind = "ratios"
+        if kind == "prices":
+            return _plot.price_lines(df, column or "close", ax=ax, **kwargs)
+        if kind == "statement":
+            if column is None:
+                raise ValueError("plot(kind='statement') needs column=")
+            return _plot.statement_lines(df, column, ax=ax, **kwargs)
+        if kind == "segments":
+            return _plot.segment_bars(df, ax=ax, **kwargs)
+        if kind == "ratios":
+            return _plot.ratio_bars(df, [column] if column else None, ax=ax, **kwargs)
+        raise ValueError(f"unknown plot kind {kind!r}; use prices, statement, segments, ratios or auto")

@@ -1,0 +1,150 @@
+"""Matplotlib plots of fdkit frames; each returns the Axes (used by ``df.fds.plot``).
+
+Example:
+    >>> import matplotlib; matplotlib.use("Agg")
+    >>> import fdkit
+    >>> ax = price_lines(fdkit.prices(["AAPL", "MSFT"], start_date="2024-01-02", end_date="2024-03-28"), rebase=100)
+    >>> len(ax.get_lines())
+    2
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+__all__ = ["price_lines", "statement_lines", "segment_bars", "ratio_bars"]
+
+
+def _axes(ax: Any) -> Any:
+    if ax is not None:
+        return ax
+    import matplotlib.pyplot as plt
+
+    _, ax = plt.subplots(figsize=(9, 4.5))
+    return ax
+
+
+def _wide(df: pd.DataFrame, column: str) -> pd.DataFrame:
+    return df.fds.wide(column)
+
+
+def price_lines(df: pd.DataFrame, column: str = "close", *, rebase: float | None = None, ax: Any = None,
+                title: str | None = None) -> Any:  # fmt: skip
+    """One line per ticker of a price column; ``rebase=100`` draws performance from a common start.
+
+    Args:
+        df: a long price frame ``(ticker, time)``.
+        column: the column to draw.
+        rebase: rebase each ticker to this value at its first point.
+        ax: an existing Axes.
+        title: the title.
+
+    Returns:
+        The Axes.
+    """
+    ax = _axes(ax)
+    wide = _wide(df, column)
+    if rebase is not None:
+        wide = wide / wide.bfill().iloc[0] * rebase
+    for ticker in wide.columns:
+        ax.plot(wide.index, wide[ticker], label=ticker, linewidth=1.2)
+    ax.set_ylabel(f"{column} (rebased to {rebase:g})" if rebase is not None else column)
+    ax.set_title(title or ("Performance" if rebase is not None else f"{column.title()} by ticker"))
+    ax.legend(loc="best", fontsize="small")
+    ax.grid(alpha=0.3)
+    return ax
+
+
+def statement_lines(df: pd.DataFrame, column: str, *, ax: Any = None, scale: float = 1e9,
+                    title: str | None = None) -> Any:  # fmt: skip
+    """A statement line item over report periods, one line per ticker.
+
+    Args:
+        df: a statement frame ``(ticker, report_period)``.
+        column: the line item (e.g. ``revenue``).
+        ax: an existing Axes.
+        scale: divide values by this (default billions).
+        title: the title.
+
+    Returns:
+        The Axes.
+    """
+    ax = _axes(ax)
+    wide = _wide(df, column) / scale
+    for ticker in wide.columns:
+        s = wide[ticker].dropna()
+        ax.plot(s.index, s.values, marker="o", markersize=3, label=ticker)
+    unit = {1e9: " (billions)", 1e6: " (millions)", 1.0: ""}.get(scale, f" (/{scale:g})")
+    ax.set_ylabel(f"{column}{unit}")
+    ax.set_title(title or f"{column.replace('_', ' ').title()} over time")
+    ax.legend(loc="best", fontsize="small")
+    ax.grid(alpha=0.3)
+    return ax
+
+
+def segment_bars(
+    df: pd.DataFrame,
+    *,
+    segment_type: str = "product",
+    ticker: str | None = None,
+    ax: Any = None,
+    scale: float = 1e9,
+    exclude: tuple[str, ...] = ("Product",),
+    title: str | None = None,
+) -> Any:
+    """Stacked bars of segment amounts per report period (one ticker, one segment type).
+
+    Args:
+        df: an exploded segments frame (``fdkit.segmented_revenues``).
+        segment_type: ``product``, ``segment`` or ``geography``.
+        ticker: the ticker (default: the first one).
+        ax: an existing Axes.
+        scale: divide amounts by this (default billions).
+        exclude: labels to leave out (aggregate members such as ``Product``).
+        title: the title.
+
+    Returns:
+        The Axes.
+    """
+    ax = _axes(ax)
+    tickers = df.index.get_level_values("ticker").unique()
+    ticker = ticker or str(tickers[0])
+    sub = df.xs(ticker, level="ticker")
+    sub = sub[(sub["segment_type"] == segment_type) & ~sub["segment_label"].isin(list(exclude))]
+    table = sub.reset_index().pivot_table(index="report_period", columns="segment_label", values="amount",
+                                          aggfunc="sum", observed=True) / scale  # fmt: skip
+    labels = [f"{d:%Y-%m}" for d in table.index]
+    bottom = pd.Series(0.0, index=table.index)
+    for col in table.columns:
+        vals = table[col].fillna(0.0)
+        ax.bar(labels, vals.values, bottom=bottom.values, label=str(col))
+        bottom += vals
+    ax.set_ylabel("amount (billions)" if scale == 1e9 else "amount")
+    ax.set_title(title or f"{ticker} revenue by {segment_type}")
+    ax.legend(loc="upper left", fontsize="small", ncol=2)
+    ax.tick_params(axis="x", rotation=45)
+    return ax
+
+
+def ratio_bars(df: pd.DataFrame, columns: list[str] | None = None, *, ax: Any = None, title: str | None = None) -> Any:
+    """Bars comparing tickers on ratios (the latest row of each ticker).
+
+    Args:
+        df: a ratio frame indexed ``(ticker, report_period)``.
+        columns: ratios to show (default: up to four numeric columns).
+        ax: an existing Axes.
+        title: the title.
+
+    Returns:
+        The Axes.
+    """
+    ax = _axes(ax)
+    latest = df.sort_index().groupby(level="ticker", observed=True).tail(1).droplevel(-1)
+    numeric = [c for c in latest.columns if pd.api.types.is_float_dtype(latest[c])]
+    columns = columns or numeric[:4]
+    latest[columns].plot.bar(ax=ax, rot=0)
+    ax.set_title(title or "Ratios, latest period")
+    ax.grid(alpha=0.3, axis="y")
+    return ax

@@ -1,0 +1,280 @@
+"""Typed tidy frames for every dataset, fetched from the reference server over real HTTP."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from examples import EXAMPLES
+
+import fdkit
+from fdkit.catalog import CATALOG
+from fdkit.errors import BadRequestError, NotFoundError
+from fdkit.frames import empty_frame, to_frame
+from fdkit.schema import SCHEMAS, pandas_dtype
+
+#: dataset -> (one ticker, two tickers) where the function fans out over a list
+TWO = {
+    "income_statements": ("AAPL", ["AAPL", "NVDA"]),
+    "balance_sheets": ("AAPL", ["AAPL", "NVDA"]),
+    "cash_flow_statements": ("AAPL", ["AAPL", "NVDA"]),
+    "segmented_revenues": ("AAPL", ["AAPL", "NVDA"]),
+    "income_statement_segments": ("AAPL", ["AAPL", "NVDA"]),
+    "financial_metrics": ("AAPL", ["AAPL", "NVDA"]),
+    "prices": ("AAPL", ["AAPL", "MSFT"]),
+    "crypto_prices": ("BTC-USD", ["BTC-USD", "ETH-USD"]),
+    "price_snapshot": ("AAPL", ["AAPL", "MSFT"]),
+    "news": ("AAPL", ["AAPL", "MSFT"]),
+    "filings": ("AAPL", ["AAPL", "NVDA"]),
+    "filing_items": ("AAPL", ["AAPL", "NVDA"]),
+    "insider_trades": ("AAPL", ["AAPL", "SNOW"]),
+    "insider_ownership": ("SNOW", ["SNOW", "AAPL"]),
+    "institutional_ownership": ("AAPL", ["AAPL", "MSFT"]),
+    "company_facts": ("AAPL", ["AAPL", "NVDA"]),
+    "interest_rates": ("FED", ["FED", "ECB"]),
+    "interest_rate_snapshot": ("FED", ["FED", "ECB"]),
+    "analyst_estimates": ("AAPL", ["AAPL", "NVDA"]),
+    "earnings": ("AAPL", ["AAPL", "NVDA"]),
+}
+NO_DATA = {"balance_sheet_segments", "cash_flow_statement_segments", "kpi_guidance", "kpi_non_gaap", "kpi_metrics"}
+FRAMED = [n for n, ep in CATALOG.items() if ep.kind != "listing" and EXAMPLES.get(n) is not None]
+
+
+def _params(name):
+    return dict(EXAMPLES[name])
+
+
+def _check_dtypes(name, df):
+    ep = CATALOG[name]
+    schema = "segment_items" if name == "segmented_revenues" else ep.schema
+    table = SCHEMAS[schema]
+    assert not any(dt == np.dtype(object) for dt in df.dtypes), df.dtypes[df.dtypes == np.dtype(object)]
+    for col in df.columns:
+        if col in table and table[col] != "nested":
+            want = pandas_dtype(table[col])
+            if want == "category":
+                assert isinstance(df[col].dtype, pd.CategoricalDtype), (name, col)
+            elif col == "time" or (ep.kind == "search"):
+                pass
+            else:
+                assert str(df[col].dtype) == want, (name, col, df[col].dtype)
+    for level, dt in zip(
+        df.index.names, df.index.dtypes if isinstance(df.index, pd.MultiIndex) else [df.index.dtype], strict=True
+    ):
+        assert dt != np.dtype(object), (name, level)
+        if level in ("report_period", "date", "time", "filing_date", "fiscal_period"):
+            assert str(dt).startswith("datetime64[ns"), (name, level, dt)
+
+
+@pytest.mark.parametrize("name", FRAMED)
+def test_frame_index_dtypes_and_parquet_roundtrip(name, ref_client, tmp_path):
+    df = getattr(ref_client, name)(**_params(name))
+    ep = CATALOG[name]
+    assert isinstance(df, pd.DataFrame)
+    if name not in NO_DATA:
+        assert len(df), name
+    expected_index = ["ticker", "report_period"] if ep.kind == "search" else list(ep.index)
+    if ep.schema in ("prices", "crypto_prices") or name == "price_snapshot":
+        expected_index = ["ticker", "time"]
+    assert list(df.index.names) == expected_index
+    _check_dtypes(name, df)
+    path = tmp_path / f"{name}.parquet"
+    df.to_parquet(path)
+    back = pd.read_parquet(path)
+    assert_roundtrip_equal(df, back)
+
+
+def assert_roundtrip_equal(df, back):
+    """Exact equality, except what pyarrow cannot carry: the dtype of an *empty* category set (object for str)
+    and the unit of an empty frame's date levels."""
+    if len(df) == 0:
+        assert list(back.columns) == list(df.columns) and list(back.index.names) == list(df.index.names)
+        assert [str(d) for d in back.dtypes] == [str(d) for d in df.dtypes]
+        return
+    empty_cats = [
+        c for c in df.columns if isinstance(df[c].dtype, pd.CategoricalDtype) and not len(df[c].cat.categories)
+    ]
+    for c in empty_cats:
+        assert isinstance(back[c].dtype, pd.CategoricalDtype) and back[c].isna().all()
+    pd.testing.assert_frame_equal(df.drop(columns=empty_cats), back.drop(columns=empty_cats), check_categorical=True)
+
+
+@pytest.mark.parametrize("name", sorted(TWO))
+def test_one_and_two_tickers_same_shape(name, ref_client):
+    one, two = TWO[name]
+    params = {k: v for k, v in _params(name).items() if k not in ("ticker", "bank", "cik")}
+    fn = getattr(ref_client, name)
+    key = CATALOG[name].ticker_param
+    if name == "segmented_revenues":
+        params = {"period": "annual", "limit": 2}
+    if name == "filing_items":
+        params = {"filing_type": "10-K", "year": 2025}
+        one, two = "NVDA", ["NVDA", "TSLA"]
+    a = fn(**{key: one}, **params)
+    b = fn(**{key: two}, **params)
+    assert list(a.columns) == list(b.columns) and list(a.index.names) == list(b.index.names)
+    assert a.dtypes.astype(str).tolist() == b.dtypes.astype(str).tolist()
+    first = b.index.get_level_values(0).unique().tolist()
+    assert sorted(first) == sorted(t.upper() for t in two)
+    single = b.xs(one.upper(), level=0, drop_level=False) if isinstance(b.index, pd.MultiIndex) else b.loc[[one]]
+    pd.testing.assert_frame_equal(single, a, check_categorical=False)
+    c = fn(**{key: two[::-1]}, **params)
+    pd.testing.assert_frame_equal(b, c)
+
+
+def test_price_panel_and_wide(ref_client):
+    df = ref_client.prices(["AAPL", "MSFT", "NVDA"], start_date="2024-01-02", end_date="2024-06-28")
+    assert list(df.columns) == ["time_milliseconds", "open", "high", "low", "close", "volume"]
+    assert str(df.index.dtypes["time"]) == "datetime64[ns]"  # daily: tz-naive
+    wide = df.fds.wide("close")
+    assert list(wide.columns) == ["AAPL", "MSFT", "NVDA"] and wide.index.name == "time" and len(wide) == 124
+    assert df.loc["AAPL"].index.is_monotonic_increasing
+    intraday = ref_client.prices("AAPL", interval="minute", start_date="2014-06-05", end_date="2014-06-05")
+    assert str(intraday.index.dtypes["time"]) == "datetime64[ns, UTC]"
+
+
+def test_pagination_is_transparent(ref_client):
+    df = ref_client.prices("MSFT", start_date="2010-01-01", end_date="2023-12-31", limit=3000)
+    assert len(df) == 3000 and df.index.is_unique
+
+
+def test_statement_time_series_sorted_ascending(ref_client):
+    df = ref_client.income_statements("AAPL", period="quarterly", limit=8)
+    rp = df.index.get_level_values("report_period")
+    assert rp.is_monotonic_increasing and len(df) == 8
+    for col in ("period", "fiscal_period", "currency", "form_type", "filing_date"):
+        assert col in df.columns
+
+
+def test_financials_joins_three_statements(ref_client):
+    df = ref_client.financials(["AAPL", "NVDA"], period="annual", limit=3)
+    assert list(df.index.names) == ["ticker", "report_period"] and len(df) == 6
+    row = df.loc[("AAPL", pd.Timestamp("2025-09-27"))]
+    assert row["revenue"] == 416_161_000_000 and row["total_assets"] > 0 and row["free_cash_flow"] > 0
+    assert not df.columns.duplicated().any()
+
+
+def test_segments_explode_against_filing(ref_client):
+    seg = ref_client.segmented_revenues("AAPL", period="annual", report_period="2023-09-30")
+    assert list(seg.columns[:1]) == ["period"]
+    iphone = seg[seg["segment_label"] == "IPhone"]
+    assert iphone["amount"].tolist() == [200_583_000_000]
+    assert iphone["segment_type"].tolist() == ["product"]
+    assert {"name", "amount", "start_period", "end_period", "segment_label", "segment_type"} <= set(seg.columns)
+    products = seg[(seg["segment_type"] == "product") & (seg["segment_label"] != "Product")]
+    assert products["amount"].sum() == 383_285_000_000
+
+
+def test_segment_explosion_rules():
+    body = {
+        "segmented_revenues": [
+            {
+                "ticker": "X",
+                "report_period": "2024-12-31",
+                "period": "annual",
+                "items": [
+                    {
+                        "line_item": "Revenues",
+                        "amount": 10.0,
+                        "segments": [{"label": "A", "type": "product"}, {"label": "US", "type": "geography"}],
+                    },
+                    {"name": "Revenues", "amount": 30.0, "segments": []},
+                ],
+            }
+        ]
+    }
+    df = to_frame("segmented_revenues", [({"ticker": "X"}, body)])
+    assert df["name"].tolist() == ["Revenues"] * 3
+    assert df["segment_label"].tolist() == ["A", "US", None] or df["segment_label"].isna().sum() == 1
+    assert df["amount"].tolist() == [10.0, 10.0, 30.0]
+
+
+def test_variants_tolerated():
+    search = to_frame("screen", [({}, {"results": [{"ticker": "A", "report_period": "2024-12-31", "revenue": 5}]})])
+    assert search["revenue"].tolist() == [5.0]
+    inst = to_frame(
+        "institutional_ownership",
+        [
+            (
+                {"ticker": "A"},
+                {
+                    "institutional-ownership": [
+                        {"ticker": "A", "report_period": "2024-12-31", "investor": "Z", "shares": 1}
+                    ]
+                },
+            )
+        ],
+    )
+    assert len(inst) == 1
+    filings = to_frame(
+        "filings",
+        [
+            (
+                {"ticker": "A"},
+                {"filings": [{"ticker": "A", "cik": 320193, "filing_date": "2024-01-02", "accession_number": "x"}]},
+            )
+        ],
+    )
+    assert filings["cik"].tolist() == ["0000320193"]
+    earnings = to_frame(
+        "earnings",
+        [
+            (
+                {"ticker": "A"},
+                {"earnings": {"ticker": "A", "report_period": "2025-12-31", "quarterly": {"revenue": 1.0}}},
+            )
+        ],
+    )
+    assert earnings["quarterly_revenue"].tolist() == [1.0]
+
+
+@pytest.mark.parametrize("name", [n for n, ep in CATALOG.items() if ep.kind != "listing"])
+def test_empty_frames_keep_the_schema(name):
+    df = empty_frame(name)
+    assert len(df) == 0 and not any(dt == np.dtype(object) for dt in df.dtypes)
+    assert list(df.index.names) == (
+        ["ticker", "report_period"]
+        if CATALOG[name].kind == "search"
+        else ["ticker", "time"]
+        if CATALOG[name].schema in ("prices", "crypto_prices") or name == "price_snapshot"
+        else list(CATALOG[name].index)
+    )
+
+
+def test_unknown_ticker_raises_not_found(ref_client):
+    with pytest.raises(NotFoundError, match="ZZZZ"):
+        ref_client.balance_sheets("ZZZZ", period="annual")
+    ok = ref_client.balance_sheets(["AAPL", "ZZZZ"], period="annual", errors="ignore")
+    assert ok.index.get_level_values(0).unique().tolist() == ["AAPL"]
+
+
+def test_missing_required_and_unknown_params(ref_client):
+    with pytest.raises(BadRequestError, match="start_date"):
+        ref_client.prices("AAPL")
+    with pytest.raises(BadRequestError, match="no parameter 'start'"):
+        ref_client.prices("AAPL", start="2024-01-01", start_date="2024-01-01", end_date="2024-01-02")
+
+
+def test_raw_returns_json(ref_client):
+    body = ref_client.company_facts("AAPL", raw=True)
+    assert body["company_facts"]["ticker"] == "AAPL"
+    bodies = ref_client.company_facts(["AAPL", "NVDA"], raw=True)
+    assert [b["company_facts"]["ticker"] for b in bodies] == ["AAPL", "NVDA"]
+
+
+def test_available_lists_every_listing(ref_client):
+    for ep in (e for e in CATALOG.values() if e.kind == "listing"):
+        values = ref_client.available(ep.name)
+        assert values and all(isinstance(v, str) for v in values), ep.name
+    assert "AAPL" in ref_client.available("prices")
+
+
+def test_module_functions_use_the_embedded_default():
+    df = fdkit.prices("AAPL", start_date="2024-01-02", end_date="2024-01-31")
+    assert len(df) == 21 and df["close"].notna().all()
+
+
+def test_filing_exhibits_frame(ref_client):
+    ex = ref_client.filing_exhibits("NVDA", "8-K", 2026)
+    assert list(ex.index.names) == ["ticker", "filing_date"]
+    assert not any(dt == np.dtype(object) for dt in ex.dtypes)
