@@ -1,4 +1,4 @@
-"""The ``fdkit`` command line: ``serve``, ``demo``, ``cache``.
+"""The ``fdkit`` command line: ``demo``, ``get``, ``serve``, ``cache``.
 
 Example:
     >>> main(["cache", "info", "--cache-dir", tempfile.mkdtemp()])
@@ -32,6 +32,44 @@ def _serve(args: argparse.Namespace) -> int:
     if not args.keys and not os.environ.get("FDKIT_SERVER_KEYS"):
         print(f"fdkit serve: no keys configured; generated key: {keys.first}", file=sys.stderr)
     uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level, access_log=False)
+    return 0
+
+
+def _demo(args: argparse.Namespace) -> int:
+    """The main job: a price panel, a statement table, a Parquet file and a plot, from whatever service is set."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from pathlib import Path
+
+    import pandas as pd
+
+    import fdkit
+
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    tickers = args.tickers
+    prices = fdkit.prices(tickers, start_date=args.start_date, end_date=args.end_date, progress=False)
+    fin = fdkit.financials(tickers, period="annual", limit=3)
+    ratios = fin.fds.ratios(prices=prices)
+    with pd.option_context("display.width", 120, "display.max_columns", 8, "display.float_format", "{:,.3f}".format):
+        print(f"Price panel: {len(prices):,} daily bars of {', '.join(tickers)} ({args.start_date} .. {args.end_date})")
+        print(prices.fds.wide("close").tail(5))
+        print()
+        print("Latest annual statements and ratios:")
+        latest = fin.join(ratios[[c for c in ratios.columns if c not in fin.columns]])
+        latest = latest.groupby(level="ticker", observed=True).tail(1)
+        cols = ["revenue", "net_income", "gross_margin", "net_margin", "return_on_equity", "price_to_earnings_ratio"]
+        print(latest[[c for c in cols if c in latest.columns]])
+    parquet = out / "prices.parquet"
+    prices.to_parquet(parquet)
+    back = pd.read_parquet(parquet)
+    assert back.equals(prices), "Parquet round trip changed the frame"
+    ax = prices.fds.plot(rebase=100, title=f"{', '.join(tickers)}: performance (rebased to 100)")
+    png = out / "performance.png"
+    ax.figure.savefig(png, dpi=110, bbox_inches="tight")
+    print()
+    print(f"saved {parquet} ({parquet.stat().st_size / 1e3:.0f} kB, dtypes kept) and {png}")
     return 0
 
 
@@ -70,6 +108,15 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--keys", help="keys file: one key per line, optionally followed by a plan (pro|free)")
     s.add_argument("--log-level", default="warning", choices=["debug", "info", "warning", "error"])
     s.set_defaults(func=_serve)
+
+    d = sub.add_parser("demo", help="the main job: a price panel, statements, ratios, a Parquet file and a plot",
+                       description="Fetch a price panel and statements (embedded service by default), print "
+                       "tables, save a Parquet file and a performance plot.")  # fmt: skip
+    d.add_argument("--tickers", nargs="+", default=["AAPL", "MSFT", "NVDA", "GOOGL"])
+    d.add_argument("--start-date", default="2024-01-02")
+    d.add_argument("--end-date", default="2025-12-31")
+    d.add_argument("--out", default="out", help="output folder (default ./out)")
+    d.set_defaults(func=_demo)
 
     c = sub.add_parser("cache", help="inspect or clear the on-disk HTTP cache")
     c.add_argument("action", choices=["info", "clear"])

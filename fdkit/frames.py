@@ -28,57 +28,116 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from . import catalog as _catalog
 from .catalog import Endpoint
-from .schema import SCHEMAS, fields_of
+from .schema import SCHEMAS, fields_of, pandas_dtype
 
 __all__ = ["to_frame", "typed_frame", "empty_frame", "exhibits_frame", "records_of"]
 
 
-def _column(values: list[Any], logical: str) -> Any:
-    if logical == "float":
-        try:
-            return pa.array(values, type=pa.float64()).to_numpy(zero_copy_only=False)
-        except (pa.ArrowInvalid, pa.ArrowTypeError):
-            return pd.to_numeric(pd.Series(values, dtype="object"), errors="coerce").to_numpy(dtype="float64")
-    if logical == "int":
-        try:
-            arr = pa.array(values, type=pa.int64())
-        except (pa.ArrowInvalid, pa.ArrowTypeError):
-            arr = pa.array(pd.to_numeric(pd.Series(values, dtype="object"), errors="coerce"), type=pa.float64())
-            arr = pc.cast(pc.round(arr), pa.int64())
-        return pd.array(arr.to_pandas(types_mapper=lambda t: pd.Int64Dtype()), dtype="Int64")
-    if logical == "bool":
-        return pd.array(values, dtype="boolean")
-    if logical in ("string", "category"):
-        text = [None if v is None else (v if isinstance(v, str) else str(v)) for v in values]
-        # categories keep pandas' default string dtype, so a Parquet round trip gives an equal dtype back
-        if logical == "string":
-            return pd.array(text, dtype="string")
-        cat = pd.Categorical(text)
-        if not len(cat.categories):  # all missing: string categories, so Parquet stores a dictionary, not nulls
-            cat = pd.Categorical(text, categories=pd.Index([], dtype="str"))
-        return cat
-    if logical == "date":
-        arr = pa.array([None if v is None else str(v)[:10] for v in values], type=pa.string())
-        days = pc.cast(arr, pa.date32())
-        return days.to_numpy(zero_copy_only=False).astype("datetime64[ns]")
-    if logical == "datetime":
-        return _parse_utc(pa.array([None if v is None else str(v) for v in values], type=pa.string()))
-    raise ValueError(f"cannot build a column of logical type {logical!r}")
+def _coerce(values: list[Any], kind: str) -> list[Any]:
+    """Slow path for payloads that do not match the declared types (numbers as strings, ints as floats...)."""
+    if kind in ("float", "int"):
+        num = pd.to_numeric(pd.Series(values, dtype="object"), errors="coerce")
+        return [None if v != v else (round(v) if kind == "int" else v) for v in num.tolist()]
+    if kind == "bool":
+        return [None if v is None else str(v).strip().lower() in ("1", "true", "yes") for v in values]
+    return [None if v is None else str(v) for v in values]
 
 
-def _parse_utc(arr: pa.Array) -> pd.DatetimeIndex:
-    """ISO-8601 strings (``...Z`` or dates) -> UTC nanosecond timestamps."""
+_ARROW = {"float": pa.float64(), "int": pa.int64(), "bool": pa.bool_(), "string": pa.string(),
+          "category": pa.string(), "date": pa.string(), "datetime": pa.string()}  # fmt: skip
+
+
+def _arrow_column(values: list[Any], logical: str) -> pa.Array:
+    """One column as an Arrow array of the logical type (dates and times still as text)."""
+    kind = "string" if logical in ("category", "date", "datetime") else logical
     try:
-        ts = pc.cast(arr, pa.timestamp("ns", tz="UTC"))
-        return pd.DatetimeIndex(ts.to_pandas())
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-        return pd.DatetimeIndex(pd.to_datetime(arr.to_pandas(), utc=True, format="ISO8601"))
+        arr = pa.array(values, type=_ARROW[logical])
+    except (pa.ArrowInvalid, pa.ArrowTypeError, KeyError):
+        arr = pa.array(_coerce(values, kind), type=_ARROW[logical])
+    if logical == "date":
+        return pc.cast(pc.cast(pc.utf8_slice_codeunits(arr, 0, 10), pa.date32()), pa.timestamp("ns"))
+    if logical == "datetime":
+        try:
+            return pc.cast(arr, pa.timestamp("ns", tz="UTC"))
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            parsed = pd.to_datetime(arr.to_pandas(), utc=True, format="ISO8601")
+            return pa.array(parsed, type=pa.timestamp("ns", tz="UTC"))
+    return arr
+
+
+_MAPPER = {pa.int64(): pd.Int64Dtype(), pa.bool_(): pd.BooleanDtype(), pa.string(): pd.StringDtype()}
+
+
+def _arrow_table(records: Sequence[Mapping[str, Any]], columns: Mapping[str, str]) -> pa.Table:
+    arrays = {field: _arrow_column([r.get(field) for r in records], logical) for field, logical in columns.items()}
+    return pa.table(arrays) if arrays else pa.table({})
+
+
+def _to_pandas(table: pa.Table, columns: Mapping[str, str]) -> pd.DataFrame:
+    cats = [f for f, t in columns.items() if t == "category" and f in table.column_names]
+    df = table.to_pandas(types_mapper=_MAPPER.get, categories=cats)
+    for f in cats:
+        df[f] = _as_category(df[f])
+    return df
+
+
+_STR = pd.Index([""]).dtype  # pandas' default string dtype (str in pandas 3, object before)
+
+
+def _as_category(col: pd.Series) -> pd.Series:
+    """Categories in pandas' default string dtype, so a Parquet round trip gives the same dtype back."""
+    if not isinstance(col.dtype, pd.CategoricalDtype):
+        col = col.astype("category")
+    if not len(col.cat.categories):  # all missing: string categories so Parquet stores a dictionary
+        return pd.Series(pd.Categorical(col, categories=pd.Index([], dtype="str")), index=col.index, name=col.name)
+    if col.cat.categories.dtype != _STR:
+        col = col.cat.set_categories(col.cat.categories.astype(_STR))
+    return col
+
+
+def _frame(parts: Sequence[tuple[list[dict[str, Any]], dict[str, Any]]], columns: Mapping[str, str]) -> pd.DataFrame:
+    """One typed frame from several responses' records.
+
+    Per-response constants (the ticker) become columns without touching the records.
+    """
+    tables, const_rows = [], []
+    for recs, fill in parts:
+        if not recs:
+            continue
+        own = {f: t for f, t in columns.items() if not (f in fill and f not in recs[0])}
+        tables.append(_arrow_table(recs, own).select(list(own)))
+        const_rows.append((len(recs), {f: fill[f] for f in columns if f not in own}))
+    if not tables:
+        return _to_pandas(_arrow_table([], columns), columns)
+    if len({tuple(t.column_names) for t in tables}) > 1:  # mixed payloads: fall back to filling every record
+        merged = [{**fill, **r} for recs, fill in parts for r in recs]
+        return _to_pandas(_arrow_table(merged, columns), columns)
+    table = tables[0] if len(tables) == 1 else pa.concat_tables(tables)
+    df = _to_pandas(table, {f: t for f, t in columns.items() if f in table.column_names})
+    for field in [f for f in columns if f not in table.column_names]:
+        if columns[field] == "category":  # the ticker: codes into one category per response, no per-row work
+            cats = pd.Index(sorted({str(c[field]) for _, c in const_rows}), dtype=_STR)
+            codes = np.concatenate([np.full(n, cats.get_loc(str(c[field])), dtype=np.int32) for n, c in const_rows])
+            df[field] = pd.Categorical.from_codes(codes, categories=cats)
+        else:
+            values = [c[field] for n, c in const_rows for _ in range(n)]
+            df[field] = _to_pandas(pa.table({field: _arrow_column(values, columns[field])}), {})[field].to_numpy()
+            df[field] = df[field].astype(pandas_dtype(columns[field]))
+    return df[list(columns)]
+
+
+def _columns_of(schema: str, extra: Iterable[str] = ()) -> dict[str, str]:
+    cols = {f: t for f, t in SCHEMAS[schema].items() if t != "nested"}
+    for f in extra:
+        cols.setdefault(f, "float")
+    return cols
 
 
 def typed_frame(records: Sequence[Mapping[str, Any]], schema: str, *, extra: Iterable[str] = ()) -> pd.DataFrame:
@@ -96,16 +155,8 @@ def typed_frame(records: Sequence[Mapping[str, Any]], schema: str, *, extra: Ite
         >>> typed_frame([{"bank": "FED", "date": "2024-09-19", "rate": 4.875}], "interest_rates").dtypes["rate"]
         dtype('float64')
     """
-    table = SCHEMAS[schema]
-    cols: dict[str, Any] = {}
-    for field, logical in table.items():
-        if logical == "nested":
-            continue
-        cols[field] = _column([r.get(field) for r in records], logical)
-    for field in extra:
-        if field not in cols:
-            cols[field] = _column([r.get(field) for r in records], "float")
-    return pd.DataFrame(cols, index=pd.RangeIndex(len(records)))
+    columns = _columns_of(schema, extra)
+    return _to_pandas(_arrow_table(records, columns), columns)
 
 
 def empty_frame(endpoint: str | Endpoint) -> pd.DataFrame:
@@ -131,8 +182,10 @@ def _frame_schema(ep: Endpoint) -> str:
     return ep.schema or ""
 
 
-def records_of(ep: Endpoint, params: Mapping[str, Any], body: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The flat records of one response, with the request's ticker (or bank) filled in where the payload omits it.
+def records_of(
+    ep: Endpoint, params: Mapping[str, Any], body: Mapping[str, Any]
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The flat records of one response and the values to fill where the payload omits them (ticker, bank).
 
     Args:
         ep: the endpoint.
@@ -140,13 +193,14 @@ def records_of(ep: Endpoint, params: Mapping[str, Any], body: Mapping[str, Any])
         body: the decoded response.
 
     Returns:
-        Records ready for :func:`typed_frame` (nested payloads exploded/flattened).
+        ``(records, constants)``: records ready for a typed frame (nested payloads exploded/flattened) and the
+        per-response constants (the request's ticker or bank, filing headers).
     """
     value = body.get(ep.response_key)
     if value is None and ep.kind == "search":
         value = body.get("results")  # an older key of the screener
     if value is None:
-        return []
+        return [], {}
     records = value if isinstance(value, list) else [value]
     fill: dict[str, Any] = {}
     for key in ("ticker", "bank"):
@@ -163,13 +217,9 @@ def records_of(ep: Endpoint, params: Mapping[str, Any], body: Mapping[str, Any])
         records = _explode_line_items(records)
     elif ep.name == "earnings":
         records = [_flatten_earnings(r) for r in records]
-    if fill:
-        records = [{**fill, **{k: v for k, v in r.items() if v is not None or k not in fill}} for r in records]
-    if "cik" in SCHEMAS.get(ep.schema or "", {}):
-        for r in records:
-            if isinstance(r.get("cik"), int):
-                r["cik"] = f"{r['cik']:010d}"
-    return records
+    if "cik" in SCHEMAS.get(ep.schema or "", {}) and records and any(isinstance(r.get("cik"), int) for r in records):
+        records = [{**r, "cik": f"{r['cik']:010d}"} if isinstance(r.get("cik"), int) else r for r in records]
+    return records, fill
 
 
 def _explode_segments(reports: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -217,15 +267,40 @@ def _finish(ep: Endpoint, df: pd.DataFrame, params: Mapping[str, Any]) -> pd.Dat
     if ep.schema in ("prices", "crypto_prices") or ep.name == "price_snapshot":
         intraday = params.get("interval") == "minute"
         if not intraday and "time" in df.columns:
-            df["time"] = df["time"].dt.tz_convert("UTC").dt.tz_localize(None).astype("datetime64[ns]")
+            df["time"] = df["time"].dt.tz_localize(None)
         index = ["ticker", "time"]
     index = [c for c in index if c in df.columns]
     if not index:
         return df
-    df = df.set_index(index)
-    if len(df) > 1:
+    df = _set_index(df, index)
+    if len(df) > 1 and not df.index.is_monotonic_increasing:
         df = df.sort_index(kind="stable")
     return df
+
+
+def _set_index(df: pd.DataFrame, names: list[str]) -> pd.DataFrame:
+    """``set_index`` without re-factorising what is already coded (categoricals, strictly increasing dates)."""
+    if len(names) == 1:
+        return df.set_index(names[0])
+    levels, codes = [], []
+    for name in names:
+        col = df[name]
+        if isinstance(col.dtype, pd.CategoricalDtype):
+            levels.append(col.cat.categories)
+            codes.append(col.cat.codes.to_numpy())
+            continue
+        values = col.to_numpy()
+        if col.dtype.kind == "M" and len(values) and not col.isna().any() and bool((values[1:] > values[:-1]).all()):
+            levels.append(pd.Index(col.array))
+            codes.append(np.arange(len(values)))
+            continue
+        c, u = pd.factorize(col, sort=True)
+        levels.append(u)
+        codes.append(c)
+    if any((c < 0).any() for c in codes):  # missing keys: let pandas handle them
+        return df.set_index(names)
+    index = pd.MultiIndex(levels=levels, codes=codes, names=names, verify_integrity=False)
+    return df.drop(columns=names).set_axis(index, axis=0)
 
 
 Responses = Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]]
@@ -246,16 +321,14 @@ def to_frame(endpoint: str | Endpoint, responses: Responses) -> pd.DataFrame:
         FrozenList(['bank', 'date'])
     """
     ep = _catalog.get(endpoint) if isinstance(endpoint, str) else endpoint
-    records: list[dict[str, Any]] = []
-    for params, body in responses:
-        records.extend(records_of(ep, params, body))
     schema = _frame_schema(ep)
+    parts = [records_of(ep, params, body) for params, body in responses]
     extra: list[str] = []
     if ep.kind == "search":
         known = set(SCHEMAS[schema])
-        extra = list(dict.fromkeys(k for r in records for k in r if k not in known))
-    df = typed_frame(records, schema, extra=extra)
-    return _finish(ep, df, responses[0][0] if responses else {})
+        extra = list(dict.fromkeys(k for recs, _ in parts for r in recs for k in r if k not in known))
+    columns = _columns_of(schema, extra)
+    return _finish(ep, _frame(parts, columns), responses[0][0] if responses else {})
 
 
 def exhibits_frame(responses: Responses) -> pd.DataFrame:
@@ -279,11 +352,9 @@ def exhibits_frame(responses: Responses) -> pd.DataFrame:
                              "filing_date": body.get("filing_date"), "accession_number": body.get("accession_number"),
                              "item": item.get("number"),
                              **{k: ex.get(k) for k in ("number", "description", "url", "text")}})  # fmt: skip
-    cols = {"ticker": _column([r["ticker"] for r in rows], "category"),
-            "filing_date": _column([r["filing_date"] for r in rows], "date")}  # fmt: skip
-    for k in ("accession_number", "item", "number", "description", "url", "text"):
-        cols[k] = _column([r[k] for r in rows], "string")
-    return pd.DataFrame(cols).set_index(["ticker", "filing_date"])
+    text = ("accession_number", "item", "number", "description", "url", "text")
+    columns = {"ticker": "category", "filing_date": "date", **{k: "string" for k in text}}
+    return _to_pandas(_arrow_table(rows, columns), columns).set_index(["ticker", "filing_date"])
 
 
 def fields_in_frame(endpoint: str) -> list[str]:

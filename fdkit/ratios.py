@@ -26,7 +26,8 @@ Families and formulas (``days`` is 365 for annual/ttm rows, 91.25 for quarterly 
 * growth (period over period within ticker and period type): revenue, earnings (net income), book value,
   EPS, free cash flow, operating income, EBITDA (operating income + D&A).
 * valuation (needs prices: the last close on or before ``report_period``): ``market_cap`` = price x
-  outstanding_shares, ``enterprise_value`` = market_cap + total_debt - cash, ``price_to_earnings_ratio``,
+  outstanding_shares (the weighted average shares where outstanding shares are not reported),
+  ``enterprise_value`` = market_cap + total_debt - cash, ``price_to_earnings_ratio``,
   ``price_to_book_ratio``, ``price_to_sales_ratio``, ``enterprise_value_to_ebitda_ratio``,
   ``enterprise_value_to_revenue_ratio``, ``free_cash_flow_yield``, ``peg_ratio`` = P/E / (earnings growth x 100).
 
@@ -162,6 +163,7 @@ def compute_ratios(
     g["ebit"] = g["ebit"].fillna(g["operating_income"])
     g["earnings_per_share"] = g["earnings_per_share"].fillna(_div(g["net_income"], g["weighted_average_shares"]))
     g["ebitda"] = g["operating_income"] + g["depreciation_and_amortization"].fillna(0.0)
+    g["outstanding_shares"] = g["outstanding_shares"].fillna(g["weighted_average_shares"])
     days = pd.Series(np.where(keys["period"].astype(str).to_numpy() == "quarterly", 91.25, 365.0), index=df.index)
     out: dict[str, pd.Series] = {}
     if "profitability" in wanted:
@@ -205,7 +207,9 @@ def compute_ratios(
         out["payout_ratio"] = _div(-g["dividends_and_other_cash_distributions"], g["net_income"])
     growth_cols: dict[str, pd.Series] = {}
     if growth and ("growth" in wanted or "valuation" in wanted):
-        order = keys.assign(_row=np.arange(len(keys)), **{k: g[v].to_numpy() for k, v in _GROWTH_SOURCES.items()})
+        order = keys.reset_index(drop=True).assign(
+            _row=np.arange(len(keys)), **{k: g[v].to_numpy() for k, v in _GROWTH_SOURCES.items()}
+        )
         order["report_period"] = pd.to_datetime(order["report_period"])
         order = order.sort_values(["ticker", "period", "report_period"], kind="stable")
         grouped = order.groupby(["ticker", "period"], sort=False, observed=True, dropna=False)

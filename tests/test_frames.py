@@ -278,3 +278,11 @@ def test_filing_exhibits_frame(ref_client):
     ex = ref_client.filing_exhibits("NVDA", "8-K", 2026)
     assert list(ex.index.names) == ["ticker", "filing_date"]
     assert not any(dt == np.dtype(object) for dt in ex.dtypes)
+
+
+def test_demo_main_job(tmp_path, monkeypatch):
+    from fdkit.cli import main
+
+    monkeypatch.setenv("MPLBACKEND", "Agg")
+    assert main(["demo", "--out", str(tmp_path), "--tickers", "AAPL", "NVDA"]) == 0
+    assert (tmp_path / "prices.parquet").stat().st_size > 0 and (tmp_path / "performance.png").stat().st_size > 0
