@@ -73,6 +73,60 @@ def _demo(args: argparse.Namespace) -> int:
     return 0
 
 
+def _get(args: argparse.Namespace) -> int:
+    """``fdkit get DATASET ...``: one dataset as a table, CSV or Parquet file."""
+    import json
+
+    import pandas as pd
+
+    import fdkit
+    from fdkit.catalog import get as get_endpoint
+
+    ep = get_endpoint(args.dataset)
+    params = {}
+    for p in ep.params:
+        value = getattr(args, p.name, None)
+        if value is None or value == []:
+            continue
+        if p.type == "array" and p.items == "filter":
+            value = json.loads(value)
+        params[p.name] = value
+    positional = getattr(args, "positional_tickers", None)
+    if positional and ep.ticker_param:
+        params[ep.ticker_param] = positional if len(positional) > 1 else positional[0]
+    fn = getattr(fdkit, ep.name)
+    df = fn(**params, errors=args.errors)
+    out = args.output
+    if out is None:
+        with pd.option_context("display.width", 160, "display.max_columns", 12, "display.max_rows", 40):
+            print(df)
+    elif out == "-":
+        df.to_csv(sys.stdout)
+    elif out.endswith(".parquet"):
+        df.to_parquet(out)
+        print(f"wrote {len(df):,} rows to {out}", file=sys.stderr)
+    elif out.endswith(".csv"):
+        df.to_csv(out)
+        print(f"wrote {len(df):,} rows to {out}", file=sys.stderr)
+    else:
+        raise _UsageError(f"-o must end in .parquet or .csv, or be '-' for CSV on stdout; got {out!r}")
+    return 0
+
+
+def _mirror(args: argparse.Namespace) -> int:
+    """``fdkit mirror``: copy datasets into a hive-partitioned lake (resumable)."""
+    from fdkit.mirror import mirror
+
+    report = mirror(args.tickers, args.datasets, args.out, start_date=args.start_date, end_date=args.end_date,
+                    force=args.force, progress=None)  # fmt: skip
+    for (name, ticker), msg in sorted(report.failed.items()):
+        print(f"failed {name} {ticker}: {msg}", file=sys.stderr)
+    rows = ", ".join(f"{k} {v:,}" for k, v in sorted(report.rows.items())) or "nothing new"
+    print(f"mirrored {len(report.done)} (dataset, ticker) pairs into {args.out} ({rows}); "
+          f"{len(report.skipped)} already there; {len(report.failed)} failed")  # fmt: skip
+    return 0 if not report.failed or report.done else 1
+
+
 def _cache(args: argparse.Namespace) -> int:
     from .cache import cache_info, clear_cache
 
@@ -87,6 +141,50 @@ def _cache(args: argparse.Namespace) -> int:
     return 0
 
 
+class _UsageError(Exception):
+    """A bad command line: one line on stderr, exit code 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """An argparse parser whose errors are one clear line (and exit code 2)."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+_PY_TYPES = {"integer": int, "number": float, "string": str, "date": str}
+
+
+def _add_dataset_parser(sub: argparse._SubParsersAction, ep) -> None:
+    p = sub.add_parser(ep.name, help=ep.summary, description=f"{ep.summary} ({ep.method} {ep.path})")
+    if ep.ticker_param:
+        p.add_argument("positional_tickers", nargs="*", metavar=ep.ticker_param.upper(),
+                       help=f"{ep.ticker_param}(s); several are fetched concurrently")  # fmt: skip
+    for param in ep.params:
+        flag = "--" + param.name.replace("_", "-")
+        kw: dict = {"dest": param.name, "help": (param.description or param.type)
+                    + (" (required)" if param.required and param.name != ep.ticker_param else "")}  # fmt: skip
+        if param.type == "boolean":
+            kw["action"] = "store_true"
+            kw["default"] = None
+        elif param.type == "array":
+            if param.items == "filter":
+                kw["help"] = 'JSON, e.g. \'[{"field": "revenue", "operator": "gt", "value": 1e11}]\''
+            else:
+                kw["nargs"] = "+"
+        else:
+            kw["type"] = _PY_TYPES[param.type]
+            if param.enum:
+                kw["choices"] = list(param.enum)
+            if param.repeatable or param.name == ep.ticker_param:
+                kw["nargs"] = "+"
+        p.add_argument(flag, **kw)
+    p.add_argument("-o", "--output", help="file.parquet, file.csv, or - for CSV on stdout (default: print)")
+    p.add_argument("--errors", choices=["raise", "warn", "ignore"], default="raise",
+                   help="what to do when one of several tickers fails")  # fmt: skip
+    p.set_defaults(func=_get, dataset=ep.name)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Build the argument parser of the ``fdkit`` command.
 
@@ -97,8 +195,34 @@ def build_parser() -> argparse.ArgumentParser:
         >>> build_parser().parse_args(["serve", "--port", "0"]).port
         0
     """
-    p = argparse.ArgumentParser(prog="fdkit", description="Financial data as typed pandas frames.")
-    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    from fdkit.catalog import CATALOG
+    from fdkit.mirror import MIRRORABLE
+
+    p = _Parser(prog="fdkit", description="Financial data as typed pandas frames.")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=_Parser)
+
+    g = sub.add_parser(
+        "get",
+        help="fetch one dataset: print it or save it as Parquet/CSV",
+        description="Fetch one dataset with the service's parameter names (dashes for underscores)."
+        " Example: fdkit get prices AAPL --start-date 2024-01-02 --end-date 2024-03-28 -o p.parquet",
+    )
+    gsub = g.add_subparsers(dest="dataset_name", required=True, metavar="DATASET", parser_class=_Parser)
+    for ep in CATALOG.values():
+        if ep.kind != "listing":
+            _add_dataset_parser(gsub, ep)
+
+    m = sub.add_parser("mirror", help="copy datasets into a hive-partitioned Parquet lake (resumable)",
+                       description="Download datasets from the configured service into a lake that "
+                       "'fdkit serve --data LAKE' answers from.")  # fmt: skip
+    m.add_argument("--tickers", nargs="+", required=True)
+    m.add_argument("--datasets", nargs="+", required=True, choices=sorted(MIRRORABLE), metavar="DATASET",
+                   help=f"any of: {', '.join(sorted(MIRRORABLE))}")  # fmt: skip
+    m.add_argument("--out", required=True, help="lake directory")
+    m.add_argument("--start-date", default="1990-01-01", help="first day of price history")
+    m.add_argument("--end-date", default=None, help="last day of price history (default today)")
+    m.add_argument("--force", action="store_true", help="refetch pairs the lake already has")
+    m.set_defaults(func=_mirror)
 
     s = sub.add_parser("serve", help="serve the Financial Data Service over a Parquet lake",
                        description="Serve the Financial Data Service API over a Parquet lake.")  # fmt: skip
@@ -134,11 +258,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     Returns:
         The exit code.
     """
-    args = build_parser().parse_args(argv)
-    from .errors import FdkitError
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    from .errors import BadRequestError, FdkitError
 
     try:
         return int(args.func(args) or 0)
+    except (_UsageError, BadRequestError) as exc:
+        print(f"fdkit: error: {exc}", file=sys.stderr)
+        return 2
     except FdkitError as exc:
         print(f"fdkit: {exc}", file=sys.stderr)
         return 1

@@ -1,0 +1,184 @@
+"""Mirror datasets from whatever service is configured into a hive-partitioned Parquet lake.
+
+The lake has the layout ``fdkit serve --data LAKE`` reads (``<dataset>/ticker=<T>/part-0.parquet``), so a mirror
+can be served again and answers the same requests with the same JSON. It is resumable: finished
+``(dataset, ticker)`` pairs are recorded in ``LAKE/_mirror.json`` and skipped next time (``force=True`` redoes
+them); a failing ticker is reported and the rest go on.
+
+Example:
+    >>> import tempfile, fdkit
+    >>> report = mirror(["AAPL"], ["company_facts"], tempfile.mkdtemp(), progress=False)
+    >>> report.done
+    [('company_facts', 'AAPL')]
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from . import catalog as _catalog
+from .client import Client, default_client
+from .errors import FdkitError
+from .frames import records_of
+from .lake import atomic_write_bytes, write_dataset
+from .schema import SCHEMAS
+
+__all__ = ["mirror", "MirrorReport", "MIRRORABLE"]
+
+#: datasets a mirror can copy (per ticker), with the requests that fetch everything the service has
+MIRRORABLE: dict[str, list[dict[str, Any]]] = {
+    **{name: [{"period": p, "limit": 100_000} for p in ("annual", "quarterly", "ttm")]
+       for name in ("income_statements", "balance_sheets", "cash_flow_statements", "financial_metrics")},
+    "segmented_revenues": [{"period": p, "limit": 100_000} for p in ("annual", "quarterly")],
+    "prices": [],  # date windows, see _price_windows
+    "crypto_prices": [],
+    "news": [{"limit": 100}],
+    "filings": [{"limit": 100_000}],
+    "insider_trades": [{"limit": 1000}],
+    "insider_ownership": [{"limit": 1000}],
+    "institutional_ownership": [{"limit": 1000}],
+    "company_facts": [{}],
+    "analyst_estimates": [{"period": p, "limit": 1000} for p in ("annual", "quarterly")],
+    "earnings": [{"limit": 1000}],
+}  # fmt: skip
+
+
+@dataclass
+class MirrorReport:
+    """What a mirror run did.
+
+    Attributes:
+        done: ``(dataset, ticker)`` pairs written this run.
+        skipped: pairs already in the lake (resumed).
+        failed: ``(dataset, ticker) -> error message`` for pairs that failed.
+        rows: rows written per dataset.
+    """
+
+    done: list[tuple[str, str]] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+    failed: dict[tuple[str, str], str] = field(default_factory=dict)
+    rows: dict[str, int] = field(default_factory=dict)
+
+
+def _price_windows(start: str, end: str) -> list[dict[str, Any]]:
+    """Windows of at most 15 years, so no request exceeds the 5,000-bar limit of daily bars."""
+    out = []
+    lo, hi = pd.Timestamp(start), pd.Timestamp(end)
+    while lo <= hi:
+        stop = min(hi, lo + pd.DateOffset(years=15) - pd.Timedelta(days=1))
+        out.append({"interval": "day", "start_date": f"{lo:%Y-%m-%d}", "end_date": f"{stop:%Y-%m-%d}", "limit": 5000})
+        lo = stop + pd.Timedelta(days=1)
+    return out
+
+
+def _lake_rows(name: str, responses: list[tuple[dict[str, Any], dict[str, Any]]]) -> pd.DataFrame:
+    """The lake rows of one ticker's responses (the server's own storage format)."""
+    ep = _catalog.get(name)
+    rows: list[dict[str, Any]] = []
+    for params, body in responses:
+        if name == "segmented_revenues":
+            for report in body.get(ep.response_key) or []:
+                head = {k: v for k, v in report.items() if k != "items"}
+                for i, item in enumerate(report.get("items") or []):
+                    members = item.get("segments") or [{}]
+                    for j, m in enumerate(members):
+                        rows.append({**head, "item": i, "member": j, "name": item.get("name", item.get("line_item")),
+                                     "amount": item.get("amount"), "start_period": item.get("start_period"),
+                                     "end_period": item.get("end_period"), "segment_label": m.get("label"),
+                                     "segment_type": m.get("type")})  # fmt: skip
+            continue
+        recs, fill = records_of(ep, params, body)
+        rows.extend({**fill, **r} for r in recs)
+    return pd.DataFrame(rows)
+
+
+def _write(lake: Path, name: str, ticker: str, df: pd.DataFrame) -> int:
+    schema = name if name in SCHEMAS and name != "segmented_revenues" else None
+    if name == "segmented_revenues":
+        from .lake import conform
+
+        base = conform(df, "segment_items")
+        for col, kind in (("item", "Int64"), ("member", "Int64")):
+            base[col] = pd.to_numeric(df[col]).astype(kind)
+        base["filing_date"] = pd.to_datetime(df.get("filing_date"))
+        base["currency"] = df.get("currency", pd.Series(None, index=df.index)).astype("string").astype("category")
+        df = base
+    if "ticker" not in df.columns:
+        df = df.assign(ticker=ticker)
+    write_dataset(lake, name, df, schema=schema, partition_by="ticker", mode="append", part="part-0")
+    return len(df)
+
+
+def mirror(
+    tickers: Sequence[str],
+    datasets: Sequence[str],
+    out: str | os.PathLike[str],
+    *,
+    client: Client | None = None,
+    start_date: str = "1990-01-01",
+    end_date: str | None = None,
+    force: bool = False,
+    progress: bool | None = None,
+) -> MirrorReport:
+    """Copy datasets of several tickers into a lake that ``fdkit serve --data`` can serve.
+
+    Args:
+        tickers: tickers to mirror.
+        datasets: names from :data:`MIRRORABLE`.
+        out: lake directory.
+        client: the client (default: the default client).
+        start_date: first day of price history.
+        end_date: last day of price history (default today).
+        force: redo pairs the lake already has.
+        progress: a progress bar (default: only on a terminal).
+
+    Returns:
+        A :class:`MirrorReport`; failures are collected, not raised.
+
+    Raises:
+        ValueError: for a dataset that cannot be mirrored.
+    """
+    unknown = [d for d in datasets if d not in MIRRORABLE]
+    if unknown:
+        raise ValueError(f"cannot mirror {unknown}; mirrorable: {', '.join(MIRRORABLE)}")
+    c = client or default_client()
+    lake = Path(out)
+    lake.mkdir(parents=True, exist_ok=True)
+    manifest_path = lake / "_mirror.json"
+    manifest: dict[str, list[str]] = json.loads(manifest_path.read_text()) if manifest_path.exists() else {}
+    report = MirrorReport()
+    end = end_date or f"{pd.Timestamp.today():%Y-%m-%d}"
+    pairs = [(d, t.upper()) for d in datasets for t in tickers]
+    from tqdm.auto import tqdm
+
+    from .paging import progress_enabled
+
+    for name, ticker in tqdm(pairs, desc="mirror", unit="pair", disable=not progress_enabled(progress)):
+        if not force and ticker in manifest.get(name, []):
+            report.skipped.append((name, ticker))
+            continue
+        queries = _price_windows(start_date, end) if name in ("prices", "crypto_prices") else MIRRORABLE[name]
+        try:
+            responses = []
+            for q in queries:
+                params = {**q, "ticker": ticker}
+                responses.append((params, c.fetch(name, params, progress=False)))
+            df = _lake_rows(name, responses)
+            n = _write(lake, name, ticker, df) if len(df) else 0
+        except FdkitError as exc:
+            report.failed[(name, ticker)] = str(exc)
+            continue
+        report.done.append((name, ticker))
+        report.rows[name] = report.rows.get(name, 0) + n
+        manifest.setdefault(name, [])
+        if ticker not in manifest[name]:
+            manifest[name].append(ticker)
+        atomic_write_bytes(manifest_path, json.dumps(manifest, indent=1, sort_keys=True).encode())
+    return report

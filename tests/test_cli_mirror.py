@@ -1,0 +1,154 @@
+"""The command line and the mirror loop: mirror -> serve answers equal the original; pandas, DuckDB, Dask read it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+import requests
+
+import fdkit
+import fdkit.server
+from fdkit.cli import main
+from fdkit.mirror import mirror
+
+TICKERS = ["AAPL", "NVDA"]
+DATASETS = [
+    "income_statements",
+    "balance_sheets",
+    "prices",
+    "company_facts",
+    "segmented_revenues",
+    "news",
+    "filings",
+    "earnings",
+]
+
+
+@pytest.fixture(scope="module")
+def mirrored(ref_server, tmp_path_factory):
+    lake = tmp_path_factory.mktemp("mirror")
+    client = fdkit.Client(ref_server.api_key, ref_server.base_url, cache=False, progress=False)
+    report = mirror(TICKERS, DATASETS, lake, client=client, start_date="2003-01-01", end_date="2026-03-31")
+    return lake, report, client
+
+
+def test_mirror_report_and_resume(mirrored, ref_server):
+    lake, report, client = mirrored
+    assert not report.failed
+    assert len(report.done) == len(TICKERS) * len(DATASETS)
+    assert (lake / "prices" / "ticker=AAPL" / "part-0.parquet").exists()
+    again = mirror(TICKERS, DATASETS, lake, client=client)
+    assert not again.done and len(again.skipped) == len(report.done)
+    bad = mirror(["ZZZZ"], ["company_facts"], lake, client=client)
+    assert list(bad.failed) == [("company_facts", "ZZZZ")]
+
+
+REQUESTS = [
+    ("/financials/income-statements", {"ticker": "AAPL", "period": "quarterly", "limit": 30}),
+    ("/financials/balance-sheets", {"ticker": "NVDA", "period": "annual", "limit": 10}),
+    (
+        "/prices",
+        {"ticker": "NVDA", "interval": "week", "start_date": "2020-01-01", "end_date": "2024-12-31", "limit": 400},
+    ),
+    ("/prices", {"ticker": "AAPL", "interval": "day", "start_date": "2024-06-01", "end_date": "2024-06-30"}),
+    ("/company/facts", {"ticker": "NVDA"}),
+    ("/financials/segmented-revenues", {"ticker": "AAPL", "period": "annual", "limit": 3}),
+    ("/news", {"ticker": "AAPL", "limit": 20}),
+    ("/filings", {"ticker": "NVDA", "filing_type": "10-K", "limit": 5}),
+    ("/earnings", {"ticker": "AAPL", "limit": 4}),
+]
+
+
+def _walk(base, key, path, params):
+    h = {"X-API-KEY": key}
+    body = requests.get(base + path, params=params, headers=h, timeout=30).json()
+    pages = [body]
+    while "next_page_url" in body:
+        body = requests.get(body["next_page_url"], headers=h, timeout=30).json()
+        pages.append(body)
+    for p in pages:
+        p.pop("next_page_url", None)
+    return pages
+
+
+def test_mirror_then_serve_answers_the_same_json(mirrored, ref_server):
+    lake, _, _ = mirrored
+    with fdkit.server.start(data=lake) as srv:
+        for path, params in REQUESTS:
+            a = _walk(ref_server.base_url, ref_server.api_key, path, params)
+            b = _walk(srv.base_url, srv.api_key, path, params)
+            assert a == b, path
+
+
+def test_lake_reads_with_pandas_duckdb_and_dask(mirrored):
+    lake, _, _ = mirrored
+    pdf = pd.read_parquet(lake / "prices")
+    assert set(pdf["ticker"].astype(str)) == set(TICKERS)
+    duckdb = pytest.importorskip("duckdb")
+    n = duckdb.sql(
+        f"select count(*) from read_parquet('{lake}/prices/*/*.parquet', hive_partitioning=true)"
+    ).fetchall()[0][0]
+    assert n == len(pdf)
+    by = duckdb.sql(
+        f"select ticker, count(*) n from read_parquet('{lake}/prices/*/*.parquet', hive_partitioning=true) "
+        "group by ticker order by ticker"
+    ).fetchall()
+    dd = pytest.importorskip("dask.dataframe")
+    ddf = dd.read_parquet(str(lake / "prices"))
+    counts = ddf.groupby("ticker").size().compute()
+    assert sorted((str(k), int(v)) for k, v in counts.items()) == [(t, int(c)) for t, c in by]
+    assert float(ddf["close"].sum().compute()) == pytest.approx(float(pdf["close"].sum()))
+
+
+def test_cli_get_writes_parquet_with_documented_dtypes(tmp_path):
+    out = tmp_path / "p.parquet"
+    assert (
+        main(["get", "prices", "AAPL", "--start-date", "2024-01-02", "--end-date", "2024-03-28", "-o", str(out)]) == 0
+    )
+    df = pd.read_parquet(out)
+    assert list(df.index.names) == ["ticker", "time"] and str(df.index.dtypes["time"]) == "datetime64[ns]"
+    assert df.dtypes.astype(str).to_dict() == {
+        "time_milliseconds": "Int64",
+        "open": "float64",
+        "high": "float64",
+        "low": "float64",
+        "close": "float64",
+        "volume": "Int64",
+    }
+    csv = tmp_path / "f.csv"
+    assert main(["get", "company_facts", "AAPL", "NVDA", "-o", str(csv)]) == 0
+    assert len(pd.read_csv(csv)) == 2
+
+
+def test_cli_bad_arguments_one_line_exit_2():
+    for argv in (
+        ["get", "prices", "AAPL", "--interval", "hourly"],
+        ["get", "nope"],
+        ["mirror", "--tickers", "A"],
+        ["get", "prices", "AAPL"],
+        ["get", "prices", "AAPL", "--start-date", "2024-01-02", "--end-date", "2024-01-03", "-o", "x.xlsx"],
+    ):
+        r = subprocess.run([sys.executable, "-m", "fdkit.cli", *argv], capture_output=True, text=True, timeout=120)
+        assert r.returncode == 2, (argv, r.stderr)
+        lines = [ln for ln in r.stderr.splitlines() if ln and not ln.startswith("fdkit: no API key")]
+        assert len(lines) == 1 and "error" in lines[0], (argv, r.stderr)
+
+
+def test_cli_help_and_cache_commands(tmp_path):
+    r = subprocess.run(
+        [sys.executable, "-m", "fdkit.cli", "get", "prices", "--help"], capture_output=True, text=True, timeout=60
+    )
+    assert r.returncode == 0 and "--start-date" in r.stdout and "--interval" in r.stdout
+    assert main(["cache", "info", "--cache-dir", str(tmp_path)]) == 0
+    assert main(["cache", "clear", "--cache-dir", str(tmp_path)]) == 0
+
+
+def test_cli_get_stdout_csv(capsys):
+    assert main(["get", "interest_rate_snapshot", "FED", "-o", "-"]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[0].startswith("bank,date") and "FED" in out
+    json.dumps(out)
