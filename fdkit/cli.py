@@ -127,6 +127,35 @@ def _mirror(args: argparse.Namespace) -> int:
     return 0 if not report.failed or report.done else 1
 
 
+def _listen(args: argparse.Namespace) -> int:
+    """``fdkit webhooks listen``: run the receiver."""
+    import uvicorn
+
+    from fdkit.webhooks import create_receiver
+
+    secret = args.secret or os.environ.get("FDKIT_WEBHOOK_SECRET")
+    if not secret:
+        raise _UsageError("give --secret or set FDKIT_WEBHOOK_SECRET")
+    app = create_receiver(args.lake, secret, tolerance=args.tolerance)
+    print(f"fdkit webhooks: landing events in {args.lake} on http://{args.host}:{args.port}/", file=sys.stderr)
+    uvicorn.run(app, host=args.host, port=args.port, log_level="warning", access_log=False)
+    return 0
+
+
+def _replay(args: argparse.Namespace) -> int:
+    """``fdkit events replay``: emit what the live service would have, to the configured destinations."""
+    from fdkit.lake import default_data_dir
+    from fdkit.webhooks import deliver, events_from_lake, load_destinations
+
+    dests = load_destinations(args.destinations)
+    events = events_from_lake(args.data or default_data_dir(), since=args.since, until=args.until,
+                              livemode=not args.test)  # fmt: skip
+    report = deliver(events, dests, log=args.log)
+    print(f"replayed {len(events)} events to {len(dests)} destination(s): {len(report.acked)} acknowledged, "
+          f"{len(report.failed)} failed, {sum(report.attempts.values())} attempts")  # fmt: skip
+    return 0 if not report.failed else 1
+
+
 def _cache(args: argparse.Namespace) -> int:
     from .cache import cache_info, clear_cache
 
@@ -241,6 +270,27 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--end-date", default="2025-12-31")
     d.add_argument("--out", default="out", help="output folder (default ./out)")
     d.set_defaults(func=_demo)
+
+    w = sub.add_parser("webhooks", help="webhook receiver")
+    wsub = w.add_subparsers(dest="webhooks_command", required=True, metavar="COMMAND", parser_class=_Parser)
+    li = wsub.add_parser("listen", help="receive signed events and land them in a lake exactly once")
+    li.add_argument("--port", type=int, default=8080)
+    li.add_argument("--host", default="127.0.0.1")
+    li.add_argument("--secret", help="signing secret (or FDKIT_WEBHOOK_SECRET)")
+    li.add_argument("--lake", required=True, help="lake directory events land in")
+    li.add_argument("--tolerance", type=int, default=300, help="max signature age in seconds")
+    li.set_defaults(func=_listen)
+
+    e = sub.add_parser("events", help="webhook events from the lake")
+    esub = e.add_subparsers(dest="events_command", required=True, metavar="COMMAND", parser_class=_Parser)
+    rp = esub.add_parser("replay", help="walk the lake in filing-date order and deliver the events")
+    rp.add_argument("--since", help="first date (YYYY-MM-DD)")
+    rp.add_argument("--until", help="last date (YYYY-MM-DD)")
+    rp.add_argument("--data", help="lake (default: the bundled reference data)")
+    rp.add_argument("--destinations", required=True, help="JSON file: [{url, secret, api_version, types}]")
+    rp.add_argument("--log", help="delivery log (JSON lines)")
+    rp.add_argument("--test", action="store_true", help="send test events (livemode false)")
+    rp.set_defaults(func=_replay)
 
     c = sub.add_parser("cache", help="inspect or clear the on-disk HTTP cache")
     c.add_argument("action", choices=["info", "clear"])

@@ -263,6 +263,8 @@ def read_dataset(
         ['bank', 'date', 'name', 'rate']
     """
     schema = schema or (name if name in SCHEMAS else None)
+    if schema is not None and schema not in SCHEMAS:
+        raise KeyError(f"unknown record schema {schema!r}")
     base = Path(root) / name
     files = sorted(base.rglob("*.parquet")) if base.exists() else []
     if not files:

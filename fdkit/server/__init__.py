@@ -25,7 +25,7 @@ from .app import create_app
 from .auth import Keys, load_keys
 from .faults import FaultInjector, FaultPlan
 
-__all__ = ["start", "ServerHandle", "create_app", "FaultPlan"]
+__all__ = ["start", "serve_app", "ServerHandle", "create_app", "FaultPlan", "FaultInjector"]
 
 
 class ServerHandle:
@@ -55,6 +55,43 @@ class ServerHandle:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def serve_app(app: Any, *, host: str = "127.0.0.1", port: int = 0, timeout: float = 30.0,
+              keys: Keys | None = None, data: Path | None = None) -> ServerHandle:  # fmt: skip
+    """Run any ASGI app with uvicorn in a background thread on ``host:port`` (0 = an ephemeral port).
+
+    Args:
+        app: the ASGI app.
+        host: interface (loopback by default).
+        port: TCP port.
+        timeout: seconds to wait for it to be up.
+        keys: keys to report on the handle.
+        data: lake to report on the handle.
+
+    Returns:
+        A :class:`ServerHandle`.
+
+    Raises:
+        RuntimeError: when the server did not start in time.
+    """
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    bound_port = sock.getsockname()[1]
+    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off", timeout_keep_alive=30,
+                            backlog=2048)  # fmt: skip
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True, name="fdkit-serve")
+    thread.start()
+    deadline = time.monotonic() + timeout
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            server.should_exit = True
+            raise RuntimeError("the server did not start")
+        time.sleep(0.01)
+    return ServerHandle(server, thread, f"http://{host}:{bound_port}", keys or Keys({"": "pro"}), app,
+                        data or Path("."))  # fmt: skip
 
 
 def start(
@@ -88,19 +125,6 @@ def start(
     key_table = keys if isinstance(keys, Keys) else load_keys(keys)
     app = create_app(root, key_table, cursor_secret=cursor_secret)
     asgi = FaultInjector(app, faults) if faults is not None else app
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((host, port))
-    bound_port = sock.getsockname()[1]
-    config = uvicorn.Config(asgi, log_level="warning", access_log=False, lifespan="off",
-                            timeout_keep_alive=30, backlog=2048)  # fmt: skip
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True, name="fdkit-serve")
-    thread.start()
-    deadline = time.monotonic() + timeout
-    while not server.started:
-        if not thread.is_alive() or time.monotonic() > deadline:
-            server.should_exit = True
-            raise RuntimeError("the embedded Financial Data Service did not start")
-        time.sleep(0.01)
-    return ServerHandle(server, thread, f"http://{host}:{bound_port}", key_table, app, root)
+    handle = serve_app(asgi, host=host, port=port, timeout=timeout, keys=key_table, data=root)
+    handle.app = app
+    return handle

@@ -1,7 +1,8 @@
 """A fault injector in front of the service (ASGI middleware), for reliability tests and demos.
 
 Faults: ``429`` (with ``Retry-After``), ``500``, ``503``, ``truncate`` (a body cut short: the declared length is
-not delivered and the connection drops), ``slow`` (the answer comes after ``slow_seconds``). Faults are drawn
+not delivered and the connection drops), ``slow`` (the answer comes after ``slow_seconds``), ``ack_lost`` (the
+request is processed but the caller gets a 503, so it sends it again: a duplicate delivery). Faults are drawn
 with probability ``rate`` from ``kinds`` by a seeded generator, or taken in order from ``script`` first
 (``None`` in a script lets one request through). Listing the faults it injected lets a test count them.
 
@@ -24,7 +25,7 @@ import orjson
 
 __all__ = ["FaultPlan", "FaultInjector", "KINDS"]
 
-KINDS = ("429", "500", "503", "truncate", "slow")
+KINDS = ("429", "500", "503", "truncate", "slow", "ack_lost")
 
 
 @dataclass
@@ -109,6 +110,14 @@ class FaultInjector:
         elif kind == "slow":
             await asyncio.sleep(self.plan.slow_seconds)
             await self.app(scope, receive, send)
+        elif kind == "ack_lost":
+
+            async def swallow(message) -> None:
+                return None
+
+            await self.app(scope, receive, swallow)
+            body = orjson.dumps({"error": "Service Unavailable", "message": "injected lost acknowledgement"})
+            await _send(send, 503, [(b"content-type", b"application/json")], body)
         else:  # truncate: announce more bytes than are sent, then drop the connection
             captured: list[bytes] = []
             start: dict = {}

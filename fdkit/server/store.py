@@ -28,6 +28,7 @@ LAKE_SCHEMAS = {
     "prices_minute": "prices",
     "crypto_prices_minute": "crypto_prices",
     "filing_exhibits": None,
+    "filing_metadata": "filings",  # landed by the webhook receiver
 }
 
 

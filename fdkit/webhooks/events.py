@@ -1,0 +1,319 @@
+"""Webhook event models: the envelope and the payloads of all 18 event types.
+
+Envelope: ``{"id": uuid, "type": str, "api_version": str, "livemode": bool, "created": unix seconds,
+"data": {"object": payload}}``. Payload families:
+
+* filing-level (``balance_sheets``, ``balance_sheet_segments``, ``cash_flow_statements``,
+  ``cash_flow_statement_segments``, ``financial_metrics``, ``income_statements``, ``income_statement_segments``,
+  ``insider_ownership``, ``insider_trades``): ``ticker``, ``accession_number``, ``filing_date``, ``form_type`` and
+  the dataset's array under its own name;
+* release-level (``forward_guidance``, ``non_gaap_metrics``, ``operating_kpis``): ``ticker``,
+  ``accession_number``, ``sector``, ``report_period`` and the array;
+* ``earnings``: one earnings record, ``source_type`` 8-K, 10-Q or 10-K;
+* print-level: ``inflation`` (``date`` = first of the month, ``inflation`` = one entry per series),
+  ``interest_rates`` (``bank`` and one entry equal to that bank's snapshot row), ``labor`` (``release``,
+  ``date``, ``labor``), ``yield_curve`` (one key per tenor, null where not published);
+* ``filing_items.metadata.created``: ``ticker``, ``cik`` (10 digits), ``filing_type``, ``accession_number``,
+  ``filing_date``, ``available_items`` (exactly the ``item`` values ``/filings/items`` accepts), ``url`` (a ready
+  ``/filings/items`` request).
+
+Event types are ``<family>.created`` (and ``filing_items.metadata.created``). ``Event.frame()`` returns the same
+typed frame the matching endpoint function returns.
+
+Example:
+    >>> e = Event.model_validate({"id": "00000000-0000-4000-8000-000000000001", "type": "interest_rates.created",
+    ...     "api_version": API_VERSION, "livemode": False, "created": 1700000000, "data": {"object": {"bank": "FED",
+    ...     "interest_rates": [{"bank": "FED", "date": "2024-09-19", "name": "x", "rate": 4.875}]}}})
+    >>> e.frame()["rate"].tolist()
+    [4.875]
+"""
+
+from __future__ import annotations
+
+import re
+import time
+import uuid
+from typing import Annotated, Any, Literal
+
+import pandas as pd
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    create_model,
+    field_validator,
+    model_validator,
+)
+
+from ..catalog import FILING_ITEMS_8K, FILING_ITEMS_10K, FILING_ITEMS_10Q
+from ..frames import to_frame
+from ..schema import YIELD_TENORS
+
+__all__ = ["API_VERSION", "EVENT_TYPES", "Event", "make_event", "parse_event", "ValidationError"]
+
+API_VERSION = "2026-01-01"
+
+FILING_LEVEL = (
+    "balance_sheets", "balance_sheet_segments", "cash_flow_statements", "cash_flow_statement_segments",
+    "financial_metrics", "income_statements", "income_statement_segments", "insider_ownership", "insider_trades",
+)  # fmt: skip
+RELEASE_LEVEL = ("forward_guidance", "non_gaap_metrics", "operating_kpis")
+PRINT_LEVEL = ("inflation", "interest_rates", "labor", "yield_curve")
+
+#: event family -> (endpoint whose frame ``Event.frame()`` returns, array key in the payload)
+FAMILIES: dict[str, tuple[str, str | None]] = {
+    **{f: (f, f) for f in ("balance_sheets", "cash_flow_statements", "financial_metrics", "income_statements",
+                           "insider_ownership", "insider_trades")},
+    "balance_sheet_segments": ("balance_sheet_segments", "balance_sheet_segments"),
+    "cash_flow_statement_segments": ("cash_flow_statement_segments", "cash_flow_statement_segments"),
+    "income_statement_segments": ("income_statement_segments", "income_statement_segments"),
+    "forward_guidance": ("kpi_guidance", "forward_guidance"),
+    "non_gaap_metrics": ("kpi_non_gaap", "non_gaap_metrics"),
+    "operating_kpis": ("kpi_metrics", "operating_kpis"),
+    "earnings": ("earnings", None),
+    "inflation": ("inflation_snapshot", "inflation"),
+    "interest_rates": ("interest_rates", "interest_rates"),
+    "labor": ("labor_snapshot", "labor"),
+    "yield_curve": ("yield_curve_snapshot", None),
+    "filing_items.metadata": ("filings", None),
+}  # fmt: skip
+
+EVENT_TYPES: tuple[str, ...] = tuple(f"{f}.created" for f in FAMILIES)
+assert len(EVENT_TYPES) == 18
+
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_ITEMS = {"10-K": FILING_ITEMS_10K, "10-Q": FILING_ITEMS_10Q, "8-K": FILING_ITEMS_8K}
+
+
+def _check_date(v: Any) -> Any:
+    if v is not None and not (isinstance(v, str) and _DATE.match(v)):
+        raise ValueError(f"not a YYYY-MM-DD date: {v!r}")
+    return v
+
+
+class _Payload(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+class FilingPayload(_Payload):
+    """Header of a filing-level event; the array is an extra field named after the family."""
+
+    ticker: str
+    accession_number: str | None = None
+    filing_date: str
+    form_type: str
+
+    _check = field_validator("filing_date")(_check_date)
+
+
+class ReleasePayload(_Payload):
+    """Header of a release-level event."""
+
+    ticker: str
+    accession_number: str | None = None
+    sector: str | None = None
+    report_period: str
+
+    _check = field_validator("report_period")(_check_date)
+
+
+class EarningsPayload(_Payload):
+    """One earnings record."""
+
+    ticker: str
+    report_period: str
+    source_type: Literal["8-K", "10-Q", "10-K"]
+    filing_date: str | None = None
+    accession_number: str | None = None
+    quarterly: dict[str, Any] = Field(default_factory=dict)
+    annual: dict[str, Any] = Field(default_factory=dict)
+
+    _check = field_validator("report_period", "filing_date")(_check_date)
+
+
+class InflationPayload(_Payload):
+    """An inflation print: the header date is the first of the month."""
+
+    date: str
+    inflation: list[dict[str, Any]]
+
+    @field_validator("date")
+    @classmethod
+    def _first_of_month(cls, v: str) -> str:
+        _check_date(v)
+        if not v.endswith("-01"):
+            raise ValueError("an inflation print is dated the first of its month")
+        return v
+
+
+class InterestRatesPayload(_Payload):
+    """A policy-rate decision: one entry, equal to the bank's snapshot row."""
+
+    bank: str
+    interest_rates: list[dict[str, Any]] = Field(min_length=1, max_length=1)
+
+
+class LaborPayload(_Payload):
+    """A labour-market release (e.g. ``jobless_claims``, dated the week it covers)."""
+
+    release: str
+    date: str
+    labor: list[dict[str, Any]]
+
+    _check = field_validator("date")(_check_date)
+
+
+#: a yield-curve print: ``date`` and one optional float per tenor (null where not published); nothing else
+YieldCurvePayload = create_model(
+    "YieldCurvePayload",
+    __config__=ConfigDict(extra="forbid"),
+    date=(Annotated[str, AfterValidator(_check_date)], ...),
+    **{t: (float | None, None) for t in YIELD_TENORS},
+)
+
+
+class FilingItemsMetadata(_Payload):
+    """A filing whose items can now be fetched."""
+
+    ticker: str
+    cik: str
+    filing_type: Literal["10-K", "10-Q", "8-K"]
+    accession_number: str | None = None
+    filing_date: str
+    available_items: list[str]
+    url: str
+
+    @field_validator("cik")
+    @classmethod
+    def _cik(cls, v: str) -> str:
+        if not re.fullmatch(r"\d{10}", v):
+            raise ValueError("cik must have 10 digits")
+        return v
+
+    @model_validator(mode="after")
+    def _items(self) -> FilingItemsMetadata:
+        bad = [i for i in self.available_items if i not in _ITEMS[self.filing_type]]
+        if bad:
+            raise ValueError(f"items {bad} are not {self.filing_type} items the endpoint accepts")
+        return self
+
+
+def _payload_model(family: str) -> type[BaseModel]:
+    if family in FILING_LEVEL:
+        return FilingPayload
+    if family in RELEASE_LEVEL:
+        return ReleasePayload
+    return {"earnings": EarningsPayload, "inflation": InflationPayload, "interest_rates": InterestRatesPayload,
+            "labor": LaborPayload, "yield_curve": YieldCurvePayload,
+            "filing_items.metadata": FilingItemsMetadata}[family]  # fmt: skip
+
+
+class Event(BaseModel):
+    """A webhook envelope with a validated payload."""
+
+    model_config = ConfigDict(extra="forbid")
+    id: uuid.UUID
+    type: Literal[EVENT_TYPES]  # type: ignore[valid-type]
+    api_version: str
+    livemode: bool
+    created: int
+    data: dict[str, Any]
+
+    @model_validator(mode="after")
+    def _payload(self) -> Event:
+        obj = self.data.get("object")
+        if not isinstance(obj, dict) or set(self.data) != {"object"}:
+            raise ValueError("data must be {'object': {...}}")
+        model = _payload_model(self.family)
+        model.model_validate(obj)
+        key = FAMILIES[self.family][1]
+        if self.family in FILING_LEVEL + RELEASE_LEVEL:
+            if not isinstance(obj.get(key), list):
+                raise ValueError(f"a {self.type} payload carries its records under {key!r}")
+        return self
+
+    @property
+    def family(self) -> str:
+        """The event family (the type without ``.created``)."""
+        return self.type[: -len(".created")]
+
+    @property
+    def payload(self) -> dict[str, Any]:
+        """``data.object``."""
+        return self.data["object"]
+
+    def records(self) -> list[dict[str, Any]]:
+        """The event's records, each with the header fields a record of its dataset carries."""
+        obj = self.payload
+        fam = self.family
+        key = FAMILIES[fam][1]
+        if fam in FILING_LEVEL:
+            head = {k: obj.get(k) for k in ("ticker", "accession_number", "filing_date", "form_type")}
+            return [{**head, **r} for r in obj[key]]
+        if fam in RELEASE_LEVEL:
+            head = {k: obj.get(k) for k in ("ticker", "report_period")}
+            return [{**head, **r} for r in obj[key]]
+        if fam in ("inflation", "labor", "interest_rates"):
+            return list(obj[key])
+        if fam == "filing_items.metadata":
+            return [{"ticker": obj["ticker"], "cik": obj["cik"], "filing_type": obj["filing_type"],
+                     "accession_number": obj.get("accession_number"), "filing_date": obj["filing_date"],
+                     "url": obj["url"]}]  # fmt: skip
+        return [obj]
+
+    def frame(self) -> pd.DataFrame:
+        """The same typed frame the matching endpoint function returns."""
+        endpoint, _ = FAMILIES[self.family]
+        from ..catalog import get
+
+        ep = get(endpoint)
+        records = self.records()
+        body: dict[str, Any] = {ep.response_key: records if ep.kind != "object" or endpoint in (
+            "inflation_snapshot", "labor_snapshot") else records[0]}  # fmt: skip
+        params = {"bank": self.payload.get("bank")} if self.family == "interest_rates" else {}
+        return to_frame(ep, [(params, body)])
+
+
+def make_event(family: str, payload: dict[str, Any], *, livemode: bool = True, created: int | None = None,
+               event_id: str | None = None) -> dict[str, Any]:  # fmt: skip
+    """Build (and validate) an envelope.
+
+    Args:
+        family: e.g. ``"income_statements"`` or ``"filing_items.metadata"``.
+        payload: ``data.object``.
+        livemode: false for test events.
+        created: unix seconds (now by default).
+        event_id: a UUID (random by default; deterministic ids make replays idempotent).
+
+    Returns:
+        The envelope as a JSON-ready dict.
+    """
+    env = {
+        "id": event_id or str(uuid.uuid4()),
+        "type": f"{family}.created",
+        "api_version": API_VERSION,
+        "livemode": livemode,
+        "created": int(time.time() if created is None else created),
+        "data": {"object": payload},
+    }
+    Event.model_validate(env)
+    return env
+
+
+def parse_event(body: bytes | dict[str, Any]) -> Event:
+    """Parse and validate an envelope.
+
+    Args:
+        body: raw JSON bytes or a decoded dict.
+
+    Returns:
+        The :class:`Event`.
+
+    Raises:
+        ValidationError: for a malformed envelope or payload; ``ValueError`` for invalid JSON.
+    """
+    if isinstance(body, bytes | str):
+        return Event.model_validate_json(body)
+    return Event.model_validate(body)

@@ -1,0 +1,252 @@
+"""Events from lake rows: what the live service would have emitted when the data entered the lake.
+
+Rules (each has a test):
+
+* one filing-level event per (dataset, ticker, accession); a Form 5 with both trades and holdings fires an
+  ``insider_trades`` and an ``insider_ownership`` event with the same accession number;
+* income statements: the filing's own period plus the TTM entry of the same report period when computable;
+  on annual filings the TTM entry comes first; the fiscal Q4 a 10-K implies (FY minus nine months) is an event
+  of its own (one quarterly entry);
+* earnings: one event per (ticker, report period, source form): a quarter may fire twice (8-K, then 10-Q/10-K);
+* inflation: one event per month, header dated the first of the month, one entry per series;
+* interest rates: one event per (bank, decision date) whose single entry equals that bank's snapshot row then;
+  a revision of an already-published (bank, date) fires nothing;
+* yield curve: one event per date, one key per tenor;
+* filing items: one ``filing_items.metadata.created`` per filing with the items ``/filings/items`` accepts.
+
+Event ids are UUIDv5 of the event's identity, so replaying the same window twice yields the same ids (receivers
+deduplicate them).
+
+Example:
+    >>> from fdkit.lake import default_data_dir
+    >>> evs = events_from_lake(default_data_dir(), since="2024-11-01", until="2024-11-01")
+    >>> sorted({e["type"].split(".")[0] for e in evs})[:4]
+    ['balance_sheets', 'cash_flow_statements', 'earnings', 'filing_items']
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterable
+from typing import Any
+from urllib.parse import urlencode
+
+import pandas as pd
+
+from ..lake import read_dataset
+from ..schema import YIELD_TENORS, fields_of
+from ..server.store import LAKE_SCHEMAS, to_records
+from .events import make_event
+
+__all__ = ["events_from_lake", "events_for_rows", "NAMESPACE"]
+
+NAMESPACE = uuid.UUID("6f1c9a52-3a0e-4d5b-9a51-0f7d2c7b8e11")
+_STATEMENTS = ("income_statements", "balance_sheets", "cash_flow_statements", "financial_metrics")
+_PRIMARY = {"10-K": "annual", "10-K/A": "annual", "10-Q": "quarterly", "10-Q/A": "quarterly"}
+
+
+def _eid(*parts: Any) -> str:
+    return str(uuid.uuid5(NAMESPACE, "|".join(str(p) for p in parts)))
+
+
+def _ts(day: Any) -> int:
+    ts = pd.Timestamp(day)
+    return int((ts.tz_localize("UTC") if ts.tzinfo is None else ts).timestamp())
+
+
+def _day(value: Any) -> str:
+    return pd.Timestamp(value).strftime("%Y-%m-%d")
+
+
+def _statement_events(name: str, df: pd.DataFrame, livemode: bool) -> list[tuple[str, dict[str, Any]]]:
+    out = []
+    df = df.dropna(subset=["filing_date"])
+    fields = fields_of(name)
+    for (ticker, accession), g in df.groupby(["ticker", "accession_number"], observed=True, sort=True, dropna=False):
+        form = str(g["form_type"].dropna().iloc[0]) if g["form_type"].notna().any() else "10-K"
+        own_period = _PRIMARY.get(form, "annual")
+        # a 10-K also carries the derived fiscal Q4 (FY minus nine months): it gets an event of its own
+        primary = g[g["period"].astype(str).isin([own_period, "quarterly"])]
+        for i in range(len(primary)):
+            row = primary.iloc[i]
+            period = str(row["period"])
+            entries = to_records(primary.iloc[[i]], fields)
+            if name == "income_statements" and period == own_period:
+                ttm = g[(g["period"].astype(str) == "ttm") & (g["report_period"] == row["report_period"])]
+                ttm_recs = to_records(ttm, fields)
+                entries = ttm_recs + entries if own_period == "annual" else entries + ttm_recs
+            head = {"ticker": str(ticker), "accession_number": None if pd.isna(accession) else str(accession),
+                    "filing_date": _day(row["filing_date"]), "form_type": form}  # fmt: skip
+            payload = {**head, name: entries}
+            eid = _eid(name, ticker, accession, _day(row["report_period"]), period)
+            out.append((head["filing_date"], make_event(name, payload, livemode=livemode,
+                                                        created=_ts(row["filing_date"]), event_id=eid)))  # fmt: skip
+    return out
+
+
+def _insider_events(name: str, df: pd.DataFrame, livemode: bool) -> list[tuple[str, dict[str, Any]]]:
+    out = []
+    fields = fields_of(name)
+    # a filing is (ticker, accession, form, filing date): some bundled ownership documents have no accession
+    keys = ["ticker", "accession_number", "form_type", "filing_date"]
+    for (ticker, accession, form, filed), g in df.groupby(keys, observed=True, sort=True, dropna=False):
+        acc = None if pd.isna(accession) else str(accession)
+        head = {"ticker": str(ticker), "accession_number": acc, "filing_date": _day(filed), "form_type": str(form)}
+        payload = {**head, name: to_records(g, fields)}
+        out.append((head["filing_date"], make_event(name, payload, livemode=livemode, created=_ts(filed),
+                                                    event_id=_eid(name, ticker, acc, form, _day(filed)))))  # fmt: skip
+    return out
+
+
+def _earnings_events(df: pd.DataFrame, livemode: bool) -> list[tuple[str, dict[str, Any]]]:
+    out = []
+    for rec in to_records(df.dropna(subset=["filing_date"]), fields_of("earnings")):
+        item: dict[str, Any] = {"quarterly": {}, "annual": {}}
+        for k, v in rec.items():
+            dim = "quarterly" if k.startswith("quarterly_") else "annual" if k.startswith("annual_") else None
+            if dim:
+                item[dim][k[len(dim) + 1 :]] = v
+            else:
+                item[k] = v
+        if item.get("source_type") not in ("8-K", "10-Q", "10-K"):
+            continue
+        eid = _eid("earnings", item["ticker"], item["report_period"], item["source_type"])
+        out.append((item["filing_date"], make_event("earnings", item, livemode=livemode,
+                                                    created=_ts(item["filing_date"]), event_id=eid)))  # fmt: skip
+    return out
+
+
+def _rate_events(df: pd.DataFrame, livemode: bool, published: set[tuple[str, str]]) -> list[tuple[str, dict]]:
+    out = []
+    for rec in to_records(df.sort_values(["bank", "date"]), fields_of("interest_rates")):
+        key = (rec["bank"], rec["date"])
+        if key in published:  # a revision of a published date fires nothing
+            continue
+        published.add(key)
+        payload = {"bank": rec["bank"], "interest_rates": [rec]}
+        out.append((rec["date"], make_event("interest_rates", payload, livemode=livemode, created=_ts(rec["date"]),
+                                            event_id=_eid("interest_rates", *key))))  # fmt: skip
+    return out
+
+
+def _inflation_events(df: pd.DataFrame, livemode: bool) -> list[tuple[str, dict]]:
+    out = []
+    for day, g in df.groupby("date", sort=True):
+        d = _day(day)
+        if not d.endswith("-01"):
+            continue
+        payload = {"date": d, "inflation": to_records(g.sort_values("series"), fields_of("inflation"))}
+        out.append((d, make_event("inflation", payload, livemode=livemode, created=_ts(d),
+                                  event_id=_eid("inflation", d))))  # fmt: skip
+    return out
+
+
+def _curve_events(df: pd.DataFrame, livemode: bool) -> list[tuple[str, dict]]:
+    out = []
+    for rec in to_records(df, ["date", *YIELD_TENORS]):
+        out.append((rec["date"], make_event("yield_curve", rec, livemode=livemode, created=_ts(rec["date"]),
+                                            event_id=_eid("yield_curve", rec["date"]))))  # fmt: skip
+    return out
+
+
+def _filing_item_events(df: pd.DataFrame, facts: pd.DataFrame, base_url: str, livemode: bool) -> list[tuple]:
+    out = []
+    ciks = {str(t): str(c) for t, c in zip(facts["ticker"], facts["cik"], strict=True) if isinstance(c, str)}
+    for (ticker, ftype, filed), g in df.groupby(["ticker", "filing_type", "filing_date"], observed=True, sort=True):
+        cik = ciks.get(str(ticker))
+        if cik is None:
+            continue
+        d = _day(filed)
+        accession = g["accession_number"].dropna()
+        acc = str(accession.iloc[0]) if len(accession) else None
+        query = {"ticker": str(ticker), "filing_type": str(ftype), "year": int(d[:4])}
+        if pd.notna(g["quarter"].iloc[0]):
+            query["quarter"] = int(g["quarter"].iloc[0])
+        if acc:
+            query["accession_number"] = acc
+        payload = {"ticker": str(ticker), "cik": cik.zfill(10), "filing_type": str(ftype), "accession_number": acc,
+                   "filing_date": d, "available_items": sorted({str(n) for n in g["number"]}),
+                   "url": f"{base_url.rstrip('/')}/filings/items?{urlencode(query)}"}  # fmt: skip
+        out.append((d, make_event("filing_items.metadata", payload, livemode=livemode, created=_ts(d),
+                                  event_id=_eid("filing_items", ticker, ftype, d))))  # fmt: skip
+    return out
+
+
+def events_for_rows(dataset: str, df: pd.DataFrame, *, livemode: bool = True, base_url: str = "",
+                    facts: pd.DataFrame | None = None,
+                    published: set[tuple[str, str]] | None = None) -> list[tuple[str, dict[str, Any]]]:  # fmt: skip
+    """Events for new rows of one lake dataset (an ingest, or a replay window).
+
+    Args:
+        dataset: lake dataset name.
+        df: its rows (typed, as :func:`fdkit.lake.read_dataset` gives them).
+        livemode: false for test events.
+        base_url: the service base for ``filing_items`` URLs.
+        facts: company facts (CIKs) for filing-item events.
+        published: (bank, date) pairs already published (revisions fire nothing); updated in place.
+
+    Returns:
+        ``(effective date, envelope)`` pairs.
+    """
+    if df.empty:
+        return []
+    if dataset in _STATEMENTS:
+        return _statement_events(dataset, df, livemode)
+    if dataset in ("insider_trades", "insider_ownership"):
+        return _insider_events(dataset, df, livemode)
+    if dataset == "earnings":
+        return _earnings_events(df, livemode)
+    if dataset == "interest_rates":
+        return _rate_events(df, livemode, published if published is not None else set())
+    if dataset == "inflation":
+        return _inflation_events(df, livemode)
+    if dataset == "yield_curve":
+        return _curve_events(df, livemode)
+    if dataset == "filing_items":
+        return _filing_item_events(df, facts if facts is not None else pd.DataFrame(columns=["ticker", "cik"]),
+                                   base_url, livemode)  # fmt: skip
+    return []
+
+
+_DATE_COLUMN = {"interest_rates": "date", "inflation": "date", "yield_curve": "date"}
+REPLAYED = (*_STATEMENTS, "insider_trades", "insider_ownership", "earnings", "interest_rates", "inflation",
+            "yield_curve", "filing_items")  # fmt: skip
+
+
+def events_from_lake(root: str | os.PathLike[str], *, since: str | None = None, until: str | None = None,
+                     datasets: Iterable[str] = REPLAYED, livemode: bool = True,
+                     base_url: str = "http://127.0.0.1:8000") -> list[dict[str, Any]]:  # fmt: skip
+    """Walk a lake in filing-date order and return the events the live service would have emitted.
+
+    Args:
+        root: the lake.
+        since: first effective date (inclusive, ``YYYY-MM-DD``).
+        until: last effective date (inclusive).
+        datasets: which datasets to replay.
+        livemode: false for test events.
+        base_url: the service base for ``filing_items`` URLs.
+
+    Returns:
+        Envelopes ordered by effective date, then type and id.
+    """
+    facts = read_dataset(root, "company_facts")
+    found: list[tuple[str, dict[str, Any]]] = []
+    published: set[tuple[str, str]] = set()
+    for name in datasets:
+        df = read_dataset(root, name, schema=LAKE_SCHEMAS.get(name, name))
+        col = _DATE_COLUMN.get(name, "filing_date")
+        if col in df.columns:
+            keep = df[col].notna()
+            if since:
+                keep &= df[col] >= pd.Timestamp(since)
+            if until:
+                keep &= df[col] <= pd.Timestamp(until)
+            if name == "interest_rates" and since:  # earlier decisions count as published
+                for rec in to_records(df[df[col] < pd.Timestamp(since)], ["bank", "date"]):
+                    published.add((rec["bank"], rec["date"]))
+            df = df[keep]
+        found.extend(events_for_rows(name, df, livemode=livemode, base_url=base_url, facts=facts,
+                                     published=published))  # fmt: skip
+    found.sort(key=lambda x: (x[0], x[1]["type"], x[1]["id"]))
+    return [e for _, e in found]

@@ -1,0 +1,224 @@
+"""The webhook receiver: verify, deduplicate, land records in a lake exactly once, then acknowledge.
+
+Order of work per delivery: check the signature (401 when missing, forged or stale) -> parse and validate the
+envelope (400 for bad JSON, an unknown type or missing fields; nothing written) -> if the event id was already
+landed, answer 200 ``duplicate`` -> write the event's records as Parquet files (atomic: temp file, fsync, rename)
+-> record the event id in SQLite (committed) -> answer 200. A crash between the file writes and the commit only
+means the sender retries; the files are named by the records' identity, so rewriting them changes nothing.
+
+Where records land (``<lake>/<dataset>/<partition>/<key>.parquet``, readable by ``fdkit serve --data`` and
+pandas); the **matching key** decides what an amendment replaces:
+
+=====================================  ==================================  ======================================
+event family                           dataset, partition                  key (one file per key)
+=====================================  ==================================  ======================================
+income/balance/cash-flow/metrics       same name, ``ticker=``              report period + period; a later filing
+                                                                           (or an amendment of the same day)
+                                                                           replaces the entry, an older one that
+                                                                           arrives late is ignored
+insider trades / ownership             same name, ``ticker=``              accession, form, filing date
+segments                               ``segmented_financials``            report period + period + statement
+earnings                               ``earnings``, ``ticker=``           report period + source form
+interest rates                         ``interest_rates``, ``bank=``       decision date (a revision is ignored)
+inflation, labor, yield curve          same name                           date
+filing items metadata                  ``filing_metadata``, ``ticker=``    filing type + filing date
+KPIs                                   ``kpi_*``, ``ticker=``              report period + accession
+=====================================  ==================================  ======================================
+
+Example:
+    >>> import tempfile
+    >>> app = create_receiver(tempfile.mkdtemp(), "whsec_test")
+    >>> app.title
+    'fdkit webhook receiver'
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from fastapi import FastAPI, Request
+from fastapi.responses import Response
+from pydantic import ValidationError
+from starlette.concurrency import run_in_threadpool
+
+from ..lake import read_dataset, write_dataset
+from ..server.app import error_response, json_response
+from .events import Event, parse_event
+from .signing import DEFAULT_TOLERANCE, HEADER, SignatureError, verify
+
+__all__ = ["create_receiver", "Landing", "read_landed"]
+
+_STATEMENTS = {"income_statements", "balance_sheets", "cash_flow_statements", "financial_metrics"}
+_KPI = {"forward_guidance": "kpi_guidance", "non_gaap_metrics": "kpi_non_gaap", "operating_kpis": "kpi_metrics"}
+
+
+def _safe(*parts: Any) -> str:
+    text = "_".join(str(p) for p in parts if p is not None)
+    clean = "".join(ch if ch.isalnum() or ch in "-_." else "-" for ch in text)
+    return clean[:80] + "-" + hashlib.sha1(text.encode()).hexdigest()[:8]
+
+
+class Landing:
+    """Writes events into a lake and remembers which event ids were landed (SQLite, WAL)."""
+
+    def __init__(self, lake: str | os.PathLike[str]) -> None:
+        self.lake = Path(lake)
+        (self.lake / "_webhooks").mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(self.lake / "_webhooks" / "events.sqlite", check_same_thread=False)
+        self._db.execute("pragma journal_mode=wal")
+        self._db.execute("pragma synchronous=full")
+        self._db.execute("create table if not exists events (id text primary key, type text, landed_at real)")
+        self._db.commit()
+        self.lock = threading.Lock()
+
+    def seen(self, event_id: str) -> bool:
+        """Whether the event id was landed before."""
+        return self._db.execute("select 1 from events where id = ?", (event_id,)).fetchone() is not None
+
+    def landed_ids(self) -> list[str]:
+        """Every landed event id."""
+        return [r[0] for r in self._db.execute("select id from events order by landed_at")]
+
+    def land(self, event: Event) -> int:
+        """Write the event's records; return how many records were written (0 for an ignored late version)."""
+        fam = event.family
+        recs = event.records()
+        if fam in _STATEMENTS:
+            return sum(self._statement(fam, r) for r in recs)
+        if fam in ("insider_trades", "insider_ownership"):
+            obj = event.payload
+            key = _safe("acc", obj.get("accession_number"), obj["form_type"], obj["filing_date"])
+            return self._write(fam, pd.DataFrame(recs), "ticker", key)
+        if fam.endswith("_segments"):
+            return self._segments(event)
+        if fam == "earnings":
+            flat = {k: v for k, v in recs[0].items() if k not in ("quarterly", "annual")}
+            for dim in ("quarterly", "annual"):
+                flat.update({f"{dim}_{k}": v for k, v in (recs[0].get(dim) or {}).items()})
+            return self._write("earnings", pd.DataFrame([flat]), "ticker",
+                               _safe("rp", flat["report_period"], flat["source_type"]))  # fmt: skip
+        if fam == "interest_rates":
+            rec = recs[0]
+            key = _safe("date", rec["date"])
+            if (self.lake / "interest_rates" / f"bank={rec['bank']}" / f"{key}.parquet").exists():
+                return 0  # a revision of a published date is ignored
+            return self._write("interest_rates", pd.DataFrame(recs), "bank", key)
+        if fam in ("inflation", "labor"):
+            return self._write(fam, pd.DataFrame(recs), None, _safe("date", event.payload["date"]))
+        if fam == "yield_curve":
+            return self._write("yield_curve", pd.DataFrame(recs), None, _safe("date", event.payload["date"]))
+        if fam == "filing_items.metadata":
+            r = recs[0]
+            return self._write("filing_metadata", pd.DataFrame(recs), "ticker",
+                               _safe(r["filing_type"], r["filing_date"], r.get("accession_number")))  # fmt: skip
+        if fam in _KPI:
+            obj = event.payload
+            return self._write(_KPI[fam], pd.DataFrame(recs), "ticker",
+                               _safe("rp", obj["report_period"], obj.get("accession_number")))  # fmt: skip
+        raise ValueError(f"no landing rule for {event.type}")  # pragma: no cover - EVENT_TYPES is closed
+
+    def _write(self, dataset: str, df: pd.DataFrame, partition: str | None, key: str) -> int:
+        from ..schema import SCHEMAS
+        from ..server.store import LAKE_SCHEMAS
+
+        schema = LAKE_SCHEMAS.get(dataset, dataset if dataset in SCHEMAS else None)
+        write_dataset(self.lake, dataset, df, schema=schema, partition_by=partition, mode="append", part=key)
+        return len(df)
+
+    def _statement(self, dataset: str, rec: dict[str, Any]) -> int:
+        key = _safe("rp", rec["report_period"], rec["period"])
+        path = self.lake / dataset / f"ticker={rec['ticker']}" / f"{key}.parquet"
+        if path.exists():
+            old = pd.read_parquet(path, columns=["filing_date", "form_type"]).iloc[0]
+            old_rank = (pd.Timestamp(old["filing_date"]), str(old["form_type"]).endswith("/A"))
+            new_rank = (pd.Timestamp(rec["filing_date"]), str(rec.get("form_type") or "").endswith("/A"))
+            if new_rank < old_rank:
+                return 0  # an older version arriving late never replaces a newer one
+        return self._write(dataset, pd.DataFrame([rec]), "ticker", key)
+
+    def _segments(self, event: Event) -> int:
+        from ..catalog import get
+        from ..frames import records_of
+
+        ep = get(event.family)
+        rows, fill = records_of(ep, {}, {"segmented_financials": event.records()})
+        df = pd.DataFrame([{**fill, **r} for r in rows])
+        if df.empty:
+            return 0
+        df["statement"] = event.family.removesuffix("_segments")
+        n = 0
+        for (rp, period), g in df.groupby(["report_period", "period"], sort=True):
+            n += self._write("segmented_financials", g, "ticker", _safe("rp", rp, period, event.family))
+        return n
+
+    def commit(self, event: Event) -> None:
+        """Record the event id (durably) after its records landed."""
+        self._db.execute("insert or ignore into events values (?, ?, ?)", (str(event.id), event.type, time.time()))
+        self._db.commit()
+
+    def close(self) -> None:
+        """Close the SQLite connection."""
+        self._db.close()
+
+
+def create_receiver(lake: str | os.PathLike[str], secret: str | bytes, *,
+                    tolerance: int = DEFAULT_TOLERANCE) -> FastAPI:  # fmt: skip
+    """The receiver as an ASGI app (``uvicorn`` it, or mount it in another app).
+
+    Args:
+        lake: the lake records land in.
+        secret: the shared signing secret.
+        tolerance: seconds a signature timestamp may be off.
+
+    Returns:
+        The FastAPI app; ``app.state.landing`` is the :class:`Landing`.
+    """
+    app = FastAPI(title="fdkit webhook receiver", openapi_url=None, docs_url=None, redoc_url=None)
+    landing = Landing(lake)
+    app.state.landing = landing
+
+    @app.get("/healthz")
+    def _health() -> Response:
+        return json_response({"status": "ok", "landed": len(landing.landed_ids())})
+
+    @app.post("/{path:path}")
+    async def _receive(request: Request, path: str) -> Response:
+        body = await request.body()
+        try:
+            verify(secret, body, request.headers.get(HEADER), tolerance=tolerance)
+        except SignatureError as exc:
+            return error_response(401, "Invalid signature", str(exc))
+        try:
+            event = parse_event(body)
+        except ValidationError as exc:
+            first = exc.errors()[0] if exc.errors() else {"msg": str(exc), "loc": ()}
+            where = ".".join(str(p) for p in first.get("loc", ()))
+            return error_response(400, "Invalid event", f"{where}: {first['msg']}" if where else first["msg"])
+        except ValueError as exc:
+            return error_response(400, "Invalid JSON", str(exc)[:200])
+        return await run_in_threadpool(_land, landing, event)
+
+    return app
+
+
+def _land(landing: Landing, event: Event) -> Response:
+    with landing.lock:
+        if landing.seen(str(event.id)):
+            return json_response({"status": "duplicate", "id": str(event.id)})
+        n = landing.land(event)
+        landing.commit(event)
+    return json_response({"status": "landed", "id": str(event.id), "records": n})
+
+
+def read_landed(lake: str | os.PathLike[str], dataset: str) -> pd.DataFrame:
+    """Read a dataset the receiver landed (typed like the service's lake)."""
+    from ..server.store import LAKE_SCHEMAS
+
+    return read_dataset(lake, dataset, schema=LAKE_SCHEMAS.get(dataset, dataset))
