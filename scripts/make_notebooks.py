@@ -1,0 +1,246 @@
+#!/usr/bin/env python3
+"""Write the research notebooks in notebooks/ (each tells one story against the embedded default).
+
+Usage: ``python scripts/make_notebooks.py [--execute]`` (``--execute`` stores the outputs too). The notebooks are committed; ``tests/test_notebooks.py`` executes
+every one of them top to bottom with nbclient.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import nbformat
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+OUT = Path(__file__).resolve().parent.parent / "notebooks"
+
+SETUP = """%matplotlib inline
+import matplotlib.pyplot as plt
+import pandas as pd
+
+import fdkit
+
+pd.set_option("display.width", 140)
+pd.set_option("display.max_columns", 12)"""
+
+NOTEBOOKS: dict[str, list[tuple[str, str]]] = {
+    "01_quickstart": [
+        (
+            "md",
+            "# Quickstart: a price panel in three lines\n\nWith no API key and no base URL, fdkit starts its "
+            "embedded Financial Data Service over the bundled reference data: everything below runs offline.",
+        ),
+        ("code", SETUP),
+        (
+            "code",
+            'px = fdkit.prices(["AAPL", "MSFT", "NVDA", "GOOGL"], start_date="2023-01-03", end_date="2025-12-31")\n'
+            "px.head()",
+        ),
+        (
+            "md",
+            "The frame is long and tidy: indexed `(ticker, time)`, typed columns, the same shape for one ticker "
+            "or many.",
+        ),
+        ("code", "px.dtypes"),
+        ("code", 'close = px.fds.wide("close")   # date x ticker\nclose.tail()'),
+        ("code", 'ax = px.fds.plot(rebase=100, title="Growth of 100")\nplt.show()'),
+        ("code", 'px.fds.returns().groupby(level="ticker", observed=True).agg(["mean", "std"])'),
+    ],
+    "02_fundamentals_ratios": [
+        (
+            "md",
+            "# Fundamentals and ratios\n\nQuarterly statement time series, trailing-twelve-month ratios and a "
+            "peer comparison. The ratios use the same code as the service's `/financial-metrics`.",
+        ),
+        ("code", SETUP),
+        (
+            "code",
+            'peers = ["AAPL", "NVDA", "GOOGL", "TSLA"]\n'
+            'fin = fdkit.financials(peers, period="quarterly", limit=16)\n'
+            'fin[["revenue", "net_income", "total_assets", "free_cash_flow"]].tail()',
+        ),
+        ("code", 'ax = fin.fds.plot(kind="statement", column="revenue", title="Quarterly revenue")\nplt.show()'),
+        (
+            "code",
+            'px = fdkit.prices(peers, start_date="2021-01-04", end_date="2026-02-24")\n'
+            "ttm = fin.fds.ratios(prices=px, trailing=True, growth=True)\n"
+            'ttm[["gross_margin", "net_margin", "return_on_equity", "price_to_earnings_ratio"]].dropna().tail(8)',
+        ),
+        ("code", 'ax = ttm.fds.plot(kind="ratios", column="net_margin", title="Net margin, latest TTM")\nplt.show()'),
+        ("md", "The service computes the same metrics:"),
+        (
+            "code",
+            'fdkit.financial_metrics("AAPL", period="annual", limit=3)[["gross_margin", "net_margin", '
+            '"return_on_equity"]]',
+        ),
+    ],
+    "03_segments": [
+        (
+            "md",
+            "# Segments: what a company sells, where\n\nSegmented revenues explode to one row per item per "
+            "segment member, straight from the dimensional XBRL facts of the 10-K.",
+        ),
+        ("code", SETUP),
+        ("code", 'seg = fdkit.segmented_revenues("AAPL", period="annual", limit=6)\nseg.head(10)'),
+        (
+            "code",
+            'products = seg[seg["segment_type"] == "product"]\n'
+            'products.pivot_table(index="report_period", columns="segment_label", values="amount", '
+            "observed=True) / 1e9",
+        ),
+        ("code", 'ax = seg.fds.plot(segment_type="product", title="Apple revenue by product (billions)")\nplt.show()'),
+        (
+            "code",
+            'ax = seg.fds.plot(segment_type="geography", title="Apple revenue by geography (billions)")\nplt.show()',
+        ),
+    ],
+    "04_screen_backtest": [
+        (
+            "md",
+            "# Screen, then a point-in-time backtest\n\nScreen on the latest annual figures, then test a rule "
+            "month by month using only what was **filed** by each date (`fds.asof`), so nothing leaks from "
+            "the future.",
+        ),
+        ("code", SETUP + "\nimport numpy as np"),
+        (
+            "code",
+            'hits = fdkit.screen(filters=[{"field": "revenue", "operator": "gt", "value": 1e11},\n'
+            '                              {"field": "net_margin", "operator": "gte", "value": 0.15}], '
+            'period="annual")\nhits',
+        ),
+        (
+            "code",
+            'universe = ["AAPL", "NVDA", "GOOGL", "TSLA"]\n'
+            'q = fdkit.income_statements(universe, period="ttm", limit=40)\n'
+            'q["net_margin"] = q["net_income"] / q["revenue"]\n'
+            'px = fdkit.prices(universe, start_date="2012-01-03", end_date="2026-02-24", limit=5000)\n'
+            'monthly = px.fds.resample("ME")\n'
+            "pit = q.fds.asof(monthly)   # the TTM statement known at each month end\n"
+            'pit[["close", "report_period", "available_from", "net_margin"]].dropna().tail()',
+        ),
+        (
+            "code",
+            'ret = monthly.fds.returns().groupby(level="ticker", observed=True).shift(-1)  # next month\n'
+            'signal = pit["net_margin"] >= 0.15\n'
+            'strategy = ret[signal].groupby(level="time").mean()\n'
+            'benchmark = ret.groupby(level="time").mean()\n'
+            'curve = pd.DataFrame({"margin >= 15%": strategy, "equal weight": benchmark}).fillna(0)\n'
+            "equity = (1 + curve).cumprod()\nequity.tail()",
+        ),
+        (
+            "code",
+            'ax = equity.plot(logy=True, title="Equity curve (point in time)")\nax.set_ylabel("growth of 1")\n'
+            "plt.show()",
+        ),
+        (
+            "code",
+            "assert (pit['available_from'].dropna() <= pit.dropna(subset=['available_from'])"
+            ".index.get_level_values('time')).all()\nprint('no statement used before its filing date')",
+        ),
+    ],
+    "05_filings_insiders_institutions": [
+        ("md", "# Filings, insiders and institutions"),
+        ("code", SETUP),
+        ("code", 'filings = fdkit.filings("AAPL", filing_type=["10-K", "10-Q"], limit=8)\nfilings'),
+        (
+            "code",
+            'items = fdkit.filing_items("AAPL", filing_type="10-K", year=2024)\n'
+            'items.assign(chars=items["text"].str.len())[["number", "name", "chars"]]',
+        ),
+        ("code", 'print(items.loc[items["number"] == "Item-1A", "text"].iloc[0][:800])'),
+        (
+            "code",
+            'trades = fdkit.insider_trades("AAPL")\n'
+            'trades[["name", "title", "transaction_date", "transaction_shares", "transaction_price_per_share", '
+            '"transaction_type"]]',
+        ),
+        ("code", 'holders = fdkit.institutional_ownership("AAPL")\nholders[["investor", "shares", "market_value"]]'),
+        (
+            "code",
+            'ax = (holders.groupby("investor")["market_value"].sum() / 1e6).sort_values().plot.barh(\n'
+            '    title="AAPL holdings by 13F filer (USD millions)")\nplt.show()',
+        ),
+    ],
+    "06_macro": [
+        ("md", "# Macro: policy rates, the yield curve and inflation"),
+        ("code", SETUP),
+        (
+            "code",
+            'rates = fdkit.interest_rates(["FED", "ECB"], start_date="2000-01-01")\n'
+            'wide = rates["rate"].unstack("bank").ffill()\nwide.tail()',
+        ),
+        ("code", 'ax = wide.plot(drawstyle="steps-post", title="Policy rates (%)")\nplt.show()'),
+        ("code", "curve = fdkit.yield_curve_snapshot()\ncurve"),
+        (
+            "code",
+            'hist = fdkit.yield_curve(start_date="2021-01-01", end_date="2023-11-30")\n'
+            'spread = hist["10_year"] - hist["2_year"]\n'
+            'ax = spread.plot(title="10y - 2y Treasury spread (%)")\nax.axhline(0, color="grey")\nplt.show()',
+        ),
+        ("code", "fdkit.inflation_snapshot()"),
+        ("code", 'fdkit.interest_rate_snapshot(["FED", "ECB"])'),
+    ],
+    "07_webhooks": [
+        (
+            "md",
+            "# Webhooks: receive events and watch the lake update\n\nA receiver lands signed events into "
+            "a lake exactly once; here the service replays a window of its reference data to it.",
+        ),
+        (
+            "code",
+            SETUP + "\nimport tempfile\nfrom pathlib import Path\n\nimport fdkit.server\n"
+            "from fdkit.lake import default_data_dir\nfrom fdkit.webhooks import Destination, create_receiver, deliver, events_from_lake, read_landed",
+        ),
+        (
+            "code",
+            'lake = Path(tempfile.mkdtemp()) / "lake"\nsecret = "whsec_demo"\n'
+            "receiver = fdkit.server.serve_app(create_receiver(lake, secret))\nreceiver.base_url",
+        ),
+        (
+            "code",
+            'events = events_from_lake(default_data_dir(), since="2024-10-01", until="2024-12-31")\n'
+            'pd.Series([e["type"] for e in events]).value_counts()',
+        ),
+        (
+            "code",
+            'report = deliver(events[:40], [Destination(receiver.base_url + "/hook", secret)])\n'
+            'print(len(report.acked), "acknowledged")\nread_landed(lake, "income_statements")'
+            '[["ticker", "report_period", "period", "revenue"]]',
+        ),
+        (
+            "code",
+            'report = deliver(events, [Destination(receiver.base_url + "/hook", secret)])  # again: duplicates '
+            'are ignored\nprint(len(report.acked), "acknowledged,", len(receiver.app.state.landing.'
+            'landed_ids()), "landed once each")',
+        ),
+        (
+            "code",
+            "with fdkit.server.start(data=lake) as srv:\n"
+            "    c = fdkit.Client(srv.api_key, srv.base_url, cache=False)\n"
+            '    served = c.interest_rates("FED")\nserved',
+        ),
+        ("code", "receiver.stop()"),
+    ],
+}
+
+
+def main() -> int:
+    import sys
+
+    execute = "--execute" in sys.argv
+    OUT.mkdir(exist_ok=True)
+    for name, cells in NOTEBOOKS.items():
+        nb = new_notebook(cells=[new_markdown_cell(src) if kind == "md" else new_code_cell(src) for kind, src in cells])
+        nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+        if execute:  # commit the notebooks with their outputs, so they read well without running them
+            import nbclient
+
+            nbclient.NotebookClient(nb, timeout=300, kernel_name="python3",
+                                    resources={"metadata": {"path": str(OUT)}}).execute()  # fmt: skip
+        nbformat.write(nb, OUT / f"{name}.ipynb")
+    print(f"wrote {len(NOTEBOOKS)} notebooks to {OUT}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
