@@ -29,6 +29,7 @@ import pandas as pd
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import fdkit  # noqa: E402
 import fdkit.server  # noqa: E402
@@ -134,6 +135,7 @@ def bench_bulk(repeat: int) -> None:
     tickers = fdkit.available("balance_sheets")
     tickers = (tickers * 3)[:30]  # 30 ticker requests per statement (the lake has 15 statement tickers)
     with fdkit.server.start() as srv:
+
         def run(workers: int) -> float:
             c = fdkit.Client(srv.api_key, srv.base_url, cache=False, max_workers=workers, progress=False)
             t = time.perf_counter()
@@ -166,7 +168,67 @@ def bench_memory(repeat: int) -> None:
            f"{used / 1e6:.1f} MB for {n:,} rows; floor {floor / 1e6:.1f} MB")  # fmt: skip
 
 
-BENCHES = {"decode": bench_decode, "cache": bench_cache, "bulk": bench_bulk, "memory": bench_memory}
+# -- server ----------------------------------------------------------------------------------------------------
+def bench_server(repeat: int, seconds: float = 10.0, connections: int = 32) -> None:
+    from load import PRICE_PAGE, run_load
+
+    with fdkit.server.start() as srv:
+        h = {"X-API-KEY": srv.api_key}
+        page = requests_get(srv.base_url + "/prices", PRICE_PAGE, h)
+
+        async def bare(scope, receive, send):  # the floor: uvicorn answering the same bytes, no framework
+            if scope["type"] != "http":
+                return
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 200,
+                    "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(page)).encode())],
+                }
+            )
+            await send({"type": "http.response.body", "body": page})
+
+        with fdkit.server.serve_app(bare) as floor:
+            runs = {"fdkit": [], "bare": []}
+            for _ in range(2):  # interleaved
+                runs["fdkit"].append(
+                    run_load(
+                        srv.base_url + "/prices", seconds=seconds, connections=connections, headers=h, params=PRICE_PAGE
+                    )
+                )
+                runs["bare"].append(
+                    run_load(
+                        floor.base_url + "/prices",
+                        seconds=seconds,
+                        connections=connections,
+                        headers=h,
+                        params=PRICE_PAGE,
+                    )
+                )
+    ours = max(runs["fdkit"], key=lambda r: r.rps)
+    base = max(runs["bare"], key=lambda r: r.rps)
+    r = ours.rps / base.rps
+    record("server: fdkit serve /prices page / bare uvicorn", r, ">= 0.5", r >= 0.5,
+           f"fdkit {ours.rps:,.0f} req/s (p50 {ours.pct(50):.1f} ms, p99 {ours.pct(99):.1f} ms, {ours.errors} errors); "
+           f"bare {base.rps:,.0f} req/s (p50 {base.pct(50):.1f}, p99 {base.pct(99):.1f}); {connections} connections, "
+           f"{seconds:.0f} s each")  # fmt: skip
+
+
+def requests_get(url: str, params: dict, headers: dict) -> bytes:
+    import requests
+
+    r = requests.get(url, params=params, headers=headers, timeout=30)
+    r.raise_for_status()
+    return r.content
+
+
+BENCHES = {
+    "decode": bench_decode,
+    "cache": bench_cache,
+    "bulk": bench_bulk,
+    "server": bench_server,
+    "memory": bench_memory,
+}
 
 
 def main(argv: list[str] | None = None) -> int:

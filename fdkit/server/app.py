@@ -12,6 +12,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import secrets
@@ -84,6 +85,18 @@ def create_app(
     app.state.store = store or Store(data)
     app.state.keys = keys if isinstance(keys, Keys) else load_keys(keys)
     app.state.signer = CursorSigner(cursor_secret or secrets.token_bytes(32))
+    store_ = app.state.store
+
+    @functools.lru_cache(maxsize=1024)
+    def answer_for(name: str, query_json: bytes) -> Any:
+        """Answer a validated query, memoised per (endpoint, query).
+
+        The lake does not change while it is served, so the pages of one walk (and repeated requests) do not
+        recompute the query.
+        """
+        return handle(store_, CATALOG[name], orjson.loads(query_json))
+
+    app.state.answer_for = answer_for
     openapi_doc = build_openapi()
 
     @app.exception_handler(StarletteHTTPException)
@@ -177,7 +190,7 @@ def _query_and_offset(request: Request, ep: Endpoint) -> tuple[dict[str, Any], i
 
 
 def _answer(request: Request, ep: Endpoint, query: dict[str, Any], offset: int) -> dict[str, Any]:
-    ans = handle(request.app.state.store, ep, query)
+    ans = request.app.state.answer_for(ep.name, orjson.dumps(query, option=orjson.OPT_SORT_KEYS))
     out: dict[str, Any] = dict(ans.top)
     if ans.records is None:
         out[ep.response_key] = ans.obj

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 import orjson
 
-__all__ = ["FaultPlan", "FaultInjector", "KINDS"]
+__all__ = ["FaultPlan", "FaultInjector", "ResetProxy", "KINDS"]
 
 KINDS = ("429", "500", "503", "truncate", "slow", "ack_lost")
 
@@ -141,3 +141,108 @@ async def _send(send, status: int, headers: Iterable[tuple[bytes, bytes]], body:
     hdrs = list(headers) + [(b"content-length", str(len(body)).encode())]
     await send({"type": "http.response.start", "status": status, "headers": hdrs})
     await send({"type": "http.response.body", "body": body})
+
+
+class ResetProxy:
+    """A loopback TCP proxy that resets a share of connections (RST after the request arrives).
+
+    Connection resets cannot be produced from inside an ASGI app, so this sits in front of the server: each new
+    connection is, with probability ``rate``, read once and closed with ``SO_LINGER`` 0 (the client sees a reset);
+    otherwise bytes are relayed both ways. Runs in a background thread; ``stop()`` ends it.
+
+    Example:
+        >>> import fdkit.server
+        >>> with fdkit.server.start() as srv, ResetProxy(srv.base_url, rate=0.0) as proxy:
+        ...     proxy.base_url.startswith("http://127.0.0.1:")
+        True
+    """
+
+    def __init__(self, upstream: str, rate: float = 0.2, seed: int = 0) -> None:
+        import socket
+        import struct
+        from urllib.parse import urlsplit
+
+        parts = urlsplit(upstream)
+        self._up = (parts.hostname or "127.0.0.1", parts.port or 80)
+        self.rate = rate
+        self._rng = random.Random(seed)
+        self.resets = 0
+        self._linger = struct.pack("ii", 1, 0)
+        self._sock = socket.socket()
+        self._sock.bind(("127.0.0.1", 0))
+        self._sock.listen(512)
+        self.base_url = f"http://127.0.0.1:{self._sock.getsockname()[1]}"
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._serve, daemon=True, name="fdkit-reset-proxy")
+        self._thread.start()
+
+    def _serve(self) -> None:
+        import socket
+
+        self._sock.settimeout(0.2)
+        while not self._stop.is_set():
+            try:
+                client, _ = self._sock.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            with _RNG_LOCK:
+                reset = self._rng.random() < self.rate
+            if reset:
+                self.resets += 1
+                try:
+                    client.settimeout(2)
+                    client.recv(65536)
+                    client.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, self._linger)
+                finally:
+                    client.close()
+                continue
+            threading.Thread(target=self._relay, args=(client,), daemon=True).start()
+
+    def _relay(self, client) -> None:
+        import socket
+
+        try:
+            upstream = socket.create_connection(self._up, timeout=30)
+        except OSError:
+            client.close()
+            return
+
+        def pipe(src, dst) -> None:
+            try:
+                while True:
+                    data = src.recv(65536)
+                    if not data:
+                        break
+                    dst.sendall(data)
+            except OSError:
+                pass
+            finally:
+                for s in (src, dst):
+                    try:
+                        s.shutdown(socket.SHUT_RDWR)
+                    except OSError:
+                        pass
+
+        t = threading.Thread(target=pipe, args=(upstream, client), daemon=True)
+        t.start()
+        pipe(client, upstream)
+        t.join(30)
+        client.close()
+        upstream.close()
+
+    def stop(self) -> None:
+        """Stop accepting connections."""
+        self._stop.set()
+        self._sock.close()
+        self._thread.join(5)
+
+    def __enter__(self) -> ResetProxy:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+_RNG_LOCK = threading.Lock()
