@@ -47,6 +47,8 @@ __all__ = [
     "cache_info",
     "clear_cache",
     "is_cache_miss",
+    "FetchCache",
+    "fetch_key",
 ]
 
 API_KEY_HEADER = "X-API-KEY"
@@ -245,7 +247,9 @@ def is_cache_miss(response: requests.Response) -> bool:
 
 
 def _cache_files(root: Path) -> Iterable[Path]:
-    return sorted(p for p in root.glob("*.sqlite")) if root.exists() else []
+    if not root.exists():
+        return []
+    return sorted(p for p in root.glob("*.sqlite") if not p.name.endswith(".fetch.sqlite"))
 
 
 def cache_info(cache_dir: str | os.PathLike[str] | None = None) -> list[dict[str, Any]]:
@@ -270,7 +274,7 @@ def cache_info(cache_dir: str | os.PathLike[str] | None = None) -> list[dict[str
             n = len(backend.responses)
         finally:
             backend.close()
-        size = sum(p.stat().st_size for p in root.glob(path.name + "*"))
+        size = sum(p.stat().st_size for p in root.glob(path.stem + "*"))
         rows.append({"namespace": path.stem, "path": str(path), "responses": n, "bytes": size})
     return rows
 
@@ -295,7 +299,80 @@ def clear_cache(cache_dir: str | os.PathLike[str] | None = None, namespace: str 
     for path in _cache_files(root):
         if namespace and path.stem != namespace:
             continue
-        for p in root.glob(path.name + "*"):  # the db and its -wal/-shm files
+        for p in [*root.glob(path.name + "*"), *root.glob(path.stem + ".fetch.sqlite*")]:  # dbs, -wal/-shm
             p.unlink(missing_ok=True)
             removed += 1
     return removed
+
+
+class FetchCache:
+    """A cache of whole logical fetches (all pages merged), next to the HTTP cache of one namespace.
+
+    A paginated fetch is answered from one row instead of one HTTP-cache lookup per page. Rows hold the merged
+    JSON (orjson bytes; never the key: the namespace already separates keys) and an expiry taken from the
+    endpoint's TTL. The HTTP cache below still holds every page, so a partly warm fetch is cheap too.
+
+    Example:
+        >>> import tempfile
+        >>> fc = FetchCache(Path(tempfile.mkdtemp()) / "ns.fetch.sqlite")
+        >>> fc.put("k", b'{"x": 1}', ttl=60); fc.get("k")
+        b'{"x": 1}'
+    """
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        import sqlite3
+        import threading
+
+        self.path = Path(path)
+        self._local = threading.local()
+        self._sqlite = sqlite3
+        with self._conn() as db:
+            db.execute("create table if not exists fetches (key text primary key, expires real, body blob)")
+
+    def _conn(self):
+        db = getattr(self._local, "db", None)
+        if db is None:
+            db = self._sqlite.connect(self.path, timeout=30)
+            db.execute("pragma journal_mode=wal")
+            self._local.db = db
+        return db
+
+    def get(self, key: str, *, allow_stale: bool = False) -> bytes | None:
+        """The cached body, or ``None`` when absent or expired (unless ``allow_stale``)."""
+        import time
+
+        row = self._conn().execute("select expires, body from fetches where key = ?", (key,)).fetchone()
+        if row is None:
+            return None
+        expires, body = row
+        if not allow_stale and expires >= 0 and expires < time.time():
+            return None
+        return bytes(body)
+
+    def put(self, key: str, body: bytes, ttl: int) -> None:
+        """Store a body for ``ttl`` seconds (``-1``: never expires)."""
+        import time
+
+        expires = -1.0 if ttl < 0 else time.time() + ttl
+        with self._conn() as db:
+            db.execute("insert or replace into fetches values (?, ?, ?)", (key, expires, body))
+
+
+def fetch_key(endpoint: str, params: dict[str, Any]) -> str:
+    """The cache key of a logical fetch: endpoint + canonical parameters, hashed.
+
+    Args:
+        endpoint: endpoint name.
+        params: cleaned parameters.
+
+    Returns:
+        A hex digest.
+
+    Example:
+        >>> fetch_key("prices", {"b": 1, "a": 2}) == fetch_key("prices", {"a": 2, "b": 1})
+        True
+    """
+    import orjson
+
+    blob = orjson.dumps({"e": endpoint, "p": params}, option=orjson.OPT_SORT_KEYS)
+    return hashlib.sha256(blob).hexdigest()

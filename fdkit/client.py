@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
@@ -25,7 +26,17 @@ import orjson
 import requests
 
 from . import catalog as _catalog
-from .cache import API_KEY_HEADER, is_cache_miss, make_retry, make_session, mount_retries, namespace_of
+from .cache import (
+    API_KEY_HEADER,
+    FetchCache,
+    default_cache_dir,
+    fetch_key,
+    is_cache_miss,
+    make_retry,
+    make_session,
+    mount_retries,
+    namespace_of,
+)
 from .catalog import Endpoint
 from .config import Settings, resolve
 from .errors import (
@@ -129,6 +140,7 @@ class Client:
         self._settings: Settings | None = None
         self._session: requests.Session | None = None
         self._identity: str | None = None
+        self._fetch_cache: FetchCache | None = None
 
     # -- configuration --------------------------------------------------------------------------------------
     @property
@@ -173,16 +185,21 @@ class Client:
                 session = self._user_session
             elif settings.cache or settings.offline:
                 embedded_key = None if settings.embedded else settings.api_key
+                namespace = namespace_of(identity, embedded_key)
                 session = make_session(
                     settings.cache_dir,
-                    namespace_of(identity, embedded_key),
+                    namespace,
                     retry=make_retry(),
                     pool_size=max(settings.max_workers, 4),
                     offline=settings.offline,
                 )
+                root = Path(settings.cache_dir) if settings.cache_dir else default_cache_dir()
+                self._fetch_cache = FetchCache(root / f"{namespace}.fetch.sqlite")
             else:
                 session = requests.Session()
                 mount_retries(session, make_retry(), pool_size=max(settings.max_workers, 4))
+            if self._user_session is None and _is_loopback(settings.base_url):
+                session.trust_env = False  # no proxy ever applies to loopback; skips an environment scan per call
             self._settings, self._identity, self._session = settings, identity, session
             return session
 
@@ -327,6 +344,12 @@ class Client:
         query, body = (None, clean) if ep.method == "POST" else (clean, None)
         if not ep.paginated:
             return self.request(ep.method, ep.path, params=query, json=body, ttl=ep.ttl, refresh=refresh)
+        self._ensure()
+        fc, key = self._fetch_cache, fetch_key(ep.name, clean)
+        if fc is not None and not refresh:
+            hit = fc.get(key, allow_stale=bool(self._settings and self._settings.offline))
+            if hit is not None:
+                return orjson.loads(hit)
 
         def get(url: str | None, again: bool) -> dict[str, Any]:
             if url is None:
@@ -338,6 +361,8 @@ class Client:
         walked = collect(get, ep.response_key, limit=limit, progress=show, description=ep.name)
         merged = {k: v for k, v in walked.first.items() if k != "next_page_url"}
         merged[ep.response_key] = walked.records
+        if fc is not None:
+            fc.put(key, orjson.dumps(merged), ep.ttl)
         return merged
 
     def fetch_many(
@@ -415,6 +440,11 @@ class Client:
                 for who, exc in failures.items():
                     warnings.warn(f"{ep.name}: {who}: {exc}", stacklevel=3)
         return results, failures
+
+
+def _is_loopback(url: str | None) -> bool:
+    host = urlsplit(url or "").hostname or ""
+    return host in ("localhost", "::1") or host.startswith("127.")
 
 
 def _clean_params(ep: Endpoint, params: Mapping[str, Any]) -> dict[str, Any]:

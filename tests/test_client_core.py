@@ -253,3 +253,20 @@ def test_fetch_many_collects_per_ticker_failures(make_client):
         c.fetch_many("prices", params)
     with pytest.warns(UserWarning, match="NOPE"):
         c.fetch_many("prices", params, errors="warn")
+
+
+def test_fetch_cache_answers_a_walk_in_one_read(make_client, test_server, tmp_path):
+    params = {**PRICES, "ticker": "BBB", "limit": 250}
+    cold = make_client().fetch("prices", params)
+    seen = sum(test_server.counter.requests.values())
+    warm = make_client().fetch("prices", params)
+    assert warm == cold and sum(test_server.counter.requests.values()) == seen
+    refreshed = make_client().fetch("prices", params, refresh=True)
+    assert refreshed == cold and sum(test_server.counter.requests.values()) == seen + 3
+    files = sorted(p.name for p in (tmp_path / "cache").iterdir() if p.suffix == ".sqlite")
+    assert any(f.endswith(".fetch.sqlite") for f in files)
+    from fdkit.cache import cache_info, clear_cache
+
+    assert [r["responses"] > 0 for r in cache_info(tmp_path / "cache")] == [True]
+    assert clear_cache(tmp_path / "cache") >= 2
+    assert not list((tmp_path / "cache").glob("*.sqlite"))
