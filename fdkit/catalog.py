@@ -256,6 +256,24 @@ def _prices(name: str, path: str, intervals: tuple[str, ...], summary: str, **kw
     )
 
 
+def _search(name: str, path: str, params: tuple[Param, ...], default_limit: int, summary: str) -> Endpoint:
+    return Endpoint(
+        name=name,
+        path=path,
+        method="POST",
+        response_key="search_results",
+        schema="search_results",
+        index=("ticker", "report_period"),
+        kind="search",
+        page_size=None,
+        default_limit=default_limit,
+        ticker_param=None,
+        dataset="financial_metrics",
+        params=params,
+        summary=summary,
+    )
+
+
 def _kpi(name: str, path: str, summary: str) -> Endpoint:
     return Endpoint(
         name=name,
@@ -274,6 +292,7 @@ def _kpi(name: str, path: str, summary: str) -> Endpoint:
         default_limit=10,
         dataset=name,
         summary=summary,
+        extra={"columns": {"period": "period_type"}},
     )
 
 
@@ -325,48 +344,32 @@ _ENDPOINTS: tuple[Endpoint, ...] = (
         "/financial-metrics",
         "Ratios computed from the statements and prices (valuation, profitability, liquidity, growth).",
     ),
-    Endpoint(
-        name="screen",
-        path="/financials/search/screener",
-        method="POST",
-        response_key="search_results",
-        schema="search_results",
-        index=("ticker", "report_period"),
-        kind="search",
-        page_size=None,
-        default_limit=10,
-        ticker_param=None,
-        dataset="financial_metrics",
-        params=(
+    _search(
+        "screen",
+        "/financials/search/screener",
+        (
             Param("filters", "array", required=True, items="filter",
                   description="[{field, operator eq|gt|gte|lt|lte|in, value}], combined with AND."),
             Param("limit", "integer", default=10, min=1, max=1000, description="Results wanted."),
             Param("period", enum=("annual", "quarterly", "ttm"), default="ttm", description="Statement period."),
             Param("currency", enum=("USD", "EUR", "GBP", "JPY", "CHF", "AUD", "CAD", "SEK"),
                   description="Reporting currency."),
-        ),  # fmt: skip
-        summary="Screen companies on statement and metric fields (latest period per ticker).",
+        ),
+        10,
+        "Screen companies on statement and metric fields (latest period per ticker).",
     ),
-    Endpoint(
-        name="line_items",
-        path="/financials/search/line-items",
-        method="POST",
-        response_key="search_results",
-        schema="search_results",
-        index=("ticker", "report_period"),
-        kind="search",
-        page_size=None,
-        default_limit=1,
-        ticker_param=None,
-        dataset="financial_metrics",
-        params=(
+    _search(
+        "line_items",
+        "/financials/search/line-items",
+        (
             Param("tickers", "array", required=True, items="string", description="Tickers to fetch."),
             Param("line_items", "array", required=True, items="string", description="Line items to fetch."),
             Param("period", enum=("annual", "quarterly", "ttm"), default="ttm", description="Statement period."),
             Param("limit", "integer", default=1, min=1, max=100, description="Periods per ticker."),
         ),
-        summary="Chosen line items for several tickers at once.",
-    ),
+        1,
+        "Chosen line items for several tickers at once.",
+    ),  # fmt: skip
     # --- market data --------------------------------------------------------------------------------------
     _prices("prices", "/prices", ("minute", "day", "week", "month", "year"), "Equity OHLCV bars.", tier="free"),
     _prices("crypto_prices", "/crypto/prices", ("minute", "day", "week", "month", "year"), "Crypto OHLCV bars."),

@@ -136,6 +136,19 @@ def _signature(ep: Endpoint) -> inspect.Signature:
     return inspect.Signature(out)
 
 
+#: endpoints whose example shows something other than a frame (no data in the reference lake)
+_DOC_EXAMPLE_LINES: dict[str, list[str]] = {
+    "labor_snapshot": [
+        "    >>> import fdkit",
+        "    >>> try:",
+        "    ...     fdkit.labor_snapshot()",
+        "    ... except fdkit.NotFoundError as exc:",
+        "    ...     print(exc.message)",
+        "    no labor data is served",
+    ],
+}
+
+
 def _doc(ep: Endpoint) -> str:
     lines = [f"{ep.summary}", "", f"``{ep.method} {ep.path}`` -> a typed frame indexed ``{ep.index}``.", "",
              "Args:"]  # fmt: skip
@@ -162,10 +175,15 @@ def _doc(ep: Endpoint) -> str:
         "    BadRequestError: invalid parameters. NotFoundError: unknown ticker. FdkitError: any other failure.",
         "",
         "Example:",
-        "    >>> import fdkit",
-        f"    >>> df = fdkit.{ep.name}({_DOC_EXAMPLES.get(ep.name, '')})",
-        "    >>> isinstance(df, pd.DataFrame)",
-        "    True",
+        *_DOC_EXAMPLE_LINES.get(
+            ep.name,
+            [
+                "    >>> import fdkit",
+                f"    >>> df = fdkit.{ep.name}({_DOC_EXAMPLES.get(ep.name, '')})",
+                "    >>> type(df).__name__",
+                "    'DataFrame'",
+            ],
+        ),
     ]
     return "\n".join(lines)
 

@@ -35,6 +35,7 @@ import pyarrow.compute as pc
 
 from . import catalog as _catalog
 from .catalog import Endpoint
+from .lake import _STR, as_category
 from .schema import SCHEMAS, fields_of, pandas_dtype
 
 __all__ = ["to_frame", "typed_frame", "empty_frame", "exhibits_frame", "records_of"]
@@ -84,22 +85,8 @@ def _to_pandas(table: pa.Table, columns: Mapping[str, str]) -> pd.DataFrame:
     cats = [f for f, t in columns.items() if t == "category" and f in table.column_names]
     df = table.to_pandas(types_mapper=_MAPPER.get, categories=cats)
     for f in cats:
-        df[f] = _as_category(df[f])
+        df[f] = as_category(df[f])
     return df
-
-
-_STR = pd.Index([""]).dtype  # pandas' default string dtype (str in pandas 3, object before)
-
-
-def _as_category(col: pd.Series) -> pd.Series:
-    """Categories in pandas' default string dtype, so a Parquet round trip gives the same dtype back."""
-    if not isinstance(col.dtype, pd.CategoricalDtype):
-        col = col.astype("category")
-    if not len(col.cat.categories):  # all missing: string categories so Parquet stores a dictionary
-        return pd.Series(pd.Categorical(col, categories=pd.Index([], dtype="str")), index=col.index, name=col.name)
-    if col.cat.categories.dtype != _STR:
-        col = col.cat.set_categories(col.cat.categories.astype(_STR))
-    return col
 
 
 def _frame(parts: Sequence[tuple[list[dict[str, Any]], dict[str, Any]]], columns: Mapping[str, str]) -> pd.DataFrame:

@@ -24,7 +24,6 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.dataset as pads
@@ -40,6 +39,7 @@ __all__ = [
     "write_dataset",
     "conform",
     "atomic_write_bytes",
+    "as_category",
 ]
 
 
@@ -113,8 +113,8 @@ def conform(df: pd.DataFrame, schema: str, *, strict: bool = False) -> pd.DataFr
         A new frame.
 
     Example:
-        >>> conform(pd.DataFrame({"rate": [1]}), "interest_rates").dtypes["bank"]
-        CategoricalDtype(categories=[], ordered=False, categories_dtype=str)
+        >>> str(conform(pd.DataFrame({"rate": [1]}), "interest_rates").dtypes["bank"])
+        'category'
     """
     table = SCHEMAS[schema]
     out: dict[str, Any] = {}
@@ -146,13 +146,40 @@ def _astype(col: pd.Series, logical: str) -> pd.Series:
         return pd.to_datetime(col, errors="raise", utc=True, format="ISO8601").astype("datetime64[ns, UTC]")
     if logical == "category":
         if isinstance(col.dtype, pd.CategoricalDtype):
-            return col.cat.remove_unused_categories() if len(col) else col
-        return col.astype("string").astype("category")
+            col = col.cat.remove_unused_categories() if len(col) else col
+        else:
+            col = col.astype("string").astype("category")
+        return as_category(col)
     if logical == "float":
         return pd.to_numeric(col, errors="raise").astype("float64")
     if logical == "int":
         return pd.to_numeric(col, errors="raise").astype("Int64")
     return col.astype(dtype)
+
+
+_STR = pd.Index([""]).dtype  # pandas' default string dtype (str in pandas 3, object before)
+
+
+def as_category(col: pd.Series) -> pd.Series:
+    """A categorical whose categories have pandas' default string dtype (so Parquet round trips keep it).
+
+    Args:
+        col: any series of labels.
+
+    Returns:
+        The categorical series; all-missing input gets empty string categories.
+
+    Example:
+        >>> as_category(pd.Series(["b", "a", None])).cat.categories.tolist()
+        ['a', 'b']
+    """
+    if not isinstance(col.dtype, pd.CategoricalDtype):
+        col = col.astype("category")
+    if not len(col.cat.categories):
+        return pd.Series(pd.Categorical(col, categories=pd.Index([], dtype="str")), index=col.index, name=col.name)
+    if col.cat.categories.dtype != _STR:
+        col = col.cat.set_categories(col.cat.categories.astype(_STR))
+    return col
 
 
 def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
@@ -281,19 +308,3 @@ def read_dataset(
     if schema:
         df = conform(df, schema)
     return df.reset_index(drop=True)
-
-
-def nan_to_none(values: np.ndarray) -> list[Any]:
-    """Turn NaN/NA into ``None`` for JSON.
-
-    Args:
-        values: any 1-d array.
-
-    Returns:
-        A list.
-
-    Example:
-        >>> nan_to_none(np.array([1.0, np.nan]))
-        [1.0, None]
-    """
-    return [None if (v is None or v is pd.NA or (isinstance(v, float) and v != v)) else v for v in values]

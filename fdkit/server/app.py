@@ -87,7 +87,7 @@ def create_app(
     app.state.signer = CursorSigner(cursor_secret or secrets.token_bytes(32))
     store_ = app.state.store
 
-    @functools.lru_cache(maxsize=1024)
+    @functools.lru_cache(maxsize=256)
     def answer_for(name: str, query_json: bytes) -> Any:
         """Answer a validated query, memoised per (endpoint, query).
 

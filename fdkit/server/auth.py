@@ -14,7 +14,7 @@ plan      endpoints
 Listing endpoints need no key; company facts never answer 402.
 
 Example:
-    >>> keys = parse_keys("k1 free\\n# comment\\nk2")
+    >>> keys = parse_keys(chr(10).join(["k1 free", "# comment", "k2"]))
     >>> keys.plan_of("k1"), keys.plan_of("k2"), keys.plan_of("nope")
     ('free', 'pro', None)
 """
