@@ -156,6 +156,24 @@ def _replay(args: argparse.Namespace) -> int:
     return 0 if not report.failed else 1
 
 
+def _test_events(args: argparse.Namespace) -> int:
+    """``fdkit events test``: one test event (``livemode: false``) of each type that has data, on demand."""
+    from fdkit.lake import default_data_dir
+    from fdkit.webhooks import deliver, events_from_lake, load_destinations
+
+    dests = load_destinations(args.destinations)
+    latest: dict[str, dict] = {}
+    for event in events_from_lake(args.data or default_data_dir(), livemode=False):
+        if args.type in (None, event["type"]):
+            latest[event["type"]] = event  # events come in date order: the last one of a type wins
+    if not latest:
+        raise _UsageError(f"no data for event type {args.type!r}")
+    report = deliver(list(latest.values()), dests, log=args.log)
+    print(f"sent {len(latest)} test event(s) ({', '.join(sorted(latest))}): {len(report.acked)} acknowledged, "
+          f"{len(report.failed)} failed")  # fmt: skip
+    return 0 if not report.failed else 1
+
+
 def _cache(args: argparse.Namespace) -> int:
     from .cache import cache_info, clear_cache
 
@@ -291,6 +309,12 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--log", help="delivery log (JSON lines)")
     rp.add_argument("--test", action="store_true", help="send test events (livemode false)")
     rp.set_defaults(func=_replay)
+    te = esub.add_parser("test", help="send one test event (livemode false) of each type, or of --type")
+    te.add_argument("--type", help="only this event type, e.g. income_statements.created")
+    te.add_argument("--data", help="lake (default: the bundled reference data)")
+    te.add_argument("--destinations", required=True, help="JSON file: [{url, secret, api_version, types}]")
+    te.add_argument("--log", help="delivery log (JSON lines)")
+    te.set_defaults(func=_test_events)
 
     c = sub.add_parser("cache", help="inspect or clear the on-disk HTTP cache")
     c.add_argument("action", choices=["info", "clear"])

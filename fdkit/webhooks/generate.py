@@ -189,6 +189,15 @@ def events_for_rows(dataset: str, df: pd.DataFrame, *, livemode: bool = True, ba
     Returns:
         ``(effective date, envelope)`` pairs.
     """
+    found = _events_for_rows(dataset, df, livemode=livemode, base_url=base_url, facts=facts, published=published)
+    if not livemode:  # test events never share an id with the live event of the same data
+        for _, event in found:
+            event["id"] = str(uuid.uuid5(NAMESPACE, "test|" + event["id"]))
+    return found
+
+
+def _events_for_rows(dataset: str, df: pd.DataFrame, *, livemode: bool, base_url: str,
+                     facts: pd.DataFrame | None, published: set[tuple[str, str]] | None) -> list[tuple]:  # fmt: skip
     if df.empty:
         return []
     if dataset in _STATEMENTS:
