@@ -17,7 +17,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit
@@ -171,15 +171,13 @@ class Client:
             identity = settings.base_url or ""
             if settings.embedded and not settings.offline:
                 emb = _embedded()
-                settings = Settings(
-                    **{**settings.__dict__, "api_key": emb.handle.api_key, "base_url": emb.handle.base_url}
-                )
+                settings = replace(settings, api_key=emb.handle.api_key, base_url=emb.handle.base_url)
                 identity = emb.identity
             elif settings.embedded:  # offline: answer from the embedded namespace without starting anything
                 from .lake import default_data_dir, fingerprint
 
                 identity = f"embedded:{fingerprint(default_data_dir())}"
-                settings = Settings(**{**settings.__dict__, "base_url": "http://embedded.invalid"})
+                settings = replace(settings, base_url="http://embedded.invalid")
             register_secret(settings.api_key)
             if self._user_session is not None:
                 session = self._user_session

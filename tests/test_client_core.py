@@ -270,3 +270,17 @@ def test_fetch_cache_answers_a_walk_in_one_read(make_client, test_server, tmp_pa
     assert [r["responses"] > 0 for r in cache_info(tmp_path / "cache")] == [True]
     assert clear_cache(tmp_path / "cache") >= 2
     assert not list((tmp_path / "cache").glob("*.sqlite"))
+
+
+def test_embedded_default_works_offline_from_its_cache(tmp_path, monkeypatch):
+    for var in ("FINANCIAL_DATASETS_API_KEY", "FDKIT_BASE_URL", "FDKIT_OFFLINE"):
+        monkeypatch.delenv(var, raising=False)
+    online = fdkit.Client(cache_dir=str(tmp_path), progress=False)
+    assert online.settings.embedded and online.base_url.startswith("http://127.0.0.1:")
+    a = online.prices("NVDA", start_date="2024-06-03", end_date="2024-06-14")
+    b = online.company_facts("NVDA")
+    offline = fdkit.Client(cache_dir=str(tmp_path), offline=True, progress=False)
+    pd_a = offline.prices("NVDA", start_date="2024-06-03", end_date="2024-06-14")
+    assert pd_a.equals(a) and offline.company_facts("NVDA").equals(b)
+    with pytest.raises(CacheMissError):
+        offline.company_facts("AAPL")
