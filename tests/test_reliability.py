@@ -39,7 +39,7 @@ def test_bulk_fetch_under_faults_equals_fault_free(ref_server, tmp_path):
     plan = fdkit.server.FaultPlan(rate=0.2, kinds=("429", "500", "503", "truncate", "slow"), seed=11,
                                   retry_after=0, slow_seconds=2.5)  # fmt: skip
     with fdkit.server.start(keys=[ref_server.api_key], faults=plan) as faulty, \
-            ResetProxy(faulty.base_url, rate=0.2, seed=5) as proxy:  # fmt: skip
+            ResetProxy(faulty.base_url, rate=0.2, seed=28) as proxy:  # fmt: skip
         client = fdkit.Client(ref_server.api_key, proxy.base_url, cache=False, timeout=1.5, progress=False)
         got = _bulk(client, tickers, stmt)
     for name, frame in clean.items():
