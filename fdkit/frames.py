@@ -29,6 +29,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
+import orjson
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -89,24 +90,47 @@ def _to_pandas(table: pa.Table, columns: Mapping[str, str]) -> pd.DataFrame:
     return df
 
 
-def _frame(parts: Sequence[tuple[list[dict[str, Any]], dict[str, Any]]], columns: Mapping[str, str]) -> pd.DataFrame:
-    """One typed frame from several responses' records.
+Part = tuple[pa.Table, int, dict[str, Any]]  # a response's typed columns, its row count, its constants
 
-    Per-response constants (the ticker) become columns without touching the records.
-    """
-    tables, const_rows = [], []
-    for recs, fill in parts:
-        if not recs:
-            continue
-        own = {f: t for f, t in columns.items() if not (f in fill and f not in recs[0])}
-        tables.append(_arrow_table(recs, own).select(list(own)))
-        const_rows.append((len(recs), {f: fill[f] for f in columns if f not in own}))
-    if not tables:
+
+def _part(recs: list[dict[str, Any]], fill: Mapping[str, Any], columns: Mapping[str, str]) -> Part:
+    """One response's typed columns; per-response constants (the ticker) are kept aside, not written per row."""
+    own = {f: t for f, t in columns.items() if not (f in fill and (not recs or f not in recs[0]))}
+    return _arrow_table(recs, own).select(list(own)), len(recs), {f: fill[f] for f in columns if f not in own}
+
+
+def part_bytes(part: Part) -> bytes:
+    """Serialise a part (Arrow IPC; the constants travel in the schema metadata)."""
+    table, n, consts = part
+    meta = {b"fdkit.n": str(n).encode(), b"fdkit.constants": orjson.dumps(consts)}
+    table = table.replace_schema_metadata(meta)
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table)
+    return sink.getvalue().to_pybytes()
+
+
+def part_from_bytes(data: bytes) -> Part:
+    """Read a part written by :func:`part_bytes`."""
+    table = pa.ipc.open_stream(data).read_all()
+    meta = table.schema.metadata or {}
+    return table.replace_schema_metadata(None), int(meta[b"fdkit.n"]), orjson.loads(meta[b"fdkit.constants"])
+
+
+def _assemble(parts: Sequence[Part], columns: Mapping[str, str]) -> pd.DataFrame:
+    """One typed frame from several responses' parts."""
+    parts = [p for p in parts if p[1]]
+    if not parts:
         return _to_pandas(_arrow_table([], columns), columns)
-    if len({tuple(t.column_names) for t in tables}) > 1:  # mixed payloads: fall back to filling every record
-        merged = [{**fill, **r} for recs, fill in parts for r in recs]
-        return _to_pandas(_arrow_table(merged, columns), columns)
-    table = tables[0] if len(tables) == 1 else pa.concat_tables(tables)
+    if len({tuple(t.column_names) for t, _, _ in parts}) > 1:  # mixed payloads: constants become columns
+        tables = []
+        for table, n, consts in parts:
+            for f, v in consts.items():
+                table = table.append_column(f, _arrow_column([v] * n, columns[f]))
+            tables.append(table.select(list(columns)))
+        return _to_pandas(pa.concat_tables(tables), columns)
+    table = parts[0][0] if len(parts) == 1 else pa.concat_tables([t for t, _, _ in parts])
+    const_rows = [(n, c) for _, n, c in parts]
     df = _to_pandas(table, {f: t for f, t in columns.items() if f in table.column_names})
     for field in [f for f in columns if f not in table.column_names]:
         if columns[field] == "category":  # the ticker: codes into one category per response, no per-row work
@@ -309,13 +333,48 @@ def to_frame(endpoint: str | Endpoint, responses: Responses) -> pd.DataFrame:
     """
     ep = _catalog.get(endpoint) if isinstance(endpoint, str) else endpoint
     schema = _frame_schema(ep)
-    parts = [records_of(ep, params, body) for params, body in responses]
+    decoded = [records_of(ep, params, body) for params, body in responses]
     extra: list[str] = []
     if ep.kind == "search":
         known = set(SCHEMAS[schema])
-        extra = list(dict.fromkeys(k for recs, _ in parts for r in recs for k in r if k not in known))
+        extra = list(dict.fromkeys(k for recs, _ in decoded for r in recs for k in r if k not in known))
     columns = _columns_of(schema, extra)
-    return _finish(ep, _frame(parts, columns), responses[0][0] if responses else {})
+    parts = [_part(recs, fill, columns) for recs, fill in decoded]
+    return _finish(ep, _assemble(parts, columns), responses[0][0] if responses else {})
+
+
+def response_part(endpoint: str | Endpoint, params: Mapping[str, Any], body: Mapping[str, Any]) -> Part:
+    """The typed columns of one response, as :func:`frame_from_parts` assembles them.
+
+    A part can be cached with :func:`part_bytes`. Search endpoints, whose columns depend on the request, are not
+    supported.
+
+    Args:
+        endpoint: endpoint name or object.
+        params: the request parameters.
+        body: the decoded response.
+
+    Returns:
+        ``(arrow table, rows, constants)``.
+    """
+    ep = _catalog.get(endpoint) if isinstance(endpoint, str) else endpoint
+    recs, fill = records_of(ep, params, body)
+    return _part(recs, fill, _columns_of(_frame_schema(ep)))
+
+
+def frame_from_parts(endpoint: str | Endpoint, parts: Sequence[Part], params: Mapping[str, Any]) -> pd.DataFrame:
+    """Assemble parts of one endpoint into its typed, indexed frame (same result as :func:`to_frame`).
+
+    Args:
+        endpoint: endpoint name or object.
+        parts: from :func:`response_part` (or :func:`part_from_bytes`).
+        params: one request's parameters (the interval decides tz-naive or UTC times).
+
+    Returns:
+        The frame.
+    """
+    ep = _catalog.get(endpoint) if isinstance(endpoint, str) else endpoint
+    return _finish(ep, _assemble(parts, _columns_of(_frame_schema(ep))), params)
 
 
 def exhibits_frame(responses: Responses) -> pd.DataFrame:

@@ -284,3 +284,16 @@ def test_embedded_default_works_offline_from_its_cache(tmp_path, monkeypatch):
     assert pd_a.equals(a) and offline.company_facts("NVDA").equals(b)
     with pytest.raises(CacheMissError):
         offline.company_facts("AAPL")
+
+
+def test_warm_frames_come_back_as_arrow_parts(make_client, test_server):
+    c = make_client()
+    cold = c.prices(["AAA", "BBB"], start_date="2024-01-01", end_date="2024-12-31")
+    seen = sum(test_server.counter.requests.values())
+    warm = make_client().prices(["AAA", "BBB"], start_date="2024-01-01", end_date="2024-12-31")
+    assert sum(test_server.counter.requests.values()) == seen
+    import pandas as pd
+
+    pd.testing.assert_frame_equal(cold, warm)
+    offline = make_client(offline=True).prices(["BBB", "AAA"], start_date="2024-01-01", end_date="2024-12-31")
+    pd.testing.assert_frame_equal(cold, offline)
