@@ -386,12 +386,12 @@ class Client:
             >>> frame_from_parts("company_facts", [part], {})["name"].tolist()
             ['Apple Inc.']
         """
-        from .frames import part_bytes, part_from_bytes, response_part
+        from .frames import part_bytes, part_from_bytes, part_tag, response_part
 
         ep = _catalog.get(endpoint) if isinstance(endpoint, str) else endpoint
         clean = _clean_params(ep, params or {})
         self._ensure()
-        fc, key = self._fetch_cache, "part:" + fetch_key(ep.name, clean)
+        fc, key = self._fetch_cache, f"part:{part_tag(ep)}:" + fetch_key(ep.name, clean)
         if fc is not None and not refresh:
             hit = fc.get(key, allow_stale=bool(self._settings and self._settings.offline))
             if hit is not None:

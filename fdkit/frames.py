@@ -99,6 +99,26 @@ def _part(recs: list[dict[str, Any]], fill: Mapping[str, Any], columns: Mapping[
     return _arrow_table(recs, own).select(list(own)), len(recs), {f: fill[f] for f in columns if f not in own}
 
 
+def part_tag(endpoint: str | Endpoint) -> str:
+    """A short tag of an endpoint's frame columns and dtypes: cached parts of another schema never match.
+
+    Args:
+        endpoint: endpoint name or object.
+
+    Returns:
+        A hex digest.
+
+    Example:
+        >>> part_tag("prices") == part_tag("prices") != part_tag("crypto_prices")
+        True
+    """
+    import hashlib
+
+    ep = _catalog.get(endpoint) if isinstance(endpoint, str) else endpoint
+    columns = _columns_of(_frame_schema(ep))
+    return hashlib.sha256(orjson.dumps(list(columns.items()))).hexdigest()[:12]
+
+
 def part_bytes(part: Part) -> bytes:
     """Serialise a part (Arrow IPC; the constants travel in the schema metadata)."""
     table, n, consts = part
