@@ -275,7 +275,7 @@ class FdsAccessor:
         st["available_from"] = filed.fillna(rp + pd.Timedelta(days=lag_days)).astype("datetime64[ns]")
         st["ticker"] = st["ticker"].astype(str)
         st = st.sort_values(["available_from", "report_period"], kind="stable")
-        st = st.drop(columns=[c for c in st.columns if c in ("time",)])
+        st = st.drop(columns=["time"], errors="ignore")
         px = prices.reset_index()
         date = "time" if "time" in px.columns else _date_level(prices)
         px["_order"] = np.arange(len(px))

@@ -40,7 +40,37 @@ __all__ = [
     "conform",
     "atomic_write_bytes",
     "as_category",
+    "LAKE_SCHEMAS",
+    "dataset_schema",
 ]
+
+
+#: lake datasets whose rows are not (or not exactly) the record schema of the same name
+LAKE_SCHEMAS: dict[str, str | None] = {
+    "segmented_revenues": None,  # exploded items, nested on the way out by the server
+    "prices_minute": "prices",
+    "crypto_prices_minute": "crypto_prices",
+    "filing_exhibits": None,
+    "filing_metadata": "filings",  # landed by the webhook receiver
+}
+
+
+def dataset_schema(name: str) -> str | None:
+    """The record schema a lake dataset's rows follow (``None``: the rows are stored as they are).
+
+    Args:
+        name: dataset name.
+
+    Returns:
+        A key of :data:`fdkit.schema.SCHEMAS`, or ``None``.
+
+    Example:
+        >>> dataset_schema("prices_minute"), dataset_schema("segmented_revenues"), dataset_schema("news")
+        ('prices', None, 'news')
+    """
+    if name in LAKE_SCHEMAS:
+        return LAKE_SCHEMAS[name]
+    return name if name in SCHEMAS else None
 
 
 def default_data_dir() -> Path:
@@ -227,7 +257,7 @@ def write_dataset(
         root: lake root.
         name: dataset name (directory).
         df: the records (columns = fields).
-        schema: record schema to conform to (default: ``name`` when it is a schema).
+        schema: record schema to conform to (default: :func:`dataset_schema` of ``name``).
         partition_by: hive-partition on this column (e.g. ``"ticker"``).
         mode: ``overwrite`` replaces the dataset; ``append`` adds files next to the existing ones.
         part: file stem to use (default ``part-0`` for overwrite, a fresh unique name for append).
@@ -241,7 +271,7 @@ def write_dataset(
         >>> [p.name for p in write_dataset(tempfile.mkdtemp(), "interest_rates", df)]
         ['part-0.parquet']
     """
-    schema = schema or (name if name in SCHEMAS else None)
+    schema = schema or dataset_schema(name)
     if schema:
         df = conform(df, schema)
     base = Path(root) / name
@@ -279,7 +309,7 @@ def read_dataset(
     Args:
         root: lake root.
         name: dataset name.
-        schema: record schema (default: ``name`` when it is a schema).
+        schema: record schema (default: :func:`dataset_schema` of ``name``).
         columns: only these columns.
 
     Returns:
@@ -289,7 +319,7 @@ def read_dataset(
         >>> read_dataset(tempfile.mkdtemp(), "interest_rates").columns.tolist()
         ['bank', 'date', 'name', 'rate']
     """
-    schema = schema or (name if name in SCHEMAS else None)
+    schema = schema or dataset_schema(name)
     if schema is not None and schema not in SCHEMAS:
         raise KeyError(f"unknown record schema {schema!r}")
     base = Path(root) / name

@@ -10,15 +10,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fdkit.lake import default_data_dir, list_datasets, read_dataset
-from fdkit.server.store import LAKE_SCHEMAS
+from fdkit.lake import dataset_schema, default_data_dir, list_datasets, read_dataset
 
 DATA = default_data_dir()
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data-real"
 
 
 def _schema(name):
-    return LAKE_SCHEMAS.get(name, name)
+    return dataset_schema(name)
 
 
 def stmt(name, ticker, period, rp):

@@ -377,10 +377,34 @@ def test_cli_replay_and_test_events(receiver, tmp_path):
     from fdkit.cli import main
 
     dests = tmp_path / "destinations.json"
-    dests.write_text(json.dumps([{"url": receiver.base_url + "/hook", "secret": SECRET,
-                                  "types": ["interest_rates.created", "yield_curve.created"]}]))
-    assert main(["events", "replay", "--since", "2023-01-01", "--until", "2023-03-31", "--destinations",
-                 str(dests), "--log", str(tmp_path / "log.jsonl")]) == 0
+    dests.write_text(
+        json.dumps(
+            [
+                {
+                    "url": receiver.base_url + "/hook",
+                    "secret": SECRET,
+                    "types": ["interest_rates.created", "yield_curve.created"],
+                }
+            ]
+        )
+    )
+    assert (
+        main(
+            [
+                "events",
+                "replay",
+                "--since",
+                "2023-01-01",
+                "--until",
+                "2023-03-31",
+                "--destinations",
+                str(dests),
+                "--log",
+                str(tmp_path / "log.jsonl"),
+            ]
+        )
+        == 0
+    )
     assert len(read_landed(receiver.lake, "yield_curve")) == 62  # trading days in 2023Q1 with a curve
     assert (tmp_path / "log.jsonl").read_text().count("\n") >= 62
     landed = receiver.app.state.landing

@@ -17,19 +17,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..lake import read_dataset
-from ..schema import SCHEMAS
+from ..lake import LAKE_SCHEMAS, read_dataset
 
-__all__ = ["Store", "to_records"]
-
-#: lake datasets whose rows are not the endpoint's record schema
-LAKE_SCHEMAS = {
-    "segmented_revenues": None,  # exploded items, nested on the way out
-    "prices_minute": "prices",
-    "crypto_prices_minute": "crypto_prices",
-    "filing_exhibits": None,
-    "filing_metadata": "filings",  # landed by the webhook receiver
-}
+__all__ = ["Store", "to_records", "LAKE_SCHEMAS"]
 
 
 class Store:
@@ -53,8 +43,7 @@ class Store:
             return got
         with self._lock:
             if name not in self._frames:
-                schema = LAKE_SCHEMAS.get(name, name if name in SCHEMAS else None)
-                self._frames[name] = read_dataset(self.root, name, schema=schema)
+                self._frames[name] = read_dataset(self.root, name)
             return self._frames[name]
 
     def groups(self, name: str, key: str = "ticker") -> dict[str, pd.DataFrame]:

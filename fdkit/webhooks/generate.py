@@ -36,7 +36,7 @@ import pandas as pd
 
 from ..lake import read_dataset
 from ..schema import YIELD_TENORS, fields_of
-from ..server.store import LAKE_SCHEMAS, to_records
+from ..server.store import to_records
 from .events import make_event
 
 __all__ = ["events_from_lake", "events_for_rows", "NAMESPACE"]
@@ -243,7 +243,7 @@ def events_from_lake(root: str | os.PathLike[str], *, since: str | None = None, 
     found: list[tuple[str, dict[str, Any]]] = []
     published: set[tuple[str, str]] = set()
     for name in datasets:
-        df = read_dataset(root, name, schema=LAKE_SCHEMAS.get(name, name))
+        df = read_dataset(root, name)
         col = _DATE_COLUMN.get(name, "filing_date")
         if col in df.columns:
             keep = df[col].notna()

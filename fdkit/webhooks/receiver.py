@@ -125,11 +125,7 @@ class Landing:
         raise ValueError(f"no landing rule for {event.type}")  # pragma: no cover - EVENT_TYPES is closed
 
     def _write(self, dataset: str, df: pd.DataFrame, partition: str | None, key: str) -> int:
-        from ..schema import SCHEMAS
-        from ..server.store import LAKE_SCHEMAS
-
-        schema = LAKE_SCHEMAS.get(dataset, dataset if dataset in SCHEMAS else None)
-        write_dataset(self.lake, dataset, df, schema=schema, partition_by=partition, mode="append", part=key)
+        write_dataset(self.lake, dataset, df, partition_by=partition, mode="append", part=key)
         return len(df)
 
     def _statement(self, dataset: str, rec: dict[str, Any]) -> int:
@@ -219,6 +215,4 @@ def _land(landing: Landing, event: Event) -> Response:
 
 def read_landed(lake: str | os.PathLike[str], dataset: str) -> pd.DataFrame:
     """Read a dataset the receiver landed (typed like the service's lake)."""
-    from ..server.store import LAKE_SCHEMAS
-
-    return read_dataset(lake, dataset, schema=LAKE_SCHEMAS.get(dataset, dataset))
+    return read_dataset(lake, dataset)
