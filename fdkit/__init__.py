@@ -18,6 +18,7 @@ from .errors import (
     AuthenticationError,
     BadRequestError,
     CacheMissError,
+    LakeError,
     FdkitError,
     InvalidCursorError,
     NotFoundError,
@@ -53,6 +54,7 @@ __all__ = [
     "BadRequestError",
     "InvalidCursorError",
     "CacheMissError",
+    "LakeError",
 ]
 
 

@@ -11,8 +11,6 @@ Example:
 
 from __future__ import annotations
 
-import atexit
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -26,6 +24,7 @@ import orjson
 import requests
 
 from . import catalog as _catalog
+from . import embedded
 from .cache import (
     API_KEY_HEADER,
     FetchCache,
@@ -39,6 +38,7 @@ from .cache import (
 )
 from .catalog import Endpoint
 from .config import Settings, resolve
+from .config import generation as config_generation
 from .errors import (
     BadRequestError,
     CacheMissError,
@@ -54,36 +54,6 @@ __all__ = ["Client", "default_client", "Errors"]
 
 Errors = Literal["raise", "warn", "ignore"]
 _BODY_RETRIES = 4  # truncated bodies / invalid JSON are not covered by urllib3's Retry
-
-
-@dataclass
-class _Embedded:
-    handle: Any
-    identity: str
-
-
-_EMBEDDED: _Embedded | None = None
-_EMBEDDED_LOCK = threading.Lock()
-
-
-def _embedded() -> _Embedded:
-    """Start (once per process) the embedded service over the bundled reference data."""
-    global _EMBEDDED
-    with _EMBEDDED_LOCK:
-        if _EMBEDDED is None:
-            from . import server
-            from .lake import default_data_dir, fingerprint
-
-            data = default_data_dir()
-            handle = server.start(data=data)
-            atexit.register(handle.stop)
-            print(
-                f"fdkit: no API key or base URL configured; serving the bundled reference data ({data}) "
-                f"from an embedded Financial Data Service at {handle.base_url}",
-                file=sys.stderr,
-            )
-            _EMBEDDED = _Embedded(handle, f"embedded:{fingerprint(data)}")
-        return _EMBEDDED
 
 
 class Client:
@@ -152,7 +122,9 @@ class Client:
 
     @property
     def base_url(self) -> str:
-        """Base URL requests go to."""
+        """Base URL requests go to (for the embedded default, its loopback address: asking starts it)."""
+        if self.settings.embedded:
+            return str(embedded.service().base_url)
         return str(self.settings.base_url)
 
     def __repr__(self) -> str:
@@ -169,34 +141,29 @@ class Client:
                 return self._session
             settings = resolve(**self._args)
             identity = settings.base_url or ""
-            if settings.embedded and not settings.offline:
-                emb = _embedded()
-                settings = replace(settings, api_key=emb.handle.api_key, base_url=emb.handle.base_url)
-                identity = emb.identity
-            elif settings.embedded:  # offline: answer from the embedded namespace without starting anything
-                from .lake import default_data_dir, fingerprint
-
-                identity = f"embedded:{fingerprint(default_data_dir())}"
-                settings = replace(settings, base_url="http://embedded.invalid")
+            if settings.embedded:  # the service starts on the first request that misses the cache
+                settings = replace(settings, api_key=None, base_url=embedded.EMBEDDED_ORIGIN)
+                identity = embedded.identity()
             register_secret(settings.api_key)
+            pool_size = max(settings.max_workers, 4)
             if self._user_session is not None:
                 session = self._user_session
             elif settings.cache or settings.offline:
-                embedded_key = None if settings.embedded else settings.api_key
-                namespace = namespace_of(identity, embedded_key)
+                namespace = namespace_of(identity, settings.api_key)
                 session = make_session(
-                    settings.cache_dir,
-                    namespace,
-                    retry=make_retry(),
-                    pool_size=max(settings.max_workers, 4),
-                    offline=settings.offline,
+                    settings.cache_dir, namespace, retry=make_retry(), pool_size=pool_size, offline=settings.offline
                 )
                 root = Path(settings.cache_dir) if settings.cache_dir else default_cache_dir()
                 self._fetch_cache = FetchCache(root / f"{namespace}.fetch.sqlite")
             else:
                 session = requests.Session()
-                mount_retries(session, make_retry(), pool_size=max(settings.max_workers, 4))
-            if self._user_session is None and _is_loopback(settings.base_url):
+                mount_retries(session, make_retry(), pool_size=pool_size)
+            if settings.embedded:
+                session.mount(
+                    embedded.EMBEDDED_ORIGIN,
+                    embedded.EmbeddedAdapter(max_retries=make_retry(), pool_connections=pool_size, pool_maxsize=pool_size),
+                )
+            if self._user_session is None and (settings.embedded or _is_loopback(settings.base_url)):
                 session.trust_env = False  # no proxy ever applies to loopback; skips an environment scan per call
             self._settings, self._identity, self._session = settings, identity, session
             return session
@@ -252,7 +219,12 @@ class Client:
         session = self._ensure()
         settings = self._settings
         assert settings is not None
-        url = path_or_url if "://" in path_or_url else f"{settings.base_url}{path_or_url}"
+        if "://" not in path_or_url:
+            url = f"{settings.base_url}{path_or_url}"
+        elif settings.embedded:  # a next_page_url of the embedded service: its port is this process's business
+            url = embedded.rebase(path_or_url)
+        else:
+            url = path_or_url
         path = urlsplit(url).path
         headers = {"Accept": "application/json"}
         if settings.api_key:
@@ -532,6 +504,7 @@ def _retry_after(response: requests.Response) -> float | None:
 
 
 _DEFAULT: Client | None = None
+_DEFAULT_GENERATION = -1
 _DEFAULT_LOCK = threading.Lock()
 
 
@@ -545,16 +518,12 @@ def default_client() -> Client:
         >>> default_client() is default_client()
         True
     """
-    global _DEFAULT
+    global _DEFAULT, _DEFAULT_GENERATION
     with _DEFAULT_LOCK:
+        now = config_generation()
+        if _DEFAULT is not None and _DEFAULT_GENERATION != now:
+            _DEFAULT.close()
+            _DEFAULT = None
         if _DEFAULT is None:
-            _DEFAULT = Client()
+            _DEFAULT, _DEFAULT_GENERATION = Client(), now
         return _DEFAULT
-
-
-def _reset_default_client() -> None:
-    global _DEFAULT
-    with _DEFAULT_LOCK:
-        old, _DEFAULT = _DEFAULT, None
-    if old is not None:
-        old.close()

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-__all__ = ["Settings", "configure", "resolve", "PUBLIC_BASE_URL", "current_overrides", "reset"]
+__all__ = ["Settings", "configure", "resolve", "PUBLIC_BASE_URL", "current_overrides", "reset", "generation"]
 
 #: the public incarnation of the service, used when a key but no base URL is configured
 PUBLIC_BASE_URL = "https://api.financialdatasets.ai"
@@ -60,6 +60,7 @@ class Settings:
 
 _OVERRIDES: dict[str, Any] = {}
 _LOCK = threading.Lock()
+_GENERATION = 0  # bumped by configure()/reset(); the default client is rebuilt when it changes
 _FIELDS = {"api_key", "base_url", "cache", "cache_dir", "offline", "timeout", "max_workers", "progress"}
 
 
@@ -81,15 +82,14 @@ def configure(**settings: Any) -> None:
     unknown = set(settings) - _FIELDS
     if unknown:
         raise TypeError(f"unknown setting(s): {', '.join(sorted(unknown))}; known: {', '.join(sorted(_FIELDS))}")
+    global _GENERATION
     with _LOCK:
         for k, v in settings.items():
             if v is None:
                 _OVERRIDES.pop(k, None)
             else:
                 _OVERRIDES[k] = v
-    from . import client as _client  # the default client must pick the new settings up
-
-    _client._reset_default_client()
+        _GENERATION += 1  # the default client picks the new settings up on its next use
 
 
 def current_overrides() -> dict[str, Any]:
@@ -115,11 +115,24 @@ def reset() -> None:
     Example:
         >>> reset()
     """
+    global _GENERATION
     with _LOCK:
         _OVERRIDES.clear()
-    from . import client as _client
+        _GENERATION += 1
 
-    _client._reset_default_client()
+
+def generation() -> int:
+    """Count the changes made by :func:`configure` and :func:`reset` (the default client follows it).
+
+    Returns:
+        A number that grows with every change.
+
+    Example:
+        >>> before = generation(); configure(timeout=5); reset(); generation() - before
+        2
+    """
+    with _LOCK:
+        return _GENERATION
 
 
 def resolve(env: Mapping[str, str] | None = None, **args: Any) -> Settings:

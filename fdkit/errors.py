@@ -29,6 +29,7 @@ __all__ = [
     "BadRequestError",
     "InvalidCursorError",
     "CacheMissError",
+    "LakeError",
     "error_for_status",
     "register_secret",
     "redact",
@@ -168,6 +169,10 @@ class InvalidCursorError(BadRequestError):
 
 class CacheMissError(FdkitError):
     """Offline mode: the response is not in the on-disk cache."""
+
+
+class LakeError(FdkitError):
+    """A Parquet lake to serve or read is missing, empty or unreadable (names the path and ``FDKIT_DATA``)."""
 
 
 _BY_STATUS: dict[int, type[FdkitError]] = {

@@ -29,10 +29,12 @@ import pyarrow as pa
 import pyarrow.dataset as pads
 import pyarrow.parquet as pq
 
+from .errors import LakeError
 from .schema import SCHEMAS, N, pandas_dtype
 
 __all__ = [
     "default_data_dir",
+    "require_lake",
     "fingerprint",
     "list_datasets",
     "read_dataset",
@@ -74,19 +76,59 @@ def dataset_schema(name: str) -> str | None:
 
 
 def default_data_dir() -> Path:
-    """Return the reference lake: ``$FDKIT_DATA`` or the ``data/`` folder next to the package.
+    """Return the reference lake: ``$FDKIT_DATA``, the lake shipped in the package, or the checkout's ``data/``.
+
+    An installed wheel carries the lake as the package data ``fdkit/_data`` (see ``pyproject.toml``); an editable
+    install or a source checkout reads the repository's top-level ``data/``.
 
     Returns:
-        The lake root.
+        The lake root (not checked: :func:`require_lake` says whether it holds data).
 
     Example:
-        >>> default_data_dir().name
-        'data'
+        >>> default_data_dir().name in ("data", "_data")
+        True
     """
     env = os.environ.get("FDKIT_DATA")
     if env:
-        return Path(env)
-    return Path(__file__).resolve().parent.parent / "data"
+        return Path(env).expanduser()
+    here = Path(__file__).resolve().parent
+    shipped = here / "_data"
+    if shipped.is_dir():
+        return shipped
+    return here.parent / "data"
+
+
+def require_lake(root: str | os.PathLike[str]) -> list[str]:
+    """Check that a lake exists and holds datasets, before anything is served from it.
+
+    Args:
+        root: lake root.
+
+    Returns:
+        The dataset names (as :func:`list_datasets`).
+
+    Raises:
+        LakeError: naming the path, and ``FDKIT_DATA``, when the folder is missing, not a folder, or empty.
+
+    Example:
+        >>> len(require_lake(default_data_dir())) > 10
+        True
+        >>> try:
+        ...     require_lake("/nonexistent/lake")
+        ... except LakeError as exc:
+        ...     print(exc)
+        no Parquet lake at /nonexistent/lake: the folder does not exist (set FDKIT_DATA or pass --data to point at a lake)
+    """
+    path = Path(root)
+    hint = "(set FDKIT_DATA or pass --data to point at a lake)"
+    if not path.exists():
+        raise LakeError(f"no Parquet lake at {path}: the folder does not exist {hint}")
+    if not path.is_dir():
+        raise LakeError(f"no Parquet lake at {path}: it is not a folder {hint}")
+    names = list_datasets(path)
+    if not names:
+        raise LakeError(f"no Parquet lake at {path}: the folder holds no dataset (no */*.parquet) {hint}")
+    return names
 
 
 def fingerprint(root: str | os.PathLike[str]) -> str:

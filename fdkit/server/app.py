@@ -28,6 +28,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from ..catalog import CATALOG, Endpoint
+from ..lake import require_lake
 from .auth import Keys, load_keys, plan_allows
 from .cursors import CursorError, CursorSigner
 from .handlers import NotFound, handle
@@ -75,6 +76,9 @@ def create_app(
 
     Returns:
         The FastAPI app; ``app.state.keys`` holds the keys.
+
+    Raises:
+        LakeError: when ``data`` is missing or holds no dataset.
     """
     app = FastAPI(
         title="Financial Data Service (fdkit serve)",
@@ -82,6 +86,8 @@ def create_app(
         docs_url=None,
         redoc_url=None,
     )
+    if store is None:
+        require_lake(data)  # a missing or empty lake is a startup error naming the path, never a 404 per ticker
     app.state.store = store or Store(data)
     app.state.keys = keys if isinstance(keys, Keys) else load_keys(keys)
     app.state.signer = CursorSigner(cursor_secret or secrets.token_bytes(32))

@@ -1,0 +1,134 @@
+"""The embedded Financial Data Service: the default when no API key and no base URL are configured.
+
+A client of the embedded default sends its requests to the placeholder origin :data:`EMBEDDED_ORIGIN`. The
+cached session answers what it can from disk; only a request that reaches the network arrives at
+:class:`EmbeddedAdapter`, which starts the service (once per process, on loopback, over the bundled lake),
+rewrites the URL to the service's real address and adds its key. So a call answered wholly by the cache starts
+nothing, and cached links never name the ephemeral port of another process.
+
+This module is the only place the client side reaches the server package, and it does so lazily (inside
+:func:`service`): importing fdkit never imports FastAPI or uvicorn.
+
+Example:
+    >>> import fdkit
+    >>> c = fdkit.Client(cache=False)
+    >>> c.settings.base_url == EMBEDDED_ORIGIN
+    True
+    >>> c.fetch("interest_rates_banks", {})["banks"]
+    ['ECB', 'FED']
+"""
+
+from __future__ import annotations
+
+import atexit
+import sys
+import threading
+from typing import Any
+from urllib.parse import urlsplit
+
+import requests
+from requests.adapters import HTTPAdapter
+
+from .lake import default_data_dir, fingerprint, require_lake
+
+__all__ = ["EMBEDDED_ORIGIN", "EmbeddedAdapter", "identity", "service", "is_running", "rebase"]
+
+#: the origin embedded-default clients address; never resolved (``.invalid`` is reserved, RFC 6761)
+EMBEDDED_ORIGIN = "http://embedded.fdkit.invalid"
+_API_KEY_HEADER = "X-API-KEY"
+
+_HANDLE: Any = None
+_LOCK = threading.Lock()
+
+
+def identity() -> str:
+    """Name the embedded service's data for cache namespaces (changes whenever the lake's files change).
+
+    Returns:
+        ``"embedded:<fingerprint of the lake>"``.
+
+    Example:
+        >>> identity().startswith("embedded:")
+        True
+    """
+    return f"embedded:{fingerprint(default_data_dir())}"
+
+
+def is_running() -> bool:
+    """Tell whether this process has started the embedded service.
+
+    Returns:
+        ``True`` once :func:`service` has run.
+
+    Example:
+        >>> isinstance(is_running(), bool)
+        True
+    """
+    return _HANDLE is not None
+
+
+def service() -> Any:
+    """Start (once per process) and return the embedded service's handle (``base_url``, ``api_key``).
+
+    Returns:
+        A :class:`fdkit.server.ServerHandle`.
+
+    Raises:
+        LakeError: when the bundled lake (or ``$FDKIT_DATA``) is missing or empty.
+
+    Example:
+        >>> service().base_url.startswith("http://127.0.0.1:")
+        True
+    """
+    global _HANDLE
+    with _LOCK:
+        if _HANDLE is None:
+            data = default_data_dir()
+            require_lake(data)
+            from . import server  # FastAPI and uvicorn are imported only when the service really starts
+
+            handle = server.start(data=data)
+            atexit.register(handle.stop, 2.0)
+            print(
+                f"fdkit: no API key or base URL configured; serving the bundled reference data ({data}) "
+                f"from an embedded Financial Data Service at {handle.base_url}",
+                file=sys.stderr,
+            )
+            _HANDLE = handle
+        return _HANDLE
+
+
+def rebase(url: str) -> str:
+    """Point an absolute URL (a ``next_page_url`` of the embedded service) at :data:`EMBEDDED_ORIGIN`.
+
+    Args:
+        url: an absolute URL or a path.
+
+    Returns:
+        The same path and query on the placeholder origin.
+
+    Example:
+        >>> rebase("http://127.0.0.1:51234/prices?cursor=abc")
+        'http://embedded.fdkit.invalid/prices?cursor=abc'
+    """
+    parts = urlsplit(url)
+    return f"{EMBEDDED_ORIGIN}{parts.path or '/'}" + (f"?{parts.query}" if parts.query else "")
+
+
+class EmbeddedAdapter(HTTPAdapter):
+    """The transport for :data:`EMBEDDED_ORIGIN`: starts the service on first use and sends to its loopback port.
+
+    Example:
+        >>> s = requests.Session(); s.mount(EMBEDDED_ORIGIN, EmbeddedAdapter())
+        >>> s.get(EMBEDDED_ORIGIN + "/macro/interest-rates/banks", timeout=10).json()["banks"]
+        ['ECB', 'FED']
+    """
+
+    def send(self, request: requests.PreparedRequest, *args: Any, **kwargs: Any) -> requests.Response:
+        """Send ``request`` to the running embedded service, with its key."""
+        handle = service()
+        url = request.url or ""
+        if url.startswith(EMBEDDED_ORIGIN):
+            request.url = handle.base_url + url[len(EMBEDDED_ORIGIN) :]
+        request.headers[_API_KEY_HEADER] = handle.api_key
+        return super().send(request, *args, **kwargs)
