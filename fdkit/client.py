@@ -15,7 +15,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit
@@ -159,10 +159,10 @@ class Client:
                 session = requests.Session()
                 mount_retries(session, make_retry(), pool_size=pool_size)
             if settings.embedded:
-                session.mount(
-                    embedded.EMBEDDED_ORIGIN,
-                    embedded.EmbeddedAdapter(max_retries=make_retry(), pool_connections=pool_size, pool_maxsize=pool_size),
+                adapter = embedded.EmbeddedAdapter(
+                    max_retries=make_retry(), pool_connections=pool_size, pool_maxsize=pool_size
                 )
+                session.mount(embedded.EMBEDDED_ORIGIN, adapter)
             if self._user_session is None and (settings.embedded or _is_loopback(settings.base_url)):
                 session.trust_env = False  # no proxy ever applies to loopback; skips an environment scan per call
             self._settings, self._identity, self._session = settings, identity, session

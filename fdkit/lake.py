@@ -116,8 +116,8 @@ def require_lake(root: str | os.PathLike[str]) -> list[str]:
         >>> try:
         ...     require_lake("/nonexistent/lake")
         ... except LakeError as exc:
-        ...     print(exc)
-        no Parquet lake at /nonexistent/lake: the folder does not exist (set FDKIT_DATA or pass --data to point at a lake)
+        ...     print(str(exc)[:64])
+        no Parquet lake at /nonexistent/lake: the folder does not exist
     """
     path = Path(root)
     hint = "(set FDKIT_DATA or pass --data to point at a lake)"
