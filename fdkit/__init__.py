@@ -26,6 +26,7 @@ from .errors import (
     RateLimitError,
     ServerError,
     TransportError,
+    UnknownNameError,
 )
 
 __version__ = "0.1.0"
@@ -55,6 +56,7 @@ __all__ = [
     "InvalidCursorError",
     "CacheMissError",
     "LakeError",
+    "UnknownNameError",
 ]
 
 

@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Literal
 
+from .errors import UnknownNameError, suggest
+
 __all__ = [
     "Param",
     "Endpoint",
@@ -55,6 +57,8 @@ class Param:
         items: element type of an ``array`` body field.
         description: one line for docs.
         example: a value that answers 200 on the reference data (docs and fuzzing start from it).
+        client_default: the value fdkit's dataset functions and CLI assume when the caller leaves a parameter
+            out that the service requires (e.g. ``interval="day"`` for prices); ``None``: no such default.
     """
 
     name: str
@@ -68,6 +72,7 @@ class Param:
     items: str | None = None
     description: str = ""
     example: Any = None
+    client_default: Any = None
 
 
 @dataclass(frozen=True)
@@ -94,6 +99,8 @@ class Endpoint:
         ticker_param: the parameter a ticker list fans out over (client side).
         newest_first: records are served newest first (``False``: chronological, as for bars).
         summary: one-line description.
+        tickers_listing: the listing endpoint that names the tickers this endpoint answers for, where it has
+            none of its own (``fdkit.available("income_statements")`` asks ``balance_sheets_tickers``).
     """
 
     name: str
@@ -115,6 +122,7 @@ class Endpoint:
     ticker_param: str | None = "ticker"
     newest_first: bool = True
     summary: str = ""
+    tickers_listing: str | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     def param(self, name: str) -> Param:
@@ -211,6 +219,7 @@ def _statement(name: str, path: str, summary: str, *, period: Param = PERIOD_STM
         exclusive=(("ticker", "cik"),),
         dataset=kw.pop("dataset", name),
         summary=summary,
+        tickers_listing=kw.pop("tickers_listing", "balance_sheets_tickers"),
         **kw,
     )
 
@@ -241,7 +250,7 @@ def _prices(name: str, path: str, intervals: tuple[str, ...], summary: str, **kw
         index=("ticker", "time"),
         params=(
             TICKER_REQ,
-            Param("interval", required=True, enum=intervals, description="Bar interval."),
+            Param("interval", required=True, enum=intervals, description="Bar interval.", client_default="day"),
             Param("interval_multiplier", "integer", default=1, min=1, description="Bars per output bar."),
             *START_END_REQ,
             _limit(5000, 5000),
@@ -321,6 +330,7 @@ _ENDPOINTS: tuple[Endpoint, ...] = (
         "/financials/segmented-revenues",
         "Revenue by product, business segment and geography (items with segment members).",
         period=PERIOD_SEG,
+        tickers_listing="segmented_revenues_tickers",
     ),
     *(
         _statement(
@@ -331,6 +341,7 @@ _ENDPOINTS: tuple[Endpoint, ...] = (
             response_key="segmented_financials",
             schema="segmented_financials",
             dataset="segmented_financials",
+            tickers_listing="segmented_revenues_tickers",
             extra={"statement": stmt},
         )
         for stmt, path, title in (
@@ -618,7 +629,7 @@ def get(name: str) -> Endpoint:
         The :class:`Endpoint`.
 
     Raises:
-        KeyError: naming the unknown endpoint and listing the known ones.
+        UnknownNameError: (a ``KeyError`` and ``ValueError``) naming the unknown endpoint, closest names first.
 
     Example:
         >>> get("news").path
@@ -627,7 +638,7 @@ def get(name: str) -> Endpoint:
     try:
         return CATALOG[name]
     except KeyError:
-        raise KeyError(f"unknown endpoint {name!r}; known: {', '.join(sorted(CATALOG))}") from None
+        raise UnknownNameError(f"unknown endpoint {name!r}; {suggest(str(name), CATALOG, most=40)}") from None
 
 
 def by_path(path: str, method: str = "GET") -> Endpoint:
@@ -662,16 +673,30 @@ def listing_for(resource: str, what: str = "tickers") -> Endpoint:
     Returns:
         The listing :class:`Endpoint`.
 
+    Raises:
+        UnknownNameError: a ``ValueError`` (and ``KeyError``) naming the resources that have such a listing.
+
     Example:
         >>> listing_for("interest_rates", "banks").path
         '/macro/interest-rates/banks'
     """
     if resource in CATALOG and CATALOG[resource].kind == "listing":
         return CATALOG[resource]
-    candidates = [ep for ep in CATALOG.values() if ep.kind == "listing" and ep.name == f"{resource}_{what}"] or [
-        ep for ep in CATALOG.values() if ep.kind == "listing" and ep.dataset == resource and ep.response_key == what
+    listings = [ep for ep in CATALOG.values() if ep.kind == "listing"]
+    candidates = [ep for ep in listings if ep.name == f"{resource}_{what}"] or [
+        ep for ep in listings if ep.dataset == resource and ep.response_key == what
     ]
+    source = CATALOG.get(resource)
+    if not candidates and source is not None and what == "tickers" and source.tickers_listing:
+        candidates = [CATALOG[source.tickers_listing]]
     if not candidates:
-        known = sorted({ep.name for ep in CATALOG.values() if ep.kind == "listing"})
-        raise KeyError(f"no listing of {what} for {resource!r}; listings: {', '.join(known)}")
+        answerable = sorted(
+            {ep.dataset for ep in listings if ep.dataset and ep.response_key == what}
+            | {ep.name for ep in CATALOG.values() if what == "tickers" and ep.tickers_listing}
+            | {ep.name for ep in listings}
+        )
+        raise UnknownNameError(
+            f"no listing of {what} for {resource!r}; {suggest(resource, answerable, most=40)}",
+            error="Unknown listing",
+        )
     return candidates[0]

@@ -10,28 +10,46 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 import tempfile  # noqa: F401  (used by the doctest)
 from collections.abc import Sequence
+from typing import NoReturn
+
+from .errors import suggest
 
 __all__ = ["main"]
 
 
 def _serve(args: argparse.Namespace) -> int:
+    import socket
+
     import uvicorn
 
-    from .lake import default_data_dir, list_datasets
+    from .lake import default_data_dir, require_lake
     from .server.app import create_app
     from .server.auth import load_keys
 
     data = args.data or default_data_dir()
-    keys = load_keys(args.keys)
+    names = require_lake(data)
+    try:
+        keys = load_keys(args.keys)
+    except OSError as exc:
+        raise _UsageError(f"cannot read the keys file {args.keys}: {exc.strerror or exc}") from None
     app = create_app(data, keys)
-    names = list_datasets(data)
-    print(f"fdkit serve: {len(names)} datasets from {data} on http://{args.host}:{args.port}", file=sys.stderr)
+    sock = socket.socket(socket.AF_INET6 if ":" in args.host else socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((args.host, args.port))
+    except OSError as exc:
+        sock.close()
+        raise _UsageError(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}") from None
+    port = sock.getsockname()[1]
+    print(f"fdkit serve: {len(names)} datasets from {data} on http://{args.host}:{port}", file=sys.stderr)
     if not args.keys and not os.environ.get("FDKIT_SERVER_KEYS"):
         print(f"fdkit serve: no keys configured; generated key: {keys.first}", file=sys.stderr)
-    uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level, access_log=False)
+    config = uvicorn.Config(app, log_level=args.log_level, access_log=False)
+    uvicorn.Server(config).run(sockets=[sock])
     return 0
 
 
@@ -48,19 +66,30 @@ def _demo(args: argparse.Namespace) -> int:
 
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    tickers = args.tickers
-    prices = fdkit.prices(tickers, start_date=args.start_date, end_date=args.end_date, progress=False)
-    fin = fdkit.financials(tickers, period="annual", limit=3)
+    tickers = [t.upper() for t in args.tickers]
+    prices = fdkit.prices(tickers, start_date=args.start_date, end_date=args.end_date, progress=False, errors="ignore")
+    fin = fdkit.financials(tickers, period="annual", limit=3, errors="ignore")
+    if prices.empty:
+        raise _UsageError(f"no prices for {', '.join(tickers)} between {args.start_date} and {args.end_date}")
     ratios = fin.fds.ratios(prices=prices)
-    with pd.option_context("display.width", 120, "display.max_columns", 8, "display.float_format", "{:,.3f}".format):
-        print(f"Price panel: {len(prices):,} daily bars of {', '.join(tickers)} ({args.start_date} .. {args.end_date})")
+    print(f"Price panel: {len(prices):,} daily bars of {', '.join(tickers)} ({args.start_date} .. {args.end_date})")
+    _say_missing("prices", tickers, prices)
+    with pd.option_context("display.width", 120, "display.max_columns", 8, "display.float_format", "{:,.2f}".format):
         print(prices.fds.wide("close").tail(5))
-        print()
-        print("Latest annual statements and ratios:")
+    print()
+    print("Latest annual statements and ratios (money in USD bn):")
+    _say_missing("annual statements", tickers, fin)
+    if not fin.empty:
         latest = fin.join(ratios[[c for c in ratios.columns if c not in fin.columns]])
         latest = latest.groupby(level="ticker", observed=True).tail(1)
-        cols = ["revenue", "net_income", "gross_margin", "net_margin", "return_on_equity", "price_to_earnings_ratio"]
-        print(latest[[c for c in cols if c in latest.columns]])
+        money = {"revenue": "revenue_bn", "net_income": "net_income_bn"}
+        table = latest[[c for c in money if c in latest.columns]].div(1e9).rename(columns=money)
+        table = table.round(1)
+        for c in ("gross_margin", "net_margin", "return_on_equity", "price_to_earnings_ratio"):
+            if c in latest.columns:
+                table[c] = latest[c].round(3)
+        with pd.option_context("display.width", 120, "display.max_columns", 8):
+            print(table)
     parquet = out / "prices.parquet"
     prices.to_parquet(parquet)
     back = pd.read_parquet(parquet)
@@ -71,6 +100,14 @@ def _demo(args: argparse.Namespace) -> int:
     print()
     print(f"saved {parquet} ({parquet.stat().st_size / 1e3:.0f} kB, dtypes kept) and {png}")
     return 0
+
+
+def _say_missing(what: str, tickers: list[str], frame) -> None:
+    """Say which tickers a table lacks, instead of dropping them silently."""
+    have = set(frame.index.get_level_values("ticker")) if len(frame) else set()
+    missing = [t for t in tickers if t not in have]
+    if missing:
+        print(f"  (no {what} for {', '.join(missing)} in this service's data)")
 
 
 def _get(args: argparse.Namespace) -> int:
@@ -89,7 +126,12 @@ def _get(args: argparse.Namespace) -> int:
         if value is None or value == []:
             continue
         if p.type == "array" and p.items == "filter":
-            value = json.loads(value)
+            try:
+                value = json.loads(value)
+            except json.JSONDecodeError as exc:
+                raise _UsageError(
+                    f"--{p.name} is not valid JSON ({exc.msg} at column {exc.colno}): {value!r}"
+                ) from None
         params[p.name] = value
     positional = getattr(args, "positional_tickers", None)
     if positional and ep.ticker_param:
@@ -144,16 +186,42 @@ def _listen(args: argparse.Namespace) -> int:
 
 def _replay(args: argparse.Namespace) -> int:
     """``fdkit events replay``: emit what the live service would have, to the configured destinations."""
-    from fdkit.lake import default_data_dir
+    import time
+
+    from fdkit.lake import default_data_dir, require_lake
     from fdkit.webhooks import deliver, events_from_lake, load_destinations
 
-    dests = load_destinations(args.destinations)
-    events = events_from_lake(args.data or default_data_dir(), since=args.since, until=args.until,
-                              livemode=not args.test)  # fmt: skip
-    report = deliver(events, dests, log=args.log)
+    dests = _destinations(load_destinations, args.destinations)
+    data = args.data or default_data_dir()
+    require_lake(data)
+    events = events_from_lake(data, since=args.since, until=args.until, livemode=not args.test)
+    total = sum(1 for d in dests for e in events if d.wants(e["type"]))
+    last = [time.monotonic()]
+
+    def progress(report, done: int) -> None:
+        now = time.monotonic()
+        if now - last[0] >= 2.0 or done == total:
+            last[0] = now
+            print(f"fdkit events: {done}/{total} deliveries finished ({len(report.acked)} acknowledged, "
+                  f"{len(report.failed)} failed)", file=sys.stderr)  # fmt: skip
+
+    report = deliver(events, dests, log=args.log, deadline=args.deadline, progress=progress)
     print(f"replayed {len(events)} events to {len(dests)} destination(s): {len(report.acked)} acknowledged, "
           f"{len(report.failed)} failed, {sum(report.attempts.values())} attempts")  # fmt: skip
+    if report.failed:
+        first = next(iter(report.failed.values()))
+        print(f"fdkit events: {len(report.failed)} event(s) not delivered; first: {first}", file=sys.stderr)
     return 0 if not report.failed else 1
+
+
+def _destinations(load, path: str):
+    """Read a destinations file; a missing or malformed one is a usage error (one line, exit 2)."""
+    try:
+        return load(path)
+    except OSError as exc:
+        raise _UsageError(f"cannot read the destinations file {path}: {exc.strerror or exc}") from None
+    except ValueError as exc:
+        raise _UsageError(f"bad destinations file {path}: {exc}") from None
 
 
 def _test_events(args: argparse.Namespace) -> int:
@@ -161,7 +229,7 @@ def _test_events(args: argparse.Namespace) -> int:
     from fdkit.lake import default_data_dir
     from fdkit.webhooks import deliver, events_from_lake, load_destinations
 
-    dests = load_destinations(args.destinations)
+    dests = _destinations(load_destinations, args.destinations)
     latest: dict[str, dict] = {}
     for event in events_from_lake(args.data or default_data_dir(), livemode=False):
         if args.type in (None, event["type"]):
@@ -195,11 +263,38 @@ class _UsageError(Exception):
 class _Parser(argparse.ArgumentParser):
     """An argparse parser whose errors are one clear line (and exit code 2)."""
 
-    def error(self, message: str) -> None:  # type: ignore[override]
+    def error(self, message: str) -> NoReturn:
+        match = re.match(r"argument (.+?): invalid choice: '(.*)' \(choose from (.*)\)$", message)
+        if match:  # argparse lists every choice in declaration order; put the closest first
+            choices = re.findall(r"'([^']*)'", match.group(3)) or [c.strip() for c in match.group(3).split(",")]
+            message = (
+                f"argument {match.group(1)}: invalid choice {match.group(2)!r}; {suggest(match.group(2), choices)}"
+            )
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
-_PY_TYPES = {"integer": int, "number": float, "string": str, "date": str}
+def _port(text: str) -> int:
+    """An argparse type: a TCP port number (0 = any free port)."""
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a port number: {text!r}") from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"port {port} is out of range (0-65535)")
+    return port
+
+
+def _date(text: str) -> str:
+    """An argparse type: a calendar date ``YYYY-MM-DD``."""
+    import datetime as _dt
+
+    try:
+        return _dt.date.fromisoformat(text).isoformat()
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a date (YYYY-MM-DD): {text!r}") from None
+
+
+_PY_TYPES = {"integer": int, "number": float, "string": str, "date": _date}
 
 
 def _add_dataset_parser(sub: argparse._SubParsersAction, ep) -> None:
@@ -209,8 +304,12 @@ def _add_dataset_parser(sub: argparse._SubParsersAction, ep) -> None:
                        help=f"{ep.ticker_param}(s); several are fetched concurrently")  # fmt: skip
     for param in ep.params:
         flag = "--" + param.name.replace("_", "-")
-        kw: dict = {"dest": param.name, "help": (param.description or param.type)
-                    + (" (required)" if param.required and param.name != ep.ticker_param else "")}  # fmt: skip
+        note = ""
+        if param.client_default is not None:
+            note = f" (default: {param.client_default})"
+        elif param.required and param.name != ep.ticker_param:
+            note = " (required)"
+        kw: dict = {"dest": param.name, "help": (param.description or param.type) + note}
         if param.type == "boolean":
             kw["action"] = "store_true"
             kw["default"] = None
@@ -266,8 +365,8 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--datasets", nargs="+", required=True, choices=sorted(MIRRORABLE), metavar="DATASET",
                    help=f"any of: {', '.join(sorted(MIRRORABLE))}")  # fmt: skip
     m.add_argument("--out", required=True, help="lake directory")
-    m.add_argument("--start-date", default="1990-01-01", help="first day of price history")
-    m.add_argument("--end-date", default=None, help="last day of price history (default today)")
+    m.add_argument("--start-date", type=_date, default="1990-01-01", help="first day of price history")
+    m.add_argument("--end-date", type=_date, default=None, help="last day of price history (default today)")
     m.add_argument("--force", action="store_true", help="refetch pairs the lake already has")
     m.set_defaults(func=_mirror)
 
@@ -275,7 +374,7 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Serve the Financial Data Service API over a Parquet lake.")  # fmt: skip
     s.add_argument("--data", help="lake directory (default: the bundled reference data)")
     s.add_argument("--host", default="127.0.0.1", help="interface to bind (default 127.0.0.1)")
-    s.add_argument("--port", type=int, default=8000, help="TCP port (default 8000)")
+    s.add_argument("--port", type=_port, default=8000, help="TCP port, 1-65535, or 0 for any free port (default 8000)")
     s.add_argument("--keys", help="keys file: one key per line, optionally followed by a plan (pro|free)")
     s.add_argument("--log-level", default="warning", choices=["debug", "info", "warning", "error"])
     s.set_defaults(func=_serve)
@@ -284,15 +383,15 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Fetch a price panel and statements (embedded service by default), print "
                        "tables, save a Parquet file and a performance plot.")  # fmt: skip
     d.add_argument("--tickers", nargs="+", default=["AAPL", "MSFT", "NVDA", "GOOGL"])
-    d.add_argument("--start-date", default="2024-01-02")
-    d.add_argument("--end-date", default="2025-12-31")
+    d.add_argument("--start-date", type=_date, default="2024-01-02")
+    d.add_argument("--end-date", type=_date, default="2025-12-31")
     d.add_argument("--out", default="out", help="output folder (default ./out)")
     d.set_defaults(func=_demo)
 
     w = sub.add_parser("webhooks", help="webhook receiver")
     wsub = w.add_subparsers(dest="webhooks_command", required=True, metavar="COMMAND", parser_class=_Parser)
     li = wsub.add_parser("listen", help="receive signed events and land them in a lake exactly once")
-    li.add_argument("--port", type=int, default=8080)
+    li.add_argument("--port", type=_port, default=8080, help="TCP port (default 8080)")
     li.add_argument("--host", default="127.0.0.1")
     li.add_argument("--secret", help="signing secret (or FDKIT_WEBHOOK_SECRET)")
     li.add_argument("--lake", required=True, help="lake directory events land in")
@@ -302,12 +401,18 @@ def build_parser() -> argparse.ArgumentParser:
     e = sub.add_parser("events", help="webhook events from the lake")
     esub = e.add_subparsers(dest="events_command", required=True, metavar="COMMAND", parser_class=_Parser)
     rp = esub.add_parser("replay", help="walk the lake in filing-date order and deliver the events")
-    rp.add_argument("--since", help="first date (YYYY-MM-DD)")
-    rp.add_argument("--until", help="last date (YYYY-MM-DD)")
+    rp.add_argument("--since", type=_date, help="first date (YYYY-MM-DD)")
+    rp.add_argument("--until", type=_date, help="last date (YYYY-MM-DD)")
     rp.add_argument("--data", help="lake (default: the bundled reference data)")
     rp.add_argument("--destinations", required=True, help="JSON file: [{url, secret, api_version, types}]")
     rp.add_argument("--log", help="delivery log (JSON lines)")
     rp.add_argument("--test", action="store_true", help="send test events (livemode false)")
+    rp.add_argument(
+        "--deadline",
+        type=float,
+        default=300.0,
+        help="seconds the whole replay may take before undelivered events are given up (default 300)",
+    )
     rp.set_defaults(func=_replay)
     te = esub.add_parser("test", help="send one test event (livemode false) of each type, or of --type")
     te.add_argument("--type", help="only this event type, e.g. income_statements.created")
@@ -334,16 +439,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     parser = build_parser()
     args = parser.parse_args(argv)
-    from .errors import BadRequestError, FdkitError
+    from .errors import BadRequestError, FdkitError, LakeError, redact
 
     try:
         return int(args.func(args) or 0)
-    except (_UsageError, BadRequestError) as exc:
-        print(f"fdkit: error: {exc}", file=sys.stderr)
+    except (_UsageError, BadRequestError, LakeError) as exc:
+        print(f"fdkit: error: {redact(str(exc))}", file=sys.stderr)
         return 2
     except FdkitError as exc:
         print(f"fdkit: {exc}", file=sys.stderr)
         return 1
+    except (FileNotFoundError, PermissionError, IsADirectoryError, NotADirectoryError) as exc:
+        print(f"fdkit: error: {exc.strerror or exc}: {exc.filename}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -43,12 +43,13 @@ from .errors import (
     BadRequestError,
     CacheMissError,
     FdkitError,
+    LakeError,
     TransportError,
     error_for_status,
     redact,
     register_secret,
 )
-from .paging import collect, progress_enabled
+from .paging import collect, progress_bar, progress_enabled
 
 __all__ = ["Client", "default_client", "Errors"]
 
@@ -420,6 +421,8 @@ class Client:
                 if parts:
                     return self.fetch_part(ep, p, refresh=refresh)
                 return self.fetch(ep, p, refresh=refresh, progress=False)
+            except LakeError:
+                raise  # no lake is no per-ticker failure: never skipped by errors="ignore"
             except FdkitError as exc:
                 return exc
 
@@ -429,9 +432,7 @@ class Client:
             pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="fdkit")
             outcomes = pool.map(one, params_list)
         if show:
-            from tqdm.auto import tqdm
-
-            outcomes = tqdm(outcomes, total=len(params_list), desc=ep.name, unit="req", leave=False)
+            outcomes = progress_bar(outcomes, total=len(params_list), desc=ep.name, unit="req", leave=False)
         results: list[tuple[Mapping[str, Any], Any]] = []
         failures: dict[str, FdkitError] = {}
         try:

@@ -29,10 +29,9 @@ from .frames import exhibits_frame, frame_from_parts, to_frame
 
 __all__ = ["DATASETS", "available", "financials", "filing_exhibits", "bind_client_methods"]
 
-#: convenient defaults the service leaves to the caller
+#: convenient defaults the service leaves to the caller (``Param.client_default`` in the catalog)
 _DEFAULTS: dict[str, dict[str, Any]] = {
-    "prices": {"interval": "day"},
-    "crypto_prices": {"interval": "day"},
+    ep.name: {p.name: p.client_default for p in ep.params if p.client_default is not None} for ep in CATALOG.values()
 }
 
 #: doc examples (all answer on the bundled reference data)

@@ -21,6 +21,7 @@ Example:
 from __future__ import annotations
 
 import atexit
+import os
 import sys
 import threading
 from typing import Any
@@ -89,9 +90,10 @@ def service() -> Any:
 
             handle = server.start(data=data)
             atexit.register(handle.stop, 2.0)
+            where = f" in {data} (FDKIT_DATA)" if os.environ.get("FDKIT_DATA") else ""
             print(
-                f"fdkit: no API key or base URL configured; serving the bundled reference data ({data}) "
-                f"from an embedded Financial Data Service at {handle.base_url}",
+                "fdkit: no API key or base URL configured; using the embedded Financial Data Service over the "
+                f"bundled reference data{where} (offline, on loopback)",
                 file=sys.stderr,
             )
             _HANDLE = handle

@@ -15,7 +15,9 @@ Example:
 
 from __future__ import annotations
 
+import difflib
 import threading
+from collections.abc import Iterable
 from typing import Any
 
 __all__ = [
@@ -28,11 +30,13 @@ __all__ = [
     "NotFoundError",
     "BadRequestError",
     "InvalidCursorError",
+    "UnknownNameError",
     "CacheMissError",
     "LakeError",
     "error_for_status",
     "register_secret",
     "redact",
+    "suggest",
 ]
 
 _SECRETS: set[str] = set()
@@ -74,6 +78,30 @@ def redact(text: str) -> str:
         if s in text:
             text = text.replace(s, "***")
     return text
+
+
+def suggest(wrong: str, valid: Iterable[str], *, most: int = 12) -> str:
+    """Name the valid values closest to a wrong one first, then the rest, for a one-line error message.
+
+    Args:
+        wrong: what the user gave.
+        valid: every accepted value.
+        most: how many names to show at most.
+
+    Returns:
+        ``"did you mean 'x'? valid: x, y, ..."`` (``"valid: ..."`` when nothing is close).
+
+    Example:
+        >>> suggest("revnue", ["accounts_payable", "revenue", "revenue_growth", "ebit"], most=3)
+        "did you mean 'revenue'? valid: revenue, revenue_growth, accounts_payable, ... (4 in all)"
+    """
+    names = sorted(set(valid))
+    close = difflib.get_close_matches(wrong, names, n=most, cutoff=0.6)
+    lowered = wrong.lower()
+    close += [n for n in names if lowered and lowered in n.lower() and n not in close]
+    ordered = close + [n for n in names if n not in close]
+    shown = ", ".join(ordered[:most]) + (f", ... ({len(ordered)} in all)" if len(ordered) > most else "")
+    return (f"did you mean {close[0]!r}? " if close else "") + f"valid: {shown}"
 
 
 class FdkitError(Exception):
@@ -161,6 +189,10 @@ class NotFoundError(FdkitError, LookupError):
 
 class BadRequestError(FdkitError, ValueError):
     """HTTP 400 or a parameter fdkit rejected before sending: the request is invalid."""
+
+
+class UnknownNameError(BadRequestError, KeyError):
+    """A dataset, endpoint or listing name fdkit does not know (a ``ValueError`` and a ``KeyError``)."""
 
 
 class InvalidCursorError(BadRequestError):

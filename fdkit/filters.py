@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .errors import BadRequestError
+from .errors import BadRequestError, suggest
 
 __all__ = ["OPERATORS", "normalize_filters", "filters_from_kwargs", "apply_filters", "filter_mask"]
 
@@ -83,8 +83,8 @@ def normalize_filters(filters: Any, fields: Iterable[str]) -> list[dict[str, Any
             raise BadRequestError(f"filter {i} must have exactly field, operator and value", error="Invalid filters")
         field, op, value = f["field"], f["operator"], f["value"]
         if not isinstance(field, str) or field not in known:
-            raise BadRequestError(f"unknown filter field {field!r}; filterable fields include: "
-                                  f"{', '.join(sorted(known)[:40])}", error="Invalid filter field")  # fmt: skip
+            raise BadRequestError(f"unknown filter field {field!r}; {suggest(str(field), known)}",
+                                  error="Invalid filter field")  # fmt: skip
         if op not in OPERATORS:
             raise BadRequestError(f"unknown operator {op!r} for field {field!r}; use one of {', '.join(OPERATORS)}",
                                   error="Invalid filter operator")  # fmt: skip

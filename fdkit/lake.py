@@ -30,7 +30,7 @@ import pyarrow.dataset as pads
 import pyarrow.parquet as pq
 
 from .errors import LakeError
-from .schema import SCHEMAS, N, pandas_dtype
+from .schema import KNOWN_CATEGORIES, SCHEMAS, N, pandas_dtype
 
 __all__ = [
     "default_data_dir",
@@ -116,7 +116,7 @@ def require_lake(root: str | os.PathLike[str]) -> list[str]:
         >>> try:
         ...     require_lake("/nonexistent/lake")
         ... except LakeError as exc:
-        ...     print(str(exc)[:64])
+        ...     print(str(exc)[:63])
         no Parquet lake at /nonexistent/lake: the folder does not exist
     """
     path = Path(root)
@@ -235,18 +235,29 @@ _STR = pd.Index([""]).dtype  # pandas' default string dtype (str in pandas 3, ob
 def as_category(col: pd.Series) -> pd.Series:
     """A categorical whose categories have pandas' default string dtype (so Parquet round trips keep it).
 
+    A field with a fixed value set (:data:`fdkit.schema.KNOWN_CATEGORIES`, by the series' name) always carries the
+    whole set, so even an all-missing column has categories that Parquet keeps.
+
     Args:
         col: any series of labels.
 
     Returns:
-        The categorical series; all-missing input gets empty string categories.
+        The categorical series; all-missing input of an open-ended field gets empty string categories.
 
     Example:
         >>> as_category(pd.Series(["b", "a", None])).cat.categories.tolist()
         ['a', 'b']
+        >>> as_category(pd.Series([None, None], name="put_call")).cat.categories.tolist()
+        ['Call', 'Put']
     """
     if not isinstance(col.dtype, pd.CategoricalDtype):
         col = col.astype("category")
+    known = KNOWN_CATEGORIES.get(str(col.name))
+    if known is not None:
+        missing = [v for v in known if v not in set(col.cat.categories)]
+        if missing:
+            col = col.cat.add_categories(missing)
+            col = col.cat.reorder_categories(sorted(col.cat.categories, key=str))
     if not len(col.cat.categories):
         return pd.Series(pd.Categorical(col, categories=pd.Index([], dtype="str")), index=col.index, name=col.name)
     if col.cat.categories.dtype != _STR:

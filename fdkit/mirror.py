@@ -156,11 +156,9 @@ def mirror(
     report = MirrorReport()
     end = end_date or f"{pd.Timestamp.today():%Y-%m-%d}"
     pairs = [(d, t.upper()) for d in datasets for t in tickers]
-    from tqdm.auto import tqdm
+    from .paging import progress_bar, progress_enabled
 
-    from .paging import progress_enabled
-
-    for name, ticker in tqdm(pairs, desc="mirror", unit="pair", disable=not progress_enabled(progress)):
+    for name, ticker in progress_bar(pairs, desc="mirror", unit="pair", disable=not progress_enabled(progress)):
         if not force and ticker in manifest.get(name, []):
             report.skipped.append((name, ticker))
             continue

@@ -18,8 +18,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from tqdm.auto import tqdm
-
 from .errors import InvalidCursorError, TransportError
 
 __all__ = ["collect", "Collected", "progress_enabled"]
@@ -64,6 +62,31 @@ def progress_enabled(progress: bool | None) -> bool:
         return sys.stderr.isatty()
     except (AttributeError, ValueError):
         return False
+
+
+def progress_bar(iterable: Any = None, **kwargs: Any) -> Any:
+    """A tqdm progress bar: the notebook widget where ipywidgets is installed, the text bar everywhere else.
+
+    ``tqdm.auto`` warns in every notebook that lacks ipywidgets; fdkit never imports it there.
+
+    Args:
+        iterable: what to wrap (``None`` for a manually updated bar).
+        **kwargs: tqdm's keywords (``desc``, ``total``, ``unit``, ``disable`` ...).
+
+    Returns:
+        A tqdm instance.
+
+    Example:
+        >>> list(progress_bar([1, 2], disable=True))
+        [1, 2]
+    """
+    import importlib.util
+
+    if importlib.util.find_spec("ipywidgets") is not None:
+        from tqdm.auto import tqdm
+    else:
+        from tqdm.std import tqdm
+    return tqdm(iterable, **kwargs)
 
 
 def collect(
@@ -115,7 +138,7 @@ def collect(
                         )
                     seen.add(next_url)
                     if bar is None and progress_enabled(progress):
-                        bar = tqdm(desc=description or key, unit="page", initial=pages, leave=False)
+                        bar = progress_bar(desc=description or key, unit="page", initial=pages, leave=False)
                     page = get(next_url, refresh)
                     pages += 1
                     if bar is not None:

@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from types import MappingProxyType
 
-__all__ = ["SCHEMAS", "LOGICAL_TYPES", "pandas_dtype", "fields_of", "STATEMENT_FIELDS"]
+__all__ = ["SCHEMAS", "LOGICAL_TYPES", "KNOWN_CATEGORIES", "pandas_dtype", "fields_of", "STATEMENT_FIELDS"]
 
 F, INT, S, C, B, D, T, N = "float", "int", "string", "category", "bool", "date", "datetime", "nested"
 
@@ -40,6 +40,17 @@ LOGICAL_TYPES: Mapping[str, str] = MappingProxyType(
         B: "boolean",
         D: "datetime64[ns]",
         T: "datetime64[ns, UTC]",
+    }
+)
+
+
+#: category fields whose values are a fixed, documented set: frames always carry the whole set as categories, so a
+#: column whose values are all missing still has categories and survives a Parquet round trip exactly (pyarrow
+#: reads an empty category set back with ``object`` categories)
+KNOWN_CATEGORIES: Mapping[str, tuple[str, ...]] = MappingProxyType(
+    {
+        "sentiment": ("negative", "neutral", "positive"),
+        "put_call": ("Call", "Put"),
     }
 )
 

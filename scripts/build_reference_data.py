@@ -908,6 +908,27 @@ def build_earnings(all_statements: pd.DataFrame) -> pd.DataFrame:
     return out.reset_index()
 
 
+def with_fiscal_labels(rows: pd.DataFrame, statements: pd.DataFrame) -> pd.DataFrame:
+    """Label segment rows with the fiscal period of the statement of the same (ticker, report_period, period)."""
+    labels = statements[["ticker", "report_period", "period", "fiscal_period"]].drop_duplicates(
+        ["ticker", "report_period", "period"]
+    )
+    labels = labels.assign(
+        ticker=labels["ticker"].astype(str),
+        period=labels["period"].astype(str),
+        report_period=pd.to_datetime(labels["report_period"]).dt.strftime("%Y-%m-%d"),
+    )
+    keys = (
+        rows[["ticker", "report_period", "period"]]
+        .astype(str)
+        .assign(report_period=pd.to_datetime(rows["report_period"]).dt.strftime("%Y-%m-%d"))
+    )
+    merged = keys.merge(labels, on=["ticker", "report_period", "period"], how="left", validate="many_to_one")
+    out = rows.copy()
+    out["fiscal_period"] = merged["fiscal_period"].to_numpy()
+    return out
+
+
 # ---------------------------------------------------------------------------------------------------------
 # main
 # ---------------------------------------------------------------------------------------------------------
@@ -937,6 +958,7 @@ def build(src: Path, out: Path) -> dict[str, pd.DataFrame]:
                 if len(f):
                     filed_of[stem] = f["filed"].min().strftime("%Y-%m-%d")
     seg_items, seg_fin = build_segments(src, filed_of)
+    seg_items, seg_fin = (with_fiscal_labels(d, all_st) for d in (seg_items, seg_fin))
     crypto_daily, crypto_minute = build_crypto(src)
     datasets: dict[str, tuple[pd.DataFrame, str | None]] = {
         **{name: (df, name) for name, df in stmts.items()},
@@ -978,7 +1000,7 @@ def _typed_extra(name: str, df: pd.DataFrame) -> pd.DataFrame:
 
     if name == "segmented_revenues":
         base = conform(df, "segment_items")
-        base["fiscal_period"] = pd.Series(pd.NA, index=df.index, dtype="string").astype("category")
+        base["fiscal_period"] = df["fiscal_period"].astype("string").astype("category")
         base["currency"] = df["currency"].astype("category")
         base["accession_number"] = pd.Series(pd.NA, index=df.index, dtype="string")
         base["filing_date"] = pd.to_datetime(df["filing_date"])

@@ -18,7 +18,7 @@ import json
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -111,6 +111,8 @@ def deliver(
     base_delay: float = 0.25,
     max_delay: float = 8.0,
     workers: int = 4,
+    deadline: float | None = None,
+    progress: Callable[[DeliveryReport, int], None] | None = None,
 ) -> DeliveryReport:
     """Deliver events to every destination that wants them, at least once.
 
@@ -122,12 +124,17 @@ def deliver(
         base_delay: first backoff delay in seconds (doubles each retry).
         max_delay: cap on one backoff delay.
         workers: concurrent deliveries.
+        deadline: seconds the whole run may take; past it no attempt starts and no backoff sleeps, and every
+            undelivered event is reported failed ("deadline passed"). ``None``: no deadline.
+        progress: called with the report and the number of finished (event, destination) jobs after each one.
 
     Returns:
         A :class:`DeliveryReport`.
     """
     report = DeliveryReport()
     lock = threading.Lock()
+    end = None if deadline is None else time.monotonic() + deadline
+    finished = [0]
     log_file = open(log, "a", encoding="utf-8") if log else None  # noqa: SIM115
     session = requests.Session()
     adapter = requests.adapters.HTTPAdapter(pool_connections=workers, pool_maxsize=workers, max_retries=0)
@@ -135,10 +142,24 @@ def deliver(
     session.mount("https://", adapter)
 
     def one(job: tuple[dict[str, Any], Destination]) -> None:
+        try:
+            attempt_all(job)
+        finally:
+            with lock:
+                finished[0] += 1
+                if progress is not None:
+                    progress(report, finished[0])
+
+    def attempt_all(job: tuple[dict[str, Any], Destination]) -> None:
         event, dest = job
         body = orjson.dumps(event)
         delay = base_delay
+        detail = "no attempt made"
         for attempt in range(1, max_attempts + 1):
+            if end is not None and time.monotonic() >= end:
+                with lock:
+                    report.failed[event["id"]] = f"deadline passed after {attempt - 1} attempt(s): {detail}"
+                return
             t0 = time.monotonic()
             status, detail = _post(session, dest, body)
             with lock:
@@ -158,7 +179,10 @@ def deliver(
                     report.failed[event["id"]] = f"refused: HTTP {status} {detail}"
                 return
             if attempt < max_attempts:
-                time.sleep(min(delay, max_delay))
+                pause = min(delay, max_delay)
+                if end is not None:
+                    pause = max(0.0, min(pause, end - time.monotonic()))
+                time.sleep(pause)
                 delay *= 2
         with lock:
             report.failed[event["id"]] = f"gave up after {max_attempts} attempts: {detail}"
