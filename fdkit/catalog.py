@@ -14,7 +14,7 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any, Literal
 
@@ -101,6 +101,18 @@ class Endpoint:
         summary: one-line description.
         tickers_listing: the listing endpoint that names the tickers this endpoint answers for, where it has
             none of its own (``fdkit.available("income_statements")`` asks ``balance_sheets_tickers``).
+        shape: how records nest (a key of :data:`fdkit.shapes.SHAPES`): ``flat``, ``earnings``,
+            ``segment_items`` or ``line_items``.
+        frame_schema: the schema of the flat rows (frames, lake) when it differs from ``schema``.
+        time_index: the bar-time column of OHLCV endpoints: UTC on the wire, tz-naive in frames for daily and
+            longer intervals.
+        param_columns: parameters that filter a column of another name (``{"period": "period_type"}``).
+        row_filter: the rows of ``dataset`` this endpoint serves (``{"statement": "income_statement"}``).
+        context_fields: top-level response fields that belong to every record (a filing's header for its items).
+        list_payload: an ``object`` endpoint whose payload is a list of records (snapshots of several series).
+        examples: requests (wire parameters) that answer 200 on the bundled reference data: the first is the
+            docstring example of the generated function and the OpenAPI example; the tests call every one.
+        invalid_examples: requests the service must answer with 400 (the tests send them).
     """
 
     name: str
@@ -123,7 +135,15 @@ class Endpoint:
     newest_first: bool = True
     summary: str = ""
     tickers_listing: str | None = None
-    extra: Mapping[str, Any] = field(default_factory=dict)
+    shape: str = "flat"
+    frame_schema: str | None = None
+    time_index: str | None = None
+    param_columns: Mapping[str, str] = field(default_factory=dict)
+    row_filter: Mapping[str, str] = field(default_factory=dict)
+    context_fields: tuple[str, ...] = ()
+    list_payload: bool = False
+    examples: tuple[Mapping[str, Any], ...] = ()
+    invalid_examples: tuple[Mapping[str, Any], ...] = ()
 
     def param(self, name: str) -> Param:
         """Return the parameter called ``name``.
@@ -150,6 +170,11 @@ class Endpoint:
     def param_names(self) -> tuple[str, ...]:
         """Names of all parameters, in declaration order."""
         return tuple(p.name for p in self.params)
+
+    @property
+    def row_schema(self) -> str | None:
+        """The schema of the flat rows of this endpoint's frames (``frame_schema`` or ``schema``)."""
+        return self.frame_schema or self.schema
 
     @property
     def paginated(self) -> bool:
@@ -260,6 +285,8 @@ def _prices(name: str, path: str, intervals: tuple[str, ...], summary: str, **kw
         ttl=12 * HOUR,
         dataset=name,
         newest_first=False,
+        time_index="time",
+        context_fields=("ticker",),
         summary=summary,
         **kw,
     )
@@ -301,7 +328,7 @@ def _kpi(name: str, path: str, summary: str) -> Endpoint:
         default_limit=10,
         dataset=name,
         summary=summary,
-        extra={"columns": {"period": "period_type"}},
+        param_columns={"period": "period_type"},
     )
 
 
@@ -331,6 +358,8 @@ _ENDPOINTS: tuple[Endpoint, ...] = (
         "Revenue by product, business segment and geography (items with segment members).",
         period=PERIOD_SEG,
         tickers_listing="segmented_revenues_tickers",
+        shape="segment_items",
+        frame_schema="segment_items",
     ),
     *(
         _statement(
@@ -342,7 +371,8 @@ _ENDPOINTS: tuple[Endpoint, ...] = (
             schema="segmented_financials",
             dataset="segmented_financials",
             tickers_listing="segmented_revenues_tickers",
-            extra={"statement": stmt},
+            row_filter={"statement": stmt},
+            shape="line_items",
         )
         for stmt, path, title in (
             ("income_statement", "income-statements", "Income statement"),
@@ -386,7 +416,8 @@ _ENDPOINTS: tuple[Endpoint, ...] = (
     _prices("crypto_prices", "/crypto/prices", ("minute", "day", "week", "month", "year"), "Crypto OHLCV bars."),
     _snapshot(
         "price_snapshot", "/prices/snapshot", "snapshot", "price_snapshot", "Latest price of one ticker.",
-        params=(TICKER_REQ,), dataset="prices", index=("ticker",), tier="free", ticker_param="ticker",
+        params=(TICKER_REQ,), dataset="prices", index=("ticker", "time"), tier="free", ticker_param="ticker",
+        time_index="time",
     ),  # fmt: skip
     Endpoint(
         name="news",
@@ -440,6 +471,8 @@ _ENDPOINTS: tuple[Endpoint, ...] = (
             Param("accession_number", description="A specific filing (8-K)."),
             Param("include_exhibits", "boolean", default=False, description="Include exhibit text (8-K)."),
         ),  # fmt: skip
+        context_fields=("ticker", "filing_type", "accession_number", "filing_date", "year", "quarter"),
+        list_payload=True,
         dataset="filing_items",
         summary="Text sections (items) of a 10-K, 10-Q or 8-K.",
     ),
@@ -514,15 +547,16 @@ _ENDPOINTS: tuple[Endpoint, ...] = (
     _snapshot(
         "interest_rate_snapshot", "/macro/interest-rates/snapshot", "interest_rates", "interest_rates",
         "Current policy rate of a central bank.", params=(Param("bank", required=True, example="ECB"),),
-        dataset="interest_rates", index=("bank", "date"), tier="free", ticker_param="bank",
+        dataset="interest_rates", index=("bank", "date"), tier="free", ticker_param="bank", list_payload=True,
     ),  # fmt: skip
     _snapshot(
         "inflation_snapshot", "/macro/inflation/snapshot", "inflation", "inflation",
         "Latest inflation print: one entry per series.", dataset="inflation", index=("series", "date"), ttl=HOUR,
+        list_payload=True,
     ),  # fmt: skip
     _snapshot(
         "labor_snapshot", "/macro/labor/snapshot", "labor", "labor", "Latest labour-market print.",
-        dataset="labor", index=("series", "date"), ttl=HOUR,
+        dataset="labor", index=("series", "date"), ttl=HOUR, list_payload=True,
     ),  # fmt: skip
     _snapshot(
         "yield_curve_snapshot", "/macro/yield-curve/snapshot", "yield_curve", "yield_curve",
@@ -564,6 +598,7 @@ _ENDPOINTS: tuple[Endpoint, ...] = (
         params=(TICKER_REQ, _limit(10)),
         default_limit=10,
         dataset="earnings",
+        shape="earnings",
         summary="Earnings releases: reported figures per quarter with the annual context.",
     ),
     _kpi("kpi_guidance", "/kpi/guidance", "Forward guidance by metric."),
@@ -600,6 +635,94 @@ _ENDPOINTS: tuple[Endpoint, ...] = (
 )  # fmt: skip
 
 
+# ---------------------------------------------------------------------------------------------------------
+# examples: one valid request (None: the reference data has none) and one invalid request (-> 400) per endpoint
+# ---------------------------------------------------------------------------------------------------------
+_VALID: dict[str, dict[str, Any] | None] = {
+    "income_statements": {"ticker": "AAPL", "period": "annual"},
+    "balance_sheets": {"ticker": "NVDA", "period": "quarterly", "limit": 12},
+    "cash_flow_statements": {"cik": "0000320193", "period": "ttm"},
+    "segmented_revenues": {"ticker": "AAPL", "period": "annual", "report_period": "2023-09-30"},
+    "income_statement_segments": {"ticker": "AAPL", "period": "annual"},
+    "balance_sheet_segments": {"ticker": "AAPL", "period": "annual"},
+    "cash_flow_statement_segments": {"ticker": "AAPL", "period": "annual"},
+    "financial_metrics": {"ticker": "AAPL", "period": "annual", "limit": 5},
+    "screen": {"filters": [{"field": "revenue", "operator": "gt", "value": 1e11}], "period": "annual"},
+    "line_items": {"tickers": ["AAPL", "NVDA"], "line_items": ["revenue", "net_income"], "period": "annual"},
+    "prices": {"ticker": "AAPL", "interval": "day", "start_date": "2024-01-02", "end_date": "2024-01-31"},
+    "crypto_prices": {"ticker": "BTC-USD", "interval": "day", "start_date": "2024-01-01", "end_date": "2024-01-31"},
+    "price_snapshot": {"ticker": "MSFT"},
+    "news": {"ticker": "AAPL", "limit": 25},
+    "filings": {"ticker": "AAPL", "filing_type": ["10-K", "10-Q"], "limit": 12},
+    "filing_items": {"ticker": "AAPL", "filing_type": "10-K", "year": 2024, "item": ["Item-1A"]},
+    "insider_trades": {"ticker": "AAPL"},
+    "insider_ownership": {"ticker": "SNOW"},
+    "institutional_ownership": {"ticker": "AAPL"},
+    "company_facts": {"ticker": "AAPL"},
+    "interest_rates": {"bank": "FED", "start_date": "2015-01-01"},
+    "interest_rate_snapshot": {"bank": "ECB"},
+    "inflation_snapshot": {},
+    "labor_snapshot": None,  # no source: 404 documented
+    "yield_curve_snapshot": {},
+    "yield_curve": {"start_date": "2023-01-01", "end_date": "2023-03-31"},
+    "analyst_estimates": {"ticker": "AAPL"},
+    "earnings": {"ticker": "NVDA", "limit": 4},
+    "kpi_guidance": {"ticker": "AAPL"},
+    "kpi_non_gaap": {"ticker": "AAPL"},
+    "kpi_metrics": {"ticker": "AAPL"},
+}
+
+_INVALID: dict[str, dict[str, Any]] = {
+    "income_statements": {"ticker": "AAPL", "period": "weekly"},
+    "balance_sheets": {"ticker": "AAPL"},
+    "cash_flow_statements": {"ticker": "AAPL", "cik": "320193", "period": "annual"},
+    "segmented_revenues": {"ticker": "AAPL", "period": "ttm"},
+    "income_statement_segments": {"ticker": "AAPL", "period": "annual", "limit": 0},
+    "balance_sheet_segments": {"period": "annual"},
+    "cash_flow_statement_segments": {"ticker": "AAPL", "period": "annual", "report_period_gte": "2024-02-30"},
+    "financial_metrics": {"ticker": "AAPL", "period": "annual", "limit": "ten"},
+    "screen": {"filters": []},
+    "line_items": {"tickers": ["AAPL"]},
+    "prices": {"ticker": "AAPL", "interval": "day", "start_date": "2024-01-02"},
+    "crypto_prices": {
+        "ticker": "BTC-USD",
+        "interval": "day",
+        "start_date": "2024-01-01",
+        "end_date": "2024-01-31",
+        "limit": 5001,
+    },
+    "price_snapshot": {},
+    "news": {"ticker": "AAPL", "limit": 101},
+    "filings": {},
+    "filing_items": {"ticker": "AAPL", "filing_type": "20-F", "year": 2024},
+    "insider_trades": {"ticker": "AAPL", "filing_date_gte": "yesterday"},
+    "insider_ownership": {"ticker": "AAPL", "limit": -1},
+    "institutional_ownership": {},
+    "company_facts": {},
+    "interest_rates": {},
+    "interest_rate_snapshot": {"bank": "FED", "extra": "1"},
+    "inflation_snapshot": {"x": "1"},
+    "labor_snapshot": {"x": "1"},
+    "yield_curve_snapshot": {"date": "2024-01-01"},
+    "yield_curve": {"limit": 0},
+    "analyst_estimates": {"ticker": "AAPL", "period": "ttm"},
+    "earnings": {"ticker": "AAPL", "limit": 1.5},
+    "kpi_guidance": {"ticker": "AAPL", "period": "weekly"},
+    "kpi_non_gaap": {"ticker": "AAPL", "report_period_gte": "01/01/2024"},
+    "kpi_metrics": {},
+}
+
+
+def _with_examples(ep: Endpoint) -> Endpoint:
+    valid = _VALID.get(ep.name, {} if ep.kind == "listing" else None)
+    invalid = _INVALID.get(ep.name)
+    return replace(
+        ep,
+        examples=ep.examples or ((valid,) if valid is not None else ()),
+        invalid_examples=ep.invalid_examples or ((invalid,) if invalid is not None else ()),
+    )
+
+
 def _check(endpoints: tuple[Endpoint, ...]) -> Mapping[str, Endpoint]:
     names: dict[str, Endpoint] = {}
     paths: set[tuple[str, str]] = set()
@@ -616,7 +739,7 @@ def _check(endpoints: tuple[Endpoint, ...]) -> Mapping[str, Endpoint]:
 
 
 #: every endpoint, by public name
-CATALOG: Mapping[str, Endpoint] = _check(_ENDPOINTS)
+CATALOG: Mapping[str, Endpoint] = _check(tuple(_with_examples(ep) for ep in _ENDPOINTS))
 
 
 def get(name: str) -> Endpoint:

@@ -5,15 +5,11 @@ date levels are ``datetime64[ns]`` (daily, tz-naive) or ``datetime64[ns, UTC]`` 
 float64, counts that can be missing ``Int64``, flags ``boolean``, labels ``category``, text ``string``; never
 ``object``. An empty result is an empty frame with the full schema. Dtypes come from :mod:`fdkit.schema`.
 
-Nested payloads are made tidy:
-
-* segmented revenues explode to one row per item per segment member (``name``, ``amount``, ``start_period``,
-  ``end_period``, ``segment_label``, ``segment_type``); an item without members keeps one row; ``line_item`` is
-  accepted in place of ``name``.
-* the ``/segments`` paths explode to one row per line item, category and label (``line_item``, ``category``,
-  ``label``, ``value``).
-* earnings flatten ``quarterly``/``annual`` objects to ``quarterly_<field>``/``annual_<field>`` columns.
-* filing items give one row per item; their exhibits are a frame of their own (:func:`exhibits_frame`).
+Nested payloads are made tidy by their :mod:`fdkit.shapes` (named by ``Endpoint.shape``): segmented revenues
+explode to one row per item per segment member, the ``/segments`` paths to one row per line item, category and
+label, earnings flatten ``quarterly``/``annual`` to prefixed columns. Filing items give one row per item (the
+filing's header, ``Endpoint.context_fields``, on each); their exhibits are a frame of their own
+(:func:`exhibits_frame`).
 
 Example:
     >>> body = {"ticker": "AAPL", "prices": [{"time": "2024-01-02", "open": 1.0, "high": 2.0, "low": 0.5,
@@ -38,6 +34,7 @@ from . import catalog as _catalog
 from .catalog import Endpoint
 from .lake import _STR, as_category
 from .schema import SCHEMAS, fields_of, pandas_dtype
+from .shapes import SHAPES
 
 __all__ = ["to_frame", "typed_frame", "empty_frame", "exhibits_frame", "records_of"]
 
@@ -208,9 +205,7 @@ def empty_frame(endpoint: str | Endpoint) -> pd.DataFrame:
 
 
 def _frame_schema(ep: Endpoint) -> str:
-    if ep.name == "segmented_revenues":
-        return "segment_items"
-    return ep.schema or ""
+    return ep.row_schema or ""
 
 
 def records_of(
@@ -238,68 +233,20 @@ def records_of(
         v = body.get(key) if isinstance(body.get(key), str) else params.get(key)
         if isinstance(v, str):
             fill[key] = v.upper()
-    if ep.name == "filing_items":
-        for key in ("ticker", "filing_type", "accession_number", "filing_date", "year", "quarter"):
-            if body.get(key) is not None:
-                fill[key] = body[key]
-    if ep.name == "segmented_revenues":
-        records = _explode_segments(records)
-    elif ep.schema == "segmented_financials":
-        records = _explode_line_items(records)
-    elif ep.name == "earnings":
-        records = [_flatten_earnings(r) for r in records]
+    for key in ep.context_fields:
+        if body.get(key) is not None:
+            fill[key] = body[key]
+    records = SHAPES[ep.shape].flatten(records)
     if "cik" in SCHEMAS.get(ep.schema or "", {}) and records and any(isinstance(r.get("cik"), int) for r in records):
         records = [{**r, "cik": f"{r['cik']:010d}"} if isinstance(r.get("cik"), int) else r for r in records]
     return records, fill
 
 
-def _explode_segments(reports: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    rows = []
-    for rep in reports:
-        head = {k: v for k, v in rep.items() if k != "items"}
-        for item in rep.get("items") or []:
-            base = {**head, "name": item.get("name", item.get("line_item")), "amount": item.get("amount"),
-                    "start_period": item.get("start_period"), "end_period": item.get("end_period")}  # fmt: skip
-            members = item.get("segments") or []
-            if not members:
-                rows.append({**base, "segment_label": None, "segment_type": None})
-            for m in members:
-                rows.append({**base, "segment_label": m.get("label"), "segment_type": m.get("type")})
-    return rows
-
-
-def _explode_line_items(reports: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    header = set(SCHEMAS["segmented_financials"])
-    rows = []
-    for rep in reports:
-        head = {k: v for k, v in rep.items() if k in header}
-        for line_item, cats in rep.items():
-            if line_item in header or not isinstance(cats, dict):
-                continue
-            for category, entries in cats.items():
-                for e in entries or []:
-                    rows.append({**head, "line_item": line_item, "category": category, "label": e.get("label"),
-                                 "value": e.get("value")})  # fmt: skip
-    return rows
-
-
-def _flatten_earnings(rec: dict[str, Any]) -> dict[str, Any]:
-    out = {k: v for k, v in rec.items() if k not in ("quarterly", "annual")}
-    for dim in ("quarterly", "annual"):
-        for k, v in (rec.get(dim) or {}).items():
-            out[f"{dim}_{k}"] = v
-    return out
-
-
 def _finish(ep: Endpoint, df: pd.DataFrame, params: Mapping[str, Any]) -> pd.DataFrame:
     index = list(ep.index)
-    if ep.kind == "search":
-        index = ["ticker", "report_period"]
-    if ep.schema in ("prices", "crypto_prices") or ep.name == "price_snapshot":
-        intraday = params.get("interval") == "minute"
-        if not intraday and "time" in df.columns:
-            df["time"] = df["time"].dt.tz_localize(None)
-        index = ["ticker", "time"]
+    when = ep.time_index
+    if when is not None and params.get("interval") != "minute" and when in df.columns:
+        df[when] = df[when].dt.tz_localize(None)  # daily and longer bars: tz-naive dates
     index = [c for c in index if c in df.columns]
     if not index:
         return df

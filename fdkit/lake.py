@@ -49,7 +49,7 @@ __all__ = [
 
 #: lake datasets whose rows are not (or not exactly) the record schema of the same name
 LAKE_SCHEMAS: dict[str, str | None] = {
-    "segmented_revenues": None,  # exploded items, nested on the way out by the server
+    "segmented_revenues": "segment_rows",  # exploded items, nested on the way out by the server
     "prices_minute": "prices",
     "crypto_prices_minute": "crypto_prices",
     "filing_exhibits": None,
@@ -68,7 +68,7 @@ def dataset_schema(name: str) -> str | None:
 
     Example:
         >>> dataset_schema("prices_minute"), dataset_schema("segmented_revenues"), dataset_schema("news")
-        ('prices', None, 'news')
+        ('prices', 'segment_rows', 'news')
     """
     if name in LAKE_SCHEMAS:
         return LAKE_SCHEMAS[name]

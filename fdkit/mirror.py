@@ -28,7 +28,6 @@ from .client import Client, default_client
 from .errors import FdkitError
 from .frames import records_of
 from .lake import atomic_write_bytes, write_dataset
-from .schema import SCHEMAS
 
 __all__ = ["mirror", "MirrorReport", "MIRRORABLE"]
 
@@ -79,40 +78,19 @@ def _price_windows(start: str, end: str) -> list[dict[str, Any]]:
 
 
 def _lake_rows(name: str, responses: list[tuple[dict[str, Any], dict[str, Any]]]) -> pd.DataFrame:
-    """The lake rows of one ticker's responses (the server's own storage format)."""
+    """The lake rows of one ticker's responses (flattened by the endpoint's shape, as the server stores them)."""
     ep = _catalog.get(name)
     rows: list[dict[str, Any]] = []
     for params, body in responses:
-        if name == "segmented_revenues":
-            for report in body.get(ep.response_key) or []:
-                head = {k: v for k, v in report.items() if k != "items"}
-                for i, item in enumerate(report.get("items") or []):
-                    members = item.get("segments") or [{}]
-                    for j, m in enumerate(members):
-                        rows.append({**head, "item": i, "member": j, "name": item.get("name", item.get("line_item")),
-                                     "amount": item.get("amount"), "start_period": item.get("start_period"),
-                                     "end_period": item.get("end_period"), "segment_label": m.get("label"),
-                                     "segment_type": m.get("type")})  # fmt: skip
-            continue
         recs, fill = records_of(ep, params, body)
         rows.extend({**fill, **r} for r in recs)
     return pd.DataFrame(rows)
 
 
 def _write(lake: Path, name: str, ticker: str, df: pd.DataFrame) -> int:
-    schema = name if name in SCHEMAS and name != "segmented_revenues" else None
-    if name == "segmented_revenues":
-        from .lake import conform
-
-        base = conform(df, "segment_items")
-        for col, kind in (("item", "Int64"), ("member", "Int64")):
-            base[col] = pd.to_numeric(df[col]).astype(kind)
-        base["filing_date"] = pd.to_datetime(df.get("filing_date"))
-        base["currency"] = df.get("currency", pd.Series(None, index=df.index)).astype("string").astype("category")
-        df = base
     if "ticker" not in df.columns:
         df = df.assign(ticker=ticker)
-    write_dataset(lake, name, df, schema=schema, partition_by="ticker", mode="append", part="part-0")
+    write_dataset(lake, name, df, partition_by="ticker", mode="append", part="part-0")
     return len(df)
 
 

@@ -187,6 +187,20 @@ _SCHEMAS: dict[str, dict[str, str]] = {
     },  # fmt: skip
     # the rows a segments frame has after explosion
     "segment_items": {"ticker": C, "report_period": D, "period": C, **_SEGMENT_ITEM},
+    # the lake's rows of segmented revenues: the frame's columns, the report header, and the positions of the
+    # item in its report and of the member in its item (so the service nests them back in their order)
+    "segment_rows": {
+        "ticker": C,
+        "report_period": D,
+        "period": C,
+        **_SEGMENT_ITEM,
+        "fiscal_period": C,
+        "currency": C,
+        "accession_number": S,
+        "filing_date": D,
+        "item": INT,
+        "member": INT,
+    },
     "segmented_financials": {
         "ticker": C,
         "report_period": D,

@@ -1,76 +1,13 @@
-"""One valid request per catalog endpoint against the reference lake (data/)."""
+"""The catalog's example requests, as the tests use them (valid: 200 on data/; invalid: 400)."""
 
-EXAMPLES: dict[str, dict] = {
-    "income_statements": {"ticker": "AAPL", "period": "annual"},
-    "balance_sheets": {"ticker": "NVDA", "period": "quarterly", "limit": 12},
-    "cash_flow_statements": {"cik": "0000320193", "period": "ttm"},
-    "segmented_revenues": {"ticker": "AAPL", "period": "annual", "report_period": "2023-09-30"},
-    "income_statement_segments": {"ticker": "AAPL", "period": "annual"},
-    "balance_sheet_segments": {"ticker": "AAPL", "period": "annual"},
-    "cash_flow_statement_segments": {"ticker": "AAPL", "period": "annual"},
-    "financial_metrics": {"ticker": "AAPL", "period": "annual", "limit": 5},
-    "screen": {"filters": [{"field": "revenue", "operator": "gt", "value": 1e11}], "period": "annual"},
-    "line_items": {"tickers": ["AAPL", "NVDA"], "line_items": ["revenue", "net_income"], "period": "annual"},
-    "prices": {"ticker": "AAPL", "interval": "day", "start_date": "2024-01-02", "end_date": "2024-01-31"},
-    "crypto_prices": {"ticker": "BTC-USD", "interval": "day", "start_date": "2024-01-01", "end_date": "2024-01-31"},
-    "price_snapshot": {"ticker": "MSFT"},
-    "news": {"ticker": "AAPL", "limit": 25},
-    "filings": {"ticker": "AAPL", "filing_type": ["10-K", "10-Q"], "limit": 12},
-    "filing_items": {"ticker": "AAPL", "filing_type": "10-K", "year": 2024, "item": ["Item-1A"]},
-    "insider_trades": {"ticker": "AAPL"},
-    "insider_ownership": {"ticker": "SNOW"},
-    "institutional_ownership": {"ticker": "AAPL"},
-    "company_facts": {"ticker": "AAPL"},
-    "interest_rates": {"bank": "FED", "start_date": "2015-01-01"},
-    "interest_rate_snapshot": {"bank": "ECB"},
-    "inflation_snapshot": {},
-    "labor_snapshot": None,  # no source: 404 documented
-    "yield_curve_snapshot": {},
-    "yield_curve": {"start_date": "2023-01-01", "end_date": "2023-03-31"},
-    "analyst_estimates": {"ticker": "AAPL"},
-    "earnings": {"ticker": "NVDA", "limit": 4},
-    "kpi_guidance": {"ticker": "AAPL"},
-    "kpi_non_gaap": {"ticker": "AAPL"},
-    "kpi_metrics": {"ticker": "AAPL"},
+from fdkit.catalog import CATALOG
+
+#: one valid request per data endpoint (None where the reference data has nothing to serve)
+EXAMPLES: dict[str, dict | None] = {
+    name: (dict(ep.examples[0]) if ep.examples else None) for name, ep in CATALOG.items() if ep.kind != "listing"
 }
 
-#: one invalid request per non-listing endpoint (-> 400)
+#: one invalid request per data endpoint (-> 400)
 BAD: dict[str, dict] = {
-    "income_statements": {"ticker": "AAPL", "period": "weekly"},
-    "balance_sheets": {"ticker": "AAPL"},
-    "cash_flow_statements": {"ticker": "AAPL", "cik": "320193", "period": "annual"},
-    "segmented_revenues": {"ticker": "AAPL", "period": "ttm"},
-    "income_statement_segments": {"ticker": "AAPL", "period": "annual", "limit": 0},
-    "balance_sheet_segments": {"period": "annual"},
-    "cash_flow_statement_segments": {"ticker": "AAPL", "period": "annual", "report_period_gte": "2024-02-30"},
-    "financial_metrics": {"ticker": "AAPL", "period": "annual", "limit": "ten"},
-    "screen": {"filters": []},
-    "line_items": {"tickers": ["AAPL"]},
-    "prices": {"ticker": "AAPL", "interval": "day", "start_date": "2024-01-02"},
-    "crypto_prices": {
-        "ticker": "BTC-USD",
-        "interval": "day",
-        "start_date": "2024-01-01",
-        "end_date": "2024-01-31",
-        "limit": 5001,
-    },
-    "price_snapshot": {},
-    "news": {"ticker": "AAPL", "limit": 101},
-    "filings": {},
-    "filing_items": {"ticker": "AAPL", "filing_type": "20-F", "year": 2024},
-    "insider_trades": {"ticker": "AAPL", "filing_date_gte": "yesterday"},
-    "insider_ownership": {"ticker": "AAPL", "limit": -1},
-    "institutional_ownership": {},
-    "company_facts": {},
-    "interest_rates": {},
-    "interest_rate_snapshot": {"bank": "FED", "extra": "1"},
-    "inflation_snapshot": {"x": "1"},
-    "labor_snapshot": {"x": "1"},
-    "yield_curve_snapshot": {"date": "2024-01-01"},
-    "yield_curve": {"limit": 0},
-    "analyst_estimates": {"ticker": "AAPL", "period": "ttm"},
-    "earnings": {"ticker": "AAPL", "limit": 1.5},
-    "kpi_guidance": {"ticker": "AAPL", "period": "weekly"},
-    "kpi_non_gaap": {"ticker": "AAPL", "report_period_gte": "01/01/2024"},
-    "kpi_metrics": {},
+    name: dict(ep.invalid_examples[0]) for name, ep in CATALOG.items() if ep.kind != "listing" and ep.invalid_examples
 }

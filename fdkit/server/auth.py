@@ -108,7 +108,7 @@ def load_keys(keys: str | os.PathLike[str] | Mapping[str, str] | list[str] | Non
 
 
 def plan_allows(plan: str, endpoint: Endpoint) -> bool:
-    """Whether ``plan`` includes ``endpoint`` (company facts always do).
+    """Whether ``plan`` includes ``endpoint`` (``free`` endpoints, company facts among them, are in every plan).
 
     Args:
         plan: plan name.
@@ -117,6 +117,4 @@ def plan_allows(plan: str, endpoint: Endpoint) -> bool:
     Returns:
         True when allowed.
     """
-    if endpoint.name == "company_facts":
-        return True
     return endpoint.tier in PLANS.get(plan, frozenset())

@@ -22,6 +22,7 @@ from ..catalog import Endpoint
 from ..errors import BadRequestError
 from ..filters import apply_filters
 from ..schema import SCHEMAS, YIELD_TENORS, fields_of
+from ..shapes import SHAPES
 from .params import ParamError
 from .store import Store, to_records
 
@@ -106,7 +107,7 @@ def _date_col(ep: Endpoint) -> str | None:
 
 def _filter(df: pd.DataFrame, ep: Endpoint, q: dict[str, Any], skip: set[str] = frozenset()) -> pd.DataFrame:
     mask = np.ones(len(df), dtype=bool)
-    colmap = ep.extra.get("columns", {})
+    colmap = ep.param_columns
     date_col = _date_col(ep)
     for p in ep.params:
         name = p.name
@@ -181,90 +182,39 @@ def generic_list(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
 
 @handles("earnings")
 def earnings(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
-    """Earnings records, the flat lake columns nested back into ``quarterly``/``annual`` objects."""
+    """Earnings records, the flat lake columns nested back by the endpoint's shape."""
     ticker = _ticker(store, ep, q)
-    df = _sorted(store.rows("earnings", ticker), ep)
-    out = []
-    for rec in to_records(df, fields_of("earnings")):
-        item: dict[str, Any] = {"quarterly": {}, "annual": {}}
-        for k, v in rec.items():
-            for dim in ("quarterly", "annual"):
-                if k.startswith(dim + "_"):
-                    item[dim][k[len(dim) + 1 :]] = v
-                    break
-            else:
-                item[k] = v
-        out.append(item)
-    return Answer(records=out)
-
-
-# ---------------------------------------------------------------------------------------------------------
-# segments
-# ---------------------------------------------------------------------------------------------------------
-_SEG_HEADER = [
-    "ticker",
-    "report_period",
-    "period",
-    "fiscal_period",
-    "currency",
-    "accession_number",
-    "filing_date",
-]
+    df = _sorted(store.rows("earnings", ticker or ""), ep)
+    return Answer(records=SHAPES[ep.shape].nest(to_records(df, fields_of("earnings"))))
 
 
 @handles("segmented_revenues")
 def segmented_revenues(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
     """Reports with nested ``items[{name, amount, start_period, end_period, segments[{label, type}]}]``."""
     ticker = _ticker(store, ep, q)
-    df = _filter(store.rows("segmented_revenues", ticker), ep, q)
-    out: list[dict[str, Any]] = []
+    df = _filter(store.rows("segmented_revenues", ticker or ""), ep, q)
     if df.empty:
-        return Answer(records=out)
+        return Answer(records=[])
     df = df.sort_values(["report_period", "item", "member"], ascending=[False, True, True], kind="stable")
-    recs = to_records(df)
-    reports: dict[tuple[Any, ...], dict[str, Any]] = {}
-    items: dict[tuple[Any, ...], dict[str, Any]] = {}
-    for r in recs:
-        rkey = (r["ticker"], r["report_period"], r["period"])
-        report = reports.get(rkey)
-        if report is None:
-            report = {k: r.get(k) for k in _SEG_HEADER}
-            report["items"] = []
-            reports[rkey] = report
-            out.append(report)
-        ikey = (*rkey, r["item"])
-        item = items.get(ikey)
-        if item is None:
-            item = {k: r[k] for k in ("name", "amount", "start_period", "end_period")}
-            item["segments"] = []
-            items[ikey] = item
-            report["items"].append(item)
-        if r.get("segment_label") is not None:
-            item["segments"].append({"label": r["segment_label"], "type": r["segment_type"]})
-    return Answer(records=out)
+    return Answer(records=SHAPES[ep.shape].nest(to_records(df)))
 
 
 @handles("income_statement_segments", "balance_sheet_segments", "cash_flow_statement_segments")
 def statement_segments(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
     """Segmented financials: per report, ``{line_item: {product: [...], segment: [...]}}``."""
     ticker = _ticker(store, ep, q)
-    df = store.rows("segmented_financials", ticker)
-    if "statement" in df.columns:
-        df = df[df["statement"].astype("string") == ep.extra["statement"]]
+    df = _rows_of(store.rows("segmented_financials", ticker or ""), ep)
     df = _sorted(_filter(df, ep, q), ep)
-    header = [f for f in fields_of("segmented_financials") if f not in ("line_item", "category", "label", "value")]
-    out: list[dict[str, Any]] = []
-    index: dict[tuple[Any, ...], dict[str, Any]] = {}
-    for r in to_records(df, [*header, "line_item", "category", "label", "value"]):
-        key = (r["ticker"], r["report_period"], r["period"])
-        rec = index.get(key)
-        if rec is None:
-            rec = {k: r[k] for k in header}
-            index[key] = rec
-            out.append(rec)
-        cat = rec.setdefault(r["line_item"], {"product": [], "segment": []})
-        cat.setdefault(r["category"], []).append({"label": r["label"], "value": r["value"]})
-    return Answer(records=out)
+    shape = SHAPES[ep.shape]
+    return Answer(records=shape.nest(to_records(df, shape.row_fields())))  # type: ignore[attr-defined]
+
+
+def _rows_of(df: pd.DataFrame, ep: Endpoint) -> pd.DataFrame:
+    """The rows of a dataset an endpoint serves (``Endpoint.row_filter``)."""
+    for column, value in ep.row_filter.items():
+        if column in df.columns:
+            df = df[df[column].astype("string") == value]
+    return df
 
 
 # ---------------------------------------------------------------------------------------------------------

@@ -12,6 +12,7 @@ from typing import Any
 
 from ..catalog import CATALOG, Endpoint, Param
 from ..schema import SCHEMAS, N
+from ..shapes import SHAPES
 
 __all__ = ["build_openapi"]
 
@@ -76,42 +77,14 @@ def _record_schema(name: str, *, drop: tuple[str, ...] = ()) -> dict[str, Any]:
 
 
 def _record_for(ep: Endpoint) -> dict[str, Any]:
-    if ep.schema == "segmented_financials":
-        base = _record_schema("segmented_financials", drop=("line_item", "category", "label", "value"))
-        cat = {
-            "type": "object",
-            "properties": {
-                k: {
-                    "type": "array",
-                    "items": {
-                        "type": "object",
-                        "properties": {"label": {"type": "string"}, "value": {"type": ["number", "null"]}},
-                    },
-                }
-                for k in ("product", "segment")
-            },
-        }
-        base["additionalProperties"] = cat
-        return base
-    if ep.name == "earnings":
-        dims = {f[len("quarterly_") :]: {"type": ["number", "null"]}
-                for f in SCHEMAS["earnings"] if f.startswith("quarterly_")}  # fmt: skip
-        base = _record_schema("earnings", drop=tuple(f for f in SCHEMAS["earnings"] if "_" in f and
-                                                     f.split("_")[0] in ("quarterly", "annual")))  # fmt: skip
-        base["properties"]["quarterly"] = {"type": "object", "properties": dims}
-        base["properties"]["annual"] = {"type": "object", "properties": dims}
-        return base
+    """One payload record: its shape's schema, without the fields the response carries once at the top."""
     if ep.kind == "search":
         rec = _record_schema("search_results")
         rec["additionalProperties"] = {"type": ["number", "string", "null"]}
         return rec
-    if ep.schema in ("prices", "crypto_prices"):
-        return _record_schema(ep.schema, drop=("ticker",))
-    if ep.name == "filing_items":
-        return _record_schema("filing_items", drop=("ticker", "filing_date", "accession_number", "filing_type",
-                                                    "year", "quarter"))  # fmt: skip
-    assert ep.schema
-    return _record_schema(ep.schema)
+    if not ep.schema:
+        raise ValueError(f"{ep.name}: a data endpoint needs a record schema")
+    return SHAPES[ep.shape].record_schema(ep.schema, _record_schema, drop=ep.context_fields)
 
 
 def _param_schema(p: Param) -> dict[str, Any]:
@@ -176,21 +149,12 @@ def _response_schema(ep: Endpoint) -> dict[str, Any]:
         return {"type": "object", "required": [key], "properties": {
             "resource": {"type": "string"}, key: {"type": "array", "items": {"type": "string"}}}}  # fmt: skip
     rec = _record_for(ep)
-    props: dict[str, Any] = {}
-    if ep.kind == "object" and ep.name not in ("filing_items", "interest_rate_snapshot", "inflation_snapshot",
-                                               "labor_snapshot"):  # fmt: skip
-        props[key] = rec
-    else:
-        props[key] = {"type": "array", "items": rec}
+    props: dict[str, Any] = {key: {"type": "array", "items": rec} if ep.list_payload or ep.kind != "object" else rec}
     if ep.paginated:
         props["next_page_url"] = {"type": "string", "format": "uri"}
-    if ep.schema in ("prices", "crypto_prices"):
-        props["ticker"] = {"type": "string"}
-    if ep.name == "filing_items":
-        for f in ("resource", "ticker", "cik", "filing_type", "accession_number", "filing_date"):
-            props[f] = {"type": ["string", "null"]}
-        props["year"] = {"type": "integer"}
-        props["quarter"] = {"type": ["integer", "null"]}
+    row = SCHEMAS.get(ep.row_schema or "", {})
+    for f in ep.context_fields:
+        props[f] = dict(_JSON_TYPE[row.get(f, "string")])
     return {"type": "object", "required": [key], "properties": props}
 
 
@@ -201,7 +165,7 @@ def _operation(ep: Endpoint) -> dict[str, Any]:
     }
     if ep.auth:
         responses["401"] = {"$ref": "#/components/responses/Unauthorized"}
-        if ep.name != "company_facts":
+        if ep.tier == "paid":
             responses["402"] = {"$ref": "#/components/responses/PaymentRequired"}
     if ep.kind != "listing" or ep.param_names:
         responses["404"] = {"$ref": "#/components/responses/NotFound"}

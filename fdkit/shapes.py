@@ -1,0 +1,242 @@
+"""Payload shapes: how each nested record of the service maps to flat rows and back, in one place.
+
+The lake and the frames hold flat rows (one typed column per field); some payloads nest. A :class:`Shape` knows
+both directions and the JSON schema of its records:
+
+* ``flat``: records are rows (most endpoints).
+* ``earnings``: ``quarterly``/``annual`` objects <-> ``quarterly_<field>``/``annual_<field>`` columns.
+* ``segment_items`` (segmented revenues): reports with ``items[{name, amount, start_period, end_period,
+  segments[{label, type}]}]`` <-> one row per item per segment member (an item without members keeps one row;
+  ``line_item`` is accepted in place of ``name``).
+* ``line_items`` (the statement ``/segments`` paths): reports with ``{line_item: {product|segment: [{label,
+  value}]}}`` <-> one row per line item, category and label.
+
+The catalog names each endpoint's shape (``Endpoint.shape``); frames flatten with it, the server nests with it,
+the OpenAPI document describes records with it, and ``fdkit mirror`` and the webhook receiver land rows with it.
+
+Example:
+    >>> rows = SHAPES["earnings"].flatten([{"ticker": "NVDA", "quarterly": {"revenue": 1.0}, "annual": {}}])
+    >>> rows
+    [{'ticker': 'NVDA', 'quarterly_revenue': 1.0}]
+    >>> SHAPES["earnings"].nest(rows)
+    [{'quarterly': {'revenue': 1.0}, 'annual': {}, 'ticker': 'NVDA'}]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from types import MappingProxyType
+from typing import Any
+
+from .schema import SCHEMAS, fields_of
+
+__all__ = ["Shape", "SHAPES", "Record", "JsonSchema"]
+
+Record = dict[str, Any]
+JsonSchema = dict[str, Any]
+#: builds the JSON schema of one flat record of a schema, leaving out some fields
+RecordSchema = Callable[..., JsonSchema]
+
+
+class Shape:
+    """A flat payload: records are rows. Subclasses nest.
+
+    Attributes:
+        name: the shape's name in the catalog.
+    """
+
+    name = "flat"
+
+    def flatten(self, records: Sequence[Mapping[str, Any]]) -> list[Record]:
+        """Payload records -> flat rows.
+
+        Args:
+            records: decoded JSON records.
+
+        Returns:
+            Rows whose keys are fields of the row schema.
+        """
+        return [dict(r) for r in records]
+
+    def nest(self, rows: Sequence[Mapping[str, Any]]) -> list[Record]:
+        """Flat rows (lake order) -> payload records.
+
+        Args:
+            rows: JSON-ready rows.
+
+        Returns:
+            Payload records.
+        """
+        return [dict(r) for r in rows]
+
+    def record_schema(self, schema: str, flat: RecordSchema, drop: tuple[str, ...] = ()) -> JsonSchema:
+        """The JSON schema of one payload record.
+
+        Args:
+            schema: the row schema's name.
+            flat: a builder of a flat record's JSON schema (``flat(schema, drop=...)``).
+            drop: fields the payload carries at its top level instead of per record.
+
+        Returns:
+            A JSON schema object.
+        """
+        return flat(schema, drop=drop)
+
+    def __repr__(self) -> str:
+        return f"Shape({self.name!r})"
+
+
+class PrefixedObjects(Shape):
+    """Objects nested under fixed keys (``quarterly``/``annual``) <-> ``<key>_<field>`` columns."""
+
+    name = "earnings"
+
+    def __init__(self, keys: tuple[str, ...] = ("quarterly", "annual")) -> None:
+        self.keys = keys
+
+    def _split(self, column: str) -> tuple[str, str] | None:
+        for k in self.keys:
+            if column.startswith(k + "_"):
+                return k, column[len(k) + 1 :]
+        return None
+
+    def flatten(self, records: Sequence[Mapping[str, Any]]) -> list[Record]:  # noqa: D102
+        out = []
+        for rec in records:
+            row = {k: v for k, v in rec.items() if k not in self.keys}
+            for key in self.keys:
+                for k, v in (rec.get(key) or {}).items():
+                    row[f"{key}_{k}"] = v
+            out.append(row)
+        return out
+
+    def nest(self, rows: Sequence[Mapping[str, Any]]) -> list[Record]:  # noqa: D102
+        out = []
+        for row in rows:
+            item: Record = {k: {} for k in self.keys}
+            for column, v in row.items():
+                split = self._split(column)
+                if split is None:
+                    item[column] = v
+                else:
+                    item[split[0]][split[1]] = v
+            out.append(item)
+        return out
+
+    def record_schema(self, schema: str, flat: RecordSchema, drop: tuple[str, ...] = ()) -> JsonSchema:  # noqa: D102
+        nested = tuple(f for f in SCHEMAS[schema] if self._split(f))
+        base = flat(schema, drop=drop + nested)
+        inner = {self._split(f)[1]: {"type": ["number", "null"]} for f in nested if f.startswith(self.keys[0] + "_")}  # type: ignore[index]
+        for key in self.keys:
+            base["properties"][key] = {"type": "object", "properties": dict(inner)}
+        return base
+
+
+_SEGMENT_HEADER = ("ticker", "report_period", "period", "fiscal_period", "currency", "accession_number", "filing_date")
+
+
+class SegmentItems(Shape):
+    """Segmented revenues: reports with items, items with segment members <-> one row per item per member."""
+
+    name = "segment_items"
+
+    def flatten(self, records: Sequence[Mapping[str, Any]]) -> list[Record]:  # noqa: D102
+        rows = []
+        for rep in records:
+            head = {k: v for k, v in rep.items() if k != "items"}
+            for i, item in enumerate(rep.get("items") or []):
+                base = {**head, "name": item.get("name", item.get("line_item")), "amount": item.get("amount"),
+                        "start_period": item.get("start_period"), "end_period": item.get("end_period"),
+                        "item": i}  # fmt: skip
+                members = item.get("segments") or [{}]
+                for j, m in enumerate(members):
+                    rows.append({**base, "segment_label": m.get("label"), "segment_type": m.get("type"), "member": j})
+        return rows
+
+    def nest(self, rows: Sequence[Mapping[str, Any]]) -> list[Record]:
+        """Rows sorted by report (newest first), item number and member number -> reports.
+
+        Rows carry ``item`` (the item's number within its report) so members of one item stay together.
+        """
+        out: list[Record] = []
+        reports: dict[tuple[Any, ...], Record] = {}
+        items: dict[tuple[Any, ...], Record] = {}
+        for r in rows:
+            rkey = (r["ticker"], r["report_period"], r["period"])
+            report = reports.get(rkey)
+            if report is None:
+                report = {k: r.get(k) for k in _SEGMENT_HEADER}
+                report["items"] = []
+                reports[rkey] = report
+                out.append(report)
+            ikey = (*rkey, r.get("item"))
+            item = items.get(ikey)
+            if item is None:
+                item = {k: r.get(k) for k in ("name", "amount", "start_period", "end_period")}
+                item["segments"] = []
+                items[ikey] = item
+                report["items"].append(item)
+            if r.get("segment_label") is not None:
+                item["segments"].append({"label": r["segment_label"], "type": r.get("segment_type")})
+        return out
+
+
+class LineItems(Shape):
+    """Statement segments: ``{line_item: {product|segment: [{label, value}]}}`` per report <-> one row per value."""
+
+    name = "line_items"
+    _ROW = ("line_item", "category", "label", "value")
+
+    def _header(self) -> list[str]:
+        return [f for f in fields_of("segmented_financials") if f not in self._ROW]
+
+    def flatten(self, records: Sequence[Mapping[str, Any]]) -> list[Record]:  # noqa: D102
+        header = set(SCHEMAS["segmented_financials"])
+        rows = []
+        for rep in records:
+            head = {k: v for k, v in rep.items() if k in header}
+            for line_item, cats in rep.items():
+                if line_item in header or not isinstance(cats, dict):
+                    continue
+                for category, entries in cats.items():
+                    for e in entries or []:
+                        rows.append({**head, "line_item": line_item, "category": category, "label": e.get("label"),
+                                     "value": e.get("value")})  # fmt: skip
+        return rows
+
+    def nest(self, rows: Sequence[Mapping[str, Any]]) -> list[Record]:  # noqa: D102
+        header = self._header()
+        out: list[Record] = []
+        index: dict[tuple[Any, ...], Record] = {}
+        for r in rows:
+            key = (r["ticker"], r["report_period"], r["period"])
+            rec = index.get(key)
+            if rec is None:
+                rec = {k: r.get(k) for k in header}
+                index[key] = rec
+                out.append(rec)
+            cat = rec.setdefault(r["line_item"], {"product": [], "segment": []})
+            cat.setdefault(r["category"], []).append({"label": r["label"], "value": r["value"]})
+        return out
+
+    def row_fields(self) -> list[str]:
+        """The lake columns a report is nested from, header first."""
+        return [*self._header(), *self._ROW]
+
+    def record_schema(self, schema: str, flat: RecordSchema, drop: tuple[str, ...] = ()) -> JsonSchema:  # noqa: D102
+        base = flat("segmented_financials", drop=drop + self._ROW)
+        entries = {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {"label": {"type": "string"}, "value": {"type": ["number", "null"]}},
+            },
+        }
+        base["additionalProperties"] = {"type": "object", "properties": {"product": entries, "segment": entries}}
+        return base
+
+
+#: every shape, by the name the catalog uses
+SHAPES: Mapping[str, Shape] = MappingProxyType(
+    {s.name: s for s in (Shape(), PrefixedObjects(), SegmentItems(), LineItems())}
+)
