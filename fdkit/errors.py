@@ -34,6 +34,7 @@ __all__ = [
     "CacheMissError",
     "LakeError",
     "error_for_status",
+    "http_status",
     "register_secret",
     "redact",
     "suggest",
@@ -266,3 +267,24 @@ def _as_text(value: Any) -> str | None:
 def _mentions_cursor(error: str | None, message: str | None) -> bool:
     text = f"{error or ''} {message or ''}".lower()
     return "cursor" in text
+
+
+def http_status(exc: FdkitError) -> int:
+    """The HTTP status a service answers for ``exc`` (its ``status`` when set, else its class's).
+
+    Args:
+        exc: an fdkit error raised while answering a request.
+
+    Returns:
+        400, 401, 402, 404, 429 or 500.
+
+    Example:
+        >>> http_status(NotFoundError("Ticker X not found")), http_status(BadRequestError("bad"))
+        (404, 400)
+    """
+    if exc.status is not None:
+        return exc.status
+    for status, cls in _BY_STATUS.items():
+        if isinstance(exc, cls):
+            return status
+    return 500

@@ -28,35 +28,21 @@ from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from ..catalog import CATALOG, Endpoint
+from ..errors import AuthenticationError, BadRequestError, FdkitError, InvalidCursorError, PaymentRequiredError
 from ..lake import require_lake
+from ..responses import error_response, json_response, problem_response
 from .auth import Keys, load_keys, plan_allows
-from .cursors import CursorError, CursorSigner
-from .handlers import NotFound, handle
+from .cursors import CursorSigner
+from .handlers import handle
 from .openapi import build_openapi
-from .params import ParamError, validate_body, validate_query
+from .params import validate_body, validate_query
 from .store import Store
 
-__all__ = ["create_app", "json_response", "error_response"]
+__all__ = ["create_app"]
 
 log = logging.getLogger("fdkit.server")
 
 MISSING_KEY = "Please include an X-API-KEY header in your request."
-
-
-def json_response(body: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
-    """A JSON response encoded with orjson."""
-    return Response(orjson.dumps(body), status_code=status, media_type="application/json", headers=headers)
-
-
-def error_response(status: int, error: str, message: str, headers: dict[str, str] | None = None) -> Response:
-    """The service's error body ``{"error", "message"}``."""
-    return json_response({"error": error, "message": message}, status, headers)
-
-
-class _Problem(Exception):
-    def __init__(self, status: int, error: str, message: str) -> None:
-        super().__init__(message)
-        self.status, self.error, self.message = status, error, message
 
 
 def create_app(
@@ -105,6 +91,10 @@ def create_app(
     app.state.answer_for = answer_for
     openapi_doc = build_openapi()
 
+    @app.exception_handler(FdkitError)
+    async def _fdkit_error(request: Request, exc: FdkitError) -> Response:
+        return problem_response(exc)
+
     @app.exception_handler(StarletteHTTPException)
     async def _http_error(request: Request, exc: StarletteHTTPException) -> Response:
         titles = {404: "Not Found", 405: "Method Not Allowed"}
@@ -146,24 +136,18 @@ def _add_route(app: FastAPI, ep: Endpoint) -> None:
                 try:
                     body = orjson.loads(raw) if raw else None
                 except orjson.JSONDecodeError:
-                    raise _Problem(400, "Invalid JSON", "the request body is not valid JSON") from None
+                    raise BadRequestError("the request body is not valid JSON", error="Invalid JSON") from None
                 if body is None:
-                    raise _Problem(400, "Missing body", "this endpoint takes a JSON body")
+                    raise BadRequestError("this endpoint takes a JSON body", error="Missing body")
                 if request.query_params:
-                    raise _Problem(400, "Unknown parameter", f"{ep.path} takes no query parameters")
+                    raise BadRequestError(f"{ep.path} takes no query parameters", error="Unknown parameter")
                 query, offset = validate_body(ep, body), 0
             else:
                 query, offset = _query_and_offset(request, ep)
             payload = await run_in_threadpool(_answer, request, ep, query, offset)
             return json_response(payload)
-        except _Problem as p:
-            return error_response(p.status, p.error, p.message)
-        except ParamError as exc:
-            return error_response(400, exc.error, str(exc))
-        except CursorError as exc:
-            return error_response(400, "Invalid cursor", str(exc))
-        except NotFound as exc:
-            return error_response(404, "Not Found", str(exc))
+        except FdkitError as exc:  # the one error vocabulary: the classes the client raises
+            return problem_response(exc)
 
     route.__name__ = ep.name
     for path in (ep.path, ep.path + "/"):
@@ -175,13 +159,15 @@ def _authorize(request: Request, ep: Endpoint) -> None:
         return
     key = request.headers.get("x-api-key")  # Starlette headers are case-insensitive
     if not key:
-        raise _Problem(401, "Missing API key", MISSING_KEY)
+        raise AuthenticationError(MISSING_KEY, error="Missing API key")
     keys: Keys = request.app.state.keys
     plan = keys.plan_of(key)
     if plan is None:
-        raise _Problem(401, "Unauthorized", "Invalid API key provided")
+        raise AuthenticationError("Invalid API key provided", error="Unauthorized")
     if not plan_allows(plan, ep):
-        raise _Problem(402, "Payment Required", f"Your plan ({plan}) does not include {ep.path}. Please upgrade.")
+        raise PaymentRequiredError(
+            f"Your plan ({plan}) does not include {ep.path}. Please upgrade.", error="Payment Required"
+        )
 
 
 def _query_and_offset(request: Request, ep: Endpoint) -> tuple[dict[str, Any], int]:
@@ -189,7 +175,7 @@ def _query_and_offset(request: Request, ep: Endpoint) -> tuple[dict[str, Any], i
     cursor = [v for k, v in items if k == "cursor"]
     if cursor and ep.paginated:
         if len(cursor) > 1:
-            raise _Problem(400, "Invalid cursor", "give one cursor")
+            raise InvalidCursorError("give one cursor", error="Invalid cursor")
         opened = request.app.state.signer.open(cursor[0], ep.name)
         return opened["query"], opened["offset"]
     return validate_query(ep, items), 0
@@ -206,10 +192,10 @@ def _answer(request: Request, ep: Endpoint, query: dict[str, Any], offset: int) 
     if not ep.paginated:
         out[ep.response_key] = records
         return out
-    assert ep.page_size
-    page = records[offset : offset + ep.page_size]
+    page_size = ep.page_size or len(records)
+    page = records[offset : offset + page_size]
     out[ep.response_key] = page
-    nxt = offset + ep.page_size
+    nxt = offset + page_size
     if nxt < len(records):
         cursor = request.app.state.signer.issue(ep.name, query, nxt)
         base = str(request.base_url).rstrip("/")

@@ -22,13 +22,18 @@ from typing import Any
 
 import orjson
 
+from ..errors import InvalidCursorError
+
 __all__ = ["CursorSigner", "CursorError", "REISSUE"]
 
 REISSUE = "Reissue the original request without a cursor to start again from the first page."
 
 
-class CursorError(ValueError):
-    """The cursor cannot be used (tampered, foreign, stale or garbage)."""
+class CursorError(InvalidCursorError):
+    """The cursor cannot be used (tampered, foreign, stale or garbage): HTTP 400 titled ``Invalid cursor``."""
+
+    def __init__(self, message: str, error: str = "Invalid cursor", **kw: Any) -> None:
+        super().__init__(message, error=error, **kw)
 
 
 def _b64(data: bytes) -> str:

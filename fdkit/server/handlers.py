@@ -2,7 +2,8 @@
 
 A handler takes the store, the endpoint and the validated query and returns an :class:`Answer`: the full
 record list (the app pages it) or a single object, plus top-level fields. Errors are raised as
-:class:`NotFound` / :class:`~fdkit.server.params.ParamError` and become 404 / 400.
+:class:`NotFound` / :class:`~fdkit.server.params.ParamError` (the client's own error classes) and become 404 /
+400 through :func:`fdkit.responses.problem_response`.
 
 Generic filtering (``generic_list``) maps parameters to columns by name: ``x`` is equality (a repeatable
 parameter means "any of"), ``x_gte``/``x_gt``/``x_lte``/``x_lt`` compare, ``start_date``/``end_date`` bound the
@@ -19,12 +20,13 @@ import numpy as np
 import pandas as pd
 
 from ..catalog import Endpoint
-from ..errors import BadRequestError
+from ..errors import BadRequestError, NotFoundError
 from ..filters import apply_filters
+from ..frames import to_records
 from ..schema import SCHEMAS, YIELD_TENORS, fields_of
 from ..shapes import SHAPES
 from .params import ParamError
-from .store import Store, to_records
+from .store import Store
 
 __all__ = ["Answer", "NotFound", "handle"]
 
@@ -32,8 +34,11 @@ _SUFFIX_OPS = {"_gte": "ge", "_gt": "gt", "_lte": "le", "_lt": "lt"}
 _NOT_FILTERS = {"limit", "cursor", "cik", "interval", "interval_multiplier", "start_date", "end_date"}
 
 
-class NotFound(LookupError):
-    """No such ticker/record (HTTP 404)."""
+class NotFound(NotFoundError):
+    """No such ticker/record (HTTP 404): a :class:`~fdkit.errors.NotFoundError` titled ``Not Found``."""
+
+    def __init__(self, message: str, error: str = "Not Found", **kw: Any) -> None:
+        super().__init__(message, error=error, **kw)
 
 
 @dataclass

@@ -19,6 +19,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ..catalog import Endpoint, Param
+from ..errors import BadRequestError
 
 __all__ = ["ParamError", "validate_query", "validate_body", "check_groups"]
 
@@ -28,12 +29,11 @@ _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _MAX_TEXT = 200
 
 
-class ParamError(ValueError):
-    """An invalid parameter; ``error`` is the short title, ``str()`` the message."""
+class ParamError(BadRequestError):
+    """An invalid parameter (HTTP 400): a :class:`~fdkit.errors.BadRequestError` titled ``Invalid parameter``."""
 
-    def __init__(self, message: str, error: str = "Invalid parameter") -> None:
-        super().__init__(message)
-        self.error = error
+    def __init__(self, message: str, error: str = "Invalid parameter", **kw: Any) -> None:
+        super().__init__(message, error=error, **kw)
 
 
 def _scalar(p: Param, raw: Any) -> Any:

@@ -12,14 +12,12 @@ from __future__ import annotations
 import os
 import threading
 from pathlib import Path
-from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from ..lake import LAKE_SCHEMAS, read_dataset
 
-__all__ = ["Store", "to_records", "LAKE_SCHEMAS"]
+__all__ = ["Store", "LAKE_SCHEMAS"]
 
 
 class Store:
@@ -95,52 +93,3 @@ class Store:
                 if len(hit):
                     return str(hit.iloc[0])
         return None
-
-
-def _column_values(s: pd.Series) -> list[Any]:
-    dtype = s.dtype
-    if isinstance(dtype, pd.DatetimeTZDtype):
-        out = s.dt.strftime("%Y-%m-%dT%H:%M:%SZ")
-        return out.astype(object).where(s.notna(), None).tolist()
-    if dtype.kind == "M":
-        out = s.dt.strftime("%Y-%m-%d")
-        return out.astype(object).where(s.notna(), None).tolist()
-    if dtype.kind == "f":
-        arr = s.to_numpy()
-        return [None if v != v else v for v in arr.tolist()]
-    if isinstance(dtype, pd.CategoricalDtype) or dtype == "string" or isinstance(dtype, pd.StringDtype):
-        return s.astype(object).where(s.notna(), None).tolist()
-    if isinstance(dtype, pd.api.extensions.ExtensionDtype):  # Int64, boolean
-        return s.astype(object).where(s.notna(), None).tolist()
-    if dtype is np.dtype(object):
-        return [None if (v is None or (isinstance(v, float) and v != v)) else _plain(v) for v in s.tolist()]
-    return s.tolist()
-
-
-def _plain(v: Any) -> Any:
-    if isinstance(v, np.ndarray):
-        return [_plain(x) for x in v.tolist()]
-    if isinstance(v, dict):
-        return {k: _plain(x) for k, x in v.items()}
-    if isinstance(v, list):
-        return [_plain(x) for x in v]
-    return v
-
-
-def to_records(df: pd.DataFrame, fields: list[str] | None = None) -> list[dict[str, Any]]:
-    """Turn typed rows into JSON-ready dicts (dates ISO, missing values ``None``).
-
-    Args:
-        df: typed frame.
-        fields: columns to emit, in order (default: all).
-
-    Returns:
-        One dict per row.
-
-    Example:
-        >>> to_records(pd.DataFrame({"a": [1.5, np.nan]}))
-        [{'a': 1.5}, {'a': None}]
-    """
-    fields = [f for f in (fields or list(df.columns)) if f in df.columns]
-    columns = [_column_values(df[f]) for f in fields]
-    return [dict(zip(fields, row, strict=True)) for row in zip(*columns, strict=True)] if fields else []

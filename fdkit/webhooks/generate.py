@@ -34,9 +34,9 @@ from urllib.parse import urlencode
 
 import pandas as pd
 
+from ..frames import to_records
 from ..lake import read_dataset
 from ..schema import YIELD_TENORS, fields_of
-from ..server.store import to_records
 from .events import make_event
 
 __all__ = ["events_from_lake", "events_for_rows", "NAMESPACE"]

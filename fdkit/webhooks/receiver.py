@@ -49,7 +49,7 @@ from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
 
 from ..lake import read_dataset, write_dataset
-from ..server.app import error_response, json_response
+from ..responses import error_response, json_response
 from .events import Event, parse_event
 from .signing import DEFAULT_TOLERANCE, HEADER, SignatureError, verify
 

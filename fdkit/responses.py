@@ -1,0 +1,76 @@
+"""JSON responses of fdkit's ASGI apps (the service and the webhook receiver), and the one error body.
+
+Every error either app answers is ``{"error": str, "message": str}``, built from an :class:`~fdkit.errors.FdkitError`
+by :func:`problem_response`: the server raises the same error classes the client raises.
+
+Example:
+    >>> from fdkit.errors import NotFoundError
+    >>> r = problem_response(NotFoundError("Ticker X not found"))
+    >>> r.status_code, r.body
+    (404, b'{"error":"Not Found","message":"Ticker X not found"}')
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+from starlette.responses import Response
+
+from .errors import FdkitError, http_status
+
+__all__ = ["json_response", "error_response", "problem_response"]
+
+_TITLES = {400: "Bad Request", 401: "Unauthorized", 402: "Payment Required", 404: "Not Found",
+           405: "Method Not Allowed", 413: "Payload Too Large", 500: "Internal Server Error"}  # fmt: skip
+
+
+def json_response(body: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
+    """A JSON response encoded with orjson.
+
+    Args:
+        body: anything orjson encodes.
+        status: HTTP status.
+        headers: extra headers.
+
+    Returns:
+        The response.
+
+    Example:
+        >>> json_response({"ok": True}).body
+        b'{"ok":true}'
+    """
+    return Response(orjson.dumps(body), status_code=status, media_type="application/json", headers=headers)
+
+
+def error_response(status: int, error: str, message: str, headers: dict[str, str] | None = None) -> Response:
+    """The service's error body ``{"error", "message"}``.
+
+    Args:
+        status: HTTP status.
+        error: short title.
+        message: what went wrong and what to do.
+        headers: extra headers.
+
+    Returns:
+        The response.
+
+    Example:
+        >>> error_response(400, "Bad Request", "no").status_code
+        400
+    """
+    return json_response({"error": error, "message": message}, status, headers)
+
+
+def problem_response(exc: FdkitError, headers: dict[str, str] | None = None) -> Response:
+    """The response for an fdkit error raised while answering: its status, title and message.
+
+    Args:
+        exc: the error (its class decides the status; ``exc.status`` wins when set).
+        headers: extra headers.
+
+    Returns:
+        The ``{"error", "message"}`` response.
+    """
+    status = http_status(exc)
+    return error_response(status, exc.error or _TITLES.get(status, "Error"), exc.message, headers)
