@@ -22,6 +22,7 @@ from urllib.parse import urlsplit
 
 import orjson
 import requests
+from urllib3.util.retry import Retry
 
 from . import catalog as _catalog
 from . import embedded
@@ -74,6 +75,7 @@ class Client:
         timeout: seconds per HTTP request.
         max_workers: threads for multi-ticker fetches.
         progress: progress bars; ``None`` shows them only on a terminal.
+        retry: the urllib3 retry policy of every request (default :func:`fdkit.cache.make_retry`).
 
     Example:
         >>> import fdkit
@@ -94,8 +96,10 @@ class Client:
         timeout: float | None = None,
         max_workers: int | None = None,
         progress: bool | None = None,
+        retry: Retry | None = None,
     ) -> None:
-        self._args = dict(
+        self._retry = retry
+        self._args: dict[str, Any] = dict(
             api_key=api_key,
             base_url=base_url,
             cache=cache,
@@ -152,22 +156,29 @@ class Client:
             elif settings.cache or settings.offline:
                 namespace = namespace_of(identity, settings.api_key)
                 session = make_session(
-                    settings.cache_dir, namespace, retry=make_retry(), pool_size=pool_size, offline=settings.offline
+                    settings.cache_dir,
+                    namespace,
+                    retry=self._new_retry(),
+                    pool_size=pool_size,
+                    offline=settings.offline,
                 )
                 root = Path(settings.cache_dir) if settings.cache_dir else default_cache_dir()
                 self._fetch_cache = FetchCache(root / f"{namespace}.fetch.sqlite")
             else:
                 session = requests.Session()
-                mount_retries(session, make_retry(), pool_size=pool_size)
+                mount_retries(session, self._new_retry(), pool_size=pool_size)
             if settings.embedded:
                 adapter = embedded.EmbeddedAdapter(
-                    max_retries=make_retry(), pool_connections=pool_size, pool_maxsize=pool_size
+                    max_retries=self._new_retry(), pool_connections=pool_size, pool_maxsize=pool_size
                 )
                 session.mount(embedded.EMBEDDED_ORIGIN, adapter)
             if self._user_session is None and (settings.embedded or _is_loopback(settings.base_url)):
                 session.trust_env = False  # no proxy ever applies to loopback; skips an environment scan per call
             self._settings, self._identity, self._session = settings, identity, session
             return session
+
+    def _new_retry(self) -> Retry:
+        return self._retry if self._retry is not None else make_retry()
 
     def close(self) -> None:
         """Close the HTTP session (the cache files stay).
@@ -336,43 +347,54 @@ class Client:
             fc.put(key, orjson.dumps(merged), ep.ttl)
         return merged
 
-    def fetch_part(
-        self, endpoint: str | Endpoint, params: Mapping[str, Any] | None = None, *, refresh: bool = False
-    ) -> Any:
-        """Fetch one request and return its typed columns (a frame *part*), through the fetch cache.
+    def memoized(self, key: str, ttl: int, produce: Callable[[], bytes], *, refresh: bool = False) -> bytes:
+        """Bytes derived from fetched answers (typed frame parts), kept in the fetch cache next to the HTTP cache.
 
-        A warm part is read back as Arrow (no JSON decode, no per-value work); :func:`fdkit.frames.frame_from_parts`
-        assembles parts into the endpoint's frame.
+        Offline, a stale entry is still served. Without a cache the bytes are produced every time.
 
         Args:
-            endpoint: endpoint name or object (not a search endpoint).
-            params: the service's parameters.
-            refresh: bypass the caches.
+            key: the entry's key (it must name everything the bytes depend on).
+            ttl: lifetime in seconds (``-1``: never expires).
+            produce: makes the bytes on a miss (it may fetch).
+            refresh: ignore a cached entry.
 
         Returns:
-            ``(arrow table, rows, constants)``.
+            The bytes.
 
         Example:
-            >>> from fdkit.frames import frame_from_parts
-            >>> c = Client()
-            >>> part = c.fetch_part("company_facts", {"ticker": "AAPL"})
-            >>> frame_from_parts("company_facts", [part], {})["name"].tolist()
-            ['Apple Inc.']
+            >>> Client(cache=False).memoized("k", 60, lambda: b"v")
+            b'v'
         """
-        from .frames import part_bytes, part_from_bytes, part_tag, response_part
-
-        ep = _catalog.get(endpoint) if isinstance(endpoint, str) else endpoint
-        clean = _clean_params(ep, params or {})
         self._ensure()
-        fc, key = self._fetch_cache, f"part:{part_tag(ep)}:" + fetch_key(ep.name, clean)
+        fc = self._fetch_cache
         if fc is not None and not refresh:
             hit = fc.get(key, allow_stale=bool(self._settings and self._settings.offline))
             if hit is not None:
-                return part_from_bytes(hit)
-        part = response_part(ep, clean, self.fetch(ep, clean, refresh=refresh, progress=False))
+                return hit
+        data = produce()
         if fc is not None:
-            fc.put(key, part_bytes(part), ep.ttl)
-        return part
+            fc.put(key, data, ttl)
+        return data
+
+    def clean_params(self, endpoint: str | Endpoint, params: Mapping[str, Any] | None) -> dict[str, Any]:
+        """The parameters as they are sent: unknown names refused, ``None`` dropped, dates and flags as text.
+
+        Args:
+            endpoint: endpoint name or object.
+            params: the caller's parameters.
+
+        Returns:
+            The wire parameters.
+
+        Raises:
+            BadRequestError: naming a parameter the endpoint does not have.
+
+        Example:
+            >>> Client(cache=False).clean_params("news", {"ticker": "AAPL", "limit": None})
+            {'ticker': 'AAPL'}
+        """
+        ep = _catalog.get(endpoint) if isinstance(endpoint, str) else endpoint
+        return _clean_params(ep, params or {})
 
     def fetch_many(
         self,
@@ -383,7 +405,7 @@ class Client:
         refresh: bool = False,
         progress: bool | None = None,
         label: Callable[[Mapping[str, Any]], str] | None = None,
-        parts: bool = False,
+        fetch: Callable[[Mapping[str, Any]], Any] | None = None,
     ) -> tuple[list[tuple[Mapping[str, Any], Any]], dict[str, FdkitError]]:
         """Fetch several requests of one endpoint concurrently (bounded pool), in input order.
 
@@ -394,7 +416,8 @@ class Client:
             refresh: bypass the cache.
             progress: a per-request progress bar; defaults to the client's setting.
             label: names a request in error reports (default: its ticker).
-            parts: return typed frame parts (:meth:`fetch_part`) instead of JSON bodies.
+            fetch: what to do per request (default: :meth:`fetch`, the merged JSON); the dataset functions pass
+                :func:`fdkit.frames.fetch_part`, which answers typed columns from the fetch cache.
 
         Returns:
             ``(results, failures)``: the successful ``(params, body or part)`` pairs in input order and the
@@ -418,8 +441,8 @@ class Client:
 
         def one(p: Mapping[str, Any]) -> Any:
             try:
-                if parts:
-                    return self.fetch_part(ep, p, refresh=refresh)
+                if fetch is not None:
+                    return fetch(p)
                 return self.fetch(ep, p, refresh=refresh, progress=False)
             except LakeError:
                 raise  # no lake is no per-ticker failure: never skipped by errors="ignore"

@@ -25,7 +25,7 @@ from . import catalog as _catalog
 from .catalog import CATALOG, Endpoint
 from .client import Client, default_client
 from .errors import BadRequestError
-from .frames import exhibits_frame, frame_from_parts, to_frame
+from .frames import exhibits_frame, fetch_part, frame_from_parts, to_frame
 
 __all__ = ["DATASETS", "available", "financials", "filing_exhibits", "bind_client_methods"]
 
@@ -116,7 +116,13 @@ def _call(
             return bodies if many else (bodies[0] if bodies else None)
         return to_frame(ep, ok) if ok else to_frame(ep, [(params, {})])
     # typed parts: a warm request is read back as Arrow, with no JSON decode
-    ok, _failed = client.fetch_many(ep, requests_, errors=errors, progress=progress, parts=True)  # type: ignore[arg-type]
+    ok, _failed = client.fetch_many(
+        ep,
+        requests_,
+        errors=errors,
+        progress=progress,
+        fetch=lambda p: fetch_part(client, ep, p),  # type: ignore[arg-type]
+    )
     return frame_from_parts(ep, [part for _, part in ok], params)
 
 

@@ -84,21 +84,12 @@ def test_429_retry_after_is_honoured(test_lake):
 @pytest.mark.parametrize(("kind", "cls"), [("500", ServerError), ("503", ServerError), ("429", RateLimitError)])
 def test_persistent_failures_raise_transport_errors(test_lake, kind, cls):
     with _faulty(test_lake, [kind] * 10) as srv:
-        c = fdkit.Client(srv.api_key, srv.base_url, cache=False)
-        c._args["timeout"] = 5
-        import fdkit.cache as fc
+        from fdkit.cache import make_retry
 
-        orig = fc.make_retry
-        try:
-            fc.make_retry = lambda: orig(total=2, backoff_factor=0.01)
-            import fdkit.client as fcl
-
-            fcl.make_retry = fc.make_retry
-            with pytest.raises(cls) as e:
-                c.fetch("prices", {**PRICES, "limit": 5})
-        finally:
-            fc.make_retry = orig
-            fcl.make_retry = orig
+        c = fdkit.Client(srv.api_key, srv.base_url, cache=False, timeout=5,
+                         retry=make_retry(total=2, backoff_factor=0.01))  # fmt: skip
+        with pytest.raises(cls) as e:
+            c.fetch("prices", {**PRICES, "limit": 5})
     assert isinstance(e.value, TransportError) and e.value.status == int(kind)
     if kind == "429":
         assert e.value.retry_after == 0 and "throttled" in e.value.message
