@@ -9,11 +9,13 @@ Example:
 from __future__ import annotations
 
 from . import accessor as _accessor  # noqa: F401  (registers the .fds accessor)
-from . import catalog, errors
+from . import api, catalog, errors
+from .api import *  # noqa: F403  (fdkit.prices, fdkit.balance_sheets, ...: generated from the catalog)
 from .catalog import CATALOG
 from .client import Client, default_client
 from .config import configure
-from .datasets import DATASETS, available, filing_exhibits, financials
+from .datasets import DATASETS as DATASETS
+from .datasets import available, filing_exhibits, financials
 from .errors import (
     AuthenticationError,
     BadRequestError,
@@ -31,10 +33,8 @@ from .errors import (
 
 __version__ = "0.1.0"
 
-globals().update(DATASETS)  # fdkit.prices, fdkit.balance_sheets, ... (generated from the catalog)
-
 __all__ = [
-    *DATASETS,
+    *api.__all__,
     "available",
     "financials",
     "filing_exhibits",
@@ -44,7 +44,7 @@ __all__ = [
     "default_client",
     "catalog",
     "errors",
-    "server",
+    "server",  # noqa: F405  (imported on first use, see __getattr__)
     "FdkitError",
     "TransportError",
     "RateLimitError",

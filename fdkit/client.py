@@ -26,6 +26,7 @@ from urllib3.util.retry import Retry
 
 from . import catalog as _catalog
 from . import embedded
+from .api import DatasetMethods
 from .cache import (
     API_KEY_HEADER,
     FetchCache,
@@ -58,7 +59,7 @@ Errors = Literal["raise", "warn", "ignore"]
 _BODY_RETRIES = 4  # truncated bodies / invalid JSON are not covered by urllib3's Retry
 
 
-class Client:
+class Client(DatasetMethods):
     """A client of the Financial Data Service.
 
     Every dataset function (``prices``, ``balance_sheets``, ...) is also a method of the client. With neither an
@@ -196,6 +197,41 @@ class Client:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    # -- the hand-written dataset functions as methods (the generated ones come from DatasetMethods) -----------
+    def available(self, resource: str, what: str = "tickers", **params: Any) -> list[str]:
+        """:func:`fdkit.available` with this client.
+
+        Example:
+            >>> Client().available("interest_rates", "banks")
+            ['ECB', 'FED']
+        """
+        from .datasets import available
+
+        return available(resource, what, client=self, **params)
+
+    def financials(self, ticker: str | Sequence[str], period: str = "annual", limit: int | None = None, *,
+                   errors: Errors = "raise", **filters: Any) -> Any:  # fmt: skip
+        """:func:`fdkit.financials` with this client.
+
+        Example:
+            >>> "free_cash_flow" in Client().financials("AAPL", limit=1).columns
+            True
+        """
+        from .datasets import financials
+
+        return financials(ticker, period, limit, client=self, errors=errors, **filters)
+
+    def filing_exhibits(self, ticker: str, filing_type: str, year: int, **params: Any) -> Any:
+        """:func:`fdkit.filing_exhibits` with this client.
+
+        Example:
+            >>> list(Client().filing_exhibits("NVDA", "8-K", 2026).columns)[:2]
+            ['accession_number', 'item']
+        """
+        from .datasets import filing_exhibits
+
+        return filing_exhibits(ticker, filing_type, year, client=self, **params)
 
     # -- one HTTP request -----------------------------------------------------------------------------------
     def request(

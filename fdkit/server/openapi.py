@@ -87,7 +87,7 @@ def _record_for(ep: Endpoint) -> dict[str, Any]:
     return SHAPES[ep.shape].record_schema(ep.schema, _record_schema, drop=ep.context_fields)
 
 
-def _param_schema(p: Param) -> dict[str, Any]:
+def _param_schema(p: Param, example: Any = None) -> dict[str, Any]:
     base: dict[str, Any] = {
         "string": {
             "type": "string",
@@ -107,10 +107,13 @@ def _param_schema(p: Param) -> dict[str, Any]:
         base["maximum"] = p.max
     if p.default is not None:
         base["default"] = p.default
-    if p.example is not None:
-        base["example"] = p.example
     if p.repeatable:
-        return {"type": "array", "items": base, "minItems": 1}
+        if isinstance(example, str):
+            example = [example]
+        return {"type": "array", "items": base, "minItems": 1, **({"example": example} if example else {})}
+    example = p.example if example is None else example
+    if example is not None:
+        base["example"] = example
     return base
 
 
@@ -177,8 +180,10 @@ def _operation(ep: Endpoint) -> dict[str, Any]:
     }
     if not ep.auth:
         op["security"] = []
+    example = dict(ep.examples[0]) if ep.examples else {}  # the catalog's example request
     if ep.method == "POST":
-        op["requestBody"] = {"required": True, "content": {"application/json": {"schema": _body_schema(ep)}}}
+        body = {"schema": _body_schema(ep), **({"example": example} if example else {})}
+        op["requestBody"] = {"required": True, "content": {"application/json": body}}
     else:
         op["parameters"] = [
             {
@@ -186,7 +191,7 @@ def _operation(ep: Endpoint) -> dict[str, Any]:
                 "in": "query",
                 "required": p.required,
                 "description": p.description,
-                "schema": _param_schema(p),
+                "schema": _param_schema(p, example.get(p.name)),
                 **({"style": "form", "explode": True} if p.repeatable else {}),
             }
             for p in ep.params

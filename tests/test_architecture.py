@@ -1,0 +1,154 @@
+"""The layer rules of CONTRIBUTING.md, checked: no import cycles, who may import the server, a generated API that
+matches the catalog, shapes and examples that come from the catalog."""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import inspect
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import fdkit
+from fdkit.catalog import CATALOG
+
+ROOT = Path(__file__).resolve().parents[1]
+PKG = ROOT / "fdkit"
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+MODULES = {_module_name(p): p for p in PKG.rglob("*.py")}
+
+
+def _resolve(module: str, node: ast.ImportFrom | ast.Import, is_pkg: bool) -> list[str]:
+    """The fdkit modules one import statement names."""
+    if isinstance(node, ast.Import):
+        return [a.name for a in node.names if a.name.split(".")[0] == "fdkit"]
+    base = module.split(".") if is_pkg else module.split(".")[:-1]
+    if node.level:
+        base = base[: len(base) - (node.level - 1)]
+        target = ".".join(base + ([node.module] if node.module else []))
+    else:
+        target = node.module or ""
+    if target.split(".")[0] != "fdkit":
+        return []
+    out = []
+    for alias in node.names:
+        sub = f"{target}.{alias.name}"
+        out.append(sub if sub in MODULES else target)
+    return out
+
+
+def _imports(module: str, *, top_level_only: bool) -> set[str]:
+    path = MODULES[module]
+    tree = ast.parse(path.read_text())
+    found: set[str] = set()
+
+    def visit(body: list[ast.stmt]) -> None:
+        for node in body:
+            if isinstance(node, ast.Import | ast.ImportFrom):
+                found.update(_resolve(module, node, path.name == "__init__.py"))
+            elif isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+                continue  # typing only: never executed
+            elif isinstance(node, ast.If | ast.Try | ast.With):
+                for block in ("body", "orelse", "finalbody", "handlers"):
+                    for sub in getattr(node, block, []) or []:
+                        visit(sub.body if isinstance(sub, ast.ExceptHandler) else [sub])
+            elif not top_level_only and isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                visit(node.body)
+
+    if top_level_only:
+        visit(tree.body)
+    else:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import | ast.ImportFrom):
+                found.update(_resolve(module, node, path.name == "__init__.py"))
+    return {m for m in found if m in MODULES and m != module}
+
+
+def test_no_import_cycles_between_fdkit_modules():
+    graph = {m: _imports(m, top_level_only=True) for m in MODULES}
+    # a package's __init__ importing its own submodules is how packages work; a submodule importing its package
+    # back (``from fdkit import x`` at module level) would close a cycle and is checked like any other edge
+    state: dict[str, int] = {}
+    cycles: list[list[str]] = []
+
+    def dfs(node: str, stack: list[str]) -> None:
+        state[node] = 1
+        for nxt in sorted(graph[node]):
+            if nxt.startswith(node + ".") and MODULES[node].name == "__init__.py":
+                continue
+            if state.get(nxt) == 1:
+                cycles.append(stack[stack.index(nxt) :] + [nxt] if nxt in stack else [node, nxt])
+            elif nxt not in state:
+                dfs(nxt, [*stack, nxt])
+        state[node] = 2
+
+    for m in sorted(graph):
+        if m not in state:
+            dfs(m, [m])
+    assert not cycles, cycles
+
+
+def test_the_client_side_never_imports_the_server_at_module_level():
+    client_side = [m for m in MODULES if not m.startswith(("fdkit.server", "fdkit.webhooks")) and m != "fdkit.cli"]
+    offenders = {m: sorted(i for i in _imports(m, top_level_only=True) if i.startswith("fdkit.server"))
+                 for m in client_side}  # fmt: skip
+    assert not {m: v for m, v in offenders.items() if v}
+    # and at run time: importing fdkit and fetching from the cache loads neither FastAPI nor the server package
+    code = "import sys, fdkit\nprint(any(m.startswith(('fastapi', 'fdkit.server', 'uvicorn')) for m in sys.modules))"
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert r.stdout.strip() == "False", r.stderr
+
+
+def test_webhooks_never_import_the_server():
+    for m in (m for m in MODULES if m.startswith("fdkit.webhooks")):
+        assert not [i for i in _imports(m, top_level_only=False) if i.startswith("fdkit.server")], m
+
+
+def test_the_generated_api_matches_the_catalog():
+    spec = importlib.util.spec_from_file_location("generate_api", ROOT / "scripts" / "generate_api.py")
+    gen = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen)
+    assert (PKG / "api.py").read_text() == gen.render(), "fdkit/api.py is stale: run python scripts/generate_api.py"
+
+
+@pytest.mark.parametrize("name", [n for n, ep in CATALOG.items() if ep.kind != "listing"])
+def test_every_dataset_function_has_the_catalog_signature(name):
+    ep = CATALOG[name]
+    for fn, skip in ((getattr(fdkit, name), 0), (getattr(fdkit.Client, name), 1)):
+        params = list(inspect.signature(fn).parameters.values())[skip:]
+        named = [p.name for p in params if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD]
+        assert sorted(named) == sorted(ep.param_names), (name, named)
+        if named:
+            assert named[0] == (ep.ticker_param if ep.ticker_param in ep.param_names else ep.param_names[0])
+        assert {"raw", "errors", "progress"} <= {p.name for p in params}
+        assert fn.__doc__ and ">>> " in fn.__doc__ and ep.path in fn.__doc__
+
+
+def test_every_data_endpoint_has_examples_from_the_catalog():
+    for ep in CATALOG.values():
+        if ep.kind == "listing":
+            continue
+        assert ep.invalid_examples, ep.name
+        if ep.name != "labor_snapshot":  # the reference data has no labour series
+            assert ep.examples, ep.name
+    doc = fdkit.server.openapi.build_openapi()
+    prices = {p["name"]: p for p in doc["paths"]["/prices"]["get"]["parameters"]}
+    assert prices["ticker"]["schema"]["example"] == CATALOG["prices"].examples[0]["ticker"]
+
+
+def test_no_shape_knowledge_outside_the_shapes_module_and_catalog():
+    """Endpoint names are not branched on in frames, server, OpenAPI, mirror or the receiver."""
+    for rel in ("frames.py", "mirror.py", "server/openapi.py", "server/app.py", "webhooks/receiver.py"):
+        text = (PKG / rel).read_text()
+        assert "ep.name ==" not in text and "endpoint.name ==" not in text, rel
