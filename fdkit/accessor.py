@@ -30,7 +30,7 @@ _OHLCV = {"open": "first", "high": "max", "low": "min", "close": "last", "volume
 
 
 def _date_level(df: pd.DataFrame) -> str:
-    names = [n for n in df.index.names if n is not None]
+    names = [str(n) for n in df.index.names if n is not None]
     for n in reversed(names):
         if n != "ticker" and pd.api.types.is_datetime64_any_dtype(df.index.get_level_values(n)):
             return n
@@ -102,7 +102,7 @@ class FdsAccessor:
         price = self._df[column].astype("float64")
         grouped = price.groupby(level="ticker", observed=True, sort=False) if _has_ticker(self._df) else price
         prev = grouped.shift(periods)
-        out = np.log(price / prev) if kind == "log" else price / prev - 1.0
+        out = pd.Series(np.log(price / prev), index=price.index) if kind == "log" else price / prev - 1.0
         return out.rename(f"{kind}_return")
 
     def rebase(self, base: float = 100.0, column: str = "close") -> pd.Series:
@@ -122,10 +122,11 @@ class FdsAccessor:
             100.0
         """
         s = self._df[column].astype("float64")
+        first: pd.Series | float
         if _has_ticker(self._df):
             first = s.groupby(level="ticker", observed=True, sort=False).transform("first")
         else:
-            first = s.dropna().iloc[0]
+            first = float(s.dropna().iloc[0])
         return (s / first * base).rename(f"{column}_rebased")
 
     def resample(self, rule: str, how: str | dict[str, str] | None = None) -> pd.DataFrame:
@@ -160,7 +161,9 @@ class FdsAccessor:
             out["volume"] = out["volume"].astype(df["volume"].dtype)
         return out.dropna(how="all")
 
-    def align(self, other: pd.DataFrame | pd.Series, join: str = "inner") -> tuple[pd.DataFrame, Any]:
+    def align(
+        self, other: pd.DataFrame | pd.Series, join: Literal["outer", "inner", "left", "right"] = "inner"
+    ) -> tuple[pd.DataFrame, Any]:
         """Align two long frames on their ``(ticker, date)`` index.
 
         Args:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import datetime
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal, Never, overload
+from typing import TYPE_CHECKING, Any, Literal, Never, cast, overload
 
 import numpy as np
 import pandas as pd
@@ -1199,7 +1199,7 @@ class DatasetMethods:
             >>> type(df).__name__
             'DataFrame'
         """
-        return call('income_statements', {'ticker': ticker, 'cik': cik, 'period': period, 'limit': limit, 'report_period': report_period, 'report_period_gte': report_period_gte, 'report_period_gt': report_period_gt, 'report_period_lte': report_period_lte, 'report_period_lt': report_period_lt}, raw=raw, errors=errors, progress=progress, client=self, unknown=unknown)
+        return call('income_statements', {'ticker': ticker, 'cik': cik, 'period': period, 'limit': limit, 'report_period': report_period, 'report_period_gte': report_period_gte, 'report_period_gt': report_period_gt, 'report_period_lte': report_period_lte, 'report_period_lt': report_period_lt}, raw=raw, errors=errors, progress=progress, client=cast("Client", self), unknown=unknown)
 
     @overload
     def balance_sheets(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
@@ -1237,7 +1237,7 @@ class DatasetMethods:
             >>> type(df).__name__
             'DataFrame'
         """
-        return call('balance_sheets', {'ticker': ticker, 'cik': cik, 'period': period, 'limit': limit, 'report_period': report_period, 'report_period_gte': report_period_gte, 'report_period_gt': report_period_gt, 'report_period_lte': report_period_lte, 'report_period_lt': report_period_lt}, raw=raw, errors=errors, progress=progress, client=self, unknown=unknown)
+        return call('balance_sheets', {'ticker': ticker, 'cik': cik, 'period': period, 'limit': limit, 'report_period': report_period, 'report_period_gte': report_period_gte, 'report_period_gt': report_period_gt, 'report_period_lte': report_period_lte, 'report_period_lt': report_period_lt}, raw=raw, errors=errors, progress=progress, client=cast("Client", self), unknown=unknown)
 
     @overload
     def cash_flow_statements(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
@@ -1275,7 +1275,7 @@ class DatasetMethods:
             >>> type(df).__name__
             'DataFrame'
         """
-        return call('cash_flow_statements', {'ticker': ticker, 'cik': cik, 'period': period, 'limit': limit, 'report_period': report_period, 'report_period_gte': report_period_gte, 'report_period_gt': report_period_gt, 'report_period_lte': report_period_lte, 'report_period_lt': report_period_lt}, raw=raw, errors=errors, progress=progress, client=self, unknown=unknown)
+        return call('cash_flow_statements', {'ticker': ticker, 'cik': cik, 'period': period, 'limit': limit, 'report_period': report_period, 'report_period_gte': report_period_gte, 'report_period_gt': report_period_gt, 'report_period_lte': report_period_lte, 'report_period_lt': report_period_lt}, raw=raw, errors=errors, progress=progress, client=cast("Client", self), unknown=unknown)
 
     @overload
     def segmented_revenues(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
@@ -1313,7 +1313,7 @@ class DatasetMethods:
             >>> type(df).__name__
             'DataFrame'
         """
-        return call('segmented_revenues', {'ticker': ticker, 'cik': cik, 'period': period, 'limit': limit, 'report_period': report_period, 'report_period_gte': report_period_gte, 'report_period_gt': report_period_gt, 'report_period_lte': report_period_lte, 'report_period_lt': report_period_lt}, raw=raw, errors=errors, progress=progress, client=self, unknown=unknown)
+        return call('segmented_revenues', {'ticker': ticker, 'cik': cik, 'period': period, 'limit': limit, 'report_period': report_period, 'report_period_gte': report_period_gte, 'report_period_gt': report_period_gt, 'report_period_lte': report_period_lte, 'report_period_lt': report_period_lt}, raw=raw, errors=errors, progress=progress, client=cast("Client", self), unknown=unknown)
 
     @overload
     def income_statement_segments(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
@@ -1351,7 +1351,7 @@ class DatasetMethods:
             >>> type(df).__name__
             'DataFrame'
         """
-        return call('income_statement_segments', {'ticker': ticker, 'cik': cik, 'period': period, 'limit': limit, 'report_period': report_period, 'report_period_gte': report_period_gte, 'report_period_gt': report_period_gt, 'report_period_lte': report_period_lte, 'report_period_lt': report_period_lt}, raw=raw, errors=errors, progress=progress, client=self, unknown=unknown)
+        return call('income_statement_segments', {'ticker': ticker, 'cik': cik, 'period': period, 'limit': limit, 'report_period': report_period, 'report_period_gte': report_period_gte, 'report_period_gt': report_period_gt, 'report_period_lte': report_period_lte, 'report_period_lt': report_period_lt}, raw=raw, errors=errors, progress=progress, client=cast("Client", self), unknown=unknown)
 
     @overload
     def balance_sheet_segments(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
@@ -1389,7 +1389,7 @@ class DatasetMethods:
             >>> type(df).__name__
             'DataFrame'
         """
-        return call('balance_sheet_segments', {'ticker': ticker, 'cik': cik, 'period': period, 'limit': limit, 'report_period': report_period, 'report_period_gte': report_period_gte, 'report_period_gt': report_period_gt, 'report_period_lte': report_period_lte, 'report_period_lt': report_period_lt}, raw=raw, errors=errors, progress=progress, client=self, unknown=unknown)
+        return call('balance_sheet_segments', {'ticker': ticker, 'cik': cik, 'period': period, 'limit': limit, 'report_period': report_period, 'report_period_gte': report_period_gte, 'report_period_gt': report_period_gt, 'report_period_lte': report_period_lte, 'report_period_lt': report_period_lt}, raw=raw, errors=errors, progress=progress, client=cast("Client", self), unknown=unknown)
 
     @overload
     def cash_flow_statement_segments(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
@@ -1427,7 +1427,7 @@ class DatasetMethods:
             >>> type(df).__name__
             'DataFrame'
         """
-        return call('cash_flow_statement_segments', {'ticker': ticker, 'cik': cik, 'period': period, 'limit': limit, 'report_period': report_period, 'report_period_gte': report_period_gte, 'report_period_gt': report_period_gt, 'report_period_lte': report_period_lte, 'report_period_lt': report_period_lt}, raw=raw, errors=errors, progress=progress, client=self, unknown=unknown)
+        return call('cash_flow_statement_segments', {'ticker': ticker, 'cik': cik, 'period': period, 'limit': limit, 'report_period': report_period, 'report_period_gte': report_period_gte, 'report_period_gt': report_period_gt, 'report_period_lte': report_period_lte, 'report_period_lt': report_period_lt}, raw=raw, errors=errors, progress=progress, client=cast("Client", self), unknown=unknown)
 
     @overload
     def financial_metrics(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
@@ -1465,7 +1465,7 @@ class DatasetMethods:
             >>> type(df).__name__
             'DataFrame'
         """
-        return call('financial_metrics', {'ticker': ticker, 'cik': cik, 'period': period, 'limit': limit, 'report_period': report_period, 'report_period_gte': report_period_gte, 'report_period_gt': report_period_gt, 'report_period_lte': report_period_lte, 'report_period_lt': report_period_lt}, raw=raw, errors=errors, progress=progress, client=self, unknown=unknown)
+        return call('financial_metrics', {'ticker': ticker, 'cik': cik, 'period': period, 'limit': limit, 'report_period': report_period, 'report_period_gte': report_period_gte, 'report_period_gt': report_period_gt, 'report_period_lte': report_period_lte, 'report_period_lt': report_period_lt}, raw=raw, errors=errors, progress=progress, client=cast("Client", self), unknown=unknown)
 
     @overload
     def screen(self, filters: Sequence[Mapping[str, Any]], limit: int | None = None, period: Literal['annual', 'quarterly', 'ttm'] | None = None, currency: Literal['USD', 'EUR', 'GBP', 'JPY', 'CHF', 'AUD', 'CAD', 'SEK'] | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
@@ -1498,7 +1498,7 @@ class DatasetMethods:
             >>> type(df).__name__
             'DataFrame'
         """
-        return call('screen', {'filters': filters, 'limit': limit, 'period': period, 'currency': currency}, raw=raw, errors=errors, progress=progress, client=self, unknown=unknown)
+        return call('screen', {'filters': filters, 'limit': limit, 'period': period, 'currency': currency}, raw=raw, errors=errors, progress=progress, client=cast("Client", self), unknown=unknown)
 
     @overload
     def line_items(self, tickers: Sequence[str], line_items: Sequence[str], period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
@@ -1531,7 +1531,7 @@ class DatasetMethods:
             >>> type(df).__name__
             'DataFrame'
         """
-        return call('line_items', {'tickers': tickers, 'line_items': line_items, 'period': period, 'limit': limit}, raw=raw, errors=errors, progress=progress, client=self, unknown=unknown)
+        return call('line_items', {'tickers': tickers, 'line_items': line_items, 'period': period, 'limit': limit}, raw=raw, errors=errors, progress=progress, client=cast("Client", self), unknown=unknown)
 
     @overload
     def prices(self, ticker: str | Sequence[str], interval: Literal['minute', 'day', 'week', 'month', 'year'] = 'day', interval_multiplier: int | None = None, start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
@@ -1566,7 +1566,7 @@ class DatasetMethods:
             >>> type(df).__name__
             'DataFrame'
         """
-        return call('prices', {'ticker': ticker, 'interval': interval, 'interval_multiplier': interval_multiplier, 'start_date': start_date, 'end_date': end_date, 'limit': limit}, raw=raw, errors=errors, progress=progress, client=self, unknown=unknown)
+        return call('prices', {'ticker': ticker, 'interval': interval, 'interval_multiplier': interval_multiplier, 'start_date': start_date, 'end_date': end_date, 'limit': limit}, raw=raw, errors=errors, progress=progress, client=cast("Client", self), unknown=unknown)
 
     @overload
     def crypto_prices(self, ticker: str | Sequence[str], interval: Literal['minute', 'day', 'week', 'month', 'year'] = 'day', interval_multiplier: int | None = None, start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
@@ -1601,7 +1601,7 @@ class DatasetMethods:
             >>> type(df).__name__
             'DataFrame'
         """
-        return call('crypto_prices', {'ticker': ticker, 'interval': interval, 'interval_multiplier': interval_multiplier, 'start_date': start_date, 'end_date': end_date, 'limit': limit}, raw=raw, errors=errors, progress=progress, client=self, unknown=unknown)
+        return call('crypto_prices', {'ticker': ticker, 'interval': interval, 'interval_multiplier': interval_multiplier, 'start_date': start_date, 'end_date': end_date, 'limit': limit}, raw=raw, errors=errors, progress=progress, client=cast("Client", self), unknown=unknown)
 
     @overload
     def price_snapshot(self, ticker: str | Sequence[str], *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
@@ -1631,7 +1631,7 @@ class DatasetMethods:
             >>> type(df).__name__
             'DataFrame'
         """
-        return call('price_snapshot', {'ticker': ticker}, raw=raw, errors=errors, progress=progress, client=self, unknown=unknown)
+        return call('price_snapshot', {'ticker': ticker}, raw=raw, errors=errors, progress=progress, client=cast("Client", self), unknown=unknown)
 
     @overload
     def news(self, ticker: str | Sequence[str], start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
@@ -1664,7 +1664,7 @@ class DatasetMethods:
             >>> type(df).__name__
             'DataFrame'
         """
-        return call('news', {'ticker': ticker, 'start_date': start_date, 'end_date': end_date, 'limit': limit}, raw=raw, errors=errors, progress=progress, client=self, unknown=unknown)
+        return call('news', {'ticker': ticker, 'start_date': start_date, 'end_date': end_date, 'limit': limit}, raw=raw, errors=errors, progress=progress, client=cast("Client", self), unknown=unknown)
 
     @overload
     def filings(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, filing_type: str | Sequence[str] | None = None, limit: int | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
@@ -1697,7 +1697,7 @@ class DatasetMethods:
             >>> type(df).__name__
             'DataFrame'
         """
-        return call('filings', {'ticker': ticker, 'cik': cik, 'filing_type': filing_type, 'limit': limit}, raw=raw, errors=errors, progress=progress, client=self, unknown=unknown)
+        return call('filings', {'ticker': ticker, 'cik': cik, 'filing_type': filing_type, 'limit': limit}, raw=raw, errors=errors, progress=progress, client=cast("Client", self), unknown=unknown)
 
     @overload
     def filing_items(self, ticker: str | Sequence[str], filing_type: Literal['10-K', '10-Q', '8-K'], year: int, quarter: int | None = None, item: str | Sequence[str] | None = None, accession_number: str | None = None, include_exhibits: bool | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
@@ -1733,7 +1733,7 @@ class DatasetMethods:
             >>> type(df).__name__
             'DataFrame'
         """
-        return call('filing_items', {'ticker': ticker, 'filing_type': filing_type, 'year': year, 'quarter': quarter, 'item': item, 'accession_number': accession_number, 'include_exhibits': include_exhibits}, raw=raw, errors=errors, progress=progress, client=self, unknown=unknown)
+        return call('filing_items', {'ticker': ticker, 'filing_type': filing_type, 'year': year, 'quarter': quarter, 'item': item, 'accession_number': accession_number, 'include_exhibits': include_exhibits}, raw=raw, errors=errors, progress=progress, client=cast("Client", self), unknown=unknown)
 
     @overload
     def insider_trades(self, ticker: str | Sequence[str], limit: int | None = None, name: str | None = None, transaction_type: str | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
@@ -1771,7 +1771,7 @@ class DatasetMethods:
             >>> type(df).__name__
             'DataFrame'
         """
-        return call('insider_trades', {'ticker': ticker, 'limit': limit, 'name': name, 'transaction_type': transaction_type, 'filing_date': filing_date, 'filing_date_gte': filing_date_gte, 'filing_date_gt': filing_date_gt, 'filing_date_lte': filing_date_lte, 'filing_date_lt': filing_date_lt}, raw=raw, errors=errors, progress=progress, client=self, unknown=unknown)
+        return call('insider_trades', {'ticker': ticker, 'limit': limit, 'name': name, 'transaction_type': transaction_type, 'filing_date': filing_date, 'filing_date_gte': filing_date_gte, 'filing_date_gt': filing_date_gt, 'filing_date_lte': filing_date_lte, 'filing_date_lt': filing_date_lt}, raw=raw, errors=errors, progress=progress, client=cast("Client", self), unknown=unknown)
 
     @overload
     def insider_ownership(self, ticker: str | Sequence[str], limit: int | None = None, name: str | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
@@ -1808,7 +1808,7 @@ class DatasetMethods:
             >>> type(df).__name__
             'DataFrame'
         """
-        return call('insider_ownership', {'ticker': ticker, 'limit': limit, 'name': name, 'filing_date': filing_date, 'filing_date_gte': filing_date_gte, 'filing_date_gt': filing_date_gt, 'filing_date_lte': filing_date_lte, 'filing_date_lt': filing_date_lt}, raw=raw, errors=errors, progress=progress, client=self, unknown=unknown)
+        return call('insider_ownership', {'ticker': ticker, 'limit': limit, 'name': name, 'filing_date': filing_date, 'filing_date_gte': filing_date_gte, 'filing_date_gt': filing_date_gt, 'filing_date_lte': filing_date_lte, 'filing_date_lt': filing_date_lt}, raw=raw, errors=errors, progress=progress, client=cast("Client", self), unknown=unknown)
 
     @overload
     def institutional_ownership(self, ticker: str | Sequence[str] | None = None, investor: str | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
@@ -1845,7 +1845,7 @@ class DatasetMethods:
             >>> type(df).__name__
             'DataFrame'
         """
-        return call('institutional_ownership', {'ticker': ticker, 'investor': investor, 'limit': limit, 'report_period': report_period, 'report_period_gte': report_period_gte, 'report_period_gt': report_period_gt, 'report_period_lte': report_period_lte, 'report_period_lt': report_period_lt}, raw=raw, errors=errors, progress=progress, client=self, unknown=unknown)
+        return call('institutional_ownership', {'ticker': ticker, 'investor': investor, 'limit': limit, 'report_period': report_period, 'report_period_gte': report_period_gte, 'report_period_gt': report_period_gt, 'report_period_lte': report_period_lte, 'report_period_lt': report_period_lt}, raw=raw, errors=errors, progress=progress, client=cast("Client", self), unknown=unknown)
 
     @overload
     def company_facts(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
@@ -1876,7 +1876,7 @@ class DatasetMethods:
             >>> type(df).__name__
             'DataFrame'
         """
-        return call('company_facts', {'ticker': ticker, 'cik': cik}, raw=raw, errors=errors, progress=progress, client=self, unknown=unknown)
+        return call('company_facts', {'ticker': ticker, 'cik': cik}, raw=raw, errors=errors, progress=progress, client=cast("Client", self), unknown=unknown)
 
     @overload
     def interest_rates(self, bank: str | Sequence[str], start_date: DateLike | None = None, end_date: DateLike | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
@@ -1908,7 +1908,7 @@ class DatasetMethods:
             >>> type(df).__name__
             'DataFrame'
         """
-        return call('interest_rates', {'bank': bank, 'start_date': start_date, 'end_date': end_date}, raw=raw, errors=errors, progress=progress, client=self, unknown=unknown)
+        return call('interest_rates', {'bank': bank, 'start_date': start_date, 'end_date': end_date}, raw=raw, errors=errors, progress=progress, client=cast("Client", self), unknown=unknown)
 
     @overload
     def interest_rate_snapshot(self, bank: str | Sequence[str], *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
@@ -1938,7 +1938,7 @@ class DatasetMethods:
             >>> type(df).__name__
             'DataFrame'
         """
-        return call('interest_rate_snapshot', {'bank': bank}, raw=raw, errors=errors, progress=progress, client=self, unknown=unknown)
+        return call('interest_rate_snapshot', {'bank': bank}, raw=raw, errors=errors, progress=progress, client=cast("Client", self), unknown=unknown)
 
     @overload
     def inflation_snapshot(self, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
@@ -1967,7 +1967,7 @@ class DatasetMethods:
             >>> type(df).__name__
             'DataFrame'
         """
-        return call('inflation_snapshot', {}, raw=raw, errors=errors, progress=progress, client=self, unknown=unknown)
+        return call('inflation_snapshot', {}, raw=raw, errors=errors, progress=progress, client=cast("Client", self), unknown=unknown)
 
     @overload
     def labor_snapshot(self, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
@@ -1998,7 +1998,7 @@ class DatasetMethods:
             ...     print(exc.message)
             no labor data is served
         """
-        return call('labor_snapshot', {}, raw=raw, errors=errors, progress=progress, client=self, unknown=unknown)
+        return call('labor_snapshot', {}, raw=raw, errors=errors, progress=progress, client=cast("Client", self), unknown=unknown)
 
     @overload
     def yield_curve_snapshot(self, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
@@ -2027,7 +2027,7 @@ class DatasetMethods:
             >>> type(df).__name__
             'DataFrame'
         """
-        return call('yield_curve_snapshot', {}, raw=raw, errors=errors, progress=progress, client=self, unknown=unknown)
+        return call('yield_curve_snapshot', {}, raw=raw, errors=errors, progress=progress, client=cast("Client", self), unknown=unknown)
 
     @overload
     def yield_curve(self, start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
@@ -2059,7 +2059,7 @@ class DatasetMethods:
             >>> type(df).__name__
             'DataFrame'
         """
-        return call('yield_curve', {'start_date': start_date, 'end_date': end_date, 'limit': limit}, raw=raw, errors=errors, progress=progress, client=self, unknown=unknown)
+        return call('yield_curve', {'start_date': start_date, 'end_date': end_date, 'limit': limit}, raw=raw, errors=errors, progress=progress, client=cast("Client", self), unknown=unknown)
 
     @overload
     def analyst_estimates(self, ticker: str | Sequence[str], period: Literal['annual', 'quarterly'] | None = None, limit: int | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
@@ -2091,7 +2091,7 @@ class DatasetMethods:
             >>> type(df).__name__
             'DataFrame'
         """
-        return call('analyst_estimates', {'ticker': ticker, 'period': period, 'limit': limit}, raw=raw, errors=errors, progress=progress, client=self, unknown=unknown)
+        return call('analyst_estimates', {'ticker': ticker, 'period': period, 'limit': limit}, raw=raw, errors=errors, progress=progress, client=cast("Client", self), unknown=unknown)
 
     @overload
     def earnings(self, ticker: str | Sequence[str], limit: int | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
@@ -2122,7 +2122,7 @@ class DatasetMethods:
             >>> type(df).__name__
             'DataFrame'
         """
-        return call('earnings', {'ticker': ticker, 'limit': limit}, raw=raw, errors=errors, progress=progress, client=self, unknown=unknown)
+        return call('earnings', {'ticker': ticker, 'limit': limit}, raw=raw, errors=errors, progress=progress, client=cast("Client", self), unknown=unknown)
 
     @overload
     def kpi_guidance(self, ticker: str | Sequence[str], metric_name: str | None = None, period: Literal['quarterly', 'annual'] | None = None, report_period_gte: DateLike | None = None, report_period_lte: DateLike | None = None, limit: int | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
@@ -2157,7 +2157,7 @@ class DatasetMethods:
             >>> type(df).__name__
             'DataFrame'
         """
-        return call('kpi_guidance', {'ticker': ticker, 'metric_name': metric_name, 'period': period, 'report_period_gte': report_period_gte, 'report_period_lte': report_period_lte, 'limit': limit}, raw=raw, errors=errors, progress=progress, client=self, unknown=unknown)
+        return call('kpi_guidance', {'ticker': ticker, 'metric_name': metric_name, 'period': period, 'report_period_gte': report_period_gte, 'report_period_lte': report_period_lte, 'limit': limit}, raw=raw, errors=errors, progress=progress, client=cast("Client", self), unknown=unknown)
 
     @overload
     def kpi_non_gaap(self, ticker: str | Sequence[str], metric_name: str | None = None, period: Literal['quarterly', 'annual'] | None = None, report_period_gte: DateLike | None = None, report_period_lte: DateLike | None = None, limit: int | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
@@ -2192,7 +2192,7 @@ class DatasetMethods:
             >>> type(df).__name__
             'DataFrame'
         """
-        return call('kpi_non_gaap', {'ticker': ticker, 'metric_name': metric_name, 'period': period, 'report_period_gte': report_period_gte, 'report_period_lte': report_period_lte, 'limit': limit}, raw=raw, errors=errors, progress=progress, client=self, unknown=unknown)
+        return call('kpi_non_gaap', {'ticker': ticker, 'metric_name': metric_name, 'period': period, 'report_period_gte': report_period_gte, 'report_period_lte': report_period_lte, 'limit': limit}, raw=raw, errors=errors, progress=progress, client=cast("Client", self), unknown=unknown)
 
     @overload
     def kpi_metrics(self, ticker: str | Sequence[str], metric_name: str | None = None, period: Literal['quarterly', 'annual'] | None = None, report_period_gte: DateLike | None = None, report_period_lte: DateLike | None = None, limit: int | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
@@ -2227,4 +2227,4 @@ class DatasetMethods:
             >>> type(df).__name__
             'DataFrame'
         """
-        return call('kpi_metrics', {'ticker': ticker, 'metric_name': metric_name, 'period': period, 'report_period_gte': report_period_gte, 'report_period_lte': report_period_lte, 'limit': limit}, raw=raw, errors=errors, progress=progress, client=self, unknown=unknown)
+        return call('kpi_metrics', {'ticker': ticker, 'metric_name': metric_name, 'period': period, 'report_period_gte': report_period_gte, 'report_period_lte': report_period_lte, 'limit': limit}, raw=raw, errors=errors, progress=progress, client=cast("Client", self), unknown=unknown)

@@ -93,10 +93,14 @@ def _demo(args: argparse.Namespace) -> int:
     parquet = out / "prices.parquet"
     prices.to_parquet(parquet)
     back = pd.read_parquet(parquet)
-    assert back.equals(prices), "Parquet round trip changed the frame"
+    if not back.equals(prices):
+        raise RuntimeError("the Parquet round trip changed the price frame")
     ax = prices.fds.plot(rebase=100, title=f"{', '.join(tickers)}: performance (rebased to 100)")
     png = out / "performance.png"
-    ax.figure.savefig(png, dpi=110, bbox_inches="tight")
+    figure = ax.get_figure(root=True)
+    if figure is None:  # pragma: no cover - .fds.plot always draws on a figure
+        raise RuntimeError("the performance plot has no figure")
+    figure.savefig(png, dpi=110, bbox_inches="tight")
     print()
     print(f"saved {parquet} ({parquet.stat().st_size / 1e3:.0f} kB, dtypes kept) and {png}")
     return 0

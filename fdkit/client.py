@@ -123,7 +123,8 @@ class Client(DatasetMethods):
     def settings(self) -> Settings:
         """The resolved :class:`~fdkit.config.Settings` (the embedded service is started on first use)."""
         self._ensure()
-        assert self._settings is not None
+        if self._settings is None:  # pragma: no cover - _ensure always sets it
+            raise RuntimeError("the client's settings were not resolved")
         return self._settings
 
     @property
@@ -265,8 +266,7 @@ class Client(DatasetMethods):
             ['ECB', 'FED']
         """
         session = self._ensure()
-        settings = self._settings
-        assert settings is not None
+        settings = self.settings
         if "://" not in path_or_url:
             url = f"{settings.base_url}{path_or_url}"
         elif settings.embedded:  # a next_page_url of the embedded service: its port is this process's business
@@ -322,8 +322,7 @@ class Client(DatasetMethods):
                         raise TransportError("the service returned JSON that is not an object", path=path)
                     return body
             time.sleep(min(0.25 * 2**attempt, 4.0))
-        assert last_error is not None
-        raise last_error
+        raise last_error or TransportError("the request failed", path=path)
 
     # -- one logical fetch ----------------------------------------------------------------------------------
     def fetch(

@@ -100,7 +100,7 @@ def call(
         keys = list(dict.fromkeys(str(t).upper() for t in clean[fan]))  # type: ignore[index]
         if not keys:
             raise BadRequestError(f"{ep.name}(): the list of {fan}s is empty", path=ep.path)
-        requests_ = [{**clean, fan: k} for k in keys]  # type: ignore[dict-item]
+        requests_ = [{**clean, fan: k} for k in keys]
     else:
         requests_ = [clean]
     if raw or ep.kind == "search":

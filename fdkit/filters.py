@@ -167,7 +167,7 @@ def apply_filters(df: pd.DataFrame, filters: Any) -> pd.DataFrame:
         >>> len(apply_filters(df, [{"field": "x", "operator": "gt", "value": 5}]))
         0
     """
-    fields = list(df.columns) + [n for n in (df.index.names or []) if n]
+    fields = [str(c) for c in df.columns] + [str(n) for n in (df.index.names or []) if n]
     valid = normalize_filters(filters, fields)
     out = df[filter_mask(df, valid)]
     tick = _column(out, "ticker").astype("string")

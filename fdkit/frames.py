@@ -169,7 +169,7 @@ def _assemble(parts: Sequence[Part], columns: Mapping[str, str]) -> pd.DataFrame
         else:
             values = [c[field] for n, c in const_rows for _ in range(n)]
             df[field] = _to_pandas(pa.table({field: _arrow_column(values, columns[field])}), {})[field].to_numpy()
-            df[field] = df[field].astype(pandas_dtype(columns[field]))
+            df[field] = df[field].astype(pandas_dtype(columns[field]))  # type: ignore[call-overload]
     return df[list(columns)]
 
 
@@ -289,7 +289,8 @@ def _set_index(df: pd.DataFrame, names: list[str]) -> pd.DataFrame:
         codes.append(c)
     if any((c < 0).any() for c in codes):  # missing keys: let pandas handle them
         return df.set_index(names)
-    index = pd.MultiIndex(levels=levels, codes=codes, names=names, verify_integrity=False)
+    # pandas-stubs types levels/codes as nested sequences; Index objects and int arrays are what pandas takes
+    index = pd.MultiIndex(levels=levels, codes=codes, names=names, verify_integrity=False)  # type: ignore[arg-type]
     return df.drop(columns=names).set_axis(index, axis=0)
 
 

@@ -226,7 +226,7 @@ def _astype(col: pd.Series, logical: str) -> pd.Series:
         return pd.to_numeric(col, errors="raise").astype("float64")
     if logical == "int":
         return pd.to_numeric(col, errors="raise").astype("Int64")
-    return col.astype(dtype)
+    return col.astype(dtype)  # type: ignore[call-overload]  # a dtype name from the schema table
 
 
 _STR = pd.Index([""]).dtype  # pandas' default string dtype (str in pandas 3, object before)
@@ -339,7 +339,7 @@ def write_dataset(
     else:
         groups = [(None, df)]
     for key, sub in groups:
-        folder = base if key is None else base / f"{partition_by}={key}"
+        folder = base if key is None else base / f"{partition_by}={key!s}"
         if partition_by:
             sub = sub.drop(columns=[partition_by])
         path = folder / f"{stem}.parquet"

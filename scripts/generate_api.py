@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import datetime
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal, Never, overload
+from typing import TYPE_CHECKING, Any, Literal, Never, cast, overload
 
 import numpy as np
 import pandas as pd
@@ -147,7 +147,7 @@ def function(ep: Endpoint, method: bool) -> str:
     out.append(f"{indent}def {ep.name}({sig}{sep}*, raw: bool = False, {tail}) -> Any:")
     out.append(docstring(ep, "client" if method else "fdkit", indent + "    "))
     args = "{" + ", ".join(f"{n!r}: {n}" for n in names) + "}"
-    who = "self" if method else "client"
+    who = 'cast("Client", self)' if method else "client"
     rest = f"raw=raw, errors=errors, progress=progress, client={who}"
     out.append(f"{indent}    return call({ep.name!r}, {args}, {rest}, unknown=unknown)")
     return "\n".join(out)

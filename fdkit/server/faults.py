@@ -116,8 +116,8 @@ class FaultInjector:
                 return None
 
             await self.app(scope, receive, swallow)
-            body = orjson.dumps({"error": "Service Unavailable", "message": "injected lost acknowledgement"})
-            await _send(send, 503, [(b"content-type", b"application/json")], body)
+            lost = orjson.dumps({"error": "Service Unavailable", "message": "injected lost acknowledgement"})
+            await _send(send, 503, [(b"content-type", b"application/json")], lost)
         else:  # truncate: announce more bytes than are sent, then drop the connection
             captured: list[bytes] = []
             start: dict = {}

@@ -105,12 +105,27 @@ def _ticker(store: Store, ep: Endpoint, q: dict[str, Any], param: str = "ticker"
     return t
 
 
+def _one_ticker(store: Store, ep: Endpoint, q: dict[str, Any]) -> str:
+    """The request's ticker (or the CIK's): required here."""
+    ticker = _ticker(store, ep, q)
+    if ticker is None:
+        raise ParamError(f"{ep.path} needs a ticker", "Missing parameter")
+    return ticker
+
+
+def _dataset(ep: Endpoint) -> str:
+    """The lake dataset an endpoint reads (a catalog entry without one is a programming error, not a request's)."""
+    if not ep.dataset:
+        raise RuntimeError(f"catalog entry {ep.name} names no dataset")
+    return ep.dataset
+
+
 def _date_col(ep: Endpoint) -> str | None:
     dates = [c for c in ep.index if SCHEMAS.get(ep.schema or "", {}).get(c) in ("date", "datetime")]
     return dates[-1] if dates else None
 
 
-def _filter(df: pd.DataFrame, ep: Endpoint, q: dict[str, Any], skip: set[str] = frozenset()) -> pd.DataFrame:
+def _filter(df: pd.DataFrame, ep: Endpoint, q: dict[str, Any], skip: frozenset[str] = frozenset()) -> pd.DataFrame:
     mask = np.ones(len(df), dtype=bool)
     colmap = ep.param_columns
     date_col = _date_col(ep)
@@ -169,18 +184,18 @@ def _schema_fields(ep: Endpoint) -> list[str]:
 # ---------------------------------------------------------------------------------------------------------
 def generic_list(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
     """Filter the endpoint's dataset by its parameters and order it by date."""
-    assert ep.dataset
+    dataset = _dataset(ep)
     tparam = ep.ticker_param
     if tparam == "ticker" or q.get("cik") is not None:
         ticker = _ticker(store, ep, q)
-        df = store.rows(ep.dataset, ticker) if ticker else store.frame(ep.dataset)
+        df = store.rows(dataset, ticker) if ticker else store.frame(dataset)
     elif tparam and q.get(tparam) is not None:
         key = str(q[tparam]).strip().upper()
-        if key not in store.groups(ep.dataset, tparam):
+        if key not in store.groups(dataset, tparam):
             raise NotFound(f"{tparam} {key} not found")
-        df = store.rows(ep.dataset, key, tparam)
+        df = store.rows(dataset, key, tparam)
     else:
-        df = store.frame(ep.dataset)
+        df = store.frame(dataset)
     df = _sorted(_filter(df, ep, q), ep)
     return Answer(records=to_records(df, _schema_fields(ep)))
 
@@ -238,9 +253,9 @@ def prices(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
     start, end = q["start_date"], q["end_date"]
     if start > end:
         raise ParamError(f"start_date {start} is after end_date {end}")
-    source = f"{ep.dataset}_minute" if interval == "minute" else ep.dataset
-    assert source
-    if ticker not in store.groups(ep.dataset) and ticker not in store.groups(source):
+    dataset = _dataset(ep)
+    source = f"{dataset}_minute" if interval == "minute" else dataset
+    if ticker not in store.groups(dataset) and ticker not in store.groups(source):
         raise NotFound(f"Ticker {ticker} not found")
     df = store.rows(source, ticker)
     t = df["time"]
@@ -290,8 +305,7 @@ def _aggregate(df: pd.DataFrame, interval: str, mult: int) -> pd.DataFrame:
 @handles("price_snapshot")
 def price_snapshot(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
     """The latest daily close with its change from the previous close."""
-    ticker = _ticker(store, ep, q)
-    assert ticker
+    ticker = _one_ticker(store, ep, q)
     df = store.rows("prices", ticker).sort_values("time")
     if df.empty:
         df = store.rows("crypto_prices", ticker).sort_values("time")
@@ -322,7 +336,7 @@ def price_snapshot(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
 @handles("filing_items")
 def filing_items(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
     """Items of one filing, chosen by ticker, type, year (+ quarter for 10-Q, accession for 8-K)."""
-    ticker = _ticker(store, ep, q)
+    ticker = _one_ticker(store, ep, q)
     df = store.rows("filing_items", ticker)
     df = df[(df["filing_type"].astype("string") == q["filing_type"]) & (df["year"] == q["year"])]
     if q.get("quarter") is not None:
@@ -363,8 +377,7 @@ def filing_items(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
 @handles("company_facts")
 def company_facts(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
     """One company's facts, by ticker or CIK."""
-    ticker = _ticker(store, ep, q)
-    assert ticker
+    ticker = _one_ticker(store, ep, q)
     rows = store.rows("company_facts", ticker)
     if rows.empty:
         raise NotFound(f"no company facts for {ticker}")
@@ -376,14 +389,13 @@ def institutional_ownership(store: Store, ep: Endpoint, q: dict[str, Any]) -> An
     """13F holdings by investor and/or ticker (both narrow), newest report first, largest position first."""
     df = store.frame("institutional_ownership")
     if q.get("ticker"):
-        ticker = _ticker(store, ep, q)
-        df = store.rows("institutional_ownership", ticker)
+        df = store.rows("institutional_ownership", _one_ticker(store, ep, q))
     if q.get("investor"):
         inv = str(q["investor"]).strip().upper()
         df = df[df["investor"].astype("string").str.upper() == inv]
         if df.empty and not q.get("ticker"):
             raise NotFound(f"Investor {q['investor']} not found")
-    df = _filter(df, ep, q, skip={"investor"})
+    df = _filter(df, ep, q, skip=frozenset({"investor"}))
     df = df.sort_values(["report_period", "market_value", "ticker"], ascending=[False, False, True], kind="stable")
     return Answer(records=to_records(df, fields_of("institutional_ownership")))
 
@@ -408,12 +420,12 @@ def interest_rate_snapshot(store: Store, ep: Endpoint, q: dict[str, Any]) -> Ans
 @handles("inflation_snapshot", "labor_snapshot")
 def latest_print(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
     """Every series of the latest print date."""
-    assert ep.dataset and ep.schema
-    df = store.frame(ep.dataset)
+    dataset = _dataset(ep)
+    df = store.frame(dataset)
     if df.empty:
-        raise NotFound(f"no {ep.dataset} data is served")
+        raise NotFound(f"no {dataset} data is served")
     latest = df[df["date"] == df["date"].max()].sort_values("series", kind="stable")
-    return Answer(obj=to_records(latest, fields_of(ep.schema)))
+    return Answer(obj=to_records(latest, fields_of(ep.schema or dataset)))
 
 
 @handles("yield_curve_snapshot")

@@ -16,7 +16,7 @@ from ..shapes import SHAPES
 
 __all__ = ["build_openapi"]
 
-_JSON_TYPE = {
+_JSON_TYPE: dict[str, dict[str, Any]] = {
     "float": {"type": ["number", "null"]},
     "int": {"type": ["integer", "null"]},
     "string": {"type": ["string", "null"]},
@@ -88,7 +88,7 @@ def _record_for(ep: Endpoint) -> dict[str, Any]:
 
 
 def _param_schema(p: Param, example: Any = None) -> dict[str, Any]:
-    base: dict[str, Any] = {
+    scalars: dict[str, dict[str, Any]] = {
         "string": {
             "type": "string",
             "minLength": 1,
@@ -98,7 +98,8 @@ def _param_schema(p: Param, example: Any = None) -> dict[str, Any]:
         "number": {"type": "number"},
         "boolean": {"type": "boolean"},
         "date": {"type": "string", "format": "date", "pattern": r"^\d{4}-\d{2}-\d{2}$"},
-    }[p.type].copy()
+    }
+    base = dict(scalars.get(p.type, scalars["string"]))
     if p.enum:
         base = {"type": "string", "enum": list(p.enum)}
     if p.min is not None:

@@ -51,13 +51,13 @@ def _scalar(p: Param, raw: Any) -> Any:
         return value
     if p.type == "number":
         try:
-            value = float(raw)
+            number = float(raw)
         except (TypeError, ValueError):
             raise ParamError(f"'{p.name}' must be a number, got {_show(raw)}") from None
-        if not math.isfinite(value):
+        if not math.isfinite(number):
             raise ParamError(f"'{p.name}' must be a finite number")
-        _bounds(p, value)
-        return value
+        _bounds(p, number)
+        return number
     if p.type == "boolean":
         if isinstance(raw, bool):
             return raw

@@ -55,6 +55,11 @@ def _ts(day: Any) -> int:
     return int((ts.tz_localize("UTC") if ts.tzinfo is None else ts).timestamp())
 
 
+def _text_or_none(value: object) -> str | None:
+    """A group key as text, or ``None`` where it is missing (``None``, NaN, ``pd.NA``)."""
+    return None if value is None or value is pd.NA or (isinstance(value, float) and value != value) else str(value)
+
+
 def _day(value: Any) -> str:
     return pd.Timestamp(value).strftime("%Y-%m-%d")
 
@@ -76,11 +81,12 @@ def _statement_events(name: str, df: pd.DataFrame, livemode: bool) -> list[tuple
                 ttm = g[(g["period"].astype(str) == "ttm") & (g["report_period"] == row["report_period"])]
                 ttm_recs = to_records(ttm, fields)
                 entries = ttm_recs + entries if own_period == "annual" else entries + ttm_recs
-            head = {"ticker": str(ticker), "accession_number": None if pd.isna(accession) else str(accession),
-                    "filing_date": _day(row["filing_date"]), "form_type": form}  # fmt: skip
+            filed = _day(row["filing_date"])
+            head = {"ticker": str(ticker), "accession_number": _text_or_none(accession),
+                    "filing_date": filed, "form_type": form}  # fmt: skip
             payload = {**head, name: entries}
             eid = _eid(name, ticker, accession, _day(row["report_period"]), period)
-            out.append((head["filing_date"], make_event(name, payload, livemode=livemode,
+            out.append((filed, make_event(name, payload, livemode=livemode,
                                                         created=_ts(row["filing_date"]), event_id=eid)))  # fmt: skip
     return out
 
@@ -91,10 +97,11 @@ def _insider_events(name: str, df: pd.DataFrame, livemode: bool) -> list[tuple[s
     # a filing is (ticker, accession, form, filing date): some bundled ownership documents have no accession
     keys = ["ticker", "accession_number", "form_type", "filing_date"]
     for (ticker, accession, form, filed), g in df.groupby(keys, observed=True, sort=True, dropna=False):
-        acc = None if pd.isna(accession) else str(accession)
-        head = {"ticker": str(ticker), "accession_number": acc, "filing_date": _day(filed), "form_type": str(form)}
+        acc = _text_or_none(accession)
+        day = _day(filed)
+        head = {"ticker": str(ticker), "accession_number": acc, "filing_date": day, "form_type": str(form)}
         payload = {**head, name: to_records(g, fields)}
-        out.append((head["filing_date"], make_event(name, payload, livemode=livemode, created=_ts(filed),
+        out.append((day, make_event(name, payload, livemode=livemode, created=_ts(filed),
                                                     event_id=_eid(name, ticker, acc, form, _day(filed)))))  # fmt: skip
     return out
 

@@ -196,7 +196,8 @@ def create_receiver(lake: str | os.PathLike[str], secret: str | bytes, *,
         except ValidationError as exc:
             first = exc.errors()[0] if exc.errors() else {"msg": str(exc), "loc": ()}
             where = ".".join(str(p) for p in first.get("loc", ()))
-            return error_response(400, "Invalid event", f"{where}: {first['msg']}" if where else first["msg"])
+            msg = str(first["msg"])
+            return error_response(400, "Invalid event", f"{where}: {msg}" if where else msg)
         except ValueError as exc:
             return error_response(400, "Invalid JSON", str(exc)[:200])
         return await run_in_threadpool(_land, landing, event)
