@@ -171,6 +171,7 @@ class ResetProxy:
         self._sock = socket.socket()
         self._sock.bind(("127.0.0.1", 0))
         self._sock.listen(512)
+        self._sock.settimeout(0.2)  # set before the thread starts: stop() may close the socket at any time after
         self.base_url = f"http://127.0.0.1:{self._sock.getsockname()[1]}"
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._serve, daemon=True, name="fdkit-reset-proxy")
@@ -179,7 +180,6 @@ class ResetProxy:
     def _serve(self) -> None:
         import socket
 
-        self._sock.settimeout(0.2)
         while not self._stop.is_set():
             try:
                 client, _ = self._sock.accept()

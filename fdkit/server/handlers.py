@@ -84,7 +84,8 @@ def handle(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
     """
     if ep.kind == "listing":
         return listing(store, ep, q)
-    return _HANDLERS.get(ep.name, generic_list)(store, ep, q)
+    fallback = latest_record if ep.kind == "object" else generic_list
+    return _HANDLERS.get(ep.name, fallback)(store, ep, q)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -196,8 +197,16 @@ def generic_list(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
         df = store.rows(dataset, key, tparam)
     else:
         df = store.frame(dataset)
-    df = _sorted(_filter(df, ep, q), ep)
+    df = _sorted(_filter(_rows_of(df, ep), ep, q), ep)
     return Answer(records=to_records(df, _schema_fields(ep)))
+
+
+def latest_record(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
+    """An ``object`` endpoint without a handler of its own: the newest record :func:`generic_list` finds."""
+    records = generic_list(store, ep, q).records or []
+    if not records:
+        raise NotFound(f"no {ep.name.replace('_', ' ')} for {q.get(ep.ticker_param or 'ticker') or 'this query'}")
+    return Answer(obj=records[0])
 
 
 @handles("earnings")

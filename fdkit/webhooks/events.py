@@ -60,7 +60,6 @@ FILING_LEVEL = (
     "financial_metrics", "income_statements", "income_statement_segments", "insider_ownership", "insider_trades",
 )  # fmt: skip
 RELEASE_LEVEL = ("forward_guidance", "non_gaap_metrics", "operating_kpis")
-PRINT_LEVEL = ("inflation", "interest_rates", "labor", "yield_curve")
 
 #: event family -> (endpoint whose frame ``Event.frame()`` returns, array key in the payload)
 FAMILIES: dict[str, tuple[str, str | None]] = {
