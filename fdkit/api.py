@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 #: a date parameter: ``"YYYY-MM-DD"``, a ``datetime.date`` (``pandas.Timestamp`` is one) or a ``numpy.datetime64``
 DateLike = str | datetime.date | np.datetime64
 
-__all__ = ["income_statements", "balance_sheets", "cash_flow_statements", "segmented_revenues", "income_statement_segments", "balance_sheet_segments", "cash_flow_statement_segments", "financial_metrics", "screen", "line_items", "prices", "crypto_prices", "price_snapshot", "news", "filings", "filing_items", "insider_trades", "insider_ownership", "institutional_ownership", "company_facts", "interest_rates", "interest_rate_snapshot", "inflation_snapshot", "labor_snapshot", "yield_curve_snapshot", "yield_curve", "analyst_estimates", "earnings", "kpi_guidance", "kpi_non_gaap", "kpi_metrics"]
+__all__ = ["income_statements", "balance_sheets", "cash_flow_statements", "segmented_revenues", "income_statement_segments", "balance_sheet_segments", "cash_flow_statement_segments", "financial_metrics", "financial_metrics_snapshot", "screen", "line_items", "prices", "crypto_prices", "price_snapshot", "news", "filings", "filing_items", "insider_trades", "insider_ownership", "institutional_ownership", "company_facts", "interest_rates", "interest_rate_snapshot", "inflation_snapshot", "labor_snapshot", "yield_curve_snapshot", "yield_curve", "analyst_estimates", "earnings", "kpi_guidance", "kpi_non_gaap", "kpi_metrics"]
 
 
 @overload
@@ -350,6 +350,39 @@ def financial_metrics(ticker: str | Sequence[str] | None = None, cik: str | None
         'DataFrame'
     """
     return call('financial_metrics', {'ticker': ticker, 'cik': cik, 'period': period, 'limit': limit, 'report_period': report_period, 'report_period_gte': report_period_gte, 'report_period_gt': report_period_gt, 'report_period_lte': report_period_lte, 'report_period_lt': report_period_lt}, raw=raw, errors=errors, progress=progress, client=client, unknown=unknown)
+
+
+@overload
+def financial_metrics_snapshot(ticker: str | Sequence[str] | None = None, cik: str | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> pd.DataFrame: ...
+@overload
+def financial_metrics_snapshot(ticker: str | Sequence[str] | None = None, cik: str | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any: ...
+def financial_metrics_snapshot(ticker: str | Sequence[str] | None = None, cik: str | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any:
+    """Latest trailing-twelve-month valuation, profitability, liquidity, leverage and growth metrics of a company.
+
+    ``GET /financial-metrics/snapshot`` -> a typed frame indexed ``('ticker', 'report_period')``.
+
+    Args:
+        ticker: Ticker symbol, e.g. AAPL. (a list fetches each concurrently)
+        cik: SEC Central Index Key, used in place of ticker.
+        raw: return the decoded JSON instead of a frame.
+        errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
+        progress: progress bar (default: only on a terminal).
+        **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
+        client: the client (default: the default client).
+
+    Returns:
+        A DataFrame (or JSON with ``raw=True``).
+
+    Raises:
+        BadRequestError: invalid parameters. NotFoundError: unknown ticker. FdkitError: any other failure.
+
+    Example:
+        >>> import fdkit
+        >>> df = fdkit.financial_metrics_snapshot(ticker='NVDA')
+        >>> type(df).__name__
+        'DataFrame'
+    """
+    return call('financial_metrics_snapshot', {'ticker': ticker, 'cik': cik}, raw=raw, errors=errors, progress=progress, client=client, unknown=unknown)
 
 
 @overload
@@ -1466,6 +1499,37 @@ class DatasetMethods:
             'DataFrame'
         """
         return call('financial_metrics', {'ticker': ticker, 'cik': cik, 'period': period, 'limit': limit, 'report_period': report_period, 'report_period_gte': report_period_gte, 'report_period_gt': report_period_gt, 'report_period_lte': report_period_lte, 'report_period_lt': report_period_lt}, raw=raw, errors=errors, progress=progress, client=cast("Client", self), unknown=unknown)
+
+    @overload
+    def financial_metrics_snapshot(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
+    @overload
+    def financial_metrics_snapshot(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any: ...
+    def financial_metrics_snapshot(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any:
+        """Latest trailing-twelve-month valuation, profitability, liquidity, leverage and growth metrics of a company.
+
+        ``GET /financial-metrics/snapshot`` -> a typed frame indexed ``('ticker', 'report_period')``.
+
+        Args:
+            ticker: Ticker symbol, e.g. AAPL. (a list fetches each concurrently)
+            cik: SEC Central Index Key, used in place of ticker.
+            raw: return the decoded JSON instead of a frame.
+            errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
+            progress: progress bar (default: only on a terminal).
+            **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
+
+        Returns:
+            A DataFrame (or JSON with ``raw=True``).
+
+        Raises:
+            BadRequestError: invalid parameters. NotFoundError: unknown ticker. FdkitError: any other failure.
+
+        Example:
+            >>> import fdkit
+            >>> df = fdkit.Client().financial_metrics_snapshot(ticker='NVDA')
+            >>> type(df).__name__
+            'DataFrame'
+        """
+        return call('financial_metrics_snapshot', {'ticker': ticker, 'cik': cik}, raw=raw, errors=errors, progress=progress, client=cast("Client", self), unknown=unknown)
 
     @overload
     def screen(self, filters: Sequence[Mapping[str, Any]], limit: int | None = None, period: Literal['annual', 'quarterly', 'ttm'] | None = None, currency: Literal['USD', 'EUR', 'GBP', 'JPY', 'CHF', 'AUD', 'CAD', 'SEK'] | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...

@@ -385,6 +385,13 @@ _ENDPOINTS: tuple[Endpoint, ...] = (
         "/financial-metrics",
         "Ratios computed from the statements and prices (valuation, profitability, liquidity, growth).",
     ),
+    _snapshot(
+        "financial_metrics_snapshot", "/financial-metrics/snapshot", "snapshot", "financial_metrics",
+        "Latest trailing-twelve-month valuation, profitability, liquidity, leverage and growth metrics of a company.",
+        params=(TICKER, CIK), one_of=(("ticker", "cik"),), exclusive=(("ticker", "cik"),), ttl=HOUR,
+        dataset="financial_metrics", index=("ticker", "report_period"), ticker_param="ticker",
+        row_filter={"period": "ttm"}, tickers_listing="financial_metrics_snapshot_tickers",
+    ),  # fmt: skip
     _search(
         "screen",
         "/financials/search/screener",
@@ -609,6 +616,8 @@ _ENDPOINTS: tuple[Endpoint, ...] = (
              "segmented_revenues", "Tickers with segmented revenues."),
     _listing("balance_sheets_tickers", "/financials/balance-sheets/tickers", "tickers", "balance_sheets",
              "Tickers with financial statements."),
+    _listing("financial_metrics_snapshot_tickers", "/financial-metrics/snapshot/tickers", "tickers",
+             "financial_metrics", "Tickers with a financial metrics snapshot."),
     _listing("company_facts_tickers", "/company/facts/tickers", "tickers", "company_facts",
              "Tickers with company facts."),
     _listing("company_facts_ciks", "/company/facts/ciks", "ciks", "company_facts", "CIKs with company facts."),
@@ -647,6 +656,7 @@ _VALID: dict[str, dict[str, Any] | None] = {
     "balance_sheet_segments": {"ticker": "AAPL", "period": "annual"},
     "cash_flow_statement_segments": {"ticker": "AAPL", "period": "annual"},
     "financial_metrics": {"ticker": "AAPL", "period": "annual", "limit": 5},
+    "financial_metrics_snapshot": {"ticker": "NVDA"},
     "screen": {"filters": [{"field": "revenue", "operator": "gt", "value": 1e11}], "period": "annual"},
     "line_items": {"tickers": ["AAPL", "NVDA"], "line_items": ["revenue", "net_income"], "period": "annual"},
     "prices": {"ticker": "AAPL", "interval": "day", "start_date": "2024-01-02", "end_date": "2024-01-31"},
@@ -681,6 +691,7 @@ _INVALID: dict[str, dict[str, Any]] = {
     "balance_sheet_segments": {"period": "annual"},
     "cash_flow_statement_segments": {"ticker": "AAPL", "period": "annual", "report_period_gte": "2024-02-30"},
     "financial_metrics": {"ticker": "AAPL", "period": "annual", "limit": "ten"},
+    "financial_metrics_snapshot": {"ticker": "AAPL", "cik": "0000320193"},
     "screen": {"filters": []},
     "line_items": {"tickers": ["AAPL"]},
     "prices": {"ticker": "AAPL", "interval": "day", "start_date": "2024-01-02"},
