@@ -34,9 +34,11 @@ from urllib.parse import urlencode
 
 import pandas as pd
 
+from ..catalog import CATALOG
 from ..frames import to_records
 from ..lake import read_dataset
 from ..schema import YIELD_TENORS, fields_of
+from ..shapes import SHAPES
 from .events import make_event
 
 __all__ = ["events_from_lake", "events_for_rows", "NAMESPACE"]
@@ -108,14 +110,8 @@ def _insider_events(name: str, df: pd.DataFrame, livemode: bool) -> list[tuple[s
 
 def _earnings_events(df: pd.DataFrame, livemode: bool) -> list[tuple[str, dict[str, Any]]]:
     out = []
-    for rec in to_records(df.dropna(subset=["filing_date"]), fields_of("earnings")):
-        item: dict[str, Any] = {"quarterly": {}, "annual": {}}
-        for k, v in rec.items():
-            dim = "quarterly" if k.startswith("quarterly_") else "annual" if k.startswith("annual_") else None
-            if dim:
-                item[dim][k[len(dim) + 1 :]] = v
-            else:
-                item[k] = v
+    rows = to_records(df.dropna(subset=["filing_date"]), fields_of("earnings"))
+    for item in SHAPES[CATALOG["earnings"].shape].nest(rows):
         if item.get("source_type") not in ("8-K", "10-Q", "10-K"):
             continue
         eid = _eid("earnings", item["ticker"], item["report_period"], item["source_type"])

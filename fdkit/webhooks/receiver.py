@@ -144,11 +144,12 @@ class Landing:
         from ..frames import records_of
 
         ep = get(event.family)
-        rows, fill = records_of(ep, {}, {"segmented_financials": event.records()})
+        rows, fill = records_of(ep, {}, {ep.response_key: event.records()})
         df = pd.DataFrame([{**fill, **r} for r in rows])
         if df.empty:
             return 0
-        df["statement"] = event.family.removesuffix("_segments")
+        for column, value in ep.row_filter.items():  # the rows of the lake dataset this family's endpoint serves
+            df[column] = value
         n = 0
         for (rp, period), g in df.groupby(["report_period", "period"], sort=True):
             n += self._write("segmented_financials", g, "ticker", _safe("rp", rp, period, event.family))
