@@ -23,19 +23,21 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Iterable
+import time
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import platformdirs
 import requests
-from requests.adapters import HTTPAdapter
 from requests_cache import CachedResponse, CachedSession
 from requests_cache.backends.sqlite import SQLiteCache
 from requests_cache.cache_keys import create_key
 from requests_cache.policy.settings import DEFAULT_IGNORED_PARAMS
 from urllib3.util.retry import Retry
+
+from .errors import CacheError
+from .transport import DeadlineAdapter, FdkitRetry, OriginBoundAuth
 
 __all__ = [
     "API_KEY_HEADER",
@@ -58,17 +60,16 @@ IGNORED_PARAMETERS = tuple(dict.fromkeys((*DEFAULT_IGNORED_PARAMS, API_KEY_HEADE
 
 
 def default_cache_dir() -> Path:
-    """Return the cache directory: ``$FDKIT_CACHE_DIR`` or the user cache dir of fdkit.
+    """Return fdkit's cache folder for the environment (see :func:`cache_root`; not created here).
 
     Returns:
-        A path (not created yet).
+        ``$FDKIT_CACHE_DIR/fdkit`` or the user cache folder of fdkit.
 
     Example:
-        >>> default_cache_dir().name in ("fdkit", os.environ.get("FDKIT_CACHE_DIR", "fdkit").rstrip("/").split("/")[-1])
-        True
+        >>> default_cache_dir().name
+        'fdkit'
     """
-    env = os.environ.get("FDKIT_CACHE_DIR")
-    return Path(env) if env else Path(platformdirs.user_cache_dir("fdkit"))
+    return cache_root(None)
 
 
 def namespace_of(server_identity: str, api_key: str | None) -> str:
@@ -110,12 +111,12 @@ def _server_agnostic_key(request: Any, **kwargs: Any) -> str:
     return create_key(req, **kwargs)
 
 
-class KeySafeSession(CachedSession):
+class KeySafeSession(OriginBoundAuth, CachedSession):
     """A :class:`requests_cache.CachedSession` that spells auth headers canonically before caching.
 
     requests-cache redacts ``ignored_parameters`` by exact header name; this session renames any casing of a
     credential header (``x-api-key``, ``X-Api-Key`` ...) to the canonical spelling first, so the stored copy of
-    the request always carries ``REDACTED`` instead of the key.
+    the request always carries ``REDACTED`` instead of the key. A redirect to another origin carries no key.
 
     Example:
         >>> import tempfile
@@ -130,7 +131,8 @@ class KeySafeSession(CachedSession):
         return super().send(request, **kwargs)
 
 
-def make_retry(total: int = 5, backoff_factor: float = 0.5, backoff_max: float = 30.0) -> Retry:
+def make_retry(total: int = 5, backoff_factor: float = 0.5, backoff_max: float = 30.0,
+               max_retry_after: float = 60.0) -> Retry:  # fmt: skip
     """Build the urllib3 retry policy used by every fdkit session.
 
     Retries connection errors, read errors and the statuses 429, 500, 502, 503, 504 (GET and the idempotent
@@ -141,15 +143,17 @@ def make_retry(total: int = 5, backoff_factor: float = 0.5, backoff_max: float =
         total: maximum number of retries.
         backoff_factor: exponential backoff base in seconds.
         backoff_max: cap on one backoff sleep.
+        max_retry_after: the longest ``Retry-After`` worth sleeping (a longer one is a ``RateLimitError`` at once).
 
     Returns:
-        A configured :class:`urllib3.util.retry.Retry`.
+        A configured :class:`fdkit.transport.FdkitRetry` (its sleeps also end at the call's deadline).
 
     Example:
         >>> make_retry().respect_retry_after_header
         True
     """
-    return Retry(
+    return FdkitRetry(
+        max_retry_after=max_retry_after,
         total=total,
         connect=total,
         read=total,
@@ -164,28 +168,65 @@ def make_retry(total: int = 5, backoff_factor: float = 0.5, backoff_max: float =
     )
 
 
-def mount_retries(session: requests.Session, retry: Retry | None = None, pool_size: int = 16) -> None:
+def mount_retries(session: requests.Session, retry: Retry | None = None, pool_size: int = 16,
+                  max_bytes: int | None = 256 * 2**20) -> None:  # fmt: skip
     """Mount the fdkit retry policy on both schemes of ``session``.
 
     Args:
         session: the session to configure.
         retry: a policy; :func:`make_retry` by default.
         pool_size: connections kept per host (match the client's worker count).
+        max_bytes: the largest decompressed response body accepted.
 
     Example:
         >>> s = requests.Session(); mount_retries(s)
         >>> s.get_adapter("http://x").max_retries.total
         5
     """
-    adapter = HTTPAdapter(max_retries=retry or make_retry(), pool_connections=pool_size, pool_maxsize=pool_size)
+    adapter = DeadlineAdapter(max_retries=retry or make_retry(), pool_connections=pool_size, pool_maxsize=pool_size,
+                              max_bytes=max_bytes)  # fmt: skip
     session.mount("http://", adapter)
     session.mount("https://", adapter)
 
 
-def _private_dir(path: Path) -> Path:
-    path.mkdir(parents=True, exist_ok=True)
-    os.chmod(path, 0o700)
-    return path
+_MARKER = ".fdkit-cache"
+
+
+def cache_root(cache_dir: str | os.PathLike[str] | None = None, *, create: bool = False) -> Path:
+    """The folder fdkit keeps its cache files in: its own, never a folder it did not make.
+
+    With no ``cache_dir`` (and no ``FDKIT_CACHE_DIR``) it is the user cache folder named ``fdkit``. A given
+    ``cache_dir`` holds fdkit's folder ``<cache_dir>/fdkit``: fdkit creates it (mode ``0700``), marks it, and only
+    ever changes modes or deletes files inside it. A ``<cache_dir>/fdkit`` that holds other files and no mark is
+    refused.
+
+    Args:
+        cache_dir: where the cache goes; default ``$FDKIT_CACHE_DIR`` or the user cache folder.
+        create: make the folder when it does not exist.
+
+    Returns:
+        The folder.
+
+    Raises:
+        CacheError: when the folder exists, holds other files and is not marked as fdkit's.
+
+    Example:
+        >>> import tempfile
+        >>> d = tempfile.mkdtemp(); cache_root(d, create=True).relative_to(d).as_posix()
+        'fdkit'
+    """
+    given = cache_dir or os.environ.get("FDKIT_CACHE_DIR")
+    root = Path(given).expanduser() / "fdkit" if given else Path(platformdirs.user_cache_dir("fdkit"))
+    marker = root / _MARKER
+    if root.exists() and not marker.exists() and given and any(root.iterdir()):
+        raise CacheError(f"{root} exists and is not an fdkit cache folder; choose another cache_dir")
+    if create:
+        fresh = not root.exists()
+        root.mkdir(parents=True, exist_ok=True)
+        if fresh or not marker.exists():
+            os.chmod(root, 0o700)
+            marker.write_text("fdkit cache folder: fdkit creates, trims and clears the files here\n")
+    return root
 
 
 def make_session(
@@ -195,15 +236,19 @@ def make_session(
     retry: Retry | None = None,
     pool_size: int = 16,
     offline: bool = False,
+    max_bytes: int | None = 256 * 2**20,
+    max_cache_bytes: int | None = 2**30,
 ) -> KeySafeSession:
     """Create the cached session of one namespace.
 
     Args:
-        cache_dir: directory for the cache files (created with mode ``0700``); default :func:`default_cache_dir`.
+        cache_dir: where fdkit's cache folder goes (see :func:`cache_root`).
         namespace: from :func:`namespace_of`.
         retry: retry policy; :func:`make_retry` by default.
         pool_size: HTTP connection pool size.
         offline: never touch the network: uncached requests get a ``504 Not Cached`` (see :func:`is_cache_miss`).
+        max_bytes: the largest decompressed response body accepted.
+        max_cache_bytes: the size the namespace's HTTP cache is trimmed to (oldest answers first) when opened.
 
     Returns:
         A :class:`KeySafeSession`.
@@ -213,8 +258,12 @@ def make_session(
         >>> make_session(tempfile.mkdtemp(), "abc").settings.allowable_codes
         (200,)
     """
-    root = _private_dir(Path(cache_dir) if cache_dir else default_cache_dir())
-    backend = SQLiteCache(root / f"{namespace}.sqlite", serializer="json", wal=True)
+    root = cache_root(cache_dir, create=True)
+    path = root / f"{namespace}.sqlite"
+    _check_sqlite(path)
+    backend = SQLiteCache(path, serializer="json", wal=True)
+    if max_cache_bytes is not None:
+        trim(backend, path, max_cache_bytes)
     session = KeySafeSession(
         backend=backend,
         allowable_codes=(200,),
@@ -225,8 +274,66 @@ def make_session(
         only_if_cached=offline,
         cache_control=False,
     )
-    mount_retries(session, retry, pool_size)
+    mount_retries(session, retry, pool_size, max_bytes)
     return session
+
+
+def _check_sqlite(path: Path) -> None:
+    """An unreadable cache database is set aside (with a warning) rather than served from or crashed on."""
+    import sqlite3
+    import warnings
+
+    if not path.exists():
+        return
+    try:
+        with sqlite3.connect(path) as db:
+            ok = db.execute("pragma quick_check").fetchone()
+        if ok and ok[0] == "ok":
+            return
+        problem = str(ok[0]) if ok else "no answer"
+    except sqlite3.DatabaseError as exc:
+        problem = str(exc)
+    bad = path.with_name(path.name + f".corrupt-{int(time.time())}")
+    path.rename(bad)
+    for extra in (path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+        extra.unlink(missing_ok=True)
+    warnings.warn(f"fdkit: the cache file {path.name} was unreadable ({problem}); it was moved aside and answers "
+                  "will be fetched again", stacklevel=3)  # fmt: skip
+
+
+def trim(backend: SQLiteCache, path: Path, max_bytes: int) -> int:
+    """Keep a namespace's HTTP cache under ``max_bytes``: expired answers go first, then the oldest stored.
+
+    Args:
+        backend: the namespace's requests-cache backend.
+        path: its database file.
+        max_bytes: the bound.
+
+    Returns:
+        How many answers were removed.
+
+    Example:
+        >>> import tempfile
+        >>> d = Path(tempfile.mkdtemp()); b = SQLiteCache(d / "n.sqlite", serializer="json")
+        >>> trim(b, d / "n.sqlite", 10**9)
+        0
+    """
+
+    def size() -> int:
+        return sum(p.stat().st_size for p in path.parent.glob(path.name + "*") if p.is_file())
+
+    if size() <= max_bytes:
+        return 0
+    before = len(backend.responses)
+    backend.delete(expired=True)
+    responses = backend.responses
+    while size() > max_bytes and len(responses):
+        n = max(1, len(responses) // 4)
+        with responses.connection(commit=True) as con:  # rowid grows with every write: the smallest are oldest
+            con.execute(f"delete from {responses.table_name} where rowid in "
+                        f"(select rowid from {responses.table_name} order by rowid limit ?)", (n,))  # fmt: skip
+        responses.vacuum()
+    return before - len(backend.responses)
 
 
 def is_cache_miss(response: requests.Response) -> bool:
@@ -246,44 +353,60 @@ def is_cache_miss(response: requests.Response) -> bool:
     return isinstance(response, CachedResponse) and response.status_code == 504 and response.reason == "Not Cached"
 
 
-def _cache_files(root: Path) -> Iterable[Path]:
+def _namespaces(root: Path) -> list[str]:
     if not root.exists():
         return []
-    return sorted(p for p in root.glob("*.sqlite") if not p.name.endswith(".fetch.sqlite"))
+    stems = {p.name.removesuffix(".fetch.sqlite").removesuffix(".sqlite") for p in root.glob("*.sqlite")}
+    return sorted(stems)
+
+
+def _files_of(root: Path, namespace: str) -> list[Path]:
+    """Every file of a namespace: HTTP and fetch caches, their WAL/SHM files, corrupt copies set aside."""
+    return sorted(p for p in root.glob(namespace + ".*") if p.is_file())
 
 
 def cache_info(cache_dir: str | os.PathLike[str] | None = None) -> list[dict[str, Any]]:
-    """Describe each namespace in the cache dir.
+    """Describe each namespace in the cache folder (HTTP answers and whole fetches, with their sizes).
 
     Args:
-        cache_dir: directory; default :func:`default_cache_dir`.
+        cache_dir: as for :func:`cache_root`.
 
     Returns:
-        One dict per namespace: ``namespace``, ``path``, ``responses``, ``bytes``.
+        One dict per namespace: ``namespace``, ``path``, ``responses``, ``fetches``, ``bytes``.
 
     Example:
         >>> import tempfile
         >>> cache_info(tempfile.mkdtemp())
         []
     """
-    root = Path(cache_dir) if cache_dir else default_cache_dir()
+    import sqlite3
+
+    root = cache_root(cache_dir)
     rows = []
-    for path in _cache_files(root):
-        backend = SQLiteCache(path, serializer="json")
-        try:
-            n = len(backend.responses)
-        finally:
-            backend.close()
-        size = sum(p.stat().st_size for p in root.glob(path.stem + "*"))
-        rows.append({"namespace": path.stem, "path": str(path), "responses": n, "bytes": size})
+    for ns in _namespaces(root):
+        http, fetch = root / f"{ns}.sqlite", root / f"{ns}.fetch.sqlite"
+        responses = fetches = 0
+        for path, table in ((http, "responses"), (fetch, FetchCache.TABLE)):
+            if path.exists():
+                try:
+                    with sqlite3.connect(path) as db:
+                        n = db.execute(f"select count(*) from {table}").fetchone()[0]
+                except sqlite3.DatabaseError:
+                    n = 0
+                if table == "responses":
+                    responses = n
+                else:
+                    fetches = n
+        size = sum(p.stat().st_size for p in _files_of(root, ns))
+        rows.append({"namespace": ns, "path": str(http), "responses": responses, "fetches": fetches, "bytes": size})
     return rows
 
 
 def clear_cache(cache_dir: str | os.PathLike[str] | None = None, namespace: str | None = None) -> int:
-    """Delete cache files (one namespace or all).
+    """Delete fdkit's cache files (one namespace or all); nothing else in the folder is touched.
 
     Args:
-        cache_dir: directory; default :func:`default_cache_dir`.
+        cache_dir: as for :func:`cache_root`.
         namespace: only this namespace; all when ``None``.
 
     Returns:
@@ -294,23 +417,23 @@ def clear_cache(cache_dir: str | os.PathLike[str] | None = None, namespace: str 
         >>> clear_cache(tempfile.mkdtemp())
         0
     """
-    root = Path(cache_dir) if cache_dir else default_cache_dir()
+    root = cache_root(cache_dir)
     removed = 0
-    for path in _cache_files(root):
-        if namespace and path.stem != namespace:
+    for ns in _namespaces(root):
+        if namespace and ns != namespace:
             continue
-        for p in [*root.glob(path.name + "*"), *root.glob(path.stem + ".fetch.sqlite*")]:  # dbs, -wal/-shm
+        for p in _files_of(root, ns):
             p.unlink(missing_ok=True)
             removed += 1
     return removed
 
 
 class FetchCache:
-    """A cache of whole logical fetches (all pages merged), next to the HTTP cache of one namespace.
+    """A cache of whole logical fetches (all pages merged) and typed frame parts, next to the HTTP cache.
 
-    A paginated fetch is answered from one row instead of one HTTP-cache lookup per page. Rows hold the merged
-    JSON (orjson bytes; never the key: the namespace already separates keys) and an expiry taken from the
-    endpoint's TTL. The HTTP cache below still holds every page, so a partly warm fetch is cheap too.
+    A paginated fetch is answered from one row instead of one HTTP-cache lookup per page. Rows hold the body
+    (orjson or Arrow bytes; never the key: the namespace already separates keys), a SHA-256 of it, and an expiry
+    from the endpoint's TTL. A row whose checksum does not match is dropped, never served (:meth:`get`).
 
     Example:
         >>> import tempfile
@@ -319,6 +442,8 @@ class FetchCache:
         b'{"x": 1}'
     """
 
+    TABLE = "fetches_v2"
+
     def __init__(self, path: str | os.PathLike[str]) -> None:
         import sqlite3
         import threading
@@ -326,10 +451,12 @@ class FetchCache:
         self.path = Path(path)
         self._local = threading.local()
         self._sqlite = sqlite3
+        _check_sqlite(self.path)
         with self._conn() as db:
-            db.execute("create table if not exists fetches (key text primary key, expires real, body blob)")
+            db.execute(f"create table if not exists {self.TABLE} "
+                       "(key text primary key, expires real, digest blob, body blob)")  # fmt: skip
 
-    def _conn(self):
+    def _conn(self) -> Any:
         db = getattr(self._local, "db", None)
         if db is None:
             db = self._sqlite.connect(self.path, timeout=30)
@@ -337,25 +464,51 @@ class FetchCache:
             self._local.db = db
         return db
 
-    def get(self, key: str, *, allow_stale: bool = False) -> bytes | None:
-        """The cached body, or ``None`` when absent or expired (unless ``allow_stale``)."""
-        import time
+    def entry(self, key: str, *, allow_stale: bool = False, offline: bool = False) -> tuple[bytes, float] | None:
+        """The cached body and how many seconds ago it expired (``0`` when fresh), or ``None``.
 
-        row = self._conn().execute("select expires, body from fetches where key = ?", (key,)).fetchone()
+        Args:
+            key: the entry's key.
+            allow_stale: return an expired entry too.
+            offline: a corrupted entry raises :class:`~fdkit.errors.CacheError` (it cannot be fetched again).
+
+        Returns:
+            ``(body, expired_for_seconds)`` or ``None`` (absent, expired, or corrupted and dropped).
+
+        Raises:
+            CacheError: a corrupted entry in offline mode.
+        """
+        import warnings
+
+        row = self._conn().execute(f"select expires, digest, body from {self.TABLE} where key = ?", (key,)).fetchone()
         if row is None:
             return None
-        expires, body = row
-        if not allow_stale and expires >= 0 and expires < time.time():
+        expires, digest, body = row
+        body = bytes(body)
+        if hashlib.sha256(body).digest() != bytes(digest or b""):
+            with self._conn() as db:
+                db.execute(f"delete from {self.TABLE} where key = ?", (key,))
+            if offline:
+                raise CacheError("a cached answer failed its checksum and offline mode cannot fetch it again")
+            warnings.warn("fdkit: a cached answer failed its checksum; it was dropped and is fetched again",
+                          stacklevel=3)  # fmt: skip
             return None
-        return bytes(body)
+        late = 0.0 if expires < 0 else max(0.0, time.time() - expires)
+        if late > 0 and not allow_stale:
+            return None
+        return body, late
+
+    def get(self, key: str, *, allow_stale: bool = False) -> bytes | None:
+        """The cached body, or ``None`` when absent, expired (unless ``allow_stale``) or corrupted."""
+        hit = self.entry(key, allow_stale=allow_stale)
+        return None if hit is None else hit[0]
 
     def put(self, key: str, body: bytes, ttl: int) -> None:
-        """Store a body for ``ttl`` seconds (``-1``: never expires)."""
-        import time
-
+        """Store a body for ``ttl`` seconds (``-1``: never expires), with its checksum."""
         expires = -1.0 if ttl < 0 else time.time() + ttl
         with self._conn() as db:
-            db.execute("insert or replace into fetches values (?, ?, ?)", (key, expires, body))
+            db.execute(f"insert or replace into {self.TABLE} values (?, ?, ?, ?)",
+                       (key, expires, hashlib.sha256(body).digest(), body))  # fmt: skip
 
 
 def fetch_key(endpoint: str, params: dict[str, Any]) -> str:

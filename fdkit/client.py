@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
-from pathlib import Path
+from datetime import UTC
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
@@ -25,12 +25,12 @@ import requests
 from urllib3.util.retry import Retry
 
 from . import catalog as _catalog
-from . import embedded
+from . import embedded, transport
 from .api import DatasetMethods
 from .cache import (
     API_KEY_HEADER,
     FetchCache,
-    default_cache_dir,
+    cache_root,
     fetch_key,
     is_cache_miss,
     make_retry,
@@ -39,19 +39,23 @@ from .cache import (
     namespace_of,
 )
 from .catalog import Endpoint
-from .config import Settings, resolve
+from .config import PUBLIC_BASE_URL, Settings, resolve
 from .config import generation as config_generation
 from .errors import (
     BadRequestError,
     CacheMissError,
     FdkitError,
     LakeError,
+    PaginationError,
+    RateLimitError,
+    StaleDataWarning,
     TransportError,
     error_for_status,
     redact,
     register_secret,
 )
 from .paging import collect, progress_bar, progress_enabled
+from .transport import OriginBoundSession, same_origin
 
 __all__ = ["Client", "default_client", "Errors"]
 
@@ -77,6 +81,11 @@ class Client(DatasetMethods):
         max_workers: threads for multi-ticker fetches.
         progress: progress bars; ``None`` shows them only on a terminal.
         retry: the urllib3 retry policy of every request (default :func:`fdkit.cache.make_retry`).
+        deadline: seconds one request may take with all its retries and waits (default ``10 * timeout``).
+        max_retry_after: the longest ``Retry-After`` worth waiting (default 60 s); a longer one raises
+            :class:`~fdkit.errors.RateLimitError` at once, with its ``retry_after``.
+        max_response_bytes: the largest decompressed response body accepted (default 256 MiB).
+        max_cache_bytes: each HTTP cache namespace is trimmed to this size, oldest first (default 1 GiB).
 
     Example:
         >>> import fdkit
@@ -98,6 +107,10 @@ class Client(DatasetMethods):
         max_workers: int | None = None,
         progress: bool | None = None,
         retry: Retry | None = None,
+        deadline: float | None = None,
+        max_retry_after: float | None = None,
+        max_response_bytes: int | None = None,
+        max_cache_bytes: int | None = None,
     ) -> None:
         self._retry = retry
         self._args: dict[str, Any] = dict(
@@ -109,8 +122,14 @@ class Client(DatasetMethods):
             timeout=timeout,
             max_workers=max_workers,
             progress=progress,
+            deadline=deadline,
+            max_retry_after=max_retry_after,
+            max_response_bytes=max_response_bytes,
+            max_cache_bytes=max_cache_bytes,
         )
         register_secret(api_key)
+        if isinstance(api_key, str):
+            register_secret(api_key.strip())
         self._user_session = session
         self._lock = threading.Lock()
         self._settings: Settings | None = None
@@ -160,27 +179,32 @@ class Client(DatasetMethods):
                 session = make_session(
                     settings.cache_dir,
                     namespace,
-                    retry=self._new_retry(),
+                    retry=self._new_retry(settings),
                     pool_size=pool_size,
                     offline=settings.offline,
+                    max_bytes=settings.max_response_bytes,
+                    max_cache_bytes=settings.max_cache_bytes,
                 )
-                root = Path(settings.cache_dir) if settings.cache_dir else default_cache_dir()
+                root = cache_root(settings.cache_dir, create=True)
                 self._fetch_cache = FetchCache(root / f"{namespace}.fetch.sqlite")
             else:
-                session = requests.Session()
-                mount_retries(session, self._new_retry(), pool_size=pool_size)
+                session = OriginBoundSession()
+                mount_retries(
+                    session, self._new_retry(settings), pool_size=pool_size, max_bytes=settings.max_response_bytes
+                )
             if settings.embedded:
                 adapter = embedded.EmbeddedAdapter(
-                    max_retries=self._new_retry(), pool_connections=pool_size, pool_maxsize=pool_size
-                )
+                    max_retries=self._new_retry(settings), pool_connections=pool_size, pool_maxsize=pool_size,
+                    max_bytes=settings.max_response_bytes,
+                )  # fmt: skip
                 session.mount(embedded.EMBEDDED_ORIGIN, adapter)
             if self._user_session is None and (settings.embedded or _is_loopback(settings.base_url)):
                 session.trust_env = False  # no proxy ever applies to loopback; skips an environment scan per call
             self._settings, self._identity, self._session = settings, identity, session
             return session
 
-    def _new_retry(self) -> Retry:
-        return self._retry if self._retry is not None else make_retry()
+    def _new_retry(self, settings: Settings) -> Retry:
+        return self._retry if self._retry is not None else make_retry(max_retry_after=settings.max_retry_after)
 
     def close(self) -> None:
         """Close the HTTP session (the cache files stay).
@@ -271,8 +295,15 @@ class Client(DatasetMethods):
             url = f"{settings.base_url}{path_or_url}"
         elif settings.embedded:  # a next_page_url of the embedded service: its port is this process's business
             url = embedded.rebase(path_or_url)
-        else:
+        elif same_origin(path_or_url, str(settings.base_url)):
             url = path_or_url
+        else:  # the key goes to its own origin only: a link elsewhere is refused before anything is sent
+            raise PaginationError(
+                f"refusing to follow {_origin(path_or_url)}: it is not the service's origin "
+                f"({_origin(str(settings.base_url))}) and the API key is sent only there",
+                path=urlsplit(path_or_url).path,
+                error="Off-origin link",
+            )
         path = urlsplit(url).path
         headers = {"Accept": "application/json"}
         if settings.api_key:
@@ -283,46 +314,75 @@ class Client(DatasetMethods):
             headers["Content-Type"] = "application/json"
         cached = hasattr(session, "cache")
         last_error: FdkitError | None = None
-        for attempt in range(_BODY_RETRIES):
-            if cached:
-                kwargs["expire_after"] = ttl
-                kwargs["force_refresh"] = refresh or attempt > 0
-            try:
-                response = session.request(method, url, **kwargs)
-                content = response.content
-            except requests.exceptions.Timeout as exc:
-                last_error = TransportError(f"timed out after {settings.timeout}s: {_brief(exc)}", path=path)
-            except (
-                requests.exceptions.ChunkedEncodingError,
-                requests.exceptions.ContentDecodingError,
-            ) as exc:
-                last_error = TransportError(f"the response body was cut short: {_brief(exc)}", path=path)
-            except requests.exceptions.ConnectionError as exc:
-                last_error = TransportError(f"could not reach the service: {_brief(exc)}", path=path)
-            except requests.exceptions.RequestException as exc:
-                raise TransportError(f"request failed: {_brief(exc)}", path=path) from None
-            else:
-                if is_cache_miss(response):
-                    raise CacheMissError(
-                        "offline mode and this request is not in the cache", path=path, error="Not Cached"
-                    )
-                if response.status_code >= 400:
-                    raise error_for_status(
-                        response.status_code,
-                        _decode_quietly(content),
-                        path,
-                        retry_after=_retry_after(response),
-                    )
+        with transport.deadline(settings.call_deadline):
+            for attempt in range(_BODY_RETRIES):
+                if cached:
+                    kwargs["expire_after"] = ttl
+                    kwargs["force_refresh"] = refresh or attempt > 0
                 try:
-                    body = orjson.loads(content)
-                except orjson.JSONDecodeError:
-                    last_error = TransportError("the service returned invalid JSON (truncated body?)", path=path)
+                    response = session.request(method, url, **kwargs)
+                    content = response.content
+                except transport.RetryAfterTooLong as exc:
+                    raise RateLimitError(
+                        f"the service asked to retry after {exc.retry_after:g} s, longer than fdkit waits "
+                        f"(max_retry_after={settings.max_retry_after:g} s, or the call's deadline)",
+                        status=exc.status, path=path, retry_after=exc.retry_after, error="Too Many Requests",
+                    ) from None  # fmt: skip
+                except transport.ResponseTooLarge as exc:
+                    raise TransportError(str(exc), path=path, error="Response too large") from None
+                except requests.exceptions.Timeout as exc:
+                    last_error = TransportError(
+                        f"no complete answer within {settings.timeout:g} s per attempt, "
+                        f"{settings.call_deadline:g} s in all: {_brief(exc)}",
+                        path=path,
+                    )
+                except (
+                    requests.exceptions.ChunkedEncodingError,
+                    requests.exceptions.ContentDecodingError,
+                ) as exc:
+                    last_error = TransportError(f"the response body was cut short: {_brief(exc)}", path=path)
+                except requests.exceptions.ConnectionError as exc:
+                    last_error = TransportError(self._unreachable(exc), path=path, error="Unreachable")
+                except requests.exceptions.RequestException as exc:
+                    raise TransportError(f"request failed: {_brief(exc)}", path=path) from None
                 else:
-                    if not isinstance(body, dict):
-                        raise TransportError("the service returned JSON that is not an object", path=path)
-                    return body
-            time.sleep(min(0.25 * 2**attempt, 4.0))
+                    if is_cache_miss(response):
+                        raise CacheMissError(
+                            "offline mode and this request is not in the cache", path=path, error="Not Cached"
+                        )
+                    if response.status_code >= 400:
+                        raise error_for_status(
+                            response.status_code,
+                            _decode_quietly(content),
+                            path,
+                            retry_after=_retry_after(response),
+                        )
+                    try:
+                        body = orjson.loads(content)
+                    except orjson.JSONDecodeError:
+                        last_error = TransportError("the service returned invalid JSON (truncated body?)", path=path)
+                    else:
+                        if not isinstance(body, dict):
+                            raise TransportError("the service returned JSON that is not an object", path=path)
+                        _warn_if_stale(response, path)
+                        return body
+                pause = min(0.25 * 2**attempt, 4.0)
+                left = transport.remaining()
+                if left is not None and left <= pause:
+                    break  # the deadline passed (or would, waiting): no further attempt
+                time.sleep(pause)
         raise last_error or TransportError("the request failed", path=path)
+
+    def _unreachable(self, exc: BaseException) -> str:
+        """One line: which service, why it was chosen, what to do instead."""
+        s = self.settings
+        why = ""
+        if not s.embedded and s.api_key and s.base_url == PUBLIC_BASE_URL:
+            why = (" (chosen because an API key is set; to use the bundled data offline instead, give no key: unset "
+                   "FINANCIAL_DATASETS_API_KEY and FDKIT_BASE_URL)")  # fmt: skip
+        elif not s.embedded:
+            why = " (the configured base URL; with no key and no base URL fdkit serves its bundled data offline)"
+        return f"could not reach {s.base_url}{why}: {_brief(exc, 120)}"
 
     # -- one logical fetch ----------------------------------------------------------------------------------
     def fetch(
@@ -540,9 +600,30 @@ def _clean_params(ep: Endpoint, params: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _brief(exc: BaseException) -> str:
-    text = str(exc)
-    return redact(text[:200] + ("..." if len(text) > 200 else ""))
+def _brief(exc: BaseException, most: int = 200) -> str:
+    text = " ".join(str(exc).split())  # one line
+    return redact(text[:most] + ("..." if len(text) > most else ""))
+
+
+def _origin(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}"
+
+
+def _warn_if_stale(response: requests.Response, path: str) -> None:
+    """An expired cached answer (offline, or served because the service failed) says so, with its age."""
+    import warnings
+    from datetime import datetime
+
+    if not getattr(response, "from_cache", False) or not getattr(response, "is_expired", False):
+        return
+    created = getattr(response, "created_at", None)
+    age = ""
+    if created is not None:
+        now = datetime.now(UTC) if created.tzinfo else datetime.utcnow()
+        age = f" {(now - created).total_seconds() / 3600:.1f} h old"
+    warnings.warn(f"fdkit: {path}: serving an expired cached answer{age} (offline, or the service failed)",
+                  StaleDataWarning, stacklevel=4)  # fmt: skip
 
 
 def _decode_quietly(content: bytes) -> Any:

@@ -15,7 +15,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-__all__ = ["Settings", "configure", "resolve", "PUBLIC_BASE_URL", "current_overrides", "reset", "generation"]
+__all__ = ["Settings", "configure", "resolve", "normalise_key", "PUBLIC_BASE_URL", "current_overrides", "reset",
+           "generation"]  # fmt: skip
 
 #: the public incarnation of the service, used when a key but no base URL is configured
 PUBLIC_BASE_URL = "https://api.financialdatasets.ai"
@@ -37,6 +38,10 @@ class Settings:
         max_workers: threads for multi-ticker fetches.
         progress: progress bars (``None``: only on a terminal).
         embedded: no key and no base URL were configured, so the embedded service serves ``data/``.
+        deadline: seconds one request may take with all its retries and waits (default ``10 * timeout``).
+        max_retry_after: the longest ``Retry-After`` worth waiting for; a longer one raises ``RateLimitError``.
+        max_response_bytes: the largest (decompressed) response body accepted.
+        max_cache_bytes: the size each namespace's HTTP cache is trimmed to (oldest answers first).
     """
 
     api_key: str | None = None
@@ -48,20 +53,35 @@ class Settings:
     max_workers: int = 8
     progress: bool | None = None
     embedded: bool = False
+    deadline: float | None = None
+    max_retry_after: float = 60.0
+    max_response_bytes: int = 256 * 2**20
+    max_cache_bytes: int = 2**30
+
+    @property
+    def call_deadline(self) -> float:
+        """Seconds one request may take with all its retries (``deadline``; default ten times ``timeout``).
+
+        Ten attempts' worth: room for the five retries and their backoff (1 + 2 + 4 + 8 s), never unbounded.
+        """
+        return self.deadline if self.deadline is not None else 10 * self.timeout
 
     def __repr__(self) -> str:  # never show the key
         key = "set" if self.api_key else "None"
         return (
             f"Settings(api_key={key}, base_url={self.base_url!r}, cache={self.cache}, "
             f"cache_dir={self.cache_dir!r}, offline={self.offline}, timeout={self.timeout}, "
-            f"max_workers={self.max_workers}, progress={self.progress}, embedded={self.embedded})"
+            f"max_workers={self.max_workers}, progress={self.progress}, embedded={self.embedded}, "
+            f"deadline={self.deadline}, max_retry_after={self.max_retry_after}, "
+            f"max_response_bytes={self.max_response_bytes}, max_cache_bytes={self.max_cache_bytes})"
         )
 
 
 _OVERRIDES: dict[str, Any] = {}
 _LOCK = threading.Lock()
 _GENERATION = 0  # bumped by configure()/reset(); the default client is rebuilt when it changes
-_FIELDS = {"api_key", "base_url", "cache", "cache_dir", "offline", "timeout", "max_workers", "progress"}
+_FIELDS = {"api_key", "base_url", "cache", "cache_dir", "offline", "timeout", "max_workers", "progress", "deadline",
+           "max_retry_after", "max_response_bytes", "max_cache_bytes"}  # fmt: skip
 
 
 def configure(**settings: Any) -> None:
@@ -135,6 +155,34 @@ def generation() -> int:
         return _GENERATION
 
 
+def normalise_key(key: str) -> str | None:
+    """An API key as it is sent: surrounding whitespace (a trailing newline) stripped; ``None`` when empty.
+
+    Args:
+        key: the key as given.
+
+    Returns:
+        The key, or ``None``.
+
+    Raises:
+        ValueError: for a key with whitespace or control characters inside (never shown in the message).
+
+    Example:
+        >>> normalise_key("  sk-abc  ")
+        'sk-abc'
+    """
+    from .errors import register_secret
+
+    register_secret(key)  # the raw form too, so neither spelling is ever shown
+    key = key.strip()
+    if not key:
+        return None
+    if any(c.isspace() or not c.isprintable() for c in key):
+        raise ValueError("the API key contains whitespace or control characters inside it (the key is not shown)")
+    register_secret(key)
+    return key
+
+
 def resolve(env: Mapping[str, str] | None = None, **args: Any) -> Settings:
     """Resolve settings with the precedence arguments > configure() > environment > embedded default.
 
@@ -165,6 +213,8 @@ def resolve(env: Mapping[str, str] | None = None, **args: Any) -> Settings:
     merged: dict[str, Any] = {}
     for layer in (from_env, overrides, {k: v for k, v in args.items() if v is not None}):
         merged.update(layer)
+    if isinstance(merged.get("api_key"), str):  # a key pasted with a newline or spaces is the same key
+        merged["api_key"] = normalise_key(merged["api_key"])
     s = Settings(**{k: v for k, v in merged.items() if k in _FIELDS})
     if s.base_url:
         return replace(s, base_url=s.base_url.rstrip("/"))

@@ -28,9 +28,9 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import requests
-from requests.adapters import HTTPAdapter
 
 from .lake import default_data_dir, fingerprint, require_lake
+from .transport import DeadlineAdapter
 
 __all__ = ["EMBEDDED_ORIGIN", "EmbeddedAdapter", "identity", "service", "is_running", "rebase"]
 
@@ -117,7 +117,7 @@ def rebase(url: str) -> str:
     return f"{EMBEDDED_ORIGIN}{parts.path or '/'}" + (f"?{parts.query}" if parts.query else "")
 
 
-class EmbeddedAdapter(HTTPAdapter):
+class EmbeddedAdapter(DeadlineAdapter):
     """The transport for :data:`EMBEDDED_ORIGIN`: starts the service on first use and sends to its loopback port.
 
     Example:

@@ -32,6 +32,9 @@ __all__ = [
     "InvalidCursorError",
     "UnknownNameError",
     "CacheMissError",
+    "CacheError",
+    "PaginationError",
+    "StaleDataWarning",
     "LakeError",
     "error_for_status",
     "http_status",
@@ -148,12 +151,15 @@ class FdkitError(Exception):
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.message!r}, status={self.status!r}, path={self.path!r})"
 
-    def __reduce__(self):  # picklable across process pools
-        return (_rebuild, (type(self), self.message, self.status, self.error, self.path))
+    def __reduce__(self) -> tuple[Any, ...]:  # picklable across process pools, with every attribute
+        return (_rebuild, (type(self), self.message, dict(self.__dict__)))
 
 
-def _rebuild(cls, message, status, error, path):
-    return cls(message, status=status, error=error, path=path)
+def _rebuild(cls: type[FdkitError], message: str, state: dict[str, Any]) -> FdkitError:
+    err = Exception.__new__(cls)
+    Exception.__init__(err, message)
+    err.__dict__.update(state)
+    return err
 
 
 class TransportError(FdkitError):
@@ -202,6 +208,22 @@ class InvalidCursorError(BadRequestError):
 
 class CacheMissError(FdkitError):
     """Offline mode: the response is not in the on-disk cache."""
+
+
+class CacheError(FdkitError):
+    """A cache entry failed its checksum (or the cache file is unreadable) and offline mode cannot refetch it."""
+
+
+class PaginationError(TransportError):
+    """A page walk that would not end, or would send the key elsewhere.
+
+    An empty page with a new cursor, a cursor seen before, more pages than ``limit`` can need, or a
+    ``next_page_url`` on another origin than the service's.
+    """
+
+
+class StaleDataWarning(UserWarning):
+    """An answer came from the cache after it expired (offline mode, or the service failed): its age is named."""
 
 
 class LakeError(FdkitError):

@@ -172,9 +172,9 @@ def test_offline_mode(make_client):
 
 def test_cache_dir_is_private_and_namespaced(make_client, tmp_path):
     make_client().fetch("company_facts", {"ticker": "AAA"})
-    root = tmp_path / "cache"
+    root = tmp_path / "cache" / "fdkit"  # fdkit's own folder inside the cache_dir it was given
     assert root.stat().st_mode & 0o777 == 0o700
-    files = [p.name for p in root.iterdir()]
+    files = [p.name for p in root.iterdir() if not p.name.startswith(".")]
     assert files and all(len(f.split(".")[0]) == 20 for f in files)
 
 
@@ -254,7 +254,7 @@ def test_fetch_cache_answers_a_walk_in_one_read(make_client, test_server, tmp_pa
     assert warm == cold and sum(test_server.counter.requests.values()) == seen
     refreshed = make_client().fetch("prices", params, refresh=True)
     assert refreshed == cold and sum(test_server.counter.requests.values()) == seen + 3
-    files = sorted(p.name for p in (tmp_path / "cache").iterdir() if p.suffix == ".sqlite")
+    files = sorted(p.name for p in (tmp_path / "cache" / "fdkit").iterdir() if p.suffix == ".sqlite")
     assert any(f.endswith(".fetch.sqlite") for f in files)
     from fdkit.cache import cache_info, clear_cache
 
