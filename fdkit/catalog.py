@@ -113,6 +113,8 @@ class Endpoint:
         examples: requests (wire parameters) that answer 200 on the bundled reference data: the first is the
             docstring example of the generated function and the OpenAPI example; the tests call every one.
         invalid_examples: requests the service must answer with 400 (the tests send them).
+        record_key: fields that identify one record of one request's answer; the paginator drops a record whose
+            key it saw on an earlier page (a service repeating records). Empty: records are never dropped.
     """
 
     name: str
@@ -144,6 +146,7 @@ class Endpoint:
     list_payload: bool = False
     examples: tuple[Mapping[str, Any], ...] = ()
     invalid_examples: tuple[Mapping[str, Any], ...] = ()
+    record_key: tuple[str, ...] = ()
 
     def param(self, name: str) -> Param:
         """Return the parameter called ``name``.
@@ -245,6 +248,7 @@ def _statement(name: str, path: str, summary: str, *, period: Param = PERIOD_STM
         dataset=kw.pop("dataset", name),
         summary=summary,
         tickers_listing=kw.pop("tickers_listing", "balance_sheets_tickers"),
+        record_key=kw.pop("record_key", ("ticker", "report_period", "period", "accession_number")),
         **kw,
     )
 
@@ -287,6 +291,7 @@ def _prices(name: str, path: str, intervals: tuple[str, ...], summary: str, **kw
         newest_first=False,
         time_index="time",
         context_fields=("ticker",),
+        record_key=("time",),
         summary=summary,
         **kw,
     )
@@ -582,6 +587,7 @@ _ENDPOINTS: tuple[Endpoint, ...] = (
         dataset="yield_curve",
         tier="free",
         ticker_param=None,
+        record_key=("date",),
         summary="Treasury par yield curve history.",
     ),
     # --- estimates, earnings, KPIs ------------------------------------------------------------------------

@@ -424,7 +424,7 @@ class Client(DatasetMethods):
         self._ensure()
         fc, key = self._fetch_cache, fetch_key(ep.name, clean)
         if fc is not None and not refresh:
-            hit = fc.get(key, allow_stale=bool(self._settings and self._settings.offline))
+            hit = self._cached(fc, key, ep.path)
             if hit is not None:
                 return orjson.loads(hit)
 
@@ -435,7 +435,8 @@ class Client(DatasetMethods):
 
         limit = clean.get("limit", ep.default_limit)
         show = self.settings.progress if progress is None else progress
-        walked = collect(get, ep.response_key, limit=limit, progress=show, description=ep.name)
+        walked = collect(get, ep.response_key, limit=limit, progress=show, description=ep.name,
+                         record_key=ep.record_key)  # fmt: skip
         merged = {k: v for k, v in walked.first.items() if k != "next_page_url"}
         merged[ep.response_key] = walked.records
         if fc is not None:
@@ -463,13 +464,27 @@ class Client(DatasetMethods):
         self._ensure()
         fc = self._fetch_cache
         if fc is not None and not refresh:
-            hit = fc.get(key, allow_stale=bool(self._settings and self._settings.offline))
+            hit = self._cached(fc, key, key.split(":", 1)[0])
             if hit is not None:
                 return hit
         data = produce()
         if fc is not None:
             fc.put(key, data, ttl)
         return data
+
+    def _cached(self, fc: FetchCache, key: str, what: str) -> bytes | None:
+        """A fetch-cache hit (offline: stale ones too, with a warning naming their age)."""
+        import warnings
+
+        offline = self.settings.offline
+        hit = fc.entry(key, allow_stale=offline, offline=offline)
+        if hit is None:
+            return None
+        body, late = hit
+        if late > 0:
+            warnings.warn(f"fdkit: {what}: serving a cached answer that expired {late / 3600:.1f} h ago (offline)",
+                          StaleDataWarning, stacklevel=4)  # fmt: skip
+        return body
 
     def clean_params(self, endpoint: str | Endpoint, params: Mapping[str, Any] | None) -> dict[str, Any]:
         """The parameters as they are sent: unknown names refused, ``None`` dropped, dates and flags as text.

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import InvalidCursorError, TransportError
+from .errors import InvalidCursorError, PaginationError, TransportError
 
 __all__ = ["collect", "Collected", "progress_enabled"]
 
@@ -96,6 +96,8 @@ def collect(
     limit: int | None,
     progress: bool | None = False,
     description: str = "",
+    max_pages: int = 100_000,
+    record_key: tuple[str, ...] = (),
 ) -> Collected:
     """Walk the pages of one request.
 
@@ -106,13 +108,19 @@ def collect(
         limit: total records wanted; ``None`` for all.
         progress: show a page progress bar (see :func:`progress_enabled`).
         description: label of the progress bar.
+        max_pages: the most pages a walk without a limit may take.
+        record_key: the fields that identify a record (``Endpoint.record_key``); a record whose key was seen on an
+            earlier page is dropped. Without a key nothing is dropped (identical rows can be distinct facts).
 
     Returns:
         A :class:`Collected`.
 
     Raises:
         InvalidCursorError: when the cursor is rejected again after one restart.
-        TransportError: when the server repeats a page URL (a loop).
+        PaginationError: when the walk would not end: a page URL seen before, a page with no records that still
+            names a next page, or more pages than ``limit`` records can need (``max_pages`` without a limit).
+
+    Records repeated across pages (same ``record_key``) are dropped and counted in one warning.
 
     Example:
         >>> pages = {None: {"x": [1, 2], "next_page_url": "p2"}, "p2": {"x": [3, 4]}}
@@ -130,11 +138,18 @@ def collect(
                 records = list(_records(first, key))
                 seen: set[str] = set()
                 next_url = first.get("next_page_url")
+                most = max_pages if limit is None else min(max_pages, limit)  # each page holds at least one record
                 while next_url and (limit is None or len(records) < limit):
                     if next_url in seen:
-                        raise TransportError(
-                            "the server returned the same next_page_url twice; stopping instead of looping",
+                        raise PaginationError(
+                            "the service returned the same next_page_url twice; stopping instead of looping",
                             error="Pagination loop",
+                        )
+                    if pages > most:
+                        raise PaginationError(
+                            f"more than {most} pages for at most {limit if limit is not None else 'all'} records; "
+                            "stopping instead of walking on",
+                            error="Pagination runaway",
                         )
                     seen.add(next_url)
                     if bar is None and progress_enabled(progress):
@@ -143,8 +158,14 @@ def collect(
                     pages += 1
                     if bar is not None:
                         bar.update(1)
-                    records.extend(_records(page, key))
+                    got = _records(page, key)
                     next_url = page.get("next_page_url")
+                    if not got and next_url:
+                        raise PaginationError(
+                            "the service returned a page with no records that names another page; stopping",
+                            error="Empty page",
+                        )
+                    records.extend(got)
             except InvalidCursorError:
                 if refresh:
                     raise
@@ -155,6 +176,8 @@ def collect(
                 if refresh or pages == 0:
                     raise
                 continue
+            if record_key:
+                records = _drop_duplicates(records, record_key, description or key)
             if limit is not None:
                 del records[limit:]
             return Collected(first=first, records=records, pages=pages, restarted=refresh)
@@ -162,6 +185,23 @@ def collect(
     finally:
         if bar is not None:
             bar.close()
+
+
+def _drop_duplicates(records: list[Any], fields: tuple[str, ...], what: str) -> list[Any]:
+    """Records whose key repeats are kept once (the first), and counted in a warning."""
+    import warnings
+
+    seen: set[tuple[Any, ...]] = set()
+    out = []
+    for r in records:
+        k = tuple(str(r.get(f)) for f in fields) if isinstance(r, dict) else (repr(r),)
+        if k not in seen:
+            seen.add(k)
+            out.append(r)
+    if len(out) < len(records):
+        warnings.warn(f"fdkit: {what}: the service repeated {len(records) - len(out)} record(s) across pages; "
+                      "each is kept once", stacklevel=4)  # fmt: skip
+    return out
 
 
 def _records(body: dict[str, Any], key: str) -> list[Any]:
