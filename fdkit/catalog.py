@@ -280,7 +280,7 @@ def _prices(name: str, path: str, intervals: tuple[str, ...], summary: str, **kw
         params=(
             TICKER_REQ,
             Param("interval", required=True, enum=intervals, description="Bar interval.", client_default="day"),
-            Param("interval_multiplier", "integer", default=1, min=1, description="Bars per output bar."),
+            Param("interval_multiplier", "integer", default=1, min=1, max=100_000, description="Bars per output bar."),
             *START_END_REQ,
             _limit(5000, 5000),
         ),

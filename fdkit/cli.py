@@ -28,15 +28,19 @@ def _serve(args: argparse.Namespace) -> int:
 
     from .lake import default_data_dir, require_lake
     from .server.app import create_app
-    from .server.auth import load_keys
+    from .server.auth import KeysFileError, load_keys
 
     data = args.data or default_data_dir()
     names = require_lake(data)
     try:
-        keys = load_keys(args.keys)
+        keys = load_keys(args.keys, allow_short=args.allow_short_keys)
     except OSError as exc:
         raise _UsageError(f"cannot read the keys file {args.keys}: {exc.strerror or exc}") from None
-    app = create_app(data, keys)
+    except KeysFileError as exc:
+        raise _UsageError(str(exc)) from None
+    secret = args.cursor_secret or os.environ.get("FDKIT_CURSOR_SECRET")
+    if secret is not None and len(secret) < 32:
+        raise _UsageError("the cursor secret must be at least 32 characters")
     sock = socket.socket(socket.AF_INET6 if ":" in args.host else socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
@@ -45,10 +49,13 @@ def _serve(args: argparse.Namespace) -> int:
         sock.close()
         raise _UsageError(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}") from None
     port = sock.getsockname()[1]
+    public = args.public_url or f"http://{args.host}:{port}"
+    app = create_app(data, keys, public_url=public, cursor_secret=secret.encode() if secret else None)
     print(f"fdkit serve: {len(names)} datasets from {data} on http://{args.host}:{port}", file=sys.stderr)
     if not args.keys and not os.environ.get("FDKIT_SERVER_KEYS"):
         print(f"fdkit serve: no keys configured; generated key: {keys.first}", file=sys.stderr)
-    config = uvicorn.Config(app, log_level=args.log_level, access_log=False)
+    # keep-alive connections idle for 5 s are closed; headers are capped by the HTTP parser (httptools/h11)
+    config = uvicorn.Config(app, log_level=args.log_level, access_log=False, timeout_keep_alive=5)
     uvicorn.Server(config).run(sockets=[sock])
     return 0
 
@@ -381,6 +388,11 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--port", type=_port, default=8000, help="TCP port, 1-65535, or 0 for any free port (default 8000)")
     s.add_argument("--keys", help="keys file: one key per line, optionally followed by a plan (pro|free)")
     s.add_argument("--log-level", default="warning", choices=["debug", "info", "warning", "error"])
+    s.add_argument("--public-url", help="base URL clients reach the service at (default http://HOST:PORT); "
+                   "next_page_url links are built on it, never on a request's Host header")  # fmt: skip
+    s.add_argument("--cursor-secret", help="HMAC key of the pagination cursors, >= 32 characters, shared by workers "
+                   "and restarts (or FDKIT_CURSOR_SECRET; default: random per process)")  # fmt: skip
+    s.add_argument("--allow-short-keys", action="store_true", help="accept keys shorter than 16 characters")
     s.set_defaults(func=_serve)
 
     d = sub.add_parser("demo", help="the main job: a price panel, statements, ratios, a Parquet file and a plot",

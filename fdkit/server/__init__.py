@@ -103,6 +103,7 @@ def start(
     faults: FaultPlan | None = None,
     cursor_secret: bytes | None = None,
     timeout: float = 30.0,
+    public_url: str | None = None,
 ) -> ServerHandle:
     """Start the service in a background thread on loopback.
 
@@ -114,6 +115,7 @@ def start(
         faults: inject faults (tests, demos).
         cursor_secret: HMAC key of the pagination cursors (random by default).
         timeout: seconds to wait for the server to be up.
+        public_url: base of ``next_page_url`` links (default: the address each request came in on).
 
     Returns:
         A :class:`ServerHandle`.
@@ -123,7 +125,7 @@ def start(
     """
     root = Path(data) if data is not None else default_data_dir()
     key_table = keys if isinstance(keys, Keys) else load_keys(keys)
-    app = create_app(root, key_table, cursor_secret=cursor_secret)
+    app = create_app(root, key_table, cursor_secret=cursor_secret, public_url=public_url)
     asgi = FaultInjector(app, faults) if faults is not None else app
     handle = serve_app(asgi, host=host, port=port, timeout=timeout, keys=key_table, data=root)
     handle.app = app

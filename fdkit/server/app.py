@@ -12,7 +12,6 @@ Example:
 
 from __future__ import annotations
 
-import functools
 import logging
 import os
 import secrets
@@ -34,6 +33,7 @@ from ..responses import error_response, json_response, problem_response
 from .auth import Keys, load_keys, plan_allows
 from .cursors import CursorSigner
 from .handlers import handle
+from .memo import AnswerMemo
 from .openapi import build_openapi
 from .params import validate_body, validate_query
 from .store import Store
@@ -51,6 +51,9 @@ def create_app(
     *,
     cursor_secret: bytes | None = None,
     store: Store | None = None,
+    public_url: str | None = None,
+    memo_bytes: int = 128 * 2**20,
+    max_body_bytes: int = 2**20,
 ) -> FastAPI:
     """Build the service app over a lake.
 
@@ -59,6 +62,10 @@ def create_app(
         keys: :class:`~fdkit.server.auth.Keys`, a keys file, or ``None`` (``FDKIT_SERVER_KEYS`` or a generated key).
         cursor_secret: HMAC key for cursors (random when ``None``).
         store: a ready :class:`Store` (tests share one across apps).
+        public_url: the base URL clients reach the service at; ``next_page_url`` links are built on it, never on a
+            request's ``Host`` header (``None``: the address the request came in on, for in-process servers).
+        memo_bytes: the memo of answers is bounded by this many bytes (of JSON).
+        max_body_bytes: a larger POST body is refused with 413 while it is read.
 
     Returns:
         The FastAPI app; ``app.state.keys`` holds the keys.
@@ -76,17 +83,25 @@ def create_app(
         require_lake(data)  # a missing or empty lake is a startup error naming the path, never a 404 per ticker
     app.state.store = store or Store(data)
     app.state.keys = keys if isinstance(keys, Keys) else load_keys(keys)
-    app.state.signer = CursorSigner(cursor_secret or secrets.token_bytes(32))
+    app.state.signer = CursorSigner(cursor_secret or cursor_secret_from_env() or secrets.token_bytes(32))
     store_ = app.state.store
 
-    @functools.lru_cache(maxsize=256)
+    memo = AnswerMemo(memo_bytes)
+    app.state.memo = memo
+    app.state.public_url = public_url.rstrip("/") if public_url else None
+    app.state.max_body_bytes = max_body_bytes
+
     def answer_for(name: str, query_json: bytes) -> Any:
-        """Answer a validated query, memoised per (endpoint, query).
+        """Answer a validated query, memoised by what changes the answer (bounded by bytes).
 
         The lake does not change while it is served, so the pages of one walk (and repeated requests) do not
-        recompute the query.
+        recompute the query. ``limit`` only slices a list, so it is not part of a list's key.
         """
-        return handle(store_, CATALOG[name], orjson.loads(query_json))
+        ep = CATALOG[name]
+        query = orjson.loads(query_json)
+        key_query = {k: v for k, v in query.items() if k != "limit"} if ep.kind == "list" else query
+        key = (name, orjson.dumps(key_query, option=orjson.OPT_SORT_KEYS))
+        return memo.get_or_make(key, lambda: handle(store_, ep, query), _answer_size)
 
     app.state.answer_for = answer_for
     openapi_doc = build_openapi()
@@ -132,7 +147,7 @@ def _add_route(app: FastAPI, ep: Endpoint) -> None:
         try:
             _authorize(request, ep)
             if ep.method == "POST":
-                raw = await request.body()
+                raw = await _bounded_body(request)
                 try:
                     body = orjson.loads(raw) if raw else None
                 except orjson.JSONDecodeError:
@@ -152,6 +167,51 @@ def _add_route(app: FastAPI, ep: Endpoint) -> None:
     route.__name__ = ep.name
     for path in (ep.path, ep.path + "/"):
         app.add_api_route(path, route, methods=[ep.method], include_in_schema=False)
+
+
+def cursor_secret_from_env() -> bytes | None:
+    """``FDKIT_CURSOR_SECRET`` as the cursors' HMAC key: several workers or restarts then accept each other's cursors.
+
+    Returns:
+        The secret's bytes, or ``None`` when the variable is unset.
+
+    Raises:
+        ValueError: for a secret shorter than 32 characters.
+    """
+    text = os.environ.get("FDKIT_CURSOR_SECRET")
+    if not text:
+        return None
+    if len(text) < 32:
+        raise ValueError("FDKIT_CURSOR_SECRET must be at least 32 characters")
+    return text.encode()
+
+
+def _answer_size(answer: Any) -> int:
+    return len(orjson.dumps(answer.records if answer.records is not None else answer.obj)) + 64
+
+
+async def _bounded_body(request: Request) -> bytes:
+    """The POST body, refused with 413 once it passes the cap (checked while reading, not after)."""
+    cap = request.app.state.max_body_bytes
+    declared = request.headers.get("content-length")
+    if declared and declared.isdigit() and int(declared) > cap:
+        raise PayloadTooLarge(f"the request body is larger than {cap:,} bytes")
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > cap:
+            raise PayloadTooLarge(f"the request body is larger than {cap:,} bytes")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+class PayloadTooLarge(BadRequestError):
+    """HTTP 413: a request body over the server's cap."""
+
+    def __init__(self, message: str, **kw: Any) -> None:
+        kw.setdefault("status", 413)
+        kw.setdefault("error", "Payload Too Large")
+        super().__init__(message, **kw)
 
 
 def _authorize(request: Request, ep: Endpoint) -> None:
@@ -198,6 +258,6 @@ def _answer(request: Request, ep: Endpoint, query: dict[str, Any], offset: int) 
     nxt = offset + page_size
     if nxt < len(records):
         cursor = request.app.state.signer.issue(ep.name, query, nxt)
-        base = str(request.base_url).rstrip("/")
+        base = request.app.state.public_url or str(request.base_url).rstrip("/")
         out["next_page_url"] = f"{base}{ep.path}?{urlencode({'cursor': cursor})}"
     return out

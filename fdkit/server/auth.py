@@ -1,7 +1,8 @@
 r"""API keys and plans of ``fdkit serve``.
 
-Keys come from ``--keys FILE`` (one key per line, optionally followed by a plan name; ``#`` comments) or
-``FDKIT_SERVER_KEYS`` (comma-separated ``key`` or ``key:plan``). The plans:
+Keys come from ``--keys FILE`` (see :func:`parse_keys` for the format) or ``FDKIT_SERVER_KEYS`` (comma-separated
+``key`` or ``key:plan``). Keys shorter than 16 characters are refused there unless ``--allow-short-keys``. The
+plans:
 
 ========  ==============================================================================
 plan      endpoints
@@ -30,7 +31,7 @@ from pathlib import Path
 
 from ..catalog import Endpoint
 
-__all__ = ["Keys", "PLANS", "parse_keys", "load_keys", "plan_allows"]
+__all__ = ["Keys", "PLANS", "KeysFileError", "MIN_KEY_LENGTH", "parse_keys", "load_keys", "plan_allows"]
 
 #: plan name -> set of tiers it includes
 PLANS: Mapping[str, frozenset[str]] = {"pro": frozenset({"free", "paid"}), "free": frozenset({"free"})}
@@ -58,48 +59,89 @@ class Keys:
         return found
 
 
-def parse_keys(text: str) -> Keys:
-    """Parse a keys file: ``key [plan]`` per line.
+MIN_KEY_LENGTH = 16
+
+
+class KeysFileError(ValueError):
+    """A keys file (or ``FDKIT_SERVER_KEYS``) that cannot be read as written; names the line, never the key."""
+
+
+def parse_keys(text: str, *, allow_short: bool = True, source: str = "keys file") -> Keys:
+    """Parse a keys file.
+
+    The format: one key per line, optionally followed by whitespace and a plan (``pro`` or ``free``; default
+    ``pro``). ``#`` starts a comment at the start of a line or after whitespace (so ``my#strong#key`` is one key).
+    A key is any run of printable, non-whitespace characters. A byte-order mark and CRLF line ends are accepted.
 
     Args:
         text: file content.
+        allow_short: accept keys shorter than :data:`MIN_KEY_LENGTH` characters.
+        source: what the text is, for error messages.
 
     Returns:
         :class:`Keys`.
 
     Raises:
-        ValueError: for an unknown plan name.
+        KeysFileError: for a malformed line, an unknown plan or a short key, naming the line number.
+
+    Example:
+        >>> parse_keys("my#strong#secret-key free  # the partner's key").plan_of("my#strong#secret-key")
+        'free'
     """
     plans: dict[str, str] = {}
-    for raw in text.splitlines():
-        line = raw.split("#", 1)[0].strip()
-        if not line:
+    for lineno, raw in enumerate(text.lstrip("\ufeff").splitlines(), start=1):
+        tokens = []
+        for token in raw.split():
+            if token.startswith("#"):
+                break
+            tokens.append(token)
+        if not tokens:
             continue
-        parts = line.replace(":", " ").split()
-        key, plan = parts[0], (parts[1] if len(parts) > 1 else "pro")
+        if len(tokens) > 2:
+            raise KeysFileError(f"{source} line {lineno}: expected 'KEY [PLAN]', found {len(tokens)} words")
+        key, plan = tokens[0], (tokens[1] if len(tokens) > 1 else "pro")
+        if not key.isprintable():
+            raise KeysFileError(f"{source} line {lineno}: the key has non-printable characters")
         if plan not in PLANS:
-            raise ValueError(f"unknown plan {plan!r} in keys file; plans: {', '.join(PLANS)}")
+            raise KeysFileError(f"{source} line {lineno}: unknown plan {plan!r}; plans: {', '.join(PLANS)}")
+        if not allow_short and len(key) < MIN_KEY_LENGTH:
+            raise KeysFileError(f"{source} line {lineno}: the key is shorter than {MIN_KEY_LENGTH} characters "
+                                "(use --allow-short-keys to accept it)")  # fmt: skip
         plans[key] = plan
     return Keys(plans)
 
 
-def load_keys(keys: str | os.PathLike[str] | Mapping[str, str] | list[str] | None = None) -> Keys:
+def load_keys(keys: str | os.PathLike[str] | Mapping[str, str] | list[str] | None = None, *,
+              allow_short: bool = False) -> Keys:  # fmt: skip
     """Load keys from a file path, a mapping, a list, ``FDKIT_SERVER_KEYS``, or generate one.
 
     Args:
         keys: a path to a keys file, ``{key: plan}``, a list of keys, or ``None``.
+        allow_short: accept keys shorter than 16 characters from a file or the environment (keys given as a
+            mapping or list in Python are taken as they are).
 
     Returns:
         :class:`Keys` with at least one key.
+
+    Raises:
+        KeysFileError: for a malformed keys file or variable.
+        OSError: when the keys file cannot be read.
     """
     if isinstance(keys, Mapping):
-        out = parse_keys("\n".join(f"{k} {p}" for k, p in keys.items()))
+        out = Keys({str(k): str(p) for k, p in keys.items()})
+        bad = [p for p in out.plans.values() if p not in PLANS]
+        if bad:
+            raise KeysFileError(f"unknown plan {bad[0]!r}; plans: {', '.join(PLANS)}")
     elif isinstance(keys, list | tuple):
-        out = parse_keys("\n".join(keys))
+        out = Keys({str(k): "pro" for k in keys})
     elif keys is not None:
-        out = parse_keys(Path(keys).read_text())
+        out = parse_keys(Path(keys).read_text(encoding="utf-8-sig"), allow_short=allow_short, source=str(keys))
     elif os.environ.get("FDKIT_SERVER_KEYS"):
-        out = parse_keys("\n".join(os.environ["FDKIT_SERVER_KEYS"].split(",")))
+        entries = []
+        for item in (i.strip() for i in os.environ["FDKIT_SERVER_KEYS"].split(",")):
+            key, sep, plan = item.rpartition(":")
+            entries.append(f"{key} {plan}" if sep and plan in PLANS else item)
+        out = parse_keys("\n".join(entries), allow_short=allow_short, source="FDKIT_SERVER_KEYS entry")
     else:
         out = Keys()
     if not out.plans:

@@ -89,7 +89,13 @@ def _scalar(p: Param, raw: Any) -> Any:
     return text
 
 
+#: integers without a declared maximum still fit a 32-bit signed int (no overflow downstream, ever)
+INT_CEILING = 2**31 - 1
+
+
 def _bounds(p: Param, value: float) -> None:
+    if p.type == "integer" and p.max is None and abs(value) > INT_CEILING:
+        raise ParamError(f"'{p.name}' is out of range, got {_num(value)}")
     if p.min is not None and value < p.min:
         raise ParamError(f"'{p.name}' must be >= {_num(p.min)}, got {_num(value)}")
     if p.max is not None and value > p.max:
