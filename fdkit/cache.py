@@ -318,22 +318,27 @@ def trim(backend: SQLiteCache, path: Path, max_bytes: int) -> int:
         >>> trim(b, d / "n.sqlite", 10**9)
         0
     """
+    responses = backend.responses
 
-    def size() -> int:
-        return sum(p.stat().st_size for p in path.parent.glob(path.name + "*") if p.is_file())
+    def size() -> int:  # the database's own size (its write-ahead log is transient)
+        with responses.connection() as con:
+            pages = con.execute("pragma page_count").fetchone()[0]
+            page = con.execute("pragma page_size").fetchone()[0]
+        return int(pages * page)
 
     if size() <= max_bytes:
         return 0
-    before = len(backend.responses)
+    before = len(responses)
     backend.delete(expired=True)
-    responses = backend.responses
     while size() > max_bytes and len(responses):
         n = max(1, len(responses) // 4)
         with responses.connection(commit=True) as con:  # rowid grows with every write: the smallest are oldest
             con.execute(f"delete from {responses.table_name} where rowid in "
                         f"(select rowid from {responses.table_name} order by rowid limit ?)", (n,))  # fmt: skip
         responses.vacuum()
-    return before - len(backend.responses)
+    with responses.connection(commit=True) as con:
+        con.execute("pragma wal_checkpoint(TRUNCATE)")
+    return before - len(responses)
 
 
 def is_cache_miss(response: requests.Response) -> bool:

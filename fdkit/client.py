@@ -330,6 +330,14 @@ class Client(DatasetMethods):
                     ) from None  # fmt: skip
                 except transport.ResponseTooLarge as exc:
                     raise TransportError(str(exc), path=path, error="Response too large") from None
+                except transport.DeadlineExceeded:
+                    before = f" (last: {last_error.message})" if last_error else ""
+                    last_error = TransportError(
+                        f"no answer from {self._describe_service()} within the call's deadline of "
+                        f"{settings.call_deadline:g} s{before}",
+                        path=path, error="Deadline",
+                    )  # fmt: skip
+                    break
                 except requests.exceptions.Timeout as exc:
                     last_error = TransportError(
                         f"no complete answer within {settings.timeout:g} s per attempt, "
@@ -375,6 +383,10 @@ class Client(DatasetMethods):
 
     def _unreachable(self, exc: BaseException) -> str:
         """One line: which service, why it was chosen, what to do instead."""
+        return f"could not reach {self._describe_service()}: {_brief(exc, 120)}"
+
+    def _describe_service(self) -> str:
+        """The service's URL, why it was chosen and what to do instead (one line, never the key)."""
         s = self.settings
         why = ""
         if not s.embedded and s.api_key and s.base_url == PUBLIC_BASE_URL:
@@ -382,7 +394,7 @@ class Client(DatasetMethods):
                    "FINANCIAL_DATASETS_API_KEY and FDKIT_BASE_URL)")  # fmt: skip
         elif not s.embedded:
             why = " (the configured base URL; with no key and no base URL fdkit serves its bundled data offline)"
-        return f"could not reach {s.base_url}{why}: {_brief(exc, 120)}"
+        return f"{s.base_url}{why}"
 
     # -- one logical fetch ----------------------------------------------------------------------------------
     def fetch(

@@ -51,15 +51,15 @@ _CHUNK = 64 * 1024
 _STATE = threading.local()
 
 
-class DeadlineExceeded(requests.exceptions.Timeout):
-    """The call's total deadline passed (a ``requests`` timeout, so retries and mapping treat it as one)."""
+class DeadlineExceeded(Exception):  # noqa: N818 - not an OSError, so requests and urllib3 let it through
+    """The call's total deadline passed: no further attempt or wait is made."""
 
 
 class ResponseTooLarge(requests.exceptions.RequestException):
     """A response body grew past the configured cap while it was read (and decompressed)."""
 
 
-class RetryAfterTooLong(requests.exceptions.RequestException):
+class RetryAfterTooLong(Exception):  # noqa: N818 - not an OSError, so requests and urllib3 let it through
     """The service asked to wait longer than the client is willing to sleep.
 
     Attributes:
@@ -145,7 +145,7 @@ class FdkitRetry(Retry):
         return out
 
     def sleep_for_retry(self, response: Any = None) -> bool:  # noqa: D102
-        retry_after = self.get_retry_after(response) if response is not None else None
+        retry_after = _retry_after_of(response)
         if retry_after is None:
             return False
         if retry_after > self.max_retry_after:
@@ -205,7 +205,10 @@ class DeadlineAdapter(HTTPAdapter):
         try:
             while True:
                 if ends is not None and time.monotonic() > ends:
-                    raise DeadlineExceeded(f"the response was not complete within the time allowed ({response.url})")
+                    left = remaining()
+                    if left is not None and left <= 0:
+                        raise DeadlineExceeded(f"the call's deadline passed while reading {response.url}")
+                    raise requests.exceptions.ReadTimeout(f"the response was not complete in time ({response.url})")
                 chunk = raw.read1(_CHUNK, decode_content=True)
                 if not chunk:
                     break
@@ -216,7 +219,7 @@ class DeadlineAdapter(HTTPAdapter):
                         f"(max_response_bytes); it was not read further"
                     )
                 chunks.append(chunk)
-        except (DeadlineExceeded, ResponseTooLarge):
+        except (DeadlineExceeded, ResponseTooLarge, requests.exceptions.ReadTimeout):
             raw.close()
             raise
         except Exception as exc:  # urllib3's protocol, decode and read-timeout errors
@@ -225,6 +228,24 @@ class DeadlineAdapter(HTTPAdapter):
         finally:
             response.raw.release_conn()
         return b"".join(chunks)
+
+
+def _retry_after_of(response: Any) -> float | None:
+    """The ``Retry-After`` a response asks for, in seconds, as sent (urllib3 caps it at six hours)."""
+    if response is None:
+        return None
+    value = response.headers.get("Retry-After")
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        from email.utils import parsedate_to_datetime
+
+        try:
+            return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
+        except (TypeError, ValueError):
+            return None
 
 
 def _seconds(timeout: Any) -> float | None:
