@@ -450,10 +450,34 @@ class Client(DatasetMethods):
         walked = collect(get, ep.response_key, limit=limit, progress=show, description=ep.name,
                          record_key=ep.record_key)  # fmt: skip
         merged = {k: v for k, v in walked.first.items() if k != "next_page_url"}
-        merged[ep.response_key] = walked.records
+        records = walked.records
+        if ep.time_index and "limit" not in clean and limit and len(records) >= limit and clean.get("end_date"):
+            records = self._continue_by_dates(ep, clean, records, limit, refresh)
+        merged[ep.response_key] = records
         if fc is not None:
             fc.put(key, orjson.dumps(merged), ep.ttl)
         return merged
+
+    def _continue_by_dates(self, ep: Endpoint, clean: dict[str, Any], records: list[Any], cap: int,
+                           refresh: bool) -> list[Any]:  # fmt: skip
+        """A date range longer than one request's cap (5,000 bars) is fetched whole, window after window.
+
+        Each next window starts on the day of the last bar received; bars at or before that bar are dropped, so
+        the windows join without gaps or repeats. Only when the caller gave no ``limit``.
+        """
+        when = ep.time_index or "time"
+        out = list(records)
+        for _ in range(10_000):  # a bound, never reached: each window moves the start forward
+            last = str(out[-1].get(when) or "")
+            if not last or last[:10] > str(clean["end_date"]):
+                break
+            window = {**clean, "start_date": last[:10], "limit": cap}
+            more = self.fetch(ep, window, refresh=refresh, progress=False).get(ep.response_key) or []
+            fresh = [r for r in more if str(r.get(when) or "") > last]
+            out.extend(fresh)
+            if not fresh or len(more) < cap:
+                break
+        return out
 
     def memoized(self, key: str, ttl: int, produce: Callable[[], bytes], *, refresh: bool = False) -> bytes:
         """Bytes derived from fetched answers (typed frame parts), kept in the fetch cache next to the HTTP cache.

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -282,3 +284,14 @@ def test_demo_main_job(tmp_path, monkeypatch):
     monkeypatch.setenv("MPLBACKEND", "Agg")
     assert main(["demo", "--out", str(tmp_path), "--tickers", "AAPL", "NVDA"]) == 0
     assert (tmp_path / "prices.parquet").stat().st_size > 0 and (tmp_path / "performance.png").stat().st_size > 0
+
+
+def test_a_long_date_range_is_returned_whole(ref_client):
+    """One request caps at 5,000 bars; the client continues window by window (no silent truncation)."""
+    df = ref_client.prices("AAPL", start_date="2003-01-01", end_date="2026-02-25")
+    lake = pd.read_parquet(Path(__file__).resolve().parents[1] / "data" / "prices")
+    lake = lake[(lake["ticker"].astype(str) == "AAPL") & (lake["time"] < pd.Timestamp("2026-02-26", tz="UTC"))]
+    days = df.index.get_level_values("time")
+    assert len(df) == len(lake) > 5000 and days.is_unique and days.is_monotonic_increasing
+    assert days[-1] == pd.Timestamp("2026-02-25") and days[0] == lake["time"].min().tz_localize(None)
+    assert len(ref_client.prices("AAPL", start_date="2003-01-01", end_date="2026-02-25", limit=7)) == 7

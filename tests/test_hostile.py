@@ -508,3 +508,26 @@ def test_every_public_error_is_an_fdkit_error_or_a_documented_value_error(ref_cl
         warnings.simplefilter("error")
         with pytest.raises(ValueError):
             fdkit.config.normalise_key("two words")
+
+
+def test_every_integer_parameter_refuses_huge_values(ref_server):
+    from fdkit.catalog import CATALOG
+
+    checked = 0
+    for ep in CATALOG.values():
+        ints = [p for p in ep.params if p.type == "integer"]
+        if not ints or not ep.examples:
+            continue
+        for p in ints:
+            for huge in ("99999999999", "-99999999999", str(2**63)):
+                example = {**ep.examples[0], p.name: huge}
+                if ep.method == "POST":
+                    example[p.name] = int(huge)
+                    r = requests.post(ref_server.base_url + ep.path, json=example,
+                                      headers={"X-API-KEY": ref_server.api_key}, timeout=30)  # fmt: skip
+                else:
+                    r = requests.get(ref_server.base_url + ep.path, params=example,
+                                     headers={"X-API-KEY": ref_server.api_key}, timeout=30)  # fmt: skip
+                assert r.status_code == 400 and set(r.json()) == {"error", "message"}, (ep.path, p.name, huge)
+                checked += 1
+    assert checked >= 60
