@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import tempfile
 import uuid
 from collections.abc import Iterable
@@ -44,6 +45,8 @@ __all__ = [
     "as_category",
     "LAKE_SCHEMAS",
     "dataset_schema",
+    "safe_segment",
+    "UnsafePathError",
 ]
 
 
@@ -55,6 +58,48 @@ LAKE_SCHEMAS: dict[str, str | None] = {
     "filing_exhibits": None,
     "filing_metadata": "filings",  # landed by the webhook receiver
 }
+
+
+class UnsafePathError(LakeError, ValueError):
+    """A value that would become part of a lake path is not a plain name (``../x``, ``a/b``, empty, too long)."""
+
+
+_SEGMENT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._=-]{0,79}")
+
+
+def safe_segment(value: object, what: str = "value") -> str:
+    """A value checked to be usable as one path segment of a lake: letters, digits, ``._=-``, no ``..``.
+
+    Args:
+        value: a dataset name, partition value (ticker) or file stem.
+        what: its meaning, for the error message.
+
+    Returns:
+        The value as text.
+
+    Raises:
+        UnsafePathError: for anything else (values never become paths).
+
+    Example:
+        >>> safe_segment("BRK-B", "ticker")
+        'BRK-B'
+        >>> try:
+        ...     safe_segment("../../x", "ticker")
+        ... except UnsafePathError as exc:
+        ...     print(exc)
+        ticker '../../x' cannot name a lake path (letters, digits and ._=- only)
+    """
+    text = str(value)
+    if not _SEGMENT.fullmatch(text) or ".." in text:
+        raise UnsafePathError(f"{what} {text[:40]!r} cannot name a lake path (letters, digits and ._=- only)")
+    return text
+
+
+def _inside(root: Path, path: Path) -> Path:
+    """``path``, checked to lie inside ``root`` once resolved."""
+    if not path.resolve().is_relative_to(root.resolve()):
+        raise UnsafePathError(f"{path} is outside the lake {root}")
+    return path
 
 
 def dataset_schema(name: str) -> str | None:
@@ -327,22 +372,25 @@ def write_dataset(
     schema = schema or dataset_schema(name)
     if schema:
         df = conform(df, schema)
-    base = Path(root) / name
+    base = _inside(Path(root), Path(root) / safe_segment(name, "dataset name"))
     if mode == "overwrite" and base.exists():
         for old in base.rglob("*.parquet"):
             old.unlink()
-    stem = part or ("part-0" if mode == "overwrite" else f"part-{uuid.uuid4().hex[:12]}")
+    stem = safe_segment(part or ("part-0" if mode == "overwrite" else f"part-{uuid.uuid4().hex[:12]}"), "file name")
     written: list[Path] = []
     groups: Iterable[tuple[Any, pd.DataFrame]]
     if partition_by:
-        groups = df.groupby(partition_by, observed=True, sort=True)
+        groups = list(df.groupby(partition_by, observed=True, sort=True))
     else:
         groups = [(None, df)]
+    if partition_by:  # every partition value is checked before anything is written
+        for key, _ in groups:
+            safe_segment(key, partition_by)
     for key, sub in groups:
-        folder = base if key is None else base / f"{partition_by}={key!s}"
+        folder = base if key is None else base / f"{partition_by}={safe_segment(key, str(partition_by))}"
         if partition_by:
             sub = sub.drop(columns=[partition_by])
-        path = folder / f"{stem}.parquet"
+        path = _inside(Path(root), folder / f"{stem}.parquet")
         sink = pa.BufferOutputStream()
         pq.write_table(_table(sub), sink, compression="zstd")
         atomic_write_bytes(path, sink.getvalue().to_pybytes())

@@ -531,3 +531,69 @@ def test_every_integer_parameter_refuses_huge_values(ref_server):
                 assert r.status_code == 400 and set(r.json()) == {"error", "message"}, (ep.path, p.name, huge)
                 checked += 1
     assert checked >= 60
+
+
+# -- webhooks -----------------------------------------------------------------------------------------------
+def test_a_trickling_receiver_is_a_failed_attempt_at_the_deadline_and_retried():
+    from fdkit.webhooks import Destination, deliver, make_event
+
+    calls: list[float] = []
+
+    class Trickle(http.server.BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def do_POST(self) -> None:  # noqa: N802
+            self.rfile.read(int(self.headers["Content-Length"]))
+            calls.append(time.monotonic())
+            if len(calls) > 1:  # the retry is answered at once
+                self.send_response(200)
+                self.send_header("Content-Length", "2")
+                self.end_headers()
+                self.wfile.write(b"ok")
+                return
+            self.send_response(200)
+            self.send_header("Content-Length", "40")
+            self.end_headers()
+            try:
+                for _ in range(40):  # 40 bytes over 20 s: each read is quick, the whole answer is not
+                    self.wfile.write(b".")
+                    self.wfile.flush()
+                    time.sleep(0.5)
+            except OSError:
+                return
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Trickle)
+    srv.daemon_threads = True
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    rates = [{"bank": "FED", "date": "2024-09-18", "name": "x", "rate": 4.875}]
+    event = make_event("interest_rates", {"bank": "FED", "interest_rates": rates}, livemode=False)
+    t = time.monotonic()
+    report = deliver([event], [Destination(f"http://127.0.0.1:{srv.server_address[1]}/hook", "s")],
+                     attempt_deadline=1.5, base_delay=0.05)  # fmt: skip
+    took = time.monotonic() - t
+    srv.shutdown()
+    assert report.acked == [event["id"]] and report.attempts[event["id"]] == 2
+    assert calls[1] - calls[0] < 3 and took < 5, (calls, took)
+
+
+def test_a_signed_event_whose_ticker_is_a_path_is_400_and_writes_nothing(tmp_path):
+    from fdkit.webhooks import create_receiver, make_event, sign
+
+    lake = tmp_path / "lake"
+    receiver = fdkit.server.serve_app(create_receiver(lake, "secret"))
+    for ticker in ("../../x", "a/b", "..", "x\x00y"):
+        payload = {"ticker": ticker, "accession_number": "0001", "filing_date": "2024-01-02", "form_type": "4",
+                   "insider_trades": [{"name": "N", "transaction_shares": 1.0}]}  # fmt: skip
+        body = orjson.dumps(make_event("insider_trades", payload, livemode=False))
+        r = requests.post(
+            receiver.base_url + "/hook",
+            data=body,
+            timeout=30,
+            headers={"X-FDS-Signature": sign("secret", body), "Content-Type": "application/json"},
+        )
+        assert r.status_code == 400 and set(r.json()) == {"error", "message"}, (ticker, r.status_code, r.text)
+    receiver.stop()
+    assert not (tmp_path / "x").exists() and not list(tmp_path.rglob("*.parquet"))

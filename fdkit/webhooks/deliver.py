@@ -27,6 +27,7 @@ from typing import Any
 import orjson
 import requests
 
+from .. import transport
 from ..errors import redact
 from .events import API_VERSION
 from .signing import HEADER, sign
@@ -92,13 +93,15 @@ class DeliveryReport:
     statuses: Counter = field(default_factory=Counter)
 
 
-def _post(session: requests.Session, dest: Destination, body: bytes) -> tuple[int | None, str]:
+def _post(session: requests.Session, dest: Destination, body: bytes, limit: float = DEADLINE) -> tuple[int | None, str]:
+    """One attempt: connect, send and the whole answer within ``limit`` seconds (a trickling receiver fails)."""
     headers = {"Content-Type": "application/json", HEADER: sign(dest.secret, body),
                "X-FDS-Api-Version": dest.api_version}  # fmt: skip
     try:
-        r = session.post(dest.url, data=body, headers=headers, timeout=DEADLINE)
+        with transport.deadline(limit):
+            r = session.post(dest.url, data=body, headers=headers, timeout=limit)
         return r.status_code, r.text[:200]
-    except requests.RequestException as exc:
+    except (requests.RequestException, transport.DeadlineExceeded) as exc:
         return None, redact(type(exc).__name__ + ": " + str(exc))[:200]
 
 
@@ -113,6 +116,7 @@ def deliver(
     workers: int = 4,
     deadline: float | None = None,
     progress: Callable[[DeliveryReport, int], None] | None = None,
+    attempt_deadline: float = DEADLINE,
 ) -> DeliveryReport:
     """Deliver events to every destination that wants them, at least once.
 
@@ -127,6 +131,7 @@ def deliver(
         deadline: seconds the whole run may take; past it no attempt starts and no backoff sleeps, and every
             undelivered event is reported failed ("deadline passed"). ``None``: no deadline.
         progress: called with the report and the number of finished (event, destination) jobs after each one.
+        attempt_deadline: seconds one attempt may take in all: connect, send and the whole answer (10 s).
 
     Returns:
         A :class:`DeliveryReport`.
@@ -137,7 +142,8 @@ def deliver(
     finished = [0]
     log_file = open(log, "a", encoding="utf-8") if log else None  # noqa: SIM115
     session = requests.Session()
-    adapter = requests.adapters.HTTPAdapter(pool_connections=workers, pool_maxsize=workers, max_retries=0)
+    adapter = transport.DeadlineAdapter(pool_connections=workers, pool_maxsize=workers, max_retries=0,
+                                        max_bytes=2**20)  # fmt: skip
     session.mount("http://", adapter)
     session.mount("https://", adapter)
 
@@ -161,7 +167,7 @@ def deliver(
                     report.failed[event["id"]] = f"deadline passed after {attempt - 1} attempt(s): {detail}"
                 return
             t0 = time.monotonic()
-            status, detail = _post(session, dest, body)
+            status, detail = _post(session, dest, body, attempt_deadline)
             with lock:
                 report.attempts[event["id"]] += 1
                 report.statuses[status if status is not None else "error"] += 1

@@ -48,7 +48,7 @@ from fastapi.responses import Response
 from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
 
-from ..lake import read_dataset, write_dataset
+from ..lake import UnsafePathError, read_dataset, safe_segment, write_dataset
 from ..responses import error_response, json_response
 from .events import Event, parse_event
 from .signing import DEFAULT_TOLERANCE, HEADER, SignatureError, verify
@@ -130,7 +130,12 @@ class Landing:
 
     def _statement(self, dataset: str, rec: dict[str, Any]) -> int:
         key = _safe("rp", rec["report_period"], rec["period"])
-        path = self.lake / dataset / f"ticker={rec['ticker']}" / f"{key}.parquet"
+        path = (
+            self.lake
+            / safe_segment(dataset, "dataset")
+            / f"ticker={safe_segment(rec['ticker'], 'ticker')}"
+            / f"{key}.parquet"
+        )
         if path.exists():
             old = pd.read_parquet(path, columns=["filing_date", "form_type"]).iloc[0]
             old_rank = (pd.Timestamp(old["filing_date"]), str(old["form_type"]).endswith("/A"))
@@ -210,7 +215,10 @@ def _land(landing: Landing, event: Event) -> Response:
     with landing.lock:
         if landing.seen(str(event.id)):
             return json_response({"status": "duplicate", "id": str(event.id)})
-        n = landing.land(event)
+        try:
+            n = landing.land(event)
+        except UnsafePathError as exc:  # values never become paths: refused (400: the sender stops retrying)
+            return error_response(400, "Invalid event", f"event {event.id}: {exc}")
         landing.commit(event)
     return json_response({"status": "landed", "id": str(event.id), "records": n})
 
