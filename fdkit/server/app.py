@@ -91,14 +91,13 @@ def create_app(
     app.state.public_url = public_url.rstrip("/") if public_url else None
     app.state.max_body_bytes = max_body_bytes
 
-    def answer_for(name: str, query_json: bytes) -> Any:
+    def answer_for(name: str, query: dict[str, Any]) -> Any:
         """Answer a validated query, memoised by what changes the answer (bounded by bytes).
 
         The lake does not change while it is served, so the pages of one walk (and repeated requests) do not
         recompute the query. ``limit`` only slices a list, so it is not part of a list's key.
         """
         ep = CATALOG[name]
-        query = orjson.loads(query_json)
         key_query = {k: v for k, v in query.items() if k != "limit"} if ep.kind == "list" else query
         key = (name, orjson.dumps(key_query, option=orjson.OPT_SORT_KEYS))
         return memo.get_or_make(key, lambda: handle(store_, ep, query), _answer_size)
@@ -242,7 +241,7 @@ def _query_and_offset(request: Request, ep: Endpoint) -> tuple[dict[str, Any], i
 
 
 def _answer(request: Request, ep: Endpoint, query: dict[str, Any], offset: int) -> dict[str, Any]:
-    ans = request.app.state.answer_for(ep.name, orjson.dumps(query, option=orjson.OPT_SORT_KEYS))
+    ans = request.app.state.answer_for(ep.name, query)
     out: dict[str, Any] = dict(ans.top)
     if ans.records is None:
         out[ep.response_key] = ans.obj
