@@ -19,14 +19,17 @@ from .datasets import available, filing_exhibits, financials
 from .errors import (
     AuthenticationError,
     BadRequestError,
+    CacheError,
     CacheMissError,
     FdkitError,
     InvalidCursorError,
     LakeError,
     NotFoundError,
+    PaginationError,
     PaymentRequiredError,
     RateLimitError,
     ServerError,
+    StaleDataWarning,
     TransportError,
     UnknownNameError,
 )
@@ -57,6 +60,9 @@ __all__ = [
     "CacheMissError",
     "LakeError",
     "UnknownNameError",
+    "CacheError",
+    "PaginationError",
+    "StaleDataWarning",
 ]
 
 

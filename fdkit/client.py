@@ -273,7 +273,9 @@ class Client(DatasetMethods):
 
         Args:
             method: ``GET`` or ``POST``.
-            path_or_url: a path on the base URL, or an absolute URL (``next_page_url``), used verbatim.
+            path_or_url: a path on the base URL, or an absolute URL (``next_page_url``) on the base URL's origin,
+                used verbatim; an absolute URL on another origin is refused (``PaginationError``: the key would
+                leave its origin).
             params: query parameters (lists repeat the parameter).
             json: JSON body for POST.
             ttl: cache lifetime of this response in seconds (``-1``: never expires).

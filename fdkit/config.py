@@ -89,7 +89,8 @@ def configure(**settings: Any) -> None:
 
     Args:
         **settings: any of ``api_key``, ``base_url``, ``cache``, ``cache_dir``, ``offline``, ``timeout``,
-            ``max_workers``, ``progress``. ``None`` removes a setting.
+            ``max_workers``, ``progress``, ``deadline``, ``max_retry_after``, ``max_response_bytes``,
+            ``max_cache_bytes``. ``None`` removes a setting.
 
     Raises:
         TypeError: for an unknown setting.
