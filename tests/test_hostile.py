@@ -597,3 +597,50 @@ def test_a_signed_event_whose_ticker_is_a_path_is_400_and_writes_nothing(tmp_pat
         assert r.status_code == 400 and set(r.json()) == {"error", "message"}, (ticker, r.status_code, r.text)
     receiver.stop()
     assert not (tmp_path / "x").exists() and not list(tmp_path.rglob("*.parquet"))
+
+
+def test_envelopes_carry_the_destinations_pinned_api_version_and_bodies_are_capped(tmp_path):
+    from fdkit.webhooks import Destination, create_receiver, deliver, make_event, sign
+
+    seen: list[dict] = []
+
+    class Keep(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802
+            seen.append(orjson.loads(self.rfile.read(int(self.headers["Content-Length"]))))
+            self.send_response(200)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Keep)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    rates = [{"bank": "FED", "date": "2024-09-18", "name": "x", "rate": 4.875}]
+    event = make_event("interest_rates", {"bank": "FED", "interest_rates": rates}, livemode=False)
+    url = f"http://127.0.0.1:{srv.server_address[1]}/hook"
+    deliver([event], [Destination(url, "s", api_version="2025-06-01"), Destination(url, "s")])
+    srv.shutdown()
+    assert sorted(e["api_version"] for e in seen) == ["2025-06-01", event["api_version"]]
+
+    receiver = fdkit.server.serve_app(create_receiver(tmp_path / "lake", "secret", max_body_bytes=2**20))
+    try:
+        unsigned = requests.post(receiver.base_url + "/hook", data=b"{}", timeout=30)
+        assert unsigned.status_code == 401  # refused on its header, before its body is read
+
+        def stream():  # 64 MiB, never buffered by the receiver: refused once 1 MiB has arrived
+            for _ in range(64):
+                yield b" " * 2**20
+
+        try:
+            big = requests.post(receiver.base_url + "/hook", data=stream(), timeout=60,
+                                headers={"X-FDS-Signature": sign("secret", b"{}")})  # fmt: skip
+            assert big.status_code == 413
+        except requests.ConnectionError:
+            pass  # the receiver answered 413 and closed while the client was still sending
+        declared = requests.post(receiver.base_url + "/hook", data=b" " * (2 * 2**20), timeout=30,
+                                 headers={"X-FDS-Signature": sign("secret", b"{}")})  # fmt: skip
+        assert declared.status_code == 413 and declared.json()["error"] == "Payload Too Large"
+    finally:
+        receiver.stop()
+    assert not list((tmp_path / "lake").rglob("*.parquet"))

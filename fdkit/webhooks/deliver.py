@@ -158,7 +158,7 @@ def deliver(
 
     def attempt_all(job: tuple[dict[str, Any], Destination]) -> None:
         event, dest = job
-        body = orjson.dumps(event)
+        body = orjson.dumps({**event, "api_version": dest.api_version})  # the destination's pinned version
         delay = base_delay
         detail = "no attempt made"
         for attempt in range(1, max_attempts + 1):

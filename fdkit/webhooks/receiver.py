@@ -51,7 +51,7 @@ from starlette.concurrency import run_in_threadpool
 from ..lake import UnsafePathError, read_dataset, safe_segment, write_dataset
 from ..responses import error_response, json_response
 from .events import Event, parse_event
-from .signing import DEFAULT_TOLERANCE, HEADER, SignatureError, verify
+from .signing import DEFAULT_TOLERANCE, HEADER, SignatureError, check_header, verify
 
 __all__ = ["create_receiver", "Landing", "read_landed"]
 
@@ -171,13 +171,14 @@ class Landing:
 
 
 def create_receiver(lake: str | os.PathLike[str], secret: str | bytes, *,
-                    tolerance: int = DEFAULT_TOLERANCE) -> FastAPI:  # fmt: skip
+                    tolerance: int = DEFAULT_TOLERANCE, max_body_bytes: int = 4 * 2**20) -> FastAPI:  # fmt: skip
     """The receiver as an ASGI app (``uvicorn`` it, or mount it in another app).
 
     Args:
         lake: the lake records land in.
         secret: the shared signing secret.
         tolerance: seconds a signature timestamp may be off.
+        max_body_bytes: a larger body is refused with 413 while it is read (never buffered whole).
 
     Returns:
         The FastAPI app; ``app.state.landing`` is the :class:`Landing`.
@@ -192,9 +193,23 @@ def create_receiver(lake: str | os.PathLike[str], secret: str | bytes, *,
 
     @app.post("/{path:path}")
     async def _receive(request: Request, path: str) -> Response:
-        body = await request.body()
+        header = request.headers.get(HEADER)
+        try:  # what the header alone can tell, before a byte of the body is read
+            check_header(header, tolerance=tolerance)
+        except SignatureError as exc:
+            return error_response(401, "Invalid signature", str(exc))
+        declared = request.headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > max_body_bytes:
+            return error_response(413, "Payload Too Large", f"an event body is at most {max_body_bytes:,} bytes")
+        chunks, size = [], 0
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > max_body_bytes:
+                return error_response(413, "Payload Too Large", f"an event body is at most {max_body_bytes:,} bytes")
+            chunks.append(chunk)
+        body = b"".join(chunks)
         try:
-            verify(secret, body, request.headers.get(HEADER), tolerance=tolerance)
+            verify(secret, body, header, tolerance=tolerance)
         except SignatureError as exc:
             return error_response(401, "Invalid signature", str(exc))
         try:

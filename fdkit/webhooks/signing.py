@@ -45,6 +45,39 @@ def sign(secret: str | bytes, body: bytes, timestamp: int | None = None) -> str:
     return f"t={t},v1={mac}"
 
 
+def check_header(header: str | None, *, tolerance: int = DEFAULT_TOLERANCE, now: float | None = None) -> int:
+    """What can be checked before the body is read: the header is there, well formed and fresh.
+
+    Args:
+        header: the ``X-FDS-Signature`` value.
+        tolerance: seconds a timestamp may differ from now.
+        now: the current time (tests).
+
+    Returns:
+        The signed timestamp.
+
+    Raises:
+        SignatureError: saying what is wrong.
+
+    Example:
+        >>> check_header(sign("s", b"{}"), tolerance=60) > 0
+        True
+    """
+    if not header:
+        raise SignatureError(f"missing {HEADER} header")
+    pairs = [p.split("=", 1) for p in header.split(",") if "=" in p]
+    try:
+        t = int(dict(pairs)["t"])
+    except (KeyError, ValueError):
+        raise SignatureError("malformed signature header: no timestamp") from None
+    if not [v for k, v in pairs if k == "v1"]:
+        raise SignatureError("malformed signature header: no v1 signature")
+    current = time.time() if now is None else now
+    if abs(current - t) > tolerance:
+        raise SignatureError(f"stale signature: timestamp {t} is more than {tolerance}s from now")
+    return t
+
+
 def verify(secret: str | bytes, body: bytes, header: str | None, *, tolerance: int = DEFAULT_TOLERANCE,
            now: float | None = None) -> int:  # fmt: skip
     """Check a signature header.
@@ -62,19 +95,8 @@ def verify(secret: str | bytes, body: bytes, header: str | None, *, tolerance: i
     Raises:
         SignatureError: saying what is wrong.
     """
-    if not header:
-        raise SignatureError(f"missing {HEADER} header")
-    parts = dict(p.split("=", 1) for p in header.split(",") if "=" in p)
-    try:
-        t = int(parts["t"])
-    except (KeyError, ValueError):
-        raise SignatureError("malformed signature header: no timestamp") from None
-    given = [v for k, v in (p.split("=", 1) for p in header.split(",") if "=" in p) if k == "v1"]
-    if not given:
-        raise SignatureError("malformed signature header: no v1 signature")
-    current = time.time() if now is None else now
-    if abs(current - t) > tolerance:
-        raise SignatureError(f"stale signature: timestamp {t} is more than {tolerance}s from now")
+    t = check_header(header, tolerance=tolerance, now=now)
+    given = [v for k, v in (p.split("=", 1) for p in str(header).split(",") if "=" in p) if k == "v1"]
     expected = hmac.new(_secret(secret), f"{t}.".encode() + body, hashlib.sha256).hexdigest()
     if not any(hmac.compare_digest(expected, g) for g in given):
         raise SignatureError("signature does not match the body")
