@@ -47,7 +47,13 @@ __all__ = [
     "dataset_schema",
     "safe_segment",
     "UnsafePathError",
+    "bump_generation",
+    "generation_stamp",
+    "GENERATION_FILE",
 ]
+
+#: a lake's change marker: writers bump it after each commit; readers (``fdkit serve``) reload when it changes
+GENERATION_FILE = ".fdkit-generation"
 
 
 #: lake datasets whose rows are not (or not exactly) the record schema of the same name
@@ -100,6 +106,34 @@ def _inside(root: Path, path: Path) -> Path:
     if not path.resolve().is_relative_to(root.resolve()):
         raise UnsafePathError(f"{path} is outside the lake {root}")
     return path
+
+
+def bump_generation(root: str | os.PathLike[str]) -> None:
+    """Tell readers of a lake that it changed (after a commit): :data:`GENERATION_FILE` is rewritten atomically.
+
+    Args:
+        root: lake root.
+
+    Example:
+        >>> d = tempfile.mkdtemp(); before = generation_stamp(d); bump_generation(d); generation_stamp(d) != before
+        True
+    """
+    atomic_write_bytes(Path(root) / GENERATION_FILE, uuid.uuid4().hex.encode())
+
+
+def generation_stamp(root: str | os.PathLike[str]) -> str | None:
+    """The lake's current change marker (``None`` before any writer bumped it).
+
+    Args:
+        root: lake root.
+
+    Returns:
+        An opaque stamp that differs after every :func:`bump_generation`.
+    """
+    try:
+        return (Path(root) / GENERATION_FILE).read_text()
+    except FileNotFoundError:
+        return None
 
 
 def dataset_schema(name: str) -> str | None:

@@ -644,3 +644,28 @@ def test_envelopes_carry_the_destinations_pinned_api_version_and_bodies_are_capp
     finally:
         receiver.stop()
     assert not list((tmp_path / "lake").rglob("*.parquet"))
+
+
+def test_fdkit_serve_sees_what_the_receiver_lands_without_a_restart(tmp_path, test_lake):
+    import shutil
+
+    from fdkit.webhooks import Destination, create_receiver, deliver, make_event
+
+    lake = tmp_path / "lake"
+    shutil.copytree(test_lake, lake)
+    receiver = fdkit.server.serve_app(create_receiver(lake, "secret"))
+    with fdkit.server.start(lake, keys=["serve-key-0123456789"]) as srv:
+        h = {"X-API-KEY": "serve-key-0123456789"}
+        q = {"ticker": "NEWCO", "period": "quarterly"}
+        assert requests.get(srv.base_url + "/financials/balance-sheets", params=q, headers=h).status_code == 404
+        payload = {"ticker": "NEWCO", "accession_number": "0000000001-24-000001", "filing_date": "2024-02-01",
+                   "form_type": "10-Q", "balance_sheets": [{"report_period": "2023-12-31", "period": "quarterly",
+                                                            "total_assets": 123.0}]}  # fmt: skip
+        event = make_event("balance_sheets", payload, livemode=False)
+        report = deliver([event], [Destination(receiver.base_url + "/hook", "secret")])
+        acked = time.monotonic()
+        assert report.acked == [event["id"]]
+        r = requests.get(srv.base_url + "/financials/balance-sheets", params=q, headers=h)
+        assert r.status_code == 200 and time.monotonic() - acked < 1.0
+        assert r.json()["balance_sheets"][0]["total_assets"] == 123.0
+    receiver.stop()

@@ -241,6 +241,8 @@ def _query_and_offset(request: Request, ep: Endpoint) -> tuple[dict[str, Any], i
 
 
 def _answer(request: Request, ep: Endpoint, query: dict[str, Any], offset: int) -> dict[str, Any]:
+    if request.app.state.store.changed():  # the lake was written to (e.g. a webhook landing): answer afresh
+        request.app.state.memo.clear()
     ans = request.app.state.answer_for(ep.name, query)
     out: dict[str, Any] = dict(ans.top)
     if ans.records is None:

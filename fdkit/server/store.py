@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..lake import LAKE_SCHEMAS, read_dataset
+from ..lake import LAKE_SCHEMAS, generation_stamp, read_dataset
 
 __all__ = ["Store", "LAKE_SCHEMAS"]
 
@@ -33,6 +33,22 @@ class Store:
         self._groups: dict[tuple[str, str], dict[str, pd.DataFrame]] = {}
         self._lock = threading.RLock()
         self._known: set[str] | None = None
+        self._stamp = generation_stamp(self.root)
+
+    def changed(self) -> bool:
+        """Whether a writer (the webhook receiver) committed to the lake since it was read; if so, forget it.
+
+        A stat and a small read per call: ``fdkit serve`` sees landed events on the next request, no restart.
+        """
+        stamp = generation_stamp(self.root)
+        if stamp == self._stamp:
+            return False
+        with self._lock:
+            self._frames.clear()
+            self._groups.clear()
+            self._known = None
+            self._stamp = stamp
+        return True
 
     def frame(self, name: str) -> pd.DataFrame:
         """The whole dataset ``name`` (typed; empty with its schema when absent)."""

@@ -48,7 +48,7 @@ from fastapi.responses import Response
 from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
 
-from ..lake import UnsafePathError, read_dataset, safe_segment, write_dataset
+from ..lake import UnsafePathError, bump_generation, read_dataset, safe_segment, write_dataset
 from ..responses import error_response, json_response
 from .events import Event, parse_event
 from .signing import DEFAULT_TOLERANCE, HEADER, SignatureError, check_header, verify
@@ -164,6 +164,7 @@ class Landing:
         """Record the event id (durably) after its records landed."""
         self._db.execute("insert or ignore into events values (?, ?, ?)", (str(event.id), event.type, time.time()))
         self._db.commit()
+        bump_generation(self.lake)  # fdkit serve over this lake answers with the new rows from its next request
 
     def close(self) -> None:
         """Close the SQLite connection."""
