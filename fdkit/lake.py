@@ -48,6 +48,7 @@ __all__ = [
     "safe_segment",
     "UnsafePathError",
     "bump_generation",
+    "plan_write",
     "generation_stamp",
     "GENERATION_FILE",
 ]
@@ -403,33 +404,72 @@ def write_dataset(
         >>> [p.name for p in write_dataset(tempfile.mkdtemp(), "interest_rates", df)]
         ['part-0.parquet']
     """
+    files = plan_write(root, name, df, schema=schema, partition_by=partition_by, mode=mode, part=part)
+    base = Path(root) / name
+    if mode == "overwrite" and base.exists():
+        for old in base.rglob("*.parquet"):
+            old.unlink()
+    for path, data in files:
+        atomic_write_bytes(path, data)
+    return [path for path, _ in files]
+
+
+def plan_write(
+    root: str | os.PathLike[str],
+    name: str,
+    df: pd.DataFrame,
+    *,
+    schema: str | None = None,
+    partition_by: str | None = None,
+    mode: str = "overwrite",
+    part: str | None = None,
+) -> list[tuple[Path, bytes]]:
+    """Everything :func:`write_dataset` would write, typed, checked and encoded, but not written yet.
+
+    A writer that must land several frames whole or not at all (the webhook receiver) plans them all first: a
+    value that does not fit its schema, or that would make an unsafe path, raises here, before any file exists.
+
+    Args:
+        root: lake root.
+        name: dataset name.
+        df: the records.
+        schema: record schema (default: :func:`dataset_schema` of ``name``).
+        partition_by: hive-partition column.
+        mode: ``overwrite`` or ``append`` (only decides the default file stem here).
+        part: file stem.
+
+    Returns:
+        ``(path, Parquet bytes)`` per file.
+
+    Raises:
+        ValueError: a value that does not fit the schema (``UnsafePathError`` for one that would make a path).
+
+    Example:
+        >>> df = pd.DataFrame({"bank": ["ECB"], "date": ["2024-01-02"], "name": ["MRO"], "rate": [4.5]})
+        >>> [p.name for p, _ in plan_write(tempfile.mkdtemp(), "interest_rates", df)]
+        ['part-0.parquet']
+    """
     schema = schema or dataset_schema(name)
     if schema:
         df = conform(df, schema)
     base = _inside(Path(root), Path(root) / safe_segment(name, "dataset name"))
-    if mode == "overwrite" and base.exists():
-        for old in base.rglob("*.parquet"):
-            old.unlink()
     stem = safe_segment(part or ("part-0" if mode == "overwrite" else f"part-{uuid.uuid4().hex[:12]}"), "file name")
-    written: list[Path] = []
+    planned: list[tuple[Path, bytes]] = []
     groups: Iterable[tuple[Any, pd.DataFrame]]
     if partition_by:
         groups = list(df.groupby(partition_by, observed=True, sort=True))
+        for key, _ in groups:  # every partition value is checked before anything is encoded
+            safe_segment(key, partition_by)
     else:
         groups = [(None, df)]
-    if partition_by:  # every partition value is checked before anything is written
-        for key, _ in groups:
-            safe_segment(key, partition_by)
     for key, sub in groups:
         folder = base if key is None else base / f"{partition_by}={safe_segment(key, str(partition_by))}"
         if partition_by:
             sub = sub.drop(columns=[partition_by])
-        path = _inside(Path(root), folder / f"{stem}.parquet")
         sink = pa.BufferOutputStream()
         pq.write_table(_table(sub), sink, compression="zstd")
-        atomic_write_bytes(path, sink.getvalue().to_pybytes())
-        written.append(path)
-    return written
+        planned.append((_inside(Path(root), folder / f"{stem}.parquet"), sink.getvalue().to_pybytes()))
+    return planned
 
 
 def read_dataset(

@@ -669,3 +669,25 @@ def test_fdkit_serve_sees_what_the_receiver_lands_without_a_restart(tmp_path, te
         assert r.status_code == 200 and time.monotonic() - acked < 1.0
         assert r.json()["balance_sheets"][0]["total_assets"] == 123.0
     receiver.stop()
+
+
+def test_a_poison_event_lands_nothing_answers_400_and_is_dead_lettered(tmp_path):
+    from fdkit.webhooks import Destination, create_receiver, deliver, make_event
+
+    lake = tmp_path / "lake"
+    receiver = fdkit.server.serve_app(create_receiver(lake, "secret"))
+    good = {"report_period": "2023-12-31", "period": "quarterly", "total_assets": 1.0}
+    bad = {"report_period": "2023-09-30", "period": "quarterly", "total_assets": "lots"}
+    payload = {"ticker": "POIS", "accession_number": "0000000001-24-000009", "filing_date": "2024-02-01",
+               "form_type": "10-Q", "balance_sheets": [good, bad]}  # fmt: skip
+    event = make_event("balance_sheets", payload, livemode=False)
+    t = time.monotonic()
+    report = deliver([event], [Destination(receiver.base_url + "/hook", "secret")], base_delay=0.05)
+    receiver.stop()
+    assert report.failed and report.attempts[event["id"]] == 1 and time.monotonic() - t < 5  # 400: not retried
+    assert "refused: HTTP 400" in report.failed[event["id"]]
+    assert not list(lake.rglob("*.parquet"))  # not even the good record
+    dead = [orjson.loads(line) for line in (lake / "_webhooks" / "dead-letter.jsonl").read_bytes().splitlines()]
+    assert (
+        [d["id"] for d in dead] == [event["id"]] and "total_assets" in dead[0]["reason"] or "lots" in dead[0]["reason"]
+    )

@@ -35,6 +35,7 @@ Example:
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import sqlite3
 import threading
@@ -42,18 +43,21 @@ import time
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pandas as pd
 from fastapi import FastAPI, Request
 from fastapi.responses import Response
 from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
 
-from ..lake import UnsafePathError, bump_generation, read_dataset, safe_segment, write_dataset
+from ..lake import UnsafePathError, atomic_write_bytes, bump_generation, plan_write, read_dataset, safe_segment
 from ..responses import error_response, json_response
 from .events import Event, parse_event
 from .signing import DEFAULT_TOLERANCE, HEADER, SignatureError, check_header, verify
 
-__all__ = ["create_receiver", "Landing", "read_landed"]
+__all__ = ["create_receiver", "Landing", "read_landed", "PoisonEvent"]
+
+log = logging.getLogger("fdkit.webhooks")
 
 _STATEMENTS = {"income_statements", "balance_sheets", "cash_flow_statements", "financial_metrics"}
 _KPI = {"forward_guidance": "kpi_guidance", "non_gaap_metrics": "kpi_non_gaap", "operating_kpis": "kpi_metrics"}
@@ -87,7 +91,35 @@ class Landing:
         return [r[0] for r in self._db.execute("select id from events order by landed_at")]
 
     def land(self, event: Event) -> int:
-        """Write the event's records; return how many records were written (0 for an ignored late version)."""
+        """Write the event's records, whole or not at all; return how many were written (0: an ignored late version).
+
+        Every file of the event is planned first (typed, checked, encoded: :func:`fdkit.lake.plan_write`); only when
+        all are ready are they written. A record that does not fit its schema raises before anything is written.
+
+        Raises:
+            PoisonEvent: a record does not fit (the event is refused whole, 400, and dead-lettered).
+        """
+        self._staged: list[tuple[Path, bytes]] = []
+        try:
+            n = self._land(event)
+        except UnsafePathError:
+            raise
+        except (ValueError, TypeError, KeyError, OverflowError) as exc:
+            raise PoisonEvent(f"{type(exc).__name__}: {exc}"[:300]) from exc
+        for path, data in self._staged:
+            atomic_write_bytes(path, data)
+        self._staged = []
+        return n
+
+    def dead_letter(self, event_id: str, event_type: str, reason: str, body: bytes) -> None:
+        """Keep a refused event (with why) in ``_webhooks/dead-letter.jsonl`` and the log."""
+        log.warning("webhook event %s (%s) refused: %s", event_id, event_type, reason)
+        line = orjson.dumps({"id": event_id, "type": event_type, "reason": reason, "at": time.time(),
+                             "body": body.decode("utf-8", "replace")})  # fmt: skip
+        with open(self.lake / "_webhooks" / "dead-letter.jsonl", "ab") as f:
+            f.write(line + b"\n")
+
+    def _land(self, event: Event) -> int:
         fam = event.family
         recs = event.records()
         if fam in _STATEMENTS:
@@ -125,7 +157,7 @@ class Landing:
         raise ValueError(f"no landing rule for {event.type}")  # pragma: no cover - EVENT_TYPES is closed
 
     def _write(self, dataset: str, df: pd.DataFrame, partition: str | None, key: str) -> int:
-        write_dataset(self.lake, dataset, df, partition_by=partition, mode="append", part=key)
+        self._staged.extend(plan_write(self.lake, dataset, df, partition_by=partition, mode="append", part=key))
         return len(df)
 
     def _statement(self, dataset: str, rec: dict[str, Any]) -> int:
@@ -222,18 +254,23 @@ def create_receiver(lake: str | os.PathLike[str], secret: str | bytes, *,
             return error_response(400, "Invalid event", f"{where}: {msg}" if where else msg)
         except ValueError as exc:
             return error_response(400, "Invalid JSON", str(exc)[:200])
-        return await run_in_threadpool(_land, landing, event)
+        return await run_in_threadpool(_land, landing, event, body)
 
     return app
 
 
-def _land(landing: Landing, event: Event) -> Response:
+class PoisonEvent(ValueError):
+    """An event whose records do not fit their schema: refused whole (400), nothing of it written."""
+
+
+def _land(landing: Landing, event: Event, body: bytes) -> Response:
     with landing.lock:
         if landing.seen(str(event.id)):
             return json_response({"status": "duplicate", "id": str(event.id)})
         try:
             n = landing.land(event)
-        except UnsafePathError as exc:  # values never become paths: refused (400: the sender stops retrying)
+        except (UnsafePathError, PoisonEvent) as exc:  # 400, so the sender stops retrying a poison event
+            landing.dead_letter(str(event.id), event.type, str(exc), body)
             return error_response(400, "Invalid event", f"event {event.id}: {exc}")
         landing.commit(event)
     return json_response({"status": "landed", "id": str(event.id), "records": n})
