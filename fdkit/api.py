@@ -470,7 +470,7 @@ def prices(ticker: str | Sequence[str], interval: Literal['minute', 'day', 'week
         interval_multiplier: Bars per output bar. (the service assumes 1)
         start_date: First date, inclusive (YYYY-MM-DD). (required)
         end_date: Last date, inclusive (YYYY-MM-DD). (required)
-        limit: Total records wanted. (the service assumes 5000)
+        limit: Total records wanted. Values above 5000 are clamped to it. (the service assumes 5000)
         raw: return the decoded JSON instead of a frame.
         errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
         progress: progress bar (default: only on a terminal).
@@ -507,7 +507,7 @@ def crypto_prices(ticker: str | Sequence[str], interval: Literal['minute', 'day'
         interval_multiplier: Bars per output bar. (the service assumes 1)
         start_date: First date, inclusive (YYYY-MM-DD). (required)
         end_date: Last date, inclusive (YYYY-MM-DD). (required)
-        limit: Total records wanted. (the service assumes 5000)
+        limit: Total records wanted. Values above 5000 are clamped to it. (the service assumes 5000)
         raw: return the decoded JSON instead of a frame.
         errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
         progress: progress bar (default: only on a terminal).
@@ -574,7 +574,7 @@ def news(ticker: str | Sequence[str], start_date: DateLike | None = None, end_da
         ticker: Ticker symbol, e.g. AAPL. (required; a list fetches each concurrently)
         start_date: First date, inclusive (YYYY-MM-DD).
         end_date: Last date, inclusive (YYYY-MM-DD).
-        limit: Total records wanted. (the service assumes 10)
+        limit: Total records wanted. Values above 100 are clamped to it. (the service assumes 10)
         raw: return the decoded JSON instead of a frame.
         errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
         progress: progress bar (default: only on a terminal).
@@ -680,7 +680,7 @@ def insider_trades(ticker: str | Sequence[str], limit: int | None = None, name: 
 
     Args:
         ticker: Ticker symbol, e.g. AAPL. (required; a list fetches each concurrently)
-        limit: Total records wanted. (the service assumes 10)
+        limit: Total records wanted. Values above 1000 are clamped to it. (the service assumes 10)
         name: Insider name.
         transaction_type: Transaction type, e.g. Sale.
         filing_date: filing_date equal to (YYYY-MM-DD).
@@ -720,7 +720,7 @@ def insider_ownership(ticker: str | Sequence[str], limit: int | None = None, nam
 
     Args:
         ticker: Ticker symbol, e.g. AAPL. (required; a list fetches each concurrently)
-        limit: Total records wanted. (the service assumes 10)
+        limit: Total records wanted. Values above 1000 are clamped to it. (the service assumes 10)
         name: Insider name.
         filing_date: filing_date equal to (YYYY-MM-DD).
         filing_date_gte: filing_date >= (YYYY-MM-DD).
@@ -760,7 +760,7 @@ def institutional_ownership(ticker: str | Sequence[str] | None = None, investor:
     Args:
         ticker: Ticker symbol, e.g. AAPL. (a list fetches each concurrently)
         investor: Investment manager (as in /institutional-ownership/investors).
-        limit: Total records wanted. (the service assumes 10)
+        limit: Total records wanted. Values above 1000 are clamped to it. (the service assumes 10)
         report_period: report_period equal to (YYYY-MM-DD).
         report_period_gte: report_period >= (YYYY-MM-DD).
         report_period_gt: report_period > (YYYY-MM-DD).
@@ -993,7 +993,7 @@ def yield_curve(start_date: DateLike | None = None, end_date: DateLike | None = 
     Args:
         start_date: First date, inclusive (YYYY-MM-DD).
         end_date: Last date, inclusive (YYYY-MM-DD).
-        limit: Total records wanted. (the service assumes 5000)
+        limit: Total records wanted. Values above 5000 are clamped to it. (the service assumes 5000)
         raw: return the decoded JSON instead of a frame.
         errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
         progress: progress bar (default: only on a terminal).
@@ -1612,7 +1612,7 @@ class DatasetMethods:
             interval_multiplier: Bars per output bar. (the service assumes 1)
             start_date: First date, inclusive (YYYY-MM-DD). (required)
             end_date: Last date, inclusive (YYYY-MM-DD). (required)
-            limit: Total records wanted. (the service assumes 5000)
+            limit: Total records wanted. Values above 5000 are clamped to it. (the service assumes 5000)
             raw: return the decoded JSON instead of a frame.
             errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
             progress: progress bar (default: only on a terminal).
@@ -1647,7 +1647,7 @@ class DatasetMethods:
             interval_multiplier: Bars per output bar. (the service assumes 1)
             start_date: First date, inclusive (YYYY-MM-DD). (required)
             end_date: Last date, inclusive (YYYY-MM-DD). (required)
-            limit: Total records wanted. (the service assumes 5000)
+            limit: Total records wanted. Values above 5000 are clamped to it. (the service assumes 5000)
             raw: return the decoded JSON instead of a frame.
             errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
             progress: progress bar (default: only on a terminal).
@@ -1710,7 +1710,7 @@ class DatasetMethods:
             ticker: Ticker symbol, e.g. AAPL. (required; a list fetches each concurrently)
             start_date: First date, inclusive (YYYY-MM-DD).
             end_date: Last date, inclusive (YYYY-MM-DD).
-            limit: Total records wanted. (the service assumes 10)
+            limit: Total records wanted. Values above 100 are clamped to it. (the service assumes 10)
             raw: return the decoded JSON instead of a frame.
             errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
             progress: progress bar (default: only on a terminal).
@@ -1810,7 +1810,7 @@ class DatasetMethods:
 
         Args:
             ticker: Ticker symbol, e.g. AAPL. (required; a list fetches each concurrently)
-            limit: Total records wanted. (the service assumes 10)
+            limit: Total records wanted. Values above 1000 are clamped to it. (the service assumes 10)
             name: Insider name.
             transaction_type: Transaction type, e.g. Sale.
             filing_date: filing_date equal to (YYYY-MM-DD).
@@ -1848,7 +1848,7 @@ class DatasetMethods:
 
         Args:
             ticker: Ticker symbol, e.g. AAPL. (required; a list fetches each concurrently)
-            limit: Total records wanted. (the service assumes 10)
+            limit: Total records wanted. Values above 1000 are clamped to it. (the service assumes 10)
             name: Insider name.
             filing_date: filing_date equal to (YYYY-MM-DD).
             filing_date_gte: filing_date >= (YYYY-MM-DD).
@@ -1886,7 +1886,7 @@ class DatasetMethods:
         Args:
             ticker: Ticker symbol, e.g. AAPL. (a list fetches each concurrently)
             investor: Investment manager (as in /institutional-ownership/investors).
-            limit: Total records wanted. (the service assumes 10)
+            limit: Total records wanted. Values above 1000 are clamped to it. (the service assumes 10)
             report_period: report_period equal to (YYYY-MM-DD).
             report_period_gte: report_period >= (YYYY-MM-DD).
             report_period_gt: report_period > (YYYY-MM-DD).
@@ -2105,7 +2105,7 @@ class DatasetMethods:
         Args:
             start_date: First date, inclusive (YYYY-MM-DD).
             end_date: Last date, inclusive (YYYY-MM-DD).
-            limit: Total records wanted. (the service assumes 5000)
+            limit: Total records wanted. Values above 5000 are clamped to it. (the service assumes 5000)
             raw: return the decoded JSON instead of a frame.
             errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
             progress: progress bar (default: only on a terminal).

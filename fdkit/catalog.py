@@ -196,7 +196,8 @@ PERIOD_SEG = Param("period", required=True, enum=("annual", "quarterly"), descri
 
 
 def _limit(default: int, maximum: int | None = None) -> Param:
-    return Param("limit", "integer", default=default, min=1, max=maximum, description="Total records wanted.")
+    note = f" Values above {maximum} are clamped to it." if maximum else ""
+    return Param("limit", "integer", default=default, min=1, max=maximum, description="Total records wanted." + note)
 
 
 def _date_filters(name: str) -> tuple[Param, ...]:
@@ -706,10 +707,10 @@ _INVALID: dict[str, dict[str, Any]] = {
         "interval": "day",
         "start_date": "2024-01-01",
         "end_date": "2024-01-31",
-        "limit": 5001,
+        "limit": "many",
     },
     "price_snapshot": {},
-    "news": {"ticker": "AAPL", "limit": 101},
+    "news": {"ticker": "AAPL", "limit": 0},
     "filings": {},
     "filing_items": {"ticker": "AAPL", "filing_type": "20-F", "year": 2024},
     "insider_trades": {"ticker": "AAPL", "filing_date_gte": "yesterday"},

@@ -40,7 +40,9 @@ def test_bulk_fetch_under_faults_equals_fault_free(ref_server, tmp_path):
                                   retry_after=0, slow_seconds=2.5)  # fmt: skip
     with fdkit.server.start(keys=[ref_server.api_key], faults=plan) as faulty, \
             ResetProxy(faulty.base_url, rate=0.2, seed=28) as proxy:  # fmt: skip
-        client = fdkit.Client(ref_server.api_key, proxy.base_url, cache=False, timeout=1.5, progress=False)
+        client = fdkit.Client(
+            ref_server.api_key, proxy.base_url, cache=False, timeout=1.5, progress=False, deadline=120
+        )  # faults are the subject here, not the deadline (busy CI machines)
         got = _bulk(client, tickers, stmt)
     for name, frame in clean.items():
         pd.testing.assert_frame_equal(got[name], frame, obj=name)

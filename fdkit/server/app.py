@@ -113,7 +113,13 @@ def create_app(
     async def _http_error(request: Request, exc: StarletteHTTPException) -> Response:
         titles = {404: "Not Found", 405: "Method Not Allowed"}
         msg = f"no route {request.method} {request.url.path}" if exc.status_code in (404, 405) else str(exc.detail)
-        return error_response(exc.status_code, titles.get(exc.status_code, "Error"), msg)
+        headers = dict(exc.headers or {})
+        if exc.status_code == 405 and "allow" not in {k.lower() for k in headers}:
+            allowed = sorted({m for r in app.routes if getattr(r, "path", None) == request.url.path
+                              for m in getattr(r, "methods", ()) or ()})  # fmt: skip
+            if allowed:
+                headers["Allow"] = ", ".join(allowed)
+        return error_response(exc.status_code, titles.get(exc.status_code, "Error"), msg, headers or None)
 
     @app.exception_handler(RequestValidationError)
     async def _validation_error(request: Request, exc: RequestValidationError) -> Response:

@@ -356,20 +356,27 @@ def filing_items(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
         raise NotFound(f"no {q['filing_type']} filing of {ticker} for {q['year']}"
                        + (f" Q{q['quarter']}" if q.get("quarter") else ""))  # fmt: skip
     latest = df.sort_values("filing_date").iloc[-1]
-    accession = str(latest["accession_number"])
-    df = df[df["accession_number"].astype("string") == accession]
+    accession = None if pd.isna(latest["accession_number"]) else str(latest["accession_number"])
+    if accession is None:  # a filing without an accession in the lake: its items share its filing date
+        df = df[df["accession_number"].isna() & (df["filing_date"] == latest["filing_date"])]
+    else:
+        df = df[df["accession_number"].astype("string") == accession]
     if q.get("item"):
         df = df[df["number"].astype("string").isin(q["item"])]
     items = to_records(df, ["number", "name", "text"])
     if q.get("filing_type") == "8-K" or q.get("include_exhibits"):
         ex = store.frame("filing_exhibits")
-        ex = ex[ex["accession_number"].astype("string") == accession] if len(ex) else ex
+        ex = (
+            ex[(ex["accession_number"].astype("string") == accession).fillna(False)]
+            if len(ex) and accession
+            else ex.iloc[0:0]
+        )
         for it in items:
             sub = ex[ex["item"].astype("string") == it["number"]] if len(ex) else ex
             cols = ["number", "description", "url"] + (["text"] if q.get("include_exhibits") else [])
             it["exhibits"] = to_records(sub, cols) if len(sub) else []
     facts = store.rows("company_facts", ticker)
-    cik = str(facts["cik"].iloc[0]) if len(facts) else None
+    cik = str(facts["cik"].iloc[0]) if len(facts) and pd.notna(facts["cik"].iloc[0]) else None
     top = {
         "resource": "filing_items",
         "ticker": ticker,

@@ -104,7 +104,7 @@ def _param_schema(p: Param, example: Any = None) -> dict[str, Any]:
         base = {"type": "string", "enum": list(p.enum)}
     if p.min is not None:
         base["minimum"] = p.min
-    if p.max is not None:
+    if p.max is not None and p.name != "limit":  # a larger limit is clamped, not refused
         base["maximum"] = p.max
     if p.default is not None:
         base["default"] = p.default
