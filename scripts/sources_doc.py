@@ -33,12 +33,15 @@ PROVENANCE: dict[str, tuple[str, str, str]] = {
         "10-K/10-Q instance documents)",
         SEC_PD,
         "revenue facts whose only dimensions are ProductOrService, BusinessSegments or Geographical axes; one "
-        "row per item x member; labels are the XBRL member names without 'Member'; first filing kept",
+        "row per item x member; labels are the XBRL member names without 'Member'; first filing kept; "
+        "fiscal_period from the statement of the same (ticker, report_period, period), missing where the "
+        "lake has no such statement",
     ),
     "segmented_financials": (
         "as segmented_revenues",
         SEC_PD,
-        "revenue, gross profit, operating income by one product or segment member",
+        "revenue, gross profit, operating income by one product or segment member; fiscal_period as for "
+        "segmented_revenues",
     ),  # fmt: skip
     "prices": (
         "prices/us_equities_daily_adj_2021_2026.csv.gz (2021-02-26..), prices/us_equities_daily_2003_2023.csv.gz "
