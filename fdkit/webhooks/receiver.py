@@ -7,7 +7,8 @@ landed, answer 200 ``duplicate`` -> write the event's records as Parquet files (
 means the sender retries; the files are named by the records' identity, so rewriting them changes nothing.
 
 Where records land (``<lake>/<dataset>/<partition>/<key>.parquet``, readable by ``fdkit serve --data`` and
-pandas); the **matching key** decides what an amendment replaces:
+pandas); the **matching key** decides what an amendment replaces. :data:`LANDING` is this table as data, one
+:class:`LandingRule` per event family:
 
 =====================================  ==================================  ======================================
 event family                           dataset, partition                  key (one file per key)
@@ -40,8 +41,9 @@ import os
 import sqlite3
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import orjson
 import pandas as pd
@@ -52,21 +54,93 @@ from starlette.concurrency import run_in_threadpool
 
 from ..lake import UnsafePathError, atomic_write_bytes, bump_generation, plan_write, read_dataset, safe_segment
 from ..responses import error_response, json_response
-from .events import Event, parse_event
+from .events import EVENT_TYPES, Event, parse_event
 from .signing import DEFAULT_TOLERANCE, HEADER, SignatureError, check_header, verify
 
 __all__ = ["create_receiver", "Landing", "read_landed", "PoisonEvent"]
 
 log = logging.getLogger("fdkit.webhooks")
 
-_STATEMENTS = {"income_statements", "balance_sheets", "cash_flow_statements", "financial_metrics"}
-_KPI = {"forward_guidance": "kpi_guidance", "non_gaap_metrics": "kpi_non_gaap", "operating_kpis": "kpi_metrics"}
-
 
 def _safe(*parts: Any) -> str:
     text = "_".join(str(p) for p in parts if p is not None)
     clean = "".join(ch if ch.isalnum() or ch in "-_." else "-" for ch in text)
     return clean[:80] + "-" + hashlib.sha1(text.encode()).hexdigest()[:8]
+
+
+@dataclass(frozen=True)
+class LandingRule:
+    """Where one event family's records land, and what one landing replaces (the module's table, as data).
+
+    Attributes:
+        dataset: the lake dataset.
+        partition: the hive-partition column (``ticker``, ``bank``) or ``None``.
+        key: fields naming one landed file: what an amendment or a retry replaces.
+        key_from: take the key fields from the ``payload`` header or from each group's first ``record``.
+        prefix: a label in the file name (``None``: none).
+        per: ``event`` (one file), ``record`` (one file a record) or ``period`` (one per report period + period).
+        revision: ``replace`` (the same key is rewritten), ``newest_filing`` (an older filing arriving late is
+            ignored), ``ignore`` (a published key is never revised).
+        shape: flatten the records with the endpoint's shape (``endpoint``) before landing.
+    """
+
+    dataset: str
+    partition: str | None
+    key: tuple[str, ...]
+    key_from: Literal["payload", "record"] = "record"
+    prefix: str | None = "rp"
+    per: Literal["event", "record", "period"] = "event"
+    revision: Literal["replace", "newest_filing", "ignore"] = "replace"
+    endpoint: str | None = None
+
+    def rows(self, event: Event) -> list[dict[str, Any]]:
+        """The event's records as lake rows."""
+        recs = event.records()
+        if self.endpoint is None:
+            return recs
+        from ..catalog import get
+        from ..frames import records_of
+
+        ep = get(self.endpoint)
+        flat, fill = records_of(ep, {}, {ep.response_key: recs})
+        return [{**fill, **r, **dict(ep.row_filter)} for r in flat]
+
+    def groups(self, rows: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+        """The rows of each landed file."""
+        if self.per == "record":
+            return [[r] for r in rows]
+        if self.per == "period":
+            out: dict[tuple[Any, Any], list[dict[str, Any]]] = {}
+            for r in rows:
+                out.setdefault((r.get("report_period"), r.get("period")), []).append(r)
+            return [out[k] for k in sorted(out, key=str)]
+        return [rows]
+
+    def suffix(self, event: Event) -> tuple[str, ...]:
+        """What else names the file: the family, where several families share a dataset."""
+        return (event.family,) if self.per == "period" else ()
+
+
+#: every event family's landing rule (see the module docstring's table)
+LANDING: dict[str, LandingRule] = {
+    **{f: LandingRule(f, "ticker", ("report_period", "period"), per="record", revision="newest_filing")
+       for f in ("income_statements", "balance_sheets", "cash_flow_statements", "financial_metrics")},
+    **{f: LandingRule(f, "ticker", ("accession_number", "form_type", "filing_date"), key_from="payload", prefix="acc")
+       for f in ("insider_trades", "insider_ownership")},
+    **{f: LandingRule("segmented_financials", "ticker", ("report_period", "period"), per="period", endpoint=f)
+       for f in ("income_statement_segments", "balance_sheet_segments", "cash_flow_statement_segments")},
+    "earnings": LandingRule("earnings", "ticker", ("report_period", "source_type"), endpoint="earnings"),
+    "interest_rates": LandingRule("interest_rates", "bank", ("date",), prefix="date", revision="ignore"),
+    **{f: LandingRule(f, None, ("date",), key_from="payload", prefix="date") for f in ("inflation", "labor")},
+    "yield_curve": LandingRule("yield_curve", None, ("date",), key_from="payload", prefix="date"),
+    "filing_items.metadata": LandingRule("filing_metadata", "ticker", ("filing_type", "filing_date",
+                                         "accession_number"), prefix=None),
+    **{f: LandingRule(d, "ticker", ("report_period", "accession_number"), key_from="payload")
+       for f, d in (("forward_guidance", "kpi_guidance"), ("non_gaap_metrics", "kpi_non_gaap"),
+                    ("operating_kpis", "kpi_metrics"))},
+}  # fmt: skip
+if set(LANDING) != {t.removesuffix(".created") for t in EVENT_TYPES}:  # pragma: no cover - one rule per family
+    raise RuntimeError("every webhook event family needs exactly one landing rule")
 
 
 class Landing:
@@ -120,77 +194,41 @@ class Landing:
             f.write(line + b"\n")
 
     def _land(self, event: Event) -> int:
-        fam = event.family
-        recs = event.records()
-        if fam in _STATEMENTS:
-            return sum(self._statement(fam, r) for r in recs)
-        if fam in ("insider_trades", "insider_ownership"):
-            obj = event.payload
-            key = _safe("acc", obj.get("accession_number"), obj["form_type"], obj["filing_date"])
-            return self._write(fam, pd.DataFrame(recs), "ticker", key)
-        if fam.endswith("_segments"):
-            return self._segments(event)
-        if fam == "earnings":
-            flat = {k: v for k, v in recs[0].items() if k not in ("quarterly", "annual")}
-            for dim in ("quarterly", "annual"):
-                flat.update({f"{dim}_{k}": v for k, v in (recs[0].get(dim) or {}).items()})
-            return self._write("earnings", pd.DataFrame([flat]), "ticker",
-                               _safe("rp", flat["report_period"], flat["source_type"]))  # fmt: skip
-        if fam == "interest_rates":
-            rec = recs[0]
-            key = _safe("date", rec["date"])
-            if (self.lake / "interest_rates" / f"bank={rec['bank']}" / f"{key}.parquet").exists():
-                return 0  # a revision of a published date is ignored
-            return self._write("interest_rates", pd.DataFrame(recs), "bank", key)
-        if fam in ("inflation", "labor"):
-            return self._write(fam, pd.DataFrame(recs), None, _safe("date", event.payload["date"]))
-        if fam == "yield_curve":
-            return self._write("yield_curve", pd.DataFrame(recs), None, _safe("date", event.payload["date"]))
-        if fam == "filing_items.metadata":
-            r = recs[0]
-            return self._write("filing_metadata", pd.DataFrame(recs), "ticker",
-                               _safe(r["filing_type"], r["filing_date"], r.get("accession_number")))  # fmt: skip
-        if fam in _KPI:
-            obj = event.payload
-            return self._write(_KPI[fam], pd.DataFrame(recs), "ticker",
-                               _safe("rp", obj["report_period"], obj.get("accession_number")))  # fmt: skip
-        raise ValueError(f"no landing rule for {event.type}")  # pragma: no cover - EVENT_TYPES is closed
+        rule = LANDING[event.family]
+        rows = rule.rows(event)
+        if not rows:
+            return 0
+        head = event.payload
+        n = 0
+        for group in rule.groups(rows):
+            source = head if rule.key_from == "payload" else group[0]
+            key = _safe(rule.prefix, *[source.get(f) for f in rule.key], *rule.suffix(event))
+            df = pd.DataFrame(group)
+            partition_value = group[0].get(rule.partition) if rule.partition else None
+            path = self._path(rule.dataset, rule.partition, partition_value, key)
+            if rule.revision == "ignore" and path.exists():
+                continue  # a revision of a published value is ignored
+            if rule.revision == "newest_filing" and path.exists() and not self._newer(path, group[0]):
+                continue  # an older version arriving late never replaces a newer one
+            n += self._write(rule.dataset, df, rule.partition, key)
+        return n
+
+    def _path(self, dataset: str, partition: str | None, value: Any, key: str) -> Path:
+        folder = self.lake / safe_segment(dataset, "dataset")
+        if partition:
+            folder = folder / f"{partition}={safe_segment(value, partition)}"
+        return folder / f"{key}.parquet"
+
+    @staticmethod
+    def _newer(path: Path, rec: dict[str, Any]) -> bool:
+        old = pd.read_parquet(path, columns=["filing_date", "form_type"]).iloc[0]
+        old_rank = (pd.Timestamp(old["filing_date"]), str(old["form_type"]).endswith("/A"))
+        new_rank = (pd.Timestamp(rec["filing_date"]), str(rec.get("form_type") or "").endswith("/A"))
+        return not new_rank < old_rank
 
     def _write(self, dataset: str, df: pd.DataFrame, partition: str | None, key: str) -> int:
         self._staged.extend(plan_write(self.lake, dataset, df, partition_by=partition, mode="append", part=key))
         return len(df)
-
-    def _statement(self, dataset: str, rec: dict[str, Any]) -> int:
-        key = _safe("rp", rec["report_period"], rec["period"])
-        path = (
-            self.lake
-            / safe_segment(dataset, "dataset")
-            / f"ticker={safe_segment(rec['ticker'], 'ticker')}"
-            / f"{key}.parquet"
-        )
-        if path.exists():
-            old = pd.read_parquet(path, columns=["filing_date", "form_type"]).iloc[0]
-            old_rank = (pd.Timestamp(old["filing_date"]), str(old["form_type"]).endswith("/A"))
-            new_rank = (pd.Timestamp(rec["filing_date"]), str(rec.get("form_type") or "").endswith("/A"))
-            if new_rank < old_rank:
-                return 0  # an older version arriving late never replaces a newer one
-        return self._write(dataset, pd.DataFrame([rec]), "ticker", key)
-
-    def _segments(self, event: Event) -> int:
-        from ..catalog import get
-        from ..frames import records_of
-
-        ep = get(event.family)
-        rows, fill = records_of(ep, {}, {ep.response_key: event.records()})
-        df = pd.DataFrame([{**fill, **r} for r in rows])
-        if df.empty:
-            return 0
-        for column, value in ep.row_filter.items():  # the rows of the lake dataset this family's endpoint serves
-            df[column] = value
-        n = 0
-        for (rp, period), g in df.groupby(["report_period", "period"], sort=True):
-            n += self._write("segmented_financials", g, "ticker", _safe("rp", rp, period, event.family))
-        return n
 
     def commit(self, event: Event) -> None:
         """Record the event id (durably) after its records landed."""
