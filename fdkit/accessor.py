@@ -248,19 +248,31 @@ class FdsAccessor:
         all_filters = list(filters or []) + filters_from_kwargs(**kwargs)
         return apply_filters(self._df, all_filters)
 
-    def asof(self, prices: pd.DataFrame, lag_days: int = DEFAULT_FILING_LAG_DAYS) -> pd.DataFrame:
+    def asof(
+        self,
+        prices: pd.DataFrame,
+        lag_days: int = DEFAULT_FILING_LAG_DAYS,
+        *,
+        lag: str | pd.Timedelta = "0D",
+        max_age: str | pd.Timedelta | None = None,
+    ) -> pd.DataFrame:
         """Attach to each price row the latest statement filed on or before that row's date (point in time).
 
-        A statement is available from its ``filing_date``; without one, from ``report_period + lag_days``. It is
-        never used before then, so a backtest cannot see the future.
+        A statement is available from its ``filing_date`` plus ``lag``; without a filing date, from
+        ``report_period + lag_days``. It is never used before then, so a backtest cannot see the future. Filing
+        dates carry no time of day: a filing made after the close is known the next session, so ``lag="1D"`` is
+        the cautious choice for daily signals (the default ``"0D"`` joins on the filing day itself).
 
         Args:
             prices: a long price frame indexed ``(ticker, time)``.
-            lag_days: the fallback filing lag.
+            lag_days: the fallback filing lag, for statements without a filing date.
+            lag: added to every filing date before the statement counts as known (e.g. ``"1D"``).
+            max_age: a statement known for longer than this (e.g. ``"400D"``) is not carried forward: its fields
+                are missing instead of stale.
 
         Returns:
             The price frame with the statement's columns added (``report_period`` and ``available_from`` too);
-            rows before a ticker's first filing have NaN statement fields.
+            rows before a ticker's first filing, or past ``max_age``, have missing statement fields.
 
         Example:
             >>> import fdkit
@@ -275,7 +287,8 @@ class FdsAccessor:
             raise ValueError("asof needs a statement frame with a report_period")
         rp = pd.to_datetime(st["report_period"])
         filed = pd.to_datetime(st["filing_date"]) if "filing_date" in st.columns else pd.Series(pd.NaT, index=st.index)
-        st["available_from"] = filed.fillna(rp + pd.Timedelta(days=lag_days)).astype("datetime64[ns]")
+        known = filed + pd.Timedelta(lag)
+        st["available_from"] = known.fillna(rp + pd.Timedelta(days=lag_days)).astype("datetime64[ns]")
         st["ticker"] = st["ticker"].astype(str)
         st = st.sort_values(["available_from", "report_period"], kind="stable")
         st = st.drop(columns=["time"], errors="ignore")
@@ -289,6 +302,10 @@ class FdsAccessor:
         overlap = [c for c in st.columns if c in px.columns and c not in ("ticker",)]
         right = st.rename(columns={c: f"{c}_statement" for c in overlap})
         merged = pd.merge_asof(px, right, left_on="_t", right_on="available_from", by="ticker", direction="backward")
+        if max_age is not None:  # too old to carry forward: missing, not stale
+            stale = (merged["_t"] - merged["available_from"]) > pd.Timedelta(max_age)
+            for c in [c for c in right.columns if c != "ticker"]:
+                merged[c] = merged[c].mask(stale)
         merged = merged.sort_values("_order").drop(columns=["_order", "_t"])
         merged["ticker"] = pd.Categorical(merged["ticker"])
         return merged.set_index(list(prices.index.names))

@@ -300,3 +300,26 @@ def test_every_plot_renders(ref_client, tmp_path):
     ax = fin.fds.ratios().fds.plot(kind="ratios", column="net_margin")
     assert len(ax.patches) == 2
     _png(ax, tmp_path / "ratios.png")
+
+
+def test_asof_lag_and_max_age(ref_client):
+    st_ = ref_client.income_statements("AAPL", period="quarterly", limit=40)
+    px = ref_client.prices("AAPL", start_date="2015-01-02", end_date="2026-02-25")
+    j = st_.fds.asof(px, lag="1D", max_age="400D")
+    t = j.index.get_level_values("time")
+    known = j["available_from"].notna()
+    assert (j["available_from"][known] <= t[known]).all()
+    filed = j["filing_date"][known] if "filing_date" in j else None
+    if filed is not None:
+        assert ((filed + pd.Timedelta("1D")) <= t[known]).all()  # never on the filing day itself
+    assert ((t[known] - j["available_from"][known]) <= pd.Timedelta("400D")).all()
+    # the FY2023 10-K (filed 2023-11-03) is not used on its filing day with a one-day lag
+    assert j.loc[("AAPL", pd.Timestamp("2023-11-03")), "report_period"] == pd.Timestamp("2023-07-01")
+    assert j.loc[("AAPL", pd.Timestamp("2023-11-06")), "report_period"] == pd.Timestamp("2023-09-30")
+    first = st_.iloc[:1]  # one early statement only: it is not carried past 400 days
+    carried, capped = first.fds.asof(px), first.fds.asof(px, max_age="400D")
+    age = carried.index.get_level_values("time") - carried["available_from"]
+    stale = (age > pd.Timedelta("400D")).to_numpy()
+    assert stale.any() and capped["revenue"][stale].isna().all()
+    fresh = ~stale & carried["revenue"].notna().to_numpy()
+    assert fresh.any() and (capped["revenue"][fresh] == carried["revenue"][fresh]).all()
