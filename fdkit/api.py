@@ -456,10 +456,10 @@ def line_items(tickers: Sequence[str], line_items: Sequence[str], period: Litera
 
 
 @overload
-def prices(ticker: str | Sequence[str], interval: Literal['minute', 'day', 'week', 'month', 'year'] = 'day', interval_multiplier: int | None = None, start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> pd.DataFrame: ...
+def prices(ticker: str | Sequence[str], interval: Literal['minute', 'day', 'week', 'month', 'year'] = 'day', interval_multiplier: int | None = None, label: Literal['start', 'end'] | None = None, start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> pd.DataFrame: ...
 @overload
-def prices(ticker: str | Sequence[str], interval: Literal['minute', 'day', 'week', 'month', 'year'] = 'day', interval_multiplier: int | None = None, start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any: ...
-def prices(ticker: str | Sequence[str], interval: Literal['minute', 'day', 'week', 'month', 'year'] = 'day', interval_multiplier: int | None = None, start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any:
+def prices(ticker: str | Sequence[str], interval: Literal['minute', 'day', 'week', 'month', 'year'] = 'day', interval_multiplier: int | None = None, label: Literal['start', 'end'] | None = None, start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any: ...
+def prices(ticker: str | Sequence[str], interval: Literal['minute', 'day', 'week', 'month', 'year'] = 'day', interval_multiplier: int | None = None, label: Literal['start', 'end'] | None = None, start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any:
     """Equity OHLCV bars.
 
     ``GET /prices`` -> a typed frame indexed ``('ticker', 'time')``.
@@ -468,6 +468,7 @@ def prices(ticker: str | Sequence[str], interval: Literal['minute', 'day', 'week
         ticker: Ticker symbol, e.g. AAPL. (required; a list fetches each concurrently)
         interval: Bar interval. (one of minute, day, week, month, year; default 'day')
         interval_multiplier: Bars per output bar. (the service assumes 1)
+        label: Stamp an aggregated bar with its first (start) or last (end) source bar's time; a bar carries its last close, so 'end' never dates a close before it happened. (one of start, end; the service assumes 'start')
         start_date: First date, inclusive (YYYY-MM-DD). (required)
         end_date: Last date, inclusive (YYYY-MM-DD). (required)
         limit: Total records wanted. Values above 5000 are clamped to it. (the service assumes 5000)
@@ -489,14 +490,14 @@ def prices(ticker: str | Sequence[str], interval: Literal['minute', 'day', 'week
         >>> type(df).__name__
         'DataFrame'
     """
-    return call('prices', {'ticker': ticker, 'interval': interval, 'interval_multiplier': interval_multiplier, 'start_date': start_date, 'end_date': end_date, 'limit': limit}, raw=raw, errors=errors, progress=progress, client=client, unknown=unknown)
+    return call('prices', {'ticker': ticker, 'interval': interval, 'interval_multiplier': interval_multiplier, 'label': label, 'start_date': start_date, 'end_date': end_date, 'limit': limit}, raw=raw, errors=errors, progress=progress, client=client, unknown=unknown)
 
 
 @overload
-def crypto_prices(ticker: str | Sequence[str], interval: Literal['minute', 'day', 'week', 'month', 'year'] = 'day', interval_multiplier: int | None = None, start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> pd.DataFrame: ...
+def crypto_prices(ticker: str | Sequence[str], interval: Literal['minute', 'day', 'week', 'month', 'year'] = 'day', interval_multiplier: int | None = None, label: Literal['start', 'end'] | None = None, start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> pd.DataFrame: ...
 @overload
-def crypto_prices(ticker: str | Sequence[str], interval: Literal['minute', 'day', 'week', 'month', 'year'] = 'day', interval_multiplier: int | None = None, start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any: ...
-def crypto_prices(ticker: str | Sequence[str], interval: Literal['minute', 'day', 'week', 'month', 'year'] = 'day', interval_multiplier: int | None = None, start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any:
+def crypto_prices(ticker: str | Sequence[str], interval: Literal['minute', 'day', 'week', 'month', 'year'] = 'day', interval_multiplier: int | None = None, label: Literal['start', 'end'] | None = None, start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any: ...
+def crypto_prices(ticker: str | Sequence[str], interval: Literal['minute', 'day', 'week', 'month', 'year'] = 'day', interval_multiplier: int | None = None, label: Literal['start', 'end'] | None = None, start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any:
     """Crypto OHLCV bars.
 
     ``GET /crypto/prices`` -> a typed frame indexed ``('ticker', 'time')``.
@@ -505,6 +506,7 @@ def crypto_prices(ticker: str | Sequence[str], interval: Literal['minute', 'day'
         ticker: Ticker symbol, e.g. AAPL. (required; a list fetches each concurrently)
         interval: Bar interval. (one of minute, day, week, month, year; default 'day')
         interval_multiplier: Bars per output bar. (the service assumes 1)
+        label: Stamp an aggregated bar with its first (start) or last (end) source bar's time; a bar carries its last close, so 'end' never dates a close before it happened. (one of start, end; the service assumes 'start')
         start_date: First date, inclusive (YYYY-MM-DD). (required)
         end_date: Last date, inclusive (YYYY-MM-DD). (required)
         limit: Total records wanted. Values above 5000 are clamped to it. (the service assumes 5000)
@@ -526,7 +528,7 @@ def crypto_prices(ticker: str | Sequence[str], interval: Literal['minute', 'day'
         >>> type(df).__name__
         'DataFrame'
     """
-    return call('crypto_prices', {'ticker': ticker, 'interval': interval, 'interval_multiplier': interval_multiplier, 'start_date': start_date, 'end_date': end_date, 'limit': limit}, raw=raw, errors=errors, progress=progress, client=client, unknown=unknown)
+    return call('crypto_prices', {'ticker': ticker, 'interval': interval, 'interval_multiplier': interval_multiplier, 'label': label, 'start_date': start_date, 'end_date': end_date, 'limit': limit}, raw=raw, errors=errors, progress=progress, client=client, unknown=unknown)
 
 
 @overload
@@ -1598,10 +1600,10 @@ class DatasetMethods:
         return call('line_items', {'tickers': tickers, 'line_items': line_items, 'period': period, 'limit': limit}, raw=raw, errors=errors, progress=progress, client=cast("Client", self), unknown=unknown)
 
     @overload
-    def prices(self, ticker: str | Sequence[str], interval: Literal['minute', 'day', 'week', 'month', 'year'] = 'day', interval_multiplier: int | None = None, start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
+    def prices(self, ticker: str | Sequence[str], interval: Literal['minute', 'day', 'week', 'month', 'year'] = 'day', interval_multiplier: int | None = None, label: Literal['start', 'end'] | None = None, start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
     @overload
-    def prices(self, ticker: str | Sequence[str], interval: Literal['minute', 'day', 'week', 'month', 'year'] = 'day', interval_multiplier: int | None = None, start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any: ...
-    def prices(self, ticker: str | Sequence[str], interval: Literal['minute', 'day', 'week', 'month', 'year'] = 'day', interval_multiplier: int | None = None, start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any:
+    def prices(self, ticker: str | Sequence[str], interval: Literal['minute', 'day', 'week', 'month', 'year'] = 'day', interval_multiplier: int | None = None, label: Literal['start', 'end'] | None = None, start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any: ...
+    def prices(self, ticker: str | Sequence[str], interval: Literal['minute', 'day', 'week', 'month', 'year'] = 'day', interval_multiplier: int | None = None, label: Literal['start', 'end'] | None = None, start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any:
         """Equity OHLCV bars.
 
         ``GET /prices`` -> a typed frame indexed ``('ticker', 'time')``.
@@ -1610,6 +1612,7 @@ class DatasetMethods:
             ticker: Ticker symbol, e.g. AAPL. (required; a list fetches each concurrently)
             interval: Bar interval. (one of minute, day, week, month, year; default 'day')
             interval_multiplier: Bars per output bar. (the service assumes 1)
+            label: Stamp an aggregated bar with its first (start) or last (end) source bar's time; a bar carries its last close, so 'end' never dates a close before it happened. (one of start, end; the service assumes 'start')
             start_date: First date, inclusive (YYYY-MM-DD). (required)
             end_date: Last date, inclusive (YYYY-MM-DD). (required)
             limit: Total records wanted. Values above 5000 are clamped to it. (the service assumes 5000)
@@ -1630,13 +1633,13 @@ class DatasetMethods:
             >>> type(df).__name__
             'DataFrame'
         """
-        return call('prices', {'ticker': ticker, 'interval': interval, 'interval_multiplier': interval_multiplier, 'start_date': start_date, 'end_date': end_date, 'limit': limit}, raw=raw, errors=errors, progress=progress, client=cast("Client", self), unknown=unknown)
+        return call('prices', {'ticker': ticker, 'interval': interval, 'interval_multiplier': interval_multiplier, 'label': label, 'start_date': start_date, 'end_date': end_date, 'limit': limit}, raw=raw, errors=errors, progress=progress, client=cast("Client", self), unknown=unknown)
 
     @overload
-    def crypto_prices(self, ticker: str | Sequence[str], interval: Literal['minute', 'day', 'week', 'month', 'year'] = 'day', interval_multiplier: int | None = None, start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
+    def crypto_prices(self, ticker: str | Sequence[str], interval: Literal['minute', 'day', 'week', 'month', 'year'] = 'day', interval_multiplier: int | None = None, label: Literal['start', 'end'] | None = None, start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
     @overload
-    def crypto_prices(self, ticker: str | Sequence[str], interval: Literal['minute', 'day', 'week', 'month', 'year'] = 'day', interval_multiplier: int | None = None, start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any: ...
-    def crypto_prices(self, ticker: str | Sequence[str], interval: Literal['minute', 'day', 'week', 'month', 'year'] = 'day', interval_multiplier: int | None = None, start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any:
+    def crypto_prices(self, ticker: str | Sequence[str], interval: Literal['minute', 'day', 'week', 'month', 'year'] = 'day', interval_multiplier: int | None = None, label: Literal['start', 'end'] | None = None, start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any: ...
+    def crypto_prices(self, ticker: str | Sequence[str], interval: Literal['minute', 'day', 'week', 'month', 'year'] = 'day', interval_multiplier: int | None = None, label: Literal['start', 'end'] | None = None, start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any:
         """Crypto OHLCV bars.
 
         ``GET /crypto/prices`` -> a typed frame indexed ``('ticker', 'time')``.
@@ -1645,6 +1648,7 @@ class DatasetMethods:
             ticker: Ticker symbol, e.g. AAPL. (required; a list fetches each concurrently)
             interval: Bar interval. (one of minute, day, week, month, year; default 'day')
             interval_multiplier: Bars per output bar. (the service assumes 1)
+            label: Stamp an aggregated bar with its first (start) or last (end) source bar's time; a bar carries its last close, so 'end' never dates a close before it happened. (one of start, end; the service assumes 'start')
             start_date: First date, inclusive (YYYY-MM-DD). (required)
             end_date: Last date, inclusive (YYYY-MM-DD). (required)
             limit: Total records wanted. Values above 5000 are clamped to it. (the service assumes 5000)
@@ -1665,7 +1669,7 @@ class DatasetMethods:
             >>> type(df).__name__
             'DataFrame'
         """
-        return call('crypto_prices', {'ticker': ticker, 'interval': interval, 'interval_multiplier': interval_multiplier, 'start_date': start_date, 'end_date': end_date, 'limit': limit}, raw=raw, errors=errors, progress=progress, client=cast("Client", self), unknown=unknown)
+        return call('crypto_prices', {'ticker': ticker, 'interval': interval, 'interval_multiplier': interval_multiplier, 'label': label, 'start_date': start_date, 'end_date': end_date, 'limit': limit}, raw=raw, errors=errors, progress=progress, client=cast("Client", self), unknown=unknown)
 
     @overload
     def price_snapshot(self, ticker: str | Sequence[str], *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...

@@ -282,6 +282,13 @@ def _prices(name: str, path: str, intervals: tuple[str, ...], summary: str, **kw
             TICKER_REQ,
             Param("interval", required=True, enum=intervals, description="Bar interval.", client_default="day"),
             Param("interval_multiplier", "integer", default=1, min=1, max=100_000, description="Bars per output bar."),
+            Param(
+                "label",
+                enum=("start", "end"),
+                default="start",
+                description="Stamp an aggregated bar with its first (start) or last (end) source bar's time; "
+                "a bar carries its last close, so 'end' never dates a close before it happened.",
+            ),
             *START_END_REQ,
             _limit(5000, 5000),
         ),

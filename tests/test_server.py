@@ -275,3 +275,15 @@ def test_institutional_ownership_key_and_both_missing(ref_server):
     assert narrowed and all(h["investor"] == inv for h in narrowed)
     r = call(ref_server, ep, {})
     assert r.status_code == 400 and "'investor' or 'ticker'" in r.json()["message"]
+
+
+def test_aggregated_bars_can_be_labelled_by_their_last_day(ref_server):
+    import requests as rq
+
+    q = {"ticker": "AAPL", "interval": "month", "start_date": "2024-01-01", "end_date": "2024-03-31"}
+    h = {"X-API-KEY": ref_server.api_key}
+    start = rq.get(ref_server.base_url + "/prices", params=q, headers=h, timeout=30).json()["prices"]
+    end = rq.get(ref_server.base_url + "/prices", params={**q, "label": "end"}, headers=h, timeout=30).json()["prices"]
+    assert [b["time"][:10] for b in start] == ["2024-01-02", "2024-02-01", "2024-03-01"]
+    assert [b["time"][:10] for b in end] == ["2024-01-31", "2024-02-29", "2024-03-28"]
+    assert [b["close"] for b in start] == [b["close"] for b in end]

@@ -253,9 +253,10 @@ def _rows_of(df: pd.DataFrame, ep: Endpoint) -> pd.DataFrame:
 def prices(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
     """OHLCV bars, aggregated to ``interval`` x ``interval_multiplier``.
 
-    An output bar has the first open, max high, min low, last close and summed volume of its source bars. Minute
-    bars are stamped with the start of their N-minute bucket; day, week, month and year bars with the time of their
-    first source bar (the first trading day).
+    An output bar has the first open, max high, min low, last close and summed volume of its source bars. With
+    ``label=start`` (the default) minute bars are stamped with the start of their N-minute bucket and day, week,
+    month and year bars with the time of their first source bar (the first trading day); with ``label=end`` every
+    aggregated bar is stamped with its last source bar's time (the last trading day), the date its close is known.
     """
     ticker = str(q["ticker"]).strip().upper()
     interval, mult = q["interval"], int(q.get("interval_multiplier") or 1)
@@ -272,13 +273,13 @@ def prices(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
     hi = pd.Timestamp(end, tz="UTC") + pd.Timedelta(days=1)
     df = df[(t >= lo) & (t < hi)].sort_values("time", kind="stable")
     if (interval, mult) not in {("day", 1), ("minute", 1)}:
-        df = _aggregate(df, interval, mult)
+        df = _aggregate(df, interval, mult, label=q.get("label") or "start")
     cols = [c for c in fields_of(ep.schema or "prices") if c != "ticker"]
     df = df.assign(time_milliseconds=(df["time"].astype("int64") // 1_000_000).astype("Int64"))
     return Answer(records=to_records(df, cols), top={"ticker": ticker})
 
 
-def _aggregate(df: pd.DataFrame, interval: str, mult: int) -> pd.DataFrame:
+def _aggregate(df: pd.DataFrame, interval: str, mult: int, label: str = "start") -> pd.DataFrame:
     if df.empty:
         return df
     t = df["time"]
@@ -293,8 +294,8 @@ def _aggregate(df: pd.DataFrame, interval: str, mult: int) -> pd.DataFrame:
         ordinal = codes.map(lambda p: p.ordinal).astype("int64")
         group = (ordinal - ordinal.iloc[0]) // mult
     g = df.groupby(group.to_numpy(), sort=True)
-    first_time = g["time"].first()
-    if interval == "minute":
+    first_time = g["time"].last() if label == "end" else g["time"].first()
+    if interval == "minute" and label != "end":
         first_time = pd.Series(pd.DatetimeIndex(first_time.index).tz_localize("UTC"), index=first_time.index)
     out = pd.DataFrame(
         {
