@@ -285,12 +285,15 @@ def _check_sqlite(path: Path) -> None:
 
     if not path.exists():
         return
+    # cheap on every open (no scan of the whole file): the header, then the schema must read
     try:
+        with open(path, "rb") as f:
+            header = f.read(16)
+        if header and header != b"SQLite format 3\x00":
+            raise sqlite3.DatabaseError("file is not a database")
         with sqlite3.connect(path) as db:
-            ok = db.execute("pragma quick_check").fetchone()
-        if ok and ok[0] == "ok":
-            return
-        problem = str(ok[0]) if ok else "no answer"
+            db.execute("select count(*) from sqlite_master").fetchone()
+        return
     except sqlite3.DatabaseError as exc:
         problem = str(exc)
     bad = path.with_name(path.name + f".corrupt-{int(time.time())}")

@@ -15,16 +15,14 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pandas as pd
 
 from . import api
 from . import catalog as _catalog
+from .client import Client, default_client
 from .frames import exhibits_frame
-
-if TYPE_CHECKING:
-    from .client import Client
 
 __all__ = ["DATASETS", "available", "financials", "filing_exhibits"]
 
@@ -50,8 +48,6 @@ def available(resource: str, what: str = "tickers", *, client: Client | None = N
         >>> fdkit.available("interest_rates", "banks")
         ['ECB', 'FED']
     """
-    from .client import default_client
-
     ep = _catalog.listing_for(resource, what)
     body = (client or default_client()).fetch(ep, params)
     return list(body.get(ep.response_key) or [])
@@ -89,8 +85,6 @@ def financials(
         >>> {"revenue", "total_assets", "free_cash_flow"} <= set(df.columns)
         True
     """
-    from .client import default_client
-
     c = client or default_client()
     frames = [
         DATASETS[name](ticker, period=period, limit=limit, client=c, errors=errors, progress=False, **filters)
@@ -124,8 +118,6 @@ def filing_exhibits(ticker: str, filing_type: str, year: int, *, client: Client 
         >>> list(ex.columns)[:2]
         ['accession_number', 'item']
     """
-    from .client import default_client
-
     c = client or default_client()
     query = {"ticker": ticker, "filing_type": filing_type, "year": year, "include_exhibits": True, **params}
     body = c.fetch("filing_items", query)

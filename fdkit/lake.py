@@ -129,12 +129,13 @@ def generation_stamp(root: str | os.PathLike[str]) -> str | None:
         root: lake root.
 
     Returns:
-        An opaque stamp that differs after every :func:`bump_generation`.
+        An opaque stamp that differs after every :func:`bump_generation` (a stat, no read: it is asked per request).
     """
     try:
-        return (Path(root) / GENERATION_FILE).read_text()
+        st = os.stat(Path(root) / GENERATION_FILE)
     except FileNotFoundError:
         return None
+    return f"{st.st_ino}:{st.st_mtime_ns}"  # each bump renames a new file into place
 
 
 def dataset_schema(name: str) -> str | None:

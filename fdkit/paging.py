@@ -118,7 +118,8 @@ def collect(
     Raises:
         InvalidCursorError: when the cursor is rejected again after one restart.
         PaginationError: when the walk would not end: a page URL seen before, a page with no records that still
-            names a next page, or more pages than ``limit`` records can need (``max_pages`` without a limit).
+            names a next page, or more than ``max_pages`` pages (with a ``limit`` the walk ends at it, since every
+            page holds a record).
 
     Records repeated across pages (same ``record_key``) are dropped and counted in one warning.
 
@@ -138,17 +139,15 @@ def collect(
                 records = list(_records(first, key))
                 seen: set[str] = set()
                 next_url = first.get("next_page_url")
-                most = max_pages if limit is None else min(max_pages, limit)  # each page holds at least one record
                 while next_url and (limit is None or len(records) < limit):
                     if next_url in seen:
                         raise PaginationError(
                             "the service returned the same next_page_url twice; stopping instead of looping",
                             error="Pagination loop",
                         )
-                    if pages > most:
+                    if pages > max_pages:  # with a limit the walk ends by itself: every page holds a record
                         raise PaginationError(
-                            f"more than {most} pages for at most {limit if limit is not None else 'all'} records; "
-                            "stopping instead of walking on",
+                            f"more than {max_pages} pages; stopping instead of walking on",
                             error="Pagination runaway",
                         )
                     seen.add(next_url)
@@ -176,7 +175,7 @@ def collect(
                 if refresh or pages == 0:
                     raise
                 continue
-            if record_key:
+            if record_key and pages > 1:  # one page cannot repeat an earlier one
                 records = _drop_duplicates(records, record_key, description or key)
             if limit is not None:
                 del records[limit:]

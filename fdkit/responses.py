@@ -15,11 +15,12 @@ from __future__ import annotations
 from typing import Any
 
 import orjson
+from starlette.requests import Request
 from starlette.responses import Response
 
-from .errors import FdkitError, http_status
+from .errors import BadRequestError, FdkitError, http_status
 
-__all__ = ["json_response", "error_response", "problem_response"]
+__all__ = ["json_response", "error_response", "problem_response", "read_capped", "PayloadTooLarge"]
 
 _TITLES = {400: "Bad Request", 401: "Unauthorized", 402: "Payment Required", 404: "Not Found",
            405: "Method Not Allowed", 413: "Payload Too Large", 500: "Internal Server Error"}  # fmt: skip
@@ -74,3 +75,37 @@ def problem_response(exc: FdkitError, headers: dict[str, str] | None = None) -> 
     """
     status = http_status(exc)
     return error_response(status, exc.error or _TITLES.get(status, "Error"), exc.message, headers)
+
+
+class PayloadTooLarge(BadRequestError):
+    """HTTP 413: a request body over the app's cap."""
+
+    def __init__(self, message: str, **kw: Any) -> None:
+        kw.setdefault("status", 413)
+        kw.setdefault("error", "Payload Too Large")
+        super().__init__(message, **kw)
+
+
+async def read_capped(request: Request, cap: int) -> bytes:
+    """A request body, refused once it passes ``cap`` bytes: checked while reading, never buffered whole.
+
+    Args:
+        request: the request.
+        cap: the largest body accepted.
+
+    Returns:
+        The body.
+
+    Raises:
+        PayloadTooLarge: the declared or the received length passes the cap.
+    """
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > cap:
+        raise PayloadTooLarge(f"the request body is larger than {cap:,} bytes")
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > cap:
+            raise PayloadTooLarge(f"the request body is larger than {cap:,} bytes")
+        chunks.append(chunk)
+    return b"".join(chunks)

@@ -27,7 +27,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from types import MappingProxyType
 
-__all__ = ["SCHEMAS", "LOGICAL_TYPES", "KNOWN_CATEGORIES", "pandas_dtype", "fields_of", "STATEMENT_FIELDS"]
+__all__ = ["SCHEMAS", "LOGICAL_TYPES", "KNOWN_CATEGORIES", "SEGMENT_REPORT", "pandas_dtype", "fields_of",
+           "STATEMENT_FIELDS"]  # fmt: skip
 
 F, INT, S, C, B, D, T, N = "float", "int", "string", "category", "bool", "date", "datetime", "nested"
 
@@ -148,7 +149,7 @@ EARNINGS_DIMENSION = (
 )  # fmt: skip
 
 _SEGMENT_ITEM = {
-    # one row per item x segment member (see frames.explode_segments)
+    # one row per item x segment member (see shapes.SegmentItems)
     "name": S,
     "amount": F,
     "start_period": D,
@@ -156,6 +157,18 @@ _SEGMENT_ITEM = {
     "segment_label": S,
     "segment_type": C,
 }
+
+#: the header of one segmented-revenues report (a nested record's top level)
+SEGMENT_REPORT = {
+    "ticker": C,
+    "report_period": D,
+    "period": C,
+    "fiscal_period": C,
+    "currency": C,
+    "accession_number": S,
+    "filing_date": D,
+}
+_SEGMENT_ROW = {"ticker": C, "report_period": D, "period": C, **_SEGMENT_ITEM}
 
 _KPI_BASE = {
     "ticker": C,
@@ -175,32 +188,12 @@ _SCHEMAS: dict[str, dict[str, str]] = {
     "balance_sheets": {**STATEMENT_HEADER, **_floats(*BALANCE_FIELDS)},
     "cash_flow_statements": {**STATEMENT_HEADER, **_floats(*CASH_FLOW_FIELDS)},
     "financial_metrics": {**STATEMENT_HEADER, **_floats(*METRIC_FIELDS)},
-    "segmented_revenues": {
-        "ticker": C,
-        "report_period": D,
-        "period": C,
-        "fiscal_period": C,
-        "currency": C,
-        "accession_number": S,
-        "filing_date": D,
-        "items": N,
-    },  # fmt: skip
+    "segmented_revenues": {**SEGMENT_REPORT, "items": N},
     # the rows a segments frame has after explosion
-    "segment_items": {"ticker": C, "report_period": D, "period": C, **_SEGMENT_ITEM},
+    "segment_items": _SEGMENT_ROW,
     # the lake's rows of segmented revenues: the frame's columns, the report header, and the positions of the
     # item in its report and of the member in its item (so the service nests them back in their order)
-    "segment_rows": {
-        "ticker": C,
-        "report_period": D,
-        "period": C,
-        **_SEGMENT_ITEM,
-        "fiscal_period": C,
-        "currency": C,
-        "accession_number": S,
-        "filing_date": D,
-        "item": INT,
-        "member": INT,
-    },
+    "segment_rows": {**_SEGMENT_ROW, **SEGMENT_REPORT, "item": INT, "member": INT},
     "segmented_financials": {
         "ticker": C,
         "report_period": D,

@@ -28,7 +28,7 @@ from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
 
-from .schema import SCHEMAS, fields_of
+from .schema import SCHEMAS, SEGMENT_REPORT, fields_of
 
 __all__ = ["Shape", "SHAPES", "Record", "JsonSchema"]
 
@@ -132,7 +132,7 @@ class PrefixedObjects(Shape):
         return base
 
 
-_SEGMENT_HEADER = ("ticker", "report_period", "period", "fiscal_period", "currency", "accession_number", "filing_date")
+_SEGMENT_HEADER = tuple(SEGMENT_REPORT)
 
 
 class SegmentItems(Shape):

@@ -29,7 +29,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from ..catalog import CATALOG, Endpoint
 from ..errors import AuthenticationError, BadRequestError, FdkitError, InvalidCursorError, PaymentRequiredError
 from ..lake import require_lake
-from ..responses import error_response, json_response, problem_response
+from ..responses import error_response, json_response, problem_response, read_capped
 from .auth import Keys, load_keys, plan_allows
 from .cursors import CursorSigner
 from .handlers import handle
@@ -152,7 +152,7 @@ def _add_route(app: FastAPI, ep: Endpoint) -> None:
         try:
             _authorize(request, ep)
             if ep.method == "POST":
-                raw = await _bounded_body(request)
+                raw = await read_capped(request, request.app.state.max_body_bytes)
                 try:
                     body = orjson.loads(raw) if raw else None
                 except orjson.JSONDecodeError:
@@ -193,30 +193,6 @@ def cursor_secret_from_env() -> bytes | None:
 
 def _answer_size(answer: Any) -> int:
     return len(orjson.dumps(answer.records if answer.records is not None else answer.obj)) + 64
-
-
-async def _bounded_body(request: Request) -> bytes:
-    """The POST body, refused with 413 once it passes the cap (checked while reading, not after)."""
-    cap = request.app.state.max_body_bytes
-    declared = request.headers.get("content-length")
-    if declared and declared.isdigit() and int(declared) > cap:
-        raise PayloadTooLarge(f"the request body is larger than {cap:,} bytes")
-    chunks, size = [], 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > cap:
-            raise PayloadTooLarge(f"the request body is larger than {cap:,} bytes")
-        chunks.append(chunk)
-    return b"".join(chunks)
-
-
-class PayloadTooLarge(BadRequestError):
-    """HTTP 413: a request body over the server's cap."""
-
-    def __init__(self, message: str, **kw: Any) -> None:
-        kw.setdefault("status", 413)
-        kw.setdefault("error", "Payload Too Large")
-        super().__init__(message, **kw)
 
 
 def _authorize(request: Request, ep: Endpoint) -> None:

@@ -53,7 +53,7 @@ from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
 
 from ..lake import UnsafePathError, atomic_write_bytes, bump_generation, plan_write, read_dataset, safe_segment
-from ..responses import error_response, json_response
+from ..responses import PayloadTooLarge, error_response, json_response, problem_response, read_capped
 from .events import EVENT_TYPES, Event, parse_event
 from .signing import DEFAULT_TOLERANCE, HEADER, SignatureError, check_header, verify
 
@@ -269,16 +269,10 @@ def create_receiver(lake: str | os.PathLike[str], secret: str | bytes, *,
             check_header(header, tolerance=tolerance)
         except SignatureError as exc:
             return error_response(401, "Invalid signature", str(exc))
-        declared = request.headers.get("content-length", "")
-        if declared.isdigit() and int(declared) > max_body_bytes:
-            return error_response(413, "Payload Too Large", f"an event body is at most {max_body_bytes:,} bytes")
-        chunks, size = [], 0
-        async for chunk in request.stream():
-            size += len(chunk)
-            if size > max_body_bytes:
-                return error_response(413, "Payload Too Large", f"an event body is at most {max_body_bytes:,} bytes")
-            chunks.append(chunk)
-        body = b"".join(chunks)
+        try:
+            body = await read_capped(request, max_body_bytes)
+        except PayloadTooLarge as exc:
+            return problem_response(exc)
         try:
             verify(secret, body, header, tolerance=tolerance)
         except SignatureError as exc:
