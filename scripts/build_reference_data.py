@@ -29,6 +29,7 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+import reference_universe as ru  # noqa: E402
 from fdkit.lake import read_dataset, write_dataset  # noqa: E402
 from fdkit.ratios import compute_ratios  # noqa: E402
 from fdkit.schema import METRIC_FIELDS, SCHEMAS, STATEMENT_FIELDS  # noqa: E402
@@ -240,150 +241,169 @@ def first_reported(facts: pd.DataFrame) -> pd.DataFrame:
 # ---------------------------------------------------------------------------------------------------------
 # statements
 # ---------------------------------------------------------------------------------------------------------
+#: a statement row is its period's own report: the filing that first reported the period must come within this many
+#: days of the period end (a later first report is a comparative in a later filing whose own report predates XBRL)
+MAX_FILING_LAG = 200
+#: the flows whose first report dates a period (the filing that first gave its revenue or net income)
+_ANCHORS = set(CONCEPTS["revenue"] + CONCEPTS["net_income"])
+
+
+def fiscal_label(fy_end: pd.Timestamp) -> int:
+    """Fiscal years are named by the calendar year they end in (NVDA FY2026 ends 2026-01-25); a 52/53-week year
+    ending in the first days of January belongs to the year before."""
+    return int(fy_end.year) - (1 if fy_end.month == 1 and fy_end.day <= 7 else 0)
+
+
 def fiscal_calendar(facts: pd.DataFrame) -> pd.DataFrame:
-    """Fiscal years (start, end, first 10-K filing) and their quarter ends, per ticker, from annual durations."""
-    flows = facts[facts["concept"].isin(CONCEPTS["revenue"] + CONCEPTS["net_income"]) & (facts["kind"] == "FY")]
-    years = flows.groupby(["ticker", "start", "end"], as_index=False).agg(filed=("filed", "min"),
-                                                                          accn=("accn", "first"))  # fmt: skip
-    years = years.sort_values(["ticker", "end", "filed"]).drop_duplicates(["ticker", "end"], keep="first")
+    """Fiscal years (start, end) per ticker with the fact of the filing that first reported each (its anchor)."""
+    flows = facts[facts["concept"].isin(_ANCHORS) & (facts["kind"] == "FY")]
+    flows = flows.sort_values(["ticker", "end", "filed", "accn"], kind="stable")
+    years = flows.drop_duplicates(["ticker", "end"], keep="first")
     return years.reset_index(drop=True)
 
 
-def _pick(facts_by_key: dict, field: str, start, end, kind_days: tuple[int, int] | None):
-    """First concept of ``field`` with a fact for exactly (start, end) (instant: end only)."""
+def _lag_ok(anchor, end) -> bool:
+    return anchor is not None and 1 <= (anchor.filed - end).days <= MAX_FILING_LAG
+
+
+def _pick(facts_by_key: dict, field: str, start, end, cutoff):
+    """First concept of ``field`` with a fact for exactly (start, end) (instant: end only) filed by ``cutoff``."""
     for concept in CONCEPTS[field]:
         hit = facts_by_key.get((concept, None if field in INSTANT_FIELDS else start, end))
-        if hit is not None:
+        if hit is not None and hit.filed <= cutoff:
             return hit
     return None
 
 
-def build_statements(facts: pd.DataFrame, prices_daily: pd.DataFrame) -> dict[str, pd.DataFrame]:
-    """Annual, quarterly and TTM statements (+ filing metadata) for every ticker with facts."""
+def _quarter_anchors(anchors: list, fy_start, fy_end) -> list:
+    """The anchor facts of fiscal quarters 1-3 (None where the data has no report for the quarter).
+
+    Quarter n ends about 3n months after the fiscal year starts (52/53-week calendars move ends by days, so a
+    report is matched within 20 days). A quarter is reported by a 3-month flow starting in the year or by a
+    year-to-date flow starting on the first day of the year; of several reports, the first filed wins."""
+    out = []
+    for n in (1, 2, 3):
+        expected = fy_start + pd.DateOffset(months=3 * n) - pd.Timedelta(days=1)
+        cands = [f for f in anchors if abs((f.end - expected).days) <= 20
+                 and ((f.kind == "Q" and f.start >= fy_start - pd.Timedelta(days=5))
+                      or (f.start == fy_start and f.kind in ("Q", "H", "9M")))]  # fmt: skip
+        out.append(min(cands, key=lambda f: (f.filed, str(f.accn), f.end)) if cands else None)
+    return out
+
+
+def build_statements(facts: pd.DataFrame) -> pd.DataFrame:
+    """Annual and quarterly statement rows (+ filing metadata) for every ticker with facts.
+
+    Every row is dated by its anchor, the filing that first reported the period, and uses only facts filed by
+    then: a later restatement never leaks into an earlier row. Quarters are labelled by the filer's fiscal
+    calendar (the number of 3-month steps from the start of the fiscal year), never by the calendar month."""
     out_rows: list[dict] = []
     for ticker, tf in facts.groupby("ticker", sort=True):
         by_key = {}
         for r in tf.itertuples(index=False):
-            key = (r.concept, None if pd.isna(r.start) else r.start, r.end)
-            by_key[key] = r
-        # instants are keyed without start
-        for r in tf[tf["start"].isna()].itertuples(index=False):
-            by_key[(r.concept, None, r.end)] = r
+            by_key[(r.concept, None if pd.isna(r.start) else r.start, r.end)] = r
         durations = _index_durations(by_key)
-        years = fiscal_calendar(tf)
-        # quarter ends: ends of quarter-length revenue/net income durations, within a fiscal year
-        qfacts = tf[tf["concept"].isin(CONCEPTS["revenue"] + CONCEPTS["net_income"]) & (tf["kind"] == "Q")]
-        for y in years.itertuples(index=False):
-            fy_start, fy_end = y.start, y.end
-            q_ends = sorted({e for s, e in zip(qfacts["start"], qfacts["end"], strict=True)
-                             if fy_start <= s and e < fy_end - pd.Timedelta(days=20)})  # fmt: skip
-            q_ends = [e for e in q_ends if (e - fy_start).days > 60][:3]
-            # fiscal years are named by the calendar year they end in (NVDA FY2026 ends 2026-01-25); a 52/53-week
-            # year ending in the first days of January belongs to the year before
-            fy_label = int(fy_end.year) - (1 if fy_end.month == 1 and fy_end.day <= 7 else 0)
-            rec = _statement_row(ticker, by_key, fy_start, fy_end, "annual", f"FY{fy_label}")
-            if rec:
-                out_rows.append(rec)
-            ends = [*q_ends, fy_end] if len(q_ends) == 3 else q_ends
-            prev_end = None
-            for qi, qe in enumerate(ends, start=1):
-                rec = _quarter_row(ticker, by_key, durations, fy_start, qe, prev_end, qi, fy_label)
+        anchors = [r for r in tf.itertuples(index=False) if r.concept in _ANCHORS and r.kind is not None]
+        for y in fiscal_calendar(tf).itertuples(index=False):
+            fy_start, fy_end, label = y.start, y.end, fiscal_label(y.end)
+            if _lag_ok(y, fy_end):
+                rec = _statement_row(ticker, by_key, fy_start, fy_end, "annual", f"FY{label}", y)
                 if rec:
                     out_rows.append(rec)
-                prev_end = qe
+            qa = _quarter_anchors(anchors, fy_start, fy_end)
+            q4 = [f for f in anchors if f.end == fy_end and f.kind == "Q"] + [y]
+            qa.append(min(q4, key=lambda f: (f.filed, str(f.accn))))
+            for qi, anchor in enumerate(qa, start=1):
+                if anchor is None or not _lag_ok(anchor, anchor.end):
+                    continue
+                prev = qa[qi - 2].end if qi > 1 and qa[qi - 2] is not None else None
+                rec = _quarter_row(ticker, by_key, durations, fy_start, anchor.end, prev, qi, label, anchor)
+                if rec:
+                    out_rows.append(rec)
     df = pd.DataFrame(out_rows)
-    df = _derive_fields(df)
-    ttm = _ttm(df)
-    full = pd.concat([df, ttm], ignore_index=True)
-    full = full.sort_values(["ticker", "period", "report_period"], kind="stable").reset_index(drop=True)
-    return {name: full[[c for c in SCHEMAS[name] if c in full.columns]] for name in STATEMENT_FIELDS} | {"_all": full}
+    df = _fix_share_scale(df)
+    return _derive_fields(df)
 
 
-def _meta(rec_facts: list) -> dict:
-    """Filing metadata of a statement row: the earliest filing among the facts it uses."""
-    facts = [f for f in rec_facts if f is not None]
-    if not facts:
-        return {}
-    first = min(facts, key=lambda f: (f.filed, str(f.accn)))
-    return {"filing_date": first.filed, "accession_number": first.accn, "form_type": first.form}
+def _meta(anchor) -> dict:
+    """Filing metadata of a statement row: the filing that first reported its period."""
+    return {"filing_date": anchor.filed, "accession_number": anchor.accn, "form_type": anchor.form}
 
 
-def _statement_row(ticker, by_key, start, end, period, fiscal_period) -> dict | None:
+def _statement_row(ticker, by_key, start, end, period, fiscal_period, anchor) -> dict | None:
     rec: dict = {"ticker": ticker, "report_period": end, "period": period, "fiscal_period": fiscal_period,
                  "currency": "USD"}  # fmt: skip
-    used = []
     for field in CONCEPTS:
-        f = _pick(by_key, field, start, end, None)
+        f = _pick(by_key, field, start, end, anchor.filed)
         if f is not None:
             rec[field] = float(f.val)
-            used.append(f)
     if "revenue" not in rec and "net_income" not in rec:
         return None
-    rec.update(_meta([u for u in used if u.start is not None and not pd.isna(u.start)] or used))
+    rec.update(_meta(anchor))
     return rec
 
 
-def _ytd(by_key, field, fy_start, end):
-    return _pick(by_key, field, fy_start, end, None)
-
-
-def _quarter_row(ticker, by_key, durations, fy_start, q_end, prev_end, qi, fy_label) -> dict | None:
-    """A fiscal quarter: direct 3-month facts, else YTD(q_end) - YTD(prev_end); instants at q_end."""
+def _quarter_row(ticker, by_key, durations, fy_start, q_end, prev_end, qi, fy_label, anchor) -> dict | None:
+    """A fiscal quarter: direct 3-month facts, else YTD(q_end) - YTD(prev_end); instants at q_end. Only facts
+    filed by the anchor's filing are used; a derived Q4 is FY - 9M of the same fiscal year."""
+    cutoff = anchor.filed
     rec: dict = {"ticker": ticker, "report_period": q_end, "period": "quarterly",
                  "fiscal_period": f"FY{fy_label}-Q{qi}", "currency": "USD"}  # fmt: skip
-    used = []
-    q_start_guess = None
     for field in CONCEPTS:
         if field in INSTANT_FIELDS:
-            hit = None
-            for c in CONCEPTS[field]:
-                hit = by_key.get((c, None, q_end))
-                if hit is not None:
-                    break
+            hit = _pick(by_key, field, None, q_end, cutoff)
             if hit is not None:
                 rec[field] = float(hit.val)
-                used.append(hit)
             continue
-        # direct quarter fact: a ~3-month duration ending at q_end
         direct = None
         for c in CONCEPTS[field]:
             for f in durations.get((c, q_end), ()):
-                if f.kind == "Q":
+                if f.kind == "Q" and f.filed <= cutoff and f.start >= fy_start - pd.Timedelta(days=5):
                     direct = f
                     break
             if direct is not None:
                 break
         if direct is not None:
             rec[field] = float(direct.val)
-            used.append(direct)
-            q_start_guess = q_start_guess or direct.start
             continue
-        cur = _ytd(by_key, field, fy_start, q_end)
+        cur = _pick(by_key, field, fy_start, q_end, cutoff)
         if field in SHARE_COUNTS:  # not additive: a derived Q4 takes the fiscal year's weighted average
             if qi == 4 and cur is not None and cur.kind == "FY":
                 rec[field] = float(cur.val)
             continue
         if cur is None:
             continue
-        if prev_end is None:
+        if qi == 1:
             if cur.kind == "Q":
                 rec[field] = float(cur.val)
-                used.append(cur)
             continue
-        prev = _ytd(by_key, field, fy_start, prev_end)
+        if prev_end is None:
+            continue
+        prev = _pick(by_key, field, fy_start, prev_end, cutoff)
         if prev is None or prev.kind is None:
             continue
         rec[field] = float(cur.val) - float(prev.val)
-        used.append(cur)
     if "revenue" not in rec and "net_income" not in rec:
         return None
-    if qi == 4:  # a derived fiscal Q4 is known when the 10-K is filed
-        annual = [f for f in used if getattr(f, "kind", None) == "FY"]
-        meta = _meta(annual) or _meta(used)
-    else:
-        meta = _meta([u for u in used if getattr(u, "kind", None) in ("Q", "H", "9M")] or used)
-    rec.update(meta)
+    rec.update(_meta(anchor))
     return rec
+
+
+def _fix_share_scale(df: pd.DataFrame) -> pd.DataFrame:
+    """Share counts tagged in thousands (NVDA's early XBRL: 550,108 for 550 million shares): where EPS x shares
+    x 1,000 gives net income within 3% (and x 1 does not), the count is scaled by 1,000 (documented in
+    CONCEPTS.md)."""
+    if df.empty:
+        return df
+    ni = df["net_income"]
+    for eps, shares in (("earnings_per_share", "weighted_average_shares"),
+                        ("earnings_per_share_diluted", "weighted_average_shares_diluted")):  # fmt: skip
+        if eps not in df.columns or shares not in df.columns:
+            continue
+        implied = df[eps] * df[shares]
+        thousands = ((implied * 1000 - ni).abs() <= 0.03 * ni.abs()) & ((implied - ni).abs() > 0.5 * ni.abs())
+        df.loc[thousands, shares] = df.loc[thousands, shares] * 1000
+    return df
 
 
 def _index_durations(by_key: dict) -> dict:
@@ -393,6 +413,39 @@ def _index_durations(by_key: dict) -> dict:
         if s is not None:
             idx[(c, e)].append(f)
     return idx
+
+
+def finish_statements(rows: pd.DataFrame, src: Path, members: pd.DataFrame) -> pd.DataFrame:
+    """TTM rows, the CIK and a filing URL on every row, sorted: the statement table every dataset is cut from."""
+    ttm = _ttm(rows)
+    full = pd.concat([rows, ttm], ignore_index=True)
+    full["cik"] = full["ticker"].map(company_ciks(src, members))
+    acc = full["accession_number"].astype("string")
+    cik_int = full["cik"].str.lstrip("0")
+    filed = pd.to_datetime(full["filing_date"]).dt.strftime("%Y%m%d")
+    by_accession = SEC + "/Archives/edgar/data/" + cik_int + "/" + acc.str.replace("-", "", regex=False) + "/" \
+        + acc + "-index.htm"  # fmt: skip
+    # no accession in the source (pystock reports, some instance documents): the company's filings of that
+    # form up to the filing day, newest first, so the filing is the first entry
+    by_search = (SEC + "/cgi-bin/browse-edgar?action=getcompany&CIK=" + full["cik"] + "&type="
+                 + full["form_type"].fillna("10-Q").astype(str) + "&dateb=" + filed + "&owner=include&count=10")  # fmt: skip
+    full["filing_url"] = by_accession.where(acc.notna(), by_search)
+    return full.sort_values(["ticker", "period", "report_period"], kind="stable").reset_index(drop=True)
+
+
+def company_ciks(src: Path, members: pd.DataFrame) -> dict[str, str]:
+    """Ticker -> 10-digit CIK: the universe file, the S&P 500 list, then the SEC ticker file."""
+    out: dict[str, str] = {}
+    sec = pd.read_csv(src / "company/sec_company_tickers.csv", dtype=str)
+    for t, c in zip(sec["ticker"].str.replace(".", "-", regex=False), sec["cik"], strict=True):
+        out.setdefault(t, c.zfill(10))
+    for t, c in zip(members["ticker"], members["cik"], strict=True):
+        out[t] = c
+    uni = pd.read_csv(src / "company/universe.csv", dtype=str)
+    for t, c in zip(uni["Symbol"].str.replace(".", "-", regex=False), uni["CIK"], strict=True):
+        if isinstance(c, str) and c:
+            out[t] = c.split(".")[0].zfill(10)
+    return out
 
 
 def _sum(*cols: pd.Series) -> pd.Series:
@@ -430,8 +483,8 @@ def _derive_fields(df: pd.DataFrame) -> pd.DataFrame:
     )
     df["issuance_or_purchase_of_equity_shares"] = _sum(g("stock_issued"), -g("stock_repurchased"))
     df["dividends_and_other_cash_distributions"] = -g("dividends_paid")
-    df["free_cash_flow"] = g("net_cash_flow_from_operations") - g("capex_payments").fillna(0.0)
-    df.loc[g("net_cash_flow_from_operations").isna(), "free_cash_flow"] = np.nan
+    # missing inputs give a missing result, never a different formula (no capex reported: no free cash flow)
+    df["free_cash_flow"] = g("net_cash_flow_from_operations") - g("capex_payments")
     return df
 
 
@@ -459,6 +512,7 @@ def _ttm(df: pd.DataFrame) -> pd.DataFrame:
                     rec[f] = float(vals.sum()) if vals.notna().all() else np.nan
             rec["period"] = "ttm"
             rec["fiscal_period"] = f"TTM-{last['fiscal_period']}"
+            rec["form_type"] = None  # a sum of four filings is no one filing's form
             rows.append(rec)
     return pd.DataFrame(rows, columns=df.columns)
 
@@ -479,9 +533,11 @@ def build_prices(src: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
     for ticker, n in new.groupby("ticker", sort=True):
         o = old[old["ticker"] == ticker]
         if len(o):
-            overlap = o.merge(n[["date", "close"]], on="date", suffixes=("", "_new"))
+            overlap = o.merge(n[["date", "close", "volume"]], on="date", suffixes=("", "_new"))
             price_factor = float(np.median(overlap["close_new"] / overlap["adj_close"]))
-            split = float(np.median(overlap["close"] / overlap["close_new"]))
+            # later splits: the overlap's volume ratio is the split ratio (closes also carry dividends, so
+            # rounding their ratio gave AVGO 11 instead of 10)
+            split = float(np.median(overlap["volume_new"] / overlap["volume"]))
             split = max(1.0, round(split)) if split > 1.5 else 1.0
             early = o[o["date"] < n["date"].min()].copy()
             k = early["adj_close"] / early["close"] * price_factor
@@ -560,7 +616,7 @@ def build_segments(src: Path, filed_of: dict[str, str]) -> tuple[pd.DataFrame, p
     seg["value"] = seg["value"].astype(float)
     rows = []
     for r in seg.itertuples(index=False):
-        dims = [d.split("=", 1) for d in str(r.dimensions).split("|") if "=" in d]
+        dims = [d.split("=", 1) for d in re.split(r"[|;]", str(r.dimensions)) if "=" in d]
         members = [(a, m) for a, m in dims if a in _AXES]
         if not members or len(members) != len(dims):
             continue  # consolidation items, eliminations and other axes are not segment members
@@ -602,26 +658,43 @@ def build_segments(src: Path, filed_of: dict[str, str]) -> tuple[pd.DataFrame, p
 # ---------------------------------------------------------------------------------------------------------
 # company, filings, filing items
 # ---------------------------------------------------------------------------------------------------------
-def build_company_facts(src: Path, statements: pd.DataFrame, daily: pd.DataFrame) -> pd.DataFrame:
+def build_company_facts(src: Path, statements: pd.DataFrame, daily: pd.DataFrame,
+                        members: pd.DataFrame) -> pd.DataFrame:
+    """The universe's companies, then the other S&P 500 members (name, CIK, sector, industry, location).
+
+    ``market_cap`` = last close x the last reported shares outstanding (the weighted average where none is
+    reported), both on the lake's split basis."""
     uni = pd.read_csv(src / "company/universe.csv", dtype=str)
+    uni["Symbol"] = uni["Symbol"].str.replace(".", "-", regex=False)  # BRK.B is BRK-B everywhere in the lake
     prof = pd.read_csv(src / "company/sec_entity_profiles_AAPL_MSFT_NVDA_TSLA.csv", dtype=str).set_index("ticker")
     emp = pd.read_csv(src / "company/employees_from_10k.csv", dtype=str).set_index("ticker")
+    ciks = company_ciks(src, members)
+    last_close = daily.sort_values("time").groupby("ticker", observed=True)["close"].last()
+    last_close.index = last_close.index.astype(str)
+    q = statements[statements["period"] == "quarterly"].sort_values("report_period")
     rows = []
+
+    def shares_of(t: str) -> float:
+        st = q[q["ticker"] == t]
+        for col in ("outstanding_shares", "weighted_average_shares"):
+            v = st[col].dropna() if col in st.columns else pd.Series(dtype=float)
+            if len(v):
+                return float(v.iloc[-1])
+        return np.nan
+
     for u in uni.itertuples(index=False):
         t = u.Symbol
         p = prof.loc[t] if t in prof.index else None
-        cik = str(u.CIK).split(".")[0].zfill(10) if isinstance(u.CIK, str) and u.CIK else None
-        st = statements[(statements["ticker"] == t) & (statements["period"] == "quarterly")]
-        shares = st.sort_values("report_period")["weighted_average_shares"].dropna()
-        shares_v = float(shares.iloc[-1]) if len(shares) else np.nan
-        px = daily[daily["ticker"] == t].sort_values("time")
+        cik = ciks.get(t)
+        shares_v = shares_of(t)
+        price = last_close.get(t, np.nan)
         employees = emp.loc[t, "employees"] if t in emp.index else u.employees
         rows.append({
             "ticker": t, "name": (p["name"] if p is not None else None) or u.Security,
             "cik": cik, "industry": u._4, "sector": u._3, "category": "Common Stock" if u.asset_class == "equity"
             else "Cryptocurrency", "exchange": p["exchanges"] if p is not None else None,
             "is_active": True, "listing_date": None, "location": u._5 if isinstance(u._5, str) else None,
-            "market_cap": float(px["close"].iloc[-1] * shares_v) if len(px) and shares_v == shares_v else None,
+            "market_cap": float(price * shares_v) if price == price and shares_v == shares_v else None,
             "number_of_employees": int(float(employees)) if isinstance(employees, str) and employees else None,
             "sec_filings_url": f"{SEC}/cgi-bin/browse-edgar?action=getcompany&CIK={cik}" if cik else None,
             "sic_code": p["sic"] if p is not None else None,
@@ -629,6 +702,13 @@ def build_company_facts(src: Path, statements: pd.DataFrame, daily: pd.DataFrame
             "sic_sector": None, "website_url": None, "weighted_average_shares": shares_v,
             "former_tickers": (p["former_names"] if p is not None and isinstance(p["former_names"], str) else None),
         })  # fmt: skip
+    known = {r["ticker"] for r in rows}
+    for m in members.itertuples(index=False):
+        if m.ticker in known:
+            continue
+        rows.append({"ticker": m.ticker, "name": m.name, "cik": m.cik, "industry": m.industry, "sector": m.sector,
+                     "category": "Common Stock", "is_active": True, "location": m.location,
+                     "sec_filings_url": f"{SEC}/cgi-bin/browse-edgar?action=getcompany&CIK={m.cik}"})  # fmt: skip
     return pd.DataFrame(rows)
 
 
@@ -760,24 +840,40 @@ def _norm_name(s: str) -> str:
     return " ".join(s.split())
 
 
-def build_institutional(src: Path) -> pd.DataFrame:
+def build_institutional(src: Path, daily: pd.DataFrame, splits: pd.DataFrame) -> pd.DataFrame:
+    """13F positions: values in dollars, share counts on the lake's split basis.
+
+    13F values were in thousands of dollars until the SEC's 2023 switch to dollars, but some filers kept
+    reporting thousands after it. The unit is decided per filing: where the median of value / shares over the
+    filing's priced positions is within a factor of 10 of the raw close / 1,000, the filing is in thousands."""
     df = pd.read_csv(src / "insider/form13f_holdings_parsed.csv", dtype=str)
     df = df[df["manager"].notna() & df["period"].notna()]
     tickers = pd.read_csv(src / "company/sec_company_tickers.csv", dtype=str)
     by_name: dict[str, str] = {}
     for r in tickers.itertuples(index=False):  # first listed ticker of a title wins (the SEC file's order)
-        by_name.setdefault(_norm_name(r.title), r.ticker)
+        by_name.setdefault(_norm_name(r.title), str(r.ticker).replace(".", "-"))
     df["ticker"] = df["name_of_issuer"].map(lambda n: by_name.get(_norm_name(n)))
     df = df.dropna(subset=["ticker"])
     period = pd.to_datetime(df["period"].str[:8], format="%Y%m%d")
     filed = pd.to_datetime(df["filed"].str[:8], format="%Y%m%d")
-    value = pd.to_numeric(df["value"], errors="coerce")
-    value = np.where(filed < pd.Timestamp("2023-01-03"), value * 1000.0, value)  # thousands before 2023
-    shares = pd.to_numeric(df["shares_or_principal"], errors="coerce")
-    out = pd.DataFrame({"ticker": df["ticker"], "report_period": period, "investor": df["manager"].str.upper(),
-                        "investor_cik": df["accession"].str[:10], "shares": shares, "market_value": value,
-                        "price": value / shares, "filing_date": filed, "accession_number": df["accession"],
-                        "put_call": df["put_call"]})  # fmt: skip
+    value = pd.to_numeric(df["value"], errors="coerce").to_numpy(dtype=float)
+    shares = pd.to_numeric(df["shares_or_principal"], errors="coerce").to_numpy(dtype=float)
+    # the close on the report date, on the basis of the filing day (raw shares are as of the filing)
+    keys = pd.DataFrame({"ticker": df["ticker"].to_numpy(), "report_period": period.to_numpy()})
+    from fdkit.ratios import price_on_or_before  # noqa: PLC0415
+
+    close = price_on_or_before(keys, daily).to_numpy() * ru.split_factor(splits, keys["ticker"], filed)
+    ratio = pd.Series(value / shares / close).replace([np.inf, -np.inf], np.nan)
+    per_filing = ratio.groupby(df["accession"].to_numpy()).median()
+    in_thousands = df["accession"].map(per_filing).between(1e-4, 1e-2).to_numpy()
+    thousands = in_thousands | (filed < pd.Timestamp("2023-01-03")).to_numpy()
+    value = np.where(thousands, value * 1000.0, value)
+    k = ru.split_factor(splits, keys["ticker"], filed)
+    out = pd.DataFrame({"ticker": df["ticker"].to_numpy(), "report_period": period.to_numpy(),
+                        "investor": df["manager"].str.upper().to_numpy(),
+                        "investor_cik": df["accession"].str[:10].to_numpy(), "shares": shares * k,
+                        "market_value": value, "filing_date": filed.to_numpy(),
+                        "accession_number": df["accession"].to_numpy(), "put_call": df["put_call"].to_numpy()})  # fmt: skip
     key = ["ticker", "report_period", "investor", "put_call"]
     out = out.groupby(key, dropna=False, as_index=False).agg(
         investor_cik=("investor_cik", "first"),
@@ -820,17 +916,21 @@ def build_yield_curve(src: Path) -> pd.DataFrame:
     return df.rename(columns={"Date": "date", **names}).sort_values("date").reset_index(drop=True)
 
 
-def build_inflation(src: Path) -> pd.DataFrame:
+def build_inflation(src: Path, src2: Path) -> pd.DataFrame:
+    """CPI (all items, 1913-2026) and core CPI (FRED CPILFESL, 1980-2025): changes computed by date, so a
+    missing month gives a missing change, never a change against the wrong month."""
     cpi = pd.read_csv(src / "macro/us_cpi_monthly_1913_2026.csv", parse_dates=["Date"])
-    core = pd.read_csv(src / "macro/core_cpi_CPILFESL_monthly_1957_2018.csv")
-    core["Date"] = pd.to_datetime(core["Date"], format="%m/%d/%Y")
+    cpi = cpi.rename(columns={"Date": "date", "Index": "value"})[["date", "value"]]
+    core = ru.fred_series(src2, "CPILFESL")
     rows = []
-    for name, df, col in (("cpi_all_items", cpi, "Index"), ("cpi_core", core, "CPILFESL")):
-        df = df.sort_values("Date")
-        v = df[col].astype(float)
-        mom, yoy = (v / v.shift(1) - 1) * 100, (v / v.shift(12) - 1) * 100
-        rows.append(pd.DataFrame({"series": name, "date": df["Date"], "value": v, "change_mom": mom,
-                                  "change_yoy": yoy}))  # fmt: skip
+    for name, df in (("cpi_all_items", cpi), ("cpi_core", core)):
+        df = df.dropna(subset=["value"]).sort_values("date")
+        level = df.set_index("date")["value"].astype(float)
+        v = df["value"].astype(float).to_numpy()
+        prev_m = level.reindex(df["date"] - pd.DateOffset(months=1)).to_numpy()
+        prev_y = level.reindex(df["date"] - pd.DateOffset(years=1)).to_numpy()
+        rows.append(pd.DataFrame({"series": name, "date": df["date"].to_numpy(), "value": v,
+                                  "change_mom": (v / prev_m - 1) * 100, "change_yoy": (v / prev_y - 1) * 100}))  # fmt: skip
     out = pd.concat(rows, ignore_index=True)
     out[["change_mom", "change_yoy"]] = out[["change_mom", "change_yoy"]].round(6)
     return out
@@ -932,14 +1032,29 @@ def with_fiscal_labels(rows: pd.DataFrame, statements: pd.DataFrame) -> pd.DataF
 # ---------------------------------------------------------------------------------------------------------
 # main
 # ---------------------------------------------------------------------------------------------------------
-def build(src: Path, out: Path) -> dict[str, pd.DataFrame]:
+def build(src: Path, out: Path, src2: Path | None = None) -> dict[str, pd.DataFrame]:
+    src2 = src2 or src.parent / "data-real-2"
     index = _filings_index(src)
     cf = companyfacts_facts(src)
     inst = instance_facts(src, set(cf["ticker"].unique()), index)
     facts = first_reported(pd.concat([cf, inst], ignore_index=True))
     daily, factors = build_prices(src)
-    stmts = build_statements(facts, daily)
-    all_st = stmts.pop("_all")
+    members = ru.universe(src)
+    raw = ru.raw_prices(src2)
+    main_tickers = set(daily["ticker"].astype(str))
+    wanted = set(members["ticker"]) | main_tickers
+    calendar = pd.DatetimeIndex(sorted(set(daily["time"].dt.tz_localize(None)) | set(raw["date"])))
+    splits = ru.build_splits(src, src2, calendar, raw[raw["ticker"].isin(wanted)])
+    facts = ru.adjust_facts_for_splits(facts, splits)
+    xbrl = build_statements(facts)
+    broad = ru.broad_statements(src2, wanted, splits, MAX_FILING_LAG)
+    broad = broad[~broad["ticker"].isin(set(cf["ticker"]))]  # companyfacts tickers have their full XBRL history
+    have = set(zip(xbrl["ticker"], xbrl["period"], xbrl["report_period"], strict=True))
+    broad = broad[[k not in have for k in zip(broad["ticker"], broad["period"], broad["report_period"], strict=True)]]
+    all_st = finish_statements(pd.concat([xbrl, _derive_fields(broad)], ignore_index=True), src, members)
+    stmts = {name: all_st[[c for c in SCHEMAS[name] if c in all_st.columns]] for name in STATEMENT_FIELDS}
+    daily = pd.concat([daily, ru.broad_prices(raw, set(members["ticker"]) - main_tickers, splits)],
+                      ignore_index=True).sort_values(["ticker", "time"], kind="stable").reset_index(drop=True)
     filed_of = {}
     for p in sorted((src / "fundamentals/xbrl_instance_facts").glob("*_*.csv.gz")):
         stem = p.name[: -len(".csv.gz")]
@@ -969,13 +1084,15 @@ def build(src: Path, out: Path) -> dict[str, pd.DataFrame]:
         "prices_minute": (build_minute_prices(src, daily), "prices"),
         "crypto_prices": (crypto_daily, "crypto_prices"),
         "crypto_prices_minute": (crypto_minute, "crypto_prices"),
-        "company_facts": (build_company_facts(src, all_st, daily), "company_facts"),
+        "company_facts": (build_company_facts(src, all_st, daily, members), "company_facts"),
         "filings": (build_filings(index), "filings"),
         "filing_items": (build_filing_items(src, index, all_st), "filing_items"),
-        "institutional_ownership": (build_institutional(src), "institutional_ownership"),
+        "institutional_ownership": (build_institutional(src, daily, splits), "institutional_ownership"),
         "interest_rates": (build_rates(src), "interest_rates"),
         "yield_curve": (build_yield_curve(src), "yield_curve"),
-        "inflation": (build_inflation(src), "inflation"),
+        "inflation": (build_inflation(src, src2), "inflation"),
+        "labor": (ru.build_labor(src2), "labor"),
+        "splits": (splits, None),
         "news": (build_news(src), "news"),
         "analyst_estimates": (build_estimates(all_st), "analyst_estimates"),
         "earnings": (build_earnings(all_st), "earnings"),
@@ -1007,6 +1124,9 @@ def _typed_extra(name: str, df: pd.DataFrame) -> pd.DataFrame:
         base["item"] = df["item"].astype("Int64")
         base["member"] = df["member"].astype("Int64")
         return base
+    if name == "splits":
+        return df.assign(ticker=df["ticker"].astype("category"), date=pd.to_datetime(df["date"]),
+                         ratio=df["ratio"].astype("float64"), source=df["source"].astype("category"))
     if name == "segmented_financials":
         base = conform(df, "segmented_financials")
         base["statement"] = df["statement"].astype("category")

@@ -1,0 +1,536 @@
+"""Invariants a Parquet lake must satisfy before anyone backtests on it.
+
+Each :class:`Invariant` reads the datasets it needs from a lake and returns the rows that violate it (an empty
+frame when the lake is sound). :func:`validate` runs every invariant whose datasets the lake holds and reports one
+line per invariant with its violation count; ``fdkit lake validate DIR`` prints that report and exits 1 on any
+violation, so a mirrored lake can be checked the same way as the bundled one (CI runs it on ``data/``).
+
+The invariants check the data against the rules of accounting and of markets, never against values computed
+from the same lake by the same code: a balance sheet balances, quarters tile their fiscal year, per-share figures
+times share counts give totals, a price series has no unexplained jumps, a 13F value divided by its share count
+is near the market price, and identifiers join across datasets.
+
+Example:
+    >>> from fdkit.lake import default_data_dir
+    >>> report = validate(default_data_dir(), only=["volumes_are_counts"])
+    >>> [(r.name, r.violations) for r in report]
+    [('volumes_are_counts', 0)]
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .lake import list_datasets, read_dataset
+
+__all__ = ["INVARIANTS", "Invariant", "Result", "validate", "format_report"]
+
+#: flows whose four quarters must add up to the fiscal year, and whose TTM is the sum of four quarters
+FLOWS = ("revenue", "net_income", "operating_income", "net_cash_flow_from_operations")
+#: statement header columns that identify a row and must never be empty
+IDENTIFIERS = ("cik", "accession_number", "filing_url", "filing_date", "form_type", "fiscal_period")
+
+
+class Lake:
+    """Lazy, memoised reads of one lake's datasets (each read once per validation run)."""
+
+    def __init__(self, root: str | os.PathLike[str]) -> None:
+        self.root = Path(root)
+        self.names = set(list_datasets(self.root))
+        self._frames: dict[str, pd.DataFrame] = {}
+
+    def __getitem__(self, name: str) -> pd.DataFrame:
+        if name not in self._frames:
+            self._frames[name] = read_dataset(self.root, name)
+        return self._frames[name]
+
+    def statements(self) -> pd.DataFrame:
+        """Income, balance and cash-flow rows joined on (ticker, period, report_period)."""
+        key = ["ticker", "period", "report_period"]
+        out = None
+        for name in ("income_statements", "balance_sheets", "cash_flow_statements"):
+            if name not in self.names:
+                continue
+            df = self[name].copy()
+            df["ticker"], df["period"] = df["ticker"].astype(str), df["period"].astype(str)
+            if out is None:
+                out = df
+            else:
+                extra = [c for c in df.columns if c not in out.columns or c in key]
+                out = out.merge(df[extra], on=key, how="outer")
+        return out if out is not None else pd.DataFrame(columns=key)
+
+
+@dataclass(frozen=True)
+class Invariant:
+    """One rule: ``check(lake)`` returns the violating rows (with enough columns to find them)."""
+
+    name: str
+    datasets: tuple[str, ...]
+    description: str
+    check: Callable[[Lake], pd.DataFrame]
+
+
+@dataclass(frozen=True)
+class Result:
+    """The outcome of one invariant on one lake (``violations`` is ``None`` when it was not applicable)."""
+
+    name: str
+    description: str
+    violations: int | None
+    examples: pd.DataFrame
+
+    @property
+    def ok(self) -> bool:
+        return not self.violations
+
+
+INVARIANTS: dict[str, Invariant] = {}
+
+
+def invariant(name: str, *datasets: str) -> Callable[[Callable[[Lake], pd.DataFrame]], Callable]:
+    """Register a check under ``name``; its docstring's first line is the report's description."""
+
+    def register(fn: Callable[[Lake], pd.DataFrame]) -> Callable[[Lake], pd.DataFrame]:
+        doc = (fn.__doc__ or name).strip().splitlines()[0]
+        INVARIANTS[name] = Invariant(name, tuple(datasets), doc, fn)
+        return fn
+
+    return register
+
+
+def _rel(a: pd.Series, b: pd.Series) -> pd.Series:
+    """|a - b| relative to |b| (NaN where either is missing)."""
+    return (a - b).abs() / b.abs().where(b.abs() > 0)
+
+
+def _quarters(lake: Lake) -> pd.DataFrame:
+    st = lake.statements()
+    return st[st["period"] == "quarterly"].sort_values(["ticker", "report_period"]).reset_index(drop=True)
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# statements
+# ------------------------------------------------------------------------------------------------------------------
+@invariant("balance_sheet_identity", "balance_sheets")
+def _balance_sheet(lake: Lake) -> pd.DataFrame:
+    """total assets = total liabilities + shareholders' equity (incl. minority interest) within 0.5%"""
+    bs = lake["balance_sheets"]
+    gap = _rel(bs["total_liabilities"] + bs["shareholders_equity"], bs["total_assets"])
+    bad = gap > 0.005
+    return bs.loc[bad, ["ticker", "period", "report_period", "total_assets", "total_liabilities",
+                        "shareholders_equity"]].assign(gap=gap[bad])  # fmt: skip
+
+
+@invariant("unique_statement_rows", "income_statements", "balance_sheets", "cash_flow_statements")
+def _unique_rows(lake: Lake) -> pd.DataFrame:
+    """one row per (ticker, period, report_period) and per (ticker, period, fiscal_period) in every statement"""
+    bad = []
+    for name in ("income_statements", "balance_sheets", "cash_flow_statements"):
+        if name not in lake.names:
+            continue
+        df = lake[name]
+        for key in (["ticker", "period", "report_period"], ["ticker", "period", "fiscal_period"]):
+            dup = df[df.duplicated(key, keep=False)]
+            bad.append(dup[["ticker", "period", "report_period", "fiscal_period"]].assign(dataset=name))
+    return pd.concat(bad, ignore_index=True) if bad else pd.DataFrame()
+
+
+@invariant("quarters_contiguous", "income_statements")
+def _contiguous(lake: Lake) -> pd.DataFrame:
+    """successive quarters of a ticker are 3 months apart (none skipped or doubled inside its covered span)"""
+    q = lake["income_statements"]
+    q = q[q["period"] == "quarterly"].sort_values(["ticker", "report_period"])
+    gap = q.groupby("ticker", observed=True)["report_period"].diff().dt.days
+    bad = gap.notna() & ~gap.between(77, 105)
+    return q.loc[bad, ["ticker", "report_period", "fiscal_period"]].assign(days_since_previous=gap[bad])
+
+
+def fiscal_label(report_period: pd.Series, year_ends: pd.DataFrame) -> pd.Series:
+    """The fiscal label a quarter end must carry, from its filer's fiscal calendar.
+
+    Args:
+        report_period: quarter ends, aligned with ``year_ends``'s ``ticker`` rows.
+        year_ends: ``ticker`` and ``report_period`` columns, plus ``fy_end``/``fy_label``: the end and label of the
+            fiscal year each quarter falls in.
+
+    Returns:
+        ``FY<label>-Q<n>``, where n counts 3-month steps from the previous fiscal year end.
+    """
+    months = (year_ends["fy_end"] - report_period).dt.days / (365.25 / 12)
+    n = 4 - np.round(months / 3).astype("Int64")
+    return "FY" + year_ends["fy_label"].astype(str) + "-Q" + n.astype(str)
+
+
+def _quarter_fiscal_years(lake: Lake) -> pd.DataFrame:
+    """Each quarterly income row with the end and label of the fiscal year it falls in (from the annual rows)."""
+    inc = lake["income_statements"]
+    inc = inc.assign(ticker=inc["ticker"].astype(str), period=inc["period"].astype(str))
+    years = inc[inc["period"] == "annual"][["ticker", "report_period", "fiscal_period"]]
+    years = years.rename(columns={"report_period": "fy_end", "fiscal_period": "fy_label"})
+    years["fy_label"] = years["fy_label"].astype(str).str.removeprefix("FY")
+    q = inc[inc["period"] == "quarterly"][["ticker", "report_period", "fiscal_period"]].sort_values("report_period")
+    years = years.sort_values("fy_end")
+    # the fiscal year a quarter falls in is the first year end on or after it (a few days of 52/53-week slack)
+    q = q.assign(_probe=q["report_period"] - pd.Timedelta(days=7))
+    merged = pd.merge_asof(q, years, left_on="_probe", right_on="fy_end", by="ticker", direction="forward")
+    return merged[merged["fy_end"].notna() & ((merged["fy_end"] - merged["report_period"]).dt.days < 380)]
+
+
+@invariant("fiscal_labels", "income_statements")
+def _fiscal_labels(lake: Lake) -> pd.DataFrame:
+    """a quarter is labelled FY<year>-Q<n> by its filer's fiscal calendar (n = 3-month steps into the year)"""
+    m = _quarter_fiscal_years(lake)
+    want = fiscal_label(m["report_period"], m)
+    bad = m["fiscal_period"].astype(str) != want
+    return m.loc[bad, ["ticker", "report_period", "fiscal_period", "fy_end"]].assign(expected=want[bad])
+
+
+@invariant("quarters_sum_to_year", "income_statements", "cash_flow_statements")
+def _quarters_sum(lake: Lake) -> pd.DataFrame:
+    """Q1+Q2+Q3+Q4 = fiscal year for flows (revenue, net income, operating income, operating cash flow), 0.5%"""
+    st = lake.statements()
+    annual = st[st["period"] == "annual"]
+    q = _quarters(lake)
+    years = _quarter_fiscal_years(lake)[["ticker", "report_period", "fy_end"]]
+    q = q.merge(years, on=["ticker", "report_period"], how="inner")
+    counts = q.groupby(["ticker", "fy_end"]).size().rename("quarters")
+    cols = [c for c in FLOWS if c in q.columns]
+    sums = q.groupby(["ticker", "fy_end"])[cols].sum(min_count=4)
+    sums = sums.join(counts)
+    sums = sums[sums["quarters"] == 4]
+    a = annual.set_index(["ticker", "report_period"])[cols]
+    a.index = a.index.set_names(["ticker", "fy_end"])
+    joined = sums.join(a, rsuffix="_fy", how="inner")
+    bad = []
+    for c in cols:
+        err = (joined[c] - joined[f"{c}_fy"]).abs()
+        off = (err > 0.005 * joined[f"{c}_fy"].abs()) & (err > 1e6)
+        bad.append(joined.loc[off, [c, f"{c}_fy"]].rename(columns={c: "quarters", f"{c}_fy": "year"})
+                   .assign(field=c).reset_index())  # fmt: skip
+    return pd.concat(bad, ignore_index=True)
+
+
+@invariant("ttm_is_last_four_quarters", "income_statements")
+def _ttm(lake: Lake) -> pd.DataFrame:
+    """a TTM row equals the sum of the four quarters ending at its report period"""
+    inc = lake["income_statements"]
+    inc = inc.assign(ticker=inc["ticker"].astype(str), period=inc["period"].astype(str))
+    q = inc[inc["period"] == "quarterly"].sort_values(["ticker", "report_period"])
+    cols = [c for c in ("revenue", "net_income") if c in q.columns]
+    rolled = q.groupby("ticker")[cols].rolling(4, min_periods=4).sum().reset_index(level=0, drop=True)
+    span = q.groupby("ticker")["report_period"].diff(3).dt.days
+    ref = q[["ticker", "report_period"]].assign(**{c: rolled[c] for c in cols}, span=span)
+    ttm = inc[inc["period"] == "ttm"][["ticker", "report_period", *cols]]
+    m = ttm.merge(ref, on=["ticker", "report_period"], how="left", suffixes=("", "_q"))
+    bad = m["span"].isna() | ~m["span"].between(250, 300)
+    for c in cols:
+        bad |= _rel(m[c], m[f"{c}_q"]).gt(1e-9) & m[c].notna()
+    return m.loc[bad]
+
+
+@invariant("filed_after_period_for_that_period", "income_statements", "balance_sheets", "cash_flow_statements")
+def _filed_after(lake: Lake) -> pd.DataFrame:
+    """filing_date is after report_period and within 200 days of it (the period's own report, not a comparative)"""
+    bad = []
+    for name in ("income_statements", "balance_sheets", "cash_flow_statements"):
+        if name not in lake.names:
+            continue
+        df = lake[name]
+        lag = (df["filing_date"] - df["report_period"]).dt.days
+        off = lag.isna() | (lag < 1) | (lag > 200)
+        bad.append(df.loc[off, ["ticker", "period", "report_period", "filing_date"]].assign(dataset=name, lag=lag[off]))
+    return pd.concat(bad, ignore_index=True)
+
+
+@invariant("eps_times_shares_is_net_income", "income_statements")
+def _eps_shares(lake: Lake) -> pd.DataFrame:
+    """EPS x weighted shares = net income to common within 3% (basic and diluted; |net income| > $50m)"""
+    inc = lake["income_statements"]
+    inc = inc[inc["period"].astype(str) != "ttm"]
+    ni = inc["net_income_common_stock"].fillna(inc["net_income"])
+    bad = []
+    for eps, shares in (("earnings_per_share", "weighted_average_shares"),
+                        ("earnings_per_share_diluted", "weighted_average_shares_diluted")):  # fmt: skip
+        gap = _rel(inc[eps] * inc[shares], ni)
+        # EPS is rounded to the cent: allow one cent of rounding on top of 3%
+        rounding = 0.005 * inc[shares] / ni.abs()
+        off = (gap > 0.03 + rounding) & (ni.abs() > 5e7)
+        bad.append(inc.loc[off, ["ticker", "period", "report_period", eps, shares]].assign(net_income=ni[off],
+                                                                                           gap=gap[off]))
+    return pd.concat(bad, ignore_index=True)
+
+
+@invariant("share_counts_on_one_basis", "income_statements")
+def _share_basis(lake: Lake) -> pd.DataFrame:
+    """quarter-to-quarter weighted share counts move less than 35% (an unadjusted split shows as a 2x+ jump)"""
+    q = lake["income_statements"]
+    q = q[q["period"] == "quarterly"].sort_values(["ticker", "report_period"])
+    ratio = q["weighted_average_shares"] / q.groupby("ticker", observed=True)["weighted_average_shares"].shift()
+    bad = ratio.notna() & ~ratio.between(1 / 1.35, 1.35)
+    return q.loc[bad, ["ticker", "report_period", "weighted_average_shares"]].assign(ratio=ratio[bad])
+
+
+@invariant("free_cash_flow_formula", "cash_flow_statements")
+def _fcf(lake: Lake) -> pd.DataFrame:
+    """free cash flow = operating cash flow + capital expenditure, missing when either input is missing"""
+    cf = lake["cash_flow_statements"]
+    want = cf["net_cash_flow_from_operations"] + cf["capital_expenditure"]
+    bad = (cf["free_cash_flow"].isna() != want.isna()) | (_rel(cf["free_cash_flow"], want) > 1e-9)
+    return cf.loc[bad, ["ticker", "period", "report_period", "net_cash_flow_from_operations", "capital_expenditure",
+                        "free_cash_flow"]]  # fmt: skip
+
+
+@invariant("identifiers_present", "income_statements", "balance_sheets", "cash_flow_statements")
+def _identifiers(lake: Lake) -> pd.DataFrame:
+    """every statement row names its cik, accession, filing URL, filing date, form and fiscal period"""
+    bad = []
+    for name in ("income_statements", "balance_sheets", "cash_flow_statements"):
+        if name not in lake.names:
+            continue
+        df = lake[name]
+        if "period" in df.columns:  # a TTM row is no single filing's: it has no form type
+            df = df[df["period"].astype(str) != "ttm"]
+        cols = [c for c in IDENTIFIERS if c in df.columns]
+        empty = df[cols].isna() | df[cols].astype("string").eq("")
+        off = empty.any(axis=1)
+        bad.append(df.loc[off, ["ticker", "period", "report_period"]].assign(
+            dataset=name, missing=empty[off].apply(lambda r: ",".join(r.index[r]), axis=1)))  # fmt: skip
+    return pd.concat(bad, ignore_index=True)
+
+
+@invariant("tickers_join_across_datasets", "company_facts")
+def _tickers_join(lake: Lake) -> pd.DataFrame:
+    """one spelling per company (class shares with '-', never '.') and one CIK per ticker across datasets"""
+    bad = []
+    ciks: dict[str, set[str]] = {}
+    for name in sorted(lake.names):
+        try:
+            df = lake[name]
+        except Exception:  # noqa: BLE001 - a dataset without a record schema has no ticker column to check
+            continue
+        if "ticker" not in df.columns:
+            continue
+        t = pd.Series(df["ticker"].astype(str).unique())
+        dotted = t[t.str.contains(".", regex=False) & ~t.str.endswith("-USD")]
+        bad.extend({"dataset": name, "ticker": x, "problem": "'.' in ticker"} for x in dotted)
+        if "cik" in df.columns:
+            pairs = df[["ticker", "cik"]].dropna().astype(str).drop_duplicates()
+            for tk, ck in zip(pairs["ticker"], pairs["cik"].str.lstrip("0"), strict=True):
+                if ck:
+                    ciks.setdefault(tk, set()).add(ck)
+    bad.extend({"dataset": "*", "ticker": t, "problem": f"CIKs {sorted(c)}"} for t, c in ciks.items() if len(c) > 1)
+    return pd.DataFrame(bad)
+
+
+@invariant("pe_matches_price_over_eps", "financial_metrics", "income_statements", "prices")
+def _pe(lake: Lake) -> pd.DataFrame:
+    """served P/E within 1% of (last close on or before the period end) / diluted-or-basic EPS of the row"""
+    from .ratios import price_on_or_before
+
+    fm = lake["financial_metrics"]
+    inc = lake["income_statements"][["ticker", "period", "report_period", "earnings_per_share",
+                                     "earnings_per_share_diluted", "net_income"]]  # fmt: skip
+    m = fm[["ticker", "period", "report_period", "price_to_earnings_ratio"]].merge(
+        inc, on=["ticker", "period", "report_period"], how="inner")  # fmt: skip
+    m = m[m["period"].astype(str) != "quarterly"]
+    price = price_on_or_before(m, lake["prices"])
+    want = price / m["earnings_per_share"]
+    off = m["price_to_earnings_ratio"].notna() & want.notna() & (m["net_income"] > 0)
+    off &= _rel(m["price_to_earnings_ratio"], want) > 0.01
+    return m.loc[off].assign(price=price[off], expected=want[off])
+
+
+@invariant("market_cap_matches_price_times_shares", "company_facts", "prices", "balance_sheets")
+def _market_cap(lake: Lake) -> pd.DataFrame:
+    """company facts' market cap within 5% of the last close x the last reported shares outstanding"""
+    cf = lake["company_facts"][["ticker", "market_cap"]].dropna()
+    bs = lake["balance_sheets"]
+    bs = bs[bs["period"].astype(str) == "quarterly"].dropna(subset=["outstanding_shares"])
+    shares = bs.sort_values("report_period").groupby("ticker", observed=True)["outstanding_shares"].last()
+    px = lake["prices"].sort_values("time").groupby("ticker", observed=True)["close"].last()
+    m = cf.assign(ticker=cf["ticker"].astype(str))
+    m["expected"] = m["ticker"].map(px.rename(index=str)) * m["ticker"].map(shares.rename(index=str))
+    return m[m["expected"].notna() & (_rel(m["market_cap"], m["expected"]) > 0.05)]
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# prices
+# ------------------------------------------------------------------------------------------------------------------
+#: daily moves beyond +/-50% that really happened (ticker, date of the bar), each with its reason
+DOCUMENTED_MOVES: dict[tuple[str, str], str] = {}
+
+
+@invariant("daily_moves_explained", "prices")
+def _moves(lake: Lake) -> pd.DataFrame:
+    """no daily close-to-close move beyond +/-50% unless it is a documented event"""
+    p = lake["prices"].sort_values(["ticker", "time"])
+    r = p.groupby("ticker", observed=True)["close"].pct_change()
+    gap = p.groupby("ticker", observed=True)["time"].diff().dt.days
+    off = (r.abs() > 0.5) & (gap < 10)  # across a long gap in coverage a large move is no daily move
+    bad = p.loc[off, ["ticker", "time", "close"]].assign(move=r[off])
+    keys = list(zip(bad["ticker"].astype(str), bad["time"].dt.strftime("%Y-%m-%d"), strict=True))
+    return bad[[k not in DOCUMENTED_MOVES for k in keys]]
+
+
+@invariant("volumes_are_counts", "prices")
+def _volumes(lake: Lake) -> pd.DataFrame:
+    """volumes are whole numbers and never negative"""
+    p = lake["prices"]
+    v = p["volume"].astype("Float64")
+    off = (v < 0) | (v != v.round())
+    return p.loc[off.fillna(False).astype(bool), ["ticker", "time", "volume"]]
+
+
+@invariant("volume_basis_continuous", "prices")
+def _volume_basis(lake: Lake) -> pd.DataFrame:
+    """a ticker's median volume moves less than 3x across any splice of sources (one share basis throughout)"""
+    p = lake["prices"].sort_values(["ticker", "time"])
+    out = []
+    for t, g in p.groupby("ticker", observed=True):
+        v = g.set_index("time")["volume"].astype(float)
+        month = v.groupby(v.index.to_period("M") if v.index.tz is None else v.index.tz_convert(None).to_period("M"))
+        med = month.median()
+        ratio = med / med.shift()
+        for when, x in ratio[(ratio > 3) | (ratio < 1 / 3)].items():
+            out.append({"ticker": t, "month": str(when), "ratio": float(x)})
+    return pd.DataFrame(out)
+
+
+@invariant("bars_on_trading_days", "prices")
+def _bars(lake: Lake) -> pd.DataFrame:
+    """daily equity bars fall on weekdays, one per ticker and day"""
+    p = lake["prices"]
+    day = p["time"].dt.tz_convert(None) if p["time"].dt.tz is not None else p["time"]
+    weekend = day.dt.dayofweek >= 5
+    dup = p.duplicated(["ticker", "time"], keep=False)
+    return p.loc[weekend | dup, ["ticker", "time"]].assign(weekend=weekend[weekend | dup])
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# other datasets
+# ------------------------------------------------------------------------------------------------------------------
+@invariant("institutional_value_near_market_price", "institutional_ownership", "prices")
+def _thirteen_f(lake: Lake) -> pd.DataFrame:
+    """13F market value / shares within 50% of the close on the report date (units: dollars, not thousands)"""
+    from .ratios import price_on_or_before
+
+    io = lake["institutional_ownership"]
+    io = io[io["put_call"].isna() & (io["shares"] > 0)]
+    keys = io.rename(columns={"report_period": "report_period"})[["ticker", "report_period"]]
+    close = price_on_or_before(keys, lake["prices"])
+    implied = io["market_value"] / io["shares"]
+    off = close.notna() & (_rel(implied, close) > 0.5)
+    return io.loc[off, ["ticker", "report_period", "investor", "shares", "market_value"]].assign(
+        implied=implied[off], close=close[off])  # fmt: skip
+
+
+@invariant("inflation_changes_by_date", "inflation")
+def _inflation(lake: Lake) -> pd.DataFrame:
+    """month-on-month and year-on-year changes equal the levels a month and a year earlier (missing if absent)"""
+    inf = lake["inflation"]
+    bad = []
+    for s, g in inf.groupby("series", observed=True):
+        lvl = g.set_index("date")["value"]
+        prev_m = lvl.reindex(g["date"] - pd.DateOffset(months=1)).to_numpy()
+        prev_y = lvl.reindex(g["date"] - pd.DateOffset(years=1)).to_numpy()
+        for col, prev in (("change_mom", prev_m), ("change_yoy", prev_y)):
+            want = (g["value"].to_numpy() / prev - 1) * 100
+            have = g[col].to_numpy(dtype=float)
+            off = (np.isnan(want) != np.isnan(have)) | (np.abs(have - want) > 1e-4)
+            bad.append(g.loc[off, ["series", "date", "value", col]].assign(expected=want[off]))
+    return pd.concat(bad, ignore_index=True) if bad else pd.DataFrame()
+
+
+@invariant("segment_labels_clean", "segmented_revenues")
+def _segment_labels(lake: Lake) -> pd.DataFrame:
+    """segment labels are single members (no ';' or '|' separators, no empty labels)"""
+    seg = lake["segmented_revenues"]
+    lab = seg["segment_label"].astype("string")
+    off = lab.isna() | lab.str.contains(r"[;|]", regex=True) | (lab.str.strip() == "")
+    return seg.loc[off.fillna(True).astype(bool), ["ticker", "report_period", "segment_label"]]
+
+
+@invariant("segment_members_within_revenue", "segmented_revenues", "income_statements")
+def _segments_sum(lake: Lake) -> pd.DataFrame:
+    """the leaf members of one segment axis add up to at most the reported revenue (+1%): nothing counted twice"""
+    seg = lake["segmented_revenues"]
+    if "is_subtotal" in seg.columns:
+        seg = seg[~seg["is_subtotal"].fillna(False).astype(bool)]
+    one = seg.groupby(["ticker", "report_period", "period", "item"], observed=True)["member"].transform("size") == 1
+    seg = seg[one]
+    sums = seg.groupby(["ticker", "report_period", "period", "segment_type"], observed=True)["amount"].sum()
+    sums = sums.reset_index()
+    inc = lake["income_statements"][["ticker", "report_period", "period", "revenue"]]
+    m = sums.assign(ticker=sums["ticker"].astype(str), period=sums["period"].astype(str)).merge(
+        inc.assign(ticker=inc["ticker"].astype(str), period=inc["period"].astype(str)),
+        on=["ticker", "report_period", "period"], how="inner")  # fmt: skip
+    return m[m["amount"] > 1.01 * m["revenue"]]
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# running
+# ------------------------------------------------------------------------------------------------------------------
+def validate(root: str | os.PathLike[str], only: Iterable[str] | None = None) -> list[Result]:
+    """Run the invariants on a lake.
+
+    Args:
+        root: lake root.
+        only: names of the invariants to run (default: all of :data:`INVARIANTS`).
+
+    Returns:
+        One :class:`Result` per invariant; ``violations`` is ``None`` for an invariant whose datasets the lake
+        does not hold (a mirror of prices alone skips the statement checks).
+
+    Raises:
+        KeyError: for an unknown invariant name.
+
+    Example:
+        >>> from fdkit.lake import default_data_dir
+        >>> all(r.ok for r in validate(default_data_dir(), only=["bars_on_trading_days"]))
+        True
+    """
+    names = list(only) if only is not None else list(INVARIANTS)
+    unknown = [n for n in names if n not in INVARIANTS]
+    if unknown:
+        raise KeyError(f"unknown invariants {unknown}; known: {', '.join(INVARIANTS)}")
+    lake = Lake(root)
+    out = []
+    for name in names:
+        inv = INVARIANTS[name]
+        if not set(inv.datasets) <= lake.names:
+            out.append(Result(name, inv.description, None, pd.DataFrame()))
+            continue
+        bad = inv.check(lake)
+        out.append(Result(name, inv.description, len(bad), bad.head(5)))
+    return out
+
+
+def format_report(results: list[Result], *, examples: bool = False) -> str:
+    """One line per invariant: status, violation count, name and rule (and the first violations if asked).
+
+    Args:
+        results: from :func:`validate`.
+        examples: append up to five violating rows under each failed invariant.
+
+    Returns:
+        The report text.
+
+    Example:
+        >>> print(format_report([Result("x", "a rule", 0, pd.DataFrame())]))
+        ok        0  x: a rule
+    """
+    lines = []
+    for r in results:
+        status = "skip" if r.violations is None else ("ok" if r.ok else "FAIL")
+        count = "-" if r.violations is None else f"{r.violations:,d}"
+        lines.append(f"{status:4s} {count:>6s}  {r.name}: {r.description}")
+        if examples and r.violations:
+            lines.extend("       " + line for line in r.examples.to_string(max_colwidth=40).splitlines())
+    return "\n".join(lines)
