@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 #: a date parameter: ``"YYYY-MM-DD"``, a ``datetime.date`` (``pandas.Timestamp`` is one) or a ``numpy.datetime64``
 DateLike = str | datetime.date | np.datetime64
 
-__all__ = ["income_statements", "balance_sheets", "cash_flow_statements", "segmented_revenues", "income_statement_segments", "balance_sheet_segments", "cash_flow_statement_segments", "financial_metrics", "financial_metrics_snapshot", "screen", "line_items", "prices", "crypto_prices", "price_snapshot", "news", "filings", "filing_items", "insider_trades", "insider_ownership", "institutional_ownership", "company_facts", "interest_rates", "interest_rate_snapshot", "inflation_snapshot", "labor_snapshot", "yield_curve_snapshot", "yield_curve", "analyst_estimates", "earnings", "kpi_guidance", "kpi_non_gaap", "kpi_metrics"]
+__all__ = ["income_statements", "balance_sheets", "cash_flow_statements", "segmented_revenues", "income_statement_segments", "balance_sheet_segments", "cash_flow_statement_segments", "financial_metrics", "financial_metrics_snapshot", "screen", "line_items", "prices", "crypto_prices", "price_snapshot", "news", "filings", "filing_items", "insider_trades", "insider_ownership", "institutional_ownership", "company_facts", "interest_rates", "interest_rate_snapshot", "inflation_snapshot", "labor_snapshot", "inflation", "labor", "yield_curve_snapshot", "yield_curve", "analyst_estimates", "earnings", "kpi_guidance", "kpi_non_gaap", "kpi_metrics"]
 
 
 @overload
@@ -943,13 +943,81 @@ def labor_snapshot(*, raw: bool = False, errors: Errors = 'raise', progress: boo
 
     Example:
         >>> import fdkit
-        >>> try:
-        ...     fdkit.labor_snapshot()
-        ... except fdkit.NotFoundError as exc:
-        ...     print(exc.message)
-        no labor data is served
+        >>> df = fdkit.labor_snapshot()
+        >>> type(df).__name__
+        'DataFrame'
     """
     return call('labor_snapshot', {}, raw=raw, errors=errors, progress=progress, client=client, unknown=unknown)
+
+
+@overload
+def inflation(series: Literal['cpi_all_items', 'cpi_core'] | None = None, start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> pd.DataFrame: ...
+@overload
+def inflation(series: Literal['cpi_all_items', 'cpi_core'] | None = None, start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any: ...
+def inflation(series: Literal['cpi_all_items', 'cpi_core'] | None = None, start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any:
+    """Consumer price index history (monthly levels; changes against the month and year before, by date).
+
+    ``GET /macro/inflation`` -> a typed frame indexed ``('series', 'date')``.
+
+    Args:
+        series: One series (default: all). (one of cpi_all_items, cpi_core)
+        start_date: First date, inclusive (YYYY-MM-DD).
+        end_date: Last date, inclusive (YYYY-MM-DD).
+        limit: Total records wanted. Values above 10000 are clamped to it. (the service assumes 10000)
+        raw: return the decoded JSON instead of a frame.
+        errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
+        progress: progress bar (default: only on a terminal).
+        **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
+        client: the client (default: the default client).
+
+    Returns:
+        A DataFrame (or JSON with ``raw=True``).
+
+    Raises:
+        BadRequestError: invalid parameters. NotFoundError: unknown ticker. FdkitError: any other failure.
+
+    Example:
+        >>> import fdkit
+        >>> df = fdkit.inflation(series='cpi_core', start_date='2022-01-01', end_date='2022-12-31')
+        >>> type(df).__name__
+        'DataFrame'
+    """
+    return call('inflation', {'series': series, 'start_date': start_date, 'end_date': end_date, 'limit': limit}, raw=raw, errors=errors, progress=progress, client=client, unknown=unknown)
+
+
+@overload
+def labor(series: Literal['average_hourly_earnings', 'initial_jobless_claims', 'job_openings', 'labor_force_participation_rate', 'nonfarm_payrolls', 'u6_unemployment_rate', 'unemployment_rate'] | None = None, start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> pd.DataFrame: ...
+@overload
+def labor(series: Literal['average_hourly_earnings', 'initial_jobless_claims', 'job_openings', 'labor_force_participation_rate', 'nonfarm_payrolls', 'u6_unemployment_rate', 'unemployment_rate'] | None = None, start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any: ...
+def labor(series: Literal['average_hourly_earnings', 'initial_jobless_claims', 'job_openings', 'labor_force_participation_rate', 'nonfarm_payrolls', 'u6_unemployment_rate', 'unemployment_rate'] | None = None, start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any:
+    """Labour-market history (BLS via FRED): payrolls, unemployment, participation, earnings, openings, claims; change from the previous observation.
+
+    ``GET /macro/labor`` -> a typed frame indexed ``('series', 'date')``.
+
+    Args:
+        series: One series (default: all). (one of average_hourly_earnings, initial_jobless_claims, job_openings, labor_force_participation_rate, nonfarm_payrolls, u6_unemployment_rate, unemployment_rate)
+        start_date: First date, inclusive (YYYY-MM-DD).
+        end_date: Last date, inclusive (YYYY-MM-DD).
+        limit: Total records wanted. Values above 10000 are clamped to it. (the service assumes 10000)
+        raw: return the decoded JSON instead of a frame.
+        errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
+        progress: progress bar (default: only on a terminal).
+        **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
+        client: the client (default: the default client).
+
+    Returns:
+        A DataFrame (or JSON with ``raw=True``).
+
+    Raises:
+        BadRequestError: invalid parameters. NotFoundError: unknown ticker. FdkitError: any other failure.
+
+    Example:
+        >>> import fdkit
+        >>> df = fdkit.labor(series='unemployment_rate', start_date='2020-01-01', end_date='2020-12-31')
+        >>> type(df).__name__
+        'DataFrame'
+    """
+    return call('labor', {'series': series, 'start_date': start_date, 'end_date': end_date, 'limit': limit}, raw=raw, errors=errors, progress=progress, client=client, unknown=unknown)
 
 
 @overload
@@ -2060,13 +2128,77 @@ class DatasetMethods:
 
         Example:
             >>> import fdkit
-            >>> try:
-            ...     fdkit.Client().labor_snapshot()
-            ... except fdkit.NotFoundError as exc:
-            ...     print(exc.message)
-            no labor data is served
+            >>> df = fdkit.Client().labor_snapshot()
+            >>> type(df).__name__
+            'DataFrame'
         """
         return call('labor_snapshot', {}, raw=raw, errors=errors, progress=progress, client=cast("Client", self), unknown=unknown)
+
+    @overload
+    def inflation(self, series: Literal['cpi_all_items', 'cpi_core'] | None = None, start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
+    @overload
+    def inflation(self, series: Literal['cpi_all_items', 'cpi_core'] | None = None, start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any: ...
+    def inflation(self, series: Literal['cpi_all_items', 'cpi_core'] | None = None, start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any:
+        """Consumer price index history (monthly levels; changes against the month and year before, by date).
+
+        ``GET /macro/inflation`` -> a typed frame indexed ``('series', 'date')``.
+
+        Args:
+            series: One series (default: all). (one of cpi_all_items, cpi_core)
+            start_date: First date, inclusive (YYYY-MM-DD).
+            end_date: Last date, inclusive (YYYY-MM-DD).
+            limit: Total records wanted. Values above 10000 are clamped to it. (the service assumes 10000)
+            raw: return the decoded JSON instead of a frame.
+            errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
+            progress: progress bar (default: only on a terminal).
+            **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
+
+        Returns:
+            A DataFrame (or JSON with ``raw=True``).
+
+        Raises:
+            BadRequestError: invalid parameters. NotFoundError: unknown ticker. FdkitError: any other failure.
+
+        Example:
+            >>> import fdkit
+            >>> df = fdkit.Client().inflation(series='cpi_core', start_date='2022-01-01', end_date='2022-12-31')
+            >>> type(df).__name__
+            'DataFrame'
+        """
+        return call('inflation', {'series': series, 'start_date': start_date, 'end_date': end_date, 'limit': limit}, raw=raw, errors=errors, progress=progress, client=cast("Client", self), unknown=unknown)
+
+    @overload
+    def labor(self, series: Literal['average_hourly_earnings', 'initial_jobless_claims', 'job_openings', 'labor_force_participation_rate', 'nonfarm_payrolls', 'u6_unemployment_rate', 'unemployment_rate'] | None = None, start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
+    @overload
+    def labor(self, series: Literal['average_hourly_earnings', 'initial_jobless_claims', 'job_openings', 'labor_force_participation_rate', 'nonfarm_payrolls', 'u6_unemployment_rate', 'unemployment_rate'] | None = None, start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any: ...
+    def labor(self, series: Literal['average_hourly_earnings', 'initial_jobless_claims', 'job_openings', 'labor_force_participation_rate', 'nonfarm_payrolls', 'u6_unemployment_rate', 'unemployment_rate'] | None = None, start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any:
+        """Labour-market history (BLS via FRED): payrolls, unemployment, participation, earnings, openings, claims; change from the previous observation.
+
+        ``GET /macro/labor`` -> a typed frame indexed ``('series', 'date')``.
+
+        Args:
+            series: One series (default: all). (one of average_hourly_earnings, initial_jobless_claims, job_openings, labor_force_participation_rate, nonfarm_payrolls, u6_unemployment_rate, unemployment_rate)
+            start_date: First date, inclusive (YYYY-MM-DD).
+            end_date: Last date, inclusive (YYYY-MM-DD).
+            limit: Total records wanted. Values above 10000 are clamped to it. (the service assumes 10000)
+            raw: return the decoded JSON instead of a frame.
+            errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
+            progress: progress bar (default: only on a terminal).
+            **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
+
+        Returns:
+            A DataFrame (or JSON with ``raw=True``).
+
+        Raises:
+            BadRequestError: invalid parameters. NotFoundError: unknown ticker. FdkitError: any other failure.
+
+        Example:
+            >>> import fdkit
+            >>> df = fdkit.Client().labor(series='unemployment_rate', start_date='2020-01-01', end_date='2020-12-31')
+            >>> type(df).__name__
+            'DataFrame'
+        """
+        return call('labor', {'series': series, 'start_date': start_date, 'end_date': end_date, 'limit': limit}, raw=raw, errors=errors, progress=progress, client=cast("Client", self), unknown=unknown)
 
     @overload
     def yield_curve_snapshot(self, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...

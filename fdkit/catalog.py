@@ -213,6 +213,13 @@ START_END_REQ = (
     Param("start_date", "date", required=True, description="First date, inclusive (YYYY-MM-DD).", example="2024-01-02"),
     Param("end_date", "date", required=True, description="Last date, inclusive (YYYY-MM-DD).", example="2024-03-28"),
 )
+#: the series of the inflation and labour datasets (names as the lake stores them)
+INFLATION_SERIES = ("cpi_all_items", "cpi_core")
+LABOR_SERIES = (
+    "average_hourly_earnings", "initial_jobless_claims", "job_openings", "labor_force_participation_rate",
+    "nonfarm_payrolls", "u6_unemployment_rate", "unemployment_rate",
+)  # fmt: skip
+
 START_END = (
     Param("start_date", "date", description="First date, inclusive (YYYY-MM-DD)."),
     Param("end_date", "date", description="Last date, inclusive (YYYY-MM-DD)."),
@@ -578,6 +585,43 @@ _ENDPOINTS: tuple[Endpoint, ...] = (
         "labor_snapshot", "/macro/labor/snapshot", "labor", "labor", "Latest labour-market print.",
         dataset="labor", index=("series", "date"), ttl=HOUR, list_payload=True,
     ),  # fmt: skip
+    Endpoint(
+        name="inflation",
+        path="/macro/inflation",
+        response_key="inflation",
+        schema="inflation",
+        index=("series", "date"),
+        params=(Param("series", enum=INFLATION_SERIES, description="One series (default: all)."), *START_END,
+                _limit(10000, 10000)),  # fmt: skip
+        page_size=500,
+        default_limit=10000,
+        newest_first=False,
+        dataset="inflation",
+        tier="free",
+        ticker_param=None,
+        record_key=("series", "date"),
+        ttl=HOUR,
+        summary="Consumer price index history (monthly levels; changes against the month and year before, by date).",
+    ),
+    Endpoint(
+        name="labor",
+        path="/macro/labor",
+        response_key="labor",
+        schema="labor",
+        index=("series", "date"),
+        params=(Param("series", enum=LABOR_SERIES, description="One series (default: all)."), *START_END,
+                _limit(10000, 10000)),  # fmt: skip
+        page_size=500,
+        default_limit=10000,
+        newest_first=False,
+        dataset="labor",
+        tier="free",
+        ticker_param=None,
+        record_key=("series", "date"),
+        ttl=HOUR,
+        summary="Labour-market history (BLS via FRED): payrolls, unemployment, participation, earnings, openings, "
+        "claims; change from the previous observation.",
+    ),
     _snapshot(
         "yield_curve_snapshot", "/macro/yield-curve/snapshot", "yield_curve", "yield_curve",
         "Latest Treasury par yield curve (one key per tenor).", dataset="yield_curve", index=("date",), ttl=HOUR,
@@ -686,9 +730,11 @@ _VALID: dict[str, dict[str, Any] | None] = {
     "interest_rates": {"bank": "FED", "start_date": "2015-01-01"},
     "interest_rate_snapshot": {"bank": "ECB"},
     "inflation_snapshot": {},
-    "labor_snapshot": None,  # no source: 404 documented
+    "labor_snapshot": {},
     "yield_curve_snapshot": {},
     "yield_curve": {"start_date": "2023-01-01", "end_date": "2023-03-31"},
+    "inflation": {"series": "cpi_core", "start_date": "2022-01-01", "end_date": "2022-12-31"},
+    "labor": {"series": "unemployment_rate", "start_date": "2020-01-01", "end_date": "2020-12-31"},
     "analyst_estimates": {"ticker": "AAPL"},
     "earnings": {"ticker": "NVDA", "limit": 4},
     "kpi_guidance": {"ticker": "AAPL"},
@@ -730,6 +776,8 @@ _INVALID: dict[str, dict[str, Any]] = {
     "labor_snapshot": {"x": "1"},
     "yield_curve_snapshot": {"date": "2024-01-01"},
     "yield_curve": {"limit": 0},
+    "inflation": {"series": "cpi_gold"},
+    "labor": {"start_date": "2020-02-30"},
     "analyst_estimates": {"ticker": "AAPL", "period": "ttm"},
     "earnings": {"ticker": "AAPL", "limit": 1.5},
     "kpi_guidance": {"ticker": "AAPL", "period": "weekly"},

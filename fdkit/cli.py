@@ -267,6 +267,27 @@ def _cache(args: argparse.Namespace) -> int:
     return 0
 
 
+def _lake(args: argparse.Namespace) -> int:
+    """``fdkit lake validate DIR``: one line per invariant; exit 1 on any violation."""
+    from .lake import default_data_dir, require_lake
+    from .validate import INVARIANTS, format_report, validate
+
+    root = args.dir or default_data_dir()
+    require_lake(root)
+    only = args.only or None
+    if only:
+        unknown = [n for n in only if n not in INVARIANTS]
+        if unknown:
+            raise _UsageError(f"unknown invariant {unknown[0]!r}; {suggest(unknown[0], list(INVARIANTS))}")
+    results = validate(root, only=only)
+    print(format_report(results, examples=args.examples))
+    failed = [r for r in results if r.violations]
+    checked = [r for r in results if r.violations is not None]
+    print(f"{len(checked)} invariants checked, {len(failed)} failed, {len(results) - len(checked)} skipped "
+          f"(datasets absent) in {root}")  # fmt: skip
+    return 1 if failed else 0
+
+
 class _UsageError(Exception):
     """A bad command line: one line on stderr, exit code 2."""
 
@@ -437,6 +458,15 @@ def build_parser() -> argparse.ArgumentParser:
     te.add_argument("--log", help="delivery log (JSON lines)")
     te.set_defaults(func=_test_events)
 
+    lk = sub.add_parser("lake", help="check a Parquet lake", description="Check a Parquet lake.")
+    lsub = lk.add_subparsers(dest="action", required=True, parser_class=_Parser)
+    lv = lsub.add_parser("validate", help="run the data invariants (exit 1 on any violation)",
+                         description="Run the data invariants of fdkit.validate on a lake: one line per invariant "
+                         "with its violation count; exit 1 on any violation.")  # fmt: skip
+    lv.add_argument("dir", nargs="?", help="lake directory (default: the bundled reference data)")
+    lv.add_argument("--only", nargs="+", metavar="INVARIANT", help="run only these invariants")
+    lv.add_argument("--examples", action="store_true", help="print the first violating rows of each failure")
+    lv.set_defaults(func=_lake)
     c = sub.add_parser("cache", help="inspect or clear the on-disk HTTP cache")
     c.add_argument("action", choices=["info", "clear"])
     c.add_argument("--cache-dir", help="cache directory (default: $FDKIT_CACHE_DIR or the user cache dir)")

@@ -27,7 +27,8 @@ Families and formulas (``days`` is 365 for annual/ttm rows, 91.25 for quarterly 
   EPS, free cash flow, operating income, EBITDA (operating income + D&A).
 * valuation (needs prices: the last close on or before ``report_period``): ``market_cap`` = price x
   outstanding_shares (the weighted average shares where outstanding shares are not reported),
-  ``enterprise_value`` = market_cap + total_debt - cash, ``price_to_earnings_ratio``,
+  ``enterprise_value`` = market_cap + total_debt - cash, ``price_to_earnings_ratio`` = price / diluted EPS
+  (basic EPS where no diluted EPS is reported, else net income / weighted shares),
   ``price_to_book_ratio``, ``price_to_sales_ratio``, ``enterprise_value_to_ebitda_ratio``,
   ``enterprise_value_to_revenue_ratio``, ``free_cash_flow_yield``, ``peg_ratio`` = P/E / (earnings growth x 100).
 
@@ -154,7 +155,8 @@ def compute_ratios(
     keys = _keys(df)
     g = {name: _col(df, name) for name in (
         "revenue", "cost_of_revenue", "gross_profit", "operating_income", "net_income", "income_tax_expense",
-        "interest_expense", "ebit", "earnings_per_share", "weighted_average_shares", "total_assets",
+        "interest_expense", "ebit", "earnings_per_share", "earnings_per_share_diluted", "weighted_average_shares",
+        "total_assets",
         "current_assets", "cash_and_equivalents", "inventory", "current_investments",
         "trade_and_non_trade_receivables", "current_liabilities", "shareholders_equity", "total_debt",
         "outstanding_shares", "net_cash_flow_from_operations", "free_cash_flow", "depreciation_and_amortization",
@@ -224,7 +226,8 @@ def compute_ratios(
         price = price_on_or_before(keys, prices)
         mcap = price * g["outstanding_shares"]
         ev = mcap + g["total_debt"].fillna(0.0) - g["cash_and_equivalents"].fillna(0.0)
-        pe = _div(mcap, g["net_income"])
+        # price over diluted EPS (basic where no diluted figure is reported): both on the price's split basis
+        pe = _div(price, g["earnings_per_share_diluted"].fillna(g["earnings_per_share"]))
         out["market_cap"] = mcap
         out["enterprise_value"] = ev
         out["price_to_earnings_ratio"] = pe

@@ -52,6 +52,8 @@ KNOWN_CATEGORIES: Mapping[str, tuple[str, ...]] = MappingProxyType(
     {
         "sentiment": ("negative", "neutral", "positive"),
         "put_call": ("Call", "Put"),
+        # statements: a TTM row (a sum of four filings) has no form type, so a TTM-only frame is all-missing
+        "form_type": ("10-K", "10-Q"),
     }
 )
 

@@ -34,7 +34,8 @@ __all__ = ["INVARIANTS", "Invariant", "Result", "validate", "format_report"]
 #: flows whose four quarters must add up to the fiscal year, and whose TTM is the sum of four quarters
 FLOWS = ("revenue", "net_income", "operating_income", "net_cash_flow_from_operations")
 #: statement header columns that identify a row and must never be empty
-IDENTIFIERS = ("cik", "accession_number", "filing_url", "filing_date", "form_type", "fiscal_period")
+#: (the accession number is not among them: some sources name none, and the filing URL then finds the filing)
+IDENTIFIERS = ("cik", "filing_url", "filing_date", "form_type", "fiscal_period")
 
 
 class Lake:
@@ -144,11 +145,11 @@ def _unique_rows(lake: Lake) -> pd.DataFrame:
 
 @invariant("quarters_contiguous", "income_statements")
 def _contiguous(lake: Lake) -> pd.DataFrame:
-    """successive quarters of a ticker are 3 months apart (none skipped or doubled inside its covered span)"""
+    """successive quarters are 3 months apart: none doubled, none skipped inside a covered span (13 months)"""
     q = lake["income_statements"]
     q = q[q["period"] == "quarterly"].sort_values(["ticker", "report_period"])
     gap = q.groupby("ticker", observed=True)["report_period"].diff().dt.days
-    bad = gap.notna() & ~gap.between(77, 105)
+    bad = gap.notna() & ~gap.between(77, 105) & (gap <= 400)
     return q.loc[bad, ["ticker", "report_period", "fiscal_period"]].assign(days_since_previous=gap[bad])
 
 
@@ -277,6 +278,25 @@ def _share_basis(lake: Lake) -> pd.DataFrame:
     return q.loc[bad, ["ticker", "report_period", "weighted_average_shares"]].assign(ratio=ratio[bad])
 
 
+@invariant("eps_on_the_split_basis", "income_statements", "splits")
+def _eps_basis(lake: Lake) -> pd.DataFrame:
+    """across a split, quarterly EPS does not move by the split's ratio unless net income does too"""
+    q = lake["income_statements"]
+    q = q[q["period"].astype(str) == "quarterly"].sort_values(["ticker", "report_period"])
+    q = q.assign(ticker=q["ticker"].astype(str), eps=q["earnings_per_share_diluted"].fillna(q["earnings_per_share"]))
+    q["eps_prev"] = q.groupby("ticker")["eps"].shift()
+    q["ni_prev"] = q.groupby("ticker")["net_income"].shift()
+    q["filed_prev"] = q.groupby("ticker")["filing_date"].shift()
+    sp = lake["splits"]
+    sp = sp[sp["ratio"] >= 1.5].assign(ticker=sp["ticker"].astype(str), ex=pd.to_datetime(sp["date"]))
+    m = q.merge(sp[["ticker", "ex", "ratio"]], on="ticker")
+    m = m[(m["filed_prev"] < m["ex"]) & (m["filing_date"] >= m["ex"])]
+    eps_moved = ((m["eps_prev"] / m["eps"]) / m["ratio"]).between(0.85, 1.15)
+    ni_moved = ((m["ni_prev"] / m["net_income"]) / m["ratio"]).between(0.85, 1.15)
+    bad = eps_moved & ~ni_moved & (m["eps"] > 0) & (m["eps_prev"] > 0)
+    return m.loc[bad, ["ticker", "report_period", "ex", "ratio", "eps_prev", "eps"]]
+
+
 @invariant("free_cash_flow_formula", "cash_flow_statements")
 def _fcf(lake: Lake) -> pd.DataFrame:
     """free cash flow = operating cash flow + capital expenditure, missing when either input is missing"""
@@ -289,7 +309,7 @@ def _fcf(lake: Lake) -> pd.DataFrame:
 
 @invariant("identifiers_present", "income_statements", "balance_sheets", "cash_flow_statements")
 def _identifiers(lake: Lake) -> pd.DataFrame:
-    """every statement row names its cik, accession, filing URL, filing date, form and fiscal period"""
+    """every statement row names its cik, filing URL, filing date, form and fiscal period"""
     bad = []
     for name in ("income_statements", "balance_sheets", "cash_flow_statements"):
         if name not in lake.names:
@@ -300,8 +320,8 @@ def _identifiers(lake: Lake) -> pd.DataFrame:
         cols = [c for c in IDENTIFIERS if c in df.columns]
         empty = df[cols].isna() | df[cols].astype("string").eq("")
         off = empty.any(axis=1)
-        bad.append(df.loc[off, ["ticker", "period", "report_period"]].assign(
-            dataset=name, missing=empty[off].apply(lambda r: ",".join(r.index[r]), axis=1)))  # fmt: skip
+        missing = [",".join(c for c, e in zip(cols, row, strict=True) if e) for row in empty[off].to_numpy()]
+        bad.append(df.loc[off, ["ticker", "period", "report_period"]].assign(dataset=name, missing=missing))
     return pd.concat(bad, ignore_index=True)
 
 
@@ -331,7 +351,7 @@ def _tickers_join(lake: Lake) -> pd.DataFrame:
 
 @invariant("pe_matches_price_over_eps", "financial_metrics", "income_statements", "prices")
 def _pe(lake: Lake) -> pd.DataFrame:
-    """served P/E within 1% of (last close on or before the period end) / diluted-or-basic EPS of the row"""
+    """served P/E within 1% of (last close on or before the period end) / diluted (else basic) EPS of the row"""
     from .ratios import price_on_or_before
 
     fm = lake["financial_metrics"]
@@ -341,9 +361,10 @@ def _pe(lake: Lake) -> pd.DataFrame:
         inc, on=["ticker", "period", "report_period"], how="inner")  # fmt: skip
     m = m[m["period"].astype(str) != "quarterly"]
     price = price_on_or_before(m, lake["prices"])
-    want = price / m["earnings_per_share"]
-    off = m["price_to_earnings_ratio"].notna() & want.notna() & (m["net_income"] > 0)
-    off &= _rel(m["price_to_earnings_ratio"], want) > 0.01
+    eps = m["earnings_per_share_diluted"].fillna(m["earnings_per_share"])
+    want = price / eps
+    off = want.notna() & (eps > 0)
+    off &= ~(_rel(m["price_to_earnings_ratio"], want) <= 0.01)
     return m.loc[off].assign(price=price[off], expected=want[off])
 
 
@@ -364,7 +385,14 @@ def _market_cap(lake: Lake) -> pd.DataFrame:
 # prices
 # ------------------------------------------------------------------------------------------------------------------
 #: daily moves beyond +/-50% that really happened (ticker, date of the bar), each with its reason
-DOCUMENTED_MOVES: dict[tuple[str, str], str] = {}
+DOCUMENTED_MOVES: dict[tuple[str, str], str] = {
+    ("AMD", "2016-04-22"): "+52% on its China joint-venture licensing deal and Q1 results",
+    ("BLDR", "2015-04-13"): "+68% on the announced acquisition of ProBuild",
+    ("EBAY", "2015-07-20"): "PayPal spin-off (distributed 2015-07-17); split-adjusted prices keep spin-offs",
+    ("HLT", "2017-01-04"): "1-for-3 reverse split together with the Park Hotels and Hilton Grand Vacations spin-offs",
+    ("NI", "2015-07-02"): "Columbia Pipeline Group spin-off",
+    ("WTW", "2015-10-19"): "+105% on Oprah Winfrey's stake and board seat",
+}
 
 
 @invariant("daily_moves_explained", "prices")
@@ -379,6 +407,19 @@ def _moves(lake: Lake) -> pd.DataFrame:
     return bad[[k not in DOCUMENTED_MOVES for k in keys]]
 
 
+@invariant("splits_applied_to_prices", "splits", "prices")
+def _splits_in_prices(lake: Lake) -> pd.DataFrame:
+    """no split of the split table shows in prices: the close-to-close move on an ex-date is not the split's ratio"""
+    p = lake["prices"][["ticker", "time", "close"]].sort_values(["ticker", "time"])
+    p = p.assign(ticker=p["ticker"].astype(str), day=p["time"].dt.tz_convert(None).astype("datetime64[ns]"))
+    p["move"] = p["close"] / p.groupby("ticker")["close"].shift()
+    sp = lake["splits"]
+    sp = sp.assign(ticker=sp["ticker"].astype(str), day=pd.to_datetime(sp["date"]).astype("datetime64[ns]"))
+    m = sp.merge(p[["ticker", "day", "move"]], on=["ticker", "day"], how="inner")
+    off = (m["move"] * m["ratio"]).between(0.9, 1.1) & ~m["ratio"].between(0.9, 1.1)
+    return m.loc[off, ["ticker", "day", "ratio", "move"]]
+
+
 @invariant("volumes_are_counts", "prices")
 def _volumes(lake: Lake) -> pd.DataFrame:
     """volumes are whole numbers and never negative"""
@@ -386,21 +427,6 @@ def _volumes(lake: Lake) -> pd.DataFrame:
     v = p["volume"].astype("Float64")
     off = (v < 0) | (v != v.round())
     return p.loc[off.fillna(False).astype(bool), ["ticker", "time", "volume"]]
-
-
-@invariant("volume_basis_continuous", "prices")
-def _volume_basis(lake: Lake) -> pd.DataFrame:
-    """a ticker's median volume moves less than 3x across any splice of sources (one share basis throughout)"""
-    p = lake["prices"].sort_values(["ticker", "time"])
-    out = []
-    for t, g in p.groupby("ticker", observed=True):
-        v = g.set_index("time")["volume"].astype(float)
-        month = v.groupby(v.index.to_period("M") if v.index.tz is None else v.index.tz_convert(None).to_period("M"))
-        med = month.median()
-        ratio = med / med.shift()
-        for when, x in ratio[(ratio > 3) | (ratio < 1 / 3)].items():
-            out.append({"ticker": t, "month": str(when), "ratio": float(x)})
-    return pd.DataFrame(out)
 
 
 @invariant("bars_on_trading_days", "prices")
@@ -416,15 +442,23 @@ def _bars(lake: Lake) -> pd.DataFrame:
 # ------------------------------------------------------------------------------------------------------------------
 # other datasets
 # ------------------------------------------------------------------------------------------------------------------
+def close_near(keys: pd.DataFrame, prices: pd.DataFrame, days: int = 7) -> pd.Series:
+    """The last close on or before each ``report_period``, if it is at most ``days`` old (else NaN)."""
+    px = prices[["ticker", "time", "close"]].dropna()
+    px = px.assign(day=px["time"].dt.tz_convert(None).astype("datetime64[ns]"), ticker=px["ticker"].astype(str))
+    left = keys.assign(ticker=keys["ticker"].astype(str), day=keys["report_period"].astype("datetime64[ns]"),
+                       _row=np.arange(len(keys)))  # fmt: skip
+    m = pd.merge_asof(left.sort_values("day"), px.sort_values("day")[["ticker", "day", "close"]], on="day",
+                      by="ticker", tolerance=pd.Timedelta(days=days), direction="backward")  # fmt: skip
+    return pd.Series(m.sort_values("_row")["close"].to_numpy(), index=keys.index, dtype="float64")
+
+
 @invariant("institutional_value_near_market_price", "institutional_ownership", "prices")
 def _thirteen_f(lake: Lake) -> pd.DataFrame:
     """13F market value / shares within 50% of the close on the report date (units: dollars, not thousands)"""
-    from .ratios import price_on_or_before
-
     io = lake["institutional_ownership"]
     io = io[io["put_call"].isna() & (io["shares"] > 0)]
-    keys = io.rename(columns={"report_period": "report_period"})[["ticker", "report_period"]]
-    close = price_on_or_before(keys, lake["prices"])
+    close = close_near(io[["ticker", "report_period"]], lake["prices"])
     implied = io["market_value"] / io["shares"]
     off = close.notna() & (_rel(implied, close) > 0.5)
     return io.loc[off, ["ticker", "report_period", "investor", "shares", "market_value"]].assign(

@@ -97,8 +97,9 @@ CONCEPTS: dict[str, list[str]] = {
     "non_current_debt": ["LongTermDebtNoncurrent", "LongTermDebtAndCapitalLeaseObligations"],
     "tax_liabilities": ["AccruedIncomeTaxesNoncurrent", "DeferredTaxLiabilitiesNoncurrent",
                         "DeferredIncomeTaxLiabilitiesNet"],
-    "shareholders_equity": ["StockholdersEquity",
-                            "StockholdersEquityIncludingPortionAttributableToNoncontrollingInterest"],
+    # equity including minority interest: assets = liabilities + equity holds with it
+    "shareholders_equity": ["StockholdersEquityIncludingPortionAttributableToNoncontrollingInterest",
+                            "StockholdersEquity"],
     "retained_earnings": ["RetainedEarningsAccumulatedDeficit"],
     "accumulated_other_comprehensive_income": ["AccumulatedOtherComprehensiveIncomeLossNetOfTax"],
     "liabilities_and_equity": ["LiabilitiesAndStockholdersEquity"],
@@ -322,7 +323,27 @@ def build_statements(facts: pd.DataFrame) -> pd.DataFrame:
                     out_rows.append(rec)
     df = pd.DataFrame(out_rows)
     df = _fix_share_scale(df)
-    return _derive_fields(df)
+    return _derive_fields(_q4_closes_the_year(df))
+
+
+def _q4_closes_the_year(df: pd.DataFrame) -> pd.DataFrame:
+    """A fiscal Q4's flows = the year's - the three first-reported quarters of the same fiscal year, so the four
+    quarters always add up to the year (FY - 9M would differ where a quarter was restated before the 9M report)."""
+    flows = [f for f in _FLOW_FIELDS if f in df.columns]
+    label = df["fiscal_period"].astype(str)
+    year = label.str.extract(r"^(FY\d{4})")[0]
+    q = df[df["period"] == "quarterly"]
+    for (ticker, fy), g in q.groupby([q["ticker"], year[q.index]]):
+        n = label[g.index].str[-1]
+        if sorted(n) != ["1", "2", "3", "4"]:
+            continue
+        annual = df[(df["ticker"] == ticker) & (df["period"] == "annual") & (label == fy)]
+        if len(annual) != 1:
+            continue
+        q4 = g.index[n == "4"][0]
+        first3 = g.loc[n != "4", flows]
+        df.loc[q4, flows] = (annual.iloc[0][flows] - first3.sum(min_count=3)).to_numpy(dtype=float)
+    return df
 
 
 def _meta(anchor) -> dict:
@@ -367,9 +388,7 @@ def _quarter_row(ticker, by_key, durations, fy_start, q_end, prev_end, qi, fy_la
             rec[field] = float(direct.val)
             continue
         cur = _pick(by_key, field, fy_start, q_end, cutoff)
-        if field in SHARE_COUNTS:  # not additive: a derived Q4 takes the fiscal year's weighted average
-            if qi == 4 and cur is not None and cur.kind == "FY":
-                rec[field] = float(cur.val)
+        if field in SHARE_COUNTS:  # not additive: a quarter not reported directly has no share count of its own
             continue
         if cur is None:
             continue
@@ -417,6 +436,7 @@ def _index_durations(by_key: dict) -> dict:
 
 def finish_statements(rows: pd.DataFrame, src: Path, members: pd.DataFrame) -> pd.DataFrame:
     """TTM rows, the CIK and a filing URL on every row, sorted: the statement table every dataset is cut from."""
+    rows = _without_quarter_holes(rows)
     ttm = _ttm(rows)
     full = pd.concat([rows, ttm], ignore_index=True)
     full["cik"] = full["ticker"].map(company_ciks(src, members))
@@ -431,6 +451,26 @@ def finish_statements(rows: pd.DataFrame, src: Path, members: pd.DataFrame) -> p
                  + full["form_type"].fillna("10-Q").astype(str) + "&dateb=" + filed + "&owner=include&count=10")  # fmt: skip
     full["filing_url"] = by_accession.where(acc.notna(), by_search)
     return full.sort_values(["ticker", "period", "report_period"], kind="stable").reset_index(drop=True)
+
+
+def _without_quarter_holes(rows: pd.DataFrame) -> pd.DataFrame:
+    """No skipped quarter inside a covered span: where a ticker's quarters have a hole (a gap of 4 to 13 months),
+    only the longest contiguous run of that span is kept (a later one on ties). A gap over 13 months separates
+    spans (different sources or eras), each handled alone. A hole would make every row-offset computation
+    (growth, TTM) compare the wrong quarters."""
+    q = rows[rows["period"] == "quarterly"].sort_values(["ticker", "report_period"])
+    drop = []
+    for _, g in q.groupby("ticker", sort=False):
+        gap = g["report_period"].diff().dt.days.to_numpy()
+        run = np.cumsum(~((gap >= 77) & (gap <= 105)))  # a new run after every gap that is not one quarter
+        span = np.cumsum(~(gap <= 400))  # a new span after every gap of over 13 months (NaN starts both)
+        frame = pd.DataFrame({"run": run, "span": span}, index=g.index)
+        for _, sp in frame.groupby("span"):
+            sizes = sp.groupby("run").size()
+            if len(sizes) > 1:
+                best = sizes[sizes == sizes.max()].index.max()
+                drop.extend(sp.index[sp["run"] != best])
+    return rows.drop(index=drop)
 
 
 def company_ciks(src: Path, members: pd.DataFrame) -> dict[str, str]:
@@ -467,7 +507,13 @@ def _derive_fields(df: pd.DataFrame) -> pd.DataFrame:
     df["goodwill_and_intangible_assets"] = _sum(g("goodwill"), g("intangibles"))
     df["investments"] = _sum(g("current_investments"), g("non_current_investments"))
     df["non_current_assets"] = g("non_current_assets").fillna(g("total_assets") - g("current_assets"))
-    df["total_liabilities"] = g("total_liabilities").fillna(g("liabilities_and_equity") - g("shareholders_equity"))
+    # mezzanine (temporary) equity, e.g. redeemable noncontrolling interests or convertible notes classified
+    # outside equity, is counted with the liabilities: where the reported liabilities and equity do not add up to
+    # the reported total, total_liabilities = liabilities and equity - equity (documented in CONCEPTS.md)
+    le = g("liabilities_and_equity")
+    mezzanine = (g("total_liabilities") + g("shareholders_equity") - le).abs() > 0.005 * le.abs()
+    df["total_liabilities"] = g("total_liabilities").mask(mezzanine & le.notna(), le - g("shareholders_equity"))
+    df["total_liabilities"] = df["total_liabilities"].fillna(le - g("shareholders_equity"))
     df["non_current_liabilities"] = g("non_current_liabilities").fillna(
         g("total_liabilities") - g("current_liabilities")
     )
@@ -608,7 +654,63 @@ def _member_label(member: str) -> str:
     return local[: -len("Member")] if local.endswith("Member") else local
 
 
-def build_segments(src: Path, filed_of: dict[str, str]) -> tuple[pd.DataFrame, pd.DataFrame]:
+def _leaves(rev: pd.DataFrame, revenue_of: dict) -> pd.DataFrame:
+    """Keep the finest complete breakdown of each segment axis, so that summing an axis never counts twice.
+
+    Filers report subtotals (Apple's Products = iPhone + Mac + iPad + Wearables), two breakdowns on one axis
+    (Amazon's product/service split beside its seven sales lines; Meta's revenue by user geography beside
+    US & Canada) and memo lines (NVIDIA's Singapore billing). Where one axis of one report adds up to more than
+    the period's revenue (+1%), the largest set of its members that adds up to the revenue (within 0.5%) is
+    kept and the other members are left out; where no revenue is known, a member equal to the sum of two or more
+    others is left out as a subtotal. Where several revenue concepts report the same members, the first concept
+    of the mapping is kept."""
+    rev = rev.assign(_axis=rev["members"].map(lambda m: m[0][0] if len(m) == 1 else None),
+                     _rank=rev["concept"].map(lambda c: CONCEPT_ORDER.get(c.split(":", 1)[1], 99)))  # fmt: skip
+    rev = rev.sort_values("_rank", kind="stable").drop_duplicates(["ticker", "start", "end", "members"])
+    drop: list = []
+    for (ticker, start, end, _), g in rev[rev["_axis"].notna()].groupby(["ticker", "start", "end", "_axis"]):
+        amounts = g["value"].to_numpy(dtype=float)
+        total = revenue_of.get((ticker, end, "annual" if (end - start).days > 300 else "quarterly"))
+        if total is not None and total > 0:
+            if amounts.sum() <= 1.01 * total or len(g) > 18:
+                continue
+            keep = _largest_partition(amounts, total)
+            if keep is not None:
+                drop.extend(g.index[~keep])
+            continue
+        for i, a in enumerate(amounts):  # no revenue to compare with: drop members that are sums of others
+            others = np.delete(amounts, i)
+            if a > 0 and len(others) >= 2 and len(g) <= 16 and _is_subset_sum(others, a):
+                drop.append(g.index[i])
+    return rev.drop(index=drop).drop(columns=["_axis", "_rank"])
+
+
+def _largest_partition(amounts: np.ndarray, total: float) -> np.ndarray | None:
+    """The largest set of amounts adding up to ``total`` within 0.5% (a boolean mask), or None."""
+    from itertools import combinations  # noqa: PLC0415
+
+    n = len(amounts)
+    for size in range(n - 1, 1, -1):
+        for combo in combinations(range(n), size):
+            if abs(amounts[list(combo)].sum() - total) <= 0.005 * total:
+                mask = np.zeros(n, dtype=bool)
+                mask[list(combo)] = True
+                return mask
+    return None
+
+
+def _is_subset_sum(others: np.ndarray, target: float) -> bool:
+    """Whether two or more of ``others`` add up to ``target`` within 0.1%."""
+    from itertools import combinations  # noqa: PLC0415
+
+    for size in range(2, len(others) + 1):
+        for combo in combinations(others, size):
+            if abs(sum(combo) - target) <= 0.001 * target:
+                return True
+    return False
+
+
+def build_segments(src: Path, filed_of: dict[str, str], statements: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Exploded segment revenue items and segmented financial line items from dimensional XBRL facts."""
     seg = pd.read_csv(src / "segments/segment_product_geography_revenue_from_xbrl.csv", dtype=str)
     seg["filing_date"] = seg["filing"].map(filed_of)
@@ -630,7 +732,12 @@ def build_segments(src: Path, filed_of: dict[str, str]) -> tuple[pd.DataFrame, p
     df = df.dropna(subset=["period"])
     df = df.sort_values(["ticker", "concept", "start", "end", "members", "filing_date"], kind="stable")
     df = df.drop_duplicates(["ticker", "concept", "start", "end", "members"], keep="first")
-    rev = df[df["concept"].isin(_REVENUE)].copy()
+    # point in time, as the statements: a period's segments come from its own report, not a later comparative
+    lag = (pd.to_datetime(df["filing_date"]) - df["end"]).dt.days
+    df = df[lag.between(1, MAX_FILING_LAG)]
+    revenue_of = {(r.ticker, r.report_period, r.period): r.revenue
+                  for r in statements.dropna(subset=["revenue"]).itertuples(index=False)}  # fmt: skip
+    rev = _leaves(df[df["concept"].isin(_REVENUE) & (df["members"].map(len) >= 1)].copy(), revenue_of)
     items = []
     for (ticker, end, period), g in rev.groupby(["ticker", "end", "period"], sort=True):
         g = g.sort_values(["members", "concept"], kind="stable").reset_index(drop=True)
@@ -860,9 +967,9 @@ def build_institutional(src: Path, daily: pd.DataFrame, splits: pd.DataFrame) ->
     shares = pd.to_numeric(df["shares_or_principal"], errors="coerce").to_numpy(dtype=float)
     # the close on the report date, on the basis of the filing day (raw shares are as of the filing)
     keys = pd.DataFrame({"ticker": df["ticker"].to_numpy(), "report_period": period.to_numpy()})
-    from fdkit.ratios import price_on_or_before  # noqa: PLC0415
+    from fdkit.validate import close_near  # noqa: PLC0415
 
-    close = price_on_or_before(keys, daily).to_numpy() * ru.split_factor(splits, keys["ticker"], filed)
+    close = close_near(keys, daily).to_numpy() * ru.split_factor(splits, keys["ticker"], filed)
     ratio = pd.Series(value / shares / close).replace([np.inf, -np.inf], np.nan)
     per_filing = ratio.groupby(df["accession"].to_numpy()).median()
     in_thousands = df["accession"].map(per_filing).between(1e-4, 1e-2).to_numpy()
@@ -1053,7 +1160,8 @@ def build(src: Path, out: Path, src2: Path | None = None) -> dict[str, pd.DataFr
     broad = broad[[k not in have for k in zip(broad["ticker"], broad["period"], broad["report_period"], strict=True)]]
     all_st = finish_statements(pd.concat([xbrl, _derive_fields(broad)], ignore_index=True), src, members)
     stmts = {name: all_st[[c for c in SCHEMAS[name] if c in all_st.columns]] for name in STATEMENT_FIELDS}
-    daily = pd.concat([daily, ru.broad_prices(raw, set(members["ticker"]) - main_tickers, splits)],
+    broad_px = set(members["ticker"]) - main_tickers - set(ru.EXCLUDED_PRICES)
+    daily = pd.concat([daily, ru.broad_prices(raw, broad_px, splits)],
                       ignore_index=True).sort_values(["ticker", "time"], kind="stable").reset_index(drop=True)
     filed_of = {}
     for p in sorted((src / "fundamentals/xbrl_instance_facts").glob("*_*.csv.gz")):
@@ -1072,7 +1180,7 @@ def build(src: Path, out: Path, src2: Path | None = None) -> dict[str, pd.DataFr
                 f = facts[(facts["ticker"] == t) & (facts["end"] == pd.Timestamp(end)) & (facts["form"] == form)]
                 if len(f):
                     filed_of[stem] = f["filed"].min().strftime("%Y-%m-%d")
-    seg_items, seg_fin = build_segments(src, filed_of)
+    seg_items, seg_fin = build_segments(src, filed_of, all_st)
     seg_items, seg_fin = (with_fiscal_labels(d, all_st) for d in (seg_items, seg_fin))
     crypto_daily, crypto_minute = build_crypto(src)
     datasets: dict[str, tuple[pd.DataFrame, str | None]] = {

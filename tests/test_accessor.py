@@ -91,7 +91,7 @@ def test_valuation_with_prices(ref_client, aapl):
     close = px.loc["AAPL"].loc[:"2023-09-30", "close"].iloc[-1]
     mcap = close * 15_550_061_000
     assert v["market_cap"] == pytest.approx(mcap, rel=1e-12)
-    assert v["price_to_earnings_ratio"] == pytest.approx(mcap / 96_995e6, rel=1e-12)
+    assert v["price_to_earnings_ratio"] == pytest.approx(close / 6.13, rel=1e-12)  # FY2023 diluted EPS, 10-K
 
 
 def test_multi_ticker_equals_per_ticker(ref_client):

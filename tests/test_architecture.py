@@ -140,8 +140,7 @@ def test_every_data_endpoint_has_examples_from_the_catalog():
         if ep.kind == "listing":
             continue
         assert ep.invalid_examples, ep.name
-        if ep.name != "labor_snapshot":  # the reference data has no labour series
-            assert ep.examples, ep.name
+        assert ep.examples, ep.name
     doc = fdkit.server.openapi.build_openapi()
     prices = {p["name"]: p for p in doc["paths"]["/prices"]["get"]["parameters"]}
     assert prices["ticker"]["schema"]["example"] == CATALOG["prices"].examples[0]["ticker"]

@@ -37,6 +37,8 @@ REQUIRED = [
     ("GET", "/kpi/metrics"),
     ("GET", "/macro/inflation/snapshot"),
     ("GET", "/macro/labor/snapshot"),
+    ("GET", "/macro/labor"),
+    ("GET", "/macro/inflation"),
     ("GET", "/macro/yield-curve/snapshot"),
 ]
 LISTINGS = [

@@ -171,7 +171,7 @@ def _sorted(df: pd.DataFrame, ep: Endpoint) -> pd.DataFrame:
     col = _date_col(ep)
     if not col or col not in df.columns or df.empty:
         return df
-    keys = [col] + [k for k in ("ticker", "bank") if k in df.columns and k != col]
+    keys = [col] + [k for k in ("ticker", "bank", "series") if k in df.columns and k != col]
     asc = [not ep.newest_first] + [True] * (len(keys) - 1)
     return df.sort_values(keys, ascending=asc, kind="stable")
 
@@ -436,12 +436,13 @@ def interest_rate_snapshot(store: Store, ep: Endpoint, q: dict[str, Any]) -> Ans
 
 @handles("inflation_snapshot", "labor_snapshot")
 def latest_print(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
-    """Every series of the latest print date."""
+    """The latest print of every series (series are published on their own calendars: weekly claims, monthly
+    payrolls), one entry each."""
     dataset = _dataset(ep)
     df = store.frame(dataset)
     if df.empty:
         raise NotFound(f"no {dataset} data is served")
-    latest = df[df["date"] == df["date"].max()].sort_values("series", kind="stable")
+    latest = df.sort_values(["series", "date"], kind="stable").groupby("series", observed=True).tail(1)
     return Answer(obj=to_records(latest, fields_of(ep.schema or dataset)))
 
 
