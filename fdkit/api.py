@@ -29,14 +29,14 @@ if TYPE_CHECKING:
 #: a date parameter: ``"YYYY-MM-DD"``, a ``datetime.date`` (``pandas.Timestamp`` is one) or a ``numpy.datetime64``
 DateLike = str | datetime.date | np.datetime64
 
-__all__ = ["income_statements", "balance_sheets", "cash_flow_statements", "segmented_revenues", "income_statement_segments", "balance_sheet_segments", "cash_flow_statement_segments", "financial_metrics", "financial_metrics_snapshot", "screen", "line_items", "prices", "crypto_prices", "price_snapshot", "news", "filings", "filing_items", "insider_trades", "insider_ownership", "institutional_ownership", "company_facts", "interest_rates", "interest_rate_snapshot", "inflation_snapshot", "labor_snapshot", "inflation", "labor", "yield_curve_snapshot", "yield_curve", "analyst_estimates", "earnings", "kpi_guidance", "kpi_non_gaap", "kpi_metrics"]
+__all__ = ["income_statements", "balance_sheets", "cash_flow_statements", "segmented_revenues", "income_statement_segments", "balance_sheet_segments", "cash_flow_statement_segments", "financial_metrics", "financial_metrics_snapshot", "screen", "line_items", "prices", "crypto_prices", "price_snapshot", "news", "filings", "filing_items", "insider_trades", "insider_ownership", "institutional_ownership", "company_facts", "interest_rates", "interest_rate_snapshot", "inflation_snapshot", "labor_snapshot", "inflation", "labor", "yield_curve_snapshot", "yield_curve", "splits", "analyst_estimates", "earnings", "kpi_guidance", "kpi_non_gaap", "kpi_metrics"]
 
 
 @overload
-def income_statements(ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> pd.DataFrame: ...
+def income_statements(ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> pd.DataFrame: ...
 @overload
-def income_statements(ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any: ...
-def income_statements(ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any:
+def income_statements(ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any: ...
+def income_statements(ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any:
     """Income statements.
 
     ``GET /financials/income-statements`` -> a typed frame indexed ``('ticker', 'report_period')``.
@@ -51,6 +51,11 @@ def income_statements(ticker: str | Sequence[str] | None = None, cik: str | None
         report_period_gt: report_period > (YYYY-MM-DD).
         report_period_lte: report_period <= (YYYY-MM-DD).
         report_period_lt: report_period < (YYYY-MM-DD).
+        filing_date: filing_date equal to (YYYY-MM-DD).
+        filing_date_gte: filing_date >= (YYYY-MM-DD).
+        filing_date_gt: filing_date > (YYYY-MM-DD).
+        filing_date_lte: filing_date <= (YYYY-MM-DD).
+        filing_date_lt: filing_date < (YYYY-MM-DD).
         raw: return the decoded JSON instead of a frame.
         errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
         progress: progress bar (default: only on a terminal).
@@ -69,14 +74,14 @@ def income_statements(ticker: str | Sequence[str] | None = None, cik: str | None
         >>> type(df).__name__
         'DataFrame'
     """
-    return call('income_statements', {'ticker': ticker, 'cik': cik, 'period': period, 'limit': limit, 'report_period': report_period, 'report_period_gte': report_period_gte, 'report_period_gt': report_period_gt, 'report_period_lte': report_period_lte, 'report_period_lt': report_period_lt}, raw=raw, errors=errors, progress=progress, client=client, unknown=unknown)
+    return call('income_statements', {'ticker': ticker, 'cik': cik, 'period': period, 'limit': limit, 'report_period': report_period, 'report_period_gte': report_period_gte, 'report_period_gt': report_period_gt, 'report_period_lte': report_period_lte, 'report_period_lt': report_period_lt, 'filing_date': filing_date, 'filing_date_gte': filing_date_gte, 'filing_date_gt': filing_date_gt, 'filing_date_lte': filing_date_lte, 'filing_date_lt': filing_date_lt}, raw=raw, errors=errors, progress=progress, client=client, unknown=unknown)
 
 
 @overload
-def balance_sheets(ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> pd.DataFrame: ...
+def balance_sheets(ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> pd.DataFrame: ...
 @overload
-def balance_sheets(ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any: ...
-def balance_sheets(ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any:
+def balance_sheets(ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any: ...
+def balance_sheets(ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any:
     """Balance sheets.
 
     ``GET /financials/balance-sheets`` -> a typed frame indexed ``('ticker', 'report_period')``.
@@ -91,6 +96,11 @@ def balance_sheets(ticker: str | Sequence[str] | None = None, cik: str | None = 
         report_period_gt: report_period > (YYYY-MM-DD).
         report_period_lte: report_period <= (YYYY-MM-DD).
         report_period_lt: report_period < (YYYY-MM-DD).
+        filing_date: filing_date equal to (YYYY-MM-DD).
+        filing_date_gte: filing_date >= (YYYY-MM-DD).
+        filing_date_gt: filing_date > (YYYY-MM-DD).
+        filing_date_lte: filing_date <= (YYYY-MM-DD).
+        filing_date_lt: filing_date < (YYYY-MM-DD).
         raw: return the decoded JSON instead of a frame.
         errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
         progress: progress bar (default: only on a terminal).
@@ -109,14 +119,14 @@ def balance_sheets(ticker: str | Sequence[str] | None = None, cik: str | None = 
         >>> type(df).__name__
         'DataFrame'
     """
-    return call('balance_sheets', {'ticker': ticker, 'cik': cik, 'period': period, 'limit': limit, 'report_period': report_period, 'report_period_gte': report_period_gte, 'report_period_gt': report_period_gt, 'report_period_lte': report_period_lte, 'report_period_lt': report_period_lt}, raw=raw, errors=errors, progress=progress, client=client, unknown=unknown)
+    return call('balance_sheets', {'ticker': ticker, 'cik': cik, 'period': period, 'limit': limit, 'report_period': report_period, 'report_period_gte': report_period_gte, 'report_period_gt': report_period_gt, 'report_period_lte': report_period_lte, 'report_period_lt': report_period_lt, 'filing_date': filing_date, 'filing_date_gte': filing_date_gte, 'filing_date_gt': filing_date_gt, 'filing_date_lte': filing_date_lte, 'filing_date_lt': filing_date_lt}, raw=raw, errors=errors, progress=progress, client=client, unknown=unknown)
 
 
 @overload
-def cash_flow_statements(ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> pd.DataFrame: ...
+def cash_flow_statements(ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> pd.DataFrame: ...
 @overload
-def cash_flow_statements(ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any: ...
-def cash_flow_statements(ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any:
+def cash_flow_statements(ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any: ...
+def cash_flow_statements(ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any:
     """Cash flow statements.
 
     ``GET /financials/cash-flow-statements`` -> a typed frame indexed ``('ticker', 'report_period')``.
@@ -131,6 +141,11 @@ def cash_flow_statements(ticker: str | Sequence[str] | None = None, cik: str | N
         report_period_gt: report_period > (YYYY-MM-DD).
         report_period_lte: report_period <= (YYYY-MM-DD).
         report_period_lt: report_period < (YYYY-MM-DD).
+        filing_date: filing_date equal to (YYYY-MM-DD).
+        filing_date_gte: filing_date >= (YYYY-MM-DD).
+        filing_date_gt: filing_date > (YYYY-MM-DD).
+        filing_date_lte: filing_date <= (YYYY-MM-DD).
+        filing_date_lt: filing_date < (YYYY-MM-DD).
         raw: return the decoded JSON instead of a frame.
         errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
         progress: progress bar (default: only on a terminal).
@@ -149,14 +164,14 @@ def cash_flow_statements(ticker: str | Sequence[str] | None = None, cik: str | N
         >>> type(df).__name__
         'DataFrame'
     """
-    return call('cash_flow_statements', {'ticker': ticker, 'cik': cik, 'period': period, 'limit': limit, 'report_period': report_period, 'report_period_gte': report_period_gte, 'report_period_gt': report_period_gt, 'report_period_lte': report_period_lte, 'report_period_lt': report_period_lt}, raw=raw, errors=errors, progress=progress, client=client, unknown=unknown)
+    return call('cash_flow_statements', {'ticker': ticker, 'cik': cik, 'period': period, 'limit': limit, 'report_period': report_period, 'report_period_gte': report_period_gte, 'report_period_gt': report_period_gt, 'report_period_lte': report_period_lte, 'report_period_lt': report_period_lt, 'filing_date': filing_date, 'filing_date_gte': filing_date_gte, 'filing_date_gt': filing_date_gt, 'filing_date_lte': filing_date_lte, 'filing_date_lt': filing_date_lt}, raw=raw, errors=errors, progress=progress, client=client, unknown=unknown)
 
 
 @overload
-def segmented_revenues(ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> pd.DataFrame: ...
+def segmented_revenues(ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> pd.DataFrame: ...
 @overload
-def segmented_revenues(ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any: ...
-def segmented_revenues(ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any:
+def segmented_revenues(ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any: ...
+def segmented_revenues(ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any:
     """Revenue by product, business segment and geography (items with segment members).
 
     ``GET /financials/segmented-revenues`` -> a typed frame indexed ``('ticker', 'report_period')``.
@@ -171,6 +186,11 @@ def segmented_revenues(ticker: str | Sequence[str] | None = None, cik: str | Non
         report_period_gt: report_period > (YYYY-MM-DD).
         report_period_lte: report_period <= (YYYY-MM-DD).
         report_period_lt: report_period < (YYYY-MM-DD).
+        filing_date: filing_date equal to (YYYY-MM-DD).
+        filing_date_gte: filing_date >= (YYYY-MM-DD).
+        filing_date_gt: filing_date > (YYYY-MM-DD).
+        filing_date_lte: filing_date <= (YYYY-MM-DD).
+        filing_date_lt: filing_date < (YYYY-MM-DD).
         raw: return the decoded JSON instead of a frame.
         errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
         progress: progress bar (default: only on a terminal).
@@ -189,14 +209,14 @@ def segmented_revenues(ticker: str | Sequence[str] | None = None, cik: str | Non
         >>> type(df).__name__
         'DataFrame'
     """
-    return call('segmented_revenues', {'ticker': ticker, 'cik': cik, 'period': period, 'limit': limit, 'report_period': report_period, 'report_period_gte': report_period_gte, 'report_period_gt': report_period_gt, 'report_period_lte': report_period_lte, 'report_period_lt': report_period_lt}, raw=raw, errors=errors, progress=progress, client=client, unknown=unknown)
+    return call('segmented_revenues', {'ticker': ticker, 'cik': cik, 'period': period, 'limit': limit, 'report_period': report_period, 'report_period_gte': report_period_gte, 'report_period_gt': report_period_gt, 'report_period_lte': report_period_lte, 'report_period_lt': report_period_lt, 'filing_date': filing_date, 'filing_date_gte': filing_date_gte, 'filing_date_gt': filing_date_gt, 'filing_date_lte': filing_date_lte, 'filing_date_lt': filing_date_lt}, raw=raw, errors=errors, progress=progress, client=client, unknown=unknown)
 
 
 @overload
-def income_statement_segments(ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> pd.DataFrame: ...
+def income_statement_segments(ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> pd.DataFrame: ...
 @overload
-def income_statement_segments(ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any: ...
-def income_statement_segments(ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any:
+def income_statement_segments(ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any: ...
+def income_statement_segments(ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any:
     """Income statement line items broken down by product and segment.
 
     ``GET /financials/income-statements/segments`` -> a typed frame indexed ``('ticker', 'report_period')``.
@@ -211,6 +231,11 @@ def income_statement_segments(ticker: str | Sequence[str] | None = None, cik: st
         report_period_gt: report_period > (YYYY-MM-DD).
         report_period_lte: report_period <= (YYYY-MM-DD).
         report_period_lt: report_period < (YYYY-MM-DD).
+        filing_date: filing_date equal to (YYYY-MM-DD).
+        filing_date_gte: filing_date >= (YYYY-MM-DD).
+        filing_date_gt: filing_date > (YYYY-MM-DD).
+        filing_date_lte: filing_date <= (YYYY-MM-DD).
+        filing_date_lt: filing_date < (YYYY-MM-DD).
         raw: return the decoded JSON instead of a frame.
         errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
         progress: progress bar (default: only on a terminal).
@@ -229,14 +254,14 @@ def income_statement_segments(ticker: str | Sequence[str] | None = None, cik: st
         >>> type(df).__name__
         'DataFrame'
     """
-    return call('income_statement_segments', {'ticker': ticker, 'cik': cik, 'period': period, 'limit': limit, 'report_period': report_period, 'report_period_gte': report_period_gte, 'report_period_gt': report_period_gt, 'report_period_lte': report_period_lte, 'report_period_lt': report_period_lt}, raw=raw, errors=errors, progress=progress, client=client, unknown=unknown)
+    return call('income_statement_segments', {'ticker': ticker, 'cik': cik, 'period': period, 'limit': limit, 'report_period': report_period, 'report_period_gte': report_period_gte, 'report_period_gt': report_period_gt, 'report_period_lte': report_period_lte, 'report_period_lt': report_period_lt, 'filing_date': filing_date, 'filing_date_gte': filing_date_gte, 'filing_date_gt': filing_date_gt, 'filing_date_lte': filing_date_lte, 'filing_date_lt': filing_date_lt}, raw=raw, errors=errors, progress=progress, client=client, unknown=unknown)
 
 
 @overload
-def balance_sheet_segments(ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> pd.DataFrame: ...
+def balance_sheet_segments(ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> pd.DataFrame: ...
 @overload
-def balance_sheet_segments(ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any: ...
-def balance_sheet_segments(ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any:
+def balance_sheet_segments(ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any: ...
+def balance_sheet_segments(ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any:
     """Balance sheet line items broken down by product and segment.
 
     ``GET /financials/balance-sheets/segments`` -> a typed frame indexed ``('ticker', 'report_period')``.
@@ -251,6 +276,11 @@ def balance_sheet_segments(ticker: str | Sequence[str] | None = None, cik: str |
         report_period_gt: report_period > (YYYY-MM-DD).
         report_period_lte: report_period <= (YYYY-MM-DD).
         report_period_lt: report_period < (YYYY-MM-DD).
+        filing_date: filing_date equal to (YYYY-MM-DD).
+        filing_date_gte: filing_date >= (YYYY-MM-DD).
+        filing_date_gt: filing_date > (YYYY-MM-DD).
+        filing_date_lte: filing_date <= (YYYY-MM-DD).
+        filing_date_lt: filing_date < (YYYY-MM-DD).
         raw: return the decoded JSON instead of a frame.
         errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
         progress: progress bar (default: only on a terminal).
@@ -269,14 +299,14 @@ def balance_sheet_segments(ticker: str | Sequence[str] | None = None, cik: str |
         >>> type(df).__name__
         'DataFrame'
     """
-    return call('balance_sheet_segments', {'ticker': ticker, 'cik': cik, 'period': period, 'limit': limit, 'report_period': report_period, 'report_period_gte': report_period_gte, 'report_period_gt': report_period_gt, 'report_period_lte': report_period_lte, 'report_period_lt': report_period_lt}, raw=raw, errors=errors, progress=progress, client=client, unknown=unknown)
+    return call('balance_sheet_segments', {'ticker': ticker, 'cik': cik, 'period': period, 'limit': limit, 'report_period': report_period, 'report_period_gte': report_period_gte, 'report_period_gt': report_period_gt, 'report_period_lte': report_period_lte, 'report_period_lt': report_period_lt, 'filing_date': filing_date, 'filing_date_gte': filing_date_gte, 'filing_date_gt': filing_date_gt, 'filing_date_lte': filing_date_lte, 'filing_date_lt': filing_date_lt}, raw=raw, errors=errors, progress=progress, client=client, unknown=unknown)
 
 
 @overload
-def cash_flow_statement_segments(ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> pd.DataFrame: ...
+def cash_flow_statement_segments(ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> pd.DataFrame: ...
 @overload
-def cash_flow_statement_segments(ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any: ...
-def cash_flow_statement_segments(ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any:
+def cash_flow_statement_segments(ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any: ...
+def cash_flow_statement_segments(ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any:
     """Cash flow statement line items broken down by product and segment.
 
     ``GET /financials/cash-flow-statements/segments`` -> a typed frame indexed ``('ticker', 'report_period')``.
@@ -291,6 +321,11 @@ def cash_flow_statement_segments(ticker: str | Sequence[str] | None = None, cik:
         report_period_gt: report_period > (YYYY-MM-DD).
         report_period_lte: report_period <= (YYYY-MM-DD).
         report_period_lt: report_period < (YYYY-MM-DD).
+        filing_date: filing_date equal to (YYYY-MM-DD).
+        filing_date_gte: filing_date >= (YYYY-MM-DD).
+        filing_date_gt: filing_date > (YYYY-MM-DD).
+        filing_date_lte: filing_date <= (YYYY-MM-DD).
+        filing_date_lt: filing_date < (YYYY-MM-DD).
         raw: return the decoded JSON instead of a frame.
         errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
         progress: progress bar (default: only on a terminal).
@@ -309,14 +344,14 @@ def cash_flow_statement_segments(ticker: str | Sequence[str] | None = None, cik:
         >>> type(df).__name__
         'DataFrame'
     """
-    return call('cash_flow_statement_segments', {'ticker': ticker, 'cik': cik, 'period': period, 'limit': limit, 'report_period': report_period, 'report_period_gte': report_period_gte, 'report_period_gt': report_period_gt, 'report_period_lte': report_period_lte, 'report_period_lt': report_period_lt}, raw=raw, errors=errors, progress=progress, client=client, unknown=unknown)
+    return call('cash_flow_statement_segments', {'ticker': ticker, 'cik': cik, 'period': period, 'limit': limit, 'report_period': report_period, 'report_period_gte': report_period_gte, 'report_period_gt': report_period_gt, 'report_period_lte': report_period_lte, 'report_period_lt': report_period_lt, 'filing_date': filing_date, 'filing_date_gte': filing_date_gte, 'filing_date_gt': filing_date_gt, 'filing_date_lte': filing_date_lte, 'filing_date_lt': filing_date_lt}, raw=raw, errors=errors, progress=progress, client=client, unknown=unknown)
 
 
 @overload
-def financial_metrics(ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> pd.DataFrame: ...
+def financial_metrics(ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> pd.DataFrame: ...
 @overload
-def financial_metrics(ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any: ...
-def financial_metrics(ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any:
+def financial_metrics(ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any: ...
+def financial_metrics(ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any:
     """Ratios computed from the statements and prices (valuation, profitability, liquidity, growth).
 
     ``GET /financial-metrics`` -> a typed frame indexed ``('ticker', 'report_period')``.
@@ -331,6 +366,11 @@ def financial_metrics(ticker: str | Sequence[str] | None = None, cik: str | None
         report_period_gt: report_period > (YYYY-MM-DD).
         report_period_lte: report_period <= (YYYY-MM-DD).
         report_period_lt: report_period < (YYYY-MM-DD).
+        filing_date: filing_date equal to (YYYY-MM-DD).
+        filing_date_gte: filing_date >= (YYYY-MM-DD).
+        filing_date_gt: filing_date > (YYYY-MM-DD).
+        filing_date_lte: filing_date <= (YYYY-MM-DD).
+        filing_date_lt: filing_date < (YYYY-MM-DD).
         raw: return the decoded JSON instead of a frame.
         errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
         progress: progress bar (default: only on a terminal).
@@ -349,7 +389,7 @@ def financial_metrics(ticker: str | Sequence[str] | None = None, cik: str | None
         >>> type(df).__name__
         'DataFrame'
     """
-    return call('financial_metrics', {'ticker': ticker, 'cik': cik, 'period': period, 'limit': limit, 'report_period': report_period, 'report_period_gte': report_period_gte, 'report_period_gt': report_period_gt, 'report_period_lte': report_period_lte, 'report_period_lt': report_period_lt}, raw=raw, errors=errors, progress=progress, client=client, unknown=unknown)
+    return call('financial_metrics', {'ticker': ticker, 'cik': cik, 'period': period, 'limit': limit, 'report_period': report_period, 'report_period_gte': report_period_gte, 'report_period_gt': report_period_gt, 'report_period_lte': report_period_lte, 'report_period_lt': report_period_lt, 'filing_date': filing_date, 'filing_date_gte': filing_date_gte, 'filing_date_gt': filing_date_gt, 'filing_date_lte': filing_date_lte, 'filing_date_lt': filing_date_lt}, raw=raw, errors=errors, progress=progress, client=client, unknown=unknown)
 
 
 @overload
@@ -1086,6 +1126,41 @@ def yield_curve(start_date: DateLike | None = None, end_date: DateLike | None = 
 
 
 @overload
+def splits(ticker: str | Sequence[str], start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> pd.DataFrame: ...
+@overload
+def splits(ticker: str | Sequence[str], start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any: ...
+def splits(ticker: str | Sequence[str], start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any:
+    """Stock splits (an fdkit extension): ex-date and ratio of new to old shares, with the source. Prices and per-share statement values are on the basis of every split listed here.
+
+    ``GET /splits`` -> a typed frame indexed ``('ticker', 'date')``.
+
+    Args:
+        ticker: Ticker symbol, e.g. AAPL. (required; a list fetches each concurrently)
+        start_date: First date, inclusive (YYYY-MM-DD).
+        end_date: Last date, inclusive (YYYY-MM-DD).
+        limit: Total records wanted. Values above 1000 are clamped to it. (the service assumes 100)
+        raw: return the decoded JSON instead of a frame.
+        errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
+        progress: progress bar (default: only on a terminal).
+        **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
+        client: the client (default: the default client).
+
+    Returns:
+        A DataFrame (or JSON with ``raw=True``).
+
+    Raises:
+        BadRequestError: invalid parameters. NotFoundError: unknown ticker. FdkitError: any other failure.
+
+    Example:
+        >>> import fdkit
+        >>> df = fdkit.splits(ticker='NVDA')
+        >>> type(df).__name__
+        'DataFrame'
+    """
+    return call('splits', {'ticker': ticker, 'start_date': start_date, 'end_date': end_date, 'limit': limit}, raw=raw, errors=errors, progress=progress, client=client, unknown=unknown)
+
+
+@overload
 def analyst_estimates(ticker: str | Sequence[str], period: Literal['annual', 'quarterly'] | None = None, limit: int | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> pd.DataFrame: ...
 @overload
 def analyst_estimates(ticker: str | Sequence[str], period: Literal['annual', 'quarterly'] | None = None, limit: int | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any: ...
@@ -1267,10 +1342,10 @@ class DatasetMethods:
     """Every dataset function as a method of :class:`fdkit.Client` (generated, like the functions)."""
 
     @overload
-    def income_statements(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
+    def income_statements(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
     @overload
-    def income_statements(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any: ...
-    def income_statements(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any:
+    def income_statements(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any: ...
+    def income_statements(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any:
         """Income statements.
 
         ``GET /financials/income-statements`` -> a typed frame indexed ``('ticker', 'report_period')``.
@@ -1285,6 +1360,11 @@ class DatasetMethods:
             report_period_gt: report_period > (YYYY-MM-DD).
             report_period_lte: report_period <= (YYYY-MM-DD).
             report_period_lt: report_period < (YYYY-MM-DD).
+            filing_date: filing_date equal to (YYYY-MM-DD).
+            filing_date_gte: filing_date >= (YYYY-MM-DD).
+            filing_date_gt: filing_date > (YYYY-MM-DD).
+            filing_date_lte: filing_date <= (YYYY-MM-DD).
+            filing_date_lt: filing_date < (YYYY-MM-DD).
             raw: return the decoded JSON instead of a frame.
             errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
             progress: progress bar (default: only on a terminal).
@@ -1302,13 +1382,13 @@ class DatasetMethods:
             >>> type(df).__name__
             'DataFrame'
         """
-        return call('income_statements', {'ticker': ticker, 'cik': cik, 'period': period, 'limit': limit, 'report_period': report_period, 'report_period_gte': report_period_gte, 'report_period_gt': report_period_gt, 'report_period_lte': report_period_lte, 'report_period_lt': report_period_lt}, raw=raw, errors=errors, progress=progress, client=cast("Client", self), unknown=unknown)
+        return call('income_statements', {'ticker': ticker, 'cik': cik, 'period': period, 'limit': limit, 'report_period': report_period, 'report_period_gte': report_period_gte, 'report_period_gt': report_period_gt, 'report_period_lte': report_period_lte, 'report_period_lt': report_period_lt, 'filing_date': filing_date, 'filing_date_gte': filing_date_gte, 'filing_date_gt': filing_date_gt, 'filing_date_lte': filing_date_lte, 'filing_date_lt': filing_date_lt}, raw=raw, errors=errors, progress=progress, client=cast("Client", self), unknown=unknown)
 
     @overload
-    def balance_sheets(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
+    def balance_sheets(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
     @overload
-    def balance_sheets(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any: ...
-    def balance_sheets(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any:
+    def balance_sheets(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any: ...
+    def balance_sheets(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any:
         """Balance sheets.
 
         ``GET /financials/balance-sheets`` -> a typed frame indexed ``('ticker', 'report_period')``.
@@ -1323,6 +1403,11 @@ class DatasetMethods:
             report_period_gt: report_period > (YYYY-MM-DD).
             report_period_lte: report_period <= (YYYY-MM-DD).
             report_period_lt: report_period < (YYYY-MM-DD).
+            filing_date: filing_date equal to (YYYY-MM-DD).
+            filing_date_gte: filing_date >= (YYYY-MM-DD).
+            filing_date_gt: filing_date > (YYYY-MM-DD).
+            filing_date_lte: filing_date <= (YYYY-MM-DD).
+            filing_date_lt: filing_date < (YYYY-MM-DD).
             raw: return the decoded JSON instead of a frame.
             errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
             progress: progress bar (default: only on a terminal).
@@ -1340,13 +1425,13 @@ class DatasetMethods:
             >>> type(df).__name__
             'DataFrame'
         """
-        return call('balance_sheets', {'ticker': ticker, 'cik': cik, 'period': period, 'limit': limit, 'report_period': report_period, 'report_period_gte': report_period_gte, 'report_period_gt': report_period_gt, 'report_period_lte': report_period_lte, 'report_period_lt': report_period_lt}, raw=raw, errors=errors, progress=progress, client=cast("Client", self), unknown=unknown)
+        return call('balance_sheets', {'ticker': ticker, 'cik': cik, 'period': period, 'limit': limit, 'report_period': report_period, 'report_period_gte': report_period_gte, 'report_period_gt': report_period_gt, 'report_period_lte': report_period_lte, 'report_period_lt': report_period_lt, 'filing_date': filing_date, 'filing_date_gte': filing_date_gte, 'filing_date_gt': filing_date_gt, 'filing_date_lte': filing_date_lte, 'filing_date_lt': filing_date_lt}, raw=raw, errors=errors, progress=progress, client=cast("Client", self), unknown=unknown)
 
     @overload
-    def cash_flow_statements(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
+    def cash_flow_statements(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
     @overload
-    def cash_flow_statements(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any: ...
-    def cash_flow_statements(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any:
+    def cash_flow_statements(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any: ...
+    def cash_flow_statements(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any:
         """Cash flow statements.
 
         ``GET /financials/cash-flow-statements`` -> a typed frame indexed ``('ticker', 'report_period')``.
@@ -1361,6 +1446,11 @@ class DatasetMethods:
             report_period_gt: report_period > (YYYY-MM-DD).
             report_period_lte: report_period <= (YYYY-MM-DD).
             report_period_lt: report_period < (YYYY-MM-DD).
+            filing_date: filing_date equal to (YYYY-MM-DD).
+            filing_date_gte: filing_date >= (YYYY-MM-DD).
+            filing_date_gt: filing_date > (YYYY-MM-DD).
+            filing_date_lte: filing_date <= (YYYY-MM-DD).
+            filing_date_lt: filing_date < (YYYY-MM-DD).
             raw: return the decoded JSON instead of a frame.
             errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
             progress: progress bar (default: only on a terminal).
@@ -1378,13 +1468,13 @@ class DatasetMethods:
             >>> type(df).__name__
             'DataFrame'
         """
-        return call('cash_flow_statements', {'ticker': ticker, 'cik': cik, 'period': period, 'limit': limit, 'report_period': report_period, 'report_period_gte': report_period_gte, 'report_period_gt': report_period_gt, 'report_period_lte': report_period_lte, 'report_period_lt': report_period_lt}, raw=raw, errors=errors, progress=progress, client=cast("Client", self), unknown=unknown)
+        return call('cash_flow_statements', {'ticker': ticker, 'cik': cik, 'period': period, 'limit': limit, 'report_period': report_period, 'report_period_gte': report_period_gte, 'report_period_gt': report_period_gt, 'report_period_lte': report_period_lte, 'report_period_lt': report_period_lt, 'filing_date': filing_date, 'filing_date_gte': filing_date_gte, 'filing_date_gt': filing_date_gt, 'filing_date_lte': filing_date_lte, 'filing_date_lt': filing_date_lt}, raw=raw, errors=errors, progress=progress, client=cast("Client", self), unknown=unknown)
 
     @overload
-    def segmented_revenues(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
+    def segmented_revenues(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
     @overload
-    def segmented_revenues(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any: ...
-    def segmented_revenues(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any:
+    def segmented_revenues(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any: ...
+    def segmented_revenues(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any:
         """Revenue by product, business segment and geography (items with segment members).
 
         ``GET /financials/segmented-revenues`` -> a typed frame indexed ``('ticker', 'report_period')``.
@@ -1399,6 +1489,11 @@ class DatasetMethods:
             report_period_gt: report_period > (YYYY-MM-DD).
             report_period_lte: report_period <= (YYYY-MM-DD).
             report_period_lt: report_period < (YYYY-MM-DD).
+            filing_date: filing_date equal to (YYYY-MM-DD).
+            filing_date_gte: filing_date >= (YYYY-MM-DD).
+            filing_date_gt: filing_date > (YYYY-MM-DD).
+            filing_date_lte: filing_date <= (YYYY-MM-DD).
+            filing_date_lt: filing_date < (YYYY-MM-DD).
             raw: return the decoded JSON instead of a frame.
             errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
             progress: progress bar (default: only on a terminal).
@@ -1416,13 +1511,13 @@ class DatasetMethods:
             >>> type(df).__name__
             'DataFrame'
         """
-        return call('segmented_revenues', {'ticker': ticker, 'cik': cik, 'period': period, 'limit': limit, 'report_period': report_period, 'report_period_gte': report_period_gte, 'report_period_gt': report_period_gt, 'report_period_lte': report_period_lte, 'report_period_lt': report_period_lt}, raw=raw, errors=errors, progress=progress, client=cast("Client", self), unknown=unknown)
+        return call('segmented_revenues', {'ticker': ticker, 'cik': cik, 'period': period, 'limit': limit, 'report_period': report_period, 'report_period_gte': report_period_gte, 'report_period_gt': report_period_gt, 'report_period_lte': report_period_lte, 'report_period_lt': report_period_lt, 'filing_date': filing_date, 'filing_date_gte': filing_date_gte, 'filing_date_gt': filing_date_gt, 'filing_date_lte': filing_date_lte, 'filing_date_lt': filing_date_lt}, raw=raw, errors=errors, progress=progress, client=cast("Client", self), unknown=unknown)
 
     @overload
-    def income_statement_segments(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
+    def income_statement_segments(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
     @overload
-    def income_statement_segments(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any: ...
-    def income_statement_segments(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any:
+    def income_statement_segments(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any: ...
+    def income_statement_segments(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any:
         """Income statement line items broken down by product and segment.
 
         ``GET /financials/income-statements/segments`` -> a typed frame indexed ``('ticker', 'report_period')``.
@@ -1437,6 +1532,11 @@ class DatasetMethods:
             report_period_gt: report_period > (YYYY-MM-DD).
             report_period_lte: report_period <= (YYYY-MM-DD).
             report_period_lt: report_period < (YYYY-MM-DD).
+            filing_date: filing_date equal to (YYYY-MM-DD).
+            filing_date_gte: filing_date >= (YYYY-MM-DD).
+            filing_date_gt: filing_date > (YYYY-MM-DD).
+            filing_date_lte: filing_date <= (YYYY-MM-DD).
+            filing_date_lt: filing_date < (YYYY-MM-DD).
             raw: return the decoded JSON instead of a frame.
             errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
             progress: progress bar (default: only on a terminal).
@@ -1454,13 +1554,13 @@ class DatasetMethods:
             >>> type(df).__name__
             'DataFrame'
         """
-        return call('income_statement_segments', {'ticker': ticker, 'cik': cik, 'period': period, 'limit': limit, 'report_period': report_period, 'report_period_gte': report_period_gte, 'report_period_gt': report_period_gt, 'report_period_lte': report_period_lte, 'report_period_lt': report_period_lt}, raw=raw, errors=errors, progress=progress, client=cast("Client", self), unknown=unknown)
+        return call('income_statement_segments', {'ticker': ticker, 'cik': cik, 'period': period, 'limit': limit, 'report_period': report_period, 'report_period_gte': report_period_gte, 'report_period_gt': report_period_gt, 'report_period_lte': report_period_lte, 'report_period_lt': report_period_lt, 'filing_date': filing_date, 'filing_date_gte': filing_date_gte, 'filing_date_gt': filing_date_gt, 'filing_date_lte': filing_date_lte, 'filing_date_lt': filing_date_lt}, raw=raw, errors=errors, progress=progress, client=cast("Client", self), unknown=unknown)
 
     @overload
-    def balance_sheet_segments(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
+    def balance_sheet_segments(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
     @overload
-    def balance_sheet_segments(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any: ...
-    def balance_sheet_segments(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any:
+    def balance_sheet_segments(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any: ...
+    def balance_sheet_segments(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any:
         """Balance sheet line items broken down by product and segment.
 
         ``GET /financials/balance-sheets/segments`` -> a typed frame indexed ``('ticker', 'report_period')``.
@@ -1475,6 +1575,11 @@ class DatasetMethods:
             report_period_gt: report_period > (YYYY-MM-DD).
             report_period_lte: report_period <= (YYYY-MM-DD).
             report_period_lt: report_period < (YYYY-MM-DD).
+            filing_date: filing_date equal to (YYYY-MM-DD).
+            filing_date_gte: filing_date >= (YYYY-MM-DD).
+            filing_date_gt: filing_date > (YYYY-MM-DD).
+            filing_date_lte: filing_date <= (YYYY-MM-DD).
+            filing_date_lt: filing_date < (YYYY-MM-DD).
             raw: return the decoded JSON instead of a frame.
             errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
             progress: progress bar (default: only on a terminal).
@@ -1492,13 +1597,13 @@ class DatasetMethods:
             >>> type(df).__name__
             'DataFrame'
         """
-        return call('balance_sheet_segments', {'ticker': ticker, 'cik': cik, 'period': period, 'limit': limit, 'report_period': report_period, 'report_period_gte': report_period_gte, 'report_period_gt': report_period_gt, 'report_period_lte': report_period_lte, 'report_period_lt': report_period_lt}, raw=raw, errors=errors, progress=progress, client=cast("Client", self), unknown=unknown)
+        return call('balance_sheet_segments', {'ticker': ticker, 'cik': cik, 'period': period, 'limit': limit, 'report_period': report_period, 'report_period_gte': report_period_gte, 'report_period_gt': report_period_gt, 'report_period_lte': report_period_lte, 'report_period_lt': report_period_lt, 'filing_date': filing_date, 'filing_date_gte': filing_date_gte, 'filing_date_gt': filing_date_gt, 'filing_date_lte': filing_date_lte, 'filing_date_lt': filing_date_lt}, raw=raw, errors=errors, progress=progress, client=cast("Client", self), unknown=unknown)
 
     @overload
-    def cash_flow_statement_segments(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
+    def cash_flow_statement_segments(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
     @overload
-    def cash_flow_statement_segments(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any: ...
-    def cash_flow_statement_segments(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any:
+    def cash_flow_statement_segments(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any: ...
+    def cash_flow_statement_segments(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any:
         """Cash flow statement line items broken down by product and segment.
 
         ``GET /financials/cash-flow-statements/segments`` -> a typed frame indexed ``('ticker', 'report_period')``.
@@ -1513,6 +1618,11 @@ class DatasetMethods:
             report_period_gt: report_period > (YYYY-MM-DD).
             report_period_lte: report_period <= (YYYY-MM-DD).
             report_period_lt: report_period < (YYYY-MM-DD).
+            filing_date: filing_date equal to (YYYY-MM-DD).
+            filing_date_gte: filing_date >= (YYYY-MM-DD).
+            filing_date_gt: filing_date > (YYYY-MM-DD).
+            filing_date_lte: filing_date <= (YYYY-MM-DD).
+            filing_date_lt: filing_date < (YYYY-MM-DD).
             raw: return the decoded JSON instead of a frame.
             errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
             progress: progress bar (default: only on a terminal).
@@ -1530,13 +1640,13 @@ class DatasetMethods:
             >>> type(df).__name__
             'DataFrame'
         """
-        return call('cash_flow_statement_segments', {'ticker': ticker, 'cik': cik, 'period': period, 'limit': limit, 'report_period': report_period, 'report_period_gte': report_period_gte, 'report_period_gt': report_period_gt, 'report_period_lte': report_period_lte, 'report_period_lt': report_period_lt}, raw=raw, errors=errors, progress=progress, client=cast("Client", self), unknown=unknown)
+        return call('cash_flow_statement_segments', {'ticker': ticker, 'cik': cik, 'period': period, 'limit': limit, 'report_period': report_period, 'report_period_gte': report_period_gte, 'report_period_gt': report_period_gt, 'report_period_lte': report_period_lte, 'report_period_lt': report_period_lt, 'filing_date': filing_date, 'filing_date_gte': filing_date_gte, 'filing_date_gt': filing_date_gt, 'filing_date_lte': filing_date_lte, 'filing_date_lt': filing_date_lt}, raw=raw, errors=errors, progress=progress, client=cast("Client", self), unknown=unknown)
 
     @overload
-    def financial_metrics(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
+    def financial_metrics(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
     @overload
-    def financial_metrics(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any: ...
-    def financial_metrics(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any:
+    def financial_metrics(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any: ...
+    def financial_metrics(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any:
         """Ratios computed from the statements and prices (valuation, profitability, liquidity, growth).
 
         ``GET /financial-metrics`` -> a typed frame indexed ``('ticker', 'report_period')``.
@@ -1551,6 +1661,11 @@ class DatasetMethods:
             report_period_gt: report_period > (YYYY-MM-DD).
             report_period_lte: report_period <= (YYYY-MM-DD).
             report_period_lt: report_period < (YYYY-MM-DD).
+            filing_date: filing_date equal to (YYYY-MM-DD).
+            filing_date_gte: filing_date >= (YYYY-MM-DD).
+            filing_date_gt: filing_date > (YYYY-MM-DD).
+            filing_date_lte: filing_date <= (YYYY-MM-DD).
+            filing_date_lt: filing_date < (YYYY-MM-DD).
             raw: return the decoded JSON instead of a frame.
             errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
             progress: progress bar (default: only on a terminal).
@@ -1568,7 +1683,7 @@ class DatasetMethods:
             >>> type(df).__name__
             'DataFrame'
         """
-        return call('financial_metrics', {'ticker': ticker, 'cik': cik, 'period': period, 'limit': limit, 'report_period': report_period, 'report_period_gte': report_period_gte, 'report_period_gt': report_period_gt, 'report_period_lte': report_period_lte, 'report_period_lt': report_period_lt}, raw=raw, errors=errors, progress=progress, client=cast("Client", self), unknown=unknown)
+        return call('financial_metrics', {'ticker': ticker, 'cik': cik, 'period': period, 'limit': limit, 'report_period': report_period, 'report_period_gte': report_period_gte, 'report_period_gt': report_period_gt, 'report_period_lte': report_period_lte, 'report_period_lt': report_period_lt, 'filing_date': filing_date, 'filing_date_gte': filing_date_gte, 'filing_date_gt': filing_date_gt, 'filing_date_lte': filing_date_lte, 'filing_date_lt': filing_date_lt}, raw=raw, errors=errors, progress=progress, client=cast("Client", self), unknown=unknown)
 
     @overload
     def financial_metrics_snapshot(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
@@ -2260,6 +2375,39 @@ class DatasetMethods:
             'DataFrame'
         """
         return call('yield_curve', {'start_date': start_date, 'end_date': end_date, 'limit': limit}, raw=raw, errors=errors, progress=progress, client=cast("Client", self), unknown=unknown)
+
+    @overload
+    def splits(self, ticker: str | Sequence[str], start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
+    @overload
+    def splits(self, ticker: str | Sequence[str], start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any: ...
+    def splits(self, ticker: str | Sequence[str], start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any:
+        """Stock splits (an fdkit extension): ex-date and ratio of new to old shares, with the source. Prices and per-share statement values are on the basis of every split listed here.
+
+        ``GET /splits`` -> a typed frame indexed ``('ticker', 'date')``.
+
+        Args:
+            ticker: Ticker symbol, e.g. AAPL. (required; a list fetches each concurrently)
+            start_date: First date, inclusive (YYYY-MM-DD).
+            end_date: Last date, inclusive (YYYY-MM-DD).
+            limit: Total records wanted. Values above 1000 are clamped to it. (the service assumes 100)
+            raw: return the decoded JSON instead of a frame.
+            errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
+            progress: progress bar (default: only on a terminal).
+            **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
+
+        Returns:
+            A DataFrame (or JSON with ``raw=True``).
+
+        Raises:
+            BadRequestError: invalid parameters. NotFoundError: unknown ticker. FdkitError: any other failure.
+
+        Example:
+            >>> import fdkit
+            >>> df = fdkit.Client().splits(ticker='NVDA')
+            >>> type(df).__name__
+            'DataFrame'
+        """
+        return call('splits', {'ticker': ticker, 'start_date': start_date, 'end_date': end_date, 'limit': limit}, raw=raw, errors=errors, progress=progress, client=cast("Client", self), unknown=unknown)
 
     @overload
     def analyst_estimates(self, ticker: str | Sequence[str], period: Literal['annual', 'quarterly'] | None = None, limit: int | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...

@@ -91,7 +91,7 @@ class Client(DatasetMethods):
         >>> import fdkit
         >>> c = fdkit.Client()          # embedded default: no key, no base URL
         >>> c.fetch("prices_tickers", {})["tickers"][:2]
-        ['AAPL', 'AMD']
+        ['A', 'AAPL']
     """
 
     def __init__(

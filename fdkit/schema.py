@@ -363,6 +363,8 @@ _SCHEMAS: dict[str, dict[str, str]] = {
     "kpi_non_gaap": {**_KPI_BASE, "gaap_equivalent": S, "key_adjustments": S},
     "inflation": {"series": C, "date": D, "value": F, "change_mom": F, "change_yoy": F},
     "labor": {"series": C, "date": D, "value": F, "change": F},
+    # corporate actions (an fdkit extension): ratio = new shares per old share (4.0 for a 4-for-1 split)
+    "splits": {"ticker": C, "date": D, "ratio": F, "source": C},
     "yield_curve": {
         "date": D,
         **_floats(

@@ -89,6 +89,7 @@ class Result:
 
     @property
     def ok(self) -> bool:
+        """Whether the lake satisfies the invariant (a skipped invariant counts as satisfied)."""
         return not self.violations
 
 
@@ -121,7 +122,7 @@ def _quarters(lake: Lake) -> pd.DataFrame:
 # ------------------------------------------------------------------------------------------------------------------
 @invariant("balance_sheet_identity", "balance_sheets")
 def _balance_sheet(lake: Lake) -> pd.DataFrame:
-    """total assets = total liabilities + shareholders' equity (incl. minority interest) within 0.5%"""
+    """Total assets = total liabilities + shareholders' equity (incl. minority interest) within 0.5%."""
     bs = lake["balance_sheets"]
     gap = _rel(bs["total_liabilities"] + bs["shareholders_equity"], bs["total_assets"])
     bad = gap > 0.005
@@ -131,7 +132,7 @@ def _balance_sheet(lake: Lake) -> pd.DataFrame:
 
 @invariant("unique_statement_rows", "income_statements", "balance_sheets", "cash_flow_statements")
 def _unique_rows(lake: Lake) -> pd.DataFrame:
-    """one row per (ticker, period, report_period) and per (ticker, period, fiscal_period) in every statement"""
+    """One row per (ticker, period, report_period) and per (ticker, period, fiscal_period) in every statement."""
     bad = []
     for name in ("income_statements", "balance_sheets", "cash_flow_statements"):
         if name not in lake.names:
@@ -145,7 +146,7 @@ def _unique_rows(lake: Lake) -> pd.DataFrame:
 
 @invariant("quarters_contiguous", "income_statements")
 def _contiguous(lake: Lake) -> pd.DataFrame:
-    """successive quarters are 3 months apart: none doubled, none skipped inside a covered span (13 months)"""
+    """Successive quarters are 3 months apart: none doubled, none skipped inside a covered span (13 months)."""
     q = lake["income_statements"]
     q = q[q["period"] == "quarterly"].sort_values(["ticker", "report_period"])
     gap = q.groupby("ticker", observed=True)["report_period"].diff().dt.days
@@ -186,7 +187,7 @@ def _quarter_fiscal_years(lake: Lake) -> pd.DataFrame:
 
 @invariant("fiscal_labels", "income_statements")
 def _fiscal_labels(lake: Lake) -> pd.DataFrame:
-    """a quarter is labelled FY<year>-Q<n> by its filer's fiscal calendar (n = 3-month steps into the year)"""
+    """A quarter is labelled FY<year>-Q<n> by its filer's fiscal calendar (n = 3-month steps into the year)."""
     m = _quarter_fiscal_years(lake)
     want = fiscal_label(m["report_period"], m)
     bad = m["fiscal_period"].astype(str) != want
@@ -195,7 +196,7 @@ def _fiscal_labels(lake: Lake) -> pd.DataFrame:
 
 @invariant("quarters_sum_to_year", "income_statements", "cash_flow_statements")
 def _quarters_sum(lake: Lake) -> pd.DataFrame:
-    """Q1+Q2+Q3+Q4 = fiscal year for flows (revenue, net income, operating income, operating cash flow), 0.5%"""
+    """Q1+Q2+Q3+Q4 = fiscal year for flows (revenue, net income, operating income, operating cash flow), 0.5%."""
     st = lake.statements()
     annual = st[st["period"] == "annual"]
     q = _quarters(lake)
@@ -208,7 +209,7 @@ def _quarters_sum(lake: Lake) -> pd.DataFrame:
     sums = sums[sums["quarters"] == 4]
     a = annual.set_index(["ticker", "report_period"])[cols]
     a.index = a.index.set_names(["ticker", "fy_end"])
-    joined = sums.join(a, rsuffix="_fy", how="inner")
+    joined = sums.join(a.add_suffix("_fy"), how="inner")
     bad = []
     for c in cols:
         err = (joined[c] - joined[f"{c}_fy"]).abs()
@@ -220,7 +221,7 @@ def _quarters_sum(lake: Lake) -> pd.DataFrame:
 
 @invariant("ttm_is_last_four_quarters", "income_statements")
 def _ttm(lake: Lake) -> pd.DataFrame:
-    """a TTM row equals the sum of the four quarters ending at its report period"""
+    """A TTM row equals the sum of the four quarters ending at its report period."""
     inc = lake["income_statements"]
     inc = inc.assign(ticker=inc["ticker"].astype(str), period=inc["period"].astype(str))
     q = inc[inc["period"] == "quarterly"].sort_values(["ticker", "report_period"])
@@ -238,7 +239,7 @@ def _ttm(lake: Lake) -> pd.DataFrame:
 
 @invariant("filed_after_period_for_that_period", "income_statements", "balance_sheets", "cash_flow_statements")
 def _filed_after(lake: Lake) -> pd.DataFrame:
-    """filing_date is after report_period and within 200 days of it (the period's own report, not a comparative)"""
+    """filing_date is after report_period and within 200 days of it (the period's own report, not a comparative)."""
     bad = []
     for name in ("income_statements", "balance_sheets", "cash_flow_statements"):
         if name not in lake.names:
@@ -252,7 +253,7 @@ def _filed_after(lake: Lake) -> pd.DataFrame:
 
 @invariant("eps_times_shares_is_net_income", "income_statements")
 def _eps_shares(lake: Lake) -> pd.DataFrame:
-    """EPS x weighted shares = net income to common within 3% (basic and diluted; |net income| > $50m)"""
+    """EPS x weighted shares = net income to common within 3% (basic and diluted; |net income| > $50m)."""
     inc = lake["income_statements"]
     inc = inc[inc["period"].astype(str) != "ttm"]
     ni = inc["net_income_common_stock"].fillna(inc["net_income"])
@@ -263,14 +264,15 @@ def _eps_shares(lake: Lake) -> pd.DataFrame:
         # EPS is rounded to the cent: allow one cent of rounding on top of 3%
         rounding = 0.005 * inc[shares] / ni.abs()
         off = (gap > 0.03 + rounding) & (ni.abs() > 5e7)
-        bad.append(inc.loc[off, ["ticker", "period", "report_period", eps, shares]].assign(net_income=ni[off],
-                                                                                           gap=gap[off]))
+        bad.append(
+            inc.loc[off, ["ticker", "period", "report_period", eps, shares]].assign(net_income=ni[off], gap=gap[off])
+        )
     return pd.concat(bad, ignore_index=True)
 
 
 @invariant("share_counts_on_one_basis", "income_statements")
 def _share_basis(lake: Lake) -> pd.DataFrame:
-    """quarter-to-quarter weighted share counts move less than 35% (an unadjusted split shows as a 2x+ jump)"""
+    """quarter-to-quarter weighted share counts move less than 35% (an unadjusted split shows as a 2x+ jump)."""
     q = lake["income_statements"]
     q = q[q["period"] == "quarterly"].sort_values(["ticker", "report_period"])
     ratio = q["weighted_average_shares"] / q.groupby("ticker", observed=True)["weighted_average_shares"].shift()
@@ -280,7 +282,7 @@ def _share_basis(lake: Lake) -> pd.DataFrame:
 
 @invariant("eps_on_the_split_basis", "income_statements", "splits")
 def _eps_basis(lake: Lake) -> pd.DataFrame:
-    """across a split, quarterly EPS does not move by the split's ratio unless net income does too"""
+    """Across a split, quarterly EPS does not move by the split's ratio unless net income does too."""
     q = lake["income_statements"]
     q = q[q["period"].astype(str) == "quarterly"].sort_values(["ticker", "report_period"])
     q = q.assign(ticker=q["ticker"].astype(str), eps=q["earnings_per_share_diluted"].fillna(q["earnings_per_share"]))
@@ -299,7 +301,7 @@ def _eps_basis(lake: Lake) -> pd.DataFrame:
 
 @invariant("free_cash_flow_formula", "cash_flow_statements")
 def _fcf(lake: Lake) -> pd.DataFrame:
-    """free cash flow = operating cash flow + capital expenditure, missing when either input is missing"""
+    """Free cash flow = operating cash flow + capital expenditure, missing when either input is missing."""
     cf = lake["cash_flow_statements"]
     want = cf["net_cash_flow_from_operations"] + cf["capital_expenditure"]
     bad = (cf["free_cash_flow"].isna() != want.isna()) | (_rel(cf["free_cash_flow"], want) > 1e-9)
@@ -309,7 +311,7 @@ def _fcf(lake: Lake) -> pd.DataFrame:
 
 @invariant("identifiers_present", "income_statements", "balance_sheets", "cash_flow_statements")
 def _identifiers(lake: Lake) -> pd.DataFrame:
-    """every statement row names its cik, filing URL, filing date, form and fiscal period"""
+    """Every statement row names its cik, filing URL, filing date, form and fiscal period."""
     bad = []
     for name in ("income_statements", "balance_sheets", "cash_flow_statements"):
         if name not in lake.names:
@@ -318,7 +320,7 @@ def _identifiers(lake: Lake) -> pd.DataFrame:
         if "period" in df.columns:  # a TTM row is no single filing's: it has no form type
             df = df[df["period"].astype(str) != "ttm"]
         cols = [c for c in IDENTIFIERS if c in df.columns]
-        empty = df[cols].isna() | df[cols].astype("string").eq("")
+        empty = df[cols].isna() | (df[cols].astype("string") == "")
         off = empty.any(axis=1)
         missing = [",".join(c for c, e in zip(cols, row, strict=True) if e) for row in empty[off].to_numpy()]
         bad.append(df.loc[off, ["ticker", "period", "report_period"]].assign(dataset=name, missing=missing))
@@ -327,8 +329,8 @@ def _identifiers(lake: Lake) -> pd.DataFrame:
 
 @invariant("tickers_join_across_datasets", "company_facts")
 def _tickers_join(lake: Lake) -> pd.DataFrame:
-    """one spelling per company (class shares with '-', never '.') and one CIK per ticker across datasets"""
-    bad = []
+    """One spelling per company (class shares with '-', never '.') and one CIK per ticker across datasets."""
+    bad: list[dict[str, str]] = []
     ciks: dict[str, set[str]] = {}
     for name in sorted(lake.names):
         try:
@@ -351,7 +353,7 @@ def _tickers_join(lake: Lake) -> pd.DataFrame:
 
 @invariant("pe_matches_price_over_eps", "financial_metrics", "income_statements", "prices")
 def _pe(lake: Lake) -> pd.DataFrame:
-    """served P/E within 1% of (last close on or before the period end) / diluted (else basic) EPS of the row"""
+    """Served P/E within 1% of (last close on or before the period end) / diluted (else basic) EPS of the row."""
     from .ratios import price_on_or_before
 
     fm = lake["financial_metrics"]
@@ -370,7 +372,7 @@ def _pe(lake: Lake) -> pd.DataFrame:
 
 @invariant("market_cap_matches_price_times_shares", "company_facts", "prices", "balance_sheets")
 def _market_cap(lake: Lake) -> pd.DataFrame:
-    """company facts' market cap within 5% of the last close x the last reported shares outstanding"""
+    """Company facts' market cap within 5% of the last close x the last reported shares outstanding."""
     cf = lake["company_facts"][["ticker", "market_cap"]].dropna()
     bs = lake["balance_sheets"]
     bs = bs[bs["period"].astype(str) == "quarterly"].dropna(subset=["outstanding_shares"])
@@ -397,7 +399,7 @@ DOCUMENTED_MOVES: dict[tuple[str, str], str] = {
 
 @invariant("daily_moves_explained", "prices")
 def _moves(lake: Lake) -> pd.DataFrame:
-    """no daily close-to-close move beyond +/-50% unless it is a documented event"""
+    """No daily close-to-close move beyond +/-50% unless it is a documented event."""
     p = lake["prices"].sort_values(["ticker", "time"])
     r = p.groupby("ticker", observed=True)["close"].pct_change()
     gap = p.groupby("ticker", observed=True)["time"].diff().dt.days
@@ -409,7 +411,7 @@ def _moves(lake: Lake) -> pd.DataFrame:
 
 @invariant("splits_applied_to_prices", "splits", "prices")
 def _splits_in_prices(lake: Lake) -> pd.DataFrame:
-    """no split of the split table shows in prices: the close-to-close move on an ex-date is not the split's ratio"""
+    """No split of the split table shows in prices: the close-to-close move on an ex-date is not the split's ratio."""
     p = lake["prices"][["ticker", "time", "close"]].sort_values(["ticker", "time"])
     p = p.assign(ticker=p["ticker"].astype(str), day=p["time"].dt.tz_convert(None).astype("datetime64[ns]"))
     p["move"] = p["close"] / p.groupby("ticker")["close"].shift()
@@ -422,7 +424,7 @@ def _splits_in_prices(lake: Lake) -> pd.DataFrame:
 
 @invariant("volumes_are_counts", "prices")
 def _volumes(lake: Lake) -> pd.DataFrame:
-    """volumes are whole numbers and never negative"""
+    """Volumes are whole numbers and never negative."""
     p = lake["prices"]
     v = p["volume"].astype("Float64")
     off = (v < 0) | (v != v.round())
@@ -431,10 +433,10 @@ def _volumes(lake: Lake) -> pd.DataFrame:
 
 @invariant("bars_on_trading_days", "prices")
 def _bars(lake: Lake) -> pd.DataFrame:
-    """daily equity bars fall on weekdays, one per ticker and day"""
+    """Daily equity bars fall on weekdays, one per ticker and day."""
     p = lake["prices"]
     day = p["time"].dt.tz_convert(None) if p["time"].dt.tz is not None else p["time"]
-    weekend = day.dt.dayofweek >= 5
+    weekend = day.dt.day_of_week >= 5
     dup = p.duplicated(["ticker", "time"], keep=False)
     return p.loc[weekend | dup, ["ticker", "time"]].assign(weekend=weekend[weekend | dup])
 
@@ -455,7 +457,7 @@ def close_near(keys: pd.DataFrame, prices: pd.DataFrame, days: int = 7) -> pd.Se
 
 @invariant("institutional_value_near_market_price", "institutional_ownership", "prices")
 def _thirteen_f(lake: Lake) -> pd.DataFrame:
-    """13F market value / shares within 50% of the close on the report date (units: dollars, not thousands)"""
+    """13F market value / shares within 50% of the close on the report date (units: dollars, not thousands)."""
     io = lake["institutional_ownership"]
     io = io[io["put_call"].isna() & (io["shares"] > 0)]
     close = close_near(io[["ticker", "report_period"]], lake["prices"])
@@ -467,10 +469,10 @@ def _thirteen_f(lake: Lake) -> pd.DataFrame:
 
 @invariant("inflation_changes_by_date", "inflation")
 def _inflation(lake: Lake) -> pd.DataFrame:
-    """month-on-month and year-on-year changes equal the levels a month and a year earlier (missing if absent)"""
+    """month-on-month and year-on-year changes equal the levels a month and a year earlier (missing if absent)."""
     inf = lake["inflation"]
     bad = []
-    for s, g in inf.groupby("series", observed=True):
+    for _, g in inf.groupby("series", observed=True):
         lvl = g.set_index("date")["value"]
         prev_m = lvl.reindex(g["date"] - pd.DateOffset(months=1)).to_numpy()
         prev_y = lvl.reindex(g["date"] - pd.DateOffset(years=1)).to_numpy()
@@ -484,7 +486,7 @@ def _inflation(lake: Lake) -> pd.DataFrame:
 
 @invariant("segment_labels_clean", "segmented_revenues")
 def _segment_labels(lake: Lake) -> pd.DataFrame:
-    """segment labels are single members (no ';' or '|' separators, no empty labels)"""
+    """Segment labels are single members (no ';' or '|' separators, no empty labels)."""
     seg = lake["segmented_revenues"]
     lab = seg["segment_label"].astype("string")
     off = lab.isna() | lab.str.contains(r"[;|]", regex=True) | (lab.str.strip() == "")
@@ -493,14 +495,13 @@ def _segment_labels(lake: Lake) -> pd.DataFrame:
 
 @invariant("segment_members_within_revenue", "segmented_revenues", "income_statements")
 def _segments_sum(lake: Lake) -> pd.DataFrame:
-    """the leaf members of one segment axis add up to at most the reported revenue (+1%): nothing counted twice"""
+    """The leaf members of one segment axis add up to at most the reported revenue (+1%): nothing counted twice."""
     seg = lake["segmented_revenues"]
-    if "is_subtotal" in seg.columns:
-        seg = seg[~seg["is_subtotal"].fillna(False).astype(bool)]
     one = seg.groupby(["ticker", "report_period", "period", "item"], observed=True)["member"].transform("size") == 1
     seg = seg[one]
-    sums = seg.groupby(["ticker", "report_period", "period", "segment_type"], observed=True)["amount"].sum()
-    sums = sums.reset_index()
+    sums = (
+        seg.groupby(["ticker", "report_period", "period", "segment_type"], observed=True)["amount"].sum().reset_index()
+    )
     inc = lake["income_statements"][["ticker", "report_period", "period", "revenue"]]
     m = sums.assign(ticker=sums["ticker"].astype(str), period=sums["period"].astype(str)).merge(
         inc.assign(ticker=inc["ticker"].astype(str), period=inc["period"].astype(str)),

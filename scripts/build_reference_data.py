@@ -30,6 +30,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import reference_universe as ru  # noqa: E402
+
 from fdkit.lake import read_dataset, write_dataset  # noqa: E402
 from fdkit.ratios import compute_ratios  # noqa: E402
 from fdkit.schema import METRIC_FIELDS, SCHEMAS, STATEMENT_FIELDS  # noqa: E402
@@ -447,8 +448,9 @@ def finish_statements(rows: pd.DataFrame, src: Path, members: pd.DataFrame) -> p
         + acc + "-index.htm"  # fmt: skip
     # no accession in the source (pystock reports, some instance documents): the company's filings of that
     # form up to the filing day, newest first, so the filing is the first entry
-    by_search = (SEC + "/cgi-bin/browse-edgar?action=getcompany&CIK=" + full["cik"] + "&type="
-                 + full["form_type"].fillna("10-Q").astype(str) + "&dateb=" + filed + "&owner=include&count=10")  # fmt: skip
+    form = full["form_type"].fillna("10-Q").astype(str)
+    by_search = (SEC + "/cgi-bin/browse-edgar?action=getcompany&CIK=" + full["cik"] + "&type=" + form
+                 + "&dateb=" + filed + "&owner=include&count=10")  # fmt: skip
     full["filing_url"] = by_accession.where(acc.notna(), by_search)
     return full.sort_values(["ticker", "period", "report_period"], kind="stable").reset_index(drop=True)
 
@@ -765,8 +767,9 @@ def build_segments(src: Path, filed_of: dict[str, str], statements: pd.DataFrame
 # ---------------------------------------------------------------------------------------------------------
 # company, filings, filing items
 # ---------------------------------------------------------------------------------------------------------
-def build_company_facts(src: Path, statements: pd.DataFrame, daily: pd.DataFrame,
-                        members: pd.DataFrame) -> pd.DataFrame:
+def build_company_facts(
+    src: Path, statements: pd.DataFrame, daily: pd.DataFrame, members: pd.DataFrame
+) -> pd.DataFrame:
     """The universe's companies, then the other S&P 500 members (name, CIK, sector, industry, location).
 
     ``market_cap`` = last close x the last reported shares outstanding (the weighted average where none is
@@ -778,7 +781,7 @@ def build_company_facts(src: Path, statements: pd.DataFrame, daily: pd.DataFrame
     ciks = company_ciks(src, members)
     last_close = daily.sort_values("time").groupby("ticker", observed=True)["close"].last()
     last_close.index = last_close.index.astype(str)
-    q = statements[statements["period"] == "quarterly"].sort_values("report_period")
+    q = statements[statements["period"] != "ttm"].sort_values("report_period")
     rows = []
 
     def shares_of(t: str) -> float:
@@ -980,7 +983,8 @@ def build_institutional(src: Path, daily: pd.DataFrame, splits: pd.DataFrame) ->
                         "investor": df["manager"].str.upper().to_numpy(),
                         "investor_cik": df["accession"].str[:10].to_numpy(), "shares": shares * k,
                         "market_value": value, "filing_date": filed.to_numpy(),
-                        "accession_number": df["accession"].to_numpy(), "put_call": df["put_call"].to_numpy()})  # fmt: skip
+                        "accession_number": df["accession"].to_numpy(),
+                        "put_call": df["put_call"].to_numpy()})  # fmt: skip
     key = ["ticker", "report_period", "investor", "put_call"]
     out = out.groupby(key, dropna=False, as_index=False).agg(
         investor_cik=("investor_cik", "first"),
@@ -1037,7 +1041,8 @@ def build_inflation(src: Path, src2: Path) -> pd.DataFrame:
         prev_m = level.reindex(df["date"] - pd.DateOffset(months=1)).to_numpy()
         prev_y = level.reindex(df["date"] - pd.DateOffset(years=1)).to_numpy()
         rows.append(pd.DataFrame({"series": name, "date": df["date"].to_numpy(), "value": v,
-                                  "change_mom": (v / prev_m - 1) * 100, "change_yoy": (v / prev_y - 1) * 100}))  # fmt: skip
+                                  "change_mom": (v / prev_m - 1) * 100,
+                                  "change_yoy": (v / prev_y - 1) * 100}))  # fmt: skip
     out = pd.concat(rows, ignore_index=True)
     out[["change_mom", "change_yoy"]] = out[["change_mom", "change_yoy"]].round(6)
     return out
@@ -1161,8 +1166,11 @@ def build(src: Path, out: Path, src2: Path | None = None) -> dict[str, pd.DataFr
     all_st = finish_statements(pd.concat([xbrl, _derive_fields(broad)], ignore_index=True), src, members)
     stmts = {name: all_st[[c for c in SCHEMAS[name] if c in all_st.columns]] for name in STATEMENT_FIELDS}
     broad_px = set(members["ticker"]) - main_tickers - set(ru.EXCLUDED_PRICES)
-    daily = pd.concat([daily, ru.broad_prices(raw, broad_px, splits)],
-                      ignore_index=True).sort_values(["ticker", "time"], kind="stable").reset_index(drop=True)
+    daily = (
+        pd.concat([daily, ru.broad_prices(raw, broad_px, splits)], ignore_index=True)
+        .sort_values(["ticker", "time"], kind="stable")
+        .reset_index(drop=True)
+    )
     filed_of = {}
     for p in sorted((src / "fundamentals/xbrl_instance_facts").glob("*_*.csv.gz")):
         stem = p.name[: -len(".csv.gz")]
@@ -1200,7 +1208,7 @@ def build(src: Path, out: Path, src2: Path | None = None) -> dict[str, pd.DataFr
         "yield_curve": (build_yield_curve(src), "yield_curve"),
         "inflation": (build_inflation(src, src2), "inflation"),
         "labor": (ru.build_labor(src2), "labor"),
-        "splits": (splits, None),
+        "splits": (splits, "splits"),
         "news": (build_news(src), "news"),
         "analyst_estimates": (build_estimates(all_st), "analyst_estimates"),
         "earnings": (build_earnings(all_st), "earnings"),
@@ -1232,9 +1240,6 @@ def _typed_extra(name: str, df: pd.DataFrame) -> pd.DataFrame:
         base["item"] = df["item"].astype("Int64")
         base["member"] = df["member"].astype("Int64")
         return base
-    if name == "splits":
-        return df.assign(ticker=df["ticker"].astype("category"), date=pd.to_datetime(df["date"]),
-                         ratio=df["ratio"].astype("float64"), source=df["source"].astype("category"))
     if name == "segmented_financials":
         base = conform(df, "segmented_financials")
         base["statement"] = df["statement"].astype("category")

@@ -3,9 +3,9 @@
 * **Splits** (``splits`` dataset): one row per (ticker, ex-date) with the ratio of new to old shares, from three
   independent sources, in order of precedence: the community split table (distribution date -> the next trading
   day is the ex-date), LEAN factor files (a change of split factor), and the raw/adjusted close pairs of the
-  pystock prices (the day before an event its adjusted close carries the event's price factor; a factor within 3%
-  of q/p, p and q at most 10, is a p-for-q split; other factors are dividends or spin-offs, not splits). Only splits on or before the price
-  basis date are kept: everything in the lake is on the share basis of that day.
+  pystock prices (the day before an event its adjusted close carries the event's price factor; a factor within 1%
+  of q/p, p and q at most 10, is a p-for-q split; other factors are dividends or spin-offs, not splits). Only
+  splits on or before the price basis date are kept: everything in the lake is on the share basis of that day.
 * **Per-share basis**: a value reported in a filing is on the share basis of its filing day; dividing per-share
   values (and multiplying share counts) by the splits between the filing day and the basis date puts them on the
   price basis. :func:`split_factor` is that product.
@@ -71,6 +71,7 @@ def build_splits(src: Path, src2: Path, calendar: pd.DatetimeIndex, raw: pd.Data
         calendar: trading days (sorted, tz-naive) to find the ex-date after a distribution date.
         raw: raw daily closes with Yahoo adjusted closes (``ticker``, ``date``, ``close``, ``adj_close``).
     """
+
     def next_trading_day(day: pd.Timestamp) -> pd.Timestamp:
         pos = calendar.searchsorted(day, side="right")
         if day < calendar[0] or pos >= len(calendar):
@@ -189,7 +190,7 @@ def broad_prices(raw: pd.DataFrame, tickers: set[str], splits: pd.DataFrame) -> 
     """Daily bars of ``tickers`` on the split basis of :data:`BASIS_DATE` (raw prices / later splits)."""
     df = raw[raw["ticker"].isin(tickers)].copy()
     df = df.dropna(subset=["close"])
-    df = df[(df["close"] > 0) & (df["date"].dt.dayofweek < 5)]
+    df = df[(df["close"] > 0) & (df["date"].dt.day_of_week < 5)]
     k = split_factor(splits, df["ticker"], df["date"])
     for c in ("open", "high", "low", "close"):
         df[c] = (df[c] / k).round(4)
@@ -234,22 +235,9 @@ def broad_statements(src2: Path, tickers: set[str], splits: pd.DataFrame, max_la
         years = g[g["doc_type"] == "10-K"].sort_values("end_date")
         quarters = g[g["doc_type"] == "10-Q"].sort_values("end_date")
         fy_ends = list(years["end_date"])
-        by_end = {r.end_date: r for r in quarters.itertuples(index=False)}
-
-        def fiscal_year_of(end: pd.Timestamp) -> pd.Timestamp | None:
-            for fe in fy_ends:
-                if -7 <= (fe - end).days < 375:
-                    return fe
-            if fy_ends:  # after the last 10-K: the next year ends a year (give or take a week) later
-                fe = fy_ends[-1]
-                while (fe - end).days < -7:
-                    fe = fe + pd.DateOffset(years=1)
-                return fe
-            return None
-
         qrows = {}
         for r in quarters.itertuples(index=False):
-            fe = fiscal_year_of(r.end_date)
+            fe = _fiscal_year_end(r.end_date, fy_ends)
             if fe is None:
                 continue
             n = 4 - int(round((fe - r.end_date).days / (365.25 / 4)))
@@ -280,6 +268,19 @@ def broad_statements(src2: Path, tickers: set[str], splits: pd.DataFrame, max_la
     return pd.DataFrame(rows)
 
 
+def _fiscal_year_end(end: pd.Timestamp, fy_ends: list[pd.Timestamp]) -> pd.Timestamp | None:
+    """The end of the fiscal year a quarter ending on ``end`` falls in (52/53-week years: a week of slack)."""
+    for fe in fy_ends:
+        if -7 <= (fe - end).days < 375:
+            return fe
+    if fy_ends:  # after the last 10-K: the next year ends a year (give or take a week) later
+        fe = fy_ends[-1]
+        while (fe - end).days < -7:
+            fe = fe + pd.DateOffset(years=1)
+        return fe
+    return None
+
+
 def _label(fy_end: pd.Timestamp) -> int:
     return int(fy_end.year) - (1 if fy_end.month == 1 and fy_end.day <= 7 else 0)
 
@@ -304,8 +305,9 @@ def build_labor(src2: Path) -> pd.DataFrame:
         step = pd.DateOffset(weeks=1) if sid == "ICSA" else pd.DateOffset(months=1)
         level = g.set_index("date")["value"]
         prev = level.reindex(g["date"] - step).to_numpy()
-        parts.append(pd.DataFrame({"series": LABOR_SERIES[sid], "date": g["date"].to_numpy(),
-                                   "value": g["value"].to_numpy(), "change": g["value"].to_numpy() - prev}))  # fmt: skip
+        value = g["value"].to_numpy()
+        parts.append(pd.DataFrame({"series": LABOR_SERIES[sid], "date": g["date"].to_numpy(), "value": value,
+                                   "change": value - prev}))  # fmt: skip
     out = pd.concat(parts, ignore_index=True).dropna(subset=["value"])
     out["change"] = out["change"].round(6)
     return out.sort_values(["series", "date"]).reset_index(drop=True)

@@ -39,6 +39,7 @@ REQUIRED = [
     ("GET", "/macro/labor/snapshot"),
     ("GET", "/macro/labor"),
     ("GET", "/macro/inflation"),
+    ("GET", "/splits"),
     ("GET", "/macro/yield-curve/snapshot"),
 ]
 LISTINGS = [

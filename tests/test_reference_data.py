@@ -130,7 +130,9 @@ def test_no_splice_jump_and_sane_moves():
     # beyond 60% only documented events (spin-offs, a reverse split with spin-offs, takeover news); real crashes such
     # as NVDA 2008-07-03 are ~30%
     big = p[moves > 0.6]
-    assert {(t, d.strftime("%Y-%m-%d")) for t, d in zip(big["ticker"], big["time"], strict=True)} <= set(DOCUMENTED_MOVES)
+    assert {(t, d.strftime("%Y-%m-%d")) for t, d in zip(big["ticker"], big["time"], strict=True)} <= set(
+        DOCUMENTED_MOVES
+    )
     splice = pd.Timestamp("2021-02-26", tz="UTC")
     around = p[(p["time"] >= splice - pd.Timedelta(days=5)) & (p["time"] <= splice + pd.Timedelta(days=5))]
     r = around.groupby("ticker", observed=True)["close"].pct_change().abs()
@@ -183,3 +185,108 @@ def test_rebuild_reproduces_the_lake(tmp_path):
         pd.testing.assert_frame_equal(a, b, check_exact=True)
     assert (out / "SOURCES.md").read_text() == (DATA / "SOURCES.md").read_text().replace(str(DATA), str(out)) or True
     np.testing.assert_equal((out / "CONCEPTS.md").read_text(), (DATA / "CONCEPTS.md").read_text())
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# numbers a quant can backtest on (split basis, fiscal labels, point in time, cross-section)
+# ------------------------------------------------------------------------------------------------------------------
+# split-consistent TTM diluted EPS by hand from the filings: NVDA FY2024 10-K diluted EPS $11.93, before the
+# 10-for-1 split of 2024-06-10; AAPL TTM to 2015-12-26 = FY2015 10-K $9.22 - Q1 FY2015 10-Q $3.06 + Q1 FY2016
+# 10-Q $3.28 = $9.44, before the 4-for-1 split of 2020-08-31
+HAND_TTM_EPS = [("NVDA", "2024-01-28", 11.93 / 10), ("AAPL", "2015-12-26", (9.22 - 3.06 + 3.28) / 4)]
+
+
+@pytest.mark.parametrize(("ticker", "period_end", "eps"), HAND_TTM_EPS)
+def test_trailing_pe_is_price_over_split_consistent_eps(ref_client, ticker, period_end, eps):
+    px = ref_client.prices(ticker, start_date="2015-01-01", end_date="2024-12-31")
+    close = px.loc[ticker].loc[:period_end, "close"].iloc[-1]
+    want = close / eps
+    ttm = ref_client.financials(ticker, period="ttm", limit=60)
+    assert ttm.loc[(ticker, pd.Timestamp(period_end)), "earnings_per_share_diluted"] == pytest.approx(eps, rel=1e-9)
+    accessor = ttm.fds.ratios(prices=px).loc[(ticker, pd.Timestamp(period_end)), "price_to_earnings_ratio"]
+    served = ref_client.financial_metrics(ticker, period="ttm", limit=60)
+    served_pe = served.loc[(ticker, pd.Timestamp(period_end)), "price_to_earnings_ratio"]
+    assert accessor == pytest.approx(want, rel=0.02)
+    assert served_pe == pytest.approx(want, rel=0.02)
+    assert 8 < want < 80  # NVDA ~51, AAPL ~10: the unadjusted lake read ~5 and < 3
+
+
+def test_a_cross_section_has_fundamentals_and_prices_on_2016_06_30(ref_client):
+    tickers = ref_client.available("income_statements")
+    inc = ref_client.income_statements(tickers, period="quarterly", report_period_gte="2015-12-31",
+                                       filing_date_lte="2016-06-30", limit=4, errors="ignore")  # fmt: skip
+    with_statements = set(inc.index.get_level_values("ticker").astype(str))
+    px = ref_client.prices(sorted(with_statements), start_date="2016-06-30", end_date="2016-06-30", errors="ignore")
+    with_bar = set(px.index.get_level_values("ticker").astype(str))
+    assert len(with_statements & with_bar) >= 100, len(with_statements & with_bar)
+
+
+def test_a_restatement_never_overwrites_the_first_report():
+    # Apple restated FY2009 revenue (36.5 bn -> 42.9 bn) in 2010; the row dated by the FY2009 10-K keeps its figure
+    row = stmt("income_statements", "AAPL", "annual", "2009-09-26")
+    assert row["revenue"] == 36_537_000_000 and row["filing_date"] == pd.Timestamp("2009-10-27")
+
+
+@pytest.mark.parametrize(
+    ("ticker", "period_end", "label"),
+    [("MSFT", "2016-03-31", "FY2016-Q3"), ("NVDA", "2023-07-30", "FY2024-Q2"), ("AAPL", "2023-07-01", "FY2023-Q3"),
+     ("AAPL", "2022-12-31", "FY2023-Q1")],
+)  # fmt: skip
+def test_quarters_are_labelled_by_the_fiscal_calendar(ticker, period_end, label):
+    assert stmt("income_statements", ticker, "quarterly", period_end)["fiscal_period"] == label
+
+
+def test_free_cash_flow_needs_capex():
+    cf = read_dataset(DATA, "cash_flow_statements")
+    no_capex = cf["capital_expenditure"].isna() & cf["net_cash_flow_from_operations"].notna()
+    assert no_capex.any() and cf.loc[no_capex, "free_cash_flow"].isna().all()
+
+
+def test_13f_values_are_dollars():
+    io = read_dataset(DATA, "institutional_ownership")
+    row = io[(io["ticker"] == "AAPL") & (io["investor"] == "BULL STREET ADVISORS, LLC")]
+    assert row["price"].iloc[0] == pytest.approx(129.93, rel=0.01)  # a 2023 filing in thousands: 5,333 -> 5.3m
+
+
+def test_cpi_changes_are_by_date():
+    inf = read_dataset(DATA, "inflation").set_index(["series", "date"])
+    nov = inf.loc[("cpi_all_items", pd.Timestamp("2025-11-01"))]
+    assert pd.isna(nov["change_mom"])  # October 2025 was not published (shutdown): no change against it
+    assert nov["change_yoy"] == pytest.approx((nov["value"] / inf.loc[("cpi_all_items", pd.Timestamp("2024-11-01")),
+                                                                       "value"] - 1) * 100, rel=1e-6)  # fmt: skip
+
+
+def test_identifiers_join():
+    cf = read_dataset(DATA, "company_facts")
+    assert "BRK-B" in set(cf["ticker"]) and "BRK.B" not in set(cf["ticker"])
+    inc = read_dataset(DATA, "income_statements")
+    assert inc["cik"].notna().all() and inc["filing_url"].notna().all()
+    aapl = inc[inc["ticker"] == "AAPL"]
+    assert aapl["accession_number"].notna().all()
+    assert aapl["filing_url"].str.endswith("-index.htm").all()
+
+
+def test_segment_leaves_add_up_to_revenue():
+    seg = read_dataset(DATA, "segmented_revenues", schema=None)
+    fy = seg[(seg["ticker"] == "AAPL") & (seg["report_period"] == pd.Timestamp("2023-09-30"))
+             & (seg["period"] == "annual")]  # fmt: skip
+    for kind in ("product", "segment", "geography"):
+        assert fy.loc[fy["segment_type"] == kind, "amount"].sum() == 383_285_000_000, kind
+
+
+def test_labor_series_from_bls(ref_client):
+    u = ref_client.labor(series="unemployment_rate", start_date="2020-04-01", end_date="2020-04-30")
+    assert u["value"].tolist() == [14.8]  # BLS: April 2020
+    payrolls = ref_client.labor(series="nonfarm_payrolls", start_date="2023-12-01", end_date="2023-12-31")
+    assert payrolls["value"].tolist() == [156_930.0]  # thousands, FRED vintage of 2026-01-02
+    snap = ref_client.labor_snapshot()
+    assert len(snap) == 7 and snap.index.get_level_values("series").is_unique
+
+
+@pytest.mark.skipif(not (SHARED / "SOURCES.md").exists(), reason="../shared/data-real is not beside this clone")
+def test_volumes_before_the_splice_are_on_the_split_basis():
+    old = pd.read_csv(SHARED / "prices/us_equities_daily_2003_2023.csv.gz", parse_dates=["date"])
+    src = old[(old["ticker"] == "AVGO") & (old["date"] == "2020-01-02")]["volume"].iloc[0]
+    p = read_dataset(DATA, "prices")
+    lake = p[(p["ticker"] == "AVGO") & (p["time"] == pd.Timestamp("2020-01-02", tz="UTC"))]["volume"].iloc[0]
+    assert lake == src * 10  # the 10-for-1 split of 2024-07-15 (the closes' ratio, with dividends, rounded to 11)

@@ -436,8 +436,7 @@ def interest_rate_snapshot(store: Store, ep: Endpoint, q: dict[str, Any]) -> Ans
 
 @handles("inflation_snapshot", "labor_snapshot")
 def latest_print(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
-    """The latest print of every series (series are published on their own calendars: weekly claims, monthly
-    payrolls), one entry each."""
+    """The latest print of every series, one entry each (series keep their own calendars: weekly, monthly)."""
     dataset = _dataset(ep)
     df = store.frame(dataset)
     if df.empty:

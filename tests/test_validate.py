@@ -1,0 +1,257 @@
+"""The lake's invariants: the bundled lake passes every one, and each one bites on a copy corrupted for it."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from fdkit.lake import dataset_schema, default_data_dir, list_datasets, read_dataset, write_dataset
+from fdkit.validate import INVARIANTS, format_report, validate
+
+DATA = default_data_dir()
+
+
+def test_the_bundled_lake_passes_every_invariant():
+    results = validate(DATA)
+    assert [r.name for r in results] == list(INVARIANTS)
+    assert all(r.violations is not None for r in results), "an invariant was skipped on the bundled lake"
+    assert all(r.ok for r in results), format_report(results, examples=True)
+
+
+def test_the_cli_reports_one_line_per_invariant_and_fails_on_a_violation(tmp_path):
+    fdkit_cli = [sys.executable, "-m", "fdkit.cli", "lake", "validate"]
+    ok = subprocess.run(fdkit_cli, capture_output=True, text=True, check=False)
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    assert len([line for line in ok.stdout.splitlines() if line.startswith("ok ")]) == len(INVARIANTS)
+    bad = _corrupt(tmp_path, "prices", _negative_volume)
+    out = subprocess.run([*fdkit_cli, str(bad), "--examples"], capture_output=True, text=True, check=False)
+    assert out.returncode == 1
+    assert any(line.startswith("FAIL      1  volumes_are_counts") for line in out.stdout.splitlines()), out.stdout
+    missing = subprocess.run([*fdkit_cli, str(tmp_path / "nowhere")], capture_output=True, text=True, check=False)
+    assert missing.returncode == 2 and "no Parquet lake" in missing.stderr
+    typo = subprocess.run([*fdkit_cli, "--only", "volume_are_counts"], capture_output=True, text=True, check=False)
+    assert typo.returncode == 2 and "volumes_are_counts" in typo.stderr
+
+
+def test_a_lake_without_statements_skips_their_invariants(tmp_path):
+    root = tmp_path / "lake"
+    write_dataset(root, "prices", read_dataset(DATA, "prices").head(500))
+    results = {r.name: r for r in validate(root)}
+    assert results["volumes_are_counts"].violations == 0
+    assert results["balance_sheet_identity"].violations is None
+    assert "skip" in format_report(list(results.values()))
+    with pytest.raises(KeyError, match="unknown invariants"):
+        validate(root, only=["nope"])
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# bite tests: each invariant fails on a copy of the lake corrupted the way it guards against
+# ------------------------------------------------------------------------------------------------------------------
+def _corrupt(tmp_path: Path, dataset: str, change: Callable[[pd.DataFrame], pd.DataFrame]) -> Path:
+    """A lake beside the bundled one: every dataset linked, ``dataset`` rewritten by ``change``."""
+    root = tmp_path / "corrupt"
+    root.mkdir(exist_ok=True)
+    for name in list_datasets(DATA):
+        if name != dataset and not (root / name).exists():
+            os.symlink(DATA / name, root / name)
+    schema = dataset_schema(dataset)
+    df = change(read_dataset(DATA, dataset, schema=schema).copy())
+    write_dataset(root, dataset, df, schema=schema)
+    return root
+
+
+def _rows(df: pd.DataFrame, ticker: str, period: str | None = None) -> pd.Series:
+    mask = df["ticker"].astype(str) == ticker
+    if period is not None:
+        mask &= df["period"].astype(str) == period
+    return mask
+
+
+def _one(df: pd.DataFrame, ticker: str, period: str, report_period: str) -> int:
+    hit = df.index[_rows(df, ticker, period) & (df["report_period"] == pd.Timestamp(report_period))]
+    assert len(hit) == 1, (ticker, period, report_period)
+    return int(hit[0])
+
+
+def _negative_volume(p: pd.DataFrame) -> pd.DataFrame:
+    p.loc[p.index[10], "volume"] = -5
+    return p
+
+
+def _unbalanced(bs):
+    bs.loc[_one(bs, "AAPL", "annual", "2023-09-30"), "total_assets"] *= 1.1
+    return bs
+
+
+def _duplicate_row(inc):
+    return pd.concat([inc, inc.iloc[[0]]], ignore_index=True)
+
+
+def _skip_a_quarter(inc):
+    return inc.drop(index=_one(inc, "AAPL", "quarterly", "2023-04-01"))
+
+
+def _mislabel(inc):
+    inc.loc[_one(inc, "NVDA", "quarterly", "2023-07-30"), "fiscal_period"] = "FY2024-Q1"  # a Q2
+    return inc
+
+
+def _restated_quarter(inc):
+    inc.loc[_one(inc, "AAPL", "quarterly", "2023-04-01"), "revenue"] *= 1.1
+    return inc
+
+
+def _stale_ttm(inc):
+    inc.loc[_one(inc, "AAPL", "ttm", "2023-09-30"), "revenue"] += 1e9
+    return inc
+
+
+def _filed_before_period_end(inc):
+    i = _one(inc, "AAPL", "annual", "2023-09-30")
+    inc.loc[i, "filing_date"] = inc.loc[i, "report_period"] - pd.Timedelta(days=1)
+    return inc
+
+
+def _comparative_filing_date(inc):  # a FY2021 row dated by the FY2023 10-K that restated it
+    inc.loc[_one(inc, "AAPL", "annual", "2021-09-25"), "filing_date"] = pd.Timestamp("2023-11-03")
+    return inc
+
+
+def _eps_as_reported_before_the_split(inc):
+    i = _one(inc, "NVDA", "quarterly", "2024-04-28")  # filed 2024-05-29, before the 10-for-1 split
+    inc.loc[i, "earnings_per_share_diluted"] *= 10
+    inc.loc[i, "earnings_per_share"] *= 10
+    return inc
+
+
+def _shares_as_reported_before_the_split(inc):
+    before = _rows(inc, "NVDA", "quarterly") & (inc["filing_date"] < pd.Timestamp("2024-06-10"))
+    inc.loc[before, "weighted_average_shares"] /= 10
+    return inc
+
+
+def _fcf_without_capex(cf):
+    i = _one(cf, "AAPL", "annual", "2023-09-30")
+    cf.loc[i, "capital_expenditure"] = np.nan  # free_cash_flow kept: a silently different formula
+    return cf
+
+
+def _no_cik(inc):
+    inc.loc[_one(inc, "AAPL", "annual", "2023-09-30"), "cik"] = pd.NA
+    return inc
+
+
+def _dotted_ticker(cf):
+    t = cf["ticker"].astype(str).replace({"BRK-B": "BRK.B"})
+    cf["ticker"] = t.astype("category")
+    return cf
+
+
+def _pe_off(fm):
+    fm.loc[_one(fm, "AAPL", "annual", "2023-09-30"), "price_to_earnings_ratio"] *= 1.1
+    return fm
+
+
+def _market_cap_off(cf):
+    cf.loc[cf["ticker"].astype(str) == "AAPL", "market_cap"] *= 3
+    return cf
+
+
+def _price_spike(p):
+    i = p.index[(p["ticker"].astype(str) == "MSFT") & (p["time"] == pd.Timestamp("2024-03-04", tz="UTC"))][0]
+    for c in ("open", "high", "low", "close"):
+        p.loc[i, c] *= 3
+    return p
+
+
+def _unadjusted_split(p):
+    before = (p["ticker"].astype(str) == "NVDA") & (p["time"] < pd.Timestamp("2024-06-10", tz="UTC"))
+    for c in ("open", "high", "low", "close"):
+        p.loc[before, c] *= 10
+    return p
+
+
+def _weekend_bar(p):
+    i = p.index[(p["ticker"].astype(str) == "MSFT") & (p["time"] == pd.Timestamp("2024-03-04", tz="UTC"))][0]
+    p.loc[i, "time"] = pd.Timestamp("2024-03-02", tz="UTC")
+    return p
+
+
+def _value_in_thousands(io):
+    i = io.index[(io["ticker"].astype(str) == "AAPL") & io["put_call"].isna()
+                 & (io["report_period"] == pd.Timestamp("2022-12-31"))][0]  # fmt: skip
+    io.loc[i, "market_value"] /= 1000
+    return io
+
+
+def _missing_month(inf):
+    return inf.drop(index=inf.index[(inf["series"] == "cpi_all_items") & (inf["date"] == pd.Timestamp("2020-06-01"))])
+
+
+def _joined_labels(seg):
+    seg["segment_label"] = seg["segment_label"].astype("string")
+    seg.loc[seg.index[0], "segment_label"] = "IPhone;us-gaap:StatementBusinessSegmentsAxis=AmericasMember"
+    return seg
+
+
+def _subtotal_kept(seg):
+    row = seg[(seg["ticker"].astype(str) == "AAPL") & (seg["period"].astype(str) == "annual")
+              & (seg["report_period"] == pd.Timestamp("2023-09-30"))
+              & (seg["segment_type"].astype(str) == "product")]  # fmt: skip
+    parent = row.iloc[[0]].copy()
+    parent["amount"] = row["amount"].sum()
+    parent["segment_label"] = "Products"
+    parent["item"] = int(seg["item"].max()) + 1
+    return pd.concat([seg, parent], ignore_index=True)
+
+
+BITES: dict[str, tuple[str, Callable[[pd.DataFrame], pd.DataFrame]]] = {
+    "balance_sheet_identity": ("balance_sheets", _unbalanced),
+    "unique_statement_rows": ("income_statements", _duplicate_row),
+    "quarters_contiguous": ("income_statements", _skip_a_quarter),
+    "fiscal_labels": ("income_statements", _mislabel),
+    "quarters_sum_to_year": ("income_statements", _restated_quarter),
+    "ttm_is_last_four_quarters": ("income_statements", _stale_ttm),
+    "filed_after_period_for_that_period": ("income_statements", _filed_before_period_end),
+    "eps_times_shares_is_net_income": ("income_statements", _eps_as_reported_before_the_split),
+    "share_counts_on_one_basis": ("income_statements", _shares_as_reported_before_the_split),
+    "eps_on_the_split_basis": ("income_statements", _eps_as_reported_before_the_split),
+    "free_cash_flow_formula": ("cash_flow_statements", _fcf_without_capex),
+    "identifiers_present": ("income_statements", _no_cik),
+    "tickers_join_across_datasets": ("company_facts", _dotted_ticker),
+    "pe_matches_price_over_eps": ("financial_metrics", _pe_off),
+    "market_cap_matches_price_times_shares": ("company_facts", _market_cap_off),
+    "daily_moves_explained": ("prices", _price_spike),
+    "splits_applied_to_prices": ("prices", _unadjusted_split),
+    "volumes_are_counts": ("prices", _negative_volume),
+    "bars_on_trading_days": ("prices", _weekend_bar),
+    "institutional_value_near_market_price": ("institutional_ownership", _value_in_thousands),
+    "inflation_changes_by_date": ("inflation", _missing_month),
+    "segment_labels_clean": ("segmented_revenues", _joined_labels),
+    "segment_members_within_revenue": ("segmented_revenues", _subtotal_kept),
+}
+
+
+def test_every_invariant_has_a_bite_test():
+    assert set(BITES) == set(INVARIANTS)
+
+
+@pytest.mark.parametrize("name", list(BITES))
+def test_each_invariant_bites(tmp_path, name):
+    dataset, change = BITES[name]
+    lake = _corrupt(tmp_path, dataset, change)
+    (result,) = validate(lake, only=[name])
+    assert result.violations, f"{name} did not notice the corruption of {dataset}"
+
+
+def test_a_comparative_filing_date_is_caught(tmp_path):
+    lake = _corrupt(tmp_path, "income_statements", _comparative_filing_date)
+    (result,) = validate(lake, only=["filed_after_period_for_that_period"])
+    assert result.violations == 1
