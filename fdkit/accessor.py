@@ -18,8 +18,29 @@ import numpy as np
 import pandas as pd
 
 from . import plot as _plot
+from .basis import basis_of, rebase
 from .filters import apply_filters, filters_from_kwargs
 from .ratios import FAMILIES, compute_ratios, trailing_twelve_months
+
+
+def _split_table(df: pd.DataFrame, splits: pd.DataFrame | None) -> pd.DataFrame:
+    """The given split table, or ``fdkit.splits`` of the frame's tickers (from the default client)."""
+    if splits is not None:
+        return splits.reset_index() if "ticker" not in splits.columns else splits
+    tickers = sorted({str(t) for t in (df.index.get_level_values("ticker") if "ticker" in (df.index.names or [])
+                                       else df["ticker"])})  # fmt: skip
+    from .api import splits as fetch_splits  # noqa: PLC0415 - the accessor fetches only when bases differ
+
+    return fetch_splits(tickers, errors="ignore").reset_index()
+
+
+def _on_basis_of(statements: pd.DataFrame, prices: pd.DataFrame, splits: pd.DataFrame | None) -> pd.DataFrame:
+    """``prices`` on the statements' split basis (unchanged when either frame does not say its basis)."""
+    want, have = basis_of(statements), basis_of(prices)
+    if want is None or have is None or want == have:
+        return prices
+    return rebase(prices, want, _split_table(prices, splits), source=have)
+
 
 __all__ = ["FdsAccessor", "DEFAULT_FILING_LAG_DAYS"]
 
@@ -190,6 +211,7 @@ class FdsAccessor:
         growth: bool = False,
         lag: int = 1,
         families: list[str] | None = None,
+        splits: pd.DataFrame | None = None,
     ) -> pd.DataFrame:
         """Financial ratios of a statement frame (e.g. from ``fdkit.financials``), per row, grouped by ticker.
 
@@ -202,6 +224,10 @@ class FdsAccessor:
             lag: periods back for growth.
             families: any of ``profitability, liquidity, solvency, efficiency, valuation, growth, per_share``
                 (default: all that apply).
+            splits: the split table used when ``prices`` say they are on another split basis than the statements
+                (``attrs["split_basis"]``, see :mod:`fdkit.basis`); default: ``fdkit.splits`` of the tickers. Raw
+                prices from elsewhere, marked ``px.attrs["split_basis"] = "raw"``, give the same P/E as the
+                service's adjusted ones.
 
         Returns:
             A frame of float64 ratios on the statement frame's index.
@@ -224,7 +250,31 @@ class FdsAccessor:
             from .errors import BadRequestError
 
             raise BadRequestError(f"unknown ratio families {unknown}; known: {', '.join(FAMILIES)}")
+        if prices is not None:
+            prices = _on_basis_of(self._df, prices, splits)
         return compute_ratios(df, prices, growth=growth or "growth" in families, families=families, lag=lag)
+
+    def adjust(
+        self, to: str = "adjusted", splits: pd.DataFrame | None = None, *, source: str | None = None
+    ) -> pd.DataFrame:
+        """Move prices, per-share values and share counts to another split basis.
+
+        Args:
+            to: ``adjusted`` (every split the service lists), ``raw`` (as traded / as reported on the filing day)
+                or an ISO date (the splits up to that day).
+            splits: the split table (default: ``fdkit.splits`` of the frame's tickers).
+            source: the frame's basis when it does not say (``attrs["split_basis"]``).
+
+        Returns:
+            A copy on the new basis (``attrs["split_basis"]`` set).
+
+        Example:
+            >>> import fdkit
+            >>> px = fdkit.prices("NVDA", start_date="2024-06-06", end_date="2024-06-11")
+            >>> px.fds.adjust("raw")["close"].round(2).tolist()
+            [1209.36, 1208.26, 121.73, 120.86]
+        """
+        return rebase(self._df, to, _split_table(self._df, splits), source=source)
 
     def screen(self, filters: list[dict[str, Any]] | None = None, **kwargs: Any) -> pd.DataFrame:
         """Keep the rows passing every filter (AND), sorted by ticker: the service screener's semantics.

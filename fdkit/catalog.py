@@ -115,6 +115,8 @@ class Endpoint:
         invalid_examples: requests the service must answer with 400 (the tests send them).
         record_key: fields that identify one record of one request's answer; the paginator drops a record whose
             key it saw on an earlier page (a service repeating records). Empty: records are never dropped.
+        split_adjusted: prices, per-share values and share counts are adjusted for every split the service lists
+            (frames say so in ``attrs["split_basis"]``, see :mod:`fdkit.basis`).
     """
 
     name: str
@@ -147,6 +149,7 @@ class Endpoint:
     examples: tuple[Mapping[str, Any], ...] = ()
     invalid_examples: tuple[Mapping[str, Any], ...] = ()
     record_key: tuple[str, ...] = ()
+    split_adjusted: bool = False
 
     def param(self, name: str) -> Param:
         """Return the parameter called ``name``.
@@ -258,6 +261,7 @@ def _statement(name: str, path: str, summary: str, *, period: Param = PERIOD_STM
         summary=summary,
         tickers_listing=kw.pop("tickers_listing", "balance_sheets_tickers"),
         record_key=kw.pop("record_key", ("ticker", "report_period", "period", "accession_number")),
+        split_adjusted=kw.pop("split_adjusted", True),
         **kw,
     )
 
@@ -328,6 +332,7 @@ def _search(name: str, path: str, params: tuple[Param, ...], default_limit: int,
         dataset="financial_metrics",
         params=params,
         summary=summary,
+        split_adjusted=True,
     )
 
 
@@ -440,12 +445,13 @@ _ENDPOINTS: tuple[Endpoint, ...] = (
         "Chosen line items for several tickers at once.",
     ),  # fmt: skip
     # --- market data --------------------------------------------------------------------------------------
-    _prices("prices", "/prices", ("minute", "day", "week", "month", "year"), "Equity OHLCV bars.", tier="free"),
+    _prices("prices", "/prices", ("minute", "day", "week", "month", "year"), "Equity OHLCV bars.", tier="free",
+            split_adjusted=True),  # fmt: skip
     _prices("crypto_prices", "/crypto/prices", ("minute", "day", "week", "month", "year"), "Crypto OHLCV bars."),
     _snapshot(
         "price_snapshot", "/prices/snapshot", "snapshot", "price_snapshot", "Latest price of one ticker.",
         params=(TICKER_REQ,), dataset="prices", index=("ticker", "time"), tier="free", ticker_param="ticker",
-        time_index="time",
+        time_index="time", split_adjusted=True,
     ),  # fmt: skip
     Endpoint(
         name="news",
@@ -549,6 +555,7 @@ _ENDPOINTS: tuple[Endpoint, ...] = (
         one_of=(("investor", "ticker"),),
         dataset="institutional_ownership",
         summary="13F holdings by investor and/or ticker.",
+        split_adjusted=True,
     ),
     # --- company ------------------------------------------------------------------------------------------
     _snapshot(
@@ -683,6 +690,7 @@ _ENDPOINTS: tuple[Endpoint, ...] = (
         dataset="earnings",
         shape="earnings",
         summary="Earnings releases: reported figures per quarter with the annual context.",
+        split_adjusted=True,
     ),
     _kpi("kpi_guidance", "/kpi/guidance", "Forward guidance by metric."),
     _kpi("kpi_non_gaap", "/kpi/non-gaap", "Non-GAAP metrics."),

@@ -94,7 +94,9 @@ def financials(
     for other in frames[1:]:
         new = [col for col in other.columns if col not in out.columns]
         out = out.join(other[new], how="outer")
-    return out.sort_index()
+    out = out.sort_index()
+    out.attrs = dict(frames[0].attrs)  # the split basis of the statements
+    return out
 
 
 def filing_exhibits(ticker: str, filing_type: str, year: int, *, client: Client | None = None,

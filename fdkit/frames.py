@@ -255,6 +255,13 @@ def records_of(
 
 
 def _finish(ep: Endpoint, df: pd.DataFrame, params: Mapping[str, Any]) -> pd.DataFrame:
+    df = _indexed(ep, df, params)
+    if ep.split_adjusted:  # prices and per-share values of the service share one split basis (fdkit.basis)
+        df.attrs["split_basis"] = "adjusted"
+    return df
+
+
+def _indexed(ep: Endpoint, df: pd.DataFrame, params: Mapping[str, Any]) -> pd.DataFrame:
     index = list(ep.index)
     when = ep.time_index
     if when is not None and params.get("interval") != "minute" and when in df.columns:
