@@ -8,17 +8,36 @@ import pandas as pd
 
 SEC_PD = "US government work (SEC EDGAR), public domain"
 YAHOO = "Yahoo Finance data via a public repository without a licence file; reference/test use only"
+PYSTOCK = "CC BY-SA 4.0 (eliangcs/pystock-data); prices are Yahoo data, Yahoo's terms apply"
+R2 = "../shared/data-real-2/"
 
 #: dataset -> (sources in ../shared/data-real, licence, method)
 PROVENANCE: dict[str, tuple[str, str, str]] = {
     "income_statements": (
         "fundamentals/sec_companyfacts/*.json.gz (AAPL, NVDA, GOOGL, TSLA); fundamentals/xbrl_instance_facts/*"
-        " (other tickers, filings with a known filing date); company/sec_submissions/*_index.csv (accessions)",
-        SEC_PD,
-        "us-gaap concepts mapped to fields (CONCEPTS.md). Each fact keeps the value and filing of the FIRST "
-        "10-K/10-Q that reported it (companyfacts repeats restated values in later filings). Quarterly flows: "
-        "the 3-month fact, else YTD minus the previous YTD; fiscal Q4 = FY minus nine months, known at the "
-        "10-K's filing date. TTM = sum of the last four quarters (flows), latest quarter (stocks).",
+        " (other tickers, filings with a known filing date); company/sec_submissions/*_index.csv (accessions); "
+        f"{R2}fundamentals_pystock/pystock_sec_reports_asof_2015_2017.csv.gz (S&P 500 members 2015-2017, "
+        "company/sp500_constituents.csv for the CIKs)",
+        SEC_PD + "; pystock rows " + PYSTOCK,
+        "us-gaap concepts mapped to fields (CONCEPTS.md). POINT IN TIME: a row is dated by its anchor, the filing "
+        "that first reported the period (its first revenue or net income fact), and uses only facts filed by "
+        "then, each with the value of the FIRST filing that reported it: a later restatement never reaches an "
+        "earlier row. A period whose first XBRL report came more than 200 days after its end (a comparative in a "
+        "later filing; its own report predates XBRL) is left out. Quarters are found and labelled by the filer's "
+        "fiscal calendar: quarter n ends about 3n months after the fiscal year starts (52/53-week years within "
+        "20 days), never by calendar month. Quarterly flows: the 3-month fact, else YTD minus the previous YTD "
+        "of the same fiscal year; fiscal Q4 = FY minus the three first-reported quarters (so the four always add "
+        "up to the year), known at the 10-K's filing date; a quarter not reported directly has no share count. "
+        "Where a ticker's quarters have a hole (a gap of 4-13 months), only the longest contiguous run of that "
+        "span is kept. SPLIT BASIS: per-share values (USD/shares) are divided, and share counts multiplied, by "
+        "the splits (dataset `splits`) between the fact's filing day and 2026-02-25, the prices' basis. TTM = "
+        "sum of the last four quarters (flows, EPS too), latest quarter (stocks); a TTM row has no form type. "
+        "pystock rows (tickers without companyfacts, periods without XBRL rows): the crawler's first sighting "
+        "is the filing date (the filing day or the day after; sightings on its first day, 2015-03-23, are "
+        "left out: they are no filing dates), amended reports left out, 10-Q cash flows differenced within the "
+        "fiscal year, Q4 = FY - (Q1+Q2+Q3). cik on every row; filing_url = the EDGAR filing index where the "
+        "accession is known, else the EDGAR list of the company's filings of that form up to the filing day "
+        "(pystock rows and some instance documents name no accession).",
     ),
     "balance_sheets": ("as income_statements", SEC_PD, "instants at the period end; derived fields in CONCEPTS.md"),
     "cash_flow_statements": ("as income_statements", SEC_PD, "as income_statements; capex and payouts negative"),
@@ -32,10 +51,14 @@ PROVENANCE: dict[str, tuple[str, str, str]] = {
         "segments/segment_product_geography_revenue_from_xbrl.csv (dimensional XBRL facts of the bundled "
         "10-K/10-Q instance documents)",
         SEC_PD,
-        "revenue facts whose only dimensions are ProductOrService, BusinessSegments or Geographical axes; one "
-        "row per item x member; labels are the XBRL member names without 'Member'; first filing kept; "
-        "fiscal_period from the statement of the same (ticker, report_period, period), missing where the "
-        "lake has no such statement",
+        "revenue facts whose only dimensions are ProductOrService, BusinessSegments or Geographical axes (members "
+        "separated by '|' or ';'); one row per item x member; labels are the XBRL member names without 'Member'; "
+        "first filing kept, and only a period's own report (within 200 days of its end). Each axis keeps its "
+        "finest complete breakdown: where an axis adds up to more than the period's revenue, the largest set of "
+        "members adding up to the revenue (0.5%) is kept and subtotals, second breakdowns and memo lines are "
+        "left out (Apple's Products, Amazon's product/service split, NVIDIA's Singapore billing); without a "
+        "revenue figure, a member equal to the sum of others is left out. fiscal_period from the statement of "
+        "the same (ticker, report_period, period), missing where the lake has no such statement",
     ),
     "segmented_financials": (
         "as segmented_revenues",
@@ -48,9 +71,31 @@ PROVENANCE: dict[str, tuple[str, str, str]] = {
         "(before), prices/etf_index_daily_2021_2026_SPY_QQQ_TLT_GLD_UUP_VIX.csv.gz (ETFs; ^VIX and the incomplete last "
         "session 2026-03-26 left out)",
         YAHOO,
-        "ONE basis: split- and dividend-adjusted as of 2026-02-25 (yfinance auto_adjust). Older bars are the "
-        "2003-2023 file's dividend-adjusted OHLC re-based by the median ratio of the two files' closes over their "
-        "overlap; volumes multiplied by the split ratio of later splits (e.g. NVDA 10:1 2024-06-10).",
+        "The universe's 36 tickers: split- and dividend-adjusted as of 2026-02-25 (yfinance auto_adjust). Older "
+        "bars are the 2003-2023 file's dividend-adjusted OHLC re-based by the median ratio of the two files' "
+        "closes over their overlap; volumes multiplied by the ratio of later splits, read from the overlap's "
+        "volume ratio (AVGO 10, not the 11 its dividend-carrying close ratio rounds to). Other S&P 500 members, "
+        f"2015-03-20 .. 2017-03-31, from {R2}prices/pystock_us_equities_daily_2015_2017.parquet: raw closes "
+        "divided (volumes multiplied) by the splits after each day: split-adjusted as of 2026-02-25 but NOT "
+        "dividend-adjusted. Left out: MS and NEE (the source mixes another security's bars into theirs).",
+    ),
+    "splits": (
+        f"{R2}corporate_actions/stock_splits_2015_2026_coffee-cpu.csv; prices/lean_factor_files.csv; the raw and "
+        f"adjusted closes of {R2}prices/pystock_us_equities_daily_2015_2017.parquet",
+        "MIT (split table); Apache-2.0 (LEAN); " + PYSTOCK,
+        "one row per (ticker, ex-date): ratio = new shares per old share. Precedence: the split table (its date is "
+        "the distribution date; the ex-date is the next trading day), LEAN factor files (a change of split "
+        "factor), then the pystock close pairs (around an event the crawl's adjusted close carries the event's "
+        "price factor; a factor within 1% of q/p with p, q <= 10 is a p-for-q split, dated by the day the raw "
+        "close moves by it; other factors are dividends or spin-offs). Only splits up to 2026-02-25. Complete for "
+        "what the lake's per-share values need (splits after each ticker's first filing in the lake), not a "
+        "full history (e.g. NVDA's 2000-2007 splits are missing).",
+    ),
+    "labor": (
+        f"{R2}macro/fred_us_macro_long_1980_2025.csv.gz (PAYEMS, UNRATE, U6RATE, CIVPART, AHETPI, JTSJOL, ICSA)",
+        "BLS / US Department of Labor via FRED, public domain",
+        "the FRED vintage of 2026-01-02 (not real-time vintages); change = value - the value a month (claims: a "
+        "week) earlier, by date: missing where that observation is missing (October 2025, shutdown)",
     ),
     "prices_minute": (
         "prices/lean_minute_trade_bars_AAPL_SPY.csv + prices/lean_daily_raw_unadjusted.csv.gz",
@@ -72,7 +117,9 @@ PROVENANCE: dict[str, tuple[str, str, str]] = {
         "company/universe.csv, company/sec_entity_profiles_AAPL_MSFT_NVDA_TSLA.csv, company/employees_from_10k.csv",
         "S&P 500 constituents ODC-PDDL-1.0; SEC data public domain",
         "GICS sector/sub-industry, HQ, CIK; SIC and exchange where the SEC profile is bundled; market cap = last "
-        "close x latest weighted shares; former_tickers holds the SEC former names",
+        "close x the latest shares outstanding (else weighted shares), both on the split basis; former_tickers "
+        "holds the SEC former names. The other S&P 500 members (company/sp500_constituents.csv) with name, CIK, "
+        "sector, industry and location. Class shares are spelled with a dash (BRK-B) everywhere.",
     ),
     "filings": ("company/sec_submissions/*_recent_filings_index.csv", SEC_PD, "URL = EDGAR archive path"),
     "filing_items": (
@@ -92,7 +139,9 @@ PROVENANCE: dict[str, tuple[str, str, str]] = {
         "insider/form13f_holdings_parsed.csv, company/sec_company_tickers.csv",
         SEC_PD,
         "issuer names matched to tickers by normalised SEC title; values before 2023-01-03 were in USD thousands "
-        "and are multiplied by 1,000; rows of one (ticker, period, investor, put/call) summed",
+        "and are multiplied by 1,000, and so are the filings after it whose median value / shares is about a "
+        "thousandth of the close (filers that kept reporting thousands); share counts on the split basis; rows "
+        "of one (ticker, period, investor, put/call) summed",
     ),
     "interest_rates": (
         "rates/fred_DFEDTAR_*.csv, rates/fred_DFEDTARU_*.csv, rates/ecb_key_interest_rates_daily_1999_2024.csv",
@@ -106,9 +155,11 @@ PROVENANCE: dict[str, tuple[str, str, str]] = {
         "daily par curve; 4-month tenor from 2022-10-19",
     ),  # fmt: skip
     "inflation": (
-        "macro/us_cpi_monthly_1913_2026.csv, macro/core_cpi_CPILFESL_monthly_1957_2018.csv",
-        "BLS via ODC-PDDL-1.0 repository; FRED via arch (NCSA)",
-        "index level, month-on-month and year-on-year change in percent",
+        f"macro/us_cpi_monthly_1913_2026.csv (cpi_all_items), {R2}macro/fred_us_macro_long_1980_2025.csv.gz "
+        "(CPILFESL: cpi_core 1980-2025)",
+        "BLS via ODC-PDDL-1.0 repository; BLS via FRED, public domain",
+        "index level, month-on-month and year-on-year change in percent, computed by date: a missing month "
+        "(October 2025) gives missing changes against it, never a change against the wrong month",
     ),
     "news": (
         "text/fnspid_nasdaq_headlines_AAPL_page.csv, text/yahoo_headlines_sep2024_MSFT_ADBE_ORCL_PANW.csv",
@@ -133,10 +184,18 @@ LEFT_OUT = """\
 * Hourly bars (LEAN AAPL 1998-2021, BTC/ETH 2018-2022): the service's intervals aggregate minute bars; hourly bars
   served as `minute` would mislead. Size would also exceed the 25 MB target.
 * FinanceToolkit / Yahoo statement exports: SEC XBRL covers the same facts with filing dates.
-* MSFT statements: the bundled MSFT instance documents (FY2015) have no known filing date, and MSFT has no
-  companyfacts file; the AMZN FY2022 and NFLX FY2023/2024-Q3 instance files likewise, so their periods carry the
-  later filing's date (conservative for backtests). UNP is outside the universe.
-* KPIs (`/kpi/*`), labor snapshot: no source in data-real; the endpoints answer with empty lists / 404.
+* The MSFT FY2015 instance documents have no known filing date (MSFT's 2015-2017 statements come from pystock);
+  the AMZN FY2022 and NFLX FY2023/2024-Q3 instance files likewise, so their periods carry the later filing's
+  date (conservative for backtests). UNP is outside the universe.
+* XBRL periods first reported as comparatives more than 200 days after their end (e.g. AAPL FY2007-FY2008,
+  first seen in the FY2009 10-K): their own reports predate XBRL, so no row could carry its true filing date.
+* SEC Financial Statement Data Sets 2009q3-2010q2 (data-real-2): not used yet; with prices for only ~30 tickers
+  in 2010 they would add little point-in-time coverage (see the table below). A candidate for the next build.
+* pystock EPS of issuers with several share classes can be another class's (Visa reads $5.32 for a quarter of
+  about $0.80 per class A share); pystock has no share counts to check it against.
+* Prices: MS and NEE 2015-2017 (the source mixes in another security's bars); dividends after the basis date
+  of each source are not in the S&P 500 members' prices (split-adjusted only).
+* KPIs (`/kpi/*`): no source in data-real; the endpoints answer with empty lists.
 * BoE/BoJ/BoC/RBA rate levels: only decision dates exist in data-real.
 """
 
@@ -155,9 +214,10 @@ def write_sources_md(out: Path, written: dict[str, pd.DataFrame]) -> None:
     lines = [
         "# data/ - the reference lake",
         "",
-        "Built by `python scripts/build_reference_data.py` from `../shared/data-real` (real public data; see its",
-        "SOURCES.md for repository commits). One Parquet dataset per resource under `data/<name>/`; columns and",
-        "dtypes are the record schemas of `fdkit/schema.py`. Rebuilding gives the same rows (tested).",
+        "Built by `python scripts/build_reference_data.py` from `../shared/data-real` and `../shared/data-real-2`",
+        "(real public data; see their SOURCES.md for repository commits). One Parquet dataset per resource under",
+        "`data/<name>/`; columns and dtypes are the record schemas of `fdkit/schema.py`. Rebuilding gives the same",
+        "rows (tested), and every invariant of `fdkit lake validate` holds (tested; table below).",
         "",
         "| dataset | rows | tickers/keys | date range | size |",
         "|---|---:|---:|---|---:|",
@@ -180,8 +240,50 @@ def write_sources_md(out: Path, written: dict[str, pd.DataFrame]) -> None:
         for r in factors.itertuples(index=False):
             lines.append(f"| {r.ticker} | {r.price_factor:.6f} | {r.split_factor:g} | {r.overlap_days} |")
         lines.append("")
+    lines += _coverage(written)
+    lines += _invariants(out)
     lines.append(LEFT_OUT)
     (out / "SOURCES.md").write_text("\n".join(lines))
+
+
+#: days on which the point-in-time coverage is counted
+COVERAGE_DAYS = ("2010-03-31", "2015-06-30", "2016-06-30", "2022-06-30")
+
+
+def _coverage(written: dict[str, pd.DataFrame]) -> list[str]:
+    """Tickers with a quarterly income statement for a period ending in the 6 months before the day, filed on or
+    before it, and a price bar that day: the cross-section a point-in-time backtest has."""
+    inc, px = written["income_statements"], written["prices"]
+    day_of = px["time"].dt.tz_convert(None)
+    lines = ["## Point-in-time coverage", "",
+             "Tickers with a quarterly income statement (revenue reported) for a period ending at most six months "
+             "before the day, filed on or before it, and a price bar on the day.", "",
+             "| day | statements known | price bars | both | what limits it |", "|---|---:|---:|---:|---|"]  # fmt: skip
+    why = {
+        "2010-03-31": "prices: only the universe's ~30 tickers before 2015; XBRL statements only for AAPL, NVDA",
+        "2015-06-30": "pystock sightings start 2015-03-23 (earlier filings have no filing date)",
+        "2016-06-30": "the pystock window (S&P 500 members, 2015-2017)",
+        "2022-06-30": "statements after 2017: companyfacts (AAPL, NVDA, GOOGL, TSLA) and FY2024+ instance files",
+    }
+    for d in COVERAGE_DAYS:
+        day = pd.Timestamp(d)
+        q = inc[(inc["period"] == "quarterly") & inc["revenue"].notna() & (inc["filing_date"] <= day)
+                & (inc["report_period"] >= day - pd.DateOffset(months=6))]  # fmt: skip
+        known = set(q["ticker"].astype(str))
+        bars = set(px.loc[day_of == day, "ticker"].astype(str))
+        lines.append(f"| {d} | {len(known)} | {len(bars)} | {len(known & bars)} | {why[d]} |")
+    return [*lines, ""]
+
+
+def _invariants(out: Path) -> list[str]:
+    """The validation report of the lake just written (``fdkit lake validate``)."""
+    from fdkit.validate import validate
+
+    lines = ["## Invariants (`fdkit lake validate`)", "", "| invariant | violations | rule |", "|---|---:|---|"]
+    for r in validate(out):
+        rule = r.description.replace("|", "\\|")
+        lines.append(f"| `{r.name}` | {r.violations if r.violations is not None else '-'} | {rule} |")
+    return [*lines, ""]
     _write_concepts(out)
 
 
@@ -211,12 +313,19 @@ def _write_concepts(out: Path) -> None:
         "* `goodwill_and_intangible_assets` = goodwill + intangibles; `investments` = current + non-current",
         "* `current_debt` = DebtCurrent, else long-term debt current + commercial paper; `total_debt` = current + "
         "non-current debt",
-        "* `capital_expenditure` = -payments for PP&E; `free_cash_flow` = operating cash flow - payments for PP&E",
+        "* `capital_expenditure` = -payments for PP&E; `free_cash_flow` = operating cash flow - payments for PP&E, "
+        "missing when either is missing (never operating cash flow alone)",
+        "* `shareholders_equity` includes minority interest; `total_liabilities` = Liabilities, or liabilities and "
+        "equity - equity where the reported liabilities and equity do not add up to the reported total (mezzanine "
+        "equity such as redeemable noncontrolling interests counts with the liabilities)",
+        "* share counts tagged in thousands (NVDA's early filings: EPS x shares x 1,000 = net income) are scaled "
+        "by 1,000",
+        "* per-share values and share counts are on the split basis of 2026-02-25 (see SOURCES.md, `splits`)",
         "* `dividends_and_other_cash_distributions` = -dividends paid; `issuance_or_purchase_of_equity_shares` = "
         "stock issued - repurchased; `issuance_or_repayment_of_debt_securities` = issued - repaid + commercial "
         "paper (net)",
-        "* quarterly share counts: the 3-month weighted average; a derived fiscal Q4 takes the fiscal year's",
-        "* derived fiscal Q4 EPS = FY EPS - nine-month EPS (the usual approximation)",
+        "* quarterly share counts: the 3-month weighted average; a quarter not reported directly has none",
+        "* derived fiscal Q4 flows = FY - (Q1 + Q2 + Q3), EPS too (the usual approximation)",
         "",
     ]
     (out / "CONCEPTS.md").write_text("\n".join(lines))
