@@ -89,6 +89,13 @@ def _demo(args: argparse.Namespace) -> int:
     if not fin.empty:
         latest = fin.join(ratios[[c for c in ratios.columns if c not in fin.columns]])
         latest = latest.groupby(level="ticker", observed=True).tail(1)
+        # a statement far older than the price window is no "latest" for it: say so instead of mixing eras
+        cutoff = pd.Timestamp(args.end_date) - pd.DateOffset(months=18)
+        old = latest.index.get_level_values("report_period") < cutoff
+        for ticker, period_end in latest.index[old]:
+            print(f"  (the latest annual statement of {ticker} in this service's data is for {period_end:%Y-%m-%d}, "
+                  f"older than the price window: not shown)")  # fmt: skip
+        latest = latest[~old]
         money = {"revenue": "revenue_bn", "net_income": "net_income_bn"}
         table = latest[[c for c in money if c in latest.columns]].div(1e9).rename(columns=money)
         table = table.round(1)

@@ -657,52 +657,62 @@ def _member_label(member: str) -> str:
 
 
 def _leaves(rev: pd.DataFrame, revenue_of: dict) -> pd.DataFrame:
-    """Keep the finest complete breakdown of each segment axis, so that summing an axis never counts twice.
+    """Keep one complete breakdown per segment axis, so that summing an axis never counts twice.
 
     Filers report subtotals (Apple's Products = iPhone + Mac + iPad + Wearables), two breakdowns on one axis
-    (Amazon's product/service split beside its seven sales lines; Meta's revenue by user geography beside
-    US & Canada) and memo lines (NVIDIA's Singapore billing). Where one axis of one report adds up to more than
-    the period's revenue (+1%), the largest set of its members that adds up to the revenue (within 0.5%) is
-    kept and the other members are left out; where no revenue is known, a member equal to the sum of two or more
-    others is left out as a subtotal. Where several revenue concepts report the same members, the first concept
-    of the mapping is kept."""
+    (Amazon's product/service split beside its seven sales lines; Apple's early product lines beside its
+    geographic segments) and memo lines (NVIDIA's Singapore billing, Meta's US beside US & Canada). Only where
+    an axis of one report adds up to more than the period's revenue (+1%) is anything left out, by the first of
+    these that brings the axis to the revenue (within 1%): (1) subtotals, members equal to the sum of two or more
+    smaller members; (2) one or two memo members; (3) a coarse breakdown of two or three members that alone add
+    up to the revenue, beside a finer one. If none does, the axis is ambiguous and left out of that report.
+    Without a revenue figure, only subtotals are left out. Where several revenue concepts report the same
+    members, the first concept of the mapping is kept."""
     rev = rev.assign(_axis=rev["members"].map(lambda m: m[0][0] if len(m) == 1 else None),
                      _rank=rev["concept"].map(lambda c: CONCEPT_ORDER.get(c.split(":", 1)[1], 99)))  # fmt: skip
     rev = rev.sort_values("_rank", kind="stable").drop_duplicates(["ticker", "start", "end", "members"])
     drop: list = []
     for (ticker, start, end, _), g in rev[rev["_axis"].notna()].groupby(["ticker", "start", "end", "_axis"]):
-        amounts = g["value"].to_numpy(dtype=float)
         total = revenue_of.get((ticker, end, "annual" if (end - start).days > 300 else "quarterly"))
-        if total is not None and total > 0:
-            if amounts.sum() <= 1.01 * total or len(g) > 18:
-                continue
-            keep = _largest_partition(amounts, total)
-            if keep is not None:
-                drop.extend(g.index[~keep])
-            continue
-        for i, a in enumerate(amounts):  # no revenue to compare with: drop members that are sums of others
-            others = np.delete(amounts, i)
-            if a > 0 and len(others) >= 2 and len(g) <= 16 and _is_subset_sum(others, a):
-                drop.append(g.index[i])
+        keep = _one_breakdown(g["value"].to_numpy(dtype=float), total)
+        drop.extend(g.index[~keep])
     return rev.drop(index=drop).drop(columns=["_axis", "_rank"])
 
 
-def _largest_partition(amounts: np.ndarray, total: float) -> np.ndarray | None:
-    """The largest set of amounts adding up to ``total`` within 0.5% (a boolean mask), or None."""
+def _one_breakdown(amounts: np.ndarray, total: float | None) -> np.ndarray:
+    """Which members of one axis to keep (see :func:`_leaves`)."""
     from itertools import combinations  # noqa: PLC0415
 
     n = len(amounts)
-    for size in range(n - 1, 1, -1):
+    keep = np.ones(n, dtype=bool)
+    subtotals = np.array([bool(a > 0 and n <= 16 and _is_subset_sum(amounts[amounts < a], a)) for a in amounts])
+    if total is None or not total > 0:
+        return ~subtotals
+    if amounts.sum() <= 1.01 * total:
+        return keep
+
+    def close(x: float) -> bool:
+        return abs(x - total) <= 0.01 * total
+
+    if subtotals.any() and close(amounts[~subtotals].sum()):
+        return ~subtotals
+    for size in (1, 2):
         for combo in combinations(range(n), size):
-            if abs(amounts[list(combo)].sum() - total) <= 0.005 * total:
-                mask = np.zeros(n, dtype=bool)
-                mask[list(combo)] = True
-                return mask
-    return None
+            if close(amounts.sum() - amounts[list(combo)].sum()):
+                keep[list(combo)] = False
+                return keep
+    for size in (2, 3):
+        for combo in combinations(range(n), size):
+            if close(amounts[list(combo)].sum()) and close(amounts.sum() - amounts[list(combo)].sum()):
+                keep[list(combo)] = False
+                return keep
+    return np.zeros(n, dtype=bool)
 
 
 def _is_subset_sum(others: np.ndarray, target: float) -> bool:
     """Whether two or more of ``others`` add up to ``target`` within 0.1%."""
+    if len(others) < 2 or others.sum() < 0.999 * target:
+        return False
     from itertools import combinations  # noqa: PLC0415
 
     for size in range(2, len(others) + 1):

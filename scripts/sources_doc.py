@@ -53,11 +53,13 @@ PROVENANCE: dict[str, tuple[str, str, str]] = {
         SEC_PD,
         "revenue facts whose only dimensions are ProductOrService, BusinessSegments or Geographical axes (members "
         "separated by '|' or ';'); one row per item x member; labels are the XBRL member names without 'Member'; "
-        "first filing kept, and only a period's own report (within 200 days of its end). Each axis keeps its "
-        "finest complete breakdown: where an axis adds up to more than the period's revenue, the largest set of "
-        "members adding up to the revenue (0.5%) is kept and subtotals, second breakdowns and memo lines are "
-        "left out (Apple's Products, Amazon's product/service split, NVIDIA's Singapore billing); without a "
-        "revenue figure, a member equal to the sum of others is left out. fiscal_period from the statement of "
+        "first filing kept, and only a period's own report (within 200 days of its end). One complete breakdown "
+        "per axis: where an axis adds up to more than the period's revenue (+1%), the first of these that brings "
+        "it to the revenue (1%) is left out: subtotals (a member equal to the sum of smaller ones: Apple's "
+        "Products), one or two memo members (NVIDIA's Singapore billing), a coarse breakdown of two or three "
+        "members beside a finer one (Amazon's product/service split); if none does, the axis is ambiguous and "
+        "left out of that report (Apple's FY2010 product lines mixed with its geographic segments). Without a "
+        "revenue figure, subtotals are left out. fiscal_period from the statement of "
         "the same (ticker, report_period, period), missing where the lake has no such statement",
     ),
     "segmented_financials": (
@@ -244,6 +246,7 @@ def write_sources_md(out: Path, written: dict[str, pd.DataFrame]) -> None:
     lines += _invariants(out)
     lines.append(LEFT_OUT)
     (out / "SOURCES.md").write_text("\n".join(lines))
+    _write_concepts(out)
 
 
 #: days on which the point-in-time coverage is counted
@@ -284,7 +287,6 @@ def _invariants(out: Path) -> list[str]:
         rule = r.description.replace("|", "\\|")
         lines.append(f"| `{r.name}` | {r.violations if r.violations is not None else '-'} | {rule} |")
     return [*lines, ""]
-    _write_concepts(out)
 
 
 def _write_concepts(out: Path) -> None:

@@ -286,6 +286,17 @@ def test_demo_main_job(tmp_path, monkeypatch):
     assert (tmp_path / "prices.parquet").stat().st_size > 0 and (tmp_path / "performance.png").stat().st_size > 0
 
 
+def test_demo_says_which_statements_are_too_old_to_show(tmp_path, monkeypatch, capsys):
+    from fdkit.cli import main
+
+    monkeypatch.setenv("MPLBACKEND", "Agg")
+    assert main(["demo", "--out", str(tmp_path), "--tickers", "AAPL", "MSFT"]) == 0
+    out = capsys.readouterr().out
+    assert "latest annual statement of MSFT in this service's data is for 2016-06-30" in out
+    table = out.split("money in USD bn):", 1)[1]
+    assert "AAPL   2025-09-27" in table and "MSFT   2016" not in table
+
+
 def test_a_long_date_range_is_returned_whole(ref_client):
     """One request caps at 5,000 bars; the client continues window by window (no silent truncation)."""
     df = ref_client.prices("AAPL", start_date="2003-01-01", end_date="2026-02-25")
