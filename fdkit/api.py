@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 #: a date parameter: ``"YYYY-MM-DD"``, a ``datetime.date`` (``pandas.Timestamp`` is one) or a ``numpy.datetime64``
 DateLike = str | datetime.date | np.datetime64
 
-__all__ = ["income_statements", "balance_sheets", "cash_flow_statements", "segmented_revenues", "income_statement_segments", "balance_sheet_segments", "cash_flow_statement_segments", "financial_metrics", "financial_metrics_snapshot", "screen", "line_items", "prices", "crypto_prices", "price_snapshot", "news", "filings", "filing_items", "insider_trades", "insider_ownership", "institutional_ownership", "company_facts", "interest_rates", "interest_rate_snapshot", "inflation_snapshot", "labor_snapshot", "inflation", "labor", "yield_curve_snapshot", "yield_curve", "splits", "analyst_estimates", "earnings", "kpi_guidance", "kpi_non_gaap", "kpi_metrics"]
+__all__ = ["income_statements", "balance_sheets", "cash_flow_statements", "segmented_revenues", "income_statement_segments", "balance_sheet_segments", "cash_flow_statement_segments", "financial_metrics", "financial_metrics_snapshot", "screen", "line_items", "prices", "crypto_prices", "price_snapshot", "news", "filings", "filing_items", "insider_trades", "insider_ownership", "institutional_ownership", "company_facts", "interest_rates", "interest_rate_snapshot", "inflation_snapshot", "labor_snapshot", "inflation", "labor", "yield_curve_snapshot", "yield_curve", "statement_vintages", "splits", "analyst_estimates", "earnings", "kpi_guidance", "kpi_non_gaap", "kpi_metrics"]
 
 
 @overload
@@ -1123,6 +1123,51 @@ def yield_curve(start_date: DateLike | None = None, end_date: DateLike | None = 
         'DataFrame'
     """
     return call('yield_curve', {'start_date': start_date, 'end_date': end_date, 'limit': limit}, raw=raw, errors=errors, progress=progress, client=client, unknown=unknown)
+
+
+@overload
+def statement_vintages(ticker: str | Sequence[str], field: str | None = None, period: Literal['annual', 'quarterly', 'instant'] | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, limit: int | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> pd.DataFrame: ...
+@overload
+def statement_vintages(ticker: str | Sequence[str], field: str | None = None, period: Literal['annual', 'quarterly', 'instant'] | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, limit: int | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any: ...
+def statement_vintages(ticker: str | Sequence[str], field: str | None = None, period: Literal['annual', 'quarterly', 'instant'] | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, limit: int | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any:
+    """Every reported value of a statement field with the filing that reported it: the first report and each restatement (an fdkit extension). filing_date_lte=D gives what was known on D.
+
+    ``GET /financials/vintages`` -> a typed frame indexed ``('ticker', 'report_period')``.
+
+    Args:
+        ticker: Ticker symbol, e.g. AAPL. (required; a list fetches each concurrently)
+        field: A statement field (revenue, net_income, total_assets, ...).
+        period: annual and quarterly durations, or balance-sheet instants. (one of annual, quarterly, instant)
+        report_period: report_period equal to (YYYY-MM-DD).
+        report_period_gte: report_period >= (YYYY-MM-DD).
+        report_period_gt: report_period > (YYYY-MM-DD).
+        report_period_lte: report_period <= (YYYY-MM-DD).
+        report_period_lt: report_period < (YYYY-MM-DD).
+        filing_date: filing_date equal to (YYYY-MM-DD).
+        filing_date_gte: filing_date >= (YYYY-MM-DD).
+        filing_date_gt: filing_date > (YYYY-MM-DD).
+        filing_date_lte: filing_date <= (YYYY-MM-DD).
+        filing_date_lt: filing_date < (YYYY-MM-DD).
+        limit: Total records wanted. Values above 10000 are clamped to it. (the service assumes 1000)
+        raw: return the decoded JSON instead of a frame.
+        errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
+        progress: progress bar (default: only on a terminal).
+        **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
+        client: the client (default: the default client).
+
+    Returns:
+        A DataFrame (or JSON with ``raw=True``).
+
+    Raises:
+        BadRequestError: invalid parameters. NotFoundError: unknown ticker. FdkitError: any other failure.
+
+    Example:
+        >>> import fdkit
+        >>> df = fdkit.statement_vintages(ticker='AAPL', field='revenue', period='annual', report_period='2009-09-26')
+        >>> type(df).__name__
+        'DataFrame'
+    """
+    return call('statement_vintages', {'ticker': ticker, 'field': field, 'period': period, 'report_period': report_period, 'report_period_gte': report_period_gte, 'report_period_gt': report_period_gt, 'report_period_lte': report_period_lte, 'report_period_lt': report_period_lt, 'filing_date': filing_date, 'filing_date_gte': filing_date_gte, 'filing_date_gt': filing_date_gt, 'filing_date_lte': filing_date_lte, 'filing_date_lt': filing_date_lt, 'limit': limit}, raw=raw, errors=errors, progress=progress, client=client, unknown=unknown)
 
 
 @overload
@@ -2375,6 +2420,49 @@ class DatasetMethods:
             'DataFrame'
         """
         return call('yield_curve', {'start_date': start_date, 'end_date': end_date, 'limit': limit}, raw=raw, errors=errors, progress=progress, client=cast("Client", self), unknown=unknown)
+
+    @overload
+    def statement_vintages(self, ticker: str | Sequence[str], field: str | None = None, period: Literal['annual', 'quarterly', 'instant'] | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, limit: int | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
+    @overload
+    def statement_vintages(self, ticker: str | Sequence[str], field: str | None = None, period: Literal['annual', 'quarterly', 'instant'] | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, limit: int | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any: ...
+    def statement_vintages(self, ticker: str | Sequence[str], field: str | None = None, period: Literal['annual', 'quarterly', 'instant'] | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, limit: int | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any:
+        """Every reported value of a statement field with the filing that reported it: the first report and each restatement (an fdkit extension). filing_date_lte=D gives what was known on D.
+
+        ``GET /financials/vintages`` -> a typed frame indexed ``('ticker', 'report_period')``.
+
+        Args:
+            ticker: Ticker symbol, e.g. AAPL. (required; a list fetches each concurrently)
+            field: A statement field (revenue, net_income, total_assets, ...).
+            period: annual and quarterly durations, or balance-sheet instants. (one of annual, quarterly, instant)
+            report_period: report_period equal to (YYYY-MM-DD).
+            report_period_gte: report_period >= (YYYY-MM-DD).
+            report_period_gt: report_period > (YYYY-MM-DD).
+            report_period_lte: report_period <= (YYYY-MM-DD).
+            report_period_lt: report_period < (YYYY-MM-DD).
+            filing_date: filing_date equal to (YYYY-MM-DD).
+            filing_date_gte: filing_date >= (YYYY-MM-DD).
+            filing_date_gt: filing_date > (YYYY-MM-DD).
+            filing_date_lte: filing_date <= (YYYY-MM-DD).
+            filing_date_lt: filing_date < (YYYY-MM-DD).
+            limit: Total records wanted. Values above 10000 are clamped to it. (the service assumes 1000)
+            raw: return the decoded JSON instead of a frame.
+            errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
+            progress: progress bar (default: only on a terminal).
+            **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
+
+        Returns:
+            A DataFrame (or JSON with ``raw=True``).
+
+        Raises:
+            BadRequestError: invalid parameters. NotFoundError: unknown ticker. FdkitError: any other failure.
+
+        Example:
+            >>> import fdkit
+            >>> df = fdkit.Client().statement_vintages(ticker='AAPL', field='revenue', period='annual', report_period='2009-09-26')
+            >>> type(df).__name__
+            'DataFrame'
+        """
+        return call('statement_vintages', {'ticker': ticker, 'field': field, 'period': period, 'report_period': report_period, 'report_period_gte': report_period_gte, 'report_period_gt': report_period_gt, 'report_period_lte': report_period_lte, 'report_period_lt': report_period_lt, 'filing_date': filing_date, 'filing_date_gte': filing_date_gte, 'filing_date_gt': filing_date_gt, 'filing_date_lte': filing_date_lte, 'filing_date_lt': filing_date_lt, 'limit': limit}, raw=raw, errors=errors, progress=progress, client=cast("Client", self), unknown=unknown)
 
     @overload
     def splits(self, ticker: str | Sequence[str], start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...

@@ -365,6 +365,17 @@ _SCHEMAS: dict[str, dict[str, str]] = {
     "labor": {"series": C, "date": D, "value": F, "change": F},
     # corporate actions (an fdkit extension): ratio = new shares per old share (4.0 for a 4-for-1 split)
     "splits": {"ticker": C, "date": D, "ratio": F, "source": C},
+    # every reported value of a statement field with the filing that reported it (an fdkit extension)
+    "statement_vintages": {
+        "ticker": C,
+        "period": C,
+        "report_period": D,
+        "field": C,
+        "value": F,
+        "filing_date": D,
+        "accession_number": S,
+        "form_type": C,
+    },  # fmt: skip
     "yield_curve": {
         "date": D,
         **_floats(

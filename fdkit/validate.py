@@ -299,6 +299,26 @@ def _eps_basis(lake: Lake) -> pd.DataFrame:
     return m.loc[bad, ["ticker", "report_period", "ex", "ratio", "eps_prev", "eps"]]
 
 
+@invariant("statements_are_first_reports", "income_statements", "balance_sheets", "statement_vintages")
+def _first_reports(lake: Lake) -> pd.DataFrame:
+    """An annual row's revenue, net income and total assets are the first reported vintage, filed by its filing date."""
+    v = lake["statement_vintages"]
+    v = v.assign(ticker=v["ticker"].astype(str), field=v["field"].astype(str), period=v["period"].astype(str))
+    first = v.sort_values("filing_date", kind="stable").drop_duplicates(["ticker", "field", "period", "report_period"])
+    bad = []
+    for name, field, period in (("income_statements", "revenue", "annual"), ("income_statements", "net_income",
+                                "annual"), ("balance_sheets", "total_assets", "instant")):  # fmt: skip
+        df = lake[name]
+        df = df[df["period"].astype(str) == "annual"][["ticker", "report_period", "filing_date", field]].dropna()
+        df = df.assign(ticker=df["ticker"].astype(str))
+        f = first[(first["field"] == field) & (first["period"] == period)]
+        m = df.merge(f[["ticker", "report_period", "value", "filing_date"]], on=["ticker", "report_period"],
+                     how="left", suffixes=("", "_first"))  # fmt: skip
+        off = m["value"].isna() | (m["filing_date_first"] > m["filing_date"]) | (_rel(m[field], m["value"]) > 1e-9)
+        bad.append(m.loc[off].assign(field=field))
+    return pd.concat(bad, ignore_index=True)
+
+
 @invariant("free_cash_flow_formula", "cash_flow_statements")
 def _fcf(lake: Lake) -> pd.DataFrame:
     """Free cash flow = operating cash flow + capital expenditure, missing when either input is missing."""

@@ -228,16 +228,60 @@ def instance_facts(src: Path, skip: set[str], index: pd.DataFrame) -> pd.DataFra
 
 def first_reported(facts: pd.DataFrame) -> pd.DataFrame:
     """One row per (ticker, concept, start, end): the value and filing that first reported it."""
+    df = every_report(facts)
+    df = df.drop_duplicates(["ticker", "concept", "start", "end"], keep="first")
+    df["days"] = (df["end"] - df["start"]).dt.days + 1
+    df["kind"] = [None if pd.isna(d) else _duration_kind(d) for d in df["days"]]
+    return df.reset_index(drop=True)
+
+
+def every_report(facts: pd.DataFrame) -> pd.DataFrame:
+    """Statement facts in USD, USD/shares or shares, typed and ordered by (ticker, concept, period, filing)."""
     df = facts[facts["form"].isin(STATEMENT_FORMS)].copy()
     df = df[df["unit"].isin(["USD", "USD/shares", "shares"]) | (df["unit"] == "")]
     df["start"] = pd.to_datetime(df["start"])
     df["end"] = pd.to_datetime(df["end"])
     df["filed"] = pd.to_datetime(df["filed"])
-    df = df.sort_values(["ticker", "concept", "start", "end", "filed", "accn"], na_position="first", kind="stable")
-    df = df.drop_duplicates(["ticker", "concept", "start", "end"], keep="first")
+    return df.sort_values(["ticker", "concept", "start", "end", "filed", "accn"], na_position="first", kind="stable")
+
+
+def build_vintages(facts: pd.DataFrame, pystock: pd.DataFrame) -> pd.DataFrame:
+    """Every reported value of a statement field with the filing that reported it: the first report and each
+    later filing that changed it (a restatement, or a prior-year comparative reported differently).
+
+    XBRL facts (all filings of companyfacts, the instance documents): fiscal-year and 3-month durations and
+    period-end instants, the field's first concept that the filing reported; per-share values and share counts
+    on the split basis (``facts`` arrive adjusted). pystock reports: each sighting whose values changed.
+    Derived rows (a fiscal Q4 = FY - 9M, TTM) have no vintages of their own."""
+    per_field = []
+    for field, concepts in CONCEPTS.items():  # a concept may feed two fields (ProfitLoss)
+        if field in _SCHEMA_FIELDS:
+            rank = {c: i for i, c in enumerate(concepts)}
+            hit = facts[facts["concept"].isin(rank)]
+            per_field.append(hit.assign(field=field, rank=hit["concept"].map(rank)))
+    df = pd.concat(per_field, ignore_index=True)
     df["days"] = (df["end"] - df["start"]).dt.days + 1
-    df["kind"] = [None if pd.isna(d) else _duration_kind(d) for d in df["days"]]
-    return df.reset_index(drop=True)
+    kind = df["days"].map(lambda d: None if pd.isna(d) else _duration_kind(d))
+    instant = df["field"].isin(INSTANT_FIELDS) & df["start"].isna()
+    df["period"] = np.where(instant, "instant", np.where(kind == "FY", "annual", np.where(kind == "Q", "quarterly",
+                                                                                         None)))  # fmt: skip
+    df = df[df["period"].notna() & (instant | ~df["field"].isin(INSTANT_FIELDS))]
+    # one value per (filing, field, period): the first concept of the mapping that the filing reported
+    df = df.sort_values(["ticker", "field", "period", "end", "filed", "accn", "rank"], kind="stable")
+    df = df.drop_duplicates(["ticker", "field", "period", "end", "accn"], keep="first")
+    xbrl = pd.DataFrame({"ticker": df["ticker"], "period": df["period"], "report_period": df["end"],
+                         "field": df["field"], "value": df["val"].astype(float), "filing_date": df["filed"],
+                         "accession_number": df["accn"], "form_type": df["form"]})  # fmt: skip
+    out = pd.concat([xbrl, pystock], ignore_index=True)
+    out = out.sort_values(["ticker", "field", "period", "report_period", "filing_date", "accession_number"],
+                          kind="stable", na_position="first").reset_index(drop=True)  # fmt: skip
+    key = ["ticker", "field", "period", "report_period"]
+    prev = out.groupby(key, sort=False)["value"].shift()
+    changed = prev.isna() | ((out["value"] - prev).abs() > 1e-9 * out["value"].abs().clip(lower=1.0))
+    return out[changed].reset_index(drop=True)
+
+
+_SCHEMA_FIELDS = {f for name in STATEMENT_FIELDS for f in STATEMENT_FIELDS[name]}
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -1159,7 +1203,8 @@ def build(src: Path, out: Path, src2: Path | None = None) -> dict[str, pd.DataFr
     index = _filings_index(src)
     cf = companyfacts_facts(src)
     inst = instance_facts(src, set(cf["ticker"].unique()), index)
-    facts = first_reported(pd.concat([cf, inst], ignore_index=True))
+    reports = every_report(pd.concat([cf, inst], ignore_index=True))
+    facts = first_reported(reports)
     daily, factors = build_prices(src)
     members = ru.universe(src)
     raw = ru.raw_prices(src2)
@@ -1168,6 +1213,8 @@ def build(src: Path, out: Path, src2: Path | None = None) -> dict[str, pd.DataFr
     calendar = pd.DatetimeIndex(sorted(set(daily["time"].dt.tz_localize(None)) | set(raw["date"])))
     splits = ru.build_splits(src, src2, calendar, raw[raw["ticker"].isin(wanted)])
     facts = ru.adjust_facts_for_splits(facts, splits)
+    vintages = build_vintages(ru.adjust_facts_for_splits(reports, splits),
+                              ru.pystock_vintages(src2, wanted, splits, MAX_FILING_LAG))  # fmt: skip
     xbrl = build_statements(facts)
     broad = ru.broad_statements(src2, wanted, splits, MAX_FILING_LAG)
     broad = broad[~broad["ticker"].isin(set(cf["ticker"]))]  # companyfacts tickers have their full XBRL history
@@ -1219,6 +1266,7 @@ def build(src: Path, out: Path, src2: Path | None = None) -> dict[str, pd.DataFr
         "inflation": (build_inflation(src, src2), "inflation"),
         "labor": (ru.build_labor(src2), "labor"),
         "splits": (splits, "splits"),
+        "statement_vintages": (vintages, "statement_vintages"),
         "news": (build_news(src), "news"),
         "analyst_estimates": (build_estimates(all_st), "analyst_estimates"),
         "earnings": (build_earnings(all_st), "earnings"),

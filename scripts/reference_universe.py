@@ -268,6 +268,46 @@ def broad_statements(src2: Path, tickers: set[str], splits: pd.DataFrame, max_la
     return pd.DataFrame(rows)
 
 
+def pystock_vintages(src2: Path, tickers: set[str], splits: pd.DataFrame, max_lag: int) -> pd.DataFrame:
+    """Every sighting of a pystock report whose value of a field differs from the previous sighting (amended
+    reports included): ticker, period, report_period, field, value, filing_date, accession_number, form_type.
+
+    Income and cash-flow values of a 10-Q are the quarter's (cash flows: year to date, so they are left out);
+    balance sheet values are period-end instants. The first sighting of each report is its first report, dated
+    as in :func:`broad_statements`."""
+    p = pd.read_csv(src2 / "fundamentals_pystock/pystock_sec_reports_asof_2015_2017.csv.gz",
+                    parse_dates=["end_date", "first_seen_date"])  # fmt: skip
+    p["ticker"] = _norm_ticker(p["symbol"])
+    p = p[(p["first_seen_date"] > p["first_seen_date"].min()) & p["ticker"].isin(tickers)
+          & p["doc_type"].isin(["10-Q", "10-K"])]  # fmt: skip
+    p = p[(p["first_seen_date"] - p["end_date"]).dt.days >= 1]
+    first = p.groupby(["ticker", "end_date", "doc_type"])["first_seen_date"].transform("min")
+    p = p[(first - p["end_date"]).dt.days <= max_lag]
+    k = split_factor(splits, p["ticker"], p["first_seen_date"])
+    for src_col in ("eps_basic", "eps_diluted", "dividend"):
+        p[src_col] = p[src_col] / k
+    parts = []
+    for cols, which in ((_PYSTOCK_INCOME, "flow"), (_PYSTOCK_BALANCE, "instant")):
+        for src_col, field in cols.items():
+            period = np.where(which == "instant", "instant", np.where(p["doc_type"] == "10-K", "annual", "quarterly"))
+            parts.append(pd.DataFrame({"ticker": p["ticker"].to_numpy(), "period": period,
+                                       "report_period": p["end_date"].to_numpy(), "field": field,
+                                       "value": p[src_col].to_numpy(dtype=float),
+                                       "filing_date": p["first_seen_date"].to_numpy(), "accession_number": None,
+                                       "form_type": np.where(p["amend"].astype(bool), p["doc_type"] + "/A",
+                                                             p["doc_type"])}))  # fmt: skip
+    annual_cash = p[p["doc_type"] == "10-K"]
+    annual_form = np.where(annual_cash["amend"].astype(bool), "10-K/A", "10-K")
+    for src_col, field in _PYSTOCK_CASH.items():  # a 10-K's cash flows are the year's
+        parts.append(pd.DataFrame({"ticker": annual_cash["ticker"].to_numpy(), "period": "annual",
+                                   "report_period": annual_cash["end_date"].to_numpy(), "field": field,
+                                   "value": annual_cash[src_col].to_numpy(dtype=float),
+                                   "filing_date": annual_cash["first_seen_date"].to_numpy(),
+                                   "accession_number": None,
+                                   "form_type": annual_form}))  # fmt: skip
+    return pd.concat(parts, ignore_index=True).dropna(subset=["value"])
+
+
 def _fiscal_year_end(end: pd.Timestamp, fy_ends: list[pd.Timestamp]) -> pd.Timestamp | None:
     """The end of the fiscal year a quarter ending on ``end`` falls in (52/53-week years: a week of slack)."""
     for fe in fy_ends:

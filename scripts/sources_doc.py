@@ -93,6 +93,16 @@ PROVENANCE: dict[str, tuple[str, str, str]] = {
         "what the lake's per-share values need (splits after each ticker's first filing in the lake), not a "
         "full history (e.g. NVDA's 2000-2007 splits are missing).",
     ),
+    "statement_vintages": (
+        "as income_statements (every filing of companyfacts, the instance documents, every pystock sighting)",
+        SEC_PD + "; pystock rows " + PYSTOCK,
+        "every reported value of a statement field with the filing that reported it: the first report and each "
+        "later filing that changed it (restatements, 10-K/As, prior-year comparatives reported differently); "
+        "fiscal-year and 3-month durations and period-end instants (period 'instant'), the field's first concept "
+        "the filing reported; per-share values and share counts on the split basis. Derived rows (a fiscal Q4, "
+        "TTM) have no vintages. The statement datasets hold the first report; `filing_date_lte=D` here gives "
+        "what was known on D.",
+    ),
     "labor": (
         f"{R2}macro/fred_us_macro_long_1980_2025.csv.gz (PAYEMS, UNRATE, U6RATE, CIVPART, AHETPI, JTSJOL, ICSA)",
         "BLS / US Department of Labor via FRED, public domain",

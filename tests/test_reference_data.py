@@ -221,6 +221,15 @@ def test_a_cross_section_has_fundamentals_and_prices_on_2016_06_30(ref_client):
     assert len(with_statements & with_bar) >= 100, len(with_statements & with_bar)
 
 
+def test_vintages_keep_every_report(ref_client):
+    v = ref_client.statement_vintages("AAPL", field="revenue", period="annual", report_period="2009-09-26")
+    assert v["value"].tolist()[:2] == [36_537_000_000, 42_905_000_000]  # the 10-K, then the 10-K/A of 2010-01
+    assert v["form_type"].astype(str).tolist()[:2] == ["10-K", "10-K/A"]
+    known = ref_client.statement_vintages("AAPL", field="revenue", period="annual", report_period="2009-09-26",
+                                          filing_date_lte="2009-12-31")  # fmt: skip
+    assert known["value"].tolist() == [36_537_000_000]  # what was known at the end of 2009
+
+
 def test_a_restatement_never_overwrites_the_first_report():
     # Apple restated FY2009 revenue (36.5 bn -> 42.9 bn) in 2010; the row dated by the FY2009 10-K keeps its figure
     row = stmt("income_statements", "AAPL", "annual", "2009-09-26")

@@ -124,6 +124,11 @@ def _comparative_filing_date(inc):  # a FY2021 row dated by the FY2023 10-K that
     return inc
 
 
+def _restated_value_at_the_first_filing_date(inc):  # the 2010 restatement leaking into the FY2009 10-K's row
+    inc.loc[_one(inc, "AAPL", "annual", "2009-09-26"), "revenue"] = 42_905_000_000
+    return inc
+
+
 def _eps_as_reported_before_the_split(inc):
     i = _one(inc, "NVDA", "quarterly", "2024-04-28")  # filed 2024-05-29, before the 10-for-1 split
     inc.loc[i, "earnings_per_share_diluted"] *= 10
@@ -223,6 +228,7 @@ BITES: dict[str, tuple[str, Callable[[pd.DataFrame], pd.DataFrame]]] = {
     "eps_times_shares_is_net_income": ("income_statements", _eps_as_reported_before_the_split),
     "share_counts_on_one_basis": ("income_statements", _shares_as_reported_before_the_split),
     "eps_on_the_split_basis": ("income_statements", _eps_as_reported_before_the_split),
+    "statements_are_first_reports": ("income_statements", _restated_value_at_the_first_filing_date),
     "free_cash_flow_formula": ("cash_flow_statements", _fcf_without_capex),
     "identifiers_present": ("income_statements", _no_cik),
     "tickers_join_across_datasets": ("company_facts", _dotted_ticker),
