@@ -23,8 +23,9 @@ Families and formulas (``days`` is 365 for annual/ttm rows, 91.25 for quarterly 
 * per share: ``earnings_per_share`` (reported, else net_income / weighted shares), ``book_value_per_share`` =
   equity / outstanding_shares, ``free_cash_flow_per_share`` = free_cash_flow / outstanding_shares,
   ``payout_ratio`` = -dividends / net_income.
-* growth (period over period within ticker and period type): revenue, earnings (net income), book value,
-  EPS, free cash flow, operating income, EBITDA (operating income + D&A).
+* growth (period over period within ticker and period type, matched by date: the row ``lag`` x 3 months
+  (quarterly, ttm) or ``lag`` x 12 months (annual) earlier, within 20 days; none there, no growth): revenue,
+  earnings (net income), book value, EPS, free cash flow, operating income, EBITDA (operating income + D&A).
 * valuation (needs prices: the last close on or before ``report_period``): ``market_cap`` = price x
   outstanding_shares (the weighted average shares where outstanding shares are not reported),
   ``enterprise_value`` = market_cap + total_debt - cash, ``price_to_earnings_ratio`` = price / diluted EPS
@@ -99,6 +100,34 @@ def _keys(df: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(out, index=df.index)
 
 
+#: the length of one period by period type: growth compares rows this many months apart (times ``lag``)
+_PERIOD_MONTHS = {"annual": 12, "quarterly": 3, "ttm": 3}
+
+
+def _earlier_rows(keys: pd.DataFrame, lag: int) -> np.ndarray:
+    """Each row's comparison row: same ticker and period type, ``lag`` periods earlier by the calendar.
+
+    The comparison row's report period is 3 or 12 months x ``lag`` earlier, within 20 days; -1 where there is
+    none: a gap in the periods gives no comparison rather than one against the wrong period.
+    """
+    n = len(keys)
+    frame = pd.DataFrame({"ticker": keys["ticker"].astype(str).to_numpy(),
+                          "period": keys["period"].astype(str).to_numpy(),
+                          "day": pd.to_datetime(keys["report_period"]).astype("datetime64[ns]").to_numpy(),
+                          "_row": np.arange(n)})  # fmt: skip
+    months = frame["period"].map(_PERIOD_MONTHS).fillna(12).astype(int).to_numpy()
+    target = np.array([d - pd.DateOffset(months=int(m) * lag) for d, m in zip(frame["day"], months, strict=True)],
+                      dtype="datetime64[ns]") if n else np.array([], dtype="datetime64[ns]")  # fmt: skip
+    left = frame.assign(target=target).dropna(subset=["day"]).sort_values("target")
+    right = frame.dropna(subset=["day"]).rename(columns={"_row": "_prev"}).sort_values("day")
+    m = pd.merge_asof(left, right[["ticker", "period", "day", "_prev"]], left_on="target", right_on="day",
+                      by=["ticker", "period"], direction="nearest", tolerance=pd.Timedelta(days=20))  # fmt: skip
+    out = np.full(n, -1, dtype=np.int64)
+    hit = m["_prev"].notna().to_numpy()
+    out[m["_row"].to_numpy()[hit]] = m["_prev"].to_numpy()[hit].astype(np.int64)
+    return out
+
+
 def price_on_or_before(keys: pd.DataFrame, prices: pd.DataFrame) -> pd.Series:
     """The last close on or before each row's ``report_period``, per ticker.
 
@@ -139,7 +168,8 @@ def compute_ratios(
         prices: a long price frame (``ticker``, ``time``, ``close``) for the valuation family.
         growth: compute the growth family (period over period within ticker and period type).
         families: which families (default: all that the inputs allow).
-        lag: growth compares each row with the row ``lag`` periods earlier (same ticker and period type).
+        lag: growth compares each row with the row ``lag`` periods earlier by the calendar (same ticker and period
+            type); a missing period gives a missing growth, never a comparison with the wrong period.
 
     Returns:
         A frame on the same index with one float64 column per ratio.
@@ -209,17 +239,14 @@ def compute_ratios(
         out["payout_ratio"] = _div(-g["dividends_and_other_cash_distributions"], g["net_income"])
     growth_cols: dict[str, pd.Series] = {}
     if growth and ("growth" in wanted or "valuation" in wanted):
-        order = keys.reset_index(drop=True).assign(
-            _row=np.arange(len(keys)), **{k: g[v].to_numpy() for k, v in _GROWTH_SOURCES.items()}
-        )
-        order["report_period"] = pd.to_datetime(order["report_period"])
-        order = order.sort_values(["ticker", "period", "report_period"], kind="stable")
-        grouped = order.groupby(["ticker", "period"], sort=False, observed=True, dropna=False)
-        for k in _GROWTH_SOURCES:
-            prev = grouped[k].shift(lag)
-            chg = (order[k] - prev) / prev.abs().where(prev != 0)
-            growth_cols[k] = pd.Series(chg.to_numpy(), index=order["_row"].to_numpy()).sort_index()
-        growth_cols = {k: pd.Series(v.to_numpy(), index=df.index, dtype="float64") for k, v in growth_cols.items()}
+        prev = _earlier_rows(keys, lag)
+        for k, v in _GROWTH_SOURCES.items():
+            now = g[v].to_numpy(dtype="float64")
+            before = np.full(len(df), np.nan)
+            ok = prev >= 0
+            before[ok] = now[prev[ok]]
+            chg = (now - before) / np.where(before != 0, np.abs(before), np.nan)
+            growth_cols[k] = pd.Series(chg, index=df.index, dtype="float64")
         if "growth" in wanted:
             out.update(growth_cols)
     if "valuation" in wanted and prices is not None and len(prices):

@@ -323,3 +323,24 @@ def test_asof_lag_and_max_age(ref_client):
     assert stale.any() and capped["revenue"][stale].isna().all()
     fresh = ~stale & carried["revenue"].notna().to_numpy()
     assert fresh.any() and (capped["revenue"][fresh] == carried["revenue"][fresh]).all()
+
+
+def test_growth_matches_periods_by_date_not_by_row(aapl):
+    """A missing year gives a missing growth, never a growth against the wrong year."""
+    gap = aapl.drop(index=("AAPL", pd.Timestamp("2022-09-24")))
+    g = gap.fds.ratios(growth=True)
+    assert pd.isna(g.loc[("AAPL", pd.Timestamp("2023-09-30")), "revenue_growth"])
+    rev = aapl["revenue"].droplevel(0)
+    two = gap.fds.ratios(growth=True, lag=2).loc[("AAPL", pd.Timestamp("2023-09-30")), "revenue_growth"]
+    assert two == pytest.approx(rev.loc["2023-09-30"] / rev.loc["2021-09-25"] - 1, rel=1e-12)
+
+
+def test_quarterly_growth_skips_a_missing_quarter(ref_client):
+    q = ref_client.income_statements("NVDA", period="quarterly", limit=12)
+    holed = q.drop(index=q.index[5])
+    g = holed.fds.ratios(growth=True, families=["growth"])
+    after_hole = holed.index[5]
+    assert pd.isna(g.loc[after_hole, "revenue_growth"])
+    full = q.fds.ratios(growth=True, families=["growth"])
+    pd.testing.assert_series_equal(g["revenue_growth"].drop(index=after_hole),
+                                   full["revenue_growth"].drop(index=[q.index[5], after_hole]))  # fmt: skip
