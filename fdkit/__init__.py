@@ -33,6 +33,7 @@ from .errors import (
     TransportError,
     UnknownNameError,
 )
+from .factors import event_study
 
 __version__ = "0.1.0"
 
@@ -41,6 +42,7 @@ __all__ = [
     "available",
     "financials",
     "filing_exhibits",
+    "event_study",
     "CATALOG",
     "Client",
     "configure",

@@ -17,6 +17,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
+from . import factors as _factors
 from . import plot as _plot
 from .basis import basis_of, rebase
 from .filters import apply_filters, filters_from_kwargs
@@ -276,6 +277,84 @@ class FdsAccessor:
         """
         return rebase(self._df, to, _split_table(self._df, splits), source=source)
 
+    def forward_returns(self, horizons: list[int] | tuple[int, ...] = (1, 21), column: str = "close") -> pd.DataFrame:
+        """Forward returns per ticker, ``fwd_<h>`` = close ``h`` rows later / close - 1 (see :mod:`fdkit.factors`).
+
+        Args:
+            horizons: rows ahead (trading days of a daily panel, months of a monthly one).
+            column: the price column.
+
+        Returns:
+            One column per horizon on the panel's index.
+
+        Example:
+            >>> import fdkit
+            >>> px = fdkit.prices(["AAPL", "MSFT"], start_date="2024-01-02", end_date="2024-03-28")
+            >>> px.fds.forward_returns([1, 5]).columns.tolist()
+            ['fwd_1', 'fwd_5']
+        """
+        return _factors.forward_returns(self._df, horizons, column)
+
+    def rank_ic(self, factor: str, forward: str | list[str], *, summary: bool = False) -> pd.DataFrame:
+        """Per-date Spearman rank IC of a factor column with forward-return columns (see :mod:`fdkit.factors`).
+
+        Args:
+            factor: the factor column.
+            forward: one forward-return column or several (the IC decay across horizons).
+            summary: return mean, std, t-statistic and count per horizon instead of the per-date ICs.
+
+        Returns:
+            ICs by date (one column per horizon), or their summary.
+
+        Example:
+            >>> import fdkit
+            >>> px = fdkit.prices(["AAPL", "MSFT", "NVDA", "GOOGL"], start_date="2024-01-02", end_date="2024-06-28")
+            >>> panel = px.join(px.fds.forward_returns([5])).assign(mom=px.fds.returns(periods=20))
+            >>> panel.fds.rank_ic("mom", "fwd_5", summary=True).columns.tolist()
+            ['mean', 'std', 't_stat', 'n']
+        """
+        ic = _factors.rank_ic(self._df, factor, forward)
+        return _factors.ic_summary(ic) if summary else ic
+
+    def quantiles(self, factor: str, n: int = 5) -> pd.Series:
+        """Per-date quantile of a factor column, 1 (lowest) .. ``n`` (highest) (see :mod:`fdkit.factors`).
+
+        Args:
+            factor: the factor column.
+            n: the number of buckets.
+
+        Returns:
+            An ``Int64`` series on the panel's index.
+
+        Example:
+            >>> import fdkit
+            >>> px = fdkit.prices(["AAPL", "MSFT", "NVDA", "GOOGL"], start_date="2024-01-02", end_date="2024-01-31")
+            >>> sorted(px.fds.quantiles("close", n=2).dropna().unique().tolist())
+            [1, 2]
+        """
+        return _factors.quantiles(self._df, factor, n)
+
+    def quantile_returns(self, factor: str, forward: str, n: int = 5, *, cumulative: bool = False) -> pd.DataFrame:
+        """Mean forward return per date of each factor quantile and the long-short spread (:mod:`fdkit.factors`).
+
+        Args:
+            factor: the factor column.
+            forward: the forward-return column.
+            n: the number of quantiles.
+            cumulative: compound over the dates (growth of 1).
+
+        Returns:
+            Columns ``1`` .. ``n`` and ``long_short``, indexed by date.
+
+        Example:
+            >>> import fdkit
+            >>> px = fdkit.prices(["AAPL", "MSFT", "NVDA", "GOOGL"], start_date="2024-01-02", end_date="2024-03-28")
+            >>> panel = px.join(px.fds.forward_returns([5])).assign(mom=px.fds.returns(periods=20))
+            >>> panel.fds.quantile_returns("mom", "fwd_5", n=2).columns.tolist()
+            [1, 2, 'long_short']
+        """
+        return _factors.quantile_returns(self._df, factor, forward, n, cumulative=cumulative)
+
     def screen(self, filters: list[dict[str, Any]] | None = None, **kwargs: Any) -> pd.DataFrame:
         """Keep the rows passing every filter (AND), sorted by ticker: the service screener's semantics.
 
@@ -367,7 +446,9 @@ class FdsAccessor:
         Args:
             kind: ``prices`` (lines per ticker; ``rebase=100`` for performance), ``statement`` (a column over
                 report periods per ticker), ``segments`` (stacked bars of segment amounts), ``ratios`` (bars
-                comparing tickers on the latest row), or ``auto`` (chosen from the columns).
+                comparing tickers on the latest row), ``ic`` (per-date rank IC of ``rank_ic``), ``quantiles``
+                (growth of 1 per quantile, from ``quantile_returns``), ``event`` (abnormal returns of
+                ``fdkit.event_study``), or ``auto`` (chosen from the columns).
             column: the column to draw (``close`` for prices; required for statements).
             ax: an existing Axes.
             **kwargs: passed to the plot function.
@@ -384,7 +465,11 @@ class FdsAccessor:
         """
         df = self._df
         if kind == "auto":
-            if "segment_label" in df.columns:
+            if "car" in df.columns and "mean_ar" in df.columns:
+                kind = "event"
+            elif "long_short" in df.columns:
+                kind = "quantiles"
+            elif "segment_label" in df.columns:
                 kind = "segments"
             elif "close" in df.columns:
                 kind = "prices"
@@ -402,4 +487,12 @@ class FdsAccessor:
             return _plot.segment_bars(df, ax=ax, **kwargs)
         if kind == "ratios":
             return _plot.ratio_bars(df, [column] if column else None, ax=ax, **kwargs)
-        raise ValueError(f"unknown plot kind {kind!r}; use prices, statement, segments, ratios or auto")
+        if kind == "ic":
+            return _plot.ic_bars(df if column is None else df[[column]], ax=ax, **kwargs)
+        if kind == "quantiles":
+            return _plot.quantile_lines(df, ax=ax, **kwargs)
+        if kind == "event":
+            return _plot.event_lines(df, ax=ax, **kwargs)
+        raise ValueError(
+            f"unknown plot kind {kind!r}; use prices, statement, segments, ratios, ic, quantiles, event or auto"
+        )

@@ -14,7 +14,7 @@ from typing import Any
 
 import pandas as pd
 
-__all__ = ["price_lines", "statement_lines", "segment_bars", "ratio_bars"]
+__all__ = ["price_lines", "statement_lines", "segment_bars", "ratio_bars", "ic_bars", "quantile_lines", "event_lines"]
 
 
 def _axes(ax: Any) -> Any:
@@ -147,4 +147,73 @@ def ratio_bars(df: pd.DataFrame, columns: list[str] | None = None, *, ax: Any = 
     latest[columns].plot.bar(ax=ax, rot=0)
     ax.set_title(title or "Ratios, latest period")
     ax.grid(alpha=0.3, axis="y")
+    return ax
+
+
+def ic_bars(df: pd.DataFrame, *, ax: Any = None, title: str | None = None, window: int = 12) -> Any:
+    """Per-date information coefficients as bars with their rolling mean (the output of ``rank_ic``).
+
+    Args:
+        df: a frame indexed by date, one IC column per horizon (the first is drawn).
+        ax: an existing Axes.
+        title: the title.
+        window: dates in the rolling mean.
+
+    Returns:
+        The Axes.
+    """
+    ax = _axes(ax)
+    col = df.columns[0]
+    ic = df[col]
+    ax.bar(ic.index, ic.to_numpy(), width=20, alpha=0.5, label=f"IC ({col})")
+    ax.plot(ic.index, ic.rolling(window, min_periods=1).mean().to_numpy(), color="black", label=f"{window}-date mean")
+    ax.axhline(0, color="grey", lw=0.8)
+    ax.set_title(title or f"Rank IC, mean {ic.mean():.3f}")
+    ax.legend(loc="upper left", fontsize="small")
+    return ax
+
+
+def quantile_lines(df: pd.DataFrame, *, ax: Any = None, title: str | None = None) -> Any:
+    """Growth of 1 per factor quantile and the long-short spread (the output of ``quantile_returns``).
+
+    Args:
+        df: a frame indexed by date with quantile columns and ``long_short`` (per-date returns, compounded here,
+            or already cumulative: ``attrs["cumulative"]``).
+        ax: an existing Axes.
+        title: the title.
+
+    Returns:
+        The Axes.
+    """
+    ax = _axes(ax)
+    cumulative = df if df.attrs.get("cumulative") else (1 + df.fillna(0)).cumprod()
+    for col in cumulative.columns:
+        style = {"color": "black", "lw": 2} if col == "long_short" else {}
+        ax.plot(cumulative.index, cumulative[col].to_numpy(), label=str(col), **style)
+    ax.set_title(title or "Factor quantiles: growth of 1")
+    ax.legend(loc="upper left", fontsize="small", ncol=2)
+    ax.grid(alpha=0.3)
+    return ax
+
+
+def event_lines(df: pd.DataFrame, *, ax: Any = None, title: str | None = None) -> Any:
+    """Mean abnormal return bars and the cumulative abnormal return around events (the output of ``event_study``).
+
+    Args:
+        df: a frame indexed by event day with ``mean_ar`` and ``car``.
+        ax: an existing Axes.
+        title: the title.
+
+    Returns:
+        The Axes.
+    """
+    ax = _axes(ax)
+    ax.bar(df.index, df["mean_ar"].to_numpy(), alpha=0.4, label="mean abnormal return")
+    ax.plot(df.index, df["car"].to_numpy(), color="black", label="cumulative")
+    ax.axvline(0, color="grey", lw=0.8)
+    ax.axhline(0, color="grey", lw=0.8)
+    ax.set_xlabel("event day")
+    used = df.attrs.get("events_used")
+    ax.set_title(title or (f"Event study ({used} events)" if used is not None else "Event study"))
+    ax.legend(loc="upper left", fontsize="small")
     return ax

@@ -1,0 +1,262 @@
+"""Factor and event studies on tidy ``(ticker, date)`` panels: the research layer behind ``.fds``.
+
+Every function takes the long frames fdkit returns (one row per ticker and date; the same shape for one ticker or
+many) and returns frames indexed by date (or by event day), so results line up with pandas and plot with
+``.fds.plot``:
+
+* :func:`forward_returns`: ``fwd_<h>`` = close ``h`` rows ahead / close - 1, per ticker.
+* :func:`rank_ic`: per-date Spearman rank correlation of a factor with forward returns (one column per horizon);
+  :func:`ic_summary`: mean, standard deviation, t-statistic and count per horizon (the IC decay).
+* :func:`quantiles`: per-date factor quantile (1 = lowest .. n = highest).
+* :func:`quantile_returns`: per-date mean forward return of each quantile and the long-short spread (top minus
+  bottom), optionally cumulated.
+* :func:`event_study`: mean abnormal return (against a benchmark) and its cumulation around events, with
+  cross-sectional t-statistics.
+
+Example:
+    >>> import pandas as pd
+    >>> days = pd.bdate_range("2024-01-01", periods=4)
+    >>> idx = pd.MultiIndex.from_product([["A", "B"], days], names=["ticker", "time"])
+    >>> px = pd.DataFrame({"close": [10.0, 11, 12, 13, 20, 19, 18, 17]}, index=idx)
+    >>> forward_returns(px, [1])["fwd_1"].round(3).tolist()
+    [0.1, 0.091, 0.083, nan, -0.05, -0.053, -0.056, nan]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from .errors import BadRequestError
+
+__all__ = ["event_study", "forward_returns", "ic_summary", "quantile_returns", "quantiles", "rank_ic"]
+
+
+def _date_level(df: pd.DataFrame) -> str:
+    """The name of the panel's date level (the index level that is not ``ticker``)."""
+    names = [n for n in (df.index.names or []) if n is not None]
+    if "ticker" not in names or len(names) != 2:
+        raise BadRequestError("a panel is indexed (ticker, date): e.g. fdkit.prices(...) or a frame joined to it")
+    return str(next(n for n in names if n != "ticker"))
+
+
+def _column(df: pd.DataFrame, name: str, what: str) -> pd.Series:
+    if name not in df.columns:
+        raise BadRequestError(f"the panel has no {what} column {name!r}; columns: {', '.join(map(str, df.columns))}")
+    return pd.to_numeric(df[name], errors="coerce").astype("float64")
+
+
+def forward_returns(prices: pd.DataFrame, horizons: Iterable[int] = (1, 21), column: str = "close") -> pd.DataFrame:
+    """Forward simple returns per ticker: ``fwd_<h>`` = value ``h`` rows later / value - 1.
+
+    Args:
+        prices: a ``(ticker, date)`` panel with ``column``.
+        horizons: steps ahead (rows: trading days for daily bars, months for a monthly panel).
+        column: the price column.
+
+    Returns:
+        One float64 column per horizon on the panel's index (NaN where the future is not in the panel).
+
+    Raises:
+        BadRequestError: for a frame that is no panel, a missing column or a horizon below 1.
+    """
+    _date_level(prices)
+    hs = [int(h) for h in horizons]
+    if not hs or min(hs) < 1:
+        raise BadRequestError(f"horizons must be whole numbers >= 1, not {list(horizons)}")
+    px = _column(prices, column, "price").sort_index()
+    grouped = px.groupby(level="ticker", observed=True, sort=False)
+    out = pd.DataFrame({f"fwd_{h}": grouped.shift(-h) / px - 1.0 for h in hs}, index=px.index)
+    return out.reindex(prices.index)
+
+
+def _ranks(df: pd.DataFrame, date: str, cols: Sequence[str]) -> pd.DataFrame:
+    return df.groupby(level=date, observed=True)[list(cols)].rank(method="average")
+
+
+def rank_ic(panel: pd.DataFrame, factor: str, forward: str | Sequence[str]) -> pd.DataFrame:
+    """Per-date Spearman rank correlation (information coefficient) of a factor with forward returns.
+
+    Args:
+        panel: a ``(ticker, date)`` panel with the factor and forward-return columns.
+        factor: the factor column.
+        forward: one forward-return column or several (IC decay across horizons).
+
+    Returns:
+        A frame indexed by date, one column per forward column; a date with fewer than 3 tickers having both
+        values is left out.
+
+    Raises:
+        BadRequestError: for a frame that is no panel or a missing column.
+    """
+    date = _date_level(panel)
+    fwd = [forward] if isinstance(forward, str) else list(forward)
+    out = {}
+    for f in fwd:
+        pair = pd.DataFrame({"x": _column(panel, factor, "factor"), "y": _column(panel, f, "forward-return")},
+                            index=panel.index).dropna()  # fmt: skip
+        n = pair.groupby(level=date, observed=True)["x"].transform("size")
+        pair = pair[n >= 3]
+        r = _ranks(pair, date, ["x", "y"])
+        centred = r - r.groupby(level=date, observed=True).transform("mean")
+        sums = pd.DataFrame({"xy": centred["x"] * centred["y"], "xx": centred["x"] ** 2, "yy": centred["y"] ** 2})
+        s = sums.groupby(level=date, observed=True).sum()
+        denominator = (s["xx"] * s["yy"]) ** 0.5
+        out[f] = s["xy"] / denominator.where(denominator > 0)
+    return pd.DataFrame(out).sort_index()
+
+
+def ic_summary(ic: pd.DataFrame) -> pd.DataFrame:
+    """Mean IC, its standard deviation, t-statistic (mean / (std / sqrt(n))) and number of dates, per column.
+
+    Args:
+        ic: the output of :func:`rank_ic`.
+
+    Returns:
+        One row per forward-return column (the IC decay across horizons).
+
+    Example:
+        >>> ic = pd.DataFrame({"fwd_1": [0.1, 0.2, 0.3]})
+        >>> ic_summary(ic).round(3).to_dict("index")
+        {'fwd_1': {'mean': 0.2, 'std': 0.1, 't_stat': 3.464, 'n': 3.0}}
+    """
+    n = ic.notna().sum()
+    mean, std = ic.mean(), ic.std(ddof=1)
+    return pd.DataFrame({"mean": mean, "std": std, "t_stat": mean / (std / np.sqrt(n)), "n": n.astype(float)})
+
+
+def quantiles(panel: pd.DataFrame, factor: str, n: int = 5) -> pd.Series:
+    """Per-date factor quantile: 1 (lowest) .. ``n`` (highest), as ``pandas.qcut`` of the ranks (ties by order).
+
+    Args:
+        panel: a ``(ticker, date)`` panel with the factor column.
+        factor: the factor column.
+        n: the number of buckets (2 or more).
+
+    Returns:
+        An ``Int64`` series on the panel's index (missing where the factor is, or where a date has fewer
+        tickers than buckets).
+
+    Raises:
+        BadRequestError: for a frame that is no panel, a missing column or ``n`` below 2.
+    """
+    date = _date_level(panel)
+    if int(n) < 2:
+        raise BadRequestError(f"quantiles need n >= 2 buckets, not {n}")
+    x = _column(panel, factor, "factor")
+    grouped = x.groupby(level=date, observed=True)
+    rank = grouped.rank(method="first")
+    count = grouped.transform("count")
+    # pandas.qcut of the ranks: bucket k holds the ranks up to 1 + k (N - 1) / n (intervals closed on the right)
+    position = (rank - 1.0) * n / (count - 1.0).where(count > 1)
+    bucket = np.ceil(position - 1e-9).clip(1, n)
+    bucket = bucket.where(count >= n)
+    return bucket.astype("Int64").rename(f"{factor}_quantile")
+
+
+def quantile_returns(panel: pd.DataFrame, factor: str, forward: str, n: int = 5, *,
+                     cumulative: bool = False) -> pd.DataFrame:  # fmt: skip
+    """Mean forward return per date of each factor quantile, and the long-short spread (top minus bottom).
+
+    Args:
+        panel: a ``(ticker, date)`` panel with the factor and forward-return columns.
+        factor: the factor column.
+        forward: the forward-return column (its horizon should match the panel's spacing for ``cumulative``).
+        n: the number of quantiles.
+        cumulative: compound each column over the dates (growth of 1).
+
+    Returns:
+        A frame indexed by date with columns ``1`` .. ``n`` and ``long_short``.
+    """
+    date = _date_level(panel)
+    q = quantiles(panel, factor, n)
+    y = _column(panel, forward, "forward-return")
+    frame = pd.DataFrame({"q": q, "y": y}, index=panel.index).dropna()
+    table = frame.groupby([frame.index.get_level_values(date), "q"], observed=True)["y"].mean().unstack("q")
+    table = table.reindex(columns=range(1, n + 1))
+    table.columns = [int(c) for c in table.columns]
+    table["long_short"] = table[n] - table[1]
+    table.index.name = date
+    if cumulative:
+        table = (1.0 + table.fillna(0.0)).cumprod()
+    table.attrs["cumulative"] = cumulative
+    return table
+
+
+def event_study(events: pd.DataFrame, prices: pd.DataFrame, window: tuple[int, int] = (-5, 20), *,
+                benchmark: str | pd.Series | None = None, column: str = "close") -> pd.DataFrame:  # fmt: skip
+    """Abnormal returns around events: the mean across events per event day, and its cumulation.
+
+    Day 0 is the first trading day on or after the event's date. The abnormal return of a day is the stock's
+    simple return minus the benchmark's (a ticker of ``prices``, a return series by date, or by default the
+    equal-weighted mean return of the panel's tickers that day). Events whose window is not entirely inside the
+    price history are left out (counted in ``attrs``).
+
+    Args:
+        events: one row per event with ``ticker`` and a date (``date``, ``filing_date``, ``transaction_date``,
+            ``time`` or ``report_period``), as columns or index levels: filings, insider trades, any frame.
+        prices: a ``(ticker, date)`` price panel covering the events' tickers (and the benchmark's).
+        window: first and last event day, inclusive.
+        benchmark: the benchmark (see above).
+        column: the price column.
+
+    Returns:
+        A frame indexed by event day: ``mean_ar``, ``t_stat`` (cross-sectional), ``car`` (cumulative mean
+        abnormal return from the window's first day), ``car_t_stat`` (t-statistic of the events' own CARs) and
+        ``n``; ``attrs["events_used"]`` and ``attrs["events_dropped"]``.
+
+    Raises:
+        BadRequestError: for events without a ticker or a date, a window that does not contain day 0, or an
+            unknown benchmark ticker.
+    """
+    lo, hi = int(window[0]), int(window[1])
+    if not lo <= 0 <= hi:
+        raise BadRequestError(f"the window must contain day 0, not {window}")
+    date = _date_level(prices)
+    ev = events.reset_index()
+    when = next((c for c in ("date", "filing_date", "transaction_date", "time", "report_period") if c in ev.columns),
+                None)  # fmt: skip
+    if "ticker" not in ev.columns or when is None:
+        raise BadRequestError("events need a ticker and a date (date, filing_date, transaction_date or time)")
+    px = _column(prices, column, "price").sort_index()
+    rets = px.groupby(level="ticker", observed=True, sort=False).pct_change()
+    wide = rets.unstack("ticker")
+    wide.index = pd.DatetimeIndex(wide.index).tz_localize(None) if getattr(wide.index, "tz", None) else wide.index
+    if benchmark is None:
+        bench = wide.mean(axis=1)
+    elif isinstance(benchmark, str):
+        if benchmark not in wide.columns:
+            raise BadRequestError(f"benchmark {benchmark!r} is not in the price panel")
+        bench = wide[benchmark]
+    else:
+        bench = benchmark.reindex(wide.index)
+    abnormal = wide.sub(bench, axis=0)
+    days = wide.index
+    rows, used, dropped = [], 0, 0
+    for ticker, day in zip(ev["ticker"].astype(str), pd.to_datetime(ev[when]), strict=True):
+        if ticker not in abnormal.columns or pd.isna(day):
+            dropped += 1
+            continue
+        day = day.tz_localize(None) if day.tzinfo else day
+        pos = int(days.searchsorted(day, side="left"))
+        series = abnormal[ticker].to_numpy()
+        if pos + lo < 1 or pos + hi >= len(days) or np.isnan(series[pos + lo : pos + hi + 1]).any():
+            dropped += 1
+            continue
+        rows.append(series[pos + lo : pos + hi + 1])
+        used += 1
+    rel = pd.RangeIndex(lo, hi + 1, name="event_day")
+    if not rows:
+        out = pd.DataFrame(np.nan, index=rel, columns=["mean_ar", "t_stat", "car", "car_t_stat"]).assign(n=0)
+    else:
+        ar = np.vstack(rows)
+        car = ar.cumsum(axis=1)
+        n = ar.shape[0]
+        se = ar.std(axis=0, ddof=1) / np.sqrt(n) if n > 1 else np.full(ar.shape[1], np.nan)
+        car_se = car.std(axis=0, ddof=1) / np.sqrt(n) if n > 1 else np.full(ar.shape[1], np.nan)
+        out = pd.DataFrame({"mean_ar": ar.mean(axis=0), "t_stat": ar.mean(axis=0) / se, "car": car.mean(axis=0),
+                            "car_t_stat": car.mean(axis=0) / car_se, "n": n}, index=rel)  # fmt: skip
+    out.attrs.update(events_used=used, events_dropped=dropped, date_level=date)
+    return out

@@ -1,0 +1,111 @@
+"""The factor and event toolkit equals hand-written pandas on the same panels, over real HTTP."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import fdkit
+from fdkit.errors import BadRequestError
+
+
+@pytest.fixture(scope="module")
+def monthly(ref_client):
+    """Month-end closes of the S&P 500 cross-section, 2015-04 .. 2017-03, with a momentum factor."""
+    tickers = [t for t in ref_client.available("income_statements") if t[0] in "ABCDEFGHIJ"]
+    px = ref_client.prices(tickers, start_date="2015-03-20", end_date="2017-03-31", errors="ignore")
+    m = px.fds.resample("ME")
+    m = m.join(m.fds.forward_returns([1, 3]))
+    m["mom_3"] = m.groupby(level="ticker", observed=True)["close"].pct_change(3)
+    return m
+
+
+def test_forward_returns_by_hand(monthly):
+    c = monthly["close"]
+    want = c.groupby(level="ticker", observed=True).shift(-3) / c - 1
+    pd.testing.assert_series_equal(monthly["fwd_3"], want, check_names=False)
+
+
+def test_rank_ic_equals_pandas_spearman_per_date(monthly):
+    ic = monthly.fds.rank_ic("mom_3", ["fwd_1", "fwd_3"])
+    date = monthly.index.names[1]
+    hand = {}
+    for day, g in monthly.groupby(level=date):
+        pair = g[["mom_3", "fwd_1"]].dropna()
+        if len(pair) >= 3:
+            hand[day] = pair["mom_3"].rank().corr(pair["fwd_1"].rank())
+    hand = pd.Series(hand)
+    assert len(hand) >= 15 and monthly.index.get_level_values("ticker").nunique() >= 100
+    np.testing.assert_allclose(ic["fwd_1"].dropna().to_numpy(), hand.to_numpy(), rtol=1e-12)
+    summary = monthly.fds.rank_ic("mom_3", ["fwd_1", "fwd_3"], summary=True)
+    assert summary.loc["fwd_1", "mean"] == pytest.approx(hand.mean(), rel=1e-12)
+    assert summary.loc["fwd_1", "t_stat"] == pytest.approx(hand.mean() / (hand.std() / np.sqrt(len(hand))), rel=1e-9)
+    assert list(summary.index) == ["fwd_1", "fwd_3"]
+
+
+def test_quantile_spreads_equal_pandas_qcut(monthly):
+    got = monthly.fds.quantile_returns("mom_3", "fwd_1", n=5)
+    date = monthly.index.names[1]
+    rows = {}
+    for day, g in monthly.groupby(level=date):
+        pair = g[["mom_3", "fwd_1"]]
+        x = pair["mom_3"].dropna()
+        if len(x) < 5:
+            continue
+        bucket = pd.qcut(x.rank(method="first"), 5, labels=False) + 1
+        means = pair.loc[bucket.index, "fwd_1"].groupby(bucket).mean()
+        rows[day] = means.reindex(range(1, 6))
+    hand = pd.DataFrame(rows).T
+    hand = hand.dropna(how="all")
+    got = got.loc[hand.index]
+    np.testing.assert_allclose(got[[1, 2, 3, 4, 5]].to_numpy(), hand.to_numpy(), rtol=1e-12, equal_nan=True)
+    np.testing.assert_allclose(got["long_short"].to_numpy(), (hand[5] - hand[1]).to_numpy(), rtol=1e-12)
+    cum = monthly.fds.quantile_returns("mom_3", "fwd_1", n=5, cumulative=True)
+    assert cum.attrs["cumulative"] and (cum > 0).all().all()
+
+
+def test_quantiles_one_ticker_or_many_same_shape(ref_client):
+    px = ref_client.prices(["AAPL", "MSFT", "NVDA", "GOOGL"], start_date="2024-01-02", end_date="2024-02-29")
+    q = px.fds.quantiles("close", n=2)
+    assert str(q.dtype) == "Int64" and q.index.equals(px.index)
+    day = q.xs(pd.Timestamp("2024-01-02"), level="time")
+    assert sorted(day.tolist()) == [1, 1, 2, 2]
+    one = ref_client.prices("AAPL", start_date="2024-01-02", end_date="2024-02-29")
+    assert one.fds.quantiles("close", n=2).isna().all()  # one ticker a day: no buckets to fill
+
+
+def test_event_study_by_hand(ref_client):
+    px = ref_client.prices(["NVDA", "AAPL", "SPY"], start_date="2023-01-03", end_date="2025-12-31")
+    filings = ref_client.filings("NVDA", filing_type="10-Q", limit=6)
+    events = filings.reset_index()[["ticker", "filing_date"]]
+    out = fdkit.event_study(events, px, window=(-2, 5), benchmark="SPY")
+    r = px["close"].groupby(level="ticker", observed=True).pct_change().unstack("ticker")
+    ar = r["NVDA"] - r["SPY"]
+    days = r.index
+    hand = []
+    for d in events["filing_date"]:
+        pos = days.searchsorted(d)
+        if pos - 2 >= 1 and pos + 5 < len(days):
+            hand.append(ar.iloc[pos - 2 : pos + 6].to_numpy())
+    hand = np.vstack(hand)
+    assert out.attrs["events_used"] == len(hand) >= 4
+    np.testing.assert_allclose(out["mean_ar"].to_numpy(), hand.mean(axis=0), rtol=1e-12)
+    np.testing.assert_allclose(out["car"].to_numpy(), hand.cumsum(axis=1).mean(axis=0), rtol=1e-12)
+    assert list(out.index) == list(range(-2, 6))
+    ax = out.fds.plot()
+    assert ax.get_xlabel() == "event day"
+
+
+def test_clear_errors(ref_client):
+    px = ref_client.prices("AAPL", start_date="2024-01-02", end_date="2024-01-31")
+    with pytest.raises(BadRequestError, match="no factor column 'nope'"):
+        px.fds.rank_ic("nope", "close")
+    with pytest.raises(BadRequestError, match="horizons"):
+        px.fds.forward_returns([0])
+    with pytest.raises(BadRequestError, match="window must contain day 0"):
+        fdkit.event_study(pd.DataFrame({"ticker": ["AAPL"], "date": ["2024-01-10"]}), px, window=(1, 5))
+    with pytest.raises(BadRequestError, match="benchmark 'SPY'"):
+        fdkit.event_study(pd.DataFrame({"ticker": ["AAPL"], "date": ["2024-01-10"]}), px, benchmark="SPY")
+    with pytest.raises(BadRequestError, match="indexed \\(ticker, date\\)"):
+        fdkit.factors.quantiles(px.reset_index(), "close")
