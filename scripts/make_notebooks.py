@@ -98,8 +98,9 @@ NOTEBOOKS: dict[str, list[tuple[str, str]]] = {
         (
             "md",
             "# Screen, then a point-in-time backtest\n\nScreen on the latest annual figures, then test a rule "
-            "month by month using only what was **filed** by each date (`fds.asof`), so nothing leaks from "
-            "the future.",
+            "month by month over the S&P 500 cross-section of 2015-2017, using only what was **filed** by each "
+            "month end (`fds.asof` with a one-day lag for filings made after the close) and nothing older than "
+            "200 days (`max_age`), so nothing leaks from the future and nothing stale is carried forward.",
         ),
         ("code", SETUP + "\nimport numpy as np"),
         (
@@ -110,32 +111,34 @@ NOTEBOOKS: dict[str, list[tuple[str, str]]] = {
         ),
         (
             "code",
-            'universe = ["AAPL", "NVDA", "GOOGL", "TSLA"]\n'
-            'q = fdkit.income_statements(universe, period="ttm", limit=40)\n'
-            'q["net_margin"] = q["net_income"] / q["revenue"]\n'
-            'px = fdkit.prices(universe, start_date="2012-01-03", end_date="2026-02-24", limit=5000)\n'
+            'universe = fdkit.available("income_statements")\n'
+            'ttm = fdkit.income_statements(universe, period="ttm", limit=12, errors="ignore")\n'
+            'ttm["net_margin"] = ttm["net_income"] / ttm["revenue"]\n'
+            'px = fdkit.prices(universe, start_date="2015-03-20", end_date="2017-03-31", errors="ignore")\n'
             'monthly = px.fds.resample("ME")\n'
-            "pit = q.fds.asof(monthly)   # the TTM statement known at each month end\n"
+            'pit = ttm[["net_margin"]].fds.asof(monthly, lag="1D", max_age="200D")  # known at each month end\n'
             'pit[["close", "report_period", "available_from", "net_margin"]].dropna().tail()',
         ),
         (
             "code",
-            'ret = monthly.fds.returns().groupby(level="ticker", observed=True).shift(-1)  # next month\n'
+            'ret = monthly.fds.forward_returns([1])["fwd_1"]  # next month\n'
             'signal = pit["net_margin"] >= 0.15\n'
             'strategy = ret[signal].groupby(level="time").mean()\n'
-            'benchmark = ret.groupby(level="time").mean()\n'
-            'curve = pd.DataFrame({"margin >= 15%": strategy, "equal weight": benchmark}).fillna(0)\n'
+            'benchmark = ret[pit["net_margin"].notna()].groupby(level="time").mean()\n'
+            'curve = pd.DataFrame({"margin >= 15%": strategy, "all with a margin": benchmark}).dropna()\n'
             "equity = (1 + curve).cumprod()\nequity.tail()",
         ),
         (
             "code",
-            'ax = equity.plot(logy=True, title="Equity curve (point in time)")\nax.set_ylabel("growth of 1")\n'
+            'ax = equity.plot(title="Equity curve (point in time, S&P 500 members)")\nax.set_ylabel("growth of 1")\n'
             "plt.show()",
         ),
         (
             "code",
-            "assert (pit['available_from'].dropna() <= pit.dropna(subset=['available_from'])"
-            ".index.get_level_values('time')).all()\nprint('no statement used before its filing date')",
+            "known = pit.dropna(subset=['available_from'])\n"
+            "assert (known['available_from'] <= known.index.get_level_values('time')).all()\n"
+            "assert ((known.index.get_level_values('time') - known['available_from']) <= pd.Timedelta('200D')).all()\n"
+            "print(len(known), 'ticker-months, no statement used before its filing date or after 200 days')",
         ),
     ],
     "05_filings_insiders_institutions": [
@@ -179,6 +182,63 @@ NOTEBOOKS: dict[str, list[tuple[str, str]]] = {
         ),
         ("code", "fdkit.inflation_snapshot()"),
         ("code", 'fdkit.interest_rate_snapshot(["FED", "ECB"])'),
+    ],
+    "08_factor_study": [
+        (
+            "md",
+            "# A factor study: does profitability predict returns?\n\nTrailing net margin of the S&P 500 "
+            "members, known at each month end (point in time), against the next one and three months' "
+            "returns: the rank information coefficient (IC) per month, its decay across horizons, and the "
+            "returns of quintile portfolios. The toolkit does the work; the study is a dozen lines.",
+        ),
+        ("code", SETUP),
+        (
+            "code",
+            'universe = fdkit.available("income_statements")\n'
+            'px = fdkit.prices(universe, start_date="2015-03-20", end_date="2017-03-31", errors="ignore")\n'
+            'monthly = px.fds.resample("ME")\n'
+            'ttm = fdkit.income_statements(universe, period="ttm", limit=12, errors="ignore")\n'
+            'ttm["net_margin"] = ttm["net_income"] / ttm["revenue"]\n'
+            'panel = ttm[["net_margin"]].fds.asof(monthly, lag="1D", max_age="200D")\n'
+            "panel = panel.join(monthly.fds.forward_returns([1, 3]))\n"
+            'panel[["close", "net_margin", "fwd_1", "fwd_3"]].dropna().tail()',
+        ),
+        ("md", "The IC per month, and its mean, t-statistic and decay from one to three months:"),
+        (
+            "code",
+            'ic = panel.fds.rank_ic("net_margin", ["fwd_1", "fwd_3"])\n'
+            'panel.fds.rank_ic("net_margin", ["fwd_1", "fwd_3"], summary=True)',
+        ),
+        ("code", 'ax = ic.fds.plot(kind="ic", title="Net margin: rank IC with next month\'s return")\nplt.show()'),
+        ("md", "Quintile portfolios, rebalanced monthly (1 = lowest margin), and the long-short spread:"),
+        (
+            "code",
+            'quintiles = panel.fds.quantile_returns("net_margin", "fwd_1", n=5)\n'
+            "quintiles.mean().to_frame('mean monthly return')",
+        ),
+        ("code", 'ax = quintiles.fds.plot(kind="quantiles", title="Net margin quintiles: growth of 1")\nplt.show()'),
+    ],
+    "09_event_study": [
+        (
+            "md",
+            "# An event study: the market's answer to strong quarters\n\nEvents: quarterly reports of the "
+            "S&P 500 members whose revenue grew more than 20% on the same quarter a year earlier (matched by "
+            "date, not by row), dated by their filing. Abnormal returns against the equal-weighted panel, from "
+            "five days before the filing to twenty after.",
+        ),
+        ("code", SETUP),
+        (
+            "code",
+            'universe = fdkit.available("income_statements")\n'
+            'q = fdkit.income_statements(universe, period="quarterly", limit=12, errors="ignore")\n'
+            'growth = q.fds.ratios(growth=True, lag=4, families=["growth"])["revenue_growth"]  # year on year\n'
+            'events = q.loc[growth > 0.2, ["filing_date"]].reset_index()\n'
+            'px = fdkit.prices(universe, start_date="2015-03-20", end_date="2017-03-31", errors="ignore")\n'
+            "study = fdkit.event_study(events, px, window=(-5, 20))\n"
+            'print(study.attrs["events_used"], "events used,", study.attrs["events_dropped"], "outside the prices")\n'
+            'study[["mean_ar", "t_stat", "car", "car_t_stat"]].loc[[-5, -1, 0, 1, 5, 10, 20]]',
+        ),
+        ("code", 'ax = study.fds.plot(title="Revenue growth > 20%: cumulative abnormal return")\nplt.show()'),
     ],
     "07_webhooks": [
         (
