@@ -461,10 +461,10 @@ def screen(filters: Sequence[Mapping[str, Any]], limit: int | None = None, perio
 
 
 @overload
-def line_items(tickers: Sequence[str], line_items: Sequence[str], period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> pd.DataFrame: ...
+def line_items(tickers: Sequence[str], line_items: Sequence[str], period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | None = None, end_date: DateLike | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> pd.DataFrame: ...
 @overload
-def line_items(tickers: Sequence[str], line_items: Sequence[str], period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any: ...
-def line_items(tickers: Sequence[str], line_items: Sequence[str], period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any:
+def line_items(tickers: Sequence[str], line_items: Sequence[str], period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | None = None, end_date: DateLike | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any: ...
+def line_items(tickers: Sequence[str], line_items: Sequence[str], period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | None = None, end_date: DateLike | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any:
     """Chosen line items for several tickers at once.
 
     ``POST /financials/search/line-items`` -> a typed frame indexed ``('ticker', 'report_period')``.
@@ -474,6 +474,7 @@ def line_items(tickers: Sequence[str], line_items: Sequence[str], period: Litera
         line_items: Line items to fetch. (required)
         period: Statement period. (one of annual, quarterly, ttm; the service assumes 'ttm')
         limit: Periods per ticker. (the service assumes 1)
+        end_date: Latest report period, inclusive (YYYY-MM-DD).
         raw: return the decoded JSON instead of a frame.
         errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
         progress: progress bar (default: only on a terminal).
@@ -492,7 +493,7 @@ def line_items(tickers: Sequence[str], line_items: Sequence[str], period: Litera
         >>> type(df).__name__
         'DataFrame'
     """
-    return call('line_items', {'tickers': tickers, 'line_items': line_items, 'period': period, 'limit': limit}, raw=raw, errors=errors, progress=progress, client=client, unknown=unknown)
+    return call('line_items', {'tickers': tickers, 'line_items': line_items, 'period': period, 'limit': limit, 'end_date': end_date}, raw=raw, errors=errors, progress=progress, client=client, unknown=unknown)
 
 
 @overload
@@ -1795,10 +1796,10 @@ class DatasetMethods:
         return call('screen', {'filters': filters, 'limit': limit, 'period': period, 'currency': currency}, raw=raw, errors=errors, progress=progress, client=cast("Client", self), unknown=unknown)
 
     @overload
-    def line_items(self, tickers: Sequence[str], line_items: Sequence[str], period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
+    def line_items(self, tickers: Sequence[str], line_items: Sequence[str], period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | None = None, end_date: DateLike | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
     @overload
-    def line_items(self, tickers: Sequence[str], line_items: Sequence[str], period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any: ...
-    def line_items(self, tickers: Sequence[str], line_items: Sequence[str], period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any:
+    def line_items(self, tickers: Sequence[str], line_items: Sequence[str], period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | None = None, end_date: DateLike | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any: ...
+    def line_items(self, tickers: Sequence[str], line_items: Sequence[str], period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | None = None, end_date: DateLike | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any:
         """Chosen line items for several tickers at once.
 
         ``POST /financials/search/line-items`` -> a typed frame indexed ``('ticker', 'report_period')``.
@@ -1808,6 +1809,7 @@ class DatasetMethods:
             line_items: Line items to fetch. (required)
             period: Statement period. (one of annual, quarterly, ttm; the service assumes 'ttm')
             limit: Periods per ticker. (the service assumes 1)
+            end_date: Latest report period, inclusive (YYYY-MM-DD).
             raw: return the decoded JSON instead of a frame.
             errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
             progress: progress bar (default: only on a terminal).
@@ -1825,7 +1827,7 @@ class DatasetMethods:
             >>> type(df).__name__
             'DataFrame'
         """
-        return call('line_items', {'tickers': tickers, 'line_items': line_items, 'period': period, 'limit': limit}, raw=raw, errors=errors, progress=progress, client=cast("Client", self), unknown=unknown)
+        return call('line_items', {'tickers': tickers, 'line_items': line_items, 'period': period, 'limit': limit, 'end_date': end_date}, raw=raw, errors=errors, progress=progress, client=cast("Client", self), unknown=unknown)
 
     @overload
     def prices(self, ticker: str | Sequence[str], interval: Literal['minute', 'day', 'week', 'month', 'year'] = 'day', interval_multiplier: int | None = None, label: Literal['start', 'end'] | None = None, start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...

@@ -112,7 +112,8 @@ class Endpoint:
         list_payload: an ``object`` endpoint whose payload is a list of records (snapshots of several series).
         examples: requests (wire parameters) that answer 200 on the bundled reference data: the first is the
             docstring example of the generated function and the OpenAPI example; the tests call every one.
-        invalid_examples: requests the service must answer with 400 (the tests send them).
+        invalid_examples: requests the service must answer with 400 (the tests send them); none for an endpoint
+            without parameters (names it does not know are ignored, never an error).
         record_key: fields that identify one record of one request's answer; the paginator drops a record whose
             key it saw on an earlier page (a service repeating records). Empty: records are never dropped.
         split_adjusted: prices, per-share values and share counts are adjusted for every split the service lists
@@ -440,6 +441,7 @@ _ENDPOINTS: tuple[Endpoint, ...] = (
             Param("line_items", "array", required=True, items="string", description="Line items to fetch."),
             Param("period", enum=("annual", "quarterly", "ttm"), default="ttm", description="Statement period."),
             Param("limit", "integer", default=1, min=1, max=100, description="Periods per ticker."),
+            Param("end_date", "date", description="Latest report period, inclusive (YYYY-MM-DD)."),
         ),
         1,
         "Chosen line items for several tickers at once.",
@@ -794,7 +796,7 @@ _VALID: dict[str, dict[str, Any] | None] = {
     "kpi_metrics": {"ticker": "AAPL"},
 }
 
-_INVALID: dict[str, dict[str, Any]] = {
+_INVALID: dict[str, dict[str, Any] | None] = {
     "income_statements": {"ticker": "AAPL", "period": "weekly"},
     "balance_sheets": {"ticker": "AAPL"},
     "cash_flow_statements": {"ticker": "AAPL", "cik": "320193", "period": "annual"},
@@ -823,10 +825,10 @@ _INVALID: dict[str, dict[str, Any]] = {
     "institutional_ownership": {},
     "company_facts": {},
     "interest_rates": {},
-    "interest_rate_snapshot": {"bank": "FED", "extra": "1"},
-    "inflation_snapshot": {"x": "1"},
-    "labor_snapshot": {"x": "1"},
-    "yield_curve_snapshot": {"date": "2024-01-01"},
+    "interest_rate_snapshot": {},
+    "inflation_snapshot": None,  # no parameters: every name is ignored, nothing can be a 400
+    "labor_snapshot": None,
+    "yield_curve_snapshot": None,
     "yield_curve": {"limit": 0},
     "inflation": {"series": "cpi_gold"},
     "splits": {},

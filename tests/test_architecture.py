@@ -139,7 +139,7 @@ def test_every_data_endpoint_has_examples_from_the_catalog():
     for ep in CATALOG.values():
         if ep.kind == "listing":
             continue
-        assert ep.invalid_examples, ep.name
+        assert ep.invalid_examples or not ep.params, ep.name
         assert ep.examples, ep.name
     doc = fdkit.server.openapi.build_openapi()
     prices = {p["name"]: p for p in doc["paths"]["/prices"]["get"]["parameters"]}

@@ -72,7 +72,7 @@ def test_every_keyed_endpoint_answers_401_without_key(ref_server, ep):
     assert r.status_code == 401 and r.json()["error"] == "Unauthorized"
 
 
-@pytest.mark.parametrize("ep", SERVED, ids=lambda e: e.name)
+@pytest.mark.parametrize("ep", [e for e in SERVED if e.name in BAD], ids=lambda e: e.name)
 def test_every_endpoint_has_a_400(ref_server, ep):
     r = call(ref_server, ep, BAD[ep.name])
     assert r.status_code == 400, r.text
@@ -287,3 +287,14 @@ def test_aggregated_bars_can_be_labelled_by_their_last_day(ref_server):
     assert [b["time"][:10] for b in start] == ["2024-01-02", "2024-02-01", "2024-03-01"]
     assert [b["time"][:10] for b in end] == ["2024-01-31", "2024-02-29", "2024-03-28"]
     assert [b["close"] for b in start] == [b["close"] for b in end]
+
+
+@pytest.mark.parametrize("ep", [e for e in SERVED if EXAMPLES.get(e.name) is not None], ids=lambda e: e.name)
+def test_unknown_parameters_are_ignored_and_named(ref_server, ep):
+    """Liberal in what it accepts: a client of the real service sends extras; they are named, never a 400."""
+    plain = call(ref_server, ep, EXAMPLES[ep.name])
+    extra = call(ref_server, ep, {**EXAMPLES[ep.name], "x_client_version": "2.1", "format": "json"})
+    assert extra.status_code == plain.status_code == 200, extra.text
+    assert extra.headers["X-FDS-Ignored-Parameters"] == "x_client_version, format"
+    assert extra.json() == plain.json()
+    assert "X-FDS-Ignored-Parameters" not in plain.headers

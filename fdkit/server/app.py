@@ -149,6 +149,9 @@ def create_app(
 
 def _add_route(app: FastAPI, ep: Endpoint) -> None:
     async def route(request: Request) -> Response:
+        # liberal in what it accepts, as the real service: names it does not know are ignored, and named in a
+        # header so that a typo is visible without breaking a client written for another version of the API
+        ignored: list[str] = []
         try:
             _authorize(request, ep)
             if ep.method == "POST":
@@ -159,15 +162,16 @@ def _add_route(app: FastAPI, ep: Endpoint) -> None:
                     raise BadRequestError("the request body is not valid JSON", error="Invalid JSON") from None
                 if body is None:
                     raise BadRequestError("this endpoint takes a JSON body", error="Missing body")
-                if request.query_params:
-                    raise BadRequestError(f"{ep.path} takes no query parameters", error="Unknown parameter")
-                query, offset = validate_body(ep, body), 0
+                ignored.extend(dict.fromkeys(k for k, _ in request.query_params.multi_items()))
+                query, offset = validate_body(ep, body, ignored=ignored), 0
             else:
-                query, offset = _query_and_offset(request, ep)
+                query, offset = _query_and_offset(request, ep, ignored)
             payload = await run_in_threadpool(_answer, request, ep, query, offset)
-            return json_response(payload)
+            return json_response(payload, headers=_ignored_header(ignored))
         except FdkitError as exc:  # the one error vocabulary: the classes the client raises
-            return problem_response(exc)
+            response = problem_response(exc)
+            response.headers.update(_ignored_header(ignored) or {})
+            return response
 
     route.__name__ = ep.name
     for path in (ep.path, ep.path + "/"):
@@ -211,7 +215,18 @@ def _authorize(request: Request, ep: Endpoint) -> None:
         )
 
 
-def _query_and_offset(request: Request, ep: Endpoint) -> tuple[dict[str, Any], int]:
+#: the response header naming the parameters (or body fields) a request sent that the endpoint ignored
+IGNORED_HEADER = "X-FDS-Ignored-Parameters"
+
+
+def _ignored_header(ignored: list[str]) -> dict[str, str] | None:
+    if not ignored:
+        return None
+    shown = [n[:64].encode("ascii", "backslashreplace").decode() for n in ignored]  # header values are ASCII
+    return {IGNORED_HEADER: ", ".join(shown[:20]) + (f", ... ({len(shown)} in all)" if len(shown) > 20 else "")}
+
+
+def _query_and_offset(request: Request, ep: Endpoint, ignored: list[str]) -> tuple[dict[str, Any], int]:
     items = request.query_params.multi_items()
     cursor = [v for k, v in items if k == "cursor"]
     if cursor and ep.paginated:
@@ -219,7 +234,7 @@ def _query_and_offset(request: Request, ep: Endpoint) -> tuple[dict[str, Any], i
             raise InvalidCursorError("give one cursor", error="Invalid cursor")
         opened = request.app.state.signer.open(cursor[0], ep.name)
         return opened["query"], opened["offset"]
-    return validate_query(ep, items), 0
+    return validate_query(ep, items, ignored=ignored), 0
 
 
 def _answer(request: Request, ep: Endpoint, query: dict[str, Any], offset: int) -> dict[str, Any]:

@@ -501,6 +501,8 @@ def line_items(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
     if missing:
         raise NotFound(f"Ticker {', '.join(missing)} not found")
     df = df[df["ticker"].astype("string").isin(tickers)]
+    if q.get("end_date"):  # as clients of the real service send it: report periods up to that day
+        df = df[df["report_period"] <= pd.Timestamp(q["end_date"])]
     df = df.sort_values(["ticker", "report_period"], ascending=[True, False])
     df = df.groupby("ticker", observed=True).head(int(q.get("limit") or 1))
     cols = ["ticker", "report_period", "period", "currency", *q["line_items"]]

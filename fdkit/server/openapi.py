@@ -164,7 +164,17 @@ def _response_schema(ep: Endpoint) -> dict[str, Any]:
 
 def _operation(ep: Endpoint) -> dict[str, Any]:
     responses: dict[str, Any] = {
-        "200": {"description": "OK", "content": {"application/json": {"schema": _response_schema(ep)}}},
+        "200": {
+            "description": "OK",
+            "content": {"application/json": {"schema": _response_schema(ep)}},
+            "headers": {
+                "X-FDS-Ignored-Parameters": {
+                    "description": "Query parameters or body fields the endpoint does not know, ignored (comma "
+                    "separated); absent when none was sent.",
+                    "schema": {"type": "string"},
+                }
+            },
+        },
         "400": {"$ref": "#/components/responses/BadRequest"},
     }
     if ep.auth:

@@ -147,25 +147,37 @@ def check_groups(ep: Endpoint, values: Mapping[str, Any]) -> None:
             raise ParamError(f"give only one of {' or '.join(repr(n) for n in given)}", "Conflicting parameters")
 
 
-def validate_query(ep: Endpoint, items: Iterable[tuple[str, str]], *, allow: Iterable[str] = ()) -> dict[str, Any]:
+def validate_query(
+    ep: Endpoint,
+    items: Iterable[tuple[str, str]],
+    *,
+    allow: Iterable[str] = (),
+    ignored: list[str] | None = None,
+) -> dict[str, Any]:
     """Validate a GET query string.
 
     Args:
         ep: the endpoint.
         items: ``(name, value)`` pairs as received (repeats allowed).
         allow: extra names tolerated (e.g. ``cursor``).
+        ignored: where given, names the endpoint does not know are appended here and otherwise ignored (the
+            service's behaviour: clients of the real API send extras); without it they are an error.
 
     Returns:
         Validated values with defaults filled in.
 
     Raises:
-        ParamError: for unknown, repeated, missing or invalid parameters.
+        ParamError: for unknown (without ``ignored``), repeated, missing or invalid parameters.
     """
     by_name = {p.name: p for p in ep.params}
     allowed = set(allow)
     seen: dict[str, list[str]] = {}
     for name, value in items:
         if name not in by_name and name not in allowed:
+            if ignored is not None:
+                if name not in ignored:
+                    ignored.append(name)
+                continue
             known = ", ".join(by_name) or "none"
             raise ParamError(f"unknown parameter {_show(name)}; {ep.path} accepts: {known}", "Unknown parameter")
         seen.setdefault(name, []).append(value)
@@ -194,26 +206,29 @@ def validate_query(ep: Endpoint, items: Iterable[tuple[str, str]], *, allow: Ite
     return out
 
 
-def validate_body(ep: Endpoint, body: Any) -> dict[str, Any]:
+def validate_body(ep: Endpoint, body: Any, *, ignored: list[str] | None = None) -> dict[str, Any]:
     """Validate a POST JSON body (search endpoints); nested filters are checked by the handler.
 
     Args:
         ep: the endpoint.
         body: decoded JSON.
+        ignored: where given, fields the endpoint does not know are appended here and otherwise ignored.
 
     Returns:
         Validated values with defaults.
 
     Raises:
-        ParamError: for a non-object body, unknown, missing or invalid fields.
+        ParamError: for a non-object body, unknown (without ``ignored``), missing or invalid fields.
     """
     if not isinstance(body, dict):
         raise ParamError("the request body must be a JSON object", "Invalid body")
     by_name = {p.name: p for p in ep.params}
-    unknown = [k for k in body if k not in by_name]
-    if unknown:
+    unknown = [str(k) for k in body if k not in by_name]
+    if unknown and ignored is None:
         raise ParamError(f"unknown field(s) {', '.join(map(_show, unknown))}; {ep.path} accepts: "
                          f"{', '.join(by_name)}", "Unknown field")  # fmt: skip
+    if ignored is not None:
+        ignored.extend(k for k in unknown if k not in ignored)
     out: dict[str, Any] = {}
     for p in ep.params:
         if p.name not in body or body[p.name] is None:
