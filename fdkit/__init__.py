@@ -31,6 +31,7 @@ from .errors import (
     ServerError,
     StaleDataWarning,
     TransportError,
+    TruncatedWarning,
     UnknownNameError,
 )
 from .factors import event_study
@@ -65,6 +66,7 @@ __all__ = [
     "CacheError",
     "PaginationError",
     "StaleDataWarning",
+    "TruncatedWarning",
 ]
 
 

@@ -33,10 +33,10 @@ __all__ = ["income_statements", "balance_sheets", "cash_flow_statements", "segme
 
 
 @overload
-def income_statements(ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> pd.DataFrame: ...
+def income_statements(ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | Literal['default'] | None = 'default', report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> pd.DataFrame: ...
 @overload
-def income_statements(ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any: ...
-def income_statements(ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any:
+def income_statements(ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | Literal['default'] | None = 'default', report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any: ...
+def income_statements(ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | Literal['default'] | None = 'default', report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any:
     """Income statements.
 
     ``GET /financials/income-statements`` -> a typed frame indexed ``('ticker', 'report_period')``.
@@ -45,7 +45,7 @@ def income_statements(ticker: str | Sequence[str] | None = None, cik: str | None
         ticker: Ticker symbol, e.g. AAPL. (a list fetches each concurrently)
         cik: SEC Central Index Key, used in place of ticker.
         period: Reporting period. (required; one of annual, quarterly, ttm)
-        limit: Total records wanted. (the service assumes 4)
+        limit: Total records wanted. (default: the service's 4, with a TruncatedWarning when more exist; None: everything)
         report_period: report_period equal to (YYYY-MM-DD).
         report_period_gte: report_period >= (YYYY-MM-DD).
         report_period_gt: report_period > (YYYY-MM-DD).
@@ -78,10 +78,10 @@ def income_statements(ticker: str | Sequence[str] | None = None, cik: str | None
 
 
 @overload
-def balance_sheets(ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> pd.DataFrame: ...
+def balance_sheets(ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | Literal['default'] | None = 'default', report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> pd.DataFrame: ...
 @overload
-def balance_sheets(ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any: ...
-def balance_sheets(ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any:
+def balance_sheets(ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | Literal['default'] | None = 'default', report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any: ...
+def balance_sheets(ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | Literal['default'] | None = 'default', report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any:
     """Balance sheets.
 
     ``GET /financials/balance-sheets`` -> a typed frame indexed ``('ticker', 'report_period')``.
@@ -90,7 +90,7 @@ def balance_sheets(ticker: str | Sequence[str] | None = None, cik: str | None = 
         ticker: Ticker symbol, e.g. AAPL. (a list fetches each concurrently)
         cik: SEC Central Index Key, used in place of ticker.
         period: Reporting period. (required; one of annual, quarterly, ttm)
-        limit: Total records wanted. (the service assumes 4)
+        limit: Total records wanted. (default: the service's 4, with a TruncatedWarning when more exist; None: everything)
         report_period: report_period equal to (YYYY-MM-DD).
         report_period_gte: report_period >= (YYYY-MM-DD).
         report_period_gt: report_period > (YYYY-MM-DD).
@@ -123,10 +123,10 @@ def balance_sheets(ticker: str | Sequence[str] | None = None, cik: str | None = 
 
 
 @overload
-def cash_flow_statements(ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> pd.DataFrame: ...
+def cash_flow_statements(ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | Literal['default'] | None = 'default', report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> pd.DataFrame: ...
 @overload
-def cash_flow_statements(ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any: ...
-def cash_flow_statements(ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any:
+def cash_flow_statements(ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | Literal['default'] | None = 'default', report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any: ...
+def cash_flow_statements(ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | Literal['default'] | None = 'default', report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any:
     """Cash flow statements.
 
     ``GET /financials/cash-flow-statements`` -> a typed frame indexed ``('ticker', 'report_period')``.
@@ -135,7 +135,7 @@ def cash_flow_statements(ticker: str | Sequence[str] | None = None, cik: str | N
         ticker: Ticker symbol, e.g. AAPL. (a list fetches each concurrently)
         cik: SEC Central Index Key, used in place of ticker.
         period: Reporting period. (required; one of annual, quarterly, ttm)
-        limit: Total records wanted. (the service assumes 4)
+        limit: Total records wanted. (default: the service's 4, with a TruncatedWarning when more exist; None: everything)
         report_period: report_period equal to (YYYY-MM-DD).
         report_period_gte: report_period >= (YYYY-MM-DD).
         report_period_gt: report_period > (YYYY-MM-DD).
@@ -168,10 +168,10 @@ def cash_flow_statements(ticker: str | Sequence[str] | None = None, cik: str | N
 
 
 @overload
-def segmented_revenues(ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> pd.DataFrame: ...
+def segmented_revenues(ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | Literal['default'] | None = 'default', report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> pd.DataFrame: ...
 @overload
-def segmented_revenues(ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any: ...
-def segmented_revenues(ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any:
+def segmented_revenues(ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | Literal['default'] | None = 'default', report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any: ...
+def segmented_revenues(ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | Literal['default'] | None = 'default', report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any:
     """Revenue by product, business segment and geography (items with segment members).
 
     ``GET /financials/segmented-revenues`` -> a typed frame indexed ``('ticker', 'report_period')``.
@@ -180,7 +180,7 @@ def segmented_revenues(ticker: str | Sequence[str] | None = None, cik: str | Non
         ticker: Ticker symbol, e.g. AAPL. (a list fetches each concurrently)
         cik: SEC Central Index Key, used in place of ticker.
         period: Reporting period. (required; one of annual, quarterly)
-        limit: Total records wanted. (the service assumes 4)
+        limit: Total records wanted. (default: the service's 4, with a TruncatedWarning when more exist; None: everything)
         report_period: report_period equal to (YYYY-MM-DD).
         report_period_gte: report_period >= (YYYY-MM-DD).
         report_period_gt: report_period > (YYYY-MM-DD).
@@ -213,10 +213,10 @@ def segmented_revenues(ticker: str | Sequence[str] | None = None, cik: str | Non
 
 
 @overload
-def income_statement_segments(ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> pd.DataFrame: ...
+def income_statement_segments(ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | Literal['default'] | None = 'default', report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> pd.DataFrame: ...
 @overload
-def income_statement_segments(ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any: ...
-def income_statement_segments(ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any:
+def income_statement_segments(ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | Literal['default'] | None = 'default', report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any: ...
+def income_statement_segments(ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | Literal['default'] | None = 'default', report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any:
     """Income statement line items broken down by product and segment.
 
     ``GET /financials/income-statements/segments`` -> a typed frame indexed ``('ticker', 'report_period')``.
@@ -225,7 +225,7 @@ def income_statement_segments(ticker: str | Sequence[str] | None = None, cik: st
         ticker: Ticker symbol, e.g. AAPL. (a list fetches each concurrently)
         cik: SEC Central Index Key, used in place of ticker.
         period: Reporting period. (required; one of annual, quarterly)
-        limit: Total records wanted. (the service assumes 4)
+        limit: Total records wanted. (default: the service's 4, with a TruncatedWarning when more exist; None: everything)
         report_period: report_period equal to (YYYY-MM-DD).
         report_period_gte: report_period >= (YYYY-MM-DD).
         report_period_gt: report_period > (YYYY-MM-DD).
@@ -258,10 +258,10 @@ def income_statement_segments(ticker: str | Sequence[str] | None = None, cik: st
 
 
 @overload
-def balance_sheet_segments(ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> pd.DataFrame: ...
+def balance_sheet_segments(ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | Literal['default'] | None = 'default', report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> pd.DataFrame: ...
 @overload
-def balance_sheet_segments(ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any: ...
-def balance_sheet_segments(ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any:
+def balance_sheet_segments(ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | Literal['default'] | None = 'default', report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any: ...
+def balance_sheet_segments(ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | Literal['default'] | None = 'default', report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any:
     """Balance sheet line items broken down by product and segment.
 
     ``GET /financials/balance-sheets/segments`` -> a typed frame indexed ``('ticker', 'report_period')``.
@@ -270,7 +270,7 @@ def balance_sheet_segments(ticker: str | Sequence[str] | None = None, cik: str |
         ticker: Ticker symbol, e.g. AAPL. (a list fetches each concurrently)
         cik: SEC Central Index Key, used in place of ticker.
         period: Reporting period. (required; one of annual, quarterly)
-        limit: Total records wanted. (the service assumes 4)
+        limit: Total records wanted. (default: the service's 4, with a TruncatedWarning when more exist; None: everything)
         report_period: report_period equal to (YYYY-MM-DD).
         report_period_gte: report_period >= (YYYY-MM-DD).
         report_period_gt: report_period > (YYYY-MM-DD).
@@ -303,10 +303,10 @@ def balance_sheet_segments(ticker: str | Sequence[str] | None = None, cik: str |
 
 
 @overload
-def cash_flow_statement_segments(ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> pd.DataFrame: ...
+def cash_flow_statement_segments(ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | Literal['default'] | None = 'default', report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> pd.DataFrame: ...
 @overload
-def cash_flow_statement_segments(ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any: ...
-def cash_flow_statement_segments(ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any:
+def cash_flow_statement_segments(ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | Literal['default'] | None = 'default', report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any: ...
+def cash_flow_statement_segments(ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | Literal['default'] | None = 'default', report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any:
     """Cash flow statement line items broken down by product and segment.
 
     ``GET /financials/cash-flow-statements/segments`` -> a typed frame indexed ``('ticker', 'report_period')``.
@@ -315,7 +315,7 @@ def cash_flow_statement_segments(ticker: str | Sequence[str] | None = None, cik:
         ticker: Ticker symbol, e.g. AAPL. (a list fetches each concurrently)
         cik: SEC Central Index Key, used in place of ticker.
         period: Reporting period. (required; one of annual, quarterly)
-        limit: Total records wanted. (the service assumes 4)
+        limit: Total records wanted. (default: the service's 4, with a TruncatedWarning when more exist; None: everything)
         report_period: report_period equal to (YYYY-MM-DD).
         report_period_gte: report_period >= (YYYY-MM-DD).
         report_period_gt: report_period > (YYYY-MM-DD).
@@ -348,10 +348,10 @@ def cash_flow_statement_segments(ticker: str | Sequence[str] | None = None, cik:
 
 
 @overload
-def financial_metrics(ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> pd.DataFrame: ...
+def financial_metrics(ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | Literal['default'] | None = 'default', report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> pd.DataFrame: ...
 @overload
-def financial_metrics(ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any: ...
-def financial_metrics(ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any:
+def financial_metrics(ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | Literal['default'] | None = 'default', report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any: ...
+def financial_metrics(ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | Literal['default'] | None = 'default', report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any:
     """Ratios computed from the statements and prices (valuation, profitability, liquidity, growth).
 
     ``GET /financial-metrics`` -> a typed frame indexed ``('ticker', 'report_period')``.
@@ -360,7 +360,7 @@ def financial_metrics(ticker: str | Sequence[str] | None = None, cik: str | None
         ticker: Ticker symbol, e.g. AAPL. (a list fetches each concurrently)
         cik: SEC Central Index Key, used in place of ticker.
         period: Reporting period. (required; one of annual, quarterly, ttm)
-        limit: Total records wanted. (the service assumes 4)
+        limit: Total records wanted. (default: the service's 4, with a TruncatedWarning when more exist; None: everything)
         report_period: report_period equal to (YYYY-MM-DD).
         report_period_gte: report_period >= (YYYY-MM-DD).
         report_period_gt: report_period > (YYYY-MM-DD).
@@ -426,17 +426,17 @@ def financial_metrics_snapshot(ticker: str | Sequence[str] | None = None, cik: s
 
 
 @overload
-def screen(filters: Sequence[Mapping[str, Any]], limit: int | None = None, period: Literal['annual', 'quarterly', 'ttm'] | None = None, currency: Literal['USD', 'EUR', 'GBP', 'JPY', 'CHF', 'AUD', 'CAD', 'SEK'] | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> pd.DataFrame: ...
+def screen(filters: Sequence[Mapping[str, Any]], limit: int | Literal['default'] | None = 'default', period: Literal['annual', 'quarterly', 'ttm'] | None = None, currency: Literal['USD', 'EUR', 'GBP', 'JPY', 'CHF', 'AUD', 'CAD', 'SEK'] | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> pd.DataFrame: ...
 @overload
-def screen(filters: Sequence[Mapping[str, Any]], limit: int | None = None, period: Literal['annual', 'quarterly', 'ttm'] | None = None, currency: Literal['USD', 'EUR', 'GBP', 'JPY', 'CHF', 'AUD', 'CAD', 'SEK'] | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any: ...
-def screen(filters: Sequence[Mapping[str, Any]], limit: int | None = None, period: Literal['annual', 'quarterly', 'ttm'] | None = None, currency: Literal['USD', 'EUR', 'GBP', 'JPY', 'CHF', 'AUD', 'CAD', 'SEK'] | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any:
+def screen(filters: Sequence[Mapping[str, Any]], limit: int | Literal['default'] | None = 'default', period: Literal['annual', 'quarterly', 'ttm'] | None = None, currency: Literal['USD', 'EUR', 'GBP', 'JPY', 'CHF', 'AUD', 'CAD', 'SEK'] | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any: ...
+def screen(filters: Sequence[Mapping[str, Any]], limit: int | Literal['default'] | None = 'default', period: Literal['annual', 'quarterly', 'ttm'] | None = None, currency: Literal['USD', 'EUR', 'GBP', 'JPY', 'CHF', 'AUD', 'CAD', 'SEK'] | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any:
     """Screen companies on statement and metric fields (latest period per ticker).
 
     ``POST /financials/search/screener`` -> a typed frame indexed ``('ticker', 'report_period')``.
 
     Args:
         filters: [{field, operator eq|gt|gte|lt|lte|in, value}], combined with AND. (required)
-        limit: Results wanted. (the service assumes 10)
+        limit: Results wanted. (default: the service's 10, with a TruncatedWarning when more exist; None: everything)
         period: Statement period. (one of annual, quarterly, ttm; the service assumes 'ttm')
         currency: Reporting currency. (one of USD, EUR, GBP, JPY, CHF, AUD, CAD, SEK)
         raw: return the decoded JSON instead of a frame.
@@ -605,10 +605,10 @@ def price_snapshot(ticker: str | Sequence[str], *, raw: bool = False, errors: Er
 
 
 @overload
-def news(ticker: str | Sequence[str], start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> pd.DataFrame: ...
+def news(ticker: str | Sequence[str], start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | Literal['default'] | None = 'default', *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> pd.DataFrame: ...
 @overload
-def news(ticker: str | Sequence[str], start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any: ...
-def news(ticker: str | Sequence[str], start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any:
+def news(ticker: str | Sequence[str], start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | Literal['default'] | None = 'default', *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any: ...
+def news(ticker: str | Sequence[str], start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | Literal['default'] | None = 'default', *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any:
     """News headlines about a company.
 
     ``GET /news`` -> a typed frame indexed ``('ticker', 'date')``.
@@ -617,7 +617,7 @@ def news(ticker: str | Sequence[str], start_date: DateLike | None = None, end_da
         ticker: Ticker symbol, e.g. AAPL. (required; a list fetches each concurrently)
         start_date: First date, inclusive (YYYY-MM-DD).
         end_date: Last date, inclusive (YYYY-MM-DD).
-        limit: Total records wanted. Values above 100 are clamped to it. (the service assumes 10)
+        limit: Total records wanted. Values above 100 are clamped to it. (default: the service's 10, with a TruncatedWarning when more exist; None: everything)
         raw: return the decoded JSON instead of a frame.
         errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
         progress: progress bar (default: only on a terminal).
@@ -640,10 +640,10 @@ def news(ticker: str | Sequence[str], start_date: DateLike | None = None, end_da
 
 
 @overload
-def filings(ticker: str | Sequence[str] | None = None, cik: str | None = None, filing_type: str | Sequence[str] | None = None, limit: int | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> pd.DataFrame: ...
+def filings(ticker: str | Sequence[str] | None = None, cik: str | None = None, filing_type: str | Sequence[str] | None = None, limit: int | Literal['default'] | None = 'default', *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> pd.DataFrame: ...
 @overload
-def filings(ticker: str | Sequence[str] | None = None, cik: str | None = None, filing_type: str | Sequence[str] | None = None, limit: int | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any: ...
-def filings(ticker: str | Sequence[str] | None = None, cik: str | None = None, filing_type: str | Sequence[str] | None = None, limit: int | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any:
+def filings(ticker: str | Sequence[str] | None = None, cik: str | None = None, filing_type: str | Sequence[str] | None = None, limit: int | Literal['default'] | None = 'default', *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any: ...
+def filings(ticker: str | Sequence[str] | None = None, cik: str | None = None, filing_type: str | Sequence[str] | None = None, limit: int | Literal['default'] | None = 'default', *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any:
     """SEC filings of a company, newest first.
 
     ``GET /filings`` -> a typed frame indexed ``('ticker', 'filing_date')``.
@@ -652,7 +652,7 @@ def filings(ticker: str | Sequence[str] | None = None, cik: str | None = None, f
         ticker: Ticker symbol, e.g. AAPL. (a list fetches each concurrently)
         cik: SEC Central Index Key, used in place of ticker.
         filing_type: Form type(s), e.g. 10-K; repeatable.
-        limit: Total records wanted. (the service assumes 10)
+        limit: Total records wanted. (default: the service's 10, with a TruncatedWarning when more exist; None: everything)
         raw: return the decoded JSON instead of a frame.
         errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
         progress: progress bar (default: only on a terminal).
@@ -713,17 +713,17 @@ def filing_items(ticker: str | Sequence[str], filing_type: Literal['10-K', '10-Q
 
 
 @overload
-def insider_trades(ticker: str | Sequence[str], limit: int | None = None, name: str | None = None, transaction_type: str | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> pd.DataFrame: ...
+def insider_trades(ticker: str | Sequence[str], limit: int | Literal['default'] | None = 'default', name: str | None = None, transaction_type: str | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> pd.DataFrame: ...
 @overload
-def insider_trades(ticker: str | Sequence[str], limit: int | None = None, name: str | None = None, transaction_type: str | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any: ...
-def insider_trades(ticker: str | Sequence[str], limit: int | None = None, name: str | None = None, transaction_type: str | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any:
+def insider_trades(ticker: str | Sequence[str], limit: int | Literal['default'] | None = 'default', name: str | None = None, transaction_type: str | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any: ...
+def insider_trades(ticker: str | Sequence[str], limit: int | Literal['default'] | None = 'default', name: str | None = None, transaction_type: str | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any:
     """Insider transactions (Forms 3/4/5, table I and II rows with a transaction).
 
     ``GET /insider-trades`` -> a typed frame indexed ``('ticker', 'filing_date')``.
 
     Args:
         ticker: Ticker symbol, e.g. AAPL. (required; a list fetches each concurrently)
-        limit: Total records wanted. Values above 1000 are clamped to it. (the service assumes 10)
+        limit: Total records wanted. Values above 1000 are clamped to it. (default: the service's 10, with a TruncatedWarning when more exist; None: everything)
         name: Insider name.
         transaction_type: Transaction type, e.g. Sale.
         filing_date: filing_date equal to (YYYY-MM-DD).
@@ -753,17 +753,17 @@ def insider_trades(ticker: str | Sequence[str], limit: int | None = None, name: 
 
 
 @overload
-def insider_ownership(ticker: str | Sequence[str], limit: int | None = None, name: str | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> pd.DataFrame: ...
+def insider_ownership(ticker: str | Sequence[str], limit: int | Literal['default'] | None = 'default', name: str | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> pd.DataFrame: ...
 @overload
-def insider_ownership(ticker: str | Sequence[str], limit: int | None = None, name: str | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any: ...
-def insider_ownership(ticker: str | Sequence[str], limit: int | None = None, name: str | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any:
+def insider_ownership(ticker: str | Sequence[str], limit: int | Literal['default'] | None = 'default', name: str | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any: ...
+def insider_ownership(ticker: str | Sequence[str], limit: int | Literal['default'] | None = 'default', name: str | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any:
     """Holdings reported by insiders (Forms 3/4/5 holding rows).
 
     ``GET /insider-ownership`` -> a typed frame indexed ``('ticker', 'filing_date')``.
 
     Args:
         ticker: Ticker symbol, e.g. AAPL. (required; a list fetches each concurrently)
-        limit: Total records wanted. Values above 1000 are clamped to it. (the service assumes 10)
+        limit: Total records wanted. Values above 1000 are clamped to it. (default: the service's 10, with a TruncatedWarning when more exist; None: everything)
         name: Insider name.
         filing_date: filing_date equal to (YYYY-MM-DD).
         filing_date_gte: filing_date >= (YYYY-MM-DD).
@@ -792,10 +792,10 @@ def insider_ownership(ticker: str | Sequence[str], limit: int | None = None, nam
 
 
 @overload
-def institutional_ownership(ticker: str | Sequence[str] | None = None, investor: str | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> pd.DataFrame: ...
+def institutional_ownership(ticker: str | Sequence[str] | None = None, investor: str | None = None, limit: int | Literal['default'] | None = 'default', report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> pd.DataFrame: ...
 @overload
-def institutional_ownership(ticker: str | Sequence[str] | None = None, investor: str | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any: ...
-def institutional_ownership(ticker: str | Sequence[str] | None = None, investor: str | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any:
+def institutional_ownership(ticker: str | Sequence[str] | None = None, investor: str | None = None, limit: int | Literal['default'] | None = 'default', report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any: ...
+def institutional_ownership(ticker: str | Sequence[str] | None = None, investor: str | None = None, limit: int | Literal['default'] | None = 'default', report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any:
     """13F holdings by investor and/or ticker.
 
     ``GET /institutional-ownership`` -> a typed frame indexed ``('ticker', 'report_period')``.
@@ -803,7 +803,7 @@ def institutional_ownership(ticker: str | Sequence[str] | None = None, investor:
     Args:
         ticker: Ticker symbol, e.g. AAPL. (a list fetches each concurrently)
         investor: Investment manager (as in /institutional-ownership/investors).
-        limit: Total records wanted. Values above 1000 are clamped to it. (the service assumes 10)
+        limit: Total records wanted. Values above 1000 are clamped to it. (default: the service's 10, with a TruncatedWarning when more exist; None: everything)
         report_period: report_period equal to (YYYY-MM-DD).
         report_period_gte: report_period >= (YYYY-MM-DD).
         report_period_gt: report_period > (YYYY-MM-DD).
@@ -992,10 +992,10 @@ def labor_snapshot(*, raw: bool = False, errors: Errors = 'raise', progress: boo
 
 
 @overload
-def inflation(series: Literal['cpi_all_items', 'cpi_core'] | None = None, start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> pd.DataFrame: ...
+def inflation(series: Literal['cpi_all_items', 'cpi_core'] | None = None, start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | Literal['default'] | None = 'default', *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> pd.DataFrame: ...
 @overload
-def inflation(series: Literal['cpi_all_items', 'cpi_core'] | None = None, start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any: ...
-def inflation(series: Literal['cpi_all_items', 'cpi_core'] | None = None, start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any:
+def inflation(series: Literal['cpi_all_items', 'cpi_core'] | None = None, start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | Literal['default'] | None = 'default', *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any: ...
+def inflation(series: Literal['cpi_all_items', 'cpi_core'] | None = None, start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | Literal['default'] | None = 'default', *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any:
     """Consumer price index history (monthly levels; changes against the month and year before, by date).
 
     ``GET /macro/inflation`` -> a typed frame indexed ``('series', 'date')``.
@@ -1004,7 +1004,7 @@ def inflation(series: Literal['cpi_all_items', 'cpi_core'] | None = None, start_
         series: One series (default: all). (one of cpi_all_items, cpi_core)
         start_date: First date, inclusive (YYYY-MM-DD).
         end_date: Last date, inclusive (YYYY-MM-DD).
-        limit: Total records wanted. Values above 10000 are clamped to it. (the service assumes 10000)
+        limit: Total records wanted. Values above 10000 are clamped to it. (default: the service's 10000, with a TruncatedWarning when more exist; None: everything)
         raw: return the decoded JSON instead of a frame.
         errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
         progress: progress bar (default: only on a terminal).
@@ -1027,10 +1027,10 @@ def inflation(series: Literal['cpi_all_items', 'cpi_core'] | None = None, start_
 
 
 @overload
-def labor(series: Literal['average_hourly_earnings', 'initial_jobless_claims', 'job_openings', 'labor_force_participation_rate', 'nonfarm_payrolls', 'u6_unemployment_rate', 'unemployment_rate'] | None = None, start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> pd.DataFrame: ...
+def labor(series: Literal['average_hourly_earnings', 'initial_jobless_claims', 'job_openings', 'labor_force_participation_rate', 'nonfarm_payrolls', 'u6_unemployment_rate', 'unemployment_rate'] | None = None, start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | Literal['default'] | None = 'default', *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> pd.DataFrame: ...
 @overload
-def labor(series: Literal['average_hourly_earnings', 'initial_jobless_claims', 'job_openings', 'labor_force_participation_rate', 'nonfarm_payrolls', 'u6_unemployment_rate', 'unemployment_rate'] | None = None, start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any: ...
-def labor(series: Literal['average_hourly_earnings', 'initial_jobless_claims', 'job_openings', 'labor_force_participation_rate', 'nonfarm_payrolls', 'u6_unemployment_rate', 'unemployment_rate'] | None = None, start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any:
+def labor(series: Literal['average_hourly_earnings', 'initial_jobless_claims', 'job_openings', 'labor_force_participation_rate', 'nonfarm_payrolls', 'u6_unemployment_rate', 'unemployment_rate'] | None = None, start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | Literal['default'] | None = 'default', *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any: ...
+def labor(series: Literal['average_hourly_earnings', 'initial_jobless_claims', 'job_openings', 'labor_force_participation_rate', 'nonfarm_payrolls', 'u6_unemployment_rate', 'unemployment_rate'] | None = None, start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | Literal['default'] | None = 'default', *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any:
     """Labour-market history (BLS via FRED): payrolls, unemployment, participation, earnings, openings, claims; change from the previous observation.
 
     ``GET /macro/labor`` -> a typed frame indexed ``('series', 'date')``.
@@ -1039,7 +1039,7 @@ def labor(series: Literal['average_hourly_earnings', 'initial_jobless_claims', '
         series: One series (default: all). (one of average_hourly_earnings, initial_jobless_claims, job_openings, labor_force_participation_rate, nonfarm_payrolls, u6_unemployment_rate, unemployment_rate)
         start_date: First date, inclusive (YYYY-MM-DD).
         end_date: Last date, inclusive (YYYY-MM-DD).
-        limit: Total records wanted. Values above 10000 are clamped to it. (the service assumes 10000)
+        limit: Total records wanted. Values above 10000 are clamped to it. (default: the service's 10000, with a TruncatedWarning when more exist; None: everything)
         raw: return the decoded JSON instead of a frame.
         errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
         progress: progress bar (default: only on a terminal).
@@ -1093,10 +1093,10 @@ def yield_curve_snapshot(*, raw: bool = False, errors: Errors = 'raise', progres
 
 
 @overload
-def yield_curve(start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> pd.DataFrame: ...
+def yield_curve(start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | Literal['default'] | None = 'default', *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> pd.DataFrame: ...
 @overload
-def yield_curve(start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any: ...
-def yield_curve(start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any:
+def yield_curve(start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | Literal['default'] | None = 'default', *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any: ...
+def yield_curve(start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | Literal['default'] | None = 'default', *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any:
     """Treasury par yield curve history.
 
     ``GET /macro/yield-curve`` -> a typed frame indexed ``('date',)``.
@@ -1104,7 +1104,7 @@ def yield_curve(start_date: DateLike | None = None, end_date: DateLike | None = 
     Args:
         start_date: First date, inclusive (YYYY-MM-DD).
         end_date: Last date, inclusive (YYYY-MM-DD).
-        limit: Total records wanted. Values above 5000 are clamped to it. (the service assumes 5000)
+        limit: Total records wanted. Values above 5000 are clamped to it. (default: the service's 5000, with a TruncatedWarning when more exist; None: everything)
         raw: return the decoded JSON instead of a frame.
         errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
         progress: progress bar (default: only on a terminal).
@@ -1127,10 +1127,10 @@ def yield_curve(start_date: DateLike | None = None, end_date: DateLike | None = 
 
 
 @overload
-def statement_vintages(ticker: str | Sequence[str], field: str | None = None, period: Literal['annual', 'quarterly', 'instant'] | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, limit: int | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> pd.DataFrame: ...
+def statement_vintages(ticker: str | Sequence[str], field: str | None = None, period: Literal['annual', 'quarterly', 'instant'] | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, limit: int | Literal['default'] | None = 'default', *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> pd.DataFrame: ...
 @overload
-def statement_vintages(ticker: str | Sequence[str], field: str | None = None, period: Literal['annual', 'quarterly', 'instant'] | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, limit: int | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any: ...
-def statement_vintages(ticker: str | Sequence[str], field: str | None = None, period: Literal['annual', 'quarterly', 'instant'] | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, limit: int | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any:
+def statement_vintages(ticker: str | Sequence[str], field: str | None = None, period: Literal['annual', 'quarterly', 'instant'] | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, limit: int | Literal['default'] | None = 'default', *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any: ...
+def statement_vintages(ticker: str | Sequence[str], field: str | None = None, period: Literal['annual', 'quarterly', 'instant'] | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, limit: int | Literal['default'] | None = 'default', *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any:
     """Every reported value of a statement field with the filing that reported it: the first report and each restatement (an fdkit extension). filing_date_lte=D gives what was known on D.
 
     ``GET /financials/vintages`` -> a typed frame indexed ``('ticker', 'report_period')``.
@@ -1149,7 +1149,7 @@ def statement_vintages(ticker: str | Sequence[str], field: str | None = None, pe
         filing_date_gt: filing_date > (YYYY-MM-DD).
         filing_date_lte: filing_date <= (YYYY-MM-DD).
         filing_date_lt: filing_date < (YYYY-MM-DD).
-        limit: Total records wanted. Values above 10000 are clamped to it. (the service assumes 1000)
+        limit: Total records wanted. Values above 10000 are clamped to it. (default: the service's 1000, with a TruncatedWarning when more exist; None: everything)
         raw: return the decoded JSON instead of a frame.
         errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
         progress: progress bar (default: only on a terminal).
@@ -1172,10 +1172,10 @@ def statement_vintages(ticker: str | Sequence[str], field: str | None = None, pe
 
 
 @overload
-def splits(ticker: str | Sequence[str], start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> pd.DataFrame: ...
+def splits(ticker: str | Sequence[str], start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | Literal['default'] | None = 'default', *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> pd.DataFrame: ...
 @overload
-def splits(ticker: str | Sequence[str], start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any: ...
-def splits(ticker: str | Sequence[str], start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any:
+def splits(ticker: str | Sequence[str], start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | Literal['default'] | None = 'default', *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any: ...
+def splits(ticker: str | Sequence[str], start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | Literal['default'] | None = 'default', *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any:
     """Stock splits (an fdkit extension): ex-date and ratio of new to old shares, with the source. Prices and per-share statement values are on the basis of every split listed here.
 
     ``GET /splits`` -> a typed frame indexed ``('ticker', 'date')``.
@@ -1184,7 +1184,7 @@ def splits(ticker: str | Sequence[str], start_date: DateLike | None = None, end_
         ticker: Ticker symbol, e.g. AAPL. (required; a list fetches each concurrently)
         start_date: First date, inclusive (YYYY-MM-DD).
         end_date: Last date, inclusive (YYYY-MM-DD).
-        limit: Total records wanted. Values above 1000 are clamped to it. (the service assumes 100)
+        limit: Total records wanted. Values above 1000 are clamped to it. (default: the service's 100, with a TruncatedWarning when more exist; None: everything)
         raw: return the decoded JSON instead of a frame.
         errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
         progress: progress bar (default: only on a terminal).
@@ -1207,10 +1207,10 @@ def splits(ticker: str | Sequence[str], start_date: DateLike | None = None, end_
 
 
 @overload
-def analyst_estimates(ticker: str | Sequence[str], period: Literal['annual', 'quarterly'] | None = None, limit: int | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> pd.DataFrame: ...
+def analyst_estimates(ticker: str | Sequence[str], period: Literal['annual', 'quarterly'] | None = None, limit: int | Literal['default'] | None = 'default', *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> pd.DataFrame: ...
 @overload
-def analyst_estimates(ticker: str | Sequence[str], period: Literal['annual', 'quarterly'] | None = None, limit: int | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any: ...
-def analyst_estimates(ticker: str | Sequence[str], period: Literal['annual', 'quarterly'] | None = None, limit: int | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any:
+def analyst_estimates(ticker: str | Sequence[str], period: Literal['annual', 'quarterly'] | None = None, limit: int | Literal['default'] | None = 'default', *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any: ...
+def analyst_estimates(ticker: str | Sequence[str], period: Literal['annual', 'quarterly'] | None = None, limit: int | Literal['default'] | None = 'default', *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any:
     """Forward revenue and EPS estimates (the service's own documented model).
 
     ``GET /analyst-estimates`` -> a typed frame indexed ``('ticker', 'fiscal_period')``.
@@ -1218,7 +1218,7 @@ def analyst_estimates(ticker: str | Sequence[str], period: Literal['annual', 'qu
     Args:
         ticker: Ticker symbol, e.g. AAPL. (required; a list fetches each concurrently)
         period: string (one of annual, quarterly; the service assumes 'annual')
-        limit: Total records wanted. (the service assumes 10)
+        limit: Total records wanted. (default: the service's 10, with a TruncatedWarning when more exist; None: everything)
         raw: return the decoded JSON instead of a frame.
         errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
         progress: progress bar (default: only on a terminal).
@@ -1241,17 +1241,17 @@ def analyst_estimates(ticker: str | Sequence[str], period: Literal['annual', 'qu
 
 
 @overload
-def earnings(ticker: str | Sequence[str], limit: int | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> pd.DataFrame: ...
+def earnings(ticker: str | Sequence[str], limit: int | Literal['default'] | None = 'default', *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> pd.DataFrame: ...
 @overload
-def earnings(ticker: str | Sequence[str], limit: int | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any: ...
-def earnings(ticker: str | Sequence[str], limit: int | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any:
+def earnings(ticker: str | Sequence[str], limit: int | Literal['default'] | None = 'default', *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any: ...
+def earnings(ticker: str | Sequence[str], limit: int | Literal['default'] | None = 'default', *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any:
     """Earnings releases: reported figures per quarter with the annual context.
 
     ``GET /earnings`` -> a typed frame indexed ``('ticker', 'report_period')``.
 
     Args:
         ticker: Ticker symbol, e.g. AAPL. (required; a list fetches each concurrently)
-        limit: Total records wanted. (the service assumes 10)
+        limit: Total records wanted. (default: the service's 10, with a TruncatedWarning when more exist; None: everything)
         raw: return the decoded JSON instead of a frame.
         errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
         progress: progress bar (default: only on a terminal).
@@ -1274,10 +1274,10 @@ def earnings(ticker: str | Sequence[str], limit: int | None = None, *, raw: bool
 
 
 @overload
-def kpi_guidance(ticker: str | Sequence[str], metric_name: str | None = None, period: Literal['quarterly', 'annual'] | None = None, report_period_gte: DateLike | None = None, report_period_lte: DateLike | None = None, limit: int | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> pd.DataFrame: ...
+def kpi_guidance(ticker: str | Sequence[str], metric_name: str | None = None, period: Literal['quarterly', 'annual'] | None = None, report_period_gte: DateLike | None = None, report_period_lte: DateLike | None = None, limit: int | Literal['default'] | None = 'default', *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> pd.DataFrame: ...
 @overload
-def kpi_guidance(ticker: str | Sequence[str], metric_name: str | None = None, period: Literal['quarterly', 'annual'] | None = None, report_period_gte: DateLike | None = None, report_period_lte: DateLike | None = None, limit: int | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any: ...
-def kpi_guidance(ticker: str | Sequence[str], metric_name: str | None = None, period: Literal['quarterly', 'annual'] | None = None, report_period_gte: DateLike | None = None, report_period_lte: DateLike | None = None, limit: int | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any:
+def kpi_guidance(ticker: str | Sequence[str], metric_name: str | None = None, period: Literal['quarterly', 'annual'] | None = None, report_period_gte: DateLike | None = None, report_period_lte: DateLike | None = None, limit: int | Literal['default'] | None = 'default', *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any: ...
+def kpi_guidance(ticker: str | Sequence[str], metric_name: str | None = None, period: Literal['quarterly', 'annual'] | None = None, report_period_gte: DateLike | None = None, report_period_lte: DateLike | None = None, limit: int | Literal['default'] | None = 'default', *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any:
     """Forward guidance by metric.
 
     ``GET /kpi/guidance`` -> a typed frame indexed ``('ticker', 'report_period')``.
@@ -1288,7 +1288,7 @@ def kpi_guidance(ticker: str | Sequence[str], metric_name: str | None = None, pe
         period: Period type. (one of quarterly, annual)
         report_period_gte: date
         report_period_lte: date
-        limit: Total records wanted. (the service assumes 10)
+        limit: Total records wanted. (default: the service's 10, with a TruncatedWarning when more exist; None: everything)
         raw: return the decoded JSON instead of a frame.
         errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
         progress: progress bar (default: only on a terminal).
@@ -1311,10 +1311,10 @@ def kpi_guidance(ticker: str | Sequence[str], metric_name: str | None = None, pe
 
 
 @overload
-def kpi_non_gaap(ticker: str | Sequence[str], metric_name: str | None = None, period: Literal['quarterly', 'annual'] | None = None, report_period_gte: DateLike | None = None, report_period_lte: DateLike | None = None, limit: int | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> pd.DataFrame: ...
+def kpi_non_gaap(ticker: str | Sequence[str], metric_name: str | None = None, period: Literal['quarterly', 'annual'] | None = None, report_period_gte: DateLike | None = None, report_period_lte: DateLike | None = None, limit: int | Literal['default'] | None = 'default', *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> pd.DataFrame: ...
 @overload
-def kpi_non_gaap(ticker: str | Sequence[str], metric_name: str | None = None, period: Literal['quarterly', 'annual'] | None = None, report_period_gte: DateLike | None = None, report_period_lte: DateLike | None = None, limit: int | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any: ...
-def kpi_non_gaap(ticker: str | Sequence[str], metric_name: str | None = None, period: Literal['quarterly', 'annual'] | None = None, report_period_gte: DateLike | None = None, report_period_lte: DateLike | None = None, limit: int | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any:
+def kpi_non_gaap(ticker: str | Sequence[str], metric_name: str | None = None, period: Literal['quarterly', 'annual'] | None = None, report_period_gte: DateLike | None = None, report_period_lte: DateLike | None = None, limit: int | Literal['default'] | None = 'default', *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any: ...
+def kpi_non_gaap(ticker: str | Sequence[str], metric_name: str | None = None, period: Literal['quarterly', 'annual'] | None = None, report_period_gte: DateLike | None = None, report_period_lte: DateLike | None = None, limit: int | Literal['default'] | None = 'default', *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any:
     """Non-GAAP metrics.
 
     ``GET /kpi/non-gaap`` -> a typed frame indexed ``('ticker', 'report_period')``.
@@ -1325,7 +1325,7 @@ def kpi_non_gaap(ticker: str | Sequence[str], metric_name: str | None = None, pe
         period: Period type. (one of quarterly, annual)
         report_period_gte: date
         report_period_lte: date
-        limit: Total records wanted. (the service assumes 10)
+        limit: Total records wanted. (default: the service's 10, with a TruncatedWarning when more exist; None: everything)
         raw: return the decoded JSON instead of a frame.
         errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
         progress: progress bar (default: only on a terminal).
@@ -1348,10 +1348,10 @@ def kpi_non_gaap(ticker: str | Sequence[str], metric_name: str | None = None, pe
 
 
 @overload
-def kpi_metrics(ticker: str | Sequence[str], metric_name: str | None = None, period: Literal['quarterly', 'annual'] | None = None, report_period_gte: DateLike | None = None, report_period_lte: DateLike | None = None, limit: int | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> pd.DataFrame: ...
+def kpi_metrics(ticker: str | Sequence[str], metric_name: str | None = None, period: Literal['quarterly', 'annual'] | None = None, report_period_gte: DateLike | None = None, report_period_lte: DateLike | None = None, limit: int | Literal['default'] | None = 'default', *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> pd.DataFrame: ...
 @overload
-def kpi_metrics(ticker: str | Sequence[str], metric_name: str | None = None, period: Literal['quarterly', 'annual'] | None = None, report_period_gte: DateLike | None = None, report_period_lte: DateLike | None = None, limit: int | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any: ...
-def kpi_metrics(ticker: str | Sequence[str], metric_name: str | None = None, period: Literal['quarterly', 'annual'] | None = None, report_period_gte: DateLike | None = None, report_period_lte: DateLike | None = None, limit: int | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any:
+def kpi_metrics(ticker: str | Sequence[str], metric_name: str | None = None, period: Literal['quarterly', 'annual'] | None = None, report_period_gte: DateLike | None = None, report_period_lte: DateLike | None = None, limit: int | Literal['default'] | None = 'default', *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any: ...
+def kpi_metrics(ticker: str | Sequence[str], metric_name: str | None = None, period: Literal['quarterly', 'annual'] | None = None, report_period_gte: DateLike | None = None, report_period_lte: DateLike | None = None, limit: int | Literal['default'] | None = 'default', *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any:
     """Operating KPIs.
 
     ``GET /kpi/metrics`` -> a typed frame indexed ``('ticker', 'report_period')``.
@@ -1362,7 +1362,7 @@ def kpi_metrics(ticker: str | Sequence[str], metric_name: str | None = None, per
         period: Period type. (one of quarterly, annual)
         report_period_gte: date
         report_period_lte: date
-        limit: Total records wanted. (the service assumes 10)
+        limit: Total records wanted. (default: the service's 10, with a TruncatedWarning when more exist; None: everything)
         raw: return the decoded JSON instead of a frame.
         errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
         progress: progress bar (default: only on a terminal).
@@ -1388,10 +1388,10 @@ class DatasetMethods:
     """Every dataset function as a method of :class:`fdkit.Client` (generated, like the functions)."""
 
     @overload
-    def income_statements(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
+    def income_statements(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | Literal['default'] | None = 'default', report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
     @overload
-    def income_statements(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any: ...
-    def income_statements(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any:
+    def income_statements(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | Literal['default'] | None = 'default', report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any: ...
+    def income_statements(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | Literal['default'] | None = 'default', report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any:
         """Income statements.
 
         ``GET /financials/income-statements`` -> a typed frame indexed ``('ticker', 'report_period')``.
@@ -1400,7 +1400,7 @@ class DatasetMethods:
             ticker: Ticker symbol, e.g. AAPL. (a list fetches each concurrently)
             cik: SEC Central Index Key, used in place of ticker.
             period: Reporting period. (required; one of annual, quarterly, ttm)
-            limit: Total records wanted. (the service assumes 4)
+            limit: Total records wanted. (default: the service's 4, with a TruncatedWarning when more exist; None: everything)
             report_period: report_period equal to (YYYY-MM-DD).
             report_period_gte: report_period >= (YYYY-MM-DD).
             report_period_gt: report_period > (YYYY-MM-DD).
@@ -1431,10 +1431,10 @@ class DatasetMethods:
         return call('income_statements', {'ticker': ticker, 'cik': cik, 'period': period, 'limit': limit, 'report_period': report_period, 'report_period_gte': report_period_gte, 'report_period_gt': report_period_gt, 'report_period_lte': report_period_lte, 'report_period_lt': report_period_lt, 'filing_date': filing_date, 'filing_date_gte': filing_date_gte, 'filing_date_gt': filing_date_gt, 'filing_date_lte': filing_date_lte, 'filing_date_lt': filing_date_lt}, raw=raw, errors=errors, progress=progress, client=cast("Client", self), unknown=unknown)
 
     @overload
-    def balance_sheets(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
+    def balance_sheets(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | Literal['default'] | None = 'default', report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
     @overload
-    def balance_sheets(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any: ...
-    def balance_sheets(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any:
+    def balance_sheets(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | Literal['default'] | None = 'default', report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any: ...
+    def balance_sheets(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | Literal['default'] | None = 'default', report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any:
         """Balance sheets.
 
         ``GET /financials/balance-sheets`` -> a typed frame indexed ``('ticker', 'report_period')``.
@@ -1443,7 +1443,7 @@ class DatasetMethods:
             ticker: Ticker symbol, e.g. AAPL. (a list fetches each concurrently)
             cik: SEC Central Index Key, used in place of ticker.
             period: Reporting period. (required; one of annual, quarterly, ttm)
-            limit: Total records wanted. (the service assumes 4)
+            limit: Total records wanted. (default: the service's 4, with a TruncatedWarning when more exist; None: everything)
             report_period: report_period equal to (YYYY-MM-DD).
             report_period_gte: report_period >= (YYYY-MM-DD).
             report_period_gt: report_period > (YYYY-MM-DD).
@@ -1474,10 +1474,10 @@ class DatasetMethods:
         return call('balance_sheets', {'ticker': ticker, 'cik': cik, 'period': period, 'limit': limit, 'report_period': report_period, 'report_period_gte': report_period_gte, 'report_period_gt': report_period_gt, 'report_period_lte': report_period_lte, 'report_period_lt': report_period_lt, 'filing_date': filing_date, 'filing_date_gte': filing_date_gte, 'filing_date_gt': filing_date_gt, 'filing_date_lte': filing_date_lte, 'filing_date_lt': filing_date_lt}, raw=raw, errors=errors, progress=progress, client=cast("Client", self), unknown=unknown)
 
     @overload
-    def cash_flow_statements(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
+    def cash_flow_statements(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | Literal['default'] | None = 'default', report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
     @overload
-    def cash_flow_statements(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any: ...
-    def cash_flow_statements(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any:
+    def cash_flow_statements(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | Literal['default'] | None = 'default', report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any: ...
+    def cash_flow_statements(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | Literal['default'] | None = 'default', report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any:
         """Cash flow statements.
 
         ``GET /financials/cash-flow-statements`` -> a typed frame indexed ``('ticker', 'report_period')``.
@@ -1486,7 +1486,7 @@ class DatasetMethods:
             ticker: Ticker symbol, e.g. AAPL. (a list fetches each concurrently)
             cik: SEC Central Index Key, used in place of ticker.
             period: Reporting period. (required; one of annual, quarterly, ttm)
-            limit: Total records wanted. (the service assumes 4)
+            limit: Total records wanted. (default: the service's 4, with a TruncatedWarning when more exist; None: everything)
             report_period: report_period equal to (YYYY-MM-DD).
             report_period_gte: report_period >= (YYYY-MM-DD).
             report_period_gt: report_period > (YYYY-MM-DD).
@@ -1517,10 +1517,10 @@ class DatasetMethods:
         return call('cash_flow_statements', {'ticker': ticker, 'cik': cik, 'period': period, 'limit': limit, 'report_period': report_period, 'report_period_gte': report_period_gte, 'report_period_gt': report_period_gt, 'report_period_lte': report_period_lte, 'report_period_lt': report_period_lt, 'filing_date': filing_date, 'filing_date_gte': filing_date_gte, 'filing_date_gt': filing_date_gt, 'filing_date_lte': filing_date_lte, 'filing_date_lt': filing_date_lt}, raw=raw, errors=errors, progress=progress, client=cast("Client", self), unknown=unknown)
 
     @overload
-    def segmented_revenues(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
+    def segmented_revenues(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | Literal['default'] | None = 'default', report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
     @overload
-    def segmented_revenues(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any: ...
-    def segmented_revenues(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any:
+    def segmented_revenues(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | Literal['default'] | None = 'default', report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any: ...
+    def segmented_revenues(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | Literal['default'] | None = 'default', report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any:
         """Revenue by product, business segment and geography (items with segment members).
 
         ``GET /financials/segmented-revenues`` -> a typed frame indexed ``('ticker', 'report_period')``.
@@ -1529,7 +1529,7 @@ class DatasetMethods:
             ticker: Ticker symbol, e.g. AAPL. (a list fetches each concurrently)
             cik: SEC Central Index Key, used in place of ticker.
             period: Reporting period. (required; one of annual, quarterly)
-            limit: Total records wanted. (the service assumes 4)
+            limit: Total records wanted. (default: the service's 4, with a TruncatedWarning when more exist; None: everything)
             report_period: report_period equal to (YYYY-MM-DD).
             report_period_gte: report_period >= (YYYY-MM-DD).
             report_period_gt: report_period > (YYYY-MM-DD).
@@ -1560,10 +1560,10 @@ class DatasetMethods:
         return call('segmented_revenues', {'ticker': ticker, 'cik': cik, 'period': period, 'limit': limit, 'report_period': report_period, 'report_period_gte': report_period_gte, 'report_period_gt': report_period_gt, 'report_period_lte': report_period_lte, 'report_period_lt': report_period_lt, 'filing_date': filing_date, 'filing_date_gte': filing_date_gte, 'filing_date_gt': filing_date_gt, 'filing_date_lte': filing_date_lte, 'filing_date_lt': filing_date_lt}, raw=raw, errors=errors, progress=progress, client=cast("Client", self), unknown=unknown)
 
     @overload
-    def income_statement_segments(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
+    def income_statement_segments(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | Literal['default'] | None = 'default', report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
     @overload
-    def income_statement_segments(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any: ...
-    def income_statement_segments(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any:
+    def income_statement_segments(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | Literal['default'] | None = 'default', report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any: ...
+    def income_statement_segments(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | Literal['default'] | None = 'default', report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any:
         """Income statement line items broken down by product and segment.
 
         ``GET /financials/income-statements/segments`` -> a typed frame indexed ``('ticker', 'report_period')``.
@@ -1572,7 +1572,7 @@ class DatasetMethods:
             ticker: Ticker symbol, e.g. AAPL. (a list fetches each concurrently)
             cik: SEC Central Index Key, used in place of ticker.
             period: Reporting period. (required; one of annual, quarterly)
-            limit: Total records wanted. (the service assumes 4)
+            limit: Total records wanted. (default: the service's 4, with a TruncatedWarning when more exist; None: everything)
             report_period: report_period equal to (YYYY-MM-DD).
             report_period_gte: report_period >= (YYYY-MM-DD).
             report_period_gt: report_period > (YYYY-MM-DD).
@@ -1603,10 +1603,10 @@ class DatasetMethods:
         return call('income_statement_segments', {'ticker': ticker, 'cik': cik, 'period': period, 'limit': limit, 'report_period': report_period, 'report_period_gte': report_period_gte, 'report_period_gt': report_period_gt, 'report_period_lte': report_period_lte, 'report_period_lt': report_period_lt, 'filing_date': filing_date, 'filing_date_gte': filing_date_gte, 'filing_date_gt': filing_date_gt, 'filing_date_lte': filing_date_lte, 'filing_date_lt': filing_date_lt}, raw=raw, errors=errors, progress=progress, client=cast("Client", self), unknown=unknown)
 
     @overload
-    def balance_sheet_segments(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
+    def balance_sheet_segments(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | Literal['default'] | None = 'default', report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
     @overload
-    def balance_sheet_segments(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any: ...
-    def balance_sheet_segments(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any:
+    def balance_sheet_segments(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | Literal['default'] | None = 'default', report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any: ...
+    def balance_sheet_segments(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | Literal['default'] | None = 'default', report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any:
         """Balance sheet line items broken down by product and segment.
 
         ``GET /financials/balance-sheets/segments`` -> a typed frame indexed ``('ticker', 'report_period')``.
@@ -1615,7 +1615,7 @@ class DatasetMethods:
             ticker: Ticker symbol, e.g. AAPL. (a list fetches each concurrently)
             cik: SEC Central Index Key, used in place of ticker.
             period: Reporting period. (required; one of annual, quarterly)
-            limit: Total records wanted. (the service assumes 4)
+            limit: Total records wanted. (default: the service's 4, with a TruncatedWarning when more exist; None: everything)
             report_period: report_period equal to (YYYY-MM-DD).
             report_period_gte: report_period >= (YYYY-MM-DD).
             report_period_gt: report_period > (YYYY-MM-DD).
@@ -1646,10 +1646,10 @@ class DatasetMethods:
         return call('balance_sheet_segments', {'ticker': ticker, 'cik': cik, 'period': period, 'limit': limit, 'report_period': report_period, 'report_period_gte': report_period_gte, 'report_period_gt': report_period_gt, 'report_period_lte': report_period_lte, 'report_period_lt': report_period_lt, 'filing_date': filing_date, 'filing_date_gte': filing_date_gte, 'filing_date_gt': filing_date_gt, 'filing_date_lte': filing_date_lte, 'filing_date_lt': filing_date_lt}, raw=raw, errors=errors, progress=progress, client=cast("Client", self), unknown=unknown)
 
     @overload
-    def cash_flow_statement_segments(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
+    def cash_flow_statement_segments(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | Literal['default'] | None = 'default', report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
     @overload
-    def cash_flow_statement_segments(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any: ...
-    def cash_flow_statement_segments(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any:
+    def cash_flow_statement_segments(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | Literal['default'] | None = 'default', report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any: ...
+    def cash_flow_statement_segments(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | Literal['default'] | None = 'default', report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any:
         """Cash flow statement line items broken down by product and segment.
 
         ``GET /financials/cash-flow-statements/segments`` -> a typed frame indexed ``('ticker', 'report_period')``.
@@ -1658,7 +1658,7 @@ class DatasetMethods:
             ticker: Ticker symbol, e.g. AAPL. (a list fetches each concurrently)
             cik: SEC Central Index Key, used in place of ticker.
             period: Reporting period. (required; one of annual, quarterly)
-            limit: Total records wanted. (the service assumes 4)
+            limit: Total records wanted. (default: the service's 4, with a TruncatedWarning when more exist; None: everything)
             report_period: report_period equal to (YYYY-MM-DD).
             report_period_gte: report_period >= (YYYY-MM-DD).
             report_period_gt: report_period > (YYYY-MM-DD).
@@ -1689,10 +1689,10 @@ class DatasetMethods:
         return call('cash_flow_statement_segments', {'ticker': ticker, 'cik': cik, 'period': period, 'limit': limit, 'report_period': report_period, 'report_period_gte': report_period_gte, 'report_period_gt': report_period_gt, 'report_period_lte': report_period_lte, 'report_period_lt': report_period_lt, 'filing_date': filing_date, 'filing_date_gte': filing_date_gte, 'filing_date_gt': filing_date_gt, 'filing_date_lte': filing_date_lte, 'filing_date_lt': filing_date_lt}, raw=raw, errors=errors, progress=progress, client=cast("Client", self), unknown=unknown)
 
     @overload
-    def financial_metrics(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
+    def financial_metrics(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | Literal['default'] | None = 'default', report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
     @overload
-    def financial_metrics(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any: ...
-    def financial_metrics(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any:
+    def financial_metrics(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | Literal['default'] | None = 'default', report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any: ...
+    def financial_metrics(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | Literal['default'] | None = 'default', report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any:
         """Ratios computed from the statements and prices (valuation, profitability, liquidity, growth).
 
         ``GET /financial-metrics`` -> a typed frame indexed ``('ticker', 'report_period')``.
@@ -1701,7 +1701,7 @@ class DatasetMethods:
             ticker: Ticker symbol, e.g. AAPL. (a list fetches each concurrently)
             cik: SEC Central Index Key, used in place of ticker.
             period: Reporting period. (required; one of annual, quarterly, ttm)
-            limit: Total records wanted. (the service assumes 4)
+            limit: Total records wanted. (default: the service's 4, with a TruncatedWarning when more exist; None: everything)
             report_period: report_period equal to (YYYY-MM-DD).
             report_period_gte: report_period >= (YYYY-MM-DD).
             report_period_gt: report_period > (YYYY-MM-DD).
@@ -1763,17 +1763,17 @@ class DatasetMethods:
         return call('financial_metrics_snapshot', {'ticker': ticker, 'cik': cik}, raw=raw, errors=errors, progress=progress, client=cast("Client", self), unknown=unknown)
 
     @overload
-    def screen(self, filters: Sequence[Mapping[str, Any]], limit: int | None = None, period: Literal['annual', 'quarterly', 'ttm'] | None = None, currency: Literal['USD', 'EUR', 'GBP', 'JPY', 'CHF', 'AUD', 'CAD', 'SEK'] | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
+    def screen(self, filters: Sequence[Mapping[str, Any]], limit: int | Literal['default'] | None = 'default', period: Literal['annual', 'quarterly', 'ttm'] | None = None, currency: Literal['USD', 'EUR', 'GBP', 'JPY', 'CHF', 'AUD', 'CAD', 'SEK'] | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
     @overload
-    def screen(self, filters: Sequence[Mapping[str, Any]], limit: int | None = None, period: Literal['annual', 'quarterly', 'ttm'] | None = None, currency: Literal['USD', 'EUR', 'GBP', 'JPY', 'CHF', 'AUD', 'CAD', 'SEK'] | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any: ...
-    def screen(self, filters: Sequence[Mapping[str, Any]], limit: int | None = None, period: Literal['annual', 'quarterly', 'ttm'] | None = None, currency: Literal['USD', 'EUR', 'GBP', 'JPY', 'CHF', 'AUD', 'CAD', 'SEK'] | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any:
+    def screen(self, filters: Sequence[Mapping[str, Any]], limit: int | Literal['default'] | None = 'default', period: Literal['annual', 'quarterly', 'ttm'] | None = None, currency: Literal['USD', 'EUR', 'GBP', 'JPY', 'CHF', 'AUD', 'CAD', 'SEK'] | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any: ...
+    def screen(self, filters: Sequence[Mapping[str, Any]], limit: int | Literal['default'] | None = 'default', period: Literal['annual', 'quarterly', 'ttm'] | None = None, currency: Literal['USD', 'EUR', 'GBP', 'JPY', 'CHF', 'AUD', 'CAD', 'SEK'] | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any:
         """Screen companies on statement and metric fields (latest period per ticker).
 
         ``POST /financials/search/screener`` -> a typed frame indexed ``('ticker', 'report_period')``.
 
         Args:
             filters: [{field, operator eq|gt|gte|lt|lte|in, value}], combined with AND. (required)
-            limit: Results wanted. (the service assumes 10)
+            limit: Results wanted. (default: the service's 10, with a TruncatedWarning when more exist; None: everything)
             period: Statement period. (one of annual, quarterly, ttm; the service assumes 'ttm')
             currency: Reporting currency. (one of USD, EUR, GBP, JPY, CHF, AUD, CAD, SEK)
             raw: return the decoded JSON instead of a frame.
@@ -1932,10 +1932,10 @@ class DatasetMethods:
         return call('price_snapshot', {'ticker': ticker}, raw=raw, errors=errors, progress=progress, client=cast("Client", self), unknown=unknown)
 
     @overload
-    def news(self, ticker: str | Sequence[str], start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
+    def news(self, ticker: str | Sequence[str], start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | Literal['default'] | None = 'default', *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
     @overload
-    def news(self, ticker: str | Sequence[str], start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any: ...
-    def news(self, ticker: str | Sequence[str], start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any:
+    def news(self, ticker: str | Sequence[str], start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | Literal['default'] | None = 'default', *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any: ...
+    def news(self, ticker: str | Sequence[str], start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | Literal['default'] | None = 'default', *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any:
         """News headlines about a company.
 
         ``GET /news`` -> a typed frame indexed ``('ticker', 'date')``.
@@ -1944,7 +1944,7 @@ class DatasetMethods:
             ticker: Ticker symbol, e.g. AAPL. (required; a list fetches each concurrently)
             start_date: First date, inclusive (YYYY-MM-DD).
             end_date: Last date, inclusive (YYYY-MM-DD).
-            limit: Total records wanted. Values above 100 are clamped to it. (the service assumes 10)
+            limit: Total records wanted. Values above 100 are clamped to it. (default: the service's 10, with a TruncatedWarning when more exist; None: everything)
             raw: return the decoded JSON instead of a frame.
             errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
             progress: progress bar (default: only on a terminal).
@@ -1965,10 +1965,10 @@ class DatasetMethods:
         return call('news', {'ticker': ticker, 'start_date': start_date, 'end_date': end_date, 'limit': limit}, raw=raw, errors=errors, progress=progress, client=cast("Client", self), unknown=unknown)
 
     @overload
-    def filings(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, filing_type: str | Sequence[str] | None = None, limit: int | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
+    def filings(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, filing_type: str | Sequence[str] | None = None, limit: int | Literal['default'] | None = 'default', *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
     @overload
-    def filings(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, filing_type: str | Sequence[str] | None = None, limit: int | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any: ...
-    def filings(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, filing_type: str | Sequence[str] | None = None, limit: int | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any:
+    def filings(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, filing_type: str | Sequence[str] | None = None, limit: int | Literal['default'] | None = 'default', *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any: ...
+    def filings(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, filing_type: str | Sequence[str] | None = None, limit: int | Literal['default'] | None = 'default', *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any:
         """SEC filings of a company, newest first.
 
         ``GET /filings`` -> a typed frame indexed ``('ticker', 'filing_date')``.
@@ -1977,7 +1977,7 @@ class DatasetMethods:
             ticker: Ticker symbol, e.g. AAPL. (a list fetches each concurrently)
             cik: SEC Central Index Key, used in place of ticker.
             filing_type: Form type(s), e.g. 10-K; repeatable.
-            limit: Total records wanted. (the service assumes 10)
+            limit: Total records wanted. (default: the service's 10, with a TruncatedWarning when more exist; None: everything)
             raw: return the decoded JSON instead of a frame.
             errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
             progress: progress bar (default: only on a terminal).
@@ -2034,17 +2034,17 @@ class DatasetMethods:
         return call('filing_items', {'ticker': ticker, 'filing_type': filing_type, 'year': year, 'quarter': quarter, 'item': item, 'accession_number': accession_number, 'include_exhibits': include_exhibits}, raw=raw, errors=errors, progress=progress, client=cast("Client", self), unknown=unknown)
 
     @overload
-    def insider_trades(self, ticker: str | Sequence[str], limit: int | None = None, name: str | None = None, transaction_type: str | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
+    def insider_trades(self, ticker: str | Sequence[str], limit: int | Literal['default'] | None = 'default', name: str | None = None, transaction_type: str | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
     @overload
-    def insider_trades(self, ticker: str | Sequence[str], limit: int | None = None, name: str | None = None, transaction_type: str | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any: ...
-    def insider_trades(self, ticker: str | Sequence[str], limit: int | None = None, name: str | None = None, transaction_type: str | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any:
+    def insider_trades(self, ticker: str | Sequence[str], limit: int | Literal['default'] | None = 'default', name: str | None = None, transaction_type: str | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any: ...
+    def insider_trades(self, ticker: str | Sequence[str], limit: int | Literal['default'] | None = 'default', name: str | None = None, transaction_type: str | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any:
         """Insider transactions (Forms 3/4/5, table I and II rows with a transaction).
 
         ``GET /insider-trades`` -> a typed frame indexed ``('ticker', 'filing_date')``.
 
         Args:
             ticker: Ticker symbol, e.g. AAPL. (required; a list fetches each concurrently)
-            limit: Total records wanted. Values above 1000 are clamped to it. (the service assumes 10)
+            limit: Total records wanted. Values above 1000 are clamped to it. (default: the service's 10, with a TruncatedWarning when more exist; None: everything)
             name: Insider name.
             transaction_type: Transaction type, e.g. Sale.
             filing_date: filing_date equal to (YYYY-MM-DD).
@@ -2072,17 +2072,17 @@ class DatasetMethods:
         return call('insider_trades', {'ticker': ticker, 'limit': limit, 'name': name, 'transaction_type': transaction_type, 'filing_date': filing_date, 'filing_date_gte': filing_date_gte, 'filing_date_gt': filing_date_gt, 'filing_date_lte': filing_date_lte, 'filing_date_lt': filing_date_lt}, raw=raw, errors=errors, progress=progress, client=cast("Client", self), unknown=unknown)
 
     @overload
-    def insider_ownership(self, ticker: str | Sequence[str], limit: int | None = None, name: str | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
+    def insider_ownership(self, ticker: str | Sequence[str], limit: int | Literal['default'] | None = 'default', name: str | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
     @overload
-    def insider_ownership(self, ticker: str | Sequence[str], limit: int | None = None, name: str | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any: ...
-    def insider_ownership(self, ticker: str | Sequence[str], limit: int | None = None, name: str | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any:
+    def insider_ownership(self, ticker: str | Sequence[str], limit: int | Literal['default'] | None = 'default', name: str | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any: ...
+    def insider_ownership(self, ticker: str | Sequence[str], limit: int | Literal['default'] | None = 'default', name: str | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any:
         """Holdings reported by insiders (Forms 3/4/5 holding rows).
 
         ``GET /insider-ownership`` -> a typed frame indexed ``('ticker', 'filing_date')``.
 
         Args:
             ticker: Ticker symbol, e.g. AAPL. (required; a list fetches each concurrently)
-            limit: Total records wanted. Values above 1000 are clamped to it. (the service assumes 10)
+            limit: Total records wanted. Values above 1000 are clamped to it. (default: the service's 10, with a TruncatedWarning when more exist; None: everything)
             name: Insider name.
             filing_date: filing_date equal to (YYYY-MM-DD).
             filing_date_gte: filing_date >= (YYYY-MM-DD).
@@ -2109,10 +2109,10 @@ class DatasetMethods:
         return call('insider_ownership', {'ticker': ticker, 'limit': limit, 'name': name, 'filing_date': filing_date, 'filing_date_gte': filing_date_gte, 'filing_date_gt': filing_date_gt, 'filing_date_lte': filing_date_lte, 'filing_date_lt': filing_date_lt}, raw=raw, errors=errors, progress=progress, client=cast("Client", self), unknown=unknown)
 
     @overload
-    def institutional_ownership(self, ticker: str | Sequence[str] | None = None, investor: str | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
+    def institutional_ownership(self, ticker: str | Sequence[str] | None = None, investor: str | None = None, limit: int | Literal['default'] | None = 'default', report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
     @overload
-    def institutional_ownership(self, ticker: str | Sequence[str] | None = None, investor: str | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any: ...
-    def institutional_ownership(self, ticker: str | Sequence[str] | None = None, investor: str | None = None, limit: int | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any:
+    def institutional_ownership(self, ticker: str | Sequence[str] | None = None, investor: str | None = None, limit: int | Literal['default'] | None = 'default', report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any: ...
+    def institutional_ownership(self, ticker: str | Sequence[str] | None = None, investor: str | None = None, limit: int | Literal['default'] | None = 'default', report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any:
         """13F holdings by investor and/or ticker.
 
         ``GET /institutional-ownership`` -> a typed frame indexed ``('ticker', 'report_period')``.
@@ -2120,7 +2120,7 @@ class DatasetMethods:
         Args:
             ticker: Ticker symbol, e.g. AAPL. (a list fetches each concurrently)
             investor: Investment manager (as in /institutional-ownership/investors).
-            limit: Total records wanted. Values above 1000 are clamped to it. (the service assumes 10)
+            limit: Total records wanted. Values above 1000 are clamped to it. (default: the service's 10, with a TruncatedWarning when more exist; None: everything)
             report_period: report_period equal to (YYYY-MM-DD).
             report_period_gte: report_period >= (YYYY-MM-DD).
             report_period_gt: report_period > (YYYY-MM-DD).
@@ -2297,10 +2297,10 @@ class DatasetMethods:
         return call('labor_snapshot', {}, raw=raw, errors=errors, progress=progress, client=cast("Client", self), unknown=unknown)
 
     @overload
-    def inflation(self, series: Literal['cpi_all_items', 'cpi_core'] | None = None, start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
+    def inflation(self, series: Literal['cpi_all_items', 'cpi_core'] | None = None, start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | Literal['default'] | None = 'default', *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
     @overload
-    def inflation(self, series: Literal['cpi_all_items', 'cpi_core'] | None = None, start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any: ...
-    def inflation(self, series: Literal['cpi_all_items', 'cpi_core'] | None = None, start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any:
+    def inflation(self, series: Literal['cpi_all_items', 'cpi_core'] | None = None, start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | Literal['default'] | None = 'default', *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any: ...
+    def inflation(self, series: Literal['cpi_all_items', 'cpi_core'] | None = None, start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | Literal['default'] | None = 'default', *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any:
         """Consumer price index history (monthly levels; changes against the month and year before, by date).
 
         ``GET /macro/inflation`` -> a typed frame indexed ``('series', 'date')``.
@@ -2309,7 +2309,7 @@ class DatasetMethods:
             series: One series (default: all). (one of cpi_all_items, cpi_core)
             start_date: First date, inclusive (YYYY-MM-DD).
             end_date: Last date, inclusive (YYYY-MM-DD).
-            limit: Total records wanted. Values above 10000 are clamped to it. (the service assumes 10000)
+            limit: Total records wanted. Values above 10000 are clamped to it. (default: the service's 10000, with a TruncatedWarning when more exist; None: everything)
             raw: return the decoded JSON instead of a frame.
             errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
             progress: progress bar (default: only on a terminal).
@@ -2330,10 +2330,10 @@ class DatasetMethods:
         return call('inflation', {'series': series, 'start_date': start_date, 'end_date': end_date, 'limit': limit}, raw=raw, errors=errors, progress=progress, client=cast("Client", self), unknown=unknown)
 
     @overload
-    def labor(self, series: Literal['average_hourly_earnings', 'initial_jobless_claims', 'job_openings', 'labor_force_participation_rate', 'nonfarm_payrolls', 'u6_unemployment_rate', 'unemployment_rate'] | None = None, start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
+    def labor(self, series: Literal['average_hourly_earnings', 'initial_jobless_claims', 'job_openings', 'labor_force_participation_rate', 'nonfarm_payrolls', 'u6_unemployment_rate', 'unemployment_rate'] | None = None, start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | Literal['default'] | None = 'default', *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
     @overload
-    def labor(self, series: Literal['average_hourly_earnings', 'initial_jobless_claims', 'job_openings', 'labor_force_participation_rate', 'nonfarm_payrolls', 'u6_unemployment_rate', 'unemployment_rate'] | None = None, start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any: ...
-    def labor(self, series: Literal['average_hourly_earnings', 'initial_jobless_claims', 'job_openings', 'labor_force_participation_rate', 'nonfarm_payrolls', 'u6_unemployment_rate', 'unemployment_rate'] | None = None, start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any:
+    def labor(self, series: Literal['average_hourly_earnings', 'initial_jobless_claims', 'job_openings', 'labor_force_participation_rate', 'nonfarm_payrolls', 'u6_unemployment_rate', 'unemployment_rate'] | None = None, start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | Literal['default'] | None = 'default', *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any: ...
+    def labor(self, series: Literal['average_hourly_earnings', 'initial_jobless_claims', 'job_openings', 'labor_force_participation_rate', 'nonfarm_payrolls', 'u6_unemployment_rate', 'unemployment_rate'] | None = None, start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | Literal['default'] | None = 'default', *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any:
         """Labour-market history (BLS via FRED): payrolls, unemployment, participation, earnings, openings, claims; change from the previous observation.
 
         ``GET /macro/labor`` -> a typed frame indexed ``('series', 'date')``.
@@ -2342,7 +2342,7 @@ class DatasetMethods:
             series: One series (default: all). (one of average_hourly_earnings, initial_jobless_claims, job_openings, labor_force_participation_rate, nonfarm_payrolls, u6_unemployment_rate, unemployment_rate)
             start_date: First date, inclusive (YYYY-MM-DD).
             end_date: Last date, inclusive (YYYY-MM-DD).
-            limit: Total records wanted. Values above 10000 are clamped to it. (the service assumes 10000)
+            limit: Total records wanted. Values above 10000 are clamped to it. (default: the service's 10000, with a TruncatedWarning when more exist; None: everything)
             raw: return the decoded JSON instead of a frame.
             errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
             progress: progress bar (default: only on a terminal).
@@ -2392,10 +2392,10 @@ class DatasetMethods:
         return call('yield_curve_snapshot', {}, raw=raw, errors=errors, progress=progress, client=cast("Client", self), unknown=unknown)
 
     @overload
-    def yield_curve(self, start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
+    def yield_curve(self, start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | Literal['default'] | None = 'default', *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
     @overload
-    def yield_curve(self, start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any: ...
-    def yield_curve(self, start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any:
+    def yield_curve(self, start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | Literal['default'] | None = 'default', *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any: ...
+    def yield_curve(self, start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | Literal['default'] | None = 'default', *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any:
         """Treasury par yield curve history.
 
         ``GET /macro/yield-curve`` -> a typed frame indexed ``('date',)``.
@@ -2403,7 +2403,7 @@ class DatasetMethods:
         Args:
             start_date: First date, inclusive (YYYY-MM-DD).
             end_date: Last date, inclusive (YYYY-MM-DD).
-            limit: Total records wanted. Values above 5000 are clamped to it. (the service assumes 5000)
+            limit: Total records wanted. Values above 5000 are clamped to it. (default: the service's 5000, with a TruncatedWarning when more exist; None: everything)
             raw: return the decoded JSON instead of a frame.
             errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
             progress: progress bar (default: only on a terminal).
@@ -2424,10 +2424,10 @@ class DatasetMethods:
         return call('yield_curve', {'start_date': start_date, 'end_date': end_date, 'limit': limit}, raw=raw, errors=errors, progress=progress, client=cast("Client", self), unknown=unknown)
 
     @overload
-    def statement_vintages(self, ticker: str | Sequence[str], field: str | None = None, period: Literal['annual', 'quarterly', 'instant'] | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, limit: int | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
+    def statement_vintages(self, ticker: str | Sequence[str], field: str | None = None, period: Literal['annual', 'quarterly', 'instant'] | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, limit: int | Literal['default'] | None = 'default', *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
     @overload
-    def statement_vintages(self, ticker: str | Sequence[str], field: str | None = None, period: Literal['annual', 'quarterly', 'instant'] | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, limit: int | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any: ...
-    def statement_vintages(self, ticker: str | Sequence[str], field: str | None = None, period: Literal['annual', 'quarterly', 'instant'] | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, limit: int | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any:
+    def statement_vintages(self, ticker: str | Sequence[str], field: str | None = None, period: Literal['annual', 'quarterly', 'instant'] | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, limit: int | Literal['default'] | None = 'default', *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any: ...
+    def statement_vintages(self, ticker: str | Sequence[str], field: str | None = None, period: Literal['annual', 'quarterly', 'instant'] | None = None, report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, limit: int | Literal['default'] | None = 'default', *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any:
         """Every reported value of a statement field with the filing that reported it: the first report and each restatement (an fdkit extension). filing_date_lte=D gives what was known on D.
 
         ``GET /financials/vintages`` -> a typed frame indexed ``('ticker', 'report_period')``.
@@ -2446,7 +2446,7 @@ class DatasetMethods:
             filing_date_gt: filing_date > (YYYY-MM-DD).
             filing_date_lte: filing_date <= (YYYY-MM-DD).
             filing_date_lt: filing_date < (YYYY-MM-DD).
-            limit: Total records wanted. Values above 10000 are clamped to it. (the service assumes 1000)
+            limit: Total records wanted. Values above 10000 are clamped to it. (default: the service's 1000, with a TruncatedWarning when more exist; None: everything)
             raw: return the decoded JSON instead of a frame.
             errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
             progress: progress bar (default: only on a terminal).
@@ -2467,10 +2467,10 @@ class DatasetMethods:
         return call('statement_vintages', {'ticker': ticker, 'field': field, 'period': period, 'report_period': report_period, 'report_period_gte': report_period_gte, 'report_period_gt': report_period_gt, 'report_period_lte': report_period_lte, 'report_period_lt': report_period_lt, 'filing_date': filing_date, 'filing_date_gte': filing_date_gte, 'filing_date_gt': filing_date_gt, 'filing_date_lte': filing_date_lte, 'filing_date_lt': filing_date_lt, 'limit': limit}, raw=raw, errors=errors, progress=progress, client=cast("Client", self), unknown=unknown)
 
     @overload
-    def splits(self, ticker: str | Sequence[str], start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
+    def splits(self, ticker: str | Sequence[str], start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | Literal['default'] | None = 'default', *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
     @overload
-    def splits(self, ticker: str | Sequence[str], start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any: ...
-    def splits(self, ticker: str | Sequence[str], start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any:
+    def splits(self, ticker: str | Sequence[str], start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | Literal['default'] | None = 'default', *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any: ...
+    def splits(self, ticker: str | Sequence[str], start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | Literal['default'] | None = 'default', *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any:
         """Stock splits (an fdkit extension): ex-date and ratio of new to old shares, with the source. Prices and per-share statement values are on the basis of every split listed here.
 
         ``GET /splits`` -> a typed frame indexed ``('ticker', 'date')``.
@@ -2479,7 +2479,7 @@ class DatasetMethods:
             ticker: Ticker symbol, e.g. AAPL. (required; a list fetches each concurrently)
             start_date: First date, inclusive (YYYY-MM-DD).
             end_date: Last date, inclusive (YYYY-MM-DD).
-            limit: Total records wanted. Values above 1000 are clamped to it. (the service assumes 100)
+            limit: Total records wanted. Values above 1000 are clamped to it. (default: the service's 100, with a TruncatedWarning when more exist; None: everything)
             raw: return the decoded JSON instead of a frame.
             errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
             progress: progress bar (default: only on a terminal).
@@ -2500,10 +2500,10 @@ class DatasetMethods:
         return call('splits', {'ticker': ticker, 'start_date': start_date, 'end_date': end_date, 'limit': limit}, raw=raw, errors=errors, progress=progress, client=cast("Client", self), unknown=unknown)
 
     @overload
-    def analyst_estimates(self, ticker: str | Sequence[str], period: Literal['annual', 'quarterly'] | None = None, limit: int | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
+    def analyst_estimates(self, ticker: str | Sequence[str], period: Literal['annual', 'quarterly'] | None = None, limit: int | Literal['default'] | None = 'default', *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
     @overload
-    def analyst_estimates(self, ticker: str | Sequence[str], period: Literal['annual', 'quarterly'] | None = None, limit: int | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any: ...
-    def analyst_estimates(self, ticker: str | Sequence[str], period: Literal['annual', 'quarterly'] | None = None, limit: int | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any:
+    def analyst_estimates(self, ticker: str | Sequence[str], period: Literal['annual', 'quarterly'] | None = None, limit: int | Literal['default'] | None = 'default', *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any: ...
+    def analyst_estimates(self, ticker: str | Sequence[str], period: Literal['annual', 'quarterly'] | None = None, limit: int | Literal['default'] | None = 'default', *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any:
         """Forward revenue and EPS estimates (the service's own documented model).
 
         ``GET /analyst-estimates`` -> a typed frame indexed ``('ticker', 'fiscal_period')``.
@@ -2511,7 +2511,7 @@ class DatasetMethods:
         Args:
             ticker: Ticker symbol, e.g. AAPL. (required; a list fetches each concurrently)
             period: string (one of annual, quarterly; the service assumes 'annual')
-            limit: Total records wanted. (the service assumes 10)
+            limit: Total records wanted. (default: the service's 10, with a TruncatedWarning when more exist; None: everything)
             raw: return the decoded JSON instead of a frame.
             errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
             progress: progress bar (default: only on a terminal).
@@ -2532,17 +2532,17 @@ class DatasetMethods:
         return call('analyst_estimates', {'ticker': ticker, 'period': period, 'limit': limit}, raw=raw, errors=errors, progress=progress, client=cast("Client", self), unknown=unknown)
 
     @overload
-    def earnings(self, ticker: str | Sequence[str], limit: int | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
+    def earnings(self, ticker: str | Sequence[str], limit: int | Literal['default'] | None = 'default', *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
     @overload
-    def earnings(self, ticker: str | Sequence[str], limit: int | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any: ...
-    def earnings(self, ticker: str | Sequence[str], limit: int | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any:
+    def earnings(self, ticker: str | Sequence[str], limit: int | Literal['default'] | None = 'default', *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any: ...
+    def earnings(self, ticker: str | Sequence[str], limit: int | Literal['default'] | None = 'default', *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any:
         """Earnings releases: reported figures per quarter with the annual context.
 
         ``GET /earnings`` -> a typed frame indexed ``('ticker', 'report_period')``.
 
         Args:
             ticker: Ticker symbol, e.g. AAPL. (required; a list fetches each concurrently)
-            limit: Total records wanted. (the service assumes 10)
+            limit: Total records wanted. (default: the service's 10, with a TruncatedWarning when more exist; None: everything)
             raw: return the decoded JSON instead of a frame.
             errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
             progress: progress bar (default: only on a terminal).
@@ -2563,10 +2563,10 @@ class DatasetMethods:
         return call('earnings', {'ticker': ticker, 'limit': limit}, raw=raw, errors=errors, progress=progress, client=cast("Client", self), unknown=unknown)
 
     @overload
-    def kpi_guidance(self, ticker: str | Sequence[str], metric_name: str | None = None, period: Literal['quarterly', 'annual'] | None = None, report_period_gte: DateLike | None = None, report_period_lte: DateLike | None = None, limit: int | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
+    def kpi_guidance(self, ticker: str | Sequence[str], metric_name: str | None = None, period: Literal['quarterly', 'annual'] | None = None, report_period_gte: DateLike | None = None, report_period_lte: DateLike | None = None, limit: int | Literal['default'] | None = 'default', *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
     @overload
-    def kpi_guidance(self, ticker: str | Sequence[str], metric_name: str | None = None, period: Literal['quarterly', 'annual'] | None = None, report_period_gte: DateLike | None = None, report_period_lte: DateLike | None = None, limit: int | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any: ...
-    def kpi_guidance(self, ticker: str | Sequence[str], metric_name: str | None = None, period: Literal['quarterly', 'annual'] | None = None, report_period_gte: DateLike | None = None, report_period_lte: DateLike | None = None, limit: int | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any:
+    def kpi_guidance(self, ticker: str | Sequence[str], metric_name: str | None = None, period: Literal['quarterly', 'annual'] | None = None, report_period_gte: DateLike | None = None, report_period_lte: DateLike | None = None, limit: int | Literal['default'] | None = 'default', *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any: ...
+    def kpi_guidance(self, ticker: str | Sequence[str], metric_name: str | None = None, period: Literal['quarterly', 'annual'] | None = None, report_period_gte: DateLike | None = None, report_period_lte: DateLike | None = None, limit: int | Literal['default'] | None = 'default', *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any:
         """Forward guidance by metric.
 
         ``GET /kpi/guidance`` -> a typed frame indexed ``('ticker', 'report_period')``.
@@ -2577,7 +2577,7 @@ class DatasetMethods:
             period: Period type. (one of quarterly, annual)
             report_period_gte: date
             report_period_lte: date
-            limit: Total records wanted. (the service assumes 10)
+            limit: Total records wanted. (default: the service's 10, with a TruncatedWarning when more exist; None: everything)
             raw: return the decoded JSON instead of a frame.
             errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
             progress: progress bar (default: only on a terminal).
@@ -2598,10 +2598,10 @@ class DatasetMethods:
         return call('kpi_guidance', {'ticker': ticker, 'metric_name': metric_name, 'period': period, 'report_period_gte': report_period_gte, 'report_period_lte': report_period_lte, 'limit': limit}, raw=raw, errors=errors, progress=progress, client=cast("Client", self), unknown=unknown)
 
     @overload
-    def kpi_non_gaap(self, ticker: str | Sequence[str], metric_name: str | None = None, period: Literal['quarterly', 'annual'] | None = None, report_period_gte: DateLike | None = None, report_period_lte: DateLike | None = None, limit: int | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
+    def kpi_non_gaap(self, ticker: str | Sequence[str], metric_name: str | None = None, period: Literal['quarterly', 'annual'] | None = None, report_period_gte: DateLike | None = None, report_period_lte: DateLike | None = None, limit: int | Literal['default'] | None = 'default', *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
     @overload
-    def kpi_non_gaap(self, ticker: str | Sequence[str], metric_name: str | None = None, period: Literal['quarterly', 'annual'] | None = None, report_period_gte: DateLike | None = None, report_period_lte: DateLike | None = None, limit: int | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any: ...
-    def kpi_non_gaap(self, ticker: str | Sequence[str], metric_name: str | None = None, period: Literal['quarterly', 'annual'] | None = None, report_period_gte: DateLike | None = None, report_period_lte: DateLike | None = None, limit: int | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any:
+    def kpi_non_gaap(self, ticker: str | Sequence[str], metric_name: str | None = None, period: Literal['quarterly', 'annual'] | None = None, report_period_gte: DateLike | None = None, report_period_lte: DateLike | None = None, limit: int | Literal['default'] | None = 'default', *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any: ...
+    def kpi_non_gaap(self, ticker: str | Sequence[str], metric_name: str | None = None, period: Literal['quarterly', 'annual'] | None = None, report_period_gte: DateLike | None = None, report_period_lte: DateLike | None = None, limit: int | Literal['default'] | None = 'default', *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any:
         """Non-GAAP metrics.
 
         ``GET /kpi/non-gaap`` -> a typed frame indexed ``('ticker', 'report_period')``.
@@ -2612,7 +2612,7 @@ class DatasetMethods:
             period: Period type. (one of quarterly, annual)
             report_period_gte: date
             report_period_lte: date
-            limit: Total records wanted. (the service assumes 10)
+            limit: Total records wanted. (default: the service's 10, with a TruncatedWarning when more exist; None: everything)
             raw: return the decoded JSON instead of a frame.
             errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
             progress: progress bar (default: only on a terminal).
@@ -2633,10 +2633,10 @@ class DatasetMethods:
         return call('kpi_non_gaap', {'ticker': ticker, 'metric_name': metric_name, 'period': period, 'report_period_gte': report_period_gte, 'report_period_lte': report_period_lte, 'limit': limit}, raw=raw, errors=errors, progress=progress, client=cast("Client", self), unknown=unknown)
 
     @overload
-    def kpi_metrics(self, ticker: str | Sequence[str], metric_name: str | None = None, period: Literal['quarterly', 'annual'] | None = None, report_period_gte: DateLike | None = None, report_period_lte: DateLike | None = None, limit: int | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
+    def kpi_metrics(self, ticker: str | Sequence[str], metric_name: str | None = None, period: Literal['quarterly', 'annual'] | None = None, report_period_gte: DateLike | None = None, report_period_lte: DateLike | None = None, limit: int | Literal['default'] | None = 'default', *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
     @overload
-    def kpi_metrics(self, ticker: str | Sequence[str], metric_name: str | None = None, period: Literal['quarterly', 'annual'] | None = None, report_period_gte: DateLike | None = None, report_period_lte: DateLike | None = None, limit: int | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any: ...
-    def kpi_metrics(self, ticker: str | Sequence[str], metric_name: str | None = None, period: Literal['quarterly', 'annual'] | None = None, report_period_gte: DateLike | None = None, report_period_lte: DateLike | None = None, limit: int | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any:
+    def kpi_metrics(self, ticker: str | Sequence[str], metric_name: str | None = None, period: Literal['quarterly', 'annual'] | None = None, report_period_gte: DateLike | None = None, report_period_lte: DateLike | None = None, limit: int | Literal['default'] | None = 'default', *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any: ...
+    def kpi_metrics(self, ticker: str | Sequence[str], metric_name: str | None = None, period: Literal['quarterly', 'annual'] | None = None, report_period_gte: DateLike | None = None, report_period_lte: DateLike | None = None, limit: int | Literal['default'] | None = 'default', *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any:
         """Operating KPIs.
 
         ``GET /kpi/metrics`` -> a typed frame indexed ``('ticker', 'report_period')``.
@@ -2647,7 +2647,7 @@ class DatasetMethods:
             period: Period type. (one of quarterly, annual)
             report_period_gte: date
             report_period_lte: date
-            limit: Total records wanted. (the service assumes 10)
+            limit: Total records wanted. (default: the service's 10, with a TruncatedWarning when more exist; None: everything)
             raw: return the decoded JSON instead of a frame.
             errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
             progress: progress bar (default: only on a terminal).

@@ -184,6 +184,20 @@ class Endpoint:
         return self.frame_schema or self.schema
 
     @property
+    def finite_default(self) -> int | None:
+        """The number of records a call without ``limit`` returns, where that can leave records out.
+
+        Functions of these endpoints default to ``limit="default"`` (this many, with a ``TruncatedWarning`` when
+        more exist); ``limit=None`` asks for everything. Bar endpoints (``time_index``) return a whole date
+        range instead, window by window.
+        """
+        if self.time_index is not None or "limit" not in self.param_names or self.default_limit is None:
+            return None
+        if self.kind == "search" and "tickers" in self.param_names:  # line items: a limit per ticker, not in all
+            return None
+        return self.default_limit
+
+    @property
     def paginated(self) -> bool:
         """Whether the server pages this endpoint's results."""
         return self.page_size is not None and self.kind in ("list", "search")

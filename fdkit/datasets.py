@@ -14,14 +14,16 @@ Example:
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Literal
 
 import pandas as pd
 
 from . import api
 from . import catalog as _catalog
 from .client import Client, default_client
+from .errors import TruncatedWarning
 from .frames import exhibits_frame
 
 __all__ = ["DATASETS", "available", "financials", "filing_exhibits"]
@@ -56,7 +58,7 @@ def available(resource: str, what: str = "tickers", *, client: Client | None = N
 def financials(
     ticker: str | Sequence[str],
     period: str = "annual",
-    limit: int | None = None,
+    limit: int | Literal["default"] | None = "default",
     *,
     client: Client | None = None,
     errors: str = "raise",
@@ -71,7 +73,8 @@ def financials(
     Args:
         ticker: one ticker or a list.
         period: ``annual``, ``quarterly`` or ``ttm``.
-        limit: periods per ticker (the service's default is 4).
+        limit: periods per ticker: the service's default of 4 (with one ``TruncatedWarning`` when more exist),
+            ``None`` for every period, or a number.
         client: the client (default: the default client).
         errors: for a list of tickers: ``raise``, ``warn`` or ``ignore`` failures.
         **filters: ``report_period_gte`` and the other report-period filters.
@@ -86,10 +89,19 @@ def financials(
         True
     """
     c = client or default_client()
-    frames = [
-        DATASETS[name](ticker, period=period, limit=limit, client=c, errors=errors, progress=False, **filters)
-        for name in ("income_statements", "balance_sheets", "cash_flow_statements")
-    ]
+    with warnings.catch_warnings(record=True) as caught:  # the three statements would each warn: warn once
+        warnings.simplefilter("always", TruncatedWarning)
+        frames = [
+            DATASETS[name](ticker, period=period, limit=limit, client=c, errors=errors, progress=False, **filters)
+            for name in ("income_statements", "balance_sheets", "cash_flow_statements")
+        ]
+    truncated = [w for w in caught if issubclass(w.category, TruncatedWarning)]
+    for w in caught:
+        if not issubclass(w.category, TruncatedWarning):
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    if truncated:
+        message = str(truncated[0].message).replace("income_statements()", "financials()", 1)
+        warnings.warn(message, TruncatedWarning, stacklevel=2)
     out = frames[0]
     for other in frames[1:]:
         new = [col for col in other.columns if col not in out.columns]

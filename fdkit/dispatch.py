@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 import pandas as pd
 
-from .catalog import CATALOG
+from .catalog import CATALOG, Endpoint
 from .errors import BadRequestError, suggest
 from .frames import fetch_part, frame_from_parts, to_frame
 
@@ -88,6 +88,7 @@ def call(
     c = client or default_client()
     merged: dict[str, Any] = dict(DEFAULTS.get(ep.name, {}))
     merged.update({k: v for k, v in params.items() if v is not None})
+    counted = _limit_plan(ep, params, merged)
     fan = ep.ticker_param
     clean = {k: ([_normalise(x) for x in v] if k != fan and isinstance(v, list) else _normalise(v))
              for k, v in merged.items()}  # fmt: skip
@@ -105,6 +106,8 @@ def call(
         requests_ = [clean]
     if raw or ep.kind == "search":
         ok, _failed = c.fetch_many(ep, requests_, errors=errors, progress=progress)
+        if counted is not None:
+            ok = [(q, _trimmed_body(ep, body, counted)) for q, body in ok]
         if raw:
             bodies = [body for _, body in ok]
             return bodies if many else (bodies[0] if bodies else None)
@@ -112,4 +115,99 @@ def call(
     # typed parts: a warm request is read back as Arrow, with no JSON decode
     ok, _failed = c.fetch_many(ep, requests_, errors=errors, progress=progress,
                                fetch=lambda p: fetch_part(c, ep, p))  # fmt: skip
-    return frame_from_parts(ep, [part for _, part in ok], clean)
+    parts = [part for _, part in ok]
+    if counted is not None:
+        parts = _trimmed_parts(ep, ok, counted, fan)
+    elif "limit" in ep.param_names and "limit" in params and params["limit"] is None:
+        _warn_capped(ep, ok, fan)
+    return frame_from_parts(ep, parts, clean)
+
+
+#: ``limit=None``: as many records as the service gives for one request (an integer the service accepts)
+_EVERYTHING = 2**31 - 1
+
+
+def _limit_plan(ep: Endpoint, params: Mapping[str, Any], merged: dict[str, Any]) -> int | None:
+    """Turn the ``limit`` argument into the wire's; return the default to trim to when one extra is asked for.
+
+    ``"default"`` (or no ``limit`` keyword): the endpoint's default number of records, asking one more to learn
+    whether more exist; ``None``: everything (the largest limit the endpoint takes); an integer: that many.
+    """
+    if "limit" not in ep.param_names:
+        return None
+    given = params.get("limit", "default")
+    if ep.finite_default is None:  # bars: no limit means the whole date range (window by window)
+        return None
+    if given == "default" and ep.finite_default is not None:
+        cap = ep.param("limit").max
+        default = ep.finite_default
+        merged["limit"] = default + 1 if cap is None or default < cap else default
+        return default if merged["limit"] > default else None
+    if given == "default":
+        merged.pop("limit", None)
+    elif given is None:
+        cap = ep.param("limit").max
+        merged["limit"] = cap if cap is not None else _EVERYTHING
+    return None
+
+
+def _trimmed_parts(ep: Endpoint, ok: list, default: int, fan: str | None) -> list:
+    """Each request's part cut to ``default`` rows; one TruncatedWarning naming the requests that had more."""
+    out, more = [], []
+    keys = [k for k in ep.index if k != fan]  # a record's key among the rows (a nested record spans several)
+    for params, (table, n, consts) in ok:
+        if ep.shape == "flat" or not keys or not set(keys) <= set(table.column_names):
+            if n > default:
+                table, n = table.slice(0, default), default
+                more.append(str(params.get(fan, "")) if fan else "")
+        elif table.num_rows:
+            record = table.select(keys).to_pandas().astype(str).agg("|".join, axis=1)
+            order = pd.Index(record.unique())
+            if len(order) > default:
+                keep = record.isin(order[:default]).to_numpy()
+                table = table.filter(keep)
+                n = int(keep.sum())
+                more.append(str(params.get(fan, "")) if fan else "")
+        out.append((table, n, consts))
+    if more:
+        _warn_truncated(ep, default, more)
+    return out
+
+
+def _trimmed_body(ep: Endpoint, body: Any, default: int) -> Any:
+    records = body.get(ep.response_key) if isinstance(body, dict) else None  # (records, however nested)
+    if isinstance(records, list) and len(records) > default:
+        _warn_truncated(ep, default, [""])
+        return {**body, ep.response_key: records[:default]}
+    return body
+
+
+def _warn_truncated(ep: Endpoint, default: int, which: list[str]) -> None:
+    import warnings
+
+    from .errors import TruncatedWarning
+
+    named = [w for w in which if w]
+    whose = f" for {', '.join(named[:10])}{' and more' if len(named) > 10 else ''}" if named else ""
+    warnings.warn(
+        f"{ep.name}() returned the default {default} record{'s' if default != 1 else ''}{whose}, and more exist: "
+        f"pass limit=None for all of them, or a larger limit",
+        TruncatedWarning,
+        stacklevel=5,  # the user's call (through the generated function and call())
+    )
+
+
+def _warn_capped(ep: Endpoint, ok: list, fan: str | None) -> None:
+    import warnings
+
+    from .errors import TruncatedWarning
+
+    cap = ep.param("limit").max
+    full = [str(p.get(fan, "")) for p, (_t, n, _c) in ok if cap is not None and n >= cap]
+    if full:
+        warnings.warn(
+            f"{ep.name}() returned the service's maximum of {cap} records per request"
+            f"{' for ' + ', '.join(full[:10]) if fan else ''}; narrow the query (dates) to get the rest",
+            TruncatedWarning,
+            stacklevel=4,  # the user's call (through the generated function and call())
+        )

@@ -41,6 +41,7 @@ __all__ = [
     "register_secret",
     "redact",
     "suggest",
+    "TruncatedWarning",
 ]
 
 _SECRETS: set[str] = set()
@@ -224,6 +225,13 @@ class PaginationError(TransportError):
 
 class StaleDataWarning(UserWarning):
     """An answer came from the cache after it expired (offline mode, or the service failed): its age is named."""
+
+
+class TruncatedWarning(UserWarning):
+    """A call without ``limit`` returned its endpoint's default number of records while more exist.
+
+    The message says how to get the rest: ``limit=None`` for everything, or a larger ``limit``.
+    """
 
 
 class LakeError(FdkitError):

@@ -75,7 +75,10 @@ def params_text(ep: Endpoint) -> tuple[str, list[str]]:
     parts, names, defaulted = [], [], False
     for p in positional(ep):
         ann = annotation(ep, p)
-        if p.client_default is not None:
+        if p.name == "limit" and ep.finite_default is not None:
+            parts.append(f"{p.name}: {ann} | Literal['default'] | None = 'default'")
+            defaulted = True
+        elif p.client_default is not None:
             parts.append(f"{p.name}: {ann} = {p.client_default!r}")
             defaulted = True
         elif p.required and not defaulted:
@@ -102,7 +105,10 @@ def docstring(ep: Endpoint, target: str, indent: str) -> str:
             notes.append("required")
         if p.enum:
             notes.append("one of " + ", ".join(p.enum[:8]) + (", ..." if len(p.enum) > 8 else ""))
-        if p.client_default is not None:
+        if p.name == "limit" and ep.finite_default is not None:
+            notes.append(f"default: the service's {ep.finite_default}, with a TruncatedWarning when more exist; "
+                         "None: everything")  # fmt: skip
+        elif p.client_default is not None:
             notes.append(f"default {p.client_default!r}")
         elif p.default is not None:
             notes.append(f"the service assumes {p.default!r}")

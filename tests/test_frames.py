@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -306,3 +307,24 @@ def test_a_long_date_range_is_returned_whole(ref_client):
     assert len(df) == len(lake) > 5000 and days.is_unique and days.is_monotonic_increasing
     assert days[-1] == pd.Timestamp("2026-02-25") and days[0] == lake["time"].min().tz_localize(None)
     assert len(ref_client.prices("AAPL", start_date="2003-01-01", end_date="2026-02-25", limit=7)) == 7
+
+
+def test_a_default_limit_that_leaves_records_out_says_so(ref_client):
+    """No silent truncation: the default of 4 periods warns once when more exist; limit=None gives everything."""
+    with pytest.warns(fdkit.TruncatedWarning, match=r"default 4 records for AAPL, NVDA.*limit=None") as caught:
+        four = ref_client.income_statements(["AAPL", "NVDA"], period="annual")
+    assert len([w for w in caught if issubclass(w.category, fdkit.TruncatedWarning)]) == 1
+    assert four.groupby(level="ticker", observed=True).size().tolist() == [4, 4]
+    everything = ref_client.income_statements(["AAPL", "NVDA"], period="annual", limit=None)
+    lake = pd.read_parquet(Path(__file__).resolve().parents[1] / "data" / "income_statements")
+    lake = lake[lake["ticker"].isin(["AAPL", "NVDA"]) & (lake["period"] == "annual")]
+    assert len(everything) == len(lake) > 8
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", fdkit.TruncatedWarning)
+        ref_client.income_statements("AAPL", period="annual", limit=4)  # asked for: no warning
+        ref_client.company_facts("AAPL")  # no limit: nothing to say
+        ref_client.filings("AAPL", filing_type="10-K", limit=3)
+    with pytest.warns(fdkit.TruncatedWarning, match="maximum of 100 records"):
+        ref_client.news("AAPL", limit=None)
+    with pytest.warns(fdkit.TruncatedWarning, match=r"financials\(\) returned the default 4"):
+        fdkit.financials("AAPL", period="annual", client=ref_client)
