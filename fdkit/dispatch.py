@@ -57,6 +57,7 @@ def call(
     progress: bool | None = None,
     client: Client | None = None,
     unknown: Mapping[str, Any] | None = None,
+    as_of: Any = None,
 ) -> Any:
     """Fetch one dataset for one ticker or many and return its typed frame (or the JSON with ``raw=True``).
 
@@ -68,6 +69,8 @@ def call(
         progress: progress bars (default: only on a terminal).
         client: the client (default: :func:`fdkit.default_client`).
         unknown: keywords the function does not have (a typo): refused, naming the valid parameters.
+        as_of: point in time: sent as ``filing_date_lte`` (unless that is given) and applied to the frame's
+            ``filing_date`` too, so a service that ignores the filter gives the same rows.
 
     Returns:
         The frame, or JSON with ``raw=True``.
@@ -88,6 +91,9 @@ def call(
     c = client or default_client()
     merged: dict[str, Any] = dict(DEFAULTS.get(ep.name, {}))
     merged.update({k: v for k, v in params.items() if v is not None})
+    if as_of is not None:
+        as_of = pd.Timestamp(_normalise(as_of))
+        merged.setdefault("filing_date_lte", as_of.strftime("%Y-%m-%d"))
     counted = _limit_plan(ep, params, merged)
     fan = ep.ticker_param
     clean = {k: ([_normalise(x) for x in v] if k != fan and isinstance(v, list) else _normalise(v))
@@ -111,7 +117,7 @@ def call(
         if raw:
             bodies = [body for _, body in ok]
             return bodies if many else (bodies[0] if bodies else None)
-        return to_frame(ep, ok) if ok else to_frame(ep, [(clean, {})])
+        return _known_by(to_frame(ep, ok) if ok else to_frame(ep, [(clean, {})]), as_of)
     # typed parts: a warm request is read back as Arrow, with no JSON decode
     ok, _failed = c.fetch_many(ep, requests_, errors=errors, progress=progress,
                                fetch=lambda p: fetch_part(c, ep, p))  # fmt: skip
@@ -120,7 +126,14 @@ def call(
         parts = _trimmed_parts(ep, ok, counted, fan)
     elif "limit" in ep.param_names and "limit" in params and params["limit"] is None:
         _warn_capped(ep, ok, fan)
-    return frame_from_parts(ep, parts, clean)
+    return _known_by(frame_from_parts(ep, parts, clean), as_of)
+
+
+def _known_by(df: pd.DataFrame, as_of: pd.Timestamp | None) -> pd.DataFrame:
+    """Rows filed after ``as_of``, or without a filing date, left out (the service's filter, checked again here)."""
+    if as_of is None or "filing_date" not in df.columns:
+        return df
+    return df[(df["filing_date"] <= as_of).fillna(False).to_numpy(dtype=bool)]
 
 
 #: ``limit=None``: as many records as the service gives for one request (an integer the service accepts)

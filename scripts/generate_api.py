@@ -115,6 +115,9 @@ def docstring(ep: Endpoint, target: str, indent: str) -> str:
         if p.name == ep.ticker_param:
             notes.append("a list fetches each concurrently")
         lines.append(f"    {p.name}: {p.description or p.type}" + (f" ({'; '.join(notes)})" if notes else ""))
+    if "filing_date_lte" in ep.param_names:
+        lines.append("    as_of: only what was filed on or before this day (point in time; sent as filing_date_lte and "
+                     "checked on the frame, so a service without the filter gives the same rows).")  # fmt: skip
     lines += [
         "    raw: return the decoded JSON instead of a frame.",
         "    errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.",
@@ -141,7 +144,10 @@ def function(ep: Endpoint, method: bool) -> str:
     sig, names = params_text(ep)
     head = "self, " if method else ""
     sig = head + sig if sig else head.rstrip(", ")
-    tail = "errors: Errors = 'raise', progress: bool | None = None"
+    as_of = "filing_date_lte" in ep.param_names  # point in time: what was filed by a day
+    tail = (
+        "as_of: DateLike | None = None, " if as_of else ""
+    ) + "errors: Errors = 'raise', progress: bool | None = None"
     tail += "" if method else ", client: Client | None = None"
     tail += ", **unknown: Never"  # a misspelt keyword: flagged by type checkers, a BadRequestError at run time
     sep = ", " if sig else ""
@@ -154,7 +160,7 @@ def function(ep: Endpoint, method: bool) -> str:
     out.append(docstring(ep, "client" if method else "fdkit", indent + "    "))
     args = "{" + ", ".join(f"{n!r}: {n}" for n in names) + "}"
     who = 'cast("Client", self)' if method else "client"
-    rest = f"raw=raw, errors=errors, progress=progress, client={who}"
+    rest = ("as_of=as_of, " if as_of else "") + f"raw=raw, errors=errors, progress=progress, client={who}"
     out.append(f"{indent}    return call({ep.name!r}, {args}, {rest}, unknown=unknown)")
     return "\n".join(out)
 

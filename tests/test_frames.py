@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import warnings
+from datetime import date
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 from examples import EXAMPLES
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import fdkit
 from fdkit.catalog import CATALOG
@@ -328,3 +331,22 @@ def test_a_default_limit_that_leaves_records_out_says_so(ref_client):
         ref_client.news("AAPL", limit=None)
     with pytest.warns(fdkit.TruncatedWarning, match=r"financials\(\) returned the default 4"):
         fdkit.financials("AAPL", period="annual", client=ref_client)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(day=st.dates(min_value=date(2009, 1, 1), max_value=date(2026, 6, 30)))
+def test_as_of_never_returns_a_row_filed_later(ref_client, day):
+    got = ref_client.income_statements(["AAPL", "NVDA"], period="quarterly", limit=None, as_of=day)
+    assert (got["filing_date"] <= pd.Timestamp(day)).all()
+    lake = pd.read_parquet(Path(__file__).resolve().parents[1] / "data" / "income_statements")
+    lake = lake[lake["ticker"].isin(["AAPL", "NVDA"]) & (lake["period"] == "quarterly")]
+    assert len(got) == int((lake["filing_date"] <= pd.Timestamp(day)).sum())
+
+
+def test_as_of_degrades_to_a_client_side_filter():
+    from fdkit.dispatch import _known_by
+
+    df = pd.DataFrame({"filing_date": pd.to_datetime(["2016-01-27", "2016-04-27", None])})
+    assert len(_known_by(df, pd.Timestamp("2016-02-01"))) == 1  # unknown filing date: not known then
+    wide = fdkit.financials("AAPL", period="quarterly", limit=None, as_of="2016-06-30")
+    assert wide.index.get_level_values("report_period").max() == pd.Timestamp("2016-03-26")
