@@ -351,6 +351,31 @@ def _search(name: str, path: str, params: tuple[Param, ...], default_limit: int,
     )
 
 
+def _series_history(name: str, path: str, series: tuple[str, ...], summary: str) -> Endpoint:
+    """A macro dataset's history: every series (or one), by date, in pages of 500."""
+    return Endpoint(
+        name=name,
+        path=path,
+        response_key=name,
+        schema=name,
+        index=("series", "date"),
+        params=(
+            Param("series", enum=series, description="One series (default: all)."),
+            *START_END,
+            _limit(10000, 10000),
+        ),  # fmt: skip
+        page_size=500,
+        default_limit=10000,
+        newest_first=False,
+        dataset=name,
+        tier="free",
+        ticker_param=None,
+        record_key=("series", "date"),
+        ttl=HOUR,
+        summary=summary,
+    )
+
+
 def _kpi(name: str, path: str, summary: str) -> Endpoint:
     return Endpoint(
         name=name,
@@ -609,43 +634,15 @@ _ENDPOINTS: tuple[Endpoint, ...] = (
         "labor_snapshot", "/macro/labor/snapshot", "labor", "labor", "Latest labour-market print.",
         dataset="labor", index=("series", "date"), ttl=HOUR, list_payload=True,
     ),  # fmt: skip
-    Endpoint(
-        name="inflation",
-        path="/macro/inflation",
-        response_key="inflation",
-        schema="inflation",
-        index=("series", "date"),
-        params=(Param("series", enum=INFLATION_SERIES, description="One series (default: all)."), *START_END,
-                _limit(10000, 10000)),  # fmt: skip
-        page_size=500,
-        default_limit=10000,
-        newest_first=False,
-        dataset="inflation",
-        tier="free",
-        ticker_param=None,
-        record_key=("series", "date"),
-        ttl=HOUR,
-        summary="Consumer price index history (monthly levels; changes against the month and year before, by date).",
+    _series_history(
+        "inflation", "/macro/inflation", INFLATION_SERIES,
+        "Consumer price index history (monthly levels; changes against the month and year before, by date).",
     ),
-    Endpoint(
-        name="labor",
-        path="/macro/labor",
-        response_key="labor",
-        schema="labor",
-        index=("series", "date"),
-        params=(Param("series", enum=LABOR_SERIES, description="One series (default: all)."), *START_END,
-                _limit(10000, 10000)),  # fmt: skip
-        page_size=500,
-        default_limit=10000,
-        newest_first=False,
-        dataset="labor",
-        tier="free",
-        ticker_param=None,
-        record_key=("series", "date"),
-        ttl=HOUR,
-        summary="Labour-market history (BLS via FRED): payrolls, unemployment, participation, earnings, openings, "
-        "claims; change from the previous observation.",
-    ),
+    _series_history(
+        "labor", "/macro/labor", LABOR_SERIES,
+        "Labour-market history (BLS via FRED): payrolls, unemployment, participation, earnings, openings, claims; "
+        "change from the previous observation.",
+    ),  # fmt: skip
     _snapshot(
         "yield_curve_snapshot", "/macro/yield-curve/snapshot", "yield_curve", "yield_curve",
         "Latest Treasury par yield curve (one key per tenor).", dataset="yield_curve", index=("date",), ttl=HOUR,

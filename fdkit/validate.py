@@ -51,6 +51,12 @@ class Lake:
             self._frames[name] = read_dataset(self.root, name)
         return self._frames[name]
 
+    def each_statement(self) -> list[tuple[str, pd.DataFrame]]:
+        """``(name, frame)`` of each statement dataset the lake holds."""
+        return [
+            (n, self[n]) for n in ("income_statements", "balance_sheets", "cash_flow_statements") if n in self.names
+        ]
+
     def statements(self) -> pd.DataFrame:
         """Income, balance and cash-flow rows joined on (ticker, period, report_period)."""
         key = ["ticker", "period", "report_period"]
@@ -134,10 +140,7 @@ def _balance_sheet(lake: Lake) -> pd.DataFrame:
 def _unique_rows(lake: Lake) -> pd.DataFrame:
     """One row per (ticker, period, report_period) and per (ticker, period, fiscal_period) in every statement."""
     bad = []
-    for name in ("income_statements", "balance_sheets", "cash_flow_statements"):
-        if name not in lake.names:
-            continue
-        df = lake[name]
+    for name, df in lake.each_statement():
         for key in (["ticker", "period", "report_period"], ["ticker", "period", "fiscal_period"]):
             dup = df[df.duplicated(key, keep=False)]
             bad.append(dup[["ticker", "period", "report_period", "fiscal_period"]].assign(dataset=name))
@@ -241,10 +244,7 @@ def _ttm(lake: Lake) -> pd.DataFrame:
 def _filed_after(lake: Lake) -> pd.DataFrame:
     """filing_date is after report_period and within 200 days of it (the period's own report, not a comparative)."""
     bad = []
-    for name in ("income_statements", "balance_sheets", "cash_flow_statements"):
-        if name not in lake.names:
-            continue
-        df = lake[name]
+    for name, df in lake.each_statement():
         lag = (df["filing_date"] - df["report_period"]).dt.days
         off = lag.isna() | (lag < 1) | (lag > 200)
         bad.append(df.loc[off, ["ticker", "period", "report_period", "filing_date"]].assign(dataset=name, lag=lag[off]))
@@ -333,10 +333,7 @@ def _fcf(lake: Lake) -> pd.DataFrame:
 def _identifiers(lake: Lake) -> pd.DataFrame:
     """Every statement row names its cik, filing URL, filing date, form and fiscal period."""
     bad = []
-    for name in ("income_statements", "balance_sheets", "cash_flow_statements"):
-        if name not in lake.names:
-            continue
-        df = lake[name]
+    for name, df in lake.each_statement():
         if "period" in df.columns:  # a TTM row is no single filing's: it has no form type
             df = df[df["period"].astype(str) != "ttm"]
         cols = [c for c in IDENTIFIERS if c in df.columns]
