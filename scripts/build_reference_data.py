@@ -294,10 +294,7 @@ MAX_FILING_LAG = 200
 _ANCHORS = set(CONCEPTS["revenue"] + CONCEPTS["net_income"])
 
 
-def fiscal_label(fy_end: pd.Timestamp) -> int:
-    """Fiscal years are named by the calendar year they end in (NVDA FY2026 ends 2026-01-25); a 52/53-week year
-    ending in the first days of January belongs to the year before."""
-    return int(fy_end.year) - (1 if fy_end.month == 1 and fy_end.day <= 7 else 0)
+fiscal_label = ru.fiscal_label
 
 
 def fiscal_calendar(facts: pd.DataFrame) -> pd.DataFrame:

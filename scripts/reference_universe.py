@@ -245,7 +245,7 @@ def broad_statements(src2: Path, tickers: set[str], splits: pd.DataFrame, max_la
                 continue
             qrows[(fe, n)] = r
         for (fe, n), r in sorted(qrows.items(), key=lambda kv: kv[1].end_date):
-            rec = _pystock_row(ticker, r, "quarterly", f"FY{_label(fe)}-Q{n}")
+            rec = _pystock_row(ticker, r, "quarterly", f"FY{fiscal_label(fe)}-Q{n}")
             for src_col, field in _PYSTOCK_CASH.items():  # year-to-date in a 10-Q
                 ytd = getattr(r, src_col)
                 if n == 1:
@@ -255,11 +255,11 @@ def broad_statements(src2: Path, tickers: set[str], splits: pd.DataFrame, max_la
                     rec[field] = ytd - getattr(prev, src_col) if prev is not None else np.nan
             rows.append(rec)
         for y in years.itertuples(index=False):
-            rows.append(_pystock_row(ticker, y, "annual", f"FY{_label(y.end_date)}"))
+            rows.append(_pystock_row(ticker, y, "annual", f"FY{fiscal_label(y.end_date)}"))
             qs = [qrows.get((y.end_date, n)) for n in (1, 2, 3)]
             if any(q is None for q in qs):
                 continue
-            rec = _pystock_row(ticker, y, "quarterly", f"FY{_label(y.end_date)}-Q4")
+            rec = _pystock_row(ticker, y, "quarterly", f"FY{fiscal_label(y.end_date)}-Q4")
             for src_col, field in _PYSTOCK_INCOME.items():
                 rec[field] = getattr(y, src_col) - sum(getattr(q, src_col) for q in qs)
             for src_col, field in _PYSTOCK_CASH.items():
@@ -321,7 +321,9 @@ def _fiscal_year_end(end: pd.Timestamp, fy_ends: list[pd.Timestamp]) -> pd.Times
     return None
 
 
-def _label(fy_end: pd.Timestamp) -> int:
+def fiscal_label(fy_end: pd.Timestamp) -> int:
+    """Fiscal years are named by the calendar year they end in (NVDA FY2026 ends 2026-01-25); a 52/53-week year
+    ending in the first days of January belongs to the year before."""
     return int(fy_end.year) - (1 if fy_end.month == 1 and fy_end.day <= 7 else 0)
 
 
