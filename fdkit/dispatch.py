@@ -150,6 +150,8 @@ def _limit_plan(ep: Endpoint, params: Mapping[str, Any], merged: dict[str, Any])
         return None
     given = params.get("limit", "default")
     if ep.finite_default is None:  # bars: no limit means the whole date range (window by window)
+        if given == "default":
+            merged.pop("limit", None)
         return None
     if given == "default" and ep.finite_default is not None:
         cap = ep.param("limit").max
