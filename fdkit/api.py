@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 #: a date parameter: ``"YYYY-MM-DD"``, a ``datetime.date`` (``pandas.Timestamp`` is one) or a ``numpy.datetime64``
 DateLike = str | datetime.date | np.datetime64
 
-__all__ = ["income_statements", "balance_sheets", "cash_flow_statements", "segmented_revenues", "income_statement_segments", "balance_sheet_segments", "cash_flow_statement_segments", "financial_metrics", "financial_metrics_snapshot", "screen", "line_items", "prices", "crypto_prices", "price_snapshot", "news", "filings", "filing_items", "insider_trades", "insider_ownership", "institutional_ownership", "company_facts", "interest_rates", "interest_rate_snapshot", "inflation_snapshot", "labor_snapshot", "inflation", "labor", "yield_curve_snapshot", "yield_curve", "statement_vintages", "splits", "analyst_estimates", "earnings", "kpi_guidance", "kpi_non_gaap", "kpi_metrics"]
+__all__ = ["income_statements", "balance_sheets", "cash_flow_statements", "segmented_revenues", "income_statement_segments", "balance_sheet_segments", "cash_flow_statement_segments", "financial_metrics", "financial_metrics_snapshot", "screen", "line_items", "prices", "crypto_prices", "price_snapshot", "crypto_price_snapshot", "news", "filings", "filing_items", "insider_trades", "insider_ownership", "institutional_ownership", "company_facts", "interest_rates", "interest_rate_snapshot", "inflation_snapshot", "labor_snapshot", "inflation", "labor", "yield_curve_snapshot", "yield_curve", "statement_vintages", "splits", "analyst_estimates", "earnings", "kpi_guidance", "kpi_non_gaap", "kpi_metrics"]
 
 
 @overload
@@ -610,6 +610,38 @@ def price_snapshot(ticker: str | Sequence[str], *, raw: bool = False, errors: Er
         'DataFrame'
     """
     return call('price_snapshot', {'ticker': ticker}, raw=raw, errors=errors, progress=progress, client=client, unknown=unknown)
+
+
+@overload
+def crypto_price_snapshot(ticker: str | Sequence[str], *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> pd.DataFrame: ...
+@overload
+def crypto_price_snapshot(ticker: str | Sequence[str], *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any: ...
+def crypto_price_snapshot(ticker: str | Sequence[str], *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any:
+    """Latest price of one crypto pair (e.g. BTC-USD).
+
+    ``GET /crypto/prices/snapshot`` -> a typed frame indexed ``('ticker', 'time')``.
+
+    Args:
+        ticker: Crypto pair, e.g. BTC-USD. (required; a list fetches each concurrently)
+        raw: return the decoded JSON instead of a frame.
+        errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
+        progress: progress bar (default: only on a terminal).
+        **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
+        client: the client (default: the default client).
+
+    Returns:
+        A DataFrame (or JSON with ``raw=True``).
+
+    Raises:
+        BadRequestError: invalid parameters. NotFoundError: unknown ticker. FdkitError: any other failure.
+
+    Example:
+        >>> import fdkit
+        >>> df = fdkit.crypto_price_snapshot(ticker='BTC-USD')
+        >>> type(df).__name__
+        'DataFrame'
+    """
+    return call('crypto_price_snapshot', {'ticker': ticker}, raw=raw, errors=errors, progress=progress, client=client, unknown=unknown)
 
 
 @overload
@@ -1949,6 +1981,36 @@ class DatasetMethods:
             'DataFrame'
         """
         return call('price_snapshot', {'ticker': ticker}, raw=raw, errors=errors, progress=progress, client=cast("Client", self), unknown=unknown)
+
+    @overload
+    def crypto_price_snapshot(self, ticker: str | Sequence[str], *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
+    @overload
+    def crypto_price_snapshot(self, ticker: str | Sequence[str], *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any: ...
+    def crypto_price_snapshot(self, ticker: str | Sequence[str], *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any:
+        """Latest price of one crypto pair (e.g. BTC-USD).
+
+        ``GET /crypto/prices/snapshot`` -> a typed frame indexed ``('ticker', 'time')``.
+
+        Args:
+            ticker: Crypto pair, e.g. BTC-USD. (required; a list fetches each concurrently)
+            raw: return the decoded JSON instead of a frame.
+            errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
+            progress: progress bar (default: only on a terminal).
+            **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
+
+        Returns:
+            A DataFrame (or JSON with ``raw=True``).
+
+        Raises:
+            BadRequestError: invalid parameters. NotFoundError: unknown ticker. FdkitError: any other failure.
+
+        Example:
+            >>> import fdkit
+            >>> df = fdkit.Client().crypto_price_snapshot(ticker='BTC-USD')
+            >>> type(df).__name__
+            'DataFrame'
+        """
+        return call('crypto_price_snapshot', {'ticker': ticker}, raw=raw, errors=errors, progress=progress, client=cast("Client", self), unknown=unknown)
 
     @overload
     def news(self, ticker: str | Sequence[str], start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | Literal['default'] | None = 'default', *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...

@@ -494,6 +494,12 @@ _ENDPOINTS: tuple[Endpoint, ...] = (
         params=(TICKER_REQ,), dataset="prices", index=("ticker", "time"), tier="free", ticker_param="ticker",
         time_index="time", split_adjusted=True,
     ),  # fmt: skip
+    _snapshot(
+        "crypto_price_snapshot", "/crypto/prices/snapshot", "snapshot", "price_snapshot",
+        "Latest price of one crypto pair (e.g. BTC-USD).",
+        params=(Param("ticker", required=True, description="Crypto pair, e.g. BTC-USD.", example="BTC-USD"),),
+        dataset="crypto_prices", index=("ticker", "time"), ticker_param="ticker", time_index="time",
+    ),  # fmt: skip
     Endpoint(
         name="news",
         path="/news",
@@ -783,6 +789,7 @@ _VALID: dict[str, dict[str, Any] | None] = {
     "prices": {"ticker": "AAPL", "interval": "day", "start_date": "2024-01-02", "end_date": "2024-01-31"},
     "crypto_prices": {"ticker": "BTC-USD", "interval": "day", "start_date": "2024-01-01", "end_date": "2024-01-31"},
     "price_snapshot": {"ticker": "MSFT"},
+    "crypto_price_snapshot": {"ticker": "BTC-USD"},
     "news": {"ticker": "AAPL", "limit": 25},
     "filings": {"ticker": "AAPL", "filing_type": ["10-K", "10-Q"], "limit": 12},
     "filing_items": {"ticker": "AAPL", "filing_type": "10-K", "year": 2024, "item": ["Item-1A"]},
@@ -828,6 +835,7 @@ _INVALID: dict[str, dict[str, Any] | None] = {
         "limit": "many",
     },
     "price_snapshot": {},
+    "crypto_price_snapshot": {},
     "news": {"ticker": "AAPL", "limit": 0},
     "filings": {},
     "filing_items": {"ticker": "AAPL", "filing_type": "20-F", "year": 2024},

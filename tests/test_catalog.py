@@ -40,6 +40,7 @@ REQUIRED = [
     ("GET", "/macro/labor"),
     ("GET", "/macro/inflation"),
     ("GET", "/splits"),
+    ("GET", "/crypto/prices/snapshot"),
     ("GET", "/financials/vintages"),
     ("GET", "/macro/yield-curve/snapshot"),
 ]

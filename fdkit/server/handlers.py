@@ -312,13 +312,14 @@ def _aggregate(df: pd.DataFrame, interval: str, mult: int, label: str = "start")
     return out.reset_index(drop=True)
 
 
-@handles("price_snapshot")
+@handles("price_snapshot", "crypto_price_snapshot")
 def price_snapshot(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
-    """The latest daily close with its change from the previous close."""
+    """The latest daily close with its change from the previous close (equities, or crypto pairs)."""
     ticker = _one_ticker(store, ep, q)
-    df = store.rows("prices", ticker).sort_values("time")
-    if df.empty:
-        df = store.rows("crypto_prices", ticker).sort_values("time")
+    own = _dataset(ep)
+    df = store.rows(own, ticker).sort_values("time")
+    if df.empty:  # the other market's bars: a client may ask either snapshot for either kind of ticker
+        df = store.rows("crypto_prices" if own == "prices" else "prices", ticker).sort_values("time")
     if df.empty:
         raise NotFound(f"no prices for {ticker}")
     last = df.iloc[-1]
