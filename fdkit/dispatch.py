@@ -11,6 +11,7 @@ Example:
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping
 from datetime import date
 from typing import TYPE_CHECKING, Any, Literal
@@ -19,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from .catalog import CATALOG, Endpoint
-from .errors import BadRequestError, suggest
+from .errors import BadRequestError, TruncatedWarning, suggest
 from .frames import fetch_part, frame_from_parts, to_frame
 
 if TYPE_CHECKING:
@@ -149,18 +150,18 @@ def _limit_plan(ep: Endpoint, params: Mapping[str, Any], merged: dict[str, Any])
     if "limit" not in ep.param_names:
         return None
     given = params.get("limit", "default")
-    if ep.finite_default is None:  # bars: no limit means the whole date range (window by window)
-        if given == "default":
-            merged.pop("limit", None)
-        return None
-    if given == "default" and ep.finite_default is not None:
-        cap = ep.param("limit").max
-        default = ep.finite_default
-        merged["limit"] = default + 1 if cap is None or default < cap else default
-        return default if merged["limit"] > default else None
     if given == "default":
-        merged.pop("limit", None)
-    elif given is None:
+        default = ep.finite_default
+        if default is None:  # bars: no limit means the whole date range (window by window)
+            merged.pop("limit", None)
+            return None
+        cap = ep.param("limit").max
+        if cap is not None and default >= cap:  # no room to ask for one more
+            merged["limit"] = default
+            return None
+        merged["limit"] = default + 1
+        return default
+    if given is None and ep.finite_default is not None:
         cap = ep.param("limit").max
         merged["limit"] = cap if cap is not None else _EVERYTHING
     return None
@@ -198,10 +199,6 @@ def _trimmed_body(ep: Endpoint, body: Any, default: int) -> Any:
 
 
 def _warn_truncated(ep: Endpoint, default: int, which: list[str]) -> None:
-    import warnings
-
-    from .errors import TruncatedWarning
-
     named = [w for w in which if w]
     whose = f" for {', '.join(named[:10])}{' and more' if len(named) > 10 else ''}" if named else ""
     warnings.warn(
@@ -213,10 +210,6 @@ def _warn_truncated(ep: Endpoint, default: int, which: list[str]) -> None:
 
 
 def _warn_capped(ep: Endpoint, ok: list, fan: str | None) -> None:
-    import warnings
-
-    from .errors import TruncatedWarning
-
     cap = ep.param("limit").max
     full = [str(p.get(fan, "")) for p, (_t, n, _c) in ok if cap is not None and n >= cap]
     if full:

@@ -128,12 +128,13 @@ def _earlier_rows(keys: pd.DataFrame, lag: int) -> np.ndarray:
     return out
 
 
-def price_on_or_before(keys: pd.DataFrame, prices: pd.DataFrame) -> pd.Series:
+def price_on_or_before(keys: pd.DataFrame, prices: pd.DataFrame, max_age: pd.Timedelta | None = None) -> pd.Series:
     """The last close on or before each row's ``report_period``, per ticker.
 
     Args:
         keys: frame with ``ticker`` and ``report_period`` columns.
         prices: long price frame with ``ticker``, ``time`` (columns or index levels) and ``close``.
+        max_age: a close older than this is no close for the row (NaN); default: any age.
 
     Returns:
         Closes aligned to ``keys.index`` (NaN where no earlier price exists).
@@ -148,7 +149,7 @@ def price_on_or_before(keys: pd.DataFrame, prices: pd.DataFrame) -> pd.Series:
                          "day": pd.to_datetime(keys["report_period"]).astype("datetime64[ns]").to_numpy(),
                          "_row": np.arange(len(keys))})  # fmt: skip
     merged = pd.merge_asof(left.sort_values("day"), px[["ticker", "day", "close"]], on="day", by="ticker",
-                           direction="backward")  # fmt: skip
+                           direction="backward", tolerance=max_age)  # fmt: skip
     return pd.Series(merged.sort_values("_row")["close"].to_numpy(), index=keys.index, dtype="float64")
 
 

@@ -350,10 +350,7 @@ def _tickers_join(lake: Lake) -> pd.DataFrame:
     bad: list[dict[str, str]] = []
     ciks: dict[str, set[str]] = {}
     for name in sorted(lake.names):
-        try:
-            df = lake[name]
-        except Exception:  # noqa: BLE001 - a dataset without a record schema has no ticker column to check
-            continue
+        df = lake[name]
         if "ticker" not in df.columns:
             continue
         t = pd.Series(df["ticker"].astype(str).unique())
@@ -463,13 +460,9 @@ def _bars(lake: Lake) -> pd.DataFrame:
 # ------------------------------------------------------------------------------------------------------------------
 def close_near(keys: pd.DataFrame, prices: pd.DataFrame, days: int = 7) -> pd.Series:
     """The last close on or before each ``report_period``, if it is at most ``days`` old (else NaN)."""
-    px = prices[["ticker", "time", "close"]].dropna()
-    px = px.assign(day=px["time"].dt.tz_convert(None).astype("datetime64[ns]"), ticker=px["ticker"].astype(str))
-    left = keys.assign(ticker=keys["ticker"].astype(str), day=keys["report_period"].astype("datetime64[ns]"),
-                       _row=np.arange(len(keys)))  # fmt: skip
-    m = pd.merge_asof(left.sort_values("day"), px.sort_values("day")[["ticker", "day", "close"]], on="day",
-                      by="ticker", tolerance=pd.Timedelta(days=days), direction="backward")  # fmt: skip
-    return pd.Series(m.sort_values("_row")["close"].to_numpy(), index=keys.index, dtype="float64")
+    from .ratios import price_on_or_before
+
+    return price_on_or_before(keys, prices, max_age=pd.Timedelta(days=days))
 
 
 @invariant("institutional_value_near_market_price", "institutional_ownership", "prices")

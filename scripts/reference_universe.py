@@ -26,6 +26,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from fdkit import basis
+
 #: everything in the lake is on the share basis of this day (the last bar of the main price source)
 BASIS_DATE = pd.Timestamp("2026-02-25")
 
@@ -141,18 +143,8 @@ def split_factor(splits: pd.DataFrame, tickers: pd.Series, dates: pd.Series) -> 
         ...              pd.Series(pd.to_datetime(["2019-12-31", "2020-01-02", "2023-01-01", "2019-01-01"])))
         array([6., 3., 1., 1.])
     """
-    out = np.ones(len(tickers))
-    t = np.asarray(tickers.astype(str))
-    d = pd.to_datetime(pd.Series(np.asarray(dates))).to_numpy()
-    for ticker, g in splits.groupby("ticker", sort=False):
-        mask = t == ticker
-        if not mask.any():
-            continue
-        ex = g["date"].to_numpy()
-        ratios = g["ratio"].to_numpy()
-        for e, r in zip(ex, ratios, strict=True):
-            out[mask & (d < e)] *= r
-    return out
+    days = pd.to_datetime(pd.Series(np.asarray(dates))).astype("datetime64[ns]").to_numpy()
+    return basis.split_factor(np.asarray(tickers.astype(str)), days, BASIS_DATE.strftime("%Y-%m-%d"), splits)
 
 
 def adjust_facts_for_splits(facts: pd.DataFrame, splits: pd.DataFrame) -> pd.DataFrame:

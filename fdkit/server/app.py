@@ -34,7 +34,7 @@ from .auth import Keys, load_keys, plan_allows
 from .cursors import CursorSigner
 from .handlers import handle
 from .memo import AnswerMemo
-from .openapi import build_openapi
+from .openapi import IGNORED_HEADER, build_openapi
 from .params import validate_body, validate_query
 from .store import Store
 
@@ -213,10 +213,6 @@ def _authorize(request: Request, ep: Endpoint) -> None:
         raise PaymentRequiredError(
             f"Your plan ({plan}) does not include {ep.path}. Please upgrade.", error="Payment Required"
         )
-
-
-#: the response header naming the parameters (or body fields) a request sent that the endpoint ignored
-IGNORED_HEADER = "X-FDS-Ignored-Parameters"
 
 
 def _ignored_header(ignored: list[str]) -> dict[str, str] | None:

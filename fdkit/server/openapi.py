@@ -14,6 +14,9 @@ from ..catalog import CATALOG, Endpoint, Param
 from ..schema import SCHEMAS, N
 from ..shapes import SHAPES
 
+#: the response header naming the parameters (or body fields) a request sent that the endpoint ignored
+IGNORED_HEADER = "X-FDS-Ignored-Parameters"
+
 __all__ = ["build_openapi"]
 
 _JSON_TYPE: dict[str, dict[str, Any]] = {
@@ -168,7 +171,7 @@ def _operation(ep: Endpoint) -> dict[str, Any]:
             "description": "OK",
             "content": {"application/json": {"schema": _response_schema(ep)}},
             "headers": {
-                "X-FDS-Ignored-Parameters": {
+                IGNORED_HEADER: {
                     "description": "Query parameters or body fields the endpoint does not know, ignored (comma "
                     "separated); absent when none was sent.",
                     "schema": {"type": "string"},
