@@ -584,7 +584,8 @@ _ENDPOINTS: tuple[Endpoint, ...] = (
         params=(TICKER_REQ, _limit(10, 1000), Param("name", description="Insider name."), *FILING_DATE_FILTERS),
         default_limit=10,
         dataset="insider_ownership",
-        summary="Holdings reported by insiders (Forms 3/4/5 holding rows).",
+        summary="Holdings insiders report on Forms 3 and 5 (and their amendments), as of as_of_date; "
+        "a Form 4's resulting position is in insider trades (shares_owned_after_transaction).",
     ),
     Endpoint(
         name="institutional_ownership",

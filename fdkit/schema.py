@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 
 __all__ = ["SCHEMAS", "LOGICAL_TYPES", "KNOWN_CATEGORIES", "SEGMENT_REPORT", "pandas_dtype", "fields_of",
-           "STATEMENT_FIELDS"]  # fmt: skip
+           "STATEMENT_FIELDS", "OWNERSHIP_FORMS"]  # fmt: skip
 
 F, INT, S, C, B, D, T, N = "float", "int", "string", "category", "bool", "date", "datetime", "nested"
 
@@ -292,7 +292,8 @@ _SCHEMAS: dict[str, dict[str, str]] = {
         "security_title": S,
         "shares_owned": F,
         "direct_or_indirect": C,
-        "report_date": D,
+        "holding_type": C,
+        "as_of_date": D,
         "accession_number": S,
         "form_type": C,
     },  # fmt: skip
@@ -361,7 +362,7 @@ _SCHEMAS: dict[str, dict[str, str]] = {
         "change_direction": C,
     },  # fmt: skip
     "kpi_non_gaap": {**_KPI_BASE, "gaap_equivalent": S, "key_adjustments": S},
-    "inflation": {"series": C, "date": D, "value": F, "change_mom": F, "change_yoy": F},
+    "inflation": {"series": C, "date": D, "value": F, "change_1m_pct": F, "change_12m_pct": F},
     "labor": {"series": C, "date": D, "value": F, "change": F},
     # corporate actions (an fdkit extension): ratio = new shares per old share (4.0 for a 4-for-1 split)
     "splits": {"ticker": C, "date": D, "ratio": F, "source": C},
@@ -395,6 +396,9 @@ _SCHEMAS: dict[str, dict[str, str]] = {
         ),
     },  # fmt: skip
 }
+
+#: the forms whose holdings ``insider_ownership`` holds (Form 4 rows are trades: ``insider_trades``)
+OWNERSHIP_FORMS = ("3", "5", "3/A", "5/A")
 
 SCHEMAS: Mapping[str, Mapping[str, str]] = MappingProxyType({k: MappingProxyType(v) for k, v in _SCHEMAS.items()})
 

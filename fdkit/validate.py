@@ -486,7 +486,7 @@ def _inflation(lake: Lake) -> pd.DataFrame:
         lvl = g.set_index("date")["value"]
         prev_m = lvl.reindex(g["date"] - pd.DateOffset(months=1)).to_numpy()
         prev_y = lvl.reindex(g["date"] - pd.DateOffset(years=1)).to_numpy()
-        for col, prev in (("change_mom", prev_m), ("change_yoy", prev_y)):
+        for col, prev in (("change_1m_pct", prev_m), ("change_12m_pct", prev_y)):
             want = (g["value"].to_numpy() / prev - 1) * 100
             have = g[col].to_numpy(dtype=float)
             off = (np.isnan(want) != np.isnan(have)) | (np.abs(have - want) > 1e-4)

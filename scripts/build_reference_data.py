@@ -33,7 +33,7 @@ import reference_universe as ru  # noqa: E402
 
 from fdkit.lake import read_dataset, write_dataset  # noqa: E402
 from fdkit.ratios import compute_ratios  # noqa: E402
-from fdkit.schema import METRIC_FIELDS, SCHEMAS, STATEMENT_FIELDS  # noqa: E402
+from fdkit.schema import METRIC_FIELDS, OWNERSHIP_FORMS, SCHEMAS, STATEMENT_FIELDS  # noqa: E402
 
 SEC = "https://www.sec.gov"
 
@@ -984,12 +984,14 @@ def build_insiders(src: Path, index: pd.DataFrame) -> tuple[pd.DataFrame, pd.Dat
                            "shares_owned_after_transaction": after,
                            "transaction_type": df["transaction_code"].map(_CODES).fillna(df["transaction_code"]),
                            })[tx]  # fmt: skip
+    # a derivative holding states the shares underlying it
+    owned = after.fillna(num("underlying_shares").where(df["table"] == "derivative"))
     hold = pd.DataFrame({**common, "is_officer": df["is_officer"].isin(["1", "true", "True"]),
                          "is_ten_percent_owner": df["is_ten_pct"].isin(["1", "true", "True"]),
-                         "shares_owned": after, "direct_or_indirect": df["direct_indirect"],
-                         "report_date": df["period_of_report"]})  # fmt: skip
-    # ownership: every holding row, plus the post-transaction position of every transaction row
-    hold = hold[df["row_type"].str.endswith("Holding") | tx]
+                         "shares_owned": owned, "direct_or_indirect": df["direct_indirect"],
+                         "holding_type": df["table"], "as_of_date": df["period_of_report"]})  # fmt: skip
+    # ownership: the holdings reported on Forms 3 and 5 (and their amendments); Form 4 rows are trades
+    hold = hold[df["row_type"].str.endswith("Holding") & df["document_type"].isin(OWNERSHIP_FORMS)]
     order = ["ticker", "filing_date", "accession_number"]
     return (trades.sort_values(order, kind="stable").reset_index(drop=True),
             hold.sort_values(order, kind="stable").reset_index(drop=True))  # fmt: skip
@@ -1092,10 +1094,10 @@ def build_inflation(src: Path, src2: Path) -> pd.DataFrame:
         prev_m = level.reindex(df["date"] - pd.DateOffset(months=1)).to_numpy()
         prev_y = level.reindex(df["date"] - pd.DateOffset(years=1)).to_numpy()
         rows.append(pd.DataFrame({"series": name, "date": df["date"].to_numpy(), "value": v,
-                                  "change_mom": (v / prev_m - 1) * 100,
-                                  "change_yoy": (v / prev_y - 1) * 100}))  # fmt: skip
+                                  "change_1m_pct": (v / prev_m - 1) * 100,
+                                  "change_12m_pct": (v / prev_y - 1) * 100}))  # fmt: skip
     out = pd.concat(rows, ignore_index=True)
-    out[["change_mom", "change_yoy"]] = out[["change_mom", "change_yoy"]].round(6)
+    out[["change_1m_pct", "change_12m_pct"]] = out[["change_1m_pct", "change_12m_pct"]].round(6)
     return out
 
 

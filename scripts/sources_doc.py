@@ -146,7 +146,15 @@ PROVENANCE: dict[str, tuple[str, str, str]] = {
         "transaction rows; filing date from the EDGAR index, else the signature date, else the period of report; "
         "shares negative for dispositions",
     ),
-    "insider_ownership": ("as insider_trades", SEC_PD, "holding rows and the post-transaction positions"),
+    "insider_ownership": (
+        "as insider_trades",
+        SEC_PD,
+        "the holding rows of Forms 3 and 5 (and 3/A, 5/A; Form 4 rows are trades and their resulting positions "
+        "are insider_trades.shares_owned_after_transaction); as_of_date = the form's period of report; "
+        "holding_type = non_derivative or derivative (its table); a derivative holding's shares_owned = the "
+        "shares underlying it. The bundled documents carry no amendment (3/A, 4/A, 5/A), so no webhook replay "
+        "exercises the receiver's amendment rule on real data (tests do, on events they write)",
+    ),
     "institutional_ownership": (
         "insider/form13f_holdings_parsed.csv, company/sec_company_tickers.csv",
         SEC_PD,
@@ -170,8 +178,9 @@ PROVENANCE: dict[str, tuple[str, str, str]] = {
         f"macro/us_cpi_monthly_1913_2026.csv (cpi_all_items), {R2}macro/fred_us_macro_long_1980_2025.csv.gz "
         "(CPILFESL: cpi_core 1980-2025)",
         "BLS via ODC-PDDL-1.0 repository; BLS via FRED, public domain",
-        "index level, month-on-month and year-on-year change in percent, computed by date: a missing month "
-        "(October 2025) gives missing changes against it, never a change against the wrong month",
+        "index level, change_1m_pct and change_12m_pct (percent), computed by date: a missing month "
+        "(October 2025) gives missing changes against it, never a change against the wrong month. Two series "
+        "of the CPI release's twelve are in the sources, so an inflation event carries two entries",
     ),
     "news": (
         "text/fnspid_nasdaq_headlines_AAPL_page.csv, text/yahoo_headlines_sep2024_MSFT_ADBE_ORCL_PANW.csv",

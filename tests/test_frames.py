@@ -116,7 +116,9 @@ def test_one_and_two_tickers_same_shape(name, ref_client):
     assert list(a.columns) == list(b.columns) and list(a.index.names) == list(b.index.names)
     assert a.dtypes.astype(str).tolist() == b.dtypes.astype(str).tolist()
     first = b.index.get_level_values(0).unique().tolist()
-    assert sorted(first) == sorted(t.upper() for t in two)
+    # AAPL's bundled insider documents are Form 4s only: trades, no Form 3/5 holdings (an empty part, same shape)
+    present = [t for t in two if not (name == "insider_ownership" and t == "AAPL")]
+    assert sorted(first) == sorted(t.upper() for t in present)
     single = b.xs(one.upper(), level=0, drop_level=False) if isinstance(b.index, pd.MultiIndex) else b.loc[[one]]
     pd.testing.assert_frame_equal(single, a, check_categorical=False)
     c = fn(**{key: two[::-1]}, **params)

@@ -260,8 +260,8 @@ def test_13f_values_are_dollars():
 def test_cpi_changes_are_by_date():
     inf = read_dataset(DATA, "inflation").set_index(["series", "date"])
     nov = inf.loc[("cpi_all_items", pd.Timestamp("2025-11-01"))]
-    assert pd.isna(nov["change_mom"])  # October 2025 was not published (shutdown): no change against it
-    assert nov["change_yoy"] == pytest.approx((nov["value"] / inf.loc[("cpi_all_items", pd.Timestamp("2024-11-01")),
+    assert pd.isna(nov["change_1m_pct"])  # October 2025 was not published (shutdown): no change against it
+    assert nov["change_12m_pct"] == pytest.approx((nov["value"] / inf.loc[("cpi_all_items", pd.Timestamp("2024-11-01")),
                                                                        "value"] - 1) * 100, rel=1e-6)  # fmt: skip
 
 
