@@ -798,7 +798,7 @@ def insider_ownership(ticker: str | Sequence[str], limit: int | Literal['default
 @overload
 def insider_ownership(ticker: str | Sequence[str], limit: int | Literal['default'] | None = 'default', name: str | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[True], as_of: DateLike | None = None, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any: ...
 def insider_ownership(ticker: str | Sequence[str], limit: int | Literal['default'] | None = 'default', name: str | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: bool = False, as_of: DateLike | None = None, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any:
-    """Holdings reported by insiders (Forms 3/4/5 holding rows).
+    """Holdings insiders report on Forms 3 and 5 (and their amendments), as of as_of_date; a Form 4's resulting position is in insider trades (shares_owned_after_transaction).
 
     ``GET /insider-ownership`` -> a typed frame indexed ``('ticker', 'filing_date')``.
 
@@ -2158,7 +2158,7 @@ class DatasetMethods:
     @overload
     def insider_ownership(self, ticker: str | Sequence[str], limit: int | Literal['default'] | None = 'default', name: str | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[True], as_of: DateLike | None = None, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any: ...
     def insider_ownership(self, ticker: str | Sequence[str], limit: int | Literal['default'] | None = 'default', name: str | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: bool = False, as_of: DateLike | None = None, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any:
-        """Holdings reported by insiders (Forms 3/4/5 holding rows).
+        """Holdings insiders report on Forms 3 and 5 (and their amendments), as of as_of_date; a Form 4's resulting position is in insider trades (shares_owned_after_transaction).
 
         ``GET /insider-ownership`` -> a typed frame indexed ``('ticker', 'filing_date')``.
 

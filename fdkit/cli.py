@@ -243,20 +243,30 @@ def _destinations(load, path: str):
 
 
 def _test_events(args: argparse.Namespace) -> int:
-    """``fdkit events test``: one test event (``livemode: false``) of each type that has data, on demand."""
-    from fdkit.lake import default_data_dir
-    from fdkit.webhooks import deliver, events_from_lake, load_destinations
+    """``fdkit events test``: one test event (``livemode: false``) of each type, or of ``--type``, on demand.
 
+    The newest event of each type the lake gives; a spec-shaped example for a type the lake cannot trigger.
+    """
+    from fdkit.lake import default_data_dir
+    from fdkit.webhooks import EVENT_TYPES, deliver, events_from_lake, load_destinations
+    from fdkit.webhooks.events import example_payload, make_event
+
+    if args.type is not None and args.type not in EVENT_TYPES:
+        raise _UsageError(f"unknown event type {args.type!r}; one of: {', '.join(EVENT_TYPES)}")
     dests = _destinations(load_destinations, args.destinations)
+    wanted = [args.type] if args.type else list(EVENT_TYPES)
     latest: dict[str, dict] = {}
     for event in events_from_lake(args.data or default_data_dir(), livemode=False):
-        if args.type in (None, event["type"]):
+        if event["type"] in wanted:
             latest[event["type"]] = event  # events come in date order: the last one of a type wins
-    if not latest:
-        raise _UsageError(f"no data for event type {args.type!r}")
-    report = deliver(list(latest.values()), dests, log=args.log)
-    print(f"sent {len(latest)} test event(s) ({', '.join(sorted(latest))}): {len(report.acked)} acknowledged, "
-          f"{len(report.failed)} failed")  # fmt: skip
+    examples = [t for t in wanted if t not in latest]
+    for t in examples:
+        family = t.removesuffix(".created")
+        latest[t] = make_event(family, example_payload(family), livemode=False)
+    report = deliver([latest[t] for t in wanted], dests, log=args.log)
+    missing = ", ".join(examples) or "none"
+    print(f"sent {len(latest)} test event(s) ({len(examples)} from examples: the lake has no data for {missing}): "
+          f"{len(report.acked)} acknowledged, {len(report.failed)} failed")  # fmt: skip
     return 0 if not report.failed else 1
 
 

@@ -69,9 +69,13 @@ SAMPLES = {
         "forward_guidance": [{"metric_name": "revenue", "value": 1.0}],
     },
     "earnings": {"ticker": "A", "report_period": "2024-03-31", "source_type": "8-K", "quarterly": {"revenue": 1.0}},
-    "inflation": {"date": "2024-05-01", "inflation": [{"series": "cpi_all_items", "date": "2024-05-01", "value": 1.0}]},
+    "inflation": {
+        "date": "2024-05-01",
+        "inflation": [{"series": "cpi_all_items", "date": "2024-05-01", "value": 1.0, "change_1m_pct": 0.1}],
+    },
     "interest_rates": {
         "bank": "FED",
+        "date": "2024-09-18",
         "interest_rates": [{"bank": "FED", "date": "2024-09-18", "name": "x", "rate": 4.875}],
     },
     "labor": {
@@ -79,7 +83,7 @@ SAMPLES = {
         "date": "2024-05-04",
         "labor": [{"series": "initial_claims", "date": "2024-05-04", "value": 1.0}],
     },
-    "yield_curve": {"date": "2023-11-30", "1_month": 5.56, "4_month": None, "30_year": 4.54},
+    "yield_curve": {"date": "2023-11-30", "yield_curve": {"date": "2023-11-30", "1_month": 5.56, "30_year": 4.54}},
     "filing_items.metadata": {
         "ticker": "AAPL",
         "cik": "0000320193",
@@ -148,21 +152,31 @@ def test_form5_with_trades_and_holdings_fires_both(window_events):
     assert any(fams == {"insider_trades", "insider_ownership"} for fams in by_acc.values())
 
 
-def test_income_statement_ttm_first_on_annual_filings(window_events):
+def test_one_statement_event_per_filing_ttm_first_on_annual_filings(window_events):
     inc = [parse_event(e) for e in window_events if e["type"] == "income_statements.created"]
     annual = [e for e in inc if e.payload["form_type"] == "10-K"]
     quarterly = [e for e in inc if e.payload["form_type"] == "10-Q"]
     assert annual and quarterly
-    for e in annual:
+    for e in annual:  # ttm entries first, then the year, then the fiscal Q4 the 10-K implies
         periods = [r["period"] for r in e.payload["income_statements"]]
-        if "annual" in periods:
-            assert periods[-1] == "annual" and (periods == ["annual"] or periods == ["ttm", "annual"])
-        else:  # the derived fiscal Q4 of the 10-K
-            assert periods == ["quarterly"]
+        assert "annual" in periods and periods == sorted(periods, key=["ttm", "annual", "quarterly"].index)
     assert any("ttm" in [r["period"] for r in e.payload["income_statements"]] for e in annual)
     for e in quarterly:
         periods = [r["period"] for r in e.payload["income_statements"]]
-        assert periods[0] == "quarterly" and len(periods) <= 2
+        assert periods[0] == "quarterly" and set(periods) <= {"quarterly", "ttm"}
+    for e in inc:  # ttm entries carry no form type; the filing's own entries carry its form
+        for r in e.payload["income_statements"]:
+            assert r["form_type"] == (None if r["period"] == "ttm" else e.payload["form_type"])
+    # one event per filing for every statement family, over the whole lake's filings with an accession
+    evs = events_from_lake(DATA, since="2019-01-01", until="2024-12-31",
+                           datasets=["income_statements", "balance_sheets"])  # fmt: skip
+    for family in ("income_statements", "balance_sheets"):
+        accs = [e["data"]["object"]["accession_number"] for e in evs if e["type"] == f"{family}.created"]
+        accs = [a for a in accs if a is not None]
+        assert accs and len(accs) == len(set(accs)), family
+    ref = read_dataset(DATA, "income_statements")
+    ref = ref[ref["filing_date"].between("2019-01-01", "2024-12-31") & ref["accession_number"].notna()]
+    assert len(set(accs)) == ref["accession_number"].nunique()
 
 
 def test_inflation_and_rates_rules(ref_client, window_events):
@@ -271,11 +285,30 @@ LANDED = (
     "balance_sheets",
     "cash_flow_statements",
     "financial_metrics",
+    "segmented_financials",
+    "insider_trades",
+    "insider_ownership",
     "earnings",
+    "kpi_guidance",
+    "kpi_non_gaap",
+    "kpi_metrics",
     "interest_rates",
     "inflation",
+    "labor",
+    "yield_curve",
     "filing_metadata",
 )
+
+
+@pytest.fixture(scope="module")
+def all_events(window_events, small_lake_events):
+    """The replay window plus what it lacks: every one of the 18 event types (the bundled lake's insider, rate and
+    filing-item events, the small lake's KPI and segment events)."""
+    extra = events_from_lake(DATA, since="2020-01-01", datasets=["insider_trades", "insider_ownership",
+                                                                 "interest_rates", "filing_items"])  # fmt: skip
+    events = window_events + extra + small_lake_events
+    assert {e["type"] for e in events} == set(EVENT_TYPES)
+    return events
 
 
 def _assert_same_lake(a, b):
@@ -289,21 +322,21 @@ def _assert_same_lake(a, b):
         del keys
 
 
-def test_replay_under_drops_duplicates_and_reordering(tmp_path, window_events):
+def test_replay_under_drops_duplicates_and_reordering(tmp_path, window_events, all_events):
     plan = fdkit.server.FaultPlan(rate=0.3, kinds=("503", "ack_lost", "500"), seed=7)
     app = create_receiver(tmp_path / "lake", SECRET)
-    events = list(window_events)
+    events = list(all_events)
     random.Random(3).shuffle(events)  # reordered
     dupes = events[::7]  # the sender itself sends some twice
     with fdkit.server.serve_app(fdkit.server.FaultInjector(app, plan)) as srv:
         report = deliver(events + dupes, [Destination(srv.base_url + "/hook", SECRET)], base_delay=0.01,
                          max_attempts=20, workers=4, log=tmp_path / "delivery.log")  # fmt: skip
     assert not report.failed
-    assert set(report.acked) == {e["id"] for e in window_events}
+    assert set(report.acked) == {e["id"] for e in all_events}
     landed = app.state.landing.landed_ids()
-    assert sorted(landed) == sorted({e["id"] for e in window_events})  # no loss, no duplicates
+    assert sorted(landed) == sorted({e["id"] for e in all_events})  # no loss, no duplicates
     assert plan.injected["503"] + plan.injected["500"] >= 5 and plan.injected["ack_lost"] >= 5
-    _assert_same_lake(tmp_path / "lake", _expected_lake(tmp_path, window_events))
+    _assert_same_lake(tmp_path / "lake", _expected_lake(tmp_path, all_events))
     # the landed income statements are exactly the reference rows filed in the window
     ref = read_dataset(DATA, "income_statements")
     ref = ref[ref["filing_date"].between(*WINDOW) & ref["period"].isin(["annual", "quarterly", "ttm"])]
@@ -311,7 +344,8 @@ def test_replay_under_drops_duplicates_and_reordering(tmp_path, window_events):
     key = ["ticker", "report_period", "period"]
     assert sorted(map(tuple, got[key].astype(str).values)) == sorted(map(tuple, ref[key].astype(str).values))
     print(
-        f"delivered {len(window_events)} events, {len(dupes)} sent twice, faults {dict(plan.injected)}, "
+        f"delivered {len(all_events)} events of {len({e['type'] for e in all_events})} types, "
+        f"{len(dupes)} sent twice, faults {dict(plan.injected)}, "
         f"attempts {sum(report.attempts.values())}"
     )
 
@@ -336,13 +370,13 @@ def _start_listener(lake, port):
     raise RuntimeError("listener did not start")
 
 
-def test_killed_receiver_loses_nothing_that_was_acked(tmp_path, window_events):
+def test_killed_receiver_loses_nothing_that_was_acked(tmp_path, all_events):
     lake, port = tmp_path / "lake", _free_port()
     proc = _start_listener(lake, port)
     url = f"http://127.0.0.1:{port}/hook"
     acked = []
     try:
-        for e in window_events[: len(window_events) // 2]:
+        for e in all_events[: len(all_events) // 2]:
             if _post(url, e).status_code == 200:
                 acked.append(e["id"])
     finally:
@@ -354,12 +388,12 @@ def test_killed_receiver_loses_nothing_that_was_acked(tmp_path, window_events):
 
         landed_before = set(Landing(lake).landed_ids())
         assert set(acked) <= landed_before
-        report = deliver(window_events, [Destination(url, SECRET)], base_delay=0.05)
+        report = deliver(all_events, [Destination(url, SECRET)], base_delay=0.05)
         assert not report.failed
     finally:
         proc.terminate()
         proc.wait(timeout=30)
-    _assert_same_lake(lake, _expected_lake(tmp_path, window_events))
+    _assert_same_lake(lake, _expected_lake(tmp_path, all_events))
 
 
 def test_landed_lake_is_served(tmp_path, window_events, receiver):
@@ -411,3 +445,132 @@ def test_cli_replay_and_test_events(receiver, tmp_path):
     before = len(landed.landed_ids())
     assert main(["events", "test", "--type", "interest_rates.created", "--destinations", str(dests)]) == 0
     assert len(landed.landed_ids()) == before + 1  # a livemode=false event has its own id
+
+
+# -- every event type: the rules on a small lake the test writes -------------------------------------------------
+def _small_lake(root):
+    """Rows for the families the bundled lake cannot trigger (KPIs, balance/cash-flow segments), labour releases
+    and an inflation release of twelve series."""
+    from fdkit.lake import write_dataset
+
+    write_dataset(root, "company_facts", pd.DataFrame({"ticker": ["ZZZ"], "cik": ["0000000009"],
+                                                       "sector": ["Airlines"], "name": ["Zed Air"]}))  # fmt: skip
+    seg = []
+    for statement, item in (("income_statement", "revenue"), ("balance_sheet", "assets"),
+                            ("cash_flow_statement", "capital_expenditure")):  # fmt: skip
+        for label, value in (("North", 10.0), ("South", 20.0)):
+            seg.append({"ticker": "ZZZ", "report_period": "2024-12-31", "fiscal_period": "FY2024", "period": "annual",
+                        "currency": "USD", "accession_number": "0000000009-25-000001", "filing_date": "2025-02-20",
+                        "line_item": item, "category": "segment", "label": label, "value": value,
+                        "statement": statement})  # fmt: skip
+    write_dataset(root, "segmented_financials", pd.DataFrame(seg))
+    kpi = {"ticker": "ZZZ", "report_period": "2024-12-31", "metric_name": "load_factor", "value": 0.84,
+           "period_type": "quarterly"}  # fmt: skip
+    for name in ("kpi_metrics", "kpi_guidance", "kpi_non_gaap"):
+        write_dataset(root, name, pd.DataFrame([kpi, {**kpi, "metric_name": "asm", "value": 1e9}]))
+    labor = [
+        {"series": "initial_jobless_claims", "date": d, "value": v}
+        for d, v in (("2025-01-04", 201000.0), ("2025-01-11", 217000.0))
+    ]  # weekly, the week covered
+    labor += [{"series": s, "date": "2025-01-01", "value": 1.0} for s in
+              ("nonfarm_payrolls", "unemployment_rate", "u6_unemployment_rate", "job_openings")]  # fmt: skip
+    write_dataset(root, "labor", pd.DataFrame(labor))
+    write_dataset(root, "inflation", pd.DataFrame([{"series": f"cpi_{i:02d}", "date": "2025-01-01", "value": 100.0 + i,
+                                                    "change_1m_pct": 0.1, "change_12m_pct": 2.9}
+                                                   for i in range(12)]))  # fmt: skip
+    return root
+
+
+@pytest.fixture(scope="module")
+def small_lake_events(tmp_path_factory):
+    root = _small_lake(tmp_path_factory.mktemp("small-lake"))
+    return events_from_lake(root, datasets=["segmented_financials", "kpi_metrics", "kpi_guidance", "kpi_non_gaap",
+                                            "labor", "inflation"])  # fmt: skip
+
+
+def test_generator_rules_on_a_small_lake(small_lake_events):
+    by_type = {}
+    for e in small_lake_events:
+        by_type.setdefault(e["type"], []).append(parse_event(e))
+    for family in ("income_statement_segments", "balance_sheet_segments", "cash_flow_statement_segments"):
+        (ev,) = by_type[f"{family}.created"]  # one event per filing and statement
+        assert ev.payload["accession_number"] == "0000000009-25-000001" and ev.payload["form_type"] == "10-K"
+        (report,) = ev.payload[family]
+        item = {"income_statement_segments": "revenue", "balance_sheet_segments": "assets",
+                "cash_flow_statement_segments": "capital_expenditure"}[family]  # fmt: skip
+        assert report[item]["segment"] == [{"label": "North", "value": 10.0}, {"label": "South", "value": 20.0}]
+        assert ev.frame()["value"].sum() == 30.0
+    for family in ("forward_guidance", "non_gaap_metrics", "operating_kpis"):
+        (ev,) = by_type[f"{family}.created"]  # one per (ticker, report period), with the sector
+        assert ev.payload["sector"] == "Airlines" and ev.payload["report_period"] == "2024-12-31"
+        assert [r["metric_name"] for r in ev.payload[family]] == ["load_factor", "asm"]
+    labor = {(e.payload["release"], e.payload["date"]): e for e in by_type["labor.created"]}
+    assert set(labor) == {("jobless_claims", "2025-01-04"), ("jobless_claims", "2025-01-11"),
+                          ("employment_situation", "2025-01-01"), ("jolts", "2025-01-01")}  # fmt: skip
+    assert [r["series"] for r in labor[("employment_situation", "2025-01-01")].payload["labor"]] == [
+        "nonfarm_payrolls", "u6_unemployment_rate", "unemployment_rate"]  # fmt: skip
+    (infl,) = by_type["inflation.created"]  # all twelve series of the release, with the seed's change fields
+    assert len(infl.payload["inflation"]) == 12 and infl.payload["date"] == "2025-01-01"
+    assert {"change_1m_pct", "change_12m_pct"} <= set(infl.payload["inflation"][0])
+
+
+def test_payload_details_from_the_bundled_lake():
+    rates = [parse_event(e) for e in events_from_lake(DATA, since="2024-01-01", datasets=["interest_rates"])]
+    assert rates and all(e.payload["date"] == e.payload["interest_rates"][0]["date"] for e in rates)
+    (curve,) = [parse_event(e) for e in events_from_lake(DATA, since="2023-11-30", until="2023-11-30",
+                                                         datasets=["yield_curve"])]  # fmt: skip
+    assert curve.payload["date"] == "2023-11-30" and curve.payload["yield_curve"]["date"] == "2023-11-30"
+    assert curve.payload["yield_curve"]["10_year"] == pytest.approx(4.37)
+    owners = [parse_event(e) for e in events_from_lake(DATA, datasets=["insider_ownership"])]
+    assert owners and {e.payload["form_type"] for e in owners} <= {"3", "5", "3/A", "5/A"}
+    rec = owners[0].payload["insider_ownership"][0]
+    assert {"as_of_date", "holding_type"} <= set(rec) and "report_date" not in rec
+
+
+def test_parser_accepts_what_the_spec_allows():
+    ev = parse_event(make_event("income_statements", {**SAMPLES["balance_sheets"], "filing_date": None,
+                                                      "form_type": "10-K/A", "income_statements": []}))  # fmt: skip
+    assert ev.payload["filing_date"] is None
+    assert parse_event(make_event("forward_guidance", {**SAMPLES["forward_guidance"], "report_period": None}))
+    for form, item in (("10-K/A", "Item-7"), ("10-Q/A", "Part-1,Item-2"), ("8-K/A", "Item-2.02")):
+        meta = {**SAMPLES["filing_items.metadata"], "filing_type": form, "available_items": [item]}
+        assert parse_event(make_event("filing_items.metadata", meta)).payload["filing_type"] == form
+    flat = {"date": "2023-11-30", "1_month": 5.56, "30_year": 4.54}  # an older sender's flat curve
+    keyed = make_event("yield_curve", SAMPLES["yield_curve"])
+    assert parse_event(make_event("yield_curve", flat)).frame().equals(parse_event(keyed).frame())
+    extra = {**keyed, "request": {"id": None}, "data": {"object": {**keyed["data"]["object"], "source": "x"}}}
+    assert parse_event(extra).payload["source"] == "x"  # unknown fields of the envelope and payload are kept
+
+
+def _trade(form, accession, filed, *shares):
+    return make_event("insider_trades", {
+        "ticker": "AAA", "accession_number": accession, "filing_date": filed, "form_type": form,
+        "insider_trades": [{"name": "Doe Jane", "transaction_date": "2024-03-01", "transaction_shares": s,
+                            "security_title": "Common Stock"} for s in shares]})  # fmt: skip
+
+
+@pytest.mark.parametrize("order", ["original first", "amendment first"])
+def test_insider_amendment_replaces_the_filing_it_amends(receiver, order):
+    original = _trade("4", "0001-24-000001", "2024-03-04", -100.0, -200.0)
+    amendment = _trade("4/A", "0001-24-000002", "2024-03-10", -150.0)
+    other = _trade("4", "0001-24-000003", "2024-02-01", 50.0)  # an earlier filing the amendment does not touch
+    url = receiver.base_url + "/hook"
+    events = [other, original, amendment] if order == "original first" else [amendment, other, original]
+    for e in events:
+        assert _post(url, e).status_code == 200
+    got = read_landed(receiver.lake, "insider_trades").sort_values("filing_date")
+    assert got["transaction_shares"].tolist() == [50.0, -150.0]  # the amended state, not three rows
+    assert got["form_type"].astype(str).tolist() == ["4", "4/A"]
+
+
+def test_events_test_sends_every_type(receiver, tmp_path):
+    import json
+
+    from fdkit.cli import main
+
+    dests = tmp_path / "destinations.json"
+    dests.write_text(json.dumps([{"url": receiver.base_url + "/hook", "secret": SECRET}]))
+    assert main(["events", "test", "--destinations", str(dests), "--data", str(_small_lake(tmp_path / "lake2"))]) == 0
+    landed = receiver.app.state.landing
+    assert sorted(t for (t,) in landed._db.execute("select type from events")) == sorted(EVENT_TYPES)
+    assert main(["events", "test", "--type", "nope.created", "--destinations", str(dests)]) == 2

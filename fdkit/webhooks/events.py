@@ -10,12 +10,18 @@ Envelope: ``{"id": uuid, "type": str, "api_version": str, "livemode": bool, "cre
 * release-level (``forward_guidance``, ``non_gaap_metrics``, ``operating_kpis``): ``ticker``,
   ``accession_number``, ``sector``, ``report_period`` and the array;
 * ``earnings``: one earnings record, ``source_type`` 8-K, 10-Q or 10-K;
-* print-level: ``inflation`` (``date`` = first of the month, ``inflation`` = one entry per series),
-  ``interest_rates`` (``bank`` and one entry equal to that bank's snapshot row), ``labor`` (``release``,
-  ``date``, ``labor``), ``yield_curve`` (one key per tenor, null where not published);
-* ``filing_items.metadata.created``: ``ticker``, ``cik`` (10 digits), ``filing_type``, ``accession_number``,
-  ``filing_date``, ``available_items`` (exactly the ``item`` values ``/filings/items`` accepts), ``url`` (a ready
-  ``/filings/items`` request).
+* print-level: ``inflation`` (``date`` = first of the month, ``inflation`` = one entry per series of the
+  release, with ``change_1m_pct``/``change_12m_pct``), ``interest_rates`` (``bank``, ``date`` and one entry equal
+  to that bank's snapshot row), ``labor`` (``release``, ``date``, ``labor``), ``yield_curve`` (``date`` and the
+  curve under ``yield_curve``, one key per tenor, null where not published: the ``/macro/yield-curve/snapshot``
+  record);
+* ``filing_items.metadata.created``: ``ticker``, ``cik`` (10 digits), ``filing_type`` (``10-K``, ``10-Q``, ``8-K``
+  or an amendment of one), ``accession_number``, ``filing_date``, ``available_items`` (exactly the ``item`` values
+  ``/filings/items`` accepts), ``url`` (a ready ``/filings/items`` request).
+
+Parsing is liberal where the spec allows: ``filing_date``/``report_period`` may be null, amended forms (``10-K/A``)
+are accepted, unknown fields (of the envelope or a payload) are kept, and a yield curve sent flat (tenors at the top
+level, as older senders do) is read as well as one under its key.
 
 Event types are ``<family>.created`` (and ``filing_items.metadata.created``). ``Event.frame()`` returns the same
 typed frame the matching endpoint function returns.
@@ -23,7 +29,8 @@ typed frame the matching endpoint function returns.
 Example:
     >>> e = Event.model_validate({"id": "00000000-0000-4000-8000-000000000001", "type": "interest_rates.created",
     ...     "api_version": API_VERSION, "livemode": False, "created": 1700000000, "data": {"object": {"bank": "FED",
-    ...     "interest_rates": [{"bank": "FED", "date": "2024-09-19", "name": "x", "rate": 4.875}]}}})
+    ...     "date": "2024-09-19", "interest_rates": [{"bank": "FED", "date": "2024-09-19", "name": "x",
+    ...     "rate": 4.875}]}}})
     >>> e.frame()["rate"].tolist()
     [4.875]
 """
@@ -51,7 +58,7 @@ from ..catalog import FILING_ITEMS_8K, FILING_ITEMS_10K, FILING_ITEMS_10Q
 from ..frames import to_frame
 from ..schema import YIELD_TENORS
 
-__all__ = ["API_VERSION", "EVENT_TYPES", "Event", "make_event", "parse_event", "ValidationError"]
+__all__ = ["API_VERSION", "EVENT_TYPES", "Event", "make_event", "parse_event", "example_payload", "ValidationError"]
 
 API_VERSION = "2026-01-01"
 
@@ -102,8 +109,8 @@ class FilingPayload(_Payload):
 
     ticker: str
     accession_number: str | None = None
-    filing_date: str
-    form_type: str
+    filing_date: str | None = None
+    form_type: str | None = None
 
     _check = field_validator("filing_date")(_check_date)
 
@@ -114,7 +121,7 @@ class ReleasePayload(_Payload):
     ticker: str
     accession_number: str | None = None
     sector: str | None = None
-    report_period: str
+    report_period: str | None = None
 
     _check = field_validator("report_period")(_check_date)
 
@@ -123,7 +130,7 @@ class EarningsPayload(_Payload):
     """One earnings record."""
 
     ticker: str
-    report_period: str
+    report_period: str | None = None
     source_type: Literal["8-K", "10-Q", "10-K"]
     filing_date: str | None = None
     accession_number: str | None = None
@@ -152,7 +159,10 @@ class InterestRatesPayload(_Payload):
     """A policy-rate decision: one entry, equal to the bank's snapshot row."""
 
     bank: str
+    date: str | None = None
     interest_rates: list[dict[str, Any]] = Field(min_length=1, max_length=1)
+
+    _check = field_validator("date")(_check_date)
 
 
 class LaborPayload(_Payload):
@@ -165,13 +175,31 @@ class LaborPayload(_Payload):
     _check = field_validator("date")(_check_date)
 
 
-#: a yield-curve print: ``date`` and one optional float per tenor (null where not published); nothing else
-YieldCurvePayload = create_model(  # type: ignore[call-overload]  # one field per tenor, from the schema table
-    "YieldCurvePayload",
-    __config__=ConfigDict(extra="forbid"),
+#: one curve: ``date`` and one optional float per tenor (null where not published)
+YieldCurve = create_model(  # type: ignore[call-overload]  # one field per tenor, from the schema table
+    "YieldCurve",
+    __config__=ConfigDict(extra="allow"),
     date=(Annotated[str, AfterValidator(_check_date)], ...),
     **{t: (float | None, None) for t in YIELD_TENORS},
 )
+
+
+class YieldCurvePayload(_Payload):
+    """A yield-curve print: ``date`` and the curve under ``yield_curve`` (a flat curve is read as well)."""
+
+    date: str | None = None
+    yield_curve: YieldCurve  # type: ignore[valid-type]
+
+    @model_validator(mode="before")
+    @classmethod
+    def _flat(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "yield_curve" not in data:  # tenors at the top level (older senders)
+            return {"date": data.get("date"), "yield_curve": data}
+        return data
+
+    def curve(self) -> dict[str, Any]:
+        """The curve as a record (date and one key per tenor)."""
+        return self.yield_curve.model_dump()  # type: ignore[attr-defined]
 
 
 class FilingItemsMetadata(_Payload):
@@ -179,9 +207,9 @@ class FilingItemsMetadata(_Payload):
 
     ticker: str
     cik: str
-    filing_type: Literal["10-K", "10-Q", "8-K"]
+    filing_type: Literal["10-K", "10-Q", "8-K", "10-K/A", "10-Q/A", "8-K/A"]
     accession_number: str | None = None
-    filing_date: str
+    filing_date: str | None = None
     available_items: list[str]
     url: str
 
@@ -194,7 +222,7 @@ class FilingItemsMetadata(_Payload):
 
     @model_validator(mode="after")
     def _items(self) -> FilingItemsMetadata:
-        bad = [i for i in self.available_items if i not in _ITEMS[self.filing_type]]
+        bad = [i for i in self.available_items if i not in _ITEMS[self.filing_type.removesuffix("/A")]]
         if bad:
             raise ValueError(f"items {bad} are not {self.filing_type} items the endpoint accepts")
         return self
@@ -205,15 +233,17 @@ def _payload_model(family: str) -> type[BaseModel]:
         return FilingPayload
     if family in RELEASE_LEVEL:
         return ReleasePayload
-    return {"earnings": EarningsPayload, "inflation": InflationPayload, "interest_rates": InterestRatesPayload,
-            "labor": LaborPayload, "yield_curve": YieldCurvePayload,
-            "filing_items.metadata": FilingItemsMetadata}[family]  # fmt: skip
+    models: dict[str, type[BaseModel]] = {
+        "earnings": EarningsPayload, "inflation": InflationPayload, "interest_rates": InterestRatesPayload,
+        "labor": LaborPayload, "yield_curve": YieldCurvePayload, "filing_items.metadata": FilingItemsMetadata,
+    }  # fmt: skip
+    return models[family]
 
 
 class Event(BaseModel):
     """A webhook envelope with a validated payload."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="allow")
     id: uuid.UUID
     type: Literal[EVENT_TYPES]  # type: ignore[valid-type]
     api_version: str
@@ -224,7 +254,7 @@ class Event(BaseModel):
     @model_validator(mode="after")
     def _payload(self) -> Event:
         obj = self.data.get("object")
-        if not isinstance(obj, dict) or set(self.data) != {"object"}:
+        if not isinstance(obj, dict):
             raise ValueError("data must be {'object': {...}}")
         model = _payload_model(self.family)
         model.model_validate(obj)
@@ -257,6 +287,8 @@ class Event(BaseModel):
             return [{**head, **r} for r in obj[key]]
         if fam in ("inflation", "labor", "interest_rates"):
             return list(obj[key])
+        if fam == "yield_curve":
+            return [YieldCurvePayload.model_validate(obj).curve()]
         if fam == "filing_items.metadata":
             return [{"ticker": obj["ticker"], "cik": obj["cik"], "filing_type": obj["filing_type"],
                      "accession_number": obj.get("accession_number"), "filing_date": obj["filing_date"],
@@ -270,10 +302,81 @@ class Event(BaseModel):
 
         ep = get(endpoint)
         records = self.records()
-        body: dict[str, Any] = {ep.response_key: records if ep.kind != "object" or endpoint in (
-            "inflation_snapshot", "labor_snapshot") else records[0]}  # fmt: skip
+        body: dict[str, Any] = {ep.response_key: records if ep.kind != "object" or ep.list_payload else records[0]}
         params = {"bank": self.payload.get("bank")} if self.family == "interest_rates" else {}
         return to_frame(ep, [(params, body)])
+
+
+_FILING_HEAD = {
+    "ticker": "AAPL",
+    "accession_number": "0000320193-24-000123",
+    "filing_date": "2024-11-01",
+    "form_type": "10-K",
+}
+_RELEASE_HEAD = {
+    "ticker": "AAPL",
+    "accession_number": "0000320193-24-000120",
+    "sector": "Technology",
+    "report_period": "2024-09-28",
+}
+_SEGMENT_REPORT = {"report_period": "2024-09-28", "fiscal_period": "FY2024", "period": "annual", "currency": "USD"}
+_EXAMPLE_RECORDS: dict[str, list[dict[str, Any]]] = {
+    "income_statements": [{"report_period": "2024-09-28", "period": "annual", "revenue": 391035000000.0}],
+    "balance_sheets": [{"report_period": "2024-09-28", "period": "annual", "total_assets": 364980000000.0}],
+    "cash_flow_statements": [{"report_period": "2024-09-28", "period": "annual",
+                              "net_cash_flow_from_operations": 118254000000.0}],
+    "financial_metrics": [{"report_period": "2024-09-28", "period": "annual", "net_margin": 0.2397}],
+    "income_statement_segments": [{**_SEGMENT_REPORT, "revenue": {
+        "product": [{"label": "iPhone", "value": 201183000000.0}], "segment": []}}],
+    "balance_sheet_segments": [{**_SEGMENT_REPORT, "assets": {
+        "product": [], "segment": [{"label": "Americas", "value": 1.0e9}]}}],
+    "cash_flow_statement_segments": [{**_SEGMENT_REPORT, "capital_expenditure": {
+        "product": [], "segment": [{"label": "Americas", "value": 1.0e9}]}}],
+    "insider_trades": [{"name": "Jane Doe", "transaction_date": "2024-10-30", "transaction_shares": -1000.0,
+                        "transaction_price_per_share": 230.0, "security_title": "Common Stock"}],
+    "insider_ownership": [{"name": "Jane Doe", "as_of_date": "2024-10-30", "shares_owned": 10000.0,
+                           "holding_type": "non_derivative", "security_title": "Common Stock"}],
+    "forward_guidance": [{"metric_name": "revenue", "period": "Q1 FY2025", "low": 1.0e11, "high": 1.1e11}],
+    "non_gaap_metrics": [{"metric_name": "adjusted_eps", "value": 1.64}],
+    "operating_kpis": [{"metric_name": "installed_base_devices", "value": 2.2e9}],
+}  # fmt: skip
+
+
+def example_payload(family: str) -> dict[str, Any]:
+    """A spec-shaped example payload of an event family (``fdkit events test`` sends it where the lake has none).
+
+    Args:
+        family: e.g. ``"labor"`` or ``"operating_kpis"``.
+
+    Returns:
+        ``data.object`` of such an event (valid: :func:`make_event` accepts it).
+
+    Example:
+        >>> sorted(example_payload("labor"))
+        ['date', 'labor', 'release']
+    """
+    if family in FILING_LEVEL:
+        head = {**_FILING_HEAD, "form_type": "5" if family.startswith("insider") else "10-K"}
+        return {**head, family: _EXAMPLE_RECORDS[family]}
+    if family in RELEASE_LEVEL:
+        return {**_RELEASE_HEAD, family: _EXAMPLE_RECORDS[family]}
+    examples: dict[str, dict[str, Any]] = {
+        "earnings": {"ticker": "AAPL", "report_period": "2024-09-28", "source_type": "8-K",
+                     "filing_date": "2024-10-31", "quarterly": {"revenue": 94930000000.0}, "annual": {}},
+        "inflation": {"date": "2024-10-01", "inflation": [{"series": "cpi_all_items", "date": "2024-10-01",
+                      "value": 315.664, "change_1m_pct": 0.24, "change_12m_pct": 2.6}]},
+        "interest_rates": {"bank": "FED", "date": "2024-11-07", "interest_rates": [
+            {"bank": "FED", "date": "2024-11-07", "name": "Federal Funds Target Rate (midpoint)", "rate": 4.625}]},
+        "labor": {"release": "jobless_claims", "date": "2024-11-02", "labor": [
+            {"series": "initial_jobless_claims", "date": "2024-11-02", "value": 221000.0, "change": 1000.0}]},
+        "yield_curve": {"date": "2024-11-01", "yield_curve": {"date": "2024-11-01", "1_month": 4.73,
+                        "10_year": 4.38, "30_year": 4.56}},
+        "filing_items.metadata": {"ticker": "AAPL", "cik": "0000320193", "filing_type": "10-K",
+                                  "accession_number": "0000320193-24-000123", "filing_date": "2024-11-01",
+                                  "available_items": ["Item-1", "Item-1A", "Item-7"],
+                                  "url": "http://127.0.0.1:8000/filings/items?ticker=AAPL&filing_type=10-K&year=2024"},
+    }  # fmt: skip
+    return examples[family]
 
 
 def make_event(family: str, payload: dict[str, Any], *, livemode: bool = True, created: int | None = None,

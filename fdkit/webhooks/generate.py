@@ -2,16 +2,23 @@
 
 Rules (each has a test):
 
-* one filing-level event per (dataset, ticker, accession); a Form 5 with both trades and holdings fires an
-  ``insider_trades`` and an ``insider_ownership`` event with the same accession number;
-* income statements: the filing's own period plus the TTM entry of the same report period when computable;
-  on annual filings the TTM entry comes first; the fiscal Q4 a 10-K implies (FY minus nine months) is an event
-  of its own (one quarterly entry);
+* one filing-level event per filing (ticker, accession; ticker and filing day where the lake has no accession):
+  every entry the filing gives belongs to it. A 10-K's event carries its annual entry, the fiscal Q4 it implies
+  (FY minus nine months) and the TTM entries, TTM first; a 10-Q's carries its quarter, then the TTM entry. TTM
+  entries have no form type (null). A Form 5 with both trades and holdings fires an ``insider_trades`` and an
+  ``insider_ownership`` event with the same accession number; ownership events come only from Forms 3 and 5
+  (and their amendments): Form 4 rows are trades;
+* segments: one event per filing and statement (``income_statement_segments`` ...), records nested as the
+  ``/financials/*/segments`` endpoints nest them; the form type is named by the period (the lake keeps none);
+* release-level KPIs (``forward_guidance``, ``non_gaap_metrics``, ``operating_kpis``): one event per (ticker,
+  report period) with the company's sector;
 * earnings: one event per (ticker, report period, source form): a quarter may fire twice (8-K, then 10-Q/10-K);
-* inflation: one event per month, header dated the first of the month, one entry per series;
-* interest rates: one event per (bank, decision date) whose single entry equals that bank's snapshot row then;
-  a revision of an already-published (bank, date) fires nothing;
-* yield curve: one event per date, one key per tenor;
+* inflation: one event per month, header dated the first of the month, one entry per series of the month;
+* interest rates: one event per (bank, decision date) carrying ``date`` and a single entry equal to that bank's
+  snapshot row then; a revision of an already-published (bank, date) fires nothing;
+* labor: one event per (release, date): ``jobless_claims`` (weekly, dated the week it covers),
+  ``employment_situation`` and ``jolts`` (monthly);
+* yield curve: one event per date, the curve under ``yield_curve`` with one key per tenor;
 * filing items: one ``filing_items.metadata.created`` per filing with the items ``/filings/items`` accepts.
 
 Event ids are UUIDv5 of the event's identity, so replaying the same window twice yields the same ids (receivers
@@ -37,7 +44,7 @@ import pandas as pd
 from ..catalog import CATALOG
 from ..frames import to_records
 from ..lake import read_dataset
-from ..schema import YIELD_TENORS, fields_of
+from ..schema import OWNERSHIP_FORMS, YIELD_TENORS, fields_of
 from ..shapes import SHAPES
 from .events import make_event
 
@@ -66,36 +73,107 @@ def _day(value: Any) -> str:
     return pd.Timestamp(value).strftime("%Y-%m-%d")
 
 
-def _statement_events(name: str, df: pd.DataFrame, livemode: bool) -> list[tuple[str, dict[str, Any]]]:
-    out = []
+_ORDER = {"annual": {"ttm": 0, "annual": 1, "quarterly": 2}, "quarterly": {"quarterly": 0, "ttm": 1, "annual": 2}}
+
+
+def _filings(df: pd.DataFrame) -> Iterable[tuple[tuple[Any, Any, Any], pd.DataFrame]]:
+    """Rows grouped by filing: (ticker, accession, filing date); rows without an accession by ticker and day."""
     df = df.dropna(subset=["filing_date"])
+    keys = ["ticker", "accession_number", "filing_date"]
+    yield from df.groupby(keys, observed=True, sort=True, dropna=False)  # type: ignore[misc]
+
+
+def _statement_events(name: str, df: pd.DataFrame, livemode: bool) -> list[tuple[str, dict[str, Any]]]:
+    """One event per filing with every entry the filing gives (its period, a 10-K's derived Q4, TTM entries)."""
+    out = []
     fields = fields_of(name)
-    for (ticker, accession), g in df.groupby(["ticker", "accession_number"], observed=True, sort=True, dropna=False):
-        form = str(g["form_type"].dropna().iloc[0]) if g["form_type"].notna().any() else "10-K"
-        own_period = _PRIMARY.get(form, "annual")
-        # a 10-K also carries the derived fiscal Q4 (FY minus nine months): it gets an event of its own
-        primary = g[g["period"].astype(str).isin([own_period, "quarterly"])]
-        for i in range(len(primary)):
-            row = primary.iloc[i]
-            period = str(row["period"])
-            entries = to_records(primary.iloc[[i]], fields)
-            if name == "income_statements" and period == own_period:
-                ttm = g[(g["period"].astype(str) == "ttm") & (g["report_period"] == row["report_period"])]
-                ttm_recs = to_records(ttm, fields)
-                entries = ttm_recs + entries if own_period == "annual" else entries + ttm_recs
-            filed = _day(row["filing_date"])
-            head = {"ticker": str(ticker), "accession_number": _text_or_none(accession),
-                    "filing_date": filed, "form_type": form}  # fmt: skip
-            payload = {**head, name: entries}
-            eid = _eid(name, ticker, accession, _day(row["report_period"]), period)
-            out.append((filed, make_event(name, payload, livemode=livemode,
-                                                        created=_ts(row["filing_date"]), event_id=eid)))  # fmt: skip
+    for (ticker, accession, filed), g in _filings(df):
+        forms = g["form_type"].dropna()
+        form = str(forms.iloc[0]) if len(forms) else "10-K"
+        rank = _ORDER[_PRIMARY.get(form, "annual")]
+        g = g.assign(_rank=g["period"].astype(str).map(rank).fillna(3))
+        g = g.sort_values(["_rank", "report_period"], ascending=[True, False], kind="stable")
+        day = _day(filed)
+        acc = _text_or_none(accession)
+        payload = {"ticker": str(ticker), "accession_number": acc, "filing_date": day, "form_type": form,
+                   name: to_records(g, fields)}  # fmt: skip
+        eid = _eid(name, ticker, acc, day)
+        out.append((day, make_event(name, payload, livemode=livemode, created=_ts(filed), event_id=eid)))
+    return out
+
+
+_SEGMENT_FAMILY = {"income_statement": "income_statement_segments", "balance_sheet": "balance_sheet_segments",
+                   "cash_flow_statement": "cash_flow_statement_segments"}  # fmt: skip
+
+
+def _segment_events(df: pd.DataFrame, livemode: bool) -> list[tuple[str, dict[str, Any]]]:
+    """One event per filing and statement; the lake keeps no form type for segments, so the period names it."""
+    out = []
+    shape = SHAPES["line_items"]
+    for (ticker, accession, filed), g in _filings(df):
+        for statement, rows in g.groupby("statement", observed=True, sort=True):
+            family = _SEGMENT_FAMILY[str(statement)]
+            rows = rows.sort_values("report_period", ascending=False, kind="stable")
+            annual = (rows["period"].astype(str) == "annual").any()
+            day = _day(filed)
+            acc = _text_or_none(accession)
+            payload = {"ticker": str(ticker), "accession_number": acc, "filing_date": day,
+                       "form_type": "10-K" if annual else "10-Q",
+                       family: shape.nest(to_records(rows, shape.row_fields()))}  # type: ignore[attr-defined]  # fmt: skip
+            out.append((day, make_event(family, payload, livemode=livemode, created=_ts(filed),
+                                        event_id=_eid(family, ticker, acc, day))))  # fmt: skip
+    return out
+
+
+#: KPI datasets -> their release-level event family
+_KPI_FAMILY = {"kpi_guidance": "forward_guidance", "kpi_non_gaap": "non_gaap_metrics", "kpi_metrics": "operating_kpis"}
+
+
+def _kpi_events(dataset: str, df: pd.DataFrame, facts: pd.DataFrame, livemode: bool) -> list[tuple]:
+    """One release-level event per (ticker, report period): the lake keeps no release date, so the period dates it."""
+    out = []
+    family = _KPI_FAMILY[dataset]
+    sectors = {str(t): s for t, s in zip(facts["ticker"], facts.get("sector", facts["ticker"]), strict=True)}
+    for (ticker, period), g in df.dropna(subset=["report_period"]).groupby(["ticker", "report_period"],
+                                                                           observed=True, sort=True):  # fmt: skip
+        day = _day(period)
+        records = to_records(g, [f for f in fields_of(dataset) if f != "ticker"])
+        sector = _text_or_none(sectors.get(str(ticker)))
+        payload = {"ticker": str(ticker), "accession_number": None, "sector": sector, "report_period": day,
+                   family: records}  # fmt: skip
+        out.append((day, make_event(family, payload, livemode=livemode, created=_ts(day),
+                                    event_id=_eid(family, ticker, day))))  # fmt: skip
+    return out
+
+
+#: labour releases and the lake series each publishes (one event per release and date)
+LABOR_RELEASES: dict[str, tuple[str, ...]] = {
+    "jobless_claims": ("initial_jobless_claims",),
+    "employment_situation": ("average_hourly_earnings", "labor_force_participation_rate", "nonfarm_payrolls",
+                             "u6_unemployment_rate", "unemployment_rate"),
+    "jolts": ("job_openings",),
+}  # fmt: skip
+_RELEASE_OF = {series: release for release, names in LABOR_RELEASES.items() for series in names}
+
+
+def _labor_events(df: pd.DataFrame, livemode: bool) -> list[tuple]:
+    """One event per (release, date); weekly jobless claims are dated the week they cover."""
+    out = []
+    df = df.assign(_release=df["series"].astype(str).map(_RELEASE_OF)).dropna(subset=["_release"])
+    for (release, day), g in df.groupby(["_release", "date"], sort=True):
+        d = _day(day)
+        payload = {"release": str(release), "date": d,
+                   "labor": to_records(g.sort_values("series"), fields_of("labor"))}  # fmt: skip
+        out.append((d, make_event("labor", payload, livemode=livemode, created=_ts(d),
+                                  event_id=_eid("labor", release, d))))  # fmt: skip
     return out
 
 
 def _insider_events(name: str, df: pd.DataFrame, livemode: bool) -> list[tuple[str, dict[str, Any]]]:
     out = []
     fields = fields_of(name)
+    if name == "insider_ownership":
+        df = df[df["form_type"].astype("string").isin(OWNERSHIP_FORMS).fillna(False)]
     # a filing is (ticker, accession, form, filing date): some bundled ownership documents have no accession
     keys = ["ticker", "accession_number", "form_type", "filing_date"]
     for (ticker, accession, form, filed), g in df.groupby(keys, observed=True, sort=True, dropna=False):
@@ -127,7 +205,7 @@ def _rate_events(df: pd.DataFrame, livemode: bool, published: set[tuple[str, str
         if key in published:  # a revision of a published date fires nothing
             continue
         published.add(key)
-        payload = {"bank": rec["bank"], "interest_rates": [rec]}
+        payload = {"bank": rec["bank"], "date": rec["date"], "interest_rates": [rec]}
         out.append((rec["date"], make_event("interest_rates", payload, livemode=livemode, created=_ts(rec["date"]),
                                             event_id=_eid("interest_rates", *key))))  # fmt: skip
     return out
@@ -148,7 +226,8 @@ def _inflation_events(df: pd.DataFrame, livemode: bool) -> list[tuple[str, dict]
 def _curve_events(df: pd.DataFrame, livemode: bool) -> list[tuple[str, dict]]:
     out = []
     for rec in to_records(df, ["date", *YIELD_TENORS]):
-        out.append((rec["date"], make_event("yield_curve", rec, livemode=livemode, created=_ts(rec["date"]),
+        payload = {"date": rec["date"], "yield_curve": rec}
+        out.append((rec["date"], make_event("yield_curve", payload, livemode=livemode, created=_ts(rec["date"]),
                                             event_id=_eid("yield_curve", rec["date"]))))  # fmt: skip
     return out
 
@@ -213,6 +292,12 @@ def _events_for_rows(dataset: str, df: pd.DataFrame, *, livemode: bool, base_url
         return _rate_events(df, livemode, published if published is not None else set())
     if dataset == "inflation":
         return _inflation_events(df, livemode)
+    if dataset == "labor":
+        return _labor_events(df, livemode)
+    if dataset == "segmented_financials":
+        return _segment_events(df, livemode)
+    if dataset in _KPI_FAMILY:
+        return _kpi_events(dataset, df, facts if facts is not None else pd.DataFrame(columns=["ticker"]), livemode)
     if dataset == "yield_curve":
         return _curve_events(df, livemode)
     if dataset == "filing_items":
@@ -221,9 +306,11 @@ def _events_for_rows(dataset: str, df: pd.DataFrame, *, livemode: bool, base_url
     return []
 
 
-_DATE_COLUMN = {"interest_rates": "date", "inflation": "date", "yield_curve": "date"}
-REPLAYED = (*_STATEMENTS, "insider_trades", "insider_ownership", "earnings", "interest_rates", "inflation",
-            "yield_curve", "filing_items")  # fmt: skip
+_DATE_COLUMN = {"interest_rates": "date", "inflation": "date", "labor": "date", "yield_curve": "date",
+                **{k: "report_period" for k in _KPI_FAMILY}}  # fmt: skip
+#: every dataset events are generated from (all 18 event types)
+REPLAYED = (*_STATEMENTS, "segmented_financials", "insider_trades", "insider_ownership", "earnings", *_KPI_FAMILY,
+            "interest_rates", "inflation", "labor", "yield_curve", "filing_items")  # fmt: skip
 
 
 def events_from_lake(root: str | os.PathLike[str], *, since: str | None = None, until: str | None = None,

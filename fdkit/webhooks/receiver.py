@@ -17,11 +17,18 @@ income/balance/cash-flow/metrics       same name, ``ticker=``              repor
                                                                            (or an amendment of the same day)
                                                                            replaces the entry, an older one that
                                                                            arrives late is ignored
-insider trades / ownership             same name, ``ticker=``              accession, form, filing date
+insider trades / ownership             same name, ``ticker=``              accession, form, filing date; an
+                                                                           amendment (``4/A``) replaces the latest
+                                                                           earlier filing of the same insider
+                                                                           (``name``) of that form or its
+                                                                           amendments, whatever the arrival order
+                                                                           (replaced files are parked in
+                                                                           ``_webhooks/amended/``)
 segments                               ``segmented_financials``            report period + period + statement
 earnings                               ``earnings``, ``ticker=``           report period + source form
 interest rates                         ``interest_rates``, ``bank=``       decision date (a revision is ignored)
-inflation, labor, yield curve          same name                           date
+inflation, yield curve                 same name                           date
+labor                                  ``labor``                           release + date
 filing items metadata                  ``filing_metadata``, ``ticker=``    filing type + filing date
 KPIs                                   ``kpi_*``, ``ticker=``              report period + accession
 =====================================  ==================================  ======================================
@@ -81,7 +88,8 @@ class LandingRule:
         per: ``event`` (one file), ``record`` (one file a record) or ``period`` (one per report period + period).
         revision: ``replace`` (the same key is rewritten), ``newest_filing`` (an older filing arriving late is
             ignored), ``ignore`` (a published key is never revised).
-        shape: flatten the records with the endpoint's shape (``endpoint``) before landing.
+        endpoint: flatten the records with this endpoint's shape before landing.
+        amends: an amended form (``4/A``) replaces the filing it amends (see :meth:`Landing._amended`).
     """
 
     dataset: str
@@ -92,6 +100,7 @@ class LandingRule:
     per: Literal["event", "record", "period"] = "event"
     revision: Literal["replace", "newest_filing", "ignore"] = "replace"
     endpoint: str | None = None
+    amends: bool = False
 
     def rows(self, event: Event) -> list[dict[str, Any]]:
         """The event's records as lake rows."""
@@ -125,13 +134,15 @@ class LandingRule:
 LANDING: dict[str, LandingRule] = {
     **{f: LandingRule(f, "ticker", ("report_period", "period"), per="record", revision="newest_filing")
        for f in ("income_statements", "balance_sheets", "cash_flow_statements", "financial_metrics")},
-    **{f: LandingRule(f, "ticker", ("accession_number", "form_type", "filing_date"), key_from="payload", prefix="acc")
+    **{f: LandingRule(f, "ticker", ("accession_number", "form_type", "filing_date"), key_from="payload", prefix="acc",
+                      amends=True)
        for f in ("insider_trades", "insider_ownership")},
     **{f: LandingRule("segmented_financials", "ticker", ("report_period", "period"), per="period", endpoint=f)
        for f in ("income_statement_segments", "balance_sheet_segments", "cash_flow_statement_segments")},
     "earnings": LandingRule("earnings", "ticker", ("report_period", "source_type"), endpoint="earnings"),
     "interest_rates": LandingRule("interest_rates", "bank", ("date",), prefix="date", revision="ignore"),
-    **{f: LandingRule(f, None, ("date",), key_from="payload", prefix="date") for f in ("inflation", "labor")},
+    "inflation": LandingRule("inflation", None, ("date",), key_from="payload", prefix="date"),
+    "labor": LandingRule("labor", None, ("release", "date"), key_from="payload", prefix="date"),
     "yield_curve": LandingRule("yield_curve", None, ("date",), key_from="payload", prefix="date"),
     "filing_items.metadata": LandingRule("filing_metadata", "ticker", ("filing_type", "filing_date",
                                          "accession_number"), prefix=None),
@@ -174,6 +185,7 @@ class Landing:
             PoisonEvent: a record does not fit (the event is refused whole, 400, and dead-lettered).
         """
         self._staged: list[tuple[Path, bytes]] = []
+        self._moves: list[tuple[Path, Path]] = []
         try:
             n = self._land(event)
         except UnsafePathError:
@@ -182,7 +194,11 @@ class Landing:
             raise PoisonEvent(f"{type(exc).__name__}: {exc}"[:300]) from exc
         for path, data in self._staged:
             atomic_write_bytes(path, data)
-        self._staged = []
+        for src, dst in self._moves:  # after the new file: a crash in between is mended by the sender's retry
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            if src.exists():
+                os.replace(src, dst)
+        self._staged, self._moves = [], []
         return n
 
     def dead_letter(self, event_id: str, event_type: str, reason: str, body: bytes) -> None:
@@ -210,7 +226,9 @@ class Landing:
                 continue  # a revision of a published value is ignored
             if rule.revision == "newest_filing" and path.exists() and not self._newer(path, group[0]):
                 continue  # an older version arriving late never replaces a newer one
-            n += self._write(rule.dataset, df, rule.partition, key)
+            if rule.amends:
+                path = self._amendments(path, head, group)
+            n += self._write(rule.dataset, df, rule.partition, key, to=path)
         return n
 
     def _path(self, dataset: str, partition: str | None, value: Any, key: str) -> Path:
@@ -219,6 +237,52 @@ class Landing:
             folder = folder / f"{partition}={safe_segment(value, partition)}"
         return folder / f"{key}.parquet"
 
+    def _amendments(self, path: Path, head: dict[str, Any], rows: list[dict[str, Any]]) -> Path:
+        """Plan an insider filing's landing so that amendments replace what they amend, in any arrival order.
+
+        The matching key is (ticker, insider ``name``, base form): each amendment (``4/A``) replaces the latest
+        filing of that key filed before it (the original, or the previous amendment). Replaced files are parked
+        under ``_webhooks/amended/`` rather than deleted, so an original that arrives after its amendment is parked
+        at once, and an amendment that arrived before an older original is re-applied correctly: the live files
+        are always "every filing of the key minus the ones amended", whatever the order. Where no filing of the
+        key is in the lake, the amendment simply lands.
+
+        Returns:
+            Where the new file goes (``path``, or its parked twin when an amendment already replaced it); the
+            moves of other files are staged in ``self._moves``.
+        """
+        parked_dir = self.lake / "_webhooks" / "amended" / path.parent.relative_to(self.lake)
+        form = str(head.get("form_type") or "")
+        names = frozenset(str(r.get("name")) for r in rows)
+
+        def rank(filed: Any, form: str, accession: Any) -> tuple[pd.Timestamp, bool, str]:
+            return pd.Timestamp(filed or pd.Timestamp.max), form.endswith("/A"), str(accession)
+
+        filings: dict[Path, tuple[tuple[pd.Timestamp, bool, str], bool]] = {}  # live path -> (rank, is parked)
+        for folder, parked in ((path.parent, False), (parked_dir, True)):
+            for other in sorted(folder.glob("*.parquet")) if folder.exists() else []:
+                if other.name == path.name:
+                    continue
+                old = pd.read_parquet(other, columns=["name", "form_type", "filing_date", "accession_number"])
+                old_form = str(old["form_type"].iloc[0]) if len(old) else ""
+                same_form = old_form.removesuffix("/A") == form.removesuffix("/A")
+                if not same_form or frozenset(old["name"].astype(str)) != names:
+                    continue
+                filings[path.parent / other.name] = (rank(old["filing_date"].iloc[0], old_form,
+                                                          old["accession_number"].iloc[0]), parked)  # fmt: skip
+        filings[path] = (rank(head.get("filing_date"), form, head.get("accession_number")), False)
+        ordered = sorted(filings, key=lambda p: filings[p][0])
+        amended = {ordered[i - 1] for i, p in enumerate(ordered) if i and filings[p][0][1]}
+        for live in ordered:
+            if live == path:
+                continue
+            parked, twin = filings[live][1], parked_dir / live.name
+            if live in amended and not parked:
+                self._moves.append((live, twin))
+            elif live not in amended and parked:
+                self._moves.append((twin, live))
+        return parked_dir / path.name if path in amended else path
+
     @staticmethod
     def _newer(path: Path, rec: dict[str, Any]) -> bool:
         old = pd.read_parquet(path, columns=["filing_date", "form_type"]).iloc[0]
@@ -226,8 +290,10 @@ class Landing:
         new_rank = (pd.Timestamp(rec["filing_date"]), str(rec.get("form_type") or "").endswith("/A"))
         return not new_rank < old_rank
 
-    def _write(self, dataset: str, df: pd.DataFrame, partition: str | None, key: str) -> int:
-        self._staged.extend(plan_write(self.lake, dataset, df, partition_by=partition, mode="append", part=key))
+    def _write(self, dataset: str, df: pd.DataFrame, partition: str | None, key: str, to: Path) -> int:
+        """Stage the typed file of ``df``; ``to`` is its path (a parked path for a filing already amended)."""
+        planned = plan_write(self.lake, dataset, df, partition_by=partition, mode="append", part=key)
+        self._staged.extend((to.parent / p.name if p.name == to.name else p, data) for p, data in planned)
         return len(df)
 
     def commit(self, event: Event) -> None:
