@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 #: a date parameter: ``"YYYY-MM-DD"``, a ``datetime.date`` (``pandas.Timestamp`` is one) or a ``numpy.datetime64``
 DateLike = str | datetime.date | np.datetime64
 
-__all__ = ["income_statements", "balance_sheets", "cash_flow_statements", "segmented_revenues", "income_statement_segments", "balance_sheet_segments", "cash_flow_statement_segments", "financial_metrics", "financial_metrics_snapshot", "screen", "line_items", "prices", "crypto_prices", "price_snapshot", "crypto_price_snapshot", "news", "filings", "filing_items", "insider_trades", "insider_ownership", "institutional_ownership", "company_facts", "interest_rates", "interest_rate_snapshot", "inflation_snapshot", "labor_snapshot", "inflation", "labor", "yield_curve_snapshot", "yield_curve", "statement_vintages", "splits", "analyst_estimates", "earnings", "kpi_guidance", "kpi_non_gaap", "kpi_metrics"]
+__all__ = ["income_statements", "balance_sheets", "cash_flow_statements", "segmented_revenues", "income_statement_segments", "balance_sheet_segments", "cash_flow_statement_segments", "financial_metrics", "financial_metrics_snapshot", "screen", "line_items", "prices", "crypto_prices", "price_snapshot", "market_price_snapshot", "crypto_price_snapshot", "news", "filings", "filing_items", "insider_trades", "insider_ownership", "institutional_ownership", "company_facts", "interest_rates", "interest_rate_snapshot", "inflation_snapshot", "labor_snapshot", "inflation", "labor", "yield_curve_snapshot", "yield_curve", "statement_vintages", "splits", "analyst_estimates", "earnings", "kpi_guidance", "kpi_non_gaap", "kpi_metrics"]
 
 
 @overload
@@ -44,7 +44,7 @@ def income_statements(ticker: str | Sequence[str] | None = None, cik: str | None
     Args:
         ticker: Ticker symbol, e.g. AAPL. (a list fetches each concurrently)
         cik: SEC Central Index Key, used in place of ticker.
-        period: Reporting period. (required; one of annual, quarterly, ttm)
+        period: Reporting period (default annual). (one of annual, quarterly, ttm; the service assumes 'annual')
         limit: Total records wanted. (default: the service's 4, with a TruncatedWarning when more exist; None: everything)
         report_period: report_period equal to (YYYY-MM-DD).
         report_period_gte: report_period >= (YYYY-MM-DD).
@@ -90,7 +90,7 @@ def balance_sheets(ticker: str | Sequence[str] | None = None, cik: str | None = 
     Args:
         ticker: Ticker symbol, e.g. AAPL. (a list fetches each concurrently)
         cik: SEC Central Index Key, used in place of ticker.
-        period: Reporting period. (required; one of annual, quarterly, ttm)
+        period: Reporting period (default annual). (one of annual, quarterly, ttm; the service assumes 'annual')
         limit: Total records wanted. (default: the service's 4, with a TruncatedWarning when more exist; None: everything)
         report_period: report_period equal to (YYYY-MM-DD).
         report_period_gte: report_period >= (YYYY-MM-DD).
@@ -136,7 +136,7 @@ def cash_flow_statements(ticker: str | Sequence[str] | None = None, cik: str | N
     Args:
         ticker: Ticker symbol, e.g. AAPL. (a list fetches each concurrently)
         cik: SEC Central Index Key, used in place of ticker.
-        period: Reporting period. (required; one of annual, quarterly, ttm)
+        period: Reporting period (default annual). (one of annual, quarterly, ttm; the service assumes 'annual')
         limit: Total records wanted. (default: the service's 4, with a TruncatedWarning when more exist; None: everything)
         report_period: report_period equal to (YYYY-MM-DD).
         report_period_gte: report_period >= (YYYY-MM-DD).
@@ -182,7 +182,7 @@ def segmented_revenues(ticker: str | Sequence[str] | None = None, cik: str | Non
     Args:
         ticker: Ticker symbol, e.g. AAPL. (a list fetches each concurrently)
         cik: SEC Central Index Key, used in place of ticker.
-        period: Reporting period. (required; one of annual, quarterly)
+        period: Reporting period (default annual). (one of annual, quarterly; the service assumes 'annual')
         limit: Total records wanted. (default: the service's 4, with a TruncatedWarning when more exist; None: everything)
         report_period: report_period equal to (YYYY-MM-DD).
         report_period_gte: report_period >= (YYYY-MM-DD).
@@ -228,7 +228,7 @@ def income_statement_segments(ticker: str | Sequence[str] | None = None, cik: st
     Args:
         ticker: Ticker symbol, e.g. AAPL. (a list fetches each concurrently)
         cik: SEC Central Index Key, used in place of ticker.
-        period: Reporting period. (required; one of annual, quarterly)
+        period: Reporting period (default annual). (one of annual, quarterly; the service assumes 'annual')
         limit: Total records wanted. (default: the service's 4, with a TruncatedWarning when more exist; None: everything)
         report_period: report_period equal to (YYYY-MM-DD).
         report_period_gte: report_period >= (YYYY-MM-DD).
@@ -274,7 +274,7 @@ def balance_sheet_segments(ticker: str | Sequence[str] | None = None, cik: str |
     Args:
         ticker: Ticker symbol, e.g. AAPL. (a list fetches each concurrently)
         cik: SEC Central Index Key, used in place of ticker.
-        period: Reporting period. (required; one of annual, quarterly)
+        period: Reporting period (default annual). (one of annual, quarterly; the service assumes 'annual')
         limit: Total records wanted. (default: the service's 4, with a TruncatedWarning when more exist; None: everything)
         report_period: report_period equal to (YYYY-MM-DD).
         report_period_gte: report_period >= (YYYY-MM-DD).
@@ -320,7 +320,7 @@ def cash_flow_statement_segments(ticker: str | Sequence[str] | None = None, cik:
     Args:
         ticker: Ticker symbol, e.g. AAPL. (a list fetches each concurrently)
         cik: SEC Central Index Key, used in place of ticker.
-        period: Reporting period. (required; one of annual, quarterly)
+        period: Reporting period (default annual). (one of annual, quarterly; the service assumes 'annual')
         limit: Total records wanted. (default: the service's 4, with a TruncatedWarning when more exist; None: everything)
         report_period: report_period equal to (YYYY-MM-DD).
         report_period_gte: report_period >= (YYYY-MM-DD).
@@ -366,7 +366,7 @@ def financial_metrics(ticker: str | Sequence[str] | None = None, cik: str | None
     Args:
         ticker: Ticker symbol, e.g. AAPL. (a list fetches each concurrently)
         cik: SEC Central Index Key, used in place of ticker.
-        period: Reporting period. (required; one of annual, quarterly, ttm)
+        period: Reporting period (default annual). (one of annual, quarterly, ttm; the service assumes 'annual')
         limit: Total records wanted. (default: the service's 4, with a TruncatedWarning when more exist; None: everything)
         report_period: report_period equal to (YYYY-MM-DD).
         report_period_gte: report_period >= (YYYY-MM-DD).
@@ -610,6 +610,37 @@ def price_snapshot(ticker: str | Sequence[str], *, raw: bool = False, errors: Er
         'DataFrame'
     """
     return call('price_snapshot', {'ticker': ticker}, raw=raw, errors=errors, progress=progress, client=client, unknown=unknown)
+
+
+@overload
+def market_price_snapshot(*, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> pd.DataFrame: ...
+@overload
+def market_price_snapshot(*, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any: ...
+def market_price_snapshot(*, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any:
+    """Latest price of every ticker the service has prices for, with its change on the day.
+
+    ``GET /prices/snapshot/market`` -> a typed frame indexed ``('ticker', 'time')``.
+
+    Args:
+        raw: return the decoded JSON instead of a frame.
+        errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
+        progress: progress bar (default: only on a terminal).
+        **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
+        client: the client (default: the default client).
+
+    Returns:
+        A DataFrame (or JSON with ``raw=True``).
+
+    Raises:
+        BadRequestError: invalid parameters. NotFoundError: unknown ticker. FdkitError: any other failure.
+
+    Example:
+        >>> import fdkit
+        >>> df = fdkit.market_price_snapshot()
+        >>> type(df).__name__
+        'DataFrame'
+    """
+    return call('market_price_snapshot', {}, raw=raw, errors=errors, progress=progress, client=client, unknown=unknown)
 
 
 @overload
@@ -940,16 +971,16 @@ def interest_rates(bank: str | Sequence[str], start_date: DateLike | None = None
 
 
 @overload
-def interest_rate_snapshot(bank: str | Sequence[str], *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> pd.DataFrame: ...
+def interest_rate_snapshot(bank: str | Sequence[str] | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> pd.DataFrame: ...
 @overload
-def interest_rate_snapshot(bank: str | Sequence[str], *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any: ...
-def interest_rate_snapshot(bank: str | Sequence[str], *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any:
-    """Current policy rate of a central bank.
+def interest_rate_snapshot(bank: str | Sequence[str] | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any: ...
+def interest_rate_snapshot(bank: str | Sequence[str] | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any:
+    """Current policy rate of a central bank, or of every bank when none is named.
 
     ``GET /macro/interest-rates/snapshot`` -> a typed frame indexed ``('bank', 'date')``.
 
     Args:
-        bank: string (required; a list fetches each concurrently)
+        bank: Central bank code (default: every bank). (a list fetches each concurrently)
         raw: return the decoded JSON instead of a frame.
         errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
         progress: progress bar (default: only on a terminal).
@@ -1442,7 +1473,7 @@ class DatasetMethods:
         Args:
             ticker: Ticker symbol, e.g. AAPL. (a list fetches each concurrently)
             cik: SEC Central Index Key, used in place of ticker.
-            period: Reporting period. (required; one of annual, quarterly, ttm)
+            period: Reporting period (default annual). (one of annual, quarterly, ttm; the service assumes 'annual')
             limit: Total records wanted. (default: the service's 4, with a TruncatedWarning when more exist; None: everything)
             report_period: report_period equal to (YYYY-MM-DD).
             report_period_gte: report_period >= (YYYY-MM-DD).
@@ -1486,7 +1517,7 @@ class DatasetMethods:
         Args:
             ticker: Ticker symbol, e.g. AAPL. (a list fetches each concurrently)
             cik: SEC Central Index Key, used in place of ticker.
-            period: Reporting period. (required; one of annual, quarterly, ttm)
+            period: Reporting period (default annual). (one of annual, quarterly, ttm; the service assumes 'annual')
             limit: Total records wanted. (default: the service's 4, with a TruncatedWarning when more exist; None: everything)
             report_period: report_period equal to (YYYY-MM-DD).
             report_period_gte: report_period >= (YYYY-MM-DD).
@@ -1530,7 +1561,7 @@ class DatasetMethods:
         Args:
             ticker: Ticker symbol, e.g. AAPL. (a list fetches each concurrently)
             cik: SEC Central Index Key, used in place of ticker.
-            period: Reporting period. (required; one of annual, quarterly, ttm)
+            period: Reporting period (default annual). (one of annual, quarterly, ttm; the service assumes 'annual')
             limit: Total records wanted. (default: the service's 4, with a TruncatedWarning when more exist; None: everything)
             report_period: report_period equal to (YYYY-MM-DD).
             report_period_gte: report_period >= (YYYY-MM-DD).
@@ -1574,7 +1605,7 @@ class DatasetMethods:
         Args:
             ticker: Ticker symbol, e.g. AAPL. (a list fetches each concurrently)
             cik: SEC Central Index Key, used in place of ticker.
-            period: Reporting period. (required; one of annual, quarterly)
+            period: Reporting period (default annual). (one of annual, quarterly; the service assumes 'annual')
             limit: Total records wanted. (default: the service's 4, with a TruncatedWarning when more exist; None: everything)
             report_period: report_period equal to (YYYY-MM-DD).
             report_period_gte: report_period >= (YYYY-MM-DD).
@@ -1618,7 +1649,7 @@ class DatasetMethods:
         Args:
             ticker: Ticker symbol, e.g. AAPL. (a list fetches each concurrently)
             cik: SEC Central Index Key, used in place of ticker.
-            period: Reporting period. (required; one of annual, quarterly)
+            period: Reporting period (default annual). (one of annual, quarterly; the service assumes 'annual')
             limit: Total records wanted. (default: the service's 4, with a TruncatedWarning when more exist; None: everything)
             report_period: report_period equal to (YYYY-MM-DD).
             report_period_gte: report_period >= (YYYY-MM-DD).
@@ -1662,7 +1693,7 @@ class DatasetMethods:
         Args:
             ticker: Ticker symbol, e.g. AAPL. (a list fetches each concurrently)
             cik: SEC Central Index Key, used in place of ticker.
-            period: Reporting period. (required; one of annual, quarterly)
+            period: Reporting period (default annual). (one of annual, quarterly; the service assumes 'annual')
             limit: Total records wanted. (default: the service's 4, with a TruncatedWarning when more exist; None: everything)
             report_period: report_period equal to (YYYY-MM-DD).
             report_period_gte: report_period >= (YYYY-MM-DD).
@@ -1706,7 +1737,7 @@ class DatasetMethods:
         Args:
             ticker: Ticker symbol, e.g. AAPL. (a list fetches each concurrently)
             cik: SEC Central Index Key, used in place of ticker.
-            period: Reporting period. (required; one of annual, quarterly)
+            period: Reporting period (default annual). (one of annual, quarterly; the service assumes 'annual')
             limit: Total records wanted. (default: the service's 4, with a TruncatedWarning when more exist; None: everything)
             report_period: report_period equal to (YYYY-MM-DD).
             report_period_gte: report_period >= (YYYY-MM-DD).
@@ -1750,7 +1781,7 @@ class DatasetMethods:
         Args:
             ticker: Ticker symbol, e.g. AAPL. (a list fetches each concurrently)
             cik: SEC Central Index Key, used in place of ticker.
-            period: Reporting period. (required; one of annual, quarterly, ttm)
+            period: Reporting period (default annual). (one of annual, quarterly, ttm; the service assumes 'annual')
             limit: Total records wanted. (default: the service's 4, with a TruncatedWarning when more exist; None: everything)
             report_period: report_period equal to (YYYY-MM-DD).
             report_period_gte: report_period >= (YYYY-MM-DD).
@@ -1981,6 +2012,35 @@ class DatasetMethods:
             'DataFrame'
         """
         return call('price_snapshot', {'ticker': ticker}, raw=raw, errors=errors, progress=progress, client=cast("Client", self), unknown=unknown)
+
+    @overload
+    def market_price_snapshot(self, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
+    @overload
+    def market_price_snapshot(self, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any: ...
+    def market_price_snapshot(self, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any:
+        """Latest price of every ticker the service has prices for, with its change on the day.
+
+        ``GET /prices/snapshot/market`` -> a typed frame indexed ``('ticker', 'time')``.
+
+        Args:
+            raw: return the decoded JSON instead of a frame.
+            errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
+            progress: progress bar (default: only on a terminal).
+            **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
+
+        Returns:
+            A DataFrame (or JSON with ``raw=True``).
+
+        Raises:
+            BadRequestError: invalid parameters. NotFoundError: unknown ticker. FdkitError: any other failure.
+
+        Example:
+            >>> import fdkit
+            >>> df = fdkit.Client().market_price_snapshot()
+            >>> type(df).__name__
+            'DataFrame'
+        """
+        return call('market_price_snapshot', {}, raw=raw, errors=errors, progress=progress, client=cast("Client", self), unknown=unknown)
 
     @overload
     def crypto_price_snapshot(self, ticker: str | Sequence[str], *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
@@ -2292,16 +2352,16 @@ class DatasetMethods:
         return call('interest_rates', {'bank': bank, 'start_date': start_date, 'end_date': end_date}, raw=raw, errors=errors, progress=progress, client=cast("Client", self), unknown=unknown)
 
     @overload
-    def interest_rate_snapshot(self, bank: str | Sequence[str], *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
+    def interest_rate_snapshot(self, bank: str | Sequence[str] | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
     @overload
-    def interest_rate_snapshot(self, bank: str | Sequence[str], *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any: ...
-    def interest_rate_snapshot(self, bank: str | Sequence[str], *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any:
-        """Current policy rate of a central bank.
+    def interest_rate_snapshot(self, bank: str | Sequence[str] | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any: ...
+    def interest_rate_snapshot(self, bank: str | Sequence[str] | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any:
+        """Current policy rate of a central bank, or of every bank when none is named.
 
         ``GET /macro/interest-rates/snapshot`` -> a typed frame indexed ``('bank', 'date')``.
 
         Args:
-            bank: string (required; a list fetches each concurrently)
+            bank: Central bank code (default: every bank). (a list fetches each concurrently)
             raw: return the decoded JSON instead of a frame.
             errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
             progress: progress bar (default: only on a terminal).

@@ -31,6 +31,7 @@ __all__ = [
     "FILING_ITEMS_10K",
     "FILING_ITEMS_10Q",
     "FILING_ITEMS_8K",
+    "FILING_ITEM_TITLES",
 ]
 
 ParamType = Literal["string", "integer", "number", "boolean", "date", "array", "object"]
@@ -118,6 +119,9 @@ class Endpoint:
             key it saw on an earlier page (a service repeating records). Empty: records are never dropped.
         split_adjusted: prices, per-share values and share counts are adjusted for every split the service lists
             (frames say so in ``attrs["split_basis"]``, see :mod:`fdkit.basis`).
+        response_schema: the JSON schema of the whole 200 body, for answers that are documents rather than
+            records (``/filings/items/types``: an object keyed by form type); the handler's answer is then the
+            body itself.
     """
 
     name: str
@@ -151,6 +155,7 @@ class Endpoint:
     invalid_examples: tuple[Mapping[str, Any], ...] = ()
     record_key: tuple[str, ...] = ()
     split_adjusted: bool = False
+    response_schema: Mapping[str, Any] | None = None
 
     def param(self, name: str) -> Param:
         """Return the parameter called ``name``.
@@ -209,8 +214,13 @@ class Endpoint:
 TICKER = Param("ticker", description="Ticker symbol, e.g. AAPL.", example="AAPL")
 TICKER_REQ = Param("ticker", required=True, description="Ticker symbol, e.g. AAPL.", example="AAPL")
 CIK = Param("cik", description="SEC Central Index Key, used in place of ticker.", example="0000320193")
-PERIOD_STMT = Param("period", required=True, enum=("annual", "quarterly", "ttm"), description="Reporting period.")
-PERIOD_SEG = Param("period", required=True, enum=("annual", "quarterly"), description="Reporting period.")
+# the seed: "period ... defaults to annual" (the 2026 document marks it required; a request without it is answered)
+PERIOD_STMT = Param(
+    "period", enum=("annual", "quarterly", "ttm"), default="annual", description="Reporting period (default annual)."
+)
+PERIOD_SEG = Param(
+    "period", enum=("annual", "quarterly"), default="annual", description="Reporting period (default annual)."
+)
 
 
 def _limit(default: int, maximum: int | None = None) -> Param:
@@ -258,6 +268,49 @@ FILING_ITEMS_8K = (
     "Item-5.01", "Item-5.02", "Item-5.03", "Item-5.04", "Item-5.05", "Item-5.06", "Item-5.07", "Item-5.08",
     "Item-6.01", "Item-6.02", "Item-6.03", "Item-6.04", "Item-6.05", "Item-7.01", "Item-8.01", "Item-9.01",
 )  # fmt: skip
+
+
+#: the title of every item name ``/filings/items`` accepts (``/filings/items/types``), per form type
+FILING_ITEM_TITLES: Mapping[str, Mapping[str, str]] = MappingProxyType({
+    "10-K": dict(zip(FILING_ITEMS_10K, (
+        "Business", "Risk Factors", "Unresolved Staff Comments", "Cybersecurity", "Properties", "Legal Proceedings",
+        "Mine Safety Disclosures", "Market for Registrant's Common Equity, Related Stockholder Matters and Issuer "
+        "Purchases of Equity Securities", "[Reserved]", "Management's Discussion and Analysis of Financial "
+        "Condition and Results of Operations", "Quantitative and Qualitative Disclosures About Market Risk",
+        "Financial Statements and Supplementary Data", "Changes in and Disagreements with Accountants on "
+        "Accounting and Financial Disclosure", "Controls and Procedures", "Other Information",
+        "Disclosure Regarding Foreign Jurisdictions that Prevent Inspections", "Directors, Executive Officers and "
+        "Corporate Governance", "Executive Compensation", "Security Ownership of Certain Beneficial Owners and "
+        "Management and Related Stockholder Matters", "Certain Relationships and Related Transactions, and "
+        "Director Independence", "Principal Accountant Fees and Services", "Exhibits and Financial Statement "
+        "Schedules", "Form 10-K Summary"), strict=True)),
+    "10-Q": dict(zip(FILING_ITEMS_10Q, (
+        "Financial Statements", "Management's Discussion and Analysis of Financial Condition and Results of "
+        "Operations", "Quantitative and Qualitative Disclosures About Market Risk", "Controls and Procedures",
+        "Legal Proceedings", "Risk Factors", "Unregistered Sales of Equity Securities and Use of Proceeds",
+        "Defaults Upon Senior Securities", "Mine Safety Disclosures", "Other Information", "Exhibits"), strict=True)),
+    "8-K": dict(zip(FILING_ITEMS_8K, (
+        "Entry into a Material Definitive Agreement", "Termination of a Material Definitive Agreement",
+        "Bankruptcy or Receivership", "Mine Safety - Reporting of Shutdowns and Patterns of Violations",
+        "Material Cybersecurity Incidents", "Completion of Acquisition or Disposition of Assets",
+        "Results of Operations and Financial Condition", "Creation of a Direct Financial Obligation or an "
+        "Obligation under an Off-Balance Sheet Arrangement of a Registrant", "Triggering Events That Accelerate "
+        "or Increase a Direct Financial Obligation or an Obligation under an Off-Balance Sheet Arrangement",
+        "Costs Associated with Exit or Disposal Activities", "Material Impairments", "Notice of Delisting or "
+        "Failure to Satisfy a Continued Listing Rule or Standard; Transfer of Listing",
+        "Unregistered Sales of Equity Securities", "Material Modification to Rights of Security Holders",
+        "Changes in Registrant's Certifying Accountant", "Non-Reliance on Previously Issued Financial Statements "
+        "or a Related Audit Report or Completed Interim Review", "Changes in Control of Registrant",
+        "Departure of Directors or Certain Officers; Election of Directors; Appointment of Certain Officers; "
+        "Compensatory Arrangements of Certain Officers", "Amendments to Articles of Incorporation or Bylaws; "
+        "Change in Fiscal Year", "Temporary Suspension of Trading Under Registrant's Employee Benefit Plans",
+        "Amendments to the Registrant's Code of Ethics, or Waiver of a Provision of the Code of Ethics",
+        "Change in Shell Company Status", "Submission of Matters to a Vote of Security Holders",
+        "Shareholder Director Nominations", "ABS Informational and Computational Material",
+        "Change of Servicer or Trustee", "Change in Credit Enhancement or Other External Support",
+        "Failure to Make a Required Distribution", "Securities Act Updating Disclosure", "Regulation FD Disclosure",
+        "Other Events", "Financial Statements and Exhibits"), strict=True)),
+})  # fmt: skip
 
 
 def _statement(name: str, path: str, summary: str, *, period: Param = PERIOD_STMT, **kw: Any) -> Endpoint:
@@ -495,6 +548,12 @@ _ENDPOINTS: tuple[Endpoint, ...] = (
         time_index="time", split_adjusted=True,
     ),  # fmt: skip
     _snapshot(
+        "market_price_snapshot", "/prices/snapshot/market", "snapshots", "price_snapshot",
+        "Latest price of every ticker the service has prices for, with its change on the day.",
+        dataset="prices", index=("ticker", "time"), tier="free", time_index="time", list_payload=True,
+        split_adjusted=True,
+    ),  # fmt: skip
+    _snapshot(
         "crypto_price_snapshot", "/crypto/prices/snapshot", "snapshot", "price_snapshot",
         "Latest price of one crypto pair (e.g. BTC-USD).",
         params=(Param("ticker", required=True, description="Crypto pair, e.g. BTC-USD.", example="BTC-USD"),),
@@ -629,7 +688,8 @@ _ENDPOINTS: tuple[Endpoint, ...] = (
     ),
     _snapshot(
         "interest_rate_snapshot", "/macro/interest-rates/snapshot", "interest_rates", "interest_rates",
-        "Current policy rate of a central bank.", params=(Param("bank", required=True, example="ECB"),),
+        "Current policy rate of a central bank, or of every bank when none is named.",
+        params=(Param("bank", description="Central bank code (default: every bank).", example="ECB"),),
         dataset="interest_rates", index=("bank", "date"), tier="free", ticker_param="bank", list_payload=True,
     ),  # fmt: skip
     _snapshot(
@@ -769,6 +829,34 @@ _ENDPOINTS: tuple[Endpoint, ...] = (
              "Insider names, optionally for one ticker.", params=(TICKER,)),
     _listing("insider_trades_transaction_types", "/insider-trades/transaction-types", "transaction_types",
              "insider_trades", "Transaction types that appear in insider trades."),
+    _listing("earnings_tickers", "/earnings/tickers", "tickers", "earnings", "Tickers with earnings releases."),
+    _listing("filings_ciks", "/filings/ciks", "ciks", "filings", "CIKs with filings."),
+    _listing("filings_types", "/filings/types", "filing_types", "filings", "Form types that appear in filings."),
+    _listing("institutional_holdings_tickers", "/institutional-holdings/tickers", "tickers",
+             "institutional_ownership", "Tickers held in 13F filings."),
+    _listing("institutional_holdings_investors", "/institutional-holdings/investors", "investors",
+             "institutional_ownership", "13F filers: {cik, name}, optionally those whose name contains `name`.",
+             params=(Param("name", description="Part of the filer's name (case-insensitive)."),),
+             response_schema={"type": "object", "required": ["investors"], "properties": {
+                 "resource": {"type": "string"},
+                 "investors": {"type": "array", "items": {"type": "object", "properties": {
+                     "cik": {"type": ["string", "null"]}, "name": {"type": "string"}}}}}}),
+    _listing("kpi_metrics_tickers", "/kpi/metrics/tickers", "tickers", "kpi_metrics",
+             "Tickers with operating KPIs (empty where the lake has none)."),
+    _listing("kpi_metrics_sectors", "/kpi/metrics/sectors", "sectors", "kpi_metrics",
+             "Sectors of the companies with operating KPIs (empty where the lake has none)."),
+    _listing("filing_items_types", "/filings/items/types", "", None,
+             "The item names /filings/items accepts, with their titles, by form type.",
+             params=(Param("filing_type", enum=("10-K", "10-Q", "8-K"), description="One form type (default: all)."),),
+             response_schema={"type": "object", "additionalProperties": {"type": "array", "items": {
+                 "type": "object", "required": ["name", "title"], "properties": {
+                     "name": {"type": "string"}, "title": {"type": "string"}, "description": {"type": "string"}}}}}),
+    _listing("screener_filters", "/financials/search/screener/filters", "", None,
+             "The fields the screener filters on (with the statement each comes from) and its operators.",
+             response_schema={"type": "object", "required": ["metrics", "operators"], "properties": {
+                 "metrics": {"type": "object", "additionalProperties": {"type": "object", "properties": {
+                     "type": {"type": "string"}, "source": {"type": "string"}}}},
+                 "operators": {"type": "array", "items": {"type": "string"}}}}),
 )  # fmt: skip
 
 
@@ -791,6 +879,7 @@ _VALID: dict[str, dict[str, Any] | None] = {
     "crypto_prices": {"ticker": "BTC-USD", "interval": "day", "start_date": "2024-01-01", "end_date": "2024-01-31"},
     "price_snapshot": {"ticker": "MSFT"},
     "crypto_price_snapshot": {"ticker": "BTC-USD"},
+    "market_price_snapshot": {},
     "news": {"ticker": "AAPL", "limit": 25},
     "filings": {"ticker": "AAPL", "filing_type": ["10-K", "10-Q"], "limit": 12},
     "filing_items": {"ticker": "AAPL", "filing_type": "10-K", "year": 2024, "item": ["Item-1A"]},
@@ -817,11 +906,11 @@ _VALID: dict[str, dict[str, Any] | None] = {
 
 _INVALID: dict[str, dict[str, Any] | None] = {
     "income_statements": {"ticker": "AAPL", "period": "weekly"},
-    "balance_sheets": {"ticker": "AAPL"},
+    "balance_sheets": {"ticker": "AAPL", "period": "annual", "report_period_lt": "last year"},
     "cash_flow_statements": {"ticker": "AAPL", "cik": "320193", "period": "annual"},
     "segmented_revenues": {"ticker": "AAPL", "period": "ttm"},
     "income_statement_segments": {"ticker": "AAPL", "period": "annual", "limit": 0},
-    "balance_sheet_segments": {"period": "annual"},
+    "balance_sheet_segments": {"period": "annual"},  # neither ticker nor cik
     "cash_flow_statement_segments": {"ticker": "AAPL", "period": "annual", "report_period_gte": "2024-02-30"},
     "financial_metrics": {"ticker": "AAPL", "period": "annual", "limit": "ten"},
     "financial_metrics_snapshot": {"ticker": "AAPL", "cik": "0000320193"},
@@ -837,6 +926,7 @@ _INVALID: dict[str, dict[str, Any] | None] = {
     },
     "price_snapshot": {},
     "crypto_price_snapshot": {},
+    "market_price_snapshot": None,  # no parameters: every name is ignored, nothing can be a 400
     "news": {"ticker": "AAPL", "limit": 0},
     "filings": {},
     "filing_items": {"ticker": "AAPL", "filing_type": "20-F", "year": 2024},
@@ -845,7 +935,7 @@ _INVALID: dict[str, dict[str, Any] | None] = {
     "institutional_ownership": {},
     "company_facts": {},
     "interest_rates": {},
-    "interest_rate_snapshot": {},
+    "interest_rate_snapshot": None,  # no bank: every bank's current rate (the seed documents no 400 for it)
     "inflation_snapshot": None,  # no parameters: every name is ignored, nothing can be a 400
     "labor_snapshot": None,
     "yield_curve_snapshot": None,

@@ -224,7 +224,7 @@ class Client(DatasetMethods):
         self.close()
 
     # -- the hand-written dataset functions as methods (the generated ones come from DatasetMethods) -----------
-    def available(self, resource: str, what: str = "tickers", **params: Any) -> list[str]:
+    def available(self, resource: str, what: str = "tickers", **params: Any) -> Any:
         """:func:`fdkit.available` with this client.
 
         Example:

@@ -32,7 +32,7 @@ __all__ = ["DATASETS", "available", "financials", "filing_exhibits"]
 DATASETS: dict[str, Callable[..., Any]] = {name: getattr(api, name) for name in api.__all__}
 
 
-def available(resource: str, what: str = "tickers", *, client: Client | None = None, **params: Any) -> list[str]:
+def available(resource: str, what: str = "tickers", *, client: Client | None = None, **params: Any) -> Any:
     """Call a listing endpoint: what a dataset has (tickers, ciks, banks, investors, names, ...).
 
     Args:
@@ -43,7 +43,8 @@ def available(resource: str, what: str = "tickers", *, client: Client | None = N
         **params: listing parameters (``ticker`` for insider names).
 
     Returns:
-        The names, sorted as the service gives them.
+        The names, sorted as the service gives them (the 13F filers as ``{cik, name}`` records); for the vocabulary
+        documents (``filing_items_types``, ``screener_filters``) the service's whole answer, a dict.
 
     Example:
         >>> import fdkit
@@ -52,6 +53,8 @@ def available(resource: str, what: str = "tickers", *, client: Client | None = N
     """
     ep = _catalog.listing_for(resource, what)
     body = (client or default_client()).fetch(ep, params)
+    if not ep.response_key:  # a document: the answer is the body
+        return dict(body)
     return list(body.get(ep.response_key) or [])
 
 

@@ -139,7 +139,9 @@ def test_every_data_endpoint_has_examples_from_the_catalog():
     for ep in CATALOG.values():
         if ep.kind == "listing":
             continue
-        assert ep.invalid_examples or not ep.params, ep.name
+        # no parameter can make a 400 where all are optional free text (the seed documents no 400 for the rate
+        # snapshot: without a bank it answers every bank)
+        assert ep.invalid_examples or not ep.params or ep.name == "interest_rate_snapshot", ep.name
         assert ep.examples, ep.name
     doc = fdkit.server.openapi.build_openapi()
     prices = {p["name"]: p for p in doc["paths"]["/prices"]["get"]["parameters"]}

@@ -75,3 +75,78 @@ def test_filing_items_answer_for_filings_without_an_accession(ref_server):
 def test_405_answers_carry_allow(ref_server):
     r = requests.post(ref_server.base_url + "/prices", headers={"X-API-KEY": ref_server.api_key}, timeout=30)
     assert r.status_code == 405 and "GET" in r.headers["Allow"] and set(r.json()) == {"error", "message"}
+
+
+# -- routes of the 2026 document ----------------------------------------------------------------------------------
+def _ops_2026():
+    import json
+    from pathlib import Path
+
+    ref = Path(__file__).resolve().parents[2] / "shared" / "reference" / "openapi.json"
+    if not ref.exists():
+        pytest.skip("shared/reference is not beside this checkout")
+    doc = json.loads(ref.read_text())
+    return [(m.upper(), p) for p, ops in doc["paths"].items() for m in ops if m in ("get", "post")]
+
+
+def test_listing_and_vocabulary_routes_of_the_2026_document(ref_server):
+    import pandas as pd
+
+    from fdkit.catalog import FILING_ITEMS_8K, FILING_ITEMS_10K, FILING_ITEMS_10Q
+    from fdkit.lake import default_data_dir, read_dataset
+
+    def body(path, params=None):
+        r = requests.get(ref_server.base_url + path, params=params, timeout=30)  # keyless, as listings are
+        assert r.status_code == 200, (path, r.text)
+        return r.json()
+
+    earnings = read_dataset(default_data_dir(), "earnings")
+    assert body("/earnings/tickers")["tickers"] == sorted(earnings["ticker"].astype(str).unique())
+    assert "0000320193" in body("/filings/ciks")["ciks"]  # Apple's CIK, as EDGAR spells it
+    types = body("/filings/types")["filing_types"]
+    assert {"10-K", "10-Q", "8-K", "4"} <= set(types) and types == sorted(types)
+    assert "AAPL" in body("/institutional-holdings/tickers")["tickers"]
+    filers = body("/institutional-holdings/investors", {"name": "street"})["investors"]
+    assert filers == [{"cik": filers[0]["cik"], "name": "BULL STREET ADVISORS, LLC"}] and filers[0]["cik"].isdigit()
+    assert body("/kpi/metrics/tickers")["tickers"] == [] and body("/kpi/metrics/sectors")["sectors"] == []
+    items = body("/filings/items/types")
+    assert {k: [i["name"] for i in v] for k, v in items.items()} == {
+        "10-K": list(FILING_ITEMS_10K), "10-Q": list(FILING_ITEMS_10Q), "8-K": list(FILING_ITEMS_8K)}  # fmt: skip
+    titles = {i["name"]: i["title"] for i in items["10-K"]}
+    assert titles["Item-1A"] == "Risk Factors" and titles["Item-7A"].startswith("Quantitative and Qualitative")
+    assert list(body("/filings/items/types", {"filing_type": "8-K"})) == ["8-K"]
+    filters = body("/financials/search/screener/filters")
+    assert {"revenue", "total_assets", "free_cash_flow", "price_to_earnings_ratio"} <= set(filters["metrics"])
+    assert filters["operators"] == ["eq", "gt", "gte", "lt", "lte", "in"]
+    del pd
+
+
+def test_market_snapshot_and_rate_snapshot_without_a_bank(ref_server):
+    snaps = _get(ref_server, "/prices/snapshot/market", {}).json()["snapshots"]
+    by = {s["ticker"]: s for s in snaps}
+    one = _get(ref_server, "/prices/snapshot", {"ticker": "AAPL"}).json()["snapshot"]
+    assert by["AAPL"] == one and len(by) == len(snaps) > 400  # the same record as the one-ticker snapshot
+    rates = _get(ref_server, "/macro/interest-rates/snapshot", {})
+    assert rates.status_code == 200  # never 400: every bank's current rate
+    assert {r["bank"] for r in rates.json()["interest_rates"]} == {"ECB", "FED"}
+    fed = _get(ref_server, "/macro/interest-rates/snapshot", {"bank": "FED"}).json()["interest_rates"]
+    assert fed == [r for r in rates.json()["interest_rates"] if r["bank"] == "FED"]
+
+
+def test_statement_period_defaults_to_annual(ref_server):
+    plain = _get(ref_server, "/financials/income-statements", {"ticker": "AAPL", "limit": 3}).json()
+    annual = _get(ref_server, "/financials/income-statements", {"ticker": "AAPL", "period": "annual", "limit": 3})
+    assert plain["income_statements"] == annual.json()["income_statements"]
+    assert {s["period"] for s in plain["income_statements"]} == {"annual"}
+
+
+def test_every_operation_of_the_2026_document_is_routed(ref_server):
+    served = {(ep.method, ep.path) for ep in CATALOG.values()}
+    missing = [op for op in _ops_2026() if op not in served]
+    # left for a later change (see the closing note): as-reported statements, the three-statement and
+    # all-segments bundles, the 2026 institutional-holdings records and index funds
+    later = {("GET", p) for p in ("/financials", "/financials/as-reported", "/financials/segments",
+                                  "/financials/income-statements/as-reported", "/financials/balance-sheets/as-reported",
+                                  "/financials/cash-flow-statements/as-reported", "/institutional-holdings",
+                                  "/index-funds", "/index-funds/tickers")}  # fmt: skip
+    assert set(missing) == later, sorted(set(missing) ^ later)

@@ -237,6 +237,8 @@ def _answer(request: Request, ep: Endpoint, query: dict[str, Any], offset: int) 
     if request.app.state.store.changed():  # the lake was written to (e.g. a webhook landing): answer afresh
         request.app.state.memo.clear()
     ans = request.app.state.answer_for(ep.name, query)
+    if not ep.response_key:  # a document: the answer is the body
+        return dict(ans.obj)
     out: dict[str, Any] = dict(ans.top)
     if ans.records is None:
         out[ep.response_key] = ans.obj

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..catalog import Endpoint
+from ..catalog import FILING_ITEM_TITLES, Endpoint
 from ..errors import BadRequestError, NotFoundError
 from ..filters import apply_filters
 from ..frames import to_records
@@ -341,6 +341,25 @@ def price_snapshot(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
     return Answer(obj=snap)
 
 
+@handles("market_price_snapshot")
+def market_price_snapshot(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
+    """The latest daily close of every ticker with its change from the previous close, by ticker."""
+    df = store.frame("prices")[["ticker", "time", "close"]].sort_values(["ticker", "time"], kind="stable")
+    tail = df.groupby("ticker", observed=True).tail(2)
+    by = tail.groupby("ticker", observed=True)
+    last = by.tail(1).set_index("ticker")
+    prev = by["close"].first().where(by.size() > 1)  # a ticker with one bar has no change
+    change = last["close"] - prev.reindex(last.index)
+    facts = store.frame("company_facts").drop_duplicates("ticker").set_index("ticker")["weighted_average_shares"]
+    out = pd.DataFrame({
+        "ticker": last.index.astype(str), "price": last["close"].to_numpy(), "day_change": change.to_numpy(),
+        "day_change_percent": (change / prev.reindex(last.index) * 100).to_numpy(),
+        "market_cap": (last["close"] * facts.reindex(last.index)).to_numpy(), "time": last["time"].to_numpy(),
+        "time_milliseconds": (last["time"].astype("int64") // 1_000_000).to_numpy(),
+    })  # fmt: skip
+    return Answer(obj=to_records(out, fields_of("price_snapshot")))
+
+
 # ---------------------------------------------------------------------------------------------------------
 # filings, company, ownership
 # ---------------------------------------------------------------------------------------------------------
@@ -431,7 +450,10 @@ def _bank(store: Store, q: dict[str, Any]) -> pd.DataFrame:
 
 @handles("interest_rate_snapshot")
 def interest_rate_snapshot(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
-    """The bank's current policy rate (its latest row)."""
+    """The bank's current policy rate (its latest row); every bank's when none is named."""
+    if q.get("bank") is None:
+        df = store.frame("interest_rates").sort_values(["bank", "date"], kind="stable")
+        return Answer(obj=to_records(df.groupby("bank", observed=True).tail(1), fields_of("interest_rates")))
     return Answer(obj=to_records(_bank(store, q).iloc[-1:], fields_of("interest_rates")))
 
 
@@ -514,10 +536,27 @@ def line_items(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
 # listings
 # ---------------------------------------------------------------------------------------------------------
 def listing(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
-    """Names a dataset has: tickers, CIKs, banks, investors, insider names, transaction types, periods."""
+    """Names a dataset has: tickers, CIKs, banks, investors, insider names, periods, sectors, form types.
+
+    Also the vocabulary documents (item titles, screener fields) and the 13F filers with their CIKs.
+    """
     key = ep.response_key
+    documents: dict[str, Callable[[Store, dict[str, Any]], Any]] = {
+        "filing_items_types": _item_types,
+        "screener_filters": _screener_filters,
+        "institutional_holdings_investors": _filers,
+    }
+    if ep.name in documents:
+        return Answer(obj=documents[ep.name](store, q), top={"resource": ep.dataset} if ep.dataset else {})
     if ep.name == "analyst_estimates_periods":
         values: list[str] = ["annual", "quarterly"]
+    elif key == "filing_types":
+        values = store.keys_of(ep.dataset or "", "filing_type")
+    elif key == "sectors":
+        facts = store.frame("company_facts")
+        with_data = set(store.keys_of(ep.dataset or "", "ticker"))
+        values = sorted({str(s) for t, s in zip(facts["ticker"], facts["sector"], strict=True)
+                         if str(t) in with_data and pd.notna(s)})  # fmt: skip
     elif key == "tickers":
         values = store.keys_of(ep.dataset or "", "ticker")
     elif key == "ciks":
@@ -536,3 +575,27 @@ def listing(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
     else:  # pragma: no cover - catalog test guards this
         raise NotFound(f"no listing {key}")
     return Answer(obj=values, top={"resource": ep.dataset or ep.name})
+
+
+def _item_types(store: Store, q: dict[str, Any]) -> dict[str, list[dict[str, str]]]:
+    forms = [q["filing_type"]] if q.get("filing_type") else list(FILING_ITEM_TITLES)
+    return {f: [{"name": n, "title": t, "description": f"{f} {n.replace(',', ' ').replace('-', ' ')}: {t}"}
+                for n, t in FILING_ITEM_TITLES[f].items()] for f in forms}  # fmt: skip
+
+
+def _screener_filters(store: Store, q: dict[str, Any]) -> dict[str, Any]:
+    metrics: dict[str, dict[str, str]] = {}
+    for source in ("income_statements", "balance_sheets", "cash_flow_statements", "financial_metrics"):
+        for f, logical in SCHEMAS[source].items():
+            if logical in ("float", "int") and f not in metrics:
+                metrics[f] = {"type": "number", "source": source}
+    return {"metrics": metrics, "operators": ["eq", "gt", "gte", "lt", "lte", "in"]}
+
+
+def _filers(store: Store, q: dict[str, Any]) -> list[dict[str, Any]]:
+    df = store.frame("institutional_ownership")[["investor", "investor_cik"]].drop_duplicates("investor")
+    if q.get("name"):
+        df = df[df["investor"].astype("string").str.contains(str(q["name"]), case=False, regex=False)]
+    df = df.sort_values("investor")
+    return [{"cik": None if pd.isna(c) else str(c), "name": str(n)} for n, c in zip(df["investor"], df["investor_cik"],
+                                                                                  strict=True)]  # fmt: skip

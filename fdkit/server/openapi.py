@@ -152,6 +152,8 @@ def _body_schema(ep: Endpoint) -> dict[str, Any]:
 
 def _response_schema(ep: Endpoint) -> dict[str, Any]:
     key = ep.response_key
+    if ep.response_schema is not None:
+        return dict(ep.response_schema)
     if ep.kind == "listing":
         return {"type": "object", "required": [key], "properties": {
             "resource": {"type": "string"}, key: {"type": "array", "items": {"type": "string"}}}}  # fmt: skip
