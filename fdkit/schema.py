@@ -189,6 +189,9 @@ _SCHEMAS: dict[str, dict[str, str]] = {
     "income_statements": {**STATEMENT_HEADER, **_floats(*INCOME_FIELDS)},
     "balance_sheets": {**STATEMENT_HEADER, **_floats(*BALANCE_FIELDS)},
     "cash_flow_statements": {**STATEMENT_HEADER, **_floats(*CASH_FLOW_FIELDS)},
+    # the three statements of one period side by side (/financials): a field two statements report (net income)
+    # keeps the income statement's value, the filing header the income statement's
+    "financial_statements": {**STATEMENT_HEADER, **_floats(*INCOME_FIELDS, *BALANCE_FIELDS, *CASH_FLOW_FIELDS)},
     "financial_metrics": {**STATEMENT_HEADER, **_floats(*METRIC_FIELDS)},
     "segmented_revenues": {**SEGMENT_REPORT, "items": N},
     # the rows a segments frame has after explosion
@@ -396,6 +399,9 @@ _SCHEMAS: dict[str, dict[str, str]] = {
         ),
     },  # fmt: skip
 }
+
+# the rows of /financials/segments: every statement's segment values, each saying its statement
+_SCHEMAS["statement_segments"] = {**_SCHEMAS["segmented_financials"], "statement": C}
 
 #: the forms whose holdings ``insider_ownership`` holds (Form 4 rows are trades: ``insider_trades``)
 OWNERSHIP_FORMS = ("3", "5", "3/A", "5/A")

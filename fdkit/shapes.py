@@ -10,6 +10,10 @@ both directions and the JSON schema of its records:
   ``line_item`` is accepted in place of ``name``).
 * ``line_items`` (the statement ``/segments`` paths): reports with ``{line_item: {product|segment: [{label,
   value}]}}`` <-> one row per line item, category and label.
+* ``statement_line_items`` (``/financials/segments``): the same per statement, ``{income_statement: {line_item:
+  ...}, balance_sheet: ..., cash_flow_statement: ...}`` <-> rows with a ``statement`` column.
+* ``statement_bundle`` (``/financials``): one object ``{income_statements: [...], balance_sheets: [...],
+  cash_flow_statements: [...]}`` <-> one row per (ticker, report period, period) with every statement's fields.
 
 The catalog names each endpoint's shape (``Endpoint.shape``); frames flatten with it, the server nests with it,
 the OpenAPI document describes records with it, and ``fdkit mirror`` and the webhook receiver land rows with it.
@@ -236,7 +240,83 @@ class LineItems(Shape):
         return base
 
 
+_STATEMENT_KEYS = ("income_statement", "balance_sheet", "cash_flow_statement")
+
+
+class StatementLineItems(LineItems):
+    """All statements' segments: ``{statement: {line_item: {product|segment: [...]}}}`` per report <-> rows."""
+
+    name = "statement_line_items"
+
+    def flatten(self, records: Sequence[Mapping[str, Any]]) -> list[Record]:  # noqa: D102
+        header = set(SCHEMAS["segmented_financials"])
+        rows = []
+        for rep in records:
+            head = {k: v for k, v in rep.items() if k in header}
+            for statement in _STATEMENT_KEYS:
+                inner = rep.get(statement)
+                if isinstance(inner, dict):
+                    rows += [{**r, "statement": statement} for r in super().flatten([{**head, **inner}])]
+        return rows
+
+    def nest(self, rows: Sequence[Mapping[str, Any]]) -> list[Record]:  # noqa: D102
+        header = self._header()
+        out: list[Record] = []
+        index: dict[tuple[Any, ...], Record] = {}
+        for r in rows:
+            key = (r["ticker"], r["report_period"], r["period"])
+            rec = index.get(key)
+            if rec is None:
+                rec = {k: r.get(k) for k in header if k != "statement"}
+                rec.update({s: None for s in _STATEMENT_KEYS})
+                index[key] = rec
+                out.append(rec)
+            statement = rec[r["statement"]] if rec.get(r["statement"]) is not None else {}
+            rec[r["statement"]] = statement
+            cat = statement.setdefault(r["line_item"], {"product": [], "segment": []})
+            cat.setdefault(r["category"], []).append({"label": r["label"], "value": r["value"]})
+        return out
+
+    def _header(self) -> list[str]:
+        return [f for f in super()._header() if f != "statement"]
+
+    def row_fields(self) -> list[str]:  # noqa: D102
+        return [*super().row_fields(), "statement"]
+
+    def record_schema(self, schema: str, flat: RecordSchema, drop: tuple[str, ...] = ()) -> JsonSchema:  # noqa: D102
+        base = super().record_schema(schema, flat, drop + ("statement",))
+        inner = {"type": ["object", "null"], "additionalProperties": base.pop("additionalProperties")}
+        base["properties"].update({s: inner for s in _STATEMENT_KEYS})
+        return base
+
+
+_BUNDLE = ("income_statements", "balance_sheets", "cash_flow_statements")
+
+
+class StatementBundle(Shape):
+    """``{income_statements: [...], balance_sheets: [...], cash_flow_statements: [...]}`` <-> wide rows."""
+
+    name = "statement_bundle"
+
+    def flatten(self, records: Sequence[Mapping[str, Any]]) -> list[Record]:  # noqa: D102
+        rows: dict[tuple[Any, ...], Record] = {}
+        for bundle in records:
+            for key in _BUNDLE:
+                for rec in bundle.get(key) or []:
+                    row = rows.setdefault((rec.get("ticker"), rec.get("report_period"), rec.get("period")), {})
+                    for field, value in rec.items():
+                        row.setdefault(field, value)  # the income statement's value wins (net income, header)
+        return list(rows.values())
+
+    def nest(self, rows: Sequence[Mapping[str, Any]]) -> list[Record]:  # noqa: D102
+        return [{key: [{f: r.get(f) for f in SCHEMAS[key] if f in r} for r in rows] for key in _BUNDLE}]
+
+    def record_schema(self, schema: str, flat: RecordSchema, drop: tuple[str, ...] = ()) -> JsonSchema:  # noqa: D102
+        return {"type": "object", "properties": {k: {"type": "array", "items": flat(k, drop=drop)} for k in _BUNDLE}}
+
+
 #: every shape, by the name the catalog uses
 SHAPES: Mapping[str, Shape] = MappingProxyType(
-    {s.name: s for s in (Shape(), PrefixedObjects(), SegmentItems(), LineItems())}
-)
+    {s.name: s for s in (Shape(), PrefixedObjects(), SegmentItems(), LineItems(), StatementLineItems(),
+                         StatementBundle())}
+)  # fmt: skip

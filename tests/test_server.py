@@ -28,7 +28,10 @@ def call(srv, ep, params, key=True, path=None):
 def _record_fields(ep):
     fields = set(SCHEMAS[ep.schema])
     if ep.schema == "segmented_financials":
-        fields |= {"revenue", "operating_income", "gross_profit"}
+        fields |= {"revenue", "operating_income", "gross_profit", "income_statement", "balance_sheet",
+                   "cash_flow_statement"}  # fmt: skip
+    if ep.shape == "statement_bundle":
+        fields |= {"income_statements", "balance_sheets", "cash_flow_statements"}
     if ep.name == "earnings":
         fields |= {"quarterly", "annual"}
     return fields

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pandas as pd
 import pytest
 import requests
 
@@ -143,10 +144,33 @@ def test_statement_period_defaults_to_annual(ref_server):
 def test_every_operation_of_the_2026_document_is_routed(ref_server):
     served = {(ep.method, ep.path) for ep in CATALOG.values()}
     missing = [op for op in _ops_2026() if op not in served]
-    # left for a later change (see the closing note): as-reported statements, the three-statement and
-    # all-segments bundles, the 2026 institutional-holdings records and index funds
-    later = {("GET", p) for p in ("/financials", "/financials/as-reported", "/financials/segments",
-                                  "/financials/income-statements/as-reported", "/financials/balance-sheets/as-reported",
-                                  "/financials/cash-flow-statements/as-reported", "/institutional-holdings",
-                                  "/index-funds", "/index-funds/tickers")}  # fmt: skip
+    # left for a later change (see the closing note): as-reported statements, the 2026 institutional-holdings
+    # records and index funds
+    later = {
+        ("GET", "/financials/as-reported"),
+        ("GET", "/institutional-holdings"),
+        ("GET", "/index-funds"),
+        ("GET", "/index-funds/tickers"),
+    }
+    later |= {("GET", f"/financials/{s}/as-reported") for s in ("income-statements", "balance-sheets",
+                                                                "cash-flow-statements")}  # fmt: skip
     assert set(missing) == later, sorted(set(missing) ^ later)
+
+
+def test_the_three_statements_and_all_segments_in_one_answer(ref_server, ref_client):
+    q = {"ticker": "AAPL", "period": "quarterly", "limit": 3}
+    bundle = _get(ref_server, "/financials", q).json()["financials"]
+    for key in ("income_statements", "balance_sheets", "cash_flow_statements"):
+        alone = _get(ref_server, f"/financials/{key.replace('_', '-')}", q).json()[key]
+        assert bundle[key] == alone, key  # the same records as the statement's own endpoint
+    wide = ref_client.financial_statements("AAPL", period="quarterly", limit=3)
+    joined = ref_client.financials("AAPL", period="quarterly", limit=3)
+    pd.testing.assert_frame_equal(wide[joined.columns], joined, check_categorical=False)
+    seg = _get(ref_server, "/financials/segments", {"ticker": "AAPL", "period": "annual", "limit": 2}).json()
+    report = seg["segmented_financials"][0]
+    one_q = {"ticker": "AAPL", "period": "annual", "limit": 1}
+    one = _get(ref_server, "/financials/income-statements/segments", one_q).json()["segmented_financials"][0]
+    assert report["income_statement"] == {k: v for k, v in one.items() if isinstance(v, dict)}
+    assert report["balance_sheet"] is None and report["cash_flow_statement"] is None  # none in the lake
+    rows = ref_client.segmented_financials("AAPL", period="annual", limit=2)
+    assert set(rows["statement"].astype(str)) == {"income_statement"} and rows["value"].notna().all()

@@ -228,7 +228,7 @@ def segmented_revenues(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
     return Answer(records=SHAPES[ep.shape].nest(to_records(df)))
 
 
-@handles("income_statement_segments", "balance_sheet_segments", "cash_flow_statement_segments")
+@handles("income_statement_segments", "balance_sheet_segments", "cash_flow_statement_segments", "segmented_financials")
 def statement_segments(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
     """Segmented financials: per report, ``{line_item: {product: [...], segment: [...]}}``."""
     ticker = _ticker(store, ep, q)
@@ -236,6 +236,19 @@ def statement_segments(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
     df = _sorted(_filter(df, ep, q), ep)
     shape = SHAPES[ep.shape]
     return Answer(records=shape.nest(to_records(df, shape.row_fields())))  # type: ignore[attr-defined]
+
+
+@handles("financial_statements")
+def financial_statements(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
+    """The three statements of the query, ``limit`` periods of each, under their own keys."""
+    from ..catalog import get
+
+    limit = q.get("limit", ep.default_limit)
+    obj = {}
+    for name in ("income_statements", "balance_sheets", "cash_flow_statements"):
+        records = generic_list(store, get(name), q).records or []
+        obj[name] = records if limit is None else records[: int(limit)]
+    return Answer(obj=obj)
 
 
 def _rows_of(df: pd.DataFrame, ep: Endpoint) -> pd.DataFrame:
