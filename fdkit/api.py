@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 #: a date parameter: ``"YYYY-MM-DD"``, a ``datetime.date`` (``pandas.Timestamp`` is one) or a ``numpy.datetime64``
 DateLike = str | datetime.date | np.datetime64
 
-__all__ = ["income_statements", "balance_sheets", "cash_flow_statements", "segmented_revenues", "income_statement_segments", "balance_sheet_segments", "cash_flow_statement_segments", "segmented_financials", "financial_statements", "financial_metrics", "financial_metrics_snapshot", "screen", "line_items", "prices", "crypto_prices", "price_snapshot", "market_price_snapshot", "crypto_price_snapshot", "news", "filings", "filing_items", "insider_trades", "insider_ownership", "institutional_ownership", "company_facts", "interest_rates", "interest_rate_snapshot", "inflation_snapshot", "labor_snapshot", "inflation", "labor", "yield_curve_snapshot", "yield_curve", "statement_vintages", "splits", "analyst_estimates", "earnings", "kpi_guidance", "kpi_non_gaap", "kpi_metrics"]
+__all__ = ["income_statements", "balance_sheets", "cash_flow_statements", "segmented_revenues", "income_statement_segments", "balance_sheet_segments", "cash_flow_statement_segments", "segmented_financials", "financial_statements", "financial_metrics", "financial_metrics_snapshot", "screen", "line_items", "prices", "crypto_prices", "price_snapshot", "market_price_snapshot", "crypto_price_snapshot", "news", "filings", "filing_items", "insider_trades", "insider_ownership", "institutional_ownership", "institutional_holdings", "index_funds", "company_facts", "interest_rates", "interest_rate_snapshot", "inflation_snapshot", "labor_snapshot", "inflation", "labor", "yield_curve_snapshot", "yield_curve", "statement_vintages", "splits", "analyst_estimates", "earnings", "kpi_guidance", "kpi_non_gaap", "kpi_metrics"]
 
 
 @overload
@@ -993,6 +993,82 @@ def institutional_ownership(ticker: str | Sequence[str] | None = None, investor:
         'DataFrame'
     """
     return call('institutional_ownership', {'ticker': ticker, 'investor': investor, 'limit': limit, 'report_period': report_period, 'report_period_gte': report_period_gte, 'report_period_gt': report_period_gt, 'report_period_lte': report_period_lte, 'report_period_lt': report_period_lt}, raw=raw, errors=errors, progress=progress, client=client, unknown=unknown)
+
+
+@overload
+def institutional_holdings(ticker: str | Sequence[str] | None = None, filer_cik: str | None = None, limit: int | Literal['default'] | None = 'default', report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> pd.DataFrame: ...
+@overload
+def institutional_holdings(ticker: str | Sequence[str] | None = None, filer_cik: str | None = None, limit: int | Literal['default'] | None = 'default', report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any: ...
+def institutional_holdings(ticker: str | Sequence[str] | None = None, filer_cik: str | None = None, limit: int | Literal['default'] | None = 'default', report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any:
+    """13F positions in the 2026 record shape: by held ticker (with the filer) or by filer CIK; newest report first, largest position first.
+
+    ``GET /institutional-holdings`` -> a typed frame indexed ``('ticker', 'report_period')``.
+
+    Args:
+        ticker: Ticker symbol, e.g. AAPL. (a list fetches each concurrently)
+        filer_cik: The filer's SEC CIK (10 digits; shorter ones are zero-padded).
+        limit: Total records wanted. Values above 200 are clamped to it. (default: the service's 10, with a TruncatedWarning when more exist; None: everything)
+        report_period: report_period equal to (YYYY-MM-DD).
+        report_period_gte: report_period >= (YYYY-MM-DD).
+        report_period_gt: report_period > (YYYY-MM-DD).
+        report_period_lte: report_period <= (YYYY-MM-DD).
+        report_period_lt: report_period < (YYYY-MM-DD).
+        raw: return the decoded JSON instead of a frame.
+        errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
+        progress: progress bar (default: only on a terminal).
+        **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
+        client: the client (default: the default client).
+
+    Returns:
+        A DataFrame (or JSON with ``raw=True``).
+
+    Raises:
+        BadRequestError: invalid parameters. NotFoundError: unknown ticker. FdkitError: any other failure.
+
+    Example:
+        >>> import fdkit
+        >>> df = fdkit.institutional_holdings(ticker='AAPL', limit=20)
+        >>> type(df).__name__
+        'DataFrame'
+    """
+    return call('institutional_holdings', {'ticker': ticker, 'filer_cik': filer_cik, 'limit': limit, 'report_period': report_period, 'report_period_gte': report_period_gte, 'report_period_gt': report_period_gt, 'report_period_lte': report_period_lte, 'report_period_lt': report_period_lt}, raw=raw, errors=errors, progress=progress, client=client, unknown=unknown)
+
+
+@overload
+def index_funds(ticker: str | Sequence[str] | None = None, holding: str | None = None, as_of: DateLike | None = None, asset_class: Literal['equity', 'bond'] | None = None, limit: int | Literal['default'] | None = 'default', offset: int | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> pd.DataFrame: ...
+@overload
+def index_funds(ticker: str | Sequence[str] | None = None, holding: str | None = None, as_of: DateLike | None = None, asset_class: Literal['equity', 'bond'] | None = None, limit: int | Literal['default'] | None = 'default', offset: int | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any: ...
+def index_funds(ticker: str | Sequence[str] | None = None, holding: str | None = None, as_of: DateLike | None = None, asset_class: Literal['equity', 'bond'] | None = None, limit: int | Literal['default'] | None = 'default', offset: int | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any:
+    """Index fund holdings: a fund's holdings (ticker=) or the funds holding a security (holding=). The reference data holds SPY as S&P 500 membership (weights, values and shares not published there).
+
+    ``GET /index-funds`` -> a typed frame indexed ``('fund', 'ticker')``.
+
+    Args:
+        ticker: A fund's ticker (e.g. SPY): its holdings. (a list fetches each concurrently)
+        holding: A held security's ticker: the funds that hold it.
+        as_of: The holdings known on this day (default: the latest).
+        asset_class: Only holdings of this asset class. (one of equity, bond)
+        limit: Total records wanted. Values above 1000 are clamped to it. (default: the service's 50, with a TruncatedWarning when more exist; None: everything)
+        offset: Rows to skip. (the service assumes 0)
+        raw: return the decoded JSON instead of a frame.
+        errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
+        progress: progress bar (default: only on a terminal).
+        **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
+        client: the client (default: the default client).
+
+    Returns:
+        A DataFrame (or JSON with ``raw=True``).
+
+    Raises:
+        BadRequestError: invalid parameters. NotFoundError: unknown ticker. FdkitError: any other failure.
+
+    Example:
+        >>> import fdkit
+        >>> df = fdkit.index_funds(ticker='SPY', limit=10)
+        >>> type(df).__name__
+        'DataFrame'
+    """
+    return call('index_funds', {'ticker': ticker, 'holding': holding, 'as_of': as_of, 'asset_class': asset_class, 'limit': limit, 'offset': offset}, raw=raw, errors=errors, progress=progress, client=client, unknown=unknown)
 
 
 @overload
@@ -2467,6 +2543,78 @@ class DatasetMethods:
             'DataFrame'
         """
         return call('institutional_ownership', {'ticker': ticker, 'investor': investor, 'limit': limit, 'report_period': report_period, 'report_period_gte': report_period_gte, 'report_period_gt': report_period_gt, 'report_period_lte': report_period_lte, 'report_period_lt': report_period_lt}, raw=raw, errors=errors, progress=progress, client=cast("Client", self), unknown=unknown)
+
+    @overload
+    def institutional_holdings(self, ticker: str | Sequence[str] | None = None, filer_cik: str | None = None, limit: int | Literal['default'] | None = 'default', report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
+    @overload
+    def institutional_holdings(self, ticker: str | Sequence[str] | None = None, filer_cik: str | None = None, limit: int | Literal['default'] | None = 'default', report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any: ...
+    def institutional_holdings(self, ticker: str | Sequence[str] | None = None, filer_cik: str | None = None, limit: int | Literal['default'] | None = 'default', report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any:
+        """13F positions in the 2026 record shape: by held ticker (with the filer) or by filer CIK; newest report first, largest position first.
+
+        ``GET /institutional-holdings`` -> a typed frame indexed ``('ticker', 'report_period')``.
+
+        Args:
+            ticker: Ticker symbol, e.g. AAPL. (a list fetches each concurrently)
+            filer_cik: The filer's SEC CIK (10 digits; shorter ones are zero-padded).
+            limit: Total records wanted. Values above 200 are clamped to it. (default: the service's 10, with a TruncatedWarning when more exist; None: everything)
+            report_period: report_period equal to (YYYY-MM-DD).
+            report_period_gte: report_period >= (YYYY-MM-DD).
+            report_period_gt: report_period > (YYYY-MM-DD).
+            report_period_lte: report_period <= (YYYY-MM-DD).
+            report_period_lt: report_period < (YYYY-MM-DD).
+            raw: return the decoded JSON instead of a frame.
+            errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
+            progress: progress bar (default: only on a terminal).
+            **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
+
+        Returns:
+            A DataFrame (or JSON with ``raw=True``).
+
+        Raises:
+            BadRequestError: invalid parameters. NotFoundError: unknown ticker. FdkitError: any other failure.
+
+        Example:
+            >>> import fdkit
+            >>> df = fdkit.Client().institutional_holdings(ticker='AAPL', limit=20)
+            >>> type(df).__name__
+            'DataFrame'
+        """
+        return call('institutional_holdings', {'ticker': ticker, 'filer_cik': filer_cik, 'limit': limit, 'report_period': report_period, 'report_period_gte': report_period_gte, 'report_period_gt': report_period_gt, 'report_period_lte': report_period_lte, 'report_period_lt': report_period_lt}, raw=raw, errors=errors, progress=progress, client=cast("Client", self), unknown=unknown)
+
+    @overload
+    def index_funds(self, ticker: str | Sequence[str] | None = None, holding: str | None = None, as_of: DateLike | None = None, asset_class: Literal['equity', 'bond'] | None = None, limit: int | Literal['default'] | None = 'default', offset: int | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
+    @overload
+    def index_funds(self, ticker: str | Sequence[str] | None = None, holding: str | None = None, as_of: DateLike | None = None, asset_class: Literal['equity', 'bond'] | None = None, limit: int | Literal['default'] | None = 'default', offset: int | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any: ...
+    def index_funds(self, ticker: str | Sequence[str] | None = None, holding: str | None = None, as_of: DateLike | None = None, asset_class: Literal['equity', 'bond'] | None = None, limit: int | Literal['default'] | None = 'default', offset: int | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any:
+        """Index fund holdings: a fund's holdings (ticker=) or the funds holding a security (holding=). The reference data holds SPY as S&P 500 membership (weights, values and shares not published there).
+
+        ``GET /index-funds`` -> a typed frame indexed ``('fund', 'ticker')``.
+
+        Args:
+            ticker: A fund's ticker (e.g. SPY): its holdings. (a list fetches each concurrently)
+            holding: A held security's ticker: the funds that hold it.
+            as_of: The holdings known on this day (default: the latest).
+            asset_class: Only holdings of this asset class. (one of equity, bond)
+            limit: Total records wanted. Values above 1000 are clamped to it. (default: the service's 50, with a TruncatedWarning when more exist; None: everything)
+            offset: Rows to skip. (the service assumes 0)
+            raw: return the decoded JSON instead of a frame.
+            errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
+            progress: progress bar (default: only on a terminal).
+            **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
+
+        Returns:
+            A DataFrame (or JSON with ``raw=True``).
+
+        Raises:
+            BadRequestError: invalid parameters. NotFoundError: unknown ticker. FdkitError: any other failure.
+
+        Example:
+            >>> import fdkit
+            >>> df = fdkit.Client().index_funds(ticker='SPY', limit=10)
+            >>> type(df).__name__
+            'DataFrame'
+        """
+        return call('index_funds', {'ticker': ticker, 'holding': holding, 'as_of': as_of, 'asset_class': asset_class, 'limit': limit, 'offset': offset}, raw=raw, errors=errors, progress=progress, client=cast("Client", self), unknown=unknown)
 
     @overload
     def company_facts(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...

@@ -689,6 +689,69 @@ _ENDPOINTS: tuple[Endpoint, ...] = (
         summary="13F holdings by investor and/or ticker.",
         split_adjusted=True,
     ),
+    Endpoint(
+        name="institutional_holdings",
+        path="/institutional-holdings",
+        response_key="institutional_holdings",
+        schema="institutional_holdings",
+        index=("ticker", "report_period"),
+        params=(
+            TICKER,
+            Param("filer_cik", description="The filer's SEC CIK (10 digits; shorter ones are zero-padded).",
+                  example="0001790837"),
+            _limit(10, 200),
+            *REPORT_PERIOD_FILTERS,
+        ),  # fmt: skip
+        page_size=None,
+        default_limit=10,
+        one_of=(("ticker", "filer_cik"),),
+        dataset="institutional_ownership",
+        tickers_listing="institutional_holdings_tickers",
+        context_fields=("filer_cik",),
+        summary="13F positions in the 2026 record shape: by held ticker (with the filer) or by filer CIK; newest "
+        "report first, largest position first.",
+        split_adjusted=True,
+    ),
+    Endpoint(
+        name="index_funds",
+        path="/index-funds",
+        response_key="holdings",
+        schema="index_funds",
+        index=("fund", "ticker"),
+        kind="object",  # one document per request; limit and offset slice it in the handler
+        list_payload=True,
+        params=(
+            Param("ticker", description="A fund's ticker (e.g. SPY): its holdings.", example="SPY"),
+            Param("holding", description="A held security's ticker: the funds that hold it."),
+            Param("as_of", "date", description="The holdings known on this day (default: the latest)."),
+            Param("asset_class", enum=("equity", "bond"), description="Only holdings of this asset class."),
+            _limit(50, 1000),
+            Param("offset", "integer", default=0, min=0, max=1_000_000, description="Rows to skip."),
+        ),
+        page_size=None,
+        default_limit=50,
+        one_of=(("ticker", "holding"),),
+        exclusive=(("ticker", "holding"),),
+        dataset="index_funds",
+        shape="index_funds",
+        tickers_listing="index_funds_tickers",
+        summary="Index fund holdings: a fund's holdings (ticker=) or the funds holding a security (holding=). "
+        "The reference data holds SPY as S&P 500 membership (weights, values and shares not published there).",
+        response_schema={"oneOf": [
+            {"type": "object", "required": ["ticker", "fund", "holdings"], "properties": {
+                "ticker": {"type": "string"}, "fund": {"type": "object"},
+                "holdings": {"type": "array", "items": {"type": "object", "properties": {
+                    **{k: {"type": ["string", "null"]} for k in ("ticker", "name", "cusip", "isin")},
+                    **{k: {"type": ["number", "null"]} for k in ("weight", "market_value", "shares")},
+                    "asset_class": {"type": "string"}, "resolution_status": {"type": "string"}}}}}},
+            {"type": "object", "required": ["holding", "security", "funds"], "properties": {
+                "holding": {"type": "string"}, "security": {"type": "object"},
+                "funds": {"type": "array", "items": {"type": "object", "properties": {
+                    **{k: {"type": ["string", "null"]} for k in ("ticker", "name", "cik", "asset_class", "as_of",
+                                                                  "filing_date")},
+                    **{k: {"type": ["number", "null"]} for k in ("weight", "market_value", "shares")}}}}}},
+        ]},
+    ),  # fmt: skip
     # --- company ------------------------------------------------------------------------------------------
     _snapshot(
         "company_facts", "/company/facts", "company_facts", "company_facts", "Company facts.",
@@ -866,6 +929,7 @@ _ENDPOINTS: tuple[Endpoint, ...] = (
                  "resource": {"type": "string"},
                  "investors": {"type": "array", "items": {"type": "object", "properties": {
                      "cik": {"type": ["string", "null"]}, "name": {"type": "string"}}}}}}),
+    _listing("index_funds_tickers", "/index-funds/tickers", "tickers", "index_funds", "Funds with holdings."),
     _listing("kpi_metrics_tickers", "/kpi/metrics/tickers", "tickers", "kpi_metrics",
              "Tickers with operating KPIs (empty where the lake has none)."),
     _listing("kpi_metrics_sectors", "/kpi/metrics/sectors", "sectors", "kpi_metrics",
@@ -913,6 +977,8 @@ _VALID: dict[str, dict[str, Any] | None] = {
     "insider_trades": {"ticker": "AAPL"},
     "insider_ownership": {"ticker": "SNOW"},
     "institutional_ownership": {"ticker": "AAPL"},
+    "institutional_holdings": {"ticker": "AAPL", "limit": 20},
+    "index_funds": {"ticker": "SPY", "limit": 10},
     "company_facts": {"ticker": "AAPL"},
     "interest_rates": {"bank": "FED", "start_date": "2015-01-01"},
     "interest_rate_snapshot": {"bank": "ECB"},
@@ -962,6 +1028,8 @@ _INVALID: dict[str, dict[str, Any] | None] = {
     "insider_trades": {"ticker": "AAPL", "filing_date_gte": "yesterday"},
     "insider_ownership": {"ticker": "AAPL", "limit": -1},
     "institutional_ownership": {},
+    "institutional_holdings": {"ticker": "AAPL", "report_period_gte": "2023-13-01"},
+    "index_funds": {"ticker": "SPY", "holding": "AAPL"},
     "company_facts": {},
     "interest_rates": {},
     "interest_rate_snapshot": None,  # no bank: every bank's current rate (the seed documents no 400 for it)

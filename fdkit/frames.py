@@ -234,21 +234,22 @@ def records_of(
         ``(records, constants)``: records ready for a typed frame (nested payloads exploded/flattened) and the
         per-response constants (the request's ticker or bank, filing headers).
     """
-    value = body.get(ep.response_key)
+    shape = SHAPES[ep.shape]
+    value = shape.payload(body, ep.response_key)
     if value is None and ep.kind == "search":
         value = body.get("results")  # an older key of the screener
     if value is None:
         return [], {}
     records = value if isinstance(value, list) else [value]
     fill: dict[str, Any] = {}
-    for key in ("ticker", "bank"):
+    for key in ("ticker", "bank") if shape.fills_ticker else ("bank",):
         v = body.get(key) if isinstance(body.get(key), str) else params.get(key)
         if isinstance(v, str):
             fill[key] = v.upper()
     for key in ep.context_fields:
         if body.get(key) is not None:
             fill[key] = body[key]
-    records = SHAPES[ep.shape].flatten(records)
+    records = shape.flatten(records)
     if "cik" in SCHEMAS.get(ep.schema or "", {}) and records and any(isinstance(r.get("cik"), int) for r in records):
         records = [{**r, "cik": f"{r['cik']:010d}"} if isinstance(r.get("cik"), int) else r for r in records]
     return records, fill

@@ -311,6 +311,27 @@ _SCHEMAS: dict[str, dict[str, str]] = {
         "filing_date": D,
         "accession_number": S,
         "put_call": C,
+        # the 2026 record's identifiers of the held security, as the 13F reports them
+        "name_of_issuer": S,
+        "cusip": S,
+        "title_of_class": S,
+    },  # fmt: skip
+    # the 2026 record of a 13F position (/institutional-holdings), mapped from the institutional_ownership rows
+    "institutional_holdings": {
+        "ticker": C,
+        "name_of_issuer": S,
+        "cusip": S,
+        "report_period": D,
+        "filing_date": D,
+        "form_type": C,
+        "accession_number": S,
+        "title_of_class": S,
+        "put_call": C,
+        "shares": INT,
+        "value_usd": INT,
+        "reported_price": F,
+        "filer_cik": S,
+        "filer_name": S,
     },  # fmt: skip
     "company_facts": {
         "ticker": C,
@@ -402,6 +423,12 @@ _SCHEMAS: dict[str, dict[str, str]] = {
 
 # the rows of /financials/segments: every statement's segment values, each saying its statement
 _SCHEMAS["statement_segments"] = {**_SCHEMAS["segmented_financials"], "statement": C}
+
+# an index fund's holdings, one row per (fund, held security) (/index-funds)
+_SCHEMAS["index_funds"] = {
+    "fund": C, "fund_name": S, "fund_cik": S, "ticker": C, "name": S, "cusip": S, "isin": S, "weight": F,
+    "market_value": F, "shares": F, "asset_class": C, "as_of": D, "filing_date": D, "resolution_status": C,
+}  # fmt: skip
 
 #: the forms whose holdings ``insider_ownership`` holds (Form 4 rows are trades: ``insider_trades``)
 OWNERSHIP_FORMS = ("3", "5", "3/A", "5/A")

@@ -12,6 +12,7 @@ both directions and the JSON schema of its records:
   value}]}}`` <-> one row per line item, category and label.
 * ``statement_line_items`` (``/financials/segments``): the same per statement, ``{income_statement: {line_item:
   ...}, balance_sheet: ..., cash_flow_statement: ...}`` <-> rows with a ``statement`` column.
+* ``index_funds`` (``/index-funds``): a fund's ``holdings`` or a security's ``funds`` <-> (fund, ticker) rows.
 * ``statement_bundle`` (``/financials``): one object ``{income_statements: [...], balance_sheets: [...],
   cash_flow_statements: [...]}`` <-> one row per (ticker, report period, period) with every statement's fields.
 
@@ -50,6 +51,20 @@ class Shape:
     """
 
     name = "flat"
+    #: a response's top-level ``ticker`` names the records' ticker (false where it names something else: a fund)
+    fills_ticker = True
+
+    def payload(self, body: Mapping[str, Any], key: str) -> Any:
+        """The records of a response body (before flattening): the value under the endpoint's key.
+
+        Args:
+            body: the decoded response.
+            key: the endpoint's response key.
+
+        Returns:
+            A record, a list of records, or ``None``.
+        """
+        return body.get(key)
 
     def flatten(self, records: Sequence[Mapping[str, Any]]) -> list[Record]:
         """Payload records -> flat rows.
@@ -315,8 +330,33 @@ class StatementBundle(Shape):
         return {"type": "object", "properties": {k: {"type": "array", "items": flat(k, drop=drop)} for k in _BUNDLE}}
 
 
+class IndexFunds(Shape):
+    """``/index-funds`` answers <-> rows of (fund, held ticker) with the fund's header and the position.
+
+    The answer is a fund's ``holdings`` (``ticker=``) or the ``funds`` holding a security (``holding=``).
+    """
+
+    name = "index_funds"
+    fills_ticker = False
+    _POSITION = ("asset_class", "as_of", "filing_date", "weight", "market_value", "shares")
+
+    def payload(self, body: Mapping[str, Any], key: str) -> Any:  # noqa: D102
+        if isinstance(body.get("holdings"), list):
+            fund = body.get("fund") or {}
+            head = {"fund": body.get("ticker") or fund.get("ticker"), "fund_name": fund.get("name"),
+                    "fund_cik": fund.get("cik"), "as_of": fund.get("as_of"),
+                    "filing_date": fund.get("filing_date")}  # fmt: skip
+            return [{**head, **h} for h in body["holdings"]]
+        if isinstance(body.get("funds"), list):
+            sec = body.get("security") or {}
+            held = {"ticker": body.get("holding") or sec.get("ticker"), "name": sec.get("name")}
+            return [{"fund": f.get("ticker"), "fund_name": f.get("name"), "fund_cik": f.get("cik"), **held,
+                     **{k: f.get(k) for k in self._POSITION}} for f in body["funds"]]  # fmt: skip
+        return None
+
+
 #: every shape, by the name the catalog uses
 SHAPES: Mapping[str, Shape] = MappingProxyType(
     {s.name: s for s in (Shape(), PrefixedObjects(), SegmentItems(), LineItems(), StatementLineItems(),
-                         StatementBundle())}
+                         StatementBundle(), IndexFunds())}
 )  # fmt: skip

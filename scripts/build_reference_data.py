@@ -1037,7 +1037,9 @@ def build_institutional(src: Path, daily: pd.DataFrame, splits: pd.DataFrame) ->
                         "investor_cik": df["accession"].str[:10].to_numpy(), "shares": shares * k,
                         "market_value": value, "filing_date": filed.to_numpy(),
                         "accession_number": df["accession"].to_numpy(),
-                        "put_call": df["put_call"].to_numpy()})  # fmt: skip
+                        "put_call": df["put_call"].to_numpy(),
+                        "name_of_issuer": df["name_of_issuer"].to_numpy(), "cusip": df["cusip"].to_numpy(),
+                        "title_of_class": df["title_of_class"].to_numpy()})  # fmt: skip
     key = ["ticker", "report_period", "investor", "put_call"]
     out = out.groupby(key, dropna=False, as_index=False).agg(
         investor_cik=("investor_cik", "first"),
@@ -1045,6 +1047,9 @@ def build_institutional(src: Path, daily: pd.DataFrame, splits: pd.DataFrame) ->
         market_value=("market_value", "sum"),
         filing_date=("filing_date", "first"),
         accession_number=("accession_number", "first"),
+        name_of_issuer=("name_of_issuer", "first"),
+        cusip=("cusip", "first"),
+        title_of_class=("title_of_class", "first"),
     )
     out["price"] = out["market_value"] / out["shares"]
     return out.sort_values(["ticker", "report_period", "investor"]).reset_index(drop=True)
@@ -1265,6 +1270,7 @@ def build(src: Path, out: Path, src2: Path | None = None) -> dict[str, pd.DataFr
         "inflation": (build_inflation(src, src2), "inflation"),
         "labor": (ru.build_labor(src2), "labor"),
         "splits": (splits, "splits"),
+        "index_funds": (ru.index_membership(src), "index_funds"),
         "statement_vintages": (vintages, "statement_vintages"),
         "news": (build_news(src), "news"),
         "analyst_estimates": (build_estimates(all_st), "analyst_estimates"),

@@ -178,6 +178,24 @@ def universe(src: Path) -> pd.DataFrame:
                          "industry": sp["GICS Sub-Industry"], "location": sp["Headquarters Location"]})  # fmt: skip
 
 
+#: the list date of company/sp500_constituents.csv (its repository commit, data-real/SOURCES.md)
+CONSTITUENTS_AS_OF = "2026-08-08"
+
+
+def index_membership(src: Path) -> pd.DataFrame:
+    """SPY's holdings as index membership: every S&P 500 member (the fund replicates the index).
+
+    The constituents list names members, not the fund's filed positions: weight, market value and shares are
+    missing, not invented.
+    """
+    sp = pd.read_csv(src / "company/sp500_constituents.csv", dtype=str)
+    return pd.DataFrame({"fund": "SPY", "fund_name": "SPDR S&P 500 ETF Trust", "fund_cik": "0000884394",
+                         "ticker": _norm_ticker(sp["Symbol"]), "name": sp["Security"], "cusip": None, "isin": None,
+                         "weight": np.nan, "market_value": np.nan, "shares": np.nan, "asset_class": "equity",
+                         "as_of": pd.Timestamp(CONSTITUENTS_AS_OF), "filing_date": pd.NaT,
+                         "resolution_status": "resolved"}).sort_values("ticker", ignore_index=True)  # fmt: skip
+
+
 def broad_prices(raw: pd.DataFrame, tickers: set[str], splits: pd.DataFrame) -> pd.DataFrame:
     """Daily bars of ``tickers`` on the split basis of :data:`BASIS_DATE` (raw prices / later splits)."""
     df = raw[raw["ticker"].isin(tickers)].copy()

@@ -161,7 +161,16 @@ PROVENANCE: dict[str, tuple[str, str, str]] = {
         "issuer names matched to tickers by normalised SEC title; values before 2023-01-03 were in USD thousands "
         "and are multiplied by 1,000, and so are the filings after it whose median value / shares is about a "
         "thousandth of the close (filers that kept reporting thousands); share counts on the split basis; rows "
-        "of one (ticker, period, investor, put/call) summed",
+        "of one (ticker, period, investor, put/call) summed. name_of_issuer, cusip and title_of_class as the "
+        "13F reports them; /institutional-holdings serves these rows in the 2026 shape, where form_type is null "
+        "(the parsed information tables do not say whether they came with a 13F-HR or a 13F-HR/A)",
+    ),
+    "index_funds": (
+        "company/sp500_constituents.csv (the S&P 500 list of 2026-08-08)",
+        "ODC-PDDL-1.0",
+        "SPY (SPDR S&P 500 ETF Trust, CIK 0000884394) as index membership: one row per member; the fund's filed "
+        "positions are not in the sources, so weight, market_value, shares, cusip and isin are missing (null), "
+        "never estimated",
     ),
     "interest_rates": (
         "rates/fred_DFEDTAR_*.csv, rates/fred_DFEDTARU_*.csv, rates/ecb_key_interest_rates_daily_1999_2024.csv",

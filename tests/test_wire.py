@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pandas as pd
 import pytest
 import requests
@@ -144,14 +146,8 @@ def test_statement_period_defaults_to_annual(ref_server):
 def test_every_operation_of_the_2026_document_is_routed(ref_server):
     served = {(ep.method, ep.path) for ep in CATALOG.values()}
     missing = [op for op in _ops_2026() if op not in served]
-    # left for a later change (see the closing note): as-reported statements, the 2026 institutional-holdings
-    # records and index funds
-    later = {
-        ("GET", "/financials/as-reported"),
-        ("GET", "/institutional-holdings"),
-        ("GET", "/index-funds"),
-        ("GET", "/index-funds/tickers"),
-    }
+    # left for a later change (see the closing note): as-reported statements
+    later = {("GET", "/financials/as-reported")}
     later |= {("GET", f"/financials/{s}/as-reported") for s in ("income-statements", "balance-sheets",
                                                                 "cash-flow-statements")}  # fmt: skip
     assert set(missing) == later, sorted(set(missing) ^ later)
@@ -174,3 +170,46 @@ def test_the_three_statements_and_all_segments_in_one_answer(ref_server, ref_cli
     assert report["balance_sheet"] is None and report["cash_flow_statement"] is None  # none in the lake
     rows = ref_client.segmented_financials("AAPL", period="annual", limit=2)
     assert set(rows["statement"].astype(str)) == {"income_statement"} and rows["value"].notna().all()
+
+
+def test_institutional_holdings_in_the_2026_shape(ref_server, ref_client):
+    by_ticker = _get(ref_server, "/institutional-holdings", {"ticker": "AAPL", "limit": 50}).json()
+    assert by_ticker["ticker"] == "AAPL"
+    seed = _get(ref_server, "/institutional-ownership", {"ticker": "AAPL", "limit": 50}).json()
+    seed = seed["institutional-ownership"]
+    rows = by_ticker["institutional_holdings"]
+    assert len(rows) == len(seed) > 0
+    for new, old in zip(rows, seed, strict=True):  # the same positions, the 2026 names
+        assert new["filer_name"] == old["investor"] and new["value_usd"] == round(old["market_value"])
+        assert new["shares"] == round(old["shares"]) and new["cusip"] == "037833100"  # Apple's CUSIP
+    assert all(isinstance(r["shares"], int) and isinstance(r["value_usd"], int) for r in rows)
+    cik = rows[0]["filer_cik"]
+    by_filer = _get(ref_server, "/institutional-holdings", {"filer_cik": cik.lstrip("0")}).json()
+    assert by_filer["filer_cik"] == cik and by_filer["institutional_holdings"]
+    assert all("filer_cik" not in r for r in by_filer["institutional_holdings"])  # only in ticker mode
+    assert _get(ref_server, "/institutional-holdings", {"filer_cik": "1"}).status_code == 404
+    assert _get(ref_server, "/institutional-holdings", {}).status_code == 400
+    df = ref_client.institutional_holdings("AAPL", limit=5)
+    assert str(df["shares"].dtype) == "Int64" and list(df.index.names) == ["ticker", "report_period"]
+
+
+def test_index_funds_from_index_membership(ref_server, ref_client):
+    import pandas as pd
+
+    constituents = Path(__file__).resolve().parents[2] / "shared" / "data-real" / "company" / "sp500_constituents.csv"
+    spy = _get(ref_server, "/index-funds", {"ticker": "SPY", "limit": 1000}).json()
+    assert spy["fund"]["holdings_count"] == len(spy["holdings"]) == 503
+    if constituents.exists():  # checked against the source list, not the lake
+        members = set(pd.read_csv(constituents)["Symbol"].str.replace(".", "-", regex=False))
+        assert {h["ticker"] for h in spy["holdings"]} == members
+    assert all(h["weight"] is None for h in spy["holdings"])  # not in the sources: null, never estimated
+    page = _get(ref_server, "/index-funds", {"ticker": "SPY", "limit": 10, "offset": 10}).json()["holdings"]
+    assert page == spy["holdings"][10:20]
+    held = _get(ref_server, "/index-funds", {"holding": "AAPL"}).json()
+    assert held["holding"] == "AAPL" and [f["ticker"] for f in held["funds"]] == ["SPY"]
+    assert requests.get(ref_server.base_url + "/index-funds/tickers", timeout=30).json()["tickers"] == ["SPY"]
+    assert _get(ref_server, "/index-funds", {"ticker": "SPY", "holding": "AAPL"}).status_code == 400
+    assert _get(ref_server, "/index-funds", {"ticker": "QQQ"}).status_code == 404
+    frame = ref_client.index_funds(holding="AAPL")
+    assert list(frame.index) == [("SPY", "AAPL")] and frame["fund_name"].iloc[0] == "SPDR S&P 500 ETF Trust"
+    assert len(ref_client.index_funds("SPY", limit=None)) == 503

@@ -196,7 +196,8 @@ def cursor_secret_from_env() -> bytes | None:
 
 
 def _answer_size(answer: Any) -> int:
-    return len(orjson.dumps(answer.records if answer.records is not None else answer.obj)) + 64
+    value = answer.records if answer.records is not None else answer.obj if answer.body is None else answer.body
+    return len(orjson.dumps(value)) + 64
 
 
 def _authorize(request: Request, ep: Endpoint) -> None:
@@ -237,6 +238,8 @@ def _answer(request: Request, ep: Endpoint, query: dict[str, Any], offset: int) 
     if request.app.state.store.changed():  # the lake was written to (e.g. a webhook landing): answer afresh
         request.app.state.memo.clear()
     ans = request.app.state.answer_for(ep.name, query)
+    if ans.body is not None:  # the handler shaped the whole response
+        return dict(ans.body)
     if not ep.response_key:  # a document: the answer is the body
         return dict(ans.obj)
     out: dict[str, Any] = dict(ans.top)

@@ -49,11 +49,14 @@ class Answer:
         records: the full, ordered record list for list endpoints (paged by the app).
         obj: the single object of object endpoints.
         top: extra top-level fields (e.g. ``ticker`` of a price response).
+        body: the whole response, where its keys depend on the request (``/index-funds``: ``holdings`` or
+            ``funds``); ``None`` otherwise.
     """
 
     records: list[dict[str, Any]] | None = None
     obj: Any = None
     top: dict[str, Any] = field(default_factory=dict)
+    body: dict[str, Any] | None = None
 
 
 Handler = Callable[[Store, Endpoint, dict[str, Any]], Answer]
@@ -450,6 +453,70 @@ def institutional_ownership(store: Store, ep: Endpoint, q: dict[str, Any]) -> An
     return Answer(records=to_records(df, fields_of("institutional_ownership")))
 
 
+@handles("institutional_holdings")
+def institutional_holdings(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
+    """13F positions in the 2026 shape, by held ticker and/or filer CIK (filer fields in ticker mode)."""
+    df, top = store.frame("institutional_ownership"), {}
+    if q.get("ticker"):
+        top["ticker"] = _one_ticker(store, ep, q)
+        df = store.rows("institutional_ownership", top["ticker"])
+    if q.get("filer_cik"):
+        cik = str(q["filer_cik"]).strip().zfill(10)
+        df = df[(df["investor_cik"].astype("string") == cik).fillna(False).to_numpy(dtype=bool)]
+        top["filer_cik"] = cik
+        if df.empty and not q.get("ticker") and cik not in set(store.frame("institutional_ownership")["investor_cik"]):
+            raise NotFound(f"Filer CIK {cik} not found; see /institutional-holdings/investors")
+    df = _filter(df, ep, q, skip=frozenset({"filer_cik"}))
+    df = df.sort_values(["report_period", "market_value", "ticker"], ascending=[False, False, True], kind="stable")
+    out = pd.DataFrame({
+        "ticker": df["ticker"], "name_of_issuer": df["name_of_issuer"], "cusip": df["cusip"],
+        "report_period": df["report_period"], "filing_date": df["filing_date"], "form_type": None,
+        "accession_number": df["accession_number"], "title_of_class": df["title_of_class"], "put_call": df["put_call"],
+        "shares": df["shares"].round().astype("Int64"), "value_usd": df["market_value"].round().astype("Int64"),
+        "reported_price": df["price"], "filer_cik": df["investor_cik"], "filer_name": df["investor"],
+    })  # fmt: skip
+    fields = fields_of("institutional_holdings")
+    if "ticker" not in top:  # filer mode: the filer is the request's, not a field of each position
+        fields = [f for f in fields if f not in ("filer_cik", "filer_name")]
+    return Answer(records=to_records(out, fields), top=top)
+
+
+@handles("index_funds")
+def index_funds(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
+    """A fund's holdings (``ticker``) or the funds holding a security (``holding``), as of a date."""
+    df = store.frame("index_funds")
+    if q.get("as_of"):
+        df = df[(df["as_of"] <= pd.Timestamp(q["as_of"])).to_numpy(dtype=bool)]
+        df = df[(df["as_of"] == df.groupby("fund", observed=True)["as_of"].transform("max")).to_numpy(dtype=bool)]
+    if q.get("asset_class"):
+        df = df[(df["asset_class"].astype("string") == q["asset_class"]).fillna(False).to_numpy(dtype=bool)]
+    start = int(q.get("offset") or 0)
+    stop = start + int(q.get("limit") or ep.default_limit or 50)
+    if q.get("ticker"):
+        fund = str(q["ticker"]).strip().upper()
+        rows = df[(df["fund"].astype("string") == fund).to_numpy(dtype=bool)].sort_values("ticker", kind="stable")
+        if rows.empty and fund not in set(store.keys_of("index_funds", "fund")):
+            raise NotFound(f"Fund {fund} not found; see /index-funds/tickers")
+        head = to_records(rows.iloc[:1], ["fund_name", "fund_cik", "as_of", "asset_class"])
+        first = head[0] if head else {}
+        resolved = int((rows["resolution_status"].astype("string") == "resolved").sum())
+        header = {"ticker": fund, "name": first.get("fund_name"), "cik": first.get("fund_cik"),
+                  "as_of": first.get("as_of"), "asset_class": first.get("asset_class"),
+                  "holdings_count": len(rows), "resolved_count": resolved}  # fmt: skip
+        cols = ["ticker", "name", "cusip", "isin", "weight", "market_value", "shares", "asset_class",
+                "resolution_status"]  # fmt: skip
+        return Answer(body={"ticker": fund, "fund": header, "holdings": to_records(rows.iloc[start:stop], cols)})
+    held = str(q["holding"]).strip().upper()
+    rows = df[(df["ticker"].astype("string") == held).to_numpy(dtype=bool)].sort_values("fund", kind="stable")
+    if rows.empty and held not in store.known_tickers():
+        raise NotFound(f"Ticker {held} not found")
+    funds = rows.drop(columns=["ticker", "name"]).rename(columns={"fund": "ticker", "fund_name": "name",
+                                                                  "fund_cik": "cik"})  # fmt: skip
+    cols = ["ticker", "name", "cik", "asset_class", "as_of", "filing_date", "weight", "market_value", "shares"]
+    security = {"ticker": held, "name": None if rows.empty else rows["name"].iloc[0], "funds_count": len(rows)}
+    return Answer(body={"holding": held, "security": security, "funds": to_records(funds.iloc[start:stop], cols)})
+
+
 # ---------------------------------------------------------------------------------------------------------
 # macro
 # ---------------------------------------------------------------------------------------------------------
@@ -563,6 +630,8 @@ def listing(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
         return Answer(obj=documents[ep.name](store, q), top={"resource": ep.dataset} if ep.dataset else {})
     if ep.name == "analyst_estimates_periods":
         values: list[str] = ["annual", "quarterly"]
+    elif ep.name == "index_funds_tickers":
+        values = store.keys_of(ep.dataset or "", "fund")
     elif key == "filing_types":
         values = store.keys_of(ep.dataset or "", "filing_type")
     elif key == "sectors":
