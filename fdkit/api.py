@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 #: a date parameter: ``"YYYY-MM-DD"``, a ``datetime.date`` (``pandas.Timestamp`` is one) or a ``numpy.datetime64``
 DateLike = str | datetime.date | np.datetime64
 
-__all__ = ["income_statements", "balance_sheets", "cash_flow_statements", "segmented_revenues", "income_statement_segments", "balance_sheet_segments", "cash_flow_statement_segments", "segmented_financials", "financial_statements", "financial_metrics", "financial_metrics_snapshot", "screen", "line_items", "prices", "crypto_prices", "price_snapshot", "market_price_snapshot", "crypto_price_snapshot", "news", "filings", "filing_items", "insider_trades", "insider_ownership", "institutional_ownership", "institutional_holdings", "index_funds", "company_facts", "interest_rates", "interest_rate_snapshot", "inflation_snapshot", "labor_snapshot", "inflation", "labor", "yield_curve_snapshot", "yield_curve", "statement_vintages", "splits", "analyst_estimates", "earnings", "kpi_guidance", "kpi_non_gaap", "kpi_metrics"]
+__all__ = ["income_statements", "balance_sheets", "cash_flow_statements", "segmented_revenues", "income_statement_segments", "balance_sheet_segments", "cash_flow_statement_segments", "segmented_financials", "financial_statements", "as_reported_income_statements", "as_reported_balance_sheets", "as_reported_cash_flow_statements", "as_reported_financials", "financial_metrics", "financial_metrics_snapshot", "screen", "line_items", "prices", "crypto_prices", "price_snapshot", "market_price_snapshot", "crypto_price_snapshot", "news", "filings", "filing_items", "insider_trades", "insider_ownership", "institutional_ownership", "institutional_holdings", "index_funds", "company_facts", "interest_rates", "interest_rate_snapshot", "inflation_snapshot", "labor_snapshot", "inflation", "labor", "yield_curve_snapshot", "yield_curve", "statement_vintages", "splits", "analyst_estimates", "earnings", "kpi_guidance", "kpi_non_gaap", "kpi_metrics"]
 
 
 @overload
@@ -444,6 +444,190 @@ def financial_statements(ticker: str | Sequence[str] | None = None, cik: str | N
         'DataFrame'
     """
     return call('financial_statements', {'ticker': ticker, 'cik': cik, 'period': period, 'limit': limit, 'report_period': report_period, 'report_period_gte': report_period_gte, 'report_period_gt': report_period_gt, 'report_period_lte': report_period_lte, 'report_period_lt': report_period_lt, 'filing_date': filing_date, 'filing_date_gte': filing_date_gte, 'filing_date_gt': filing_date_gt, 'filing_date_lte': filing_date_lte, 'filing_date_lt': filing_date_lt}, as_of=as_of, raw=raw, errors=errors, progress=progress, client=client, unknown=unknown)
+
+
+@overload
+def as_reported_income_statements(ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | Literal['default'] | None = 'default', report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[False] = False, as_of: DateLike | None = None, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> pd.DataFrame: ...
+@overload
+def as_reported_income_statements(ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | Literal['default'] | None = 'default', report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[True], as_of: DateLike | None = None, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any: ...
+def as_reported_income_statements(ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | Literal['default'] | None = 'default', report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: bool = False, as_of: DateLike | None = None, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any:
+    """The income statement as its period's own filing reported it: one line item per reported value, face order.
+
+    ``GET /financials/income-statements/as-reported`` -> a typed frame indexed ``('ticker', 'report_period')``.
+
+    Args:
+        ticker: Ticker symbol, e.g. AAPL. (a list fetches each concurrently)
+        cik: SEC Central Index Key, used in place of ticker.
+        period: Reporting period (default annual). (one of annual, quarterly; the service assumes 'annual')
+        limit: Total records wanted. (default: the service's 4, with a TruncatedWarning when more exist; None: everything)
+        report_period: report_period equal to (YYYY-MM-DD).
+        report_period_gte: report_period >= (YYYY-MM-DD).
+        report_period_gt: report_period > (YYYY-MM-DD).
+        report_period_lte: report_period <= (YYYY-MM-DD).
+        report_period_lt: report_period < (YYYY-MM-DD).
+        filing_date: filing_date equal to (YYYY-MM-DD).
+        filing_date_gte: filing_date >= (YYYY-MM-DD).
+        filing_date_gt: filing_date > (YYYY-MM-DD).
+        filing_date_lte: filing_date <= (YYYY-MM-DD).
+        filing_date_lt: filing_date < (YYYY-MM-DD).
+        as_of: only what was filed on or before this day (point in time; sent as filing_date_lte and checked on the frame, so a service without the filter gives the same rows).
+        raw: return the decoded JSON instead of a frame.
+        errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
+        progress: progress bar (default: only on a terminal).
+        **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
+        client: the client (default: the default client).
+
+    Returns:
+        A DataFrame (or JSON with ``raw=True``).
+
+    Raises:
+        BadRequestError: invalid parameters. NotFoundError: unknown ticker. FdkitError: any other failure.
+
+    Example:
+        >>> import fdkit
+        >>> df = fdkit.as_reported_income_statements(ticker='AAPL', period='annual')
+        >>> type(df).__name__
+        'DataFrame'
+    """
+    return call('as_reported_income_statements', {'ticker': ticker, 'cik': cik, 'period': period, 'limit': limit, 'report_period': report_period, 'report_period_gte': report_period_gte, 'report_period_gt': report_period_gt, 'report_period_lte': report_period_lte, 'report_period_lt': report_period_lt, 'filing_date': filing_date, 'filing_date_gte': filing_date_gte, 'filing_date_gt': filing_date_gt, 'filing_date_lte': filing_date_lte, 'filing_date_lt': filing_date_lt}, as_of=as_of, raw=raw, errors=errors, progress=progress, client=client, unknown=unknown)
+
+
+@overload
+def as_reported_balance_sheets(ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | Literal['default'] | None = 'default', report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[False] = False, as_of: DateLike | None = None, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> pd.DataFrame: ...
+@overload
+def as_reported_balance_sheets(ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | Literal['default'] | None = 'default', report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[True], as_of: DateLike | None = None, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any: ...
+def as_reported_balance_sheets(ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | Literal['default'] | None = 'default', report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: bool = False, as_of: DateLike | None = None, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any:
+    """The balance sheet as its period's own filing reported it: one line item per reported value, face order.
+
+    ``GET /financials/balance-sheets/as-reported`` -> a typed frame indexed ``('ticker', 'report_period')``.
+
+    Args:
+        ticker: Ticker symbol, e.g. AAPL. (a list fetches each concurrently)
+        cik: SEC Central Index Key, used in place of ticker.
+        period: Reporting period (default annual). (one of annual, quarterly; the service assumes 'annual')
+        limit: Total records wanted. (default: the service's 4, with a TruncatedWarning when more exist; None: everything)
+        report_period: report_period equal to (YYYY-MM-DD).
+        report_period_gte: report_period >= (YYYY-MM-DD).
+        report_period_gt: report_period > (YYYY-MM-DD).
+        report_period_lte: report_period <= (YYYY-MM-DD).
+        report_period_lt: report_period < (YYYY-MM-DD).
+        filing_date: filing_date equal to (YYYY-MM-DD).
+        filing_date_gte: filing_date >= (YYYY-MM-DD).
+        filing_date_gt: filing_date > (YYYY-MM-DD).
+        filing_date_lte: filing_date <= (YYYY-MM-DD).
+        filing_date_lt: filing_date < (YYYY-MM-DD).
+        as_of: only what was filed on or before this day (point in time; sent as filing_date_lte and checked on the frame, so a service without the filter gives the same rows).
+        raw: return the decoded JSON instead of a frame.
+        errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
+        progress: progress bar (default: only on a terminal).
+        **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
+        client: the client (default: the default client).
+
+    Returns:
+        A DataFrame (or JSON with ``raw=True``).
+
+    Raises:
+        BadRequestError: invalid parameters. NotFoundError: unknown ticker. FdkitError: any other failure.
+
+    Example:
+        >>> import fdkit
+        >>> df = fdkit.as_reported_balance_sheets(ticker='NVDA', period='quarterly', limit=2)
+        >>> type(df).__name__
+        'DataFrame'
+    """
+    return call('as_reported_balance_sheets', {'ticker': ticker, 'cik': cik, 'period': period, 'limit': limit, 'report_period': report_period, 'report_period_gte': report_period_gte, 'report_period_gt': report_period_gt, 'report_period_lte': report_period_lte, 'report_period_lt': report_period_lt, 'filing_date': filing_date, 'filing_date_gte': filing_date_gte, 'filing_date_gt': filing_date_gt, 'filing_date_lte': filing_date_lte, 'filing_date_lt': filing_date_lt}, as_of=as_of, raw=raw, errors=errors, progress=progress, client=client, unknown=unknown)
+
+
+@overload
+def as_reported_cash_flow_statements(ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | Literal['default'] | None = 'default', report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[False] = False, as_of: DateLike | None = None, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> pd.DataFrame: ...
+@overload
+def as_reported_cash_flow_statements(ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | Literal['default'] | None = 'default', report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[True], as_of: DateLike | None = None, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any: ...
+def as_reported_cash_flow_statements(ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | Literal['default'] | None = 'default', report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: bool = False, as_of: DateLike | None = None, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any:
+    """The cash flow statement as its period's own filing reported it: one line item per reported value, face order.
+
+    ``GET /financials/cash-flow-statements/as-reported`` -> a typed frame indexed ``('ticker', 'report_period')``.
+
+    Args:
+        ticker: Ticker symbol, e.g. AAPL. (a list fetches each concurrently)
+        cik: SEC Central Index Key, used in place of ticker.
+        period: Reporting period (default annual). (one of annual, quarterly; the service assumes 'annual')
+        limit: Total records wanted. (default: the service's 4, with a TruncatedWarning when more exist; None: everything)
+        report_period: report_period equal to (YYYY-MM-DD).
+        report_period_gte: report_period >= (YYYY-MM-DD).
+        report_period_gt: report_period > (YYYY-MM-DD).
+        report_period_lte: report_period <= (YYYY-MM-DD).
+        report_period_lt: report_period < (YYYY-MM-DD).
+        filing_date: filing_date equal to (YYYY-MM-DD).
+        filing_date_gte: filing_date >= (YYYY-MM-DD).
+        filing_date_gt: filing_date > (YYYY-MM-DD).
+        filing_date_lte: filing_date <= (YYYY-MM-DD).
+        filing_date_lt: filing_date < (YYYY-MM-DD).
+        as_of: only what was filed on or before this day (point in time; sent as filing_date_lte and checked on the frame, so a service without the filter gives the same rows).
+        raw: return the decoded JSON instead of a frame.
+        errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
+        progress: progress bar (default: only on a terminal).
+        **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
+        client: the client (default: the default client).
+
+    Returns:
+        A DataFrame (or JSON with ``raw=True``).
+
+    Raises:
+        BadRequestError: invalid parameters. NotFoundError: unknown ticker. FdkitError: any other failure.
+
+    Example:
+        >>> import fdkit
+        >>> df = fdkit.as_reported_cash_flow_statements(ticker='AAPL', period='annual', report_period_gte='2020-01-01')
+        >>> type(df).__name__
+        'DataFrame'
+    """
+    return call('as_reported_cash_flow_statements', {'ticker': ticker, 'cik': cik, 'period': period, 'limit': limit, 'report_period': report_period, 'report_period_gte': report_period_gte, 'report_period_gt': report_period_gt, 'report_period_lte': report_period_lte, 'report_period_lt': report_period_lt, 'filing_date': filing_date, 'filing_date_gte': filing_date_gte, 'filing_date_gt': filing_date_gt, 'filing_date_lte': filing_date_lte, 'filing_date_lt': filing_date_lt}, as_of=as_of, raw=raw, errors=errors, progress=progress, client=client, unknown=unknown)
+
+
+@overload
+def as_reported_financials(ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | Literal['default'] | None = 'default', report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[False] = False, as_of: DateLike | None = None, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> pd.DataFrame: ...
+@overload
+def as_reported_financials(ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | Literal['default'] | None = 'default', report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[True], as_of: DateLike | None = None, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any: ...
+def as_reported_financials(ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | Literal['default'] | None = 'default', report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: bool = False, as_of: DateLike | None = None, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any:
+    """All three statements as each period's own filing reported them.
+
+    ``GET /financials/as-reported`` -> a typed frame indexed ``('ticker', 'report_period')``.
+
+    Args:
+        ticker: Ticker symbol, e.g. AAPL. (a list fetches each concurrently)
+        cik: SEC Central Index Key, used in place of ticker.
+        period: Reporting period (default annual). (one of annual, quarterly; the service assumes 'annual')
+        limit: Total records wanted. (default: the service's 4, with a TruncatedWarning when more exist; None: everything)
+        report_period: report_period equal to (YYYY-MM-DD).
+        report_period_gte: report_period >= (YYYY-MM-DD).
+        report_period_gt: report_period > (YYYY-MM-DD).
+        report_period_lte: report_period <= (YYYY-MM-DD).
+        report_period_lt: report_period < (YYYY-MM-DD).
+        filing_date: filing_date equal to (YYYY-MM-DD).
+        filing_date_gte: filing_date >= (YYYY-MM-DD).
+        filing_date_gt: filing_date > (YYYY-MM-DD).
+        filing_date_lte: filing_date <= (YYYY-MM-DD).
+        filing_date_lt: filing_date < (YYYY-MM-DD).
+        as_of: only what was filed on or before this day (point in time; sent as filing_date_lte and checked on the frame, so a service without the filter gives the same rows).
+        raw: return the decoded JSON instead of a frame.
+        errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
+        progress: progress bar (default: only on a terminal).
+        **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
+        client: the client (default: the default client).
+
+    Returns:
+        A DataFrame (or JSON with ``raw=True``).
+
+    Raises:
+        BadRequestError: invalid parameters. NotFoundError: unknown ticker. FdkitError: any other failure.
+
+    Example:
+        >>> import fdkit
+        >>> df = fdkit.as_reported_financials(ticker='GOOGL', period='annual', limit=2)
+        >>> type(df).__name__
+        'DataFrame'
+    """
+    return call('as_reported_financials', {'ticker': ticker, 'cik': cik, 'period': period, 'limit': limit, 'report_period': report_period, 'report_period_gte': report_period_gte, 'report_period_gt': report_period_gt, 'report_period_lte': report_period_lte, 'report_period_lt': report_period_lt, 'filing_date': filing_date, 'filing_date_gte': filing_date_gte, 'filing_date_gt': filing_date_gt, 'filing_date_lte': filing_date_lte, 'filing_date_lt': filing_date_lt}, as_of=as_of, raw=raw, errors=errors, progress=progress, client=client, unknown=unknown)
 
 
 @overload
@@ -2024,6 +2208,182 @@ class DatasetMethods:
             'DataFrame'
         """
         return call('financial_statements', {'ticker': ticker, 'cik': cik, 'period': period, 'limit': limit, 'report_period': report_period, 'report_period_gte': report_period_gte, 'report_period_gt': report_period_gt, 'report_period_lte': report_period_lte, 'report_period_lt': report_period_lt, 'filing_date': filing_date, 'filing_date_gte': filing_date_gte, 'filing_date_gt': filing_date_gt, 'filing_date_lte': filing_date_lte, 'filing_date_lt': filing_date_lt}, as_of=as_of, raw=raw, errors=errors, progress=progress, client=cast("Client", self), unknown=unknown)
+
+    @overload
+    def as_reported_income_statements(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | Literal['default'] | None = 'default', report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[False] = False, as_of: DateLike | None = None, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
+    @overload
+    def as_reported_income_statements(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | Literal['default'] | None = 'default', report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[True], as_of: DateLike | None = None, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any: ...
+    def as_reported_income_statements(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | Literal['default'] | None = 'default', report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: bool = False, as_of: DateLike | None = None, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any:
+        """The income statement as its period's own filing reported it: one line item per reported value, face order.
+
+        ``GET /financials/income-statements/as-reported`` -> a typed frame indexed ``('ticker', 'report_period')``.
+
+        Args:
+            ticker: Ticker symbol, e.g. AAPL. (a list fetches each concurrently)
+            cik: SEC Central Index Key, used in place of ticker.
+            period: Reporting period (default annual). (one of annual, quarterly; the service assumes 'annual')
+            limit: Total records wanted. (default: the service's 4, with a TruncatedWarning when more exist; None: everything)
+            report_period: report_period equal to (YYYY-MM-DD).
+            report_period_gte: report_period >= (YYYY-MM-DD).
+            report_period_gt: report_period > (YYYY-MM-DD).
+            report_period_lte: report_period <= (YYYY-MM-DD).
+            report_period_lt: report_period < (YYYY-MM-DD).
+            filing_date: filing_date equal to (YYYY-MM-DD).
+            filing_date_gte: filing_date >= (YYYY-MM-DD).
+            filing_date_gt: filing_date > (YYYY-MM-DD).
+            filing_date_lte: filing_date <= (YYYY-MM-DD).
+            filing_date_lt: filing_date < (YYYY-MM-DD).
+            as_of: only what was filed on or before this day (point in time; sent as filing_date_lte and checked on the frame, so a service without the filter gives the same rows).
+            raw: return the decoded JSON instead of a frame.
+            errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
+            progress: progress bar (default: only on a terminal).
+            **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
+
+        Returns:
+            A DataFrame (or JSON with ``raw=True``).
+
+        Raises:
+            BadRequestError: invalid parameters. NotFoundError: unknown ticker. FdkitError: any other failure.
+
+        Example:
+            >>> import fdkit
+            >>> df = fdkit.Client().as_reported_income_statements(ticker='AAPL', period='annual')
+            >>> type(df).__name__
+            'DataFrame'
+        """
+        return call('as_reported_income_statements', {'ticker': ticker, 'cik': cik, 'period': period, 'limit': limit, 'report_period': report_period, 'report_period_gte': report_period_gte, 'report_period_gt': report_period_gt, 'report_period_lte': report_period_lte, 'report_period_lt': report_period_lt, 'filing_date': filing_date, 'filing_date_gte': filing_date_gte, 'filing_date_gt': filing_date_gt, 'filing_date_lte': filing_date_lte, 'filing_date_lt': filing_date_lt}, as_of=as_of, raw=raw, errors=errors, progress=progress, client=cast("Client", self), unknown=unknown)
+
+    @overload
+    def as_reported_balance_sheets(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | Literal['default'] | None = 'default', report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[False] = False, as_of: DateLike | None = None, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
+    @overload
+    def as_reported_balance_sheets(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | Literal['default'] | None = 'default', report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[True], as_of: DateLike | None = None, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any: ...
+    def as_reported_balance_sheets(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | Literal['default'] | None = 'default', report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: bool = False, as_of: DateLike | None = None, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any:
+        """The balance sheet as its period's own filing reported it: one line item per reported value, face order.
+
+        ``GET /financials/balance-sheets/as-reported`` -> a typed frame indexed ``('ticker', 'report_period')``.
+
+        Args:
+            ticker: Ticker symbol, e.g. AAPL. (a list fetches each concurrently)
+            cik: SEC Central Index Key, used in place of ticker.
+            period: Reporting period (default annual). (one of annual, quarterly; the service assumes 'annual')
+            limit: Total records wanted. (default: the service's 4, with a TruncatedWarning when more exist; None: everything)
+            report_period: report_period equal to (YYYY-MM-DD).
+            report_period_gte: report_period >= (YYYY-MM-DD).
+            report_period_gt: report_period > (YYYY-MM-DD).
+            report_period_lte: report_period <= (YYYY-MM-DD).
+            report_period_lt: report_period < (YYYY-MM-DD).
+            filing_date: filing_date equal to (YYYY-MM-DD).
+            filing_date_gte: filing_date >= (YYYY-MM-DD).
+            filing_date_gt: filing_date > (YYYY-MM-DD).
+            filing_date_lte: filing_date <= (YYYY-MM-DD).
+            filing_date_lt: filing_date < (YYYY-MM-DD).
+            as_of: only what was filed on or before this day (point in time; sent as filing_date_lte and checked on the frame, so a service without the filter gives the same rows).
+            raw: return the decoded JSON instead of a frame.
+            errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
+            progress: progress bar (default: only on a terminal).
+            **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
+
+        Returns:
+            A DataFrame (or JSON with ``raw=True``).
+
+        Raises:
+            BadRequestError: invalid parameters. NotFoundError: unknown ticker. FdkitError: any other failure.
+
+        Example:
+            >>> import fdkit
+            >>> df = fdkit.Client().as_reported_balance_sheets(ticker='NVDA', period='quarterly', limit=2)
+            >>> type(df).__name__
+            'DataFrame'
+        """
+        return call('as_reported_balance_sheets', {'ticker': ticker, 'cik': cik, 'period': period, 'limit': limit, 'report_period': report_period, 'report_period_gte': report_period_gte, 'report_period_gt': report_period_gt, 'report_period_lte': report_period_lte, 'report_period_lt': report_period_lt, 'filing_date': filing_date, 'filing_date_gte': filing_date_gte, 'filing_date_gt': filing_date_gt, 'filing_date_lte': filing_date_lte, 'filing_date_lt': filing_date_lt}, as_of=as_of, raw=raw, errors=errors, progress=progress, client=cast("Client", self), unknown=unknown)
+
+    @overload
+    def as_reported_cash_flow_statements(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | Literal['default'] | None = 'default', report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[False] = False, as_of: DateLike | None = None, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
+    @overload
+    def as_reported_cash_flow_statements(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | Literal['default'] | None = 'default', report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[True], as_of: DateLike | None = None, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any: ...
+    def as_reported_cash_flow_statements(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | Literal['default'] | None = 'default', report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: bool = False, as_of: DateLike | None = None, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any:
+        """The cash flow statement as its period's own filing reported it: one line item per reported value, face order.
+
+        ``GET /financials/cash-flow-statements/as-reported`` -> a typed frame indexed ``('ticker', 'report_period')``.
+
+        Args:
+            ticker: Ticker symbol, e.g. AAPL. (a list fetches each concurrently)
+            cik: SEC Central Index Key, used in place of ticker.
+            period: Reporting period (default annual). (one of annual, quarterly; the service assumes 'annual')
+            limit: Total records wanted. (default: the service's 4, with a TruncatedWarning when more exist; None: everything)
+            report_period: report_period equal to (YYYY-MM-DD).
+            report_period_gte: report_period >= (YYYY-MM-DD).
+            report_period_gt: report_period > (YYYY-MM-DD).
+            report_period_lte: report_period <= (YYYY-MM-DD).
+            report_period_lt: report_period < (YYYY-MM-DD).
+            filing_date: filing_date equal to (YYYY-MM-DD).
+            filing_date_gte: filing_date >= (YYYY-MM-DD).
+            filing_date_gt: filing_date > (YYYY-MM-DD).
+            filing_date_lte: filing_date <= (YYYY-MM-DD).
+            filing_date_lt: filing_date < (YYYY-MM-DD).
+            as_of: only what was filed on or before this day (point in time; sent as filing_date_lte and checked on the frame, so a service without the filter gives the same rows).
+            raw: return the decoded JSON instead of a frame.
+            errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
+            progress: progress bar (default: only on a terminal).
+            **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
+
+        Returns:
+            A DataFrame (or JSON with ``raw=True``).
+
+        Raises:
+            BadRequestError: invalid parameters. NotFoundError: unknown ticker. FdkitError: any other failure.
+
+        Example:
+            >>> import fdkit
+            >>> df = fdkit.Client().as_reported_cash_flow_statements(ticker='AAPL', period='annual', report_period_gte='2020-01-01')
+            >>> type(df).__name__
+            'DataFrame'
+        """
+        return call('as_reported_cash_flow_statements', {'ticker': ticker, 'cik': cik, 'period': period, 'limit': limit, 'report_period': report_period, 'report_period_gte': report_period_gte, 'report_period_gt': report_period_gt, 'report_period_lte': report_period_lte, 'report_period_lt': report_period_lt, 'filing_date': filing_date, 'filing_date_gte': filing_date_gte, 'filing_date_gt': filing_date_gt, 'filing_date_lte': filing_date_lte, 'filing_date_lt': filing_date_lt}, as_of=as_of, raw=raw, errors=errors, progress=progress, client=cast("Client", self), unknown=unknown)
+
+    @overload
+    def as_reported_financials(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | Literal['default'] | None = 'default', report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[False] = False, as_of: DateLike | None = None, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
+    @overload
+    def as_reported_financials(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | Literal['default'] | None = 'default', report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[True], as_of: DateLike | None = None, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any: ...
+    def as_reported_financials(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | Literal['default'] | None = 'default', report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: bool = False, as_of: DateLike | None = None, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any:
+        """All three statements as each period's own filing reported them.
+
+        ``GET /financials/as-reported`` -> a typed frame indexed ``('ticker', 'report_period')``.
+
+        Args:
+            ticker: Ticker symbol, e.g. AAPL. (a list fetches each concurrently)
+            cik: SEC Central Index Key, used in place of ticker.
+            period: Reporting period (default annual). (one of annual, quarterly; the service assumes 'annual')
+            limit: Total records wanted. (default: the service's 4, with a TruncatedWarning when more exist; None: everything)
+            report_period: report_period equal to (YYYY-MM-DD).
+            report_period_gte: report_period >= (YYYY-MM-DD).
+            report_period_gt: report_period > (YYYY-MM-DD).
+            report_period_lte: report_period <= (YYYY-MM-DD).
+            report_period_lt: report_period < (YYYY-MM-DD).
+            filing_date: filing_date equal to (YYYY-MM-DD).
+            filing_date_gte: filing_date >= (YYYY-MM-DD).
+            filing_date_gt: filing_date > (YYYY-MM-DD).
+            filing_date_lte: filing_date <= (YYYY-MM-DD).
+            filing_date_lt: filing_date < (YYYY-MM-DD).
+            as_of: only what was filed on or before this day (point in time; sent as filing_date_lte and checked on the frame, so a service without the filter gives the same rows).
+            raw: return the decoded JSON instead of a frame.
+            errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
+            progress: progress bar (default: only on a terminal).
+            **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
+
+        Returns:
+            A DataFrame (or JSON with ``raw=True``).
+
+        Raises:
+            BadRequestError: invalid parameters. NotFoundError: unknown ticker. FdkitError: any other failure.
+
+        Example:
+            >>> import fdkit
+            >>> df = fdkit.Client().as_reported_financials(ticker='GOOGL', period='annual', limit=2)
+            >>> type(df).__name__
+            'DataFrame'
+        """
+        return call('as_reported_financials', {'ticker': ticker, 'cik': cik, 'period': period, 'limit': limit, 'report_period': report_period, 'report_period_gte': report_period_gte, 'report_period_gt': report_period_gt, 'report_period_lte': report_period_lte, 'report_period_lt': report_period_lt, 'filing_date': filing_date, 'filing_date_gte': filing_date_gte, 'filing_date_gt': filing_date_gt, 'filing_date_lte': filing_date_lte, 'filing_date_lt': filing_date_lt}, as_of=as_of, raw=raw, errors=errors, progress=progress, client=cast("Client", self), unknown=unknown)
 
     @overload
     def financial_metrics(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | Literal['default'] | None = 'default', report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[False] = False, as_of: DateLike | None = None, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...

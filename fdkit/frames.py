@@ -249,6 +249,8 @@ def records_of(
     for key in ep.context_fields:
         if body.get(key) is not None:
             fill[key] = body[key]
+    for key, value in ep.row_filter.items():  # the endpoint's slice of a dataset names itself (statement)
+        fill.setdefault(key, value)
     records = shape.flatten(records)
     if "cik" in SCHEMAS.get(ep.schema or "", {}) and records and any(isinstance(r.get("cik"), int) for r in records):
         records = [{**r, "cik": f"{r['cik']:010d}"} if isinstance(r.get("cik"), int) else r for r in records]

@@ -430,6 +430,12 @@ _SCHEMAS["index_funds"] = {
     "market_value": F, "shares": F, "asset_class": C, "as_of": D, "filing_date": D, "resolution_status": C,
 }  # fmt: skip
 
+# as-reported line items, one row per (report, statement, line item) (/financials/*/as-reported)
+_SCHEMAS["as_reported"] = {
+    "ticker": C, "report_period": D, "fiscal_period": C, "period": C, "currency": C, "accession_number": S,
+    "filing_url": S, "filing_date": D, "statement": C, "label": S, "full_label": S, "value": F, "parent": S,
+}  # fmt: skip
+
 #: the forms whose holdings ``insider_ownership`` holds (Form 4 rows are trades: ``insider_trades``)
 OWNERSHIP_FORMS = ("3", "5", "3/A", "5/A")
 

@@ -12,6 +12,8 @@ both directions and the JSON schema of its records:
   value}]}}`` <-> one row per line item, category and label.
 * ``statement_line_items`` (``/financials/segments``): the same per statement, ``{income_statement: {line_item:
   ...}, balance_sheet: ..., cash_flow_statement: ...}`` <-> rows with a ``statement`` column.
+* ``as_reported`` / ``as_reported_bundle`` (``/financials/*/as-reported``): reports with line-item trees <-> one
+  row per line item (``statement``, ``label``, ``value``, ``parent``).
 * ``index_funds`` (``/index-funds``): a fund's ``holdings`` or a security's ``funds`` <-> (fund, ticker) rows.
 * ``statement_bundle`` (``/financials``): one object ``{income_statements: [...], balance_sheets: [...],
   cash_flow_statements: [...]}`` <-> one row per (ticker, report period, period) with every statement's fields.
@@ -355,8 +357,74 @@ class IndexFunds(Shape):
         return None
 
 
+_NODE_FIELDS = ("label", "full_label", "value", "parent")
+
+
+class AsReported(Shape):
+    """As-reported reports <-> one row per line item, with its ``statement`` and its ``parent`` label.
+
+    A report is a header and a tree of ``{label, full_label, value, children}`` line items, for one statement
+    (``line_items``) or three (``income_statement: {line_items}`` ...); rows keep the face order, depth first.
+    """
+
+    def __init__(self, bundle: bool) -> None:
+        self.bundle = bundle
+        self.name = "as_reported_bundle" if bundle else "as_reported"
+
+    def flatten(self, records: Sequence[Mapping[str, Any]]) -> list[Record]:  # noqa: D102
+        rows: list[Record] = []
+
+        def walk(head: Record, nodes: Any, parent: str | None) -> None:
+            for n in nodes or []:
+                rows.append({**head, "label": n.get("label"), "full_label": n.get("full_label"),
+                             "value": n.get("value"), "parent": parent})  # fmt: skip
+                walk(head, n.get("children"), n.get("label"))
+
+        for rep in records:
+            head = {k: v for k, v in rep.items() if k != "line_items" and k not in _STATEMENT_KEYS}
+            if "line_items" in rep:
+                walk(head, rep["line_items"], None)
+            for statement in _STATEMENT_KEYS:
+                if isinstance(rep.get(statement), dict):
+                    walk({**head, "statement": statement}, rep[statement].get("line_items"), None)
+        return rows
+
+    def nest(self, rows: Sequence[Mapping[str, Any]]) -> list[Record]:
+        """Rows -> reports with flat line items (a row's ``parent`` is not rebuilt into ``children``)."""
+        out: list[Record] = []
+        index: dict[tuple[Any, ...], Record] = {}
+        for r in rows:
+            key = (r.get("ticker"), r.get("report_period"), r.get("period"))
+            rec = index.get(key)
+            if rec is None:
+                rec = {k: v for k, v in r.items() if k not in (*_NODE_FIELDS, "statement")}
+                index[key] = rec
+                out.append(rec)
+            node: Record = {"label": r.get("label"), "full_label": r.get("full_label"), "value": r.get("value"),
+                            "children": []}  # fmt: skip
+            if self.bundle:
+                rec.setdefault(str(r.get("statement")), {"line_items": []})["line_items"].append(node)
+            else:
+                rec.setdefault("line_items", []).append(node)
+        return out
+
+    def record_schema(self, schema: str, flat: RecordSchema, drop: tuple[str, ...] = ()) -> JsonSchema:  # noqa: D102
+        base = flat("as_reported", drop=drop + _NODE_FIELDS + ("statement",))
+        node: JsonSchema = {"type": "object", "properties": {
+            "label": {"type": ["string", "null"]}, "full_label": {"type": ["string", "null"]},
+            "value": {"type": ["number", "null"]},
+            "children": {"type": "array", "items": {"type": "object"}}}}  # fmt: skip
+        items = {"type": "array", "items": node}
+        if self.bundle:
+            for s in _STATEMENT_KEYS:
+                base["properties"][s] = {"type": ["object", "null"], "properties": {"line_items": items}}
+        else:
+            base["properties"]["line_items"] = items
+        return base
+
+
 #: every shape, by the name the catalog uses
 SHAPES: Mapping[str, Shape] = MappingProxyType(
     {s.name: s for s in (Shape(), PrefixedObjects(), SegmentItems(), LineItems(), StatementLineItems(),
-                         StatementBundle(), IndexFunds())}
+                         StatementBundle(), IndexFunds(), AsReported(bundle=False), AsReported(bundle=True))}
 )  # fmt: skip

@@ -30,6 +30,8 @@ def _record_fields(ep):
     if ep.schema == "segmented_financials":
         fields |= {"revenue", "operating_income", "gross_profit", "income_statement", "balance_sheet",
                    "cash_flow_statement"}  # fmt: skip
+    if ep.shape.startswith("as_reported"):
+        fields |= {"line_items", "income_statement", "balance_sheet", "cash_flow_statement"}
     if ep.shape == "statement_bundle":
         fields |= {"income_statements", "balance_sheets", "cash_flow_statements"}
     if ep.name == "earnings":

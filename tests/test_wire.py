@@ -146,11 +146,7 @@ def test_statement_period_defaults_to_annual(ref_server):
 def test_every_operation_of_the_2026_document_is_routed(ref_server):
     served = {(ep.method, ep.path) for ep in CATALOG.values()}
     missing = [op for op in _ops_2026() if op not in served]
-    # left for a later change (see the closing note): as-reported statements
-    later = {("GET", "/financials/as-reported")}
-    later |= {("GET", f"/financials/{s}/as-reported") for s in ("income-statements", "balance-sheets",
-                                                                "cash-flow-statements")}  # fmt: skip
-    assert set(missing) == later, sorted(set(missing) ^ later)
+    assert missing == [], missing
 
 
 def test_the_three_statements_and_all_segments_in_one_answer(ref_server, ref_client):
@@ -213,3 +209,25 @@ def test_index_funds_from_index_membership(ref_server, ref_client):
     frame = ref_client.index_funds(holding="AAPL")
     assert list(frame.index) == [("SPY", "AAPL")] and frame["fund_name"].iloc[0] == "SPDR S&P 500 ETF Trust"
     assert len(ref_client.index_funds("SPY", limit=None)) == 503
+
+
+def test_as_reported_statements(ref_server, ref_client):
+    q = {"ticker": "AAPL", "period": "annual", "report_period": "2024-09-28"}
+    (inc,) = _get(ref_server, "/financials/income-statements/as-reported", q).json()["as_reported_income_statements"]
+    items = {i["label"]: i["value"] for i in inc["line_items"]}
+    # Apple's 10-K for fiscal 2024 (filed 2024-11-01), as printed
+    assert items["Revenue"] == 391_035_000_000 and items["Net income"] == 93_736_000_000
+    assert inc["filing_date"] == "2024-11-01" and inc["accession_number"] == "0000320193-24-000123"
+    assert inc["filing_url"].endswith("000032019324000123/0000320193-24-000123-index.htm")
+    (bs,) = _get(ref_server, "/financials/balance-sheets/as-reported", q).json()["as_reported_balance_sheets"]
+    assert {i["label"]: i["value"] for i in bs["line_items"]}["Total assets"] == 364_980_000_000
+    (both,) = _get(ref_server, "/financials/as-reported", q).json()["as_reported_financials"]
+    assert both["income_statement"]["line_items"] == inc["line_items"]
+    assert both["balance_sheet"]["line_items"] == bs["line_items"]
+    # FY2023 as its own 10-K reported it, not as later 10-Ks restated it
+    fy23 = ref_client.as_reported_income_statements("AAPL", period="annual", report_period="2023-09-30")
+    assert fy23.set_index("label")["value"]["Revenue"] == 383_285_000_000
+    assert set(fy23["statement"].astype(str)) == {"income_statement"}
+    wide = ref_client.as_reported_financials("AAPL", period="annual", report_period="2024-09-28")
+    assert set(wide["statement"].astype(str)) == {"income_statement", "balance_sheet", "cash_flow_statement"}
+    assert _get(ref_server, "/financials/as-reported", {"ticker": "AAPL", "period": "ttm"}).status_code == 400

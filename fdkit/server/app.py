@@ -30,6 +30,7 @@ from ..catalog import CATALOG, Endpoint
 from ..errors import AuthenticationError, BadRequestError, FdkitError, InvalidCursorError, PaymentRequiredError
 from ..lake import require_lake
 from ..responses import error_response, json_response, problem_response, read_capped
+from . import reported  # noqa: F401  (registers the as-reported handlers)
 from .auth import Keys, load_keys, plan_allows
 from .cursors import CursorSigner
 from .handlers import handle
