@@ -24,6 +24,7 @@ from .errors import (
     FdkitError,
     InvalidCursorError,
     LakeError,
+    NarrowTypeWarning,
     NotFoundError,
     PaginationError,
     PaymentRequiredError,
@@ -67,6 +68,7 @@ __all__ = [
     "PaginationError",
     "StaleDataWarning",
     "TruncatedWarning",
+    "NarrowTypeWarning",
 ]
 
 

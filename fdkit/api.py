@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 #: a date parameter: ``"YYYY-MM-DD"``, a ``datetime.date`` (``pandas.Timestamp`` is one) or a ``numpy.datetime64``
 DateLike = str | datetime.date | np.datetime64
 
-__all__ = ["income_statements", "balance_sheets", "cash_flow_statements", "segmented_revenues", "income_statement_segments", "balance_sheet_segments", "cash_flow_statement_segments", "segmented_financials", "financial_statements", "as_reported_income_statements", "as_reported_balance_sheets", "as_reported_cash_flow_statements", "as_reported_financials", "financial_metrics", "financial_metrics_snapshot", "screen", "line_items", "prices", "crypto_prices", "price_snapshot", "market_price_snapshot", "crypto_price_snapshot", "news", "filings", "filing_items", "insider_trades", "insider_ownership", "institutional_ownership", "institutional_holdings", "index_funds", "company_facts", "interest_rates", "interest_rate_snapshot", "inflation_snapshot", "labor_snapshot", "inflation", "labor", "yield_curve_snapshot", "yield_curve", "statement_vintages", "splits", "analyst_estimates", "earnings", "kpi_guidance", "kpi_non_gaap", "kpi_metrics"]
+__all__ = ["income_statements", "balance_sheets", "cash_flow_statements", "segmented_revenues", "income_statement_segments", "balance_sheet_segments", "cash_flow_statement_segments", "segmented_financials", "financial_statements", "as_reported_income_statements", "as_reported_balance_sheets", "as_reported_cash_flow_statements", "as_reported_financials", "financial_metrics", "financial_metrics_snapshot", "screen", "financials_search", "line_items", "prices", "crypto_prices", "price_snapshot", "market_price_snapshot", "crypto_price_snapshot", "news", "filings", "filing_items", "insider_trades", "insider_ownership", "institutional_ownership", "institutional_holdings", "index_funds", "company_facts", "interest_rates", "interest_rate_snapshot", "inflation_snapshot", "labor_snapshot", "inflation", "labor", "yield_curve_snapshot", "yield_curve", "statement_vintages", "splits", "analyst_estimates", "earnings", "kpi_guidance", "kpi_non_gaap", "kpi_metrics"]
 
 
 @overload
@@ -742,6 +742,42 @@ def screen(filters: Sequence[Mapping[str, Any]], limit: int | Literal['default']
         'DataFrame'
     """
     return call('screen', {'filters': filters, 'limit': limit, 'period': period, 'currency': currency}, raw=raw, errors=errors, progress=progress, client=client, unknown=unknown)
+
+
+@overload
+def financials_search(filters: Sequence[Mapping[str, Any]], limit: int | Literal['default'] | None = 'default', period: Literal['annual', 'quarterly', 'ttm'] | None = None, order_by: Literal['ticker', '-ticker', 'report_period', '-report_period'] | None = None, currency: Literal['USD', 'EUR', 'GBP', 'JPY', 'CHF', 'AUD', 'CAD', 'SEK'] | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> pd.DataFrame: ...
+@overload
+def financials_search(filters: Sequence[Mapping[str, Any]], limit: int | Literal['default'] | None = 'default', period: Literal['annual', 'quarterly', 'ttm'] | None = None, order_by: Literal['ticker', '-ticker', 'report_period', '-report_period'] | None = None, currency: Literal['USD', 'EUR', 'GBP', 'JPY', 'CHF', 'AUD', 'CAD', 'SEK'] | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any: ...
+def financials_search(filters: Sequence[Mapping[str, Any]], limit: int | Literal['default'] | None = 'default', period: Literal['annual', 'quarterly', 'ttm'] | None = None, order_by: Literal['ticker', '-ticker', 'report_period', '-report_period'] | None = None, currency: Literal['USD', 'EUR', 'GBP', 'JPY', 'CHF', 'AUD', 'CAD', 'SEK'] | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any:
+    """The screener at the 2025 document's path (POST /financials/search): latest period per ticker passing every filter, in order_by order.
+
+    ``POST /financials/search`` -> a typed frame indexed ``('ticker', 'report_period')``.
+
+    Args:
+        filters: [{field, operator eq|gt|gte|lt|lte|in, value}], combined with AND. (required)
+        limit: Results wanted. (default: the service's 100, with a TruncatedWarning when more exist; None: everything)
+        period: Statement period. (one of annual, quarterly, ttm; the service assumes 'ttm')
+        order_by: Order of the results; a leading '-' is descending. (one of ticker, -ticker, report_period, -report_period; the service assumes 'ticker')
+        currency: Reporting currency. (one of USD, EUR, GBP, JPY, CHF, AUD, CAD, SEK)
+        raw: return the decoded JSON instead of a frame.
+        errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
+        progress: progress bar (default: only on a terminal).
+        **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
+        client: the client (default: the default client).
+
+    Returns:
+        A DataFrame (or JSON with ``raw=True``).
+
+    Raises:
+        BadRequestError: invalid parameters. NotFoundError: unknown ticker. FdkitError: any other failure.
+
+    Example:
+        >>> import fdkit
+        >>> df = fdkit.financials_search(filters=[{'field': 'revenue', 'operator': 'gt', 'value': 100000000000.0}], period='annual', order_by='-ticker')
+        >>> type(df).__name__
+        'DataFrame'
+    """
+    return call('financials_search', {'filters': filters, 'limit': limit, 'period': period, 'order_by': order_by, 'currency': currency}, raw=raw, errors=errors, progress=progress, client=client, unknown=unknown)
 
 
 @overload
@@ -2492,6 +2528,40 @@ class DatasetMethods:
             'DataFrame'
         """
         return call('screen', {'filters': filters, 'limit': limit, 'period': period, 'currency': currency}, raw=raw, errors=errors, progress=progress, client=cast("Client", self), unknown=unknown)
+
+    @overload
+    def financials_search(self, filters: Sequence[Mapping[str, Any]], limit: int | Literal['default'] | None = 'default', period: Literal['annual', 'quarterly', 'ttm'] | None = None, order_by: Literal['ticker', '-ticker', 'report_period', '-report_period'] | None = None, currency: Literal['USD', 'EUR', 'GBP', 'JPY', 'CHF', 'AUD', 'CAD', 'SEK'] | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
+    @overload
+    def financials_search(self, filters: Sequence[Mapping[str, Any]], limit: int | Literal['default'] | None = 'default', period: Literal['annual', 'quarterly', 'ttm'] | None = None, order_by: Literal['ticker', '-ticker', 'report_period', '-report_period'] | None = None, currency: Literal['USD', 'EUR', 'GBP', 'JPY', 'CHF', 'AUD', 'CAD', 'SEK'] | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any: ...
+    def financials_search(self, filters: Sequence[Mapping[str, Any]], limit: int | Literal['default'] | None = 'default', period: Literal['annual', 'quarterly', 'ttm'] | None = None, order_by: Literal['ticker', '-ticker', 'report_period', '-report_period'] | None = None, currency: Literal['USD', 'EUR', 'GBP', 'JPY', 'CHF', 'AUD', 'CAD', 'SEK'] | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any:
+        """The screener at the 2025 document's path (POST /financials/search): latest period per ticker passing every filter, in order_by order.
+
+        ``POST /financials/search`` -> a typed frame indexed ``('ticker', 'report_period')``.
+
+        Args:
+            filters: [{field, operator eq|gt|gte|lt|lte|in, value}], combined with AND. (required)
+            limit: Results wanted. (default: the service's 100, with a TruncatedWarning when more exist; None: everything)
+            period: Statement period. (one of annual, quarterly, ttm; the service assumes 'ttm')
+            order_by: Order of the results; a leading '-' is descending. (one of ticker, -ticker, report_period, -report_period; the service assumes 'ticker')
+            currency: Reporting currency. (one of USD, EUR, GBP, JPY, CHF, AUD, CAD, SEK)
+            raw: return the decoded JSON instead of a frame.
+            errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
+            progress: progress bar (default: only on a terminal).
+            **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
+
+        Returns:
+            A DataFrame (or JSON with ``raw=True``).
+
+        Raises:
+            BadRequestError: invalid parameters. NotFoundError: unknown ticker. FdkitError: any other failure.
+
+        Example:
+            >>> import fdkit
+            >>> df = fdkit.Client().financials_search(filters=[{'field': 'revenue', 'operator': 'gt', 'value': 100000000000.0}], period='annual', order_by='-ticker')
+            >>> type(df).__name__
+            'DataFrame'
+        """
+        return call('financials_search', {'filters': filters, 'limit': limit, 'period': period, 'order_by': order_by, 'currency': currency}, raw=raw, errors=errors, progress=progress, client=cast("Client", self), unknown=unknown)
 
     @overload
     def line_items(self, tickers: Sequence[str], line_items: Sequence[str], period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | None = None, end_date: DateLike | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...

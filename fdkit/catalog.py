@@ -583,6 +583,23 @@ _ENDPOINTS: tuple[Endpoint, ...] = (
         "Screen companies on statement and metric fields (latest period per ticker).",
     ),
     _search(
+        "financials_search",
+        "/financials/search",
+        (
+            Param("filters", "array", required=True, items="filter",
+                  description="[{field, operator eq|gt|gte|lt|lte|in, value}], combined with AND."),
+            Param("limit", "integer", default=100, min=1, max=100, description="Results wanted."),
+            Param("period", enum=("annual", "quarterly", "ttm"), default="ttm", description="Statement period."),
+            Param("order_by", enum=("ticker", "-ticker", "report_period", "-report_period"), default="ticker",
+                  description="Order of the results; a leading '-' is descending."),
+            Param("currency", enum=("USD", "EUR", "GBP", "JPY", "CHF", "AUD", "CAD", "SEK"),
+                  description="Reporting currency."),
+        ),
+        100,
+        "The screener at the 2025 document's path (POST /financials/search): latest period per ticker passing "
+        "every filter, in order_by order.",
+    ),
+    _search(
         "line_items",
         "/financials/search/line-items",
         (
@@ -1002,6 +1019,11 @@ _VALID: dict[str, dict[str, Any] | None] = {
     "financial_metrics_snapshot": {"ticker": "NVDA"},
     "screen": {"filters": [{"field": "revenue", "operator": "gt", "value": 1e11}], "period": "annual"},
     "line_items": {"tickers": ["AAPL", "NVDA"], "line_items": ["revenue", "net_income"], "period": "annual"},
+    "financials_search": {
+        "filters": [{"field": "revenue", "operator": "gt", "value": 1e11}],
+        "period": "annual",
+        "order_by": "-ticker",
+    },
     "prices": {"ticker": "AAPL", "interval": "day", "start_date": "2024-01-02", "end_date": "2024-01-31"},
     "crypto_prices": {"ticker": "BTC-USD", "interval": "day", "start_date": "2024-01-01", "end_date": "2024-01-31"},
     "price_snapshot": {"ticker": "MSFT"},
@@ -1051,6 +1073,7 @@ _INVALID: dict[str, dict[str, Any] | None] = {
     "financial_metrics_snapshot": {"ticker": "AAPL", "cik": "0000320193"},
     "screen": {"filters": []},
     "line_items": {"tickers": ["AAPL"]},
+    "financials_search": {"filters": [{"field": "revenue", "operator": "gt", "value": 1}], "order_by": "price"},
     "prices": {"ticker": "AAPL", "interval": "day", "start_date": "2024-01-02"},
     "crypto_prices": {
         "ticker": "BTC-USD",

@@ -42,6 +42,7 @@ __all__ = [
     "redact",
     "suggest",
     "TruncatedWarning",
+    "NarrowTypeWarning",
 ]
 
 _SECRETS: set[str] = set()
@@ -231,6 +232,13 @@ class TruncatedWarning(UserWarning):
     """A call without ``limit`` returned its endpoint's default number of records while more exist.
 
     The message says how to get the rest: ``limit=None`` for everything, or a larger ``limit``.
+    """
+
+
+class NarrowTypeWarning(UserWarning):
+    """A field's values do not fit the type fdkit declares for it: the column keeps them as text.
+
+    For example ``FY2026`` where a date is declared: never a crash, never a lost value.
     """
 
 

@@ -21,6 +21,7 @@ Example:
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
@@ -32,6 +33,7 @@ import pyarrow.compute as pc
 
 from . import catalog as _catalog
 from .catalog import Endpoint
+from .errors import NarrowTypeWarning
 from .lake import _STR, as_category
 from .schema import SCHEMAS, fields_of, pandas_dtype
 from .shapes import SHAPES
@@ -53,29 +55,54 @@ _ARROW = {"float": pa.float64(), "int": pa.int64(), "bool": pa.bool_(), "string"
           "category": pa.string(), "date": pa.string(), "datetime": pa.string()}  # fmt: skip
 
 
-def _arrow_column(values: list[Any], logical: str) -> pa.Array:
-    """One column as an Arrow array of the logical type (dates and times still as text)."""
+def _arrow_column(values: list[Any], logical: str, field: str = "") -> pa.Array:
+    """One column as an Arrow array of the logical type (dates and times still as text).
+
+    A date or time column whose values are not dates (a newer service, or a field the schema types too narrowly)
+    stays text, with a :class:`NarrowTypeWarning`: never a crash, never a lost value.
+    """
     kind = "string" if logical in ("category", "date", "datetime") else logical
     try:
         arr = pa.array(values, type=_ARROW[logical])
     except (pa.ArrowInvalid, pa.ArrowTypeError, KeyError):
         arr = pa.array(_coerce(values, kind), type=_ARROW[logical])
-    if logical == "date":
-        return pc.cast(pc.cast(pc.utf8_slice_codeunits(arr, 0, 10), pa.date32()), pa.timestamp("ns"))
-    if logical == "datetime":
-        try:
-            return pc.cast(arr, pa.timestamp("ns", tz="UTC"))
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-            parsed = pd.to_datetime(arr.to_pandas(), utc=True, format="ISO8601")
-            return pa.array(parsed, type=pa.timestamp("ns", tz="UTC"))
+    try:
+        if logical == "date":
+            return pc.cast(pc.cast(pc.utf8_slice_codeunits(arr, 0, 10), pa.date32()), pa.timestamp("ns"))
+        if logical == "datetime":
+            try:
+                return pc.cast(arr, pa.timestamp("ns", tz="UTC"))
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+                parsed = pd.to_datetime(arr.to_pandas(), utc=True, format="ISO8601")
+                return pa.array(parsed, type=pa.timestamp("ns", tz="UTC"))
+    except (pa.ArrowInvalid, ValueError):
+        bad = next((v for v in arr.to_pylist() if v is not None), None)
+        warnings.warn(f"{field or 'a field'}: values such as {bad!r} are not {logical}s; kept as text",
+                      NarrowTypeWarning, stacklevel=4)  # fmt: skip
     return arr
+
+
+def _extra_column(values: list[Any]) -> pa.Array:
+    """A field fdkit does not know, typed by what it holds (numbers, flags, text; nested values as JSON text)."""
+    if any(isinstance(v, dict | list) for v in values):
+        values = [None if v is None else orjson.dumps(v).decode() for v in values]
+    try:
+        arr = pa.array(values)
+    except (pa.ArrowInvalid, pa.ArrowTypeError):  # truly mixed: text
+        return pa.array([None if v is None else str(v) for v in values], type=pa.string())
+    return arr.cast(pa.string()) if pa.types.is_null(arr.type) else arr
 
 
 _MAPPER = {pa.int64(): pd.Int64Dtype(), pa.bool_(): pd.BooleanDtype(), pa.string(): pd.StringDtype()}
 
 
-def _arrow_table(records: Sequence[Mapping[str, Any]], columns: Mapping[str, str]) -> pa.Table:
-    arrays = {field: _arrow_column([r.get(field) for r in records], logical) for field, logical in columns.items()}
+def _arrow_table(records: Sequence[Mapping[str, Any]], columns: Mapping[str, str], *,
+                 extras: bool = False) -> pa.Table:  # fmt: skip
+    """Typed columns of ``records``; with ``extras``, fields outside ``columns`` follow as inferred columns."""
+    arrays = {f: _arrow_column([r.get(f) for r in records], logical, f) for f, logical in columns.items()}
+    if extras:
+        for f in dict.fromkeys(k for r in records for k in r if k not in columns):
+            arrays[f] = _extra_column([r.get(f) for r in records])
     return pa.table(arrays) if arrays else pa.table({})
 
 
@@ -105,7 +132,8 @@ class PartSource(Protocol):
 def _part(recs: list[dict[str, Any]], fill: Mapping[str, Any], columns: Mapping[str, str]) -> Part:
     """One response's typed columns; per-response constants (the ticker) are kept aside, not written per row."""
     own = {f: t for f, t in columns.items() if not (f in fill and (not recs or f not in recs[0]))}
-    return _arrow_table(recs, own).select(list(own)), len(recs), {f: fill[f] for f in columns if f not in own}
+    table = _arrow_table(recs, own, extras=True)  # fields fdkit does not know are kept, typed by their values
+    return table, len(recs), {f: fill[f] for f in columns if f not in own}
 
 
 def part_tag(endpoint: str | Endpoint) -> str:
@@ -147,18 +175,27 @@ def part_from_bytes(data: bytes) -> Part:
 
 
 def _assemble(parts: Sequence[Part], columns: Mapping[str, str]) -> pd.DataFrame:
-    """One typed frame from several responses' parts."""
+    """One typed frame from several responses' parts; fields outside the schema follow the schema's columns."""
     parts = [p for p in parts if p[1]]
     if not parts:
         return _to_pandas(_arrow_table([], columns), columns)
+    extras: dict[str, pa.DataType] = {}
+    for table, _, _ in parts:
+        for f in table.column_names:
+            if f not in columns:
+                extras.setdefault(f, table.schema.field(f).type)
+    order = [*columns, *extras]
     if len({tuple(t.column_names) for t, _, _ in parts}) > 1:  # mixed payloads: constants become columns
         tables = []
         for table, n, consts in parts:
             for f, v in consts.items():
-                table = table.append_column(f, _arrow_column([v] * n, columns[f]))
-            tables.append(table.select(list(columns)))
-        return _to_pandas(pa.concat_tables(tables), columns)
-    table = parts[0][0] if len(parts) == 1 else pa.concat_tables([t for t, _, _ in parts])
+                table = table.append_column(f, _arrow_column([v] * n, columns[f], f))
+            for f, kind in extras.items():
+                if f not in table.column_names:
+                    table = table.append_column(f, pa.nulls(n, type=kind))
+            tables.append(table.select(order))
+        return _to_pandas(pa.concat_tables(tables, promote_options="permissive"), columns)
+    table = parts[0][0] if len(parts) == 1 else pa.concat_tables([t for t, _, _ in parts], promote_options="permissive")
     const_rows = [(n, c) for _, n, c in parts]
     df = _to_pandas(table, {f: t for f, t in columns.items() if f in table.column_names})
     for field in [f for f in columns if f not in table.column_names]:
@@ -168,9 +205,11 @@ def _assemble(parts: Sequence[Part], columns: Mapping[str, str]) -> pd.DataFrame
             df[field] = pd.Categorical.from_codes(codes, categories=cats)
         else:
             values = [c[field] for n, c in const_rows for _ in range(n)]
-            df[field] = _to_pandas(pa.table({field: _arrow_column(values, columns[field])}), {})[field].to_numpy()
+            df[field] = _to_pandas(pa.table({field: _arrow_column(values, columns[field], field)}), {})[
+                field
+            ].to_numpy()
             df[field] = df[field].astype(pandas_dtype(columns[field]))  # type: ignore[call-overload]
-    return df[list(columns)]
+    return df[order]
 
 
 def _columns_of(schema: str, extra: Iterable[str] = ()) -> dict[str, str]:

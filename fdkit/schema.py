@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 
 __all__ = ["SCHEMAS", "LOGICAL_TYPES", "KNOWN_CATEGORIES", "SEGMENT_REPORT", "pandas_dtype", "fields_of",
-           "STATEMENT_FIELDS", "OWNERSHIP_FORMS"]  # fmt: skip
+           "STATEMENT_FIELDS", "OWNERSHIP_FORMS", "WIRE_TYPES"]  # fmt: skip
 
 F, INT, S, C, B, D, T, N = "float", "int", "string", "category", "bool", "date", "datetime", "nested"
 
@@ -54,6 +54,10 @@ KNOWN_CATEGORIES: Mapping[str, tuple[str, ...]] = MappingProxyType(
         "put_call": ("Call", "Put"),
         # statements: a TTM row (a sum of four filings) has no form type, so a TTM-only frame is all-missing
         "form_type": ("10-K", "10-Q"),
+        # earnings: a surprise needs an estimate (the reference data has none), a window an acceptance time
+        **{f"{p}_{s}_surprise": ("BEAT", "MEET", "MISS") for p in ("quarterly", "annual") for s in ("revenue", "eps")},
+        "filing_window": ("AFTER_HOURS", "DURING_MARKET", "PRE_MARKET", "WEEKEND"),
+        "holding_type": ("derivative", "non_derivative"),
     }
 )
 
@@ -150,6 +154,29 @@ EARNINGS_DIMENSION = (
     "net_cash_flow_from_financing", "change_in_cash_and_equivalents", "free_cash_flow",
 )  # fmt: skip
 
+#: figures of an earnings release derived from the lake's history (the 2026 record): changes against the previous
+#: quarter (``_chg``; the previous year in the annual payload), against the same quarter a year earlier
+#: (``_yoy_chg``, quarterly only), margins and their changes in basis points and percent, surprises
+_EARNINGS_CHANGED = (
+    "revenue", "earnings_per_share", "gross_profit", "operating_income", "net_income",
+    "net_cash_flow_from_operations", "net_cash_flow_from_investing", "net_cash_flow_from_financing",
+    "capital_expenditure", "free_cash_flow",
+)  # fmt: skip
+EARNINGS_MARGINS = {"gross_margin": "gross_profit", "operating_margin": "operating_income", "net_margin": "net_income"}
+EARNINGS_DERIVED: dict[str, tuple[str, ...]] = {
+    "annual": (
+        *(f"{x}_chg" for x in _EARNINGS_CHANGED), *EARNINGS_MARGINS,
+        *(f"{m}_chg_{u}" for m in EARNINGS_MARGINS for u in ("bps", "pct")),
+        "revenue_surprise_pct", "eps_surprise_pct",
+    ),
+}  # fmt: skip
+EARNINGS_DERIVED["quarterly"] = (
+    *EARNINGS_DERIVED["annual"], *(f"{x}_yoy_chg" for x in _EARNINGS_CHANGED),
+    *(f"{m}_yoy_chg_{u}" for m in EARNINGS_MARGINS for u in ("bps", "pct")),
+)  # fmt: skip
+#: the income statement's amounts in USD (converted at the filing's rate; equal to the amount for USD reporters)
+INCOME_USD_FIELDS = ("revenue_usd", "ebit_usd", "earnings_per_share_usd", "net_income_common_stock_usd")
+
 _SEGMENT_ITEM = {
     # one row per item x segment member (see shapes.SegmentItems)
     "name": S,
@@ -186,12 +213,15 @@ _KPI_BASE = {
 }
 
 _SCHEMAS: dict[str, dict[str, str]] = {
-    "income_statements": {**STATEMENT_HEADER, **_floats(*INCOME_FIELDS)},
+    "income_statements": {**STATEMENT_HEADER, **_floats(*INCOME_FIELDS, *INCOME_USD_FIELDS)},
     "balance_sheets": {**STATEMENT_HEADER, **_floats(*BALANCE_FIELDS)},
     "cash_flow_statements": {**STATEMENT_HEADER, **_floats(*CASH_FLOW_FIELDS)},
     # the three statements of one period side by side (/financials): a field two statements report (net income)
     # keeps the income statement's value, the filing header the income statement's
-    "financial_statements": {**STATEMENT_HEADER, **_floats(*INCOME_FIELDS, *BALANCE_FIELDS, *CASH_FLOW_FIELDS)},
+    "financial_statements": {
+        **STATEMENT_HEADER,
+        **_floats(*INCOME_FIELDS, *INCOME_USD_FIELDS, *BALANCE_FIELDS, *CASH_FLOW_FIELDS),
+    },  # fmt: skip
     "financial_metrics": {**STATEMENT_HEADER, **_floats(*METRIC_FIELDS)},
     "segmented_revenues": {**SEGMENT_REPORT, "items": N},
     # the rows a segments frame has after explosion
@@ -352,7 +382,8 @@ _SCHEMAS: dict[str, dict[str, str]] = {
         "sic_sector": S,
         "website_url": S,
         "weighted_average_shares": F,
-        "former_tickers": S,
+        # the company's history: [{type, name, start_date, end_date}] (former names, from SEC submissions)
+        "events": N,
     },  # fmt: skip
     "interest_rates": {"bank": C, "date": D, "name": S, "rate": F},
     "analyst_estimates": {
@@ -370,10 +401,15 @@ _SCHEMAS: dict[str, dict[str, str]] = {
         "currency": C,
         "source_type": C,
         "filing_date": D,
+        # the SEC's acceptance time in Eastern Time (ISO 8601 with its offset), and the market session it fell in
+        "filing_datetime": S,
+        "filing_window": C,
         "accession_number": S,
         "filing_url": S,
         **{f"quarterly_{f}": F for f in EARNINGS_DIMENSION},
         **{f"annual_{f}": F for f in EARNINGS_DIMENSION},
+        **{f"{p}_{f}": F for p, fields in EARNINGS_DERIVED.items() for f in fields},
+        **{f"{p}_{s}_surprise": C for p in ("quarterly", "annual") for s in ("revenue", "eps")},
     },
     "kpi_metrics": {**_KPI_BASE, "yoy_value": F, "yoy_change_pct": F},
     "kpi_guidance": {
@@ -435,6 +471,10 @@ _SCHEMAS["as_reported"] = {
     "ticker": C, "report_period": D, "fiscal_period": C, "period": C, "currency": C, "accession_number": S,
     "filing_url": S, "filing_date": D, "statement": C, "label": S, "full_label": S, "value": F, "parent": S,
 }  # fmt: skip
+
+#: fields whose JSON type on the wire differs from their frame type: the service sends a filing's ``cik`` as an
+#: integer; frames keep every CIK as the 10-digit string EDGAR spells (``records_of`` pads integers)
+WIRE_TYPES: Mapping[tuple[str, str], str] = MappingProxyType({("filings", "cik"): INT})
 
 #: the forms whose holdings ``insider_ownership`` holds (Form 4 rows are trades: ``insider_trades``)
 OWNERSHIP_FORMS = ("3", "5", "3/A", "5/A")

@@ -35,9 +35,15 @@ from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
 
-from .schema import SCHEMAS, SEGMENT_REPORT, fields_of
+from .schema import EARNINGS_DERIVED, SCHEMAS, SEGMENT_REPORT, fields_of
 
-__all__ = ["Shape", "SHAPES", "Record", "JsonSchema"]
+#: earnings figures the service returns "only when calculable": absent, not null, where the lake cannot derive them
+_EARNINGS_OPTIONAL = frozenset(
+    {f for fields in EARNINGS_DERIVED.values() for f in fields}
+    | {"revenue_surprise", "eps_surprise", "estimated_revenue", "estimated_earnings_per_share"}
+)
+
+__all__ = ["Shape", "SHAPES", "Record", "JsonSchema", "SEGMENT_LINE_ITEMS"]
 
 Record = dict[str, Any]
 JsonSchema = dict[str, Any]
@@ -112,8 +118,11 @@ class PrefixedObjects(Shape):
 
     name = "earnings"
 
-    def __init__(self, keys: tuple[str, ...] = ("quarterly", "annual")) -> None:
+    def __init__(
+        self, keys: tuple[str, ...] = ("quarterly", "annual"), omit_null: frozenset[str] = frozenset()
+    ) -> None:
         self.keys = keys
+        self.omit_null = omit_null  # fields "returned only when calculable": left out rather than null
 
     def _split(self, column: str) -> tuple[str, str] | None:
         for k in self.keys:
@@ -139,7 +148,7 @@ class PrefixedObjects(Shape):
                 split = self._split(column)
                 if split is None:
                     item[column] = v
-                else:
+                elif v is not None or split[1] not in self.omit_null:
                     item[split[0]][split[1]] = v
             out.append(item)
         return out
@@ -147,9 +156,10 @@ class PrefixedObjects(Shape):
     def record_schema(self, schema: str, flat: RecordSchema, drop: tuple[str, ...] = ()) -> JsonSchema:  # noqa: D102
         nested = tuple(f for f in SCHEMAS[schema] if self._split(f))
         base = flat(schema, drop=drop + nested)
-        inner = {self._split(f)[1]: {"type": ["number", "null"]} for f in nested if f.startswith(self.keys[0] + "_")}  # type: ignore[index]
+        typed = flat(schema)["properties"]  # each nested field keeps its own JSON type (surprises are strings)
         for key in self.keys:
-            base["properties"][key] = {"type": "object", "properties": dict(inner)}
+            inner = {f[len(key) + 1 :]: typed[f] for f in nested if f.startswith(key + "_")}
+            base["properties"][key] = {"type": "object", "properties": inner}
         return base
 
 
@@ -253,11 +263,18 @@ class LineItems(Shape):
                 "properties": {"label": {"type": "string"}, "value": {"type": ["number", "null"]}},
             },
         }
-        base["additionalProperties"] = {"type": "object", "properties": {"product": entries, "segment": entries}}
+        base["additionalProperties"] = {"type": ["object", "null"],
+                                        "properties": {"product": entries, "segment": entries}}  # fmt: skip
         return base
 
 
 _STATEMENT_KEYS = ("income_statement", "balance_sheet", "cash_flow_statement")
+#: the line items the service documents per statement's segments: a report without one answers it as null
+SEGMENT_LINE_ITEMS: Mapping[str, tuple[str, ...]] = MappingProxyType({
+    "income_statement": ("revenue", "operating_income", "depreciation"),
+    "balance_sheet": ("assets", "goodwill", "long_lived_assets"),
+    "cash_flow_statement": ("capital_expenditure",),
+})  # fmt: skip
 
 
 class StatementLineItems(LineItems):
@@ -425,6 +442,7 @@ class AsReported(Shape):
 
 #: every shape, by the name the catalog uses
 SHAPES: Mapping[str, Shape] = MappingProxyType(
-    {s.name: s for s in (Shape(), PrefixedObjects(), SegmentItems(), LineItems(), StatementLineItems(),
-                         StatementBundle(), IndexFunds(), AsReported(bundle=False), AsReported(bundle=True))}
+    {s.name: s for s in (Shape(), PrefixedObjects(omit_null=_EARNINGS_OPTIONAL), SegmentItems(), LineItems(),
+                         StatementLineItems(), StatementBundle(), IndexFunds(), AsReported(bundle=False),
+                         AsReported(bundle=True))}
 )  # fmt: skip

@@ -861,7 +861,7 @@ def build_company_facts(
             "sic_code": p["sic"] if p is not None else None,
             "sic_industry": p["sic_description"] if p is not None else None,
             "sic_sector": None, "website_url": None, "weighted_average_shares": shares_v,
-            "former_tickers": (p["former_names"] if p is not None and isinstance(p["former_names"], str) else None),
+            "events": company_events(p["former_names"] if p is not None else None),
         })  # fmt: skip
     known = {r["ticker"] for r in rows}
     for m in members.itertuples(index=False):
@@ -871,6 +871,18 @@ def build_company_facts(
                      "category": "Common Stock", "is_active": True, "location": m.location,
                      "sec_filings_url": f"{SEC}/cgi-bin/browse-edgar?action=getcompany&CIK={m.cik}"})  # fmt: skip
     return pd.DataFrame(rows)
+
+
+def company_events(former_names: object) -> list[dict[str, str | None]]:
+    """The company's history as the 2026 ``events`` array: one ``former_name`` event per name the SEC lists
+    (``APPLE INC (2007-01-10..2019-08-05)|...``), with the dates the name was in use."""
+    events: list[dict[str, str | None]] = []
+    for part in str(former_names).split("|") if isinstance(former_names, str) else []:
+        m = re.match(r"^(.*?)\s*\((\d{4}-\d{2}-\d{2})?\.\.(\d{4}-\d{2}-\d{2})?\)$", part.strip())
+        if m:
+            events.append({"type": "former_name", "name": m.group(1), "start_date": m.group(2),
+                           "end_date": m.group(3)})  # fmt: skip
+    return events
 
 
 def build_filings(index: pd.DataFrame) -> pd.DataFrame:
@@ -1161,20 +1173,114 @@ def build_estimates(all_statements: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def build_earnings(all_statements: pd.DataFrame) -> pd.DataFrame:
-    """One record per quarterly report: the quarter's figures and the trailing-twelve-month figures."""
+def with_usd_amounts(income: pd.DataFrame) -> pd.DataFrame:
+    """The ``*_usd`` amounts of the income statement: the amount itself for a USD reporter, else missing (the
+    sources carry no exchange rates, so a non-USD amount is never converted with a made-up rate)."""
+    usd = income["currency"].astype("string").eq("USD").fillna(False).to_numpy(dtype=bool)
+    out = income.copy()
+    for field, base in (("revenue_usd", "revenue"), ("ebit_usd", "ebit"), ("earnings_per_share_usd",
+                        "earnings_per_share"), ("net_income_common_stock_usd", "net_income_common_stock")):  # fmt: skip
+        out[field] = income[base].where(usd)
+    return out
+
+
+def _change(now: pd.Series, before: pd.Series) -> pd.Series:
+    """(now - before) / |before|: the sign says the direction even when the base is negative; missing at 0."""
+    base = before.abs().where(before != 0)
+    return (now - before) / base
+
+
+def _earlier(df: pd.DataFrame, days: int, slack: int) -> pd.DataFrame:
+    """For each row, the same ticker's row whose report period ended ``days`` (+/- ``slack``) before it."""
+    left = df.reset_index()[["ticker", "report_period"]].assign(
+        _want=lambda d: d["report_period"] - pd.Timedelta(days=days)
+    )
+    right = df.reset_index().rename(columns={"report_period": "_rp"})
+    found = pd.merge_asof(left.sort_values("_want"), right.sort_values("_rp"), left_on="_want", right_on="_rp",
+                          by="ticker", direction="nearest", tolerance=pd.Timedelta(days=slack))  # fmt: skip
+    return found.set_index(["ticker", "report_period"]).reindex(df.index)
+
+
+def earnings_derived(frame: pd.DataFrame, prefix: str) -> pd.DataFrame:
+    """The 2026 record's derived figures of one payload (``quarterly`` or ``annual``), matched by date.
+
+    A quarterly change is against the quarter ending about three months before, a year-over-year one against
+    about a year before (a missing quarter gives a missing change, never one against the wrong quarter); the
+    annual payload (trailing twelve months) changes against the year before.
+    """
+    from fdkit.schema import EARNINGS_DERIVED, EARNINGS_MARGINS  # noqa: PLC0415
+
+    cur = frame[[c for c in frame.columns if c.startswith(prefix + "_")]].rename(columns=lambda c: c[len(prefix) + 1 :])
+    prev = _earlier(cur, 91 if prefix == "quarterly" else 365, 20)
+    year = _earlier(cur, 365, 20)
+    out = pd.DataFrame(index=cur.index)
+    for m, base in EARNINGS_MARGINS.items():
+        cur[m] = cur[base] / cur["revenue"].where(cur["revenue"] != 0)
+        prev[m] = prev[base] / prev["revenue"].where(prev["revenue"] != 0)
+        year[m] = year[base] / year["revenue"].where(year["revenue"] != 0)
+    for f in EARNINGS_DERIVED[prefix]:
+        if f in EARNINGS_MARGINS:
+            out[f] = cur[f]
+        elif f.endswith(("_chg_bps", "_chg_pct")):
+            m, ref = f.split("_chg_")[0].removesuffix("_yoy"), year if "_yoy_" in f else prev
+            out[f] = (cur[m] - ref[m]) * 10_000 if f.endswith("bps") else _change(cur[m], ref[m])
+        elif f.endswith("_yoy_chg"):
+            x = f.removesuffix("_yoy_chg")
+            out[f] = _change(cur[x], year[x])
+        elif f.endswith("_chg"):
+            x = f.removesuffix("_chg")
+            out[f] = _change(cur[x], prev[x])
+        elif f == "revenue_surprise_pct":
+            out[f] = cur["revenue"] / cur["estimated_revenue"] - 1
+        elif f == "eps_surprise_pct":
+            out[f] = _change(cur["earnings_per_share"], cur["estimated_earnings_per_share"])
+    for kind in ("revenue", "eps"):
+        pct = out[f"{kind}_surprise_pct"]
+        out[f"{kind}_surprise"] = np.select([pct > 0, pct < 0, pct == 0], ["BEAT", "MISS", "MEET"], default=None)
+    return out.add_prefix(prefix + "_")
+
+
+_ET = "America/New_York"
+
+
+def filing_window(accepted: pd.Series) -> pd.Series:
+    """The market session of an Eastern-Time acceptance time: PRE_MARKET (weekday 04:00-09:30), DURING_MARKET
+    (09:30-16:00), AFTER_HOURS (other weekday times), WEEKEND; missing where the time is."""
+    minutes = accepted.dt.hour * 60 + accepted.dt.minute
+    weekend = accepted.dt.day_of_week >= 5
+    window = np.select([weekend, (minutes >= 240) & (minutes < 570), (minutes >= 570) & (minutes < 960)],
+                       ["WEEKEND", "PRE_MARKET", "DURING_MARKET"], default="AFTER_HOURS")  # fmt: skip
+    return pd.Series(window, index=accepted.index).where(accepted.notna())
+
+
+def build_earnings(all_statements: pd.DataFrame, index: pd.DataFrame) -> pd.DataFrame:
+    """One record per quarterly report: the quarter's figures and the trailing-twelve-month figures, the derived
+    figures of the 2026 record and, where the SEC submissions index has it, the acceptance time.
+
+    EDGAR's ``acceptanceDateTime`` carries a ``Z`` but is Eastern Time (Apple's 8-Ks read 16:30, its 16:30 ET
+    release), so it is read as Eastern and written with its offset."""
     q = all_statements[all_statements["period"] == "quarterly"].set_index(["ticker", "report_period"])
     ttm = all_statements[all_statements["period"] == "ttm"].set_index(["ticker", "report_period"])
-    dims = [f[len("quarterly_") :] for f in SCHEMAS["earnings"] if f.startswith("quarterly_")]
-    out = pd.DataFrame(index=q.index)
-    for d in dims:
-        out[f"quarterly_{d}"] = q[d] if d in q.columns else np.nan
-        out[f"annual_{d}"] = ttm[d].reindex(q.index) if d in ttm.columns else np.nan
+    from fdkit.schema import EARNINGS_DIMENSION  # noqa: PLC0415
+
+    nan = pd.Series(np.nan, index=q.index)
+    out = pd.DataFrame({
+        **{f"quarterly_{d}": q[d] if d in q.columns else nan for d in EARNINGS_DIMENSION},
+        **{f"annual_{d}": ttm[d].reindex(q.index) if d in ttm.columns else nan for d in EARNINGS_DIMENSION},
+    }, index=q.index)  # fmt: skip
     out["fiscal_period"] = q["fiscal_period"]
     out["currency"] = q["currency"]
     out["source_type"] = q["form_type"].str.replace("/A", "", regex=False)
     out["filing_date"] = q["filing_date"]
     out["accession_number"] = q["accession_number"]
+    out = out.join(earnings_derived(out, "quarterly")).join(earnings_derived(out, "annual"))
+    accepted = {}
+    if len(index) and "acceptanceDateTime" in index.columns:
+        accepted = dict(zip(index["accessionNumber"], index["acceptanceDateTime"], strict=True))
+    stamp = pd.to_datetime(out["accession_number"].map(accepted), format="ISO8601").dt.tz_localize(None)
+    stamp = stamp.dt.tz_localize(_ET, ambiguous="NaT", nonexistent="NaT")
+    out["filing_datetime"] = stamp.map(lambda t: t.isoformat() if pd.notna(t) else None)
+    out["filing_window"] = filing_window(stamp)
     return out.reset_index()
 
 
@@ -1252,6 +1358,7 @@ def build(src: Path, out: Path, src2: Path | None = None) -> dict[str, pd.DataFr
     seg_items, seg_fin = build_segments(src, filed_of, all_st)
     seg_items, seg_fin = (with_fiscal_labels(d, all_st) for d in (seg_items, seg_fin))
     crypto_daily, crypto_minute = build_crypto(src)
+    stmts["income_statements"] = with_usd_amounts(stmts["income_statements"])
     datasets: dict[str, tuple[pd.DataFrame, str | None]] = {
         **{name: (df, name) for name, df in stmts.items()},
         "financial_metrics": (build_metrics(all_st, daily), "financial_metrics"),
@@ -1274,7 +1381,7 @@ def build(src: Path, out: Path, src2: Path | None = None) -> dict[str, pd.DataFr
         "statement_vintages": (vintages, "statement_vintages"),
         "news": (build_news(src), "news"),
         "analyst_estimates": (build_estimates(all_st), "analyst_estimates"),
-        "earnings": (build_earnings(all_st), "earnings"),
+        "earnings": (build_earnings(all_st, index), "earnings"),
     }
     trades, holdings = build_insiders(src, index)
     datasets["insider_trades"] = (trades, "insider_trades")

@@ -227,6 +227,26 @@ LEFT_OUT = """\
   of each source are not in the S&P 500 members' prices (split-adjusted only).
 * KPIs (`/kpi/*`): no source in data-real; the endpoints answer with empty lists.
 * BoE/BoJ/BoC/RBA rate levels: only decision dates exist in data-real.
+
+## Null where the record truly lacks the value
+
+The 2026 document marks these fields as never null; the service answers null where the sources do not hold the
+value (never a made-up one). `tests/test_reference_fuzz.py` lists the same places as the document's errors.
+* Statement line items a company does not report (a bank's inventory, most companies' deposit liabilities), and
+  ratios whose inputs are missing.
+* `accession_number` / `filing_url` of statements, segments and earnings from pystock filings and some XBRL
+  instance documents (the sources name no accession); the filing URL is then the EDGAR list of the company's
+  filings of that form.
+* Company facts the sources lack for a company: SIC sector, website, listing date, number of employees, exchange.
+* `filings.report_date` of forms without a period of report (EDGAR leaves it empty: 8-K/A, 144, SC 13G ...).
+* `price_snapshot.market_cap` where the share count is not in the sources; `news.author` and `news.sentiment`
+  (no sentiment is computed).
+* `institutional_holdings.form_type`: the parsed information tables do not say 13F-HR or 13F-HR/A.
+* As-reported reports of periods the statement datasets do not hold have no `fiscal_period`.
+* Earnings fields the 2026 document returns "only when calculable" (changes, margins, surprises, estimates) are
+  left out of the record, not null, where the lake cannot derive them; `signals` is left out (no estimates or
+  guidance in the sources, so none fires). `filing_datetime`/`filing_window` are null where the SEC submissions
+  index of the four bundled companies has no acceptance time (85 of 3,120 releases have one).
 """
 
 

@@ -12,6 +12,7 @@ import fdkit.server
 from fdkit.catalog import CATALOG
 from fdkit.lake import default_data_dir, read_dataset
 from fdkit.schema import SCHEMAS
+from fdkit.shapes import SEGMENT_LINE_ITEMS
 
 LISTINGS = [ep for ep in CATALOG.values() if ep.kind == "listing"]
 SERVED = [ep for ep in CATALOG.values() if ep.kind != "listing"]
@@ -30,6 +31,7 @@ def _record_fields(ep):
     if ep.schema == "segmented_financials":
         fields |= {"revenue", "operating_income", "gross_profit", "income_statement", "balance_sheet",
                    "cash_flow_statement"}  # fmt: skip
+        fields |= {item for items in SEGMENT_LINE_ITEMS.values() for item in items}
     if ep.shape.startswith("as_reported"):
         fields |= {"line_items", "income_statement", "balance_sheet", "cash_flow_statement"}
     if ep.shape == "statement_bundle":

@@ -220,7 +220,8 @@ def _authorize(request: Request, ep: Endpoint) -> None:
 def _ignored_header(ignored: list[str]) -> dict[str, str] | None:
     if not ignored:
         return None
-    shown = [n[:64].encode("ascii", "backslashreplace").decode() for n in ignored]  # header values are ASCII
+    # header values are printable ASCII: every other character (controls too) is escaped
+    shown = [n[:64].encode("unicode_escape").decode("ascii") for n in ignored]
     return {IGNORED_HEADER: ", ".join(shown[:20]) + (f", ... ({len(shown)} in all)" if len(shown) > 20 else "")}
 
 

@@ -24,7 +24,7 @@ from ..errors import BadRequestError, NotFoundError
 from ..filters import apply_filters
 from ..frames import to_records
 from ..schema import SCHEMAS, YIELD_TENORS, fields_of
-from ..shapes import SHAPES
+from ..shapes import SEGMENT_LINE_ITEMS, SHAPES
 from .params import ParamError
 from .store import Store
 
@@ -238,7 +238,14 @@ def statement_segments(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
     df = _rows_of(store.rows("segmented_financials", ticker or ""), ep)
     df = _sorted(_filter(df, ep, q), ep)
     shape = SHAPES[ep.shape]
-    return Answer(records=shape.nest(to_records(df, shape.row_fields())))  # type: ignore[attr-defined]
+    reports = shape.nest(to_records(df, shape.row_fields()))  # type: ignore[attr-defined]
+    statement = ep.row_filter.get("statement")
+    for rep in reports:  # documented line items a report lacks are null, never absent
+        parts = {statement: rep} if statement else {s: rep[s] for s in SEGMENT_LINE_ITEMS if rep.get(s) is not None}
+        for name, part in parts.items():
+            for item in SEGMENT_LINE_ITEMS[name]:
+                part.setdefault(item, None)
+    return Answer(records=reports)
 
 
 @handles("financial_statements")
@@ -421,10 +428,19 @@ def filing_items(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
         "filing_type": q["filing_type"],
         "accession_number": accession,
         "year": int(q["year"]),
-        "quarter": None if pd.isna(latest["quarter"]) else int(latest["quarter"]),
+        "quarter": None if q["filing_type"] != "10-Q" or pd.isna(latest["quarter"]) else int(latest["quarter"]),
         "filing_date": latest["filing_date"].strftime("%Y-%m-%d"),
     }
     return Answer(obj=items, top=top)
+
+
+@handles("filings")
+def filings(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
+    """Filings, newest first; ``cik`` is an integer, as the service documents it."""
+    records = generic_list(store, ep, q).records or []
+    for r in records:
+        r["cik"] = int(r["cik"]) if r.get("cik") else None
+    return Answer(records=records)
 
 
 @handles("company_facts")
@@ -434,7 +450,10 @@ def company_facts(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
     rows = store.rows("company_facts", ticker)
     if rows.empty:
         raise NotFound(f"no company facts for {ticker}")
-    return Answer(obj=to_records(rows.iloc[:1], fields_of("company_facts"))[0])
+    facts = to_records(rows.iloc[:1], fields_of("company_facts"))[0]
+    events = rows["events"].iloc[0] if "events" in rows.columns else None
+    facts["events"] = [] if events is None else [dict(e) for e in events]  # none known: an empty history
+    return Answer(obj=facts)
 
 
 @handles("institutional_ownership")
@@ -575,9 +594,9 @@ def _search_frame(store: Store, period: str) -> pd.DataFrame:
     return base
 
 
-@handles("screen")
+@handles("screen", "financials_search")
 def screener(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
-    """Latest period per ticker passing every filter (AND), sorted by ticker."""
+    """Latest period per ticker passing every filter (AND), sorted by ticker (or ``order_by``)."""
     df = _search_frame(store, q.get("period", "ttm"))
     if q.get("currency"):
         df = df[df["currency"].astype("string") == q["currency"]]
@@ -586,7 +605,9 @@ def screener(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
         hits = apply_filters(df, q["filters"])
     except BadRequestError as exc:
         raise ParamError(exc.message, exc.error or "Invalid filters") from None
-    hits = hits.iloc[: int(q.get("limit") or 10)]
+    order = str(q.get("order_by") or "ticker")
+    hits = hits.sort_values(order.lstrip("-"), ascending=not order.startswith("-"), kind="stable")
+    hits = hits.iloc[: int(q.get("limit") or ep.default_limit or 10)]
     wanted = ["ticker", "report_period", "period", "currency"]
     wanted += [f["field"] for f in q["filters"] if f["field"] not in wanted]
     return Answer(obj=to_records(hits, list(dict.fromkeys(wanted))))

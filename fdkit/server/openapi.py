@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..catalog import CATALOG, Endpoint, Param
-from ..schema import SCHEMAS, N
+from ..schema import SCHEMAS, WIRE_TYPES, N
 from ..shapes import SHAPES
 
 #: the response header naming the parameters (or body fields) a request sent that the endpoint ignored
@@ -49,6 +49,18 @@ _NESTED: dict[tuple[str, str], dict[str, Any]] = {
             },
         },
     },
+    ("company_facts", "events"): {
+        "type": "array",
+        "items": {
+            "type": "object",
+            "properties": {
+                "type": {"type": "string"},
+                "name": {"type": ["string", "null"]},
+                "start_date": {"type": ["string", "null"], "format": "date"},
+                "end_date": {"type": ["string", "null"], "format": "date"},
+            },
+        },
+    },
     ("filing_items", "exhibits"): {
         "type": "array",
         "items": {
@@ -75,6 +87,7 @@ def _record_schema(name: str, *, drop: tuple[str, ...] = ()) -> dict[str, Any]:
     for field, logical in SCHEMAS[name].items():
         if field in drop:
             continue
+        logical = WIRE_TYPES.get((name, field), logical)
         props[field] = _NESTED.get((name, field), {}) if logical == N else dict(_JSON_TYPE[logical])
     return {"type": "object", "properties": props}
 

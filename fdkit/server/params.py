@@ -198,7 +198,15 @@ def validate_query(
         else:
             if len(raw) > 1:
                 raise ParamError(f"'{p.name}' was given {len(raw)} times; give it once", "Repeated parameter")
-            out[p.name] = _scalar(p, raw[0])
+            try:
+                out[p.name] = _scalar(p, raw[0])
+            except ParamError:
+                # a listing documents no 400: a value it cannot use is ignored (and named), as an unknown name is
+                if ep.kind != "listing" or ignored is None:
+                    raise
+                ignored.append(p.name)
+                if p.default is not None:
+                    out[p.name] = p.default
     for name in allowed:
         if name in seen:
             out[name] = seen[name][-1]
