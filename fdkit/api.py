@@ -710,11 +710,11 @@ def financial_metrics_snapshot(ticker: str | Sequence[str] | None = None, cik: s
 
 
 @overload
-def screen(filters: Sequence[Mapping[str, Any]], limit: int | Literal['default'] | None = 'default', period: Literal['annual', 'quarterly', 'ttm'] | None = None, currency: Literal['USD', 'EUR', 'GBP', 'JPY', 'CHF', 'AUD', 'CAD', 'SEK'] | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> pd.DataFrame: ...
+def screen(filters: Sequence[Mapping[str, Any]], limit: int | Literal['default'] | None = 'default', period: Literal['annual', 'quarterly', 'ttm'] | None = None, currency: Literal['USD', 'EUR', 'GBP', 'JPY', 'CHF', 'AUD', 'CAD', 'SEK'] | None = None, filing_date_lte: DateLike | None = None, *, raw: Literal[False] = False, as_of: DateLike | None = None, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> pd.DataFrame: ...
 @overload
-def screen(filters: Sequence[Mapping[str, Any]], limit: int | Literal['default'] | None = 'default', period: Literal['annual', 'quarterly', 'ttm'] | None = None, currency: Literal['USD', 'EUR', 'GBP', 'JPY', 'CHF', 'AUD', 'CAD', 'SEK'] | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any: ...
-def screen(filters: Sequence[Mapping[str, Any]], limit: int | Literal['default'] | None = 'default', period: Literal['annual', 'quarterly', 'ttm'] | None = None, currency: Literal['USD', 'EUR', 'GBP', 'JPY', 'CHF', 'AUD', 'CAD', 'SEK'] | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any:
-    """Screen companies on statement and metric fields (latest period per ticker).
+def screen(filters: Sequence[Mapping[str, Any]], limit: int | Literal['default'] | None = 'default', period: Literal['annual', 'quarterly', 'ttm'] | None = None, currency: Literal['USD', 'EUR', 'GBP', 'JPY', 'CHF', 'AUD', 'CAD', 'SEK'] | None = None, filing_date_lte: DateLike | None = None, *, raw: Literal[True], as_of: DateLike | None = None, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any: ...
+def screen(filters: Sequence[Mapping[str, Any]], limit: int | Literal['default'] | None = 'default', period: Literal['annual', 'quarterly', 'ttm'] | None = None, currency: Literal['USD', 'EUR', 'GBP', 'JPY', 'CHF', 'AUD', 'CAD', 'SEK'] | None = None, filing_date_lte: DateLike | None = None, *, raw: bool = False, as_of: DateLike | None = None, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any:
+    """Screen companies on statement and metric fields (latest period per ticker, of those filed by filing_date_lte when given).
 
     ``POST /financials/search/screener`` -> a typed frame indexed ``('ticker', 'report_period')``.
 
@@ -723,6 +723,8 @@ def screen(filters: Sequence[Mapping[str, Any]], limit: int | Literal['default']
         limit: Results wanted. (default: the service's 10, with a TruncatedWarning when more exist; None: everything)
         period: Statement period. (one of annual, quarterly, ttm; the service assumes 'ttm')
         currency: Reporting currency. (one of USD, EUR, GBP, JPY, CHF, AUD, CAD, SEK)
+        filing_date_lte: Only statements filed on or before this day (point in time: what was known then).
+        as_of: only what was filed on or before this day (point in time; sent as filing_date_lte and checked on the frame, so a service without the filter gives the same rows).
         raw: return the decoded JSON instead of a frame.
         errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
         progress: progress bar (default: only on a terminal).
@@ -741,14 +743,14 @@ def screen(filters: Sequence[Mapping[str, Any]], limit: int | Literal['default']
         >>> type(df).__name__
         'DataFrame'
     """
-    return call('screen', {'filters': filters, 'limit': limit, 'period': period, 'currency': currency}, raw=raw, errors=errors, progress=progress, client=client, unknown=unknown)
+    return call('screen', {'filters': filters, 'limit': limit, 'period': period, 'currency': currency, 'filing_date_lte': filing_date_lte}, as_of=as_of, raw=raw, errors=errors, progress=progress, client=client, unknown=unknown)
 
 
 @overload
-def financials_search(filters: Sequence[Mapping[str, Any]], limit: int | Literal['default'] | None = 'default', period: Literal['annual', 'quarterly', 'ttm'] | None = None, order_by: Literal['ticker', '-ticker', 'report_period', '-report_period'] | None = None, currency: Literal['USD', 'EUR', 'GBP', 'JPY', 'CHF', 'AUD', 'CAD', 'SEK'] | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> pd.DataFrame: ...
+def financials_search(filters: Sequence[Mapping[str, Any]], limit: int | Literal['default'] | None = 'default', period: Literal['annual', 'quarterly', 'ttm'] | None = None, order_by: Literal['ticker', '-ticker', 'report_period', '-report_period'] | None = None, currency: Literal['USD', 'EUR', 'GBP', 'JPY', 'CHF', 'AUD', 'CAD', 'SEK'] | None = None, filing_date_lte: DateLike | None = None, *, raw: Literal[False] = False, as_of: DateLike | None = None, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> pd.DataFrame: ...
 @overload
-def financials_search(filters: Sequence[Mapping[str, Any]], limit: int | Literal['default'] | None = 'default', period: Literal['annual', 'quarterly', 'ttm'] | None = None, order_by: Literal['ticker', '-ticker', 'report_period', '-report_period'] | None = None, currency: Literal['USD', 'EUR', 'GBP', 'JPY', 'CHF', 'AUD', 'CAD', 'SEK'] | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any: ...
-def financials_search(filters: Sequence[Mapping[str, Any]], limit: int | Literal['default'] | None = 'default', period: Literal['annual', 'quarterly', 'ttm'] | None = None, order_by: Literal['ticker', '-ticker', 'report_period', '-report_period'] | None = None, currency: Literal['USD', 'EUR', 'GBP', 'JPY', 'CHF', 'AUD', 'CAD', 'SEK'] | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any:
+def financials_search(filters: Sequence[Mapping[str, Any]], limit: int | Literal['default'] | None = 'default', period: Literal['annual', 'quarterly', 'ttm'] | None = None, order_by: Literal['ticker', '-ticker', 'report_period', '-report_period'] | None = None, currency: Literal['USD', 'EUR', 'GBP', 'JPY', 'CHF', 'AUD', 'CAD', 'SEK'] | None = None, filing_date_lte: DateLike | None = None, *, raw: Literal[True], as_of: DateLike | None = None, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any: ...
+def financials_search(filters: Sequence[Mapping[str, Any]], limit: int | Literal['default'] | None = 'default', period: Literal['annual', 'quarterly', 'ttm'] | None = None, order_by: Literal['ticker', '-ticker', 'report_period', '-report_period'] | None = None, currency: Literal['USD', 'EUR', 'GBP', 'JPY', 'CHF', 'AUD', 'CAD', 'SEK'] | None = None, filing_date_lte: DateLike | None = None, *, raw: bool = False, as_of: DateLike | None = None, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any:
     """The screener at the 2025 document's path (POST /financials/search): latest period per ticker passing every filter, in order_by order.
 
     ``POST /financials/search`` -> a typed frame indexed ``('ticker', 'report_period')``.
@@ -759,6 +761,8 @@ def financials_search(filters: Sequence[Mapping[str, Any]], limit: int | Literal
         period: Statement period. (one of annual, quarterly, ttm; the service assumes 'ttm')
         order_by: Order of the results; a leading '-' is descending. (one of ticker, -ticker, report_period, -report_period; the service assumes 'ticker')
         currency: Reporting currency. (one of USD, EUR, GBP, JPY, CHF, AUD, CAD, SEK)
+        filing_date_lte: Only statements filed on or before this day (point in time: what was known then).
+        as_of: only what was filed on or before this day (point in time; sent as filing_date_lte and checked on the frame, so a service without the filter gives the same rows).
         raw: return the decoded JSON instead of a frame.
         errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
         progress: progress bar (default: only on a terminal).
@@ -777,14 +781,14 @@ def financials_search(filters: Sequence[Mapping[str, Any]], limit: int | Literal
         >>> type(df).__name__
         'DataFrame'
     """
-    return call('financials_search', {'filters': filters, 'limit': limit, 'period': period, 'order_by': order_by, 'currency': currency}, raw=raw, errors=errors, progress=progress, client=client, unknown=unknown)
+    return call('financials_search', {'filters': filters, 'limit': limit, 'period': period, 'order_by': order_by, 'currency': currency, 'filing_date_lte': filing_date_lte}, as_of=as_of, raw=raw, errors=errors, progress=progress, client=client, unknown=unknown)
 
 
 @overload
-def line_items(tickers: Sequence[str], line_items: Sequence[str], period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | None = None, end_date: DateLike | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> pd.DataFrame: ...
+def line_items(tickers: Sequence[str], line_items: Sequence[str], period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | None = None, end_date: DateLike | None = None, filing_date_lte: DateLike | None = None, *, raw: Literal[False] = False, as_of: DateLike | None = None, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> pd.DataFrame: ...
 @overload
-def line_items(tickers: Sequence[str], line_items: Sequence[str], period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | None = None, end_date: DateLike | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any: ...
-def line_items(tickers: Sequence[str], line_items: Sequence[str], period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | None = None, end_date: DateLike | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any:
+def line_items(tickers: Sequence[str], line_items: Sequence[str], period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | None = None, end_date: DateLike | None = None, filing_date_lte: DateLike | None = None, *, raw: Literal[True], as_of: DateLike | None = None, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any: ...
+def line_items(tickers: Sequence[str], line_items: Sequence[str], period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | None = None, end_date: DateLike | None = None, filing_date_lte: DateLike | None = None, *, raw: bool = False, as_of: DateLike | None = None, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any:
     """Chosen line items for several tickers at once.
 
     ``POST /financials/search/line-items`` -> a typed frame indexed ``('ticker', 'report_period')``.
@@ -795,6 +799,8 @@ def line_items(tickers: Sequence[str], line_items: Sequence[str], period: Litera
         period: Statement period. (one of annual, quarterly, ttm; the service assumes 'ttm')
         limit: Periods per ticker. (the service assumes 1)
         end_date: Latest report period, inclusive (YYYY-MM-DD).
+        filing_date_lte: Only statements filed on or before this day (point in time: what was known then).
+        as_of: only what was filed on or before this day (point in time; sent as filing_date_lte and checked on the frame, so a service without the filter gives the same rows).
         raw: return the decoded JSON instead of a frame.
         errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
         progress: progress bar (default: only on a terminal).
@@ -813,7 +819,7 @@ def line_items(tickers: Sequence[str], line_items: Sequence[str], period: Litera
         >>> type(df).__name__
         'DataFrame'
     """
-    return call('line_items', {'tickers': tickers, 'line_items': line_items, 'period': period, 'limit': limit, 'end_date': end_date}, raw=raw, errors=errors, progress=progress, client=client, unknown=unknown)
+    return call('line_items', {'tickers': tickers, 'line_items': line_items, 'period': period, 'limit': limit, 'end_date': end_date, 'filing_date_lte': filing_date_lte}, as_of=as_of, raw=raw, errors=errors, progress=progress, client=client, unknown=unknown)
 
 
 @overload
@@ -2497,11 +2503,11 @@ class DatasetMethods:
         return call('financial_metrics_snapshot', {'ticker': ticker, 'cik': cik}, raw=raw, errors=errors, progress=progress, client=cast("Client", self), unknown=unknown)
 
     @overload
-    def screen(self, filters: Sequence[Mapping[str, Any]], limit: int | Literal['default'] | None = 'default', period: Literal['annual', 'quarterly', 'ttm'] | None = None, currency: Literal['USD', 'EUR', 'GBP', 'JPY', 'CHF', 'AUD', 'CAD', 'SEK'] | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
+    def screen(self, filters: Sequence[Mapping[str, Any]], limit: int | Literal['default'] | None = 'default', period: Literal['annual', 'quarterly', 'ttm'] | None = None, currency: Literal['USD', 'EUR', 'GBP', 'JPY', 'CHF', 'AUD', 'CAD', 'SEK'] | None = None, filing_date_lte: DateLike | None = None, *, raw: Literal[False] = False, as_of: DateLike | None = None, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
     @overload
-    def screen(self, filters: Sequence[Mapping[str, Any]], limit: int | Literal['default'] | None = 'default', period: Literal['annual', 'quarterly', 'ttm'] | None = None, currency: Literal['USD', 'EUR', 'GBP', 'JPY', 'CHF', 'AUD', 'CAD', 'SEK'] | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any: ...
-    def screen(self, filters: Sequence[Mapping[str, Any]], limit: int | Literal['default'] | None = 'default', period: Literal['annual', 'quarterly', 'ttm'] | None = None, currency: Literal['USD', 'EUR', 'GBP', 'JPY', 'CHF', 'AUD', 'CAD', 'SEK'] | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any:
-        """Screen companies on statement and metric fields (latest period per ticker).
+    def screen(self, filters: Sequence[Mapping[str, Any]], limit: int | Literal['default'] | None = 'default', period: Literal['annual', 'quarterly', 'ttm'] | None = None, currency: Literal['USD', 'EUR', 'GBP', 'JPY', 'CHF', 'AUD', 'CAD', 'SEK'] | None = None, filing_date_lte: DateLike | None = None, *, raw: Literal[True], as_of: DateLike | None = None, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any: ...
+    def screen(self, filters: Sequence[Mapping[str, Any]], limit: int | Literal['default'] | None = 'default', period: Literal['annual', 'quarterly', 'ttm'] | None = None, currency: Literal['USD', 'EUR', 'GBP', 'JPY', 'CHF', 'AUD', 'CAD', 'SEK'] | None = None, filing_date_lte: DateLike | None = None, *, raw: bool = False, as_of: DateLike | None = None, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any:
+        """Screen companies on statement and metric fields (latest period per ticker, of those filed by filing_date_lte when given).
 
         ``POST /financials/search/screener`` -> a typed frame indexed ``('ticker', 'report_period')``.
 
@@ -2510,6 +2516,8 @@ class DatasetMethods:
             limit: Results wanted. (default: the service's 10, with a TruncatedWarning when more exist; None: everything)
             period: Statement period. (one of annual, quarterly, ttm; the service assumes 'ttm')
             currency: Reporting currency. (one of USD, EUR, GBP, JPY, CHF, AUD, CAD, SEK)
+            filing_date_lte: Only statements filed on or before this day (point in time: what was known then).
+            as_of: only what was filed on or before this day (point in time; sent as filing_date_lte and checked on the frame, so a service without the filter gives the same rows).
             raw: return the decoded JSON instead of a frame.
             errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
             progress: progress bar (default: only on a terminal).
@@ -2527,13 +2535,13 @@ class DatasetMethods:
             >>> type(df).__name__
             'DataFrame'
         """
-        return call('screen', {'filters': filters, 'limit': limit, 'period': period, 'currency': currency}, raw=raw, errors=errors, progress=progress, client=cast("Client", self), unknown=unknown)
+        return call('screen', {'filters': filters, 'limit': limit, 'period': period, 'currency': currency, 'filing_date_lte': filing_date_lte}, as_of=as_of, raw=raw, errors=errors, progress=progress, client=cast("Client", self), unknown=unknown)
 
     @overload
-    def financials_search(self, filters: Sequence[Mapping[str, Any]], limit: int | Literal['default'] | None = 'default', period: Literal['annual', 'quarterly', 'ttm'] | None = None, order_by: Literal['ticker', '-ticker', 'report_period', '-report_period'] | None = None, currency: Literal['USD', 'EUR', 'GBP', 'JPY', 'CHF', 'AUD', 'CAD', 'SEK'] | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
+    def financials_search(self, filters: Sequence[Mapping[str, Any]], limit: int | Literal['default'] | None = 'default', period: Literal['annual', 'quarterly', 'ttm'] | None = None, order_by: Literal['ticker', '-ticker', 'report_period', '-report_period'] | None = None, currency: Literal['USD', 'EUR', 'GBP', 'JPY', 'CHF', 'AUD', 'CAD', 'SEK'] | None = None, filing_date_lte: DateLike | None = None, *, raw: Literal[False] = False, as_of: DateLike | None = None, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
     @overload
-    def financials_search(self, filters: Sequence[Mapping[str, Any]], limit: int | Literal['default'] | None = 'default', period: Literal['annual', 'quarterly', 'ttm'] | None = None, order_by: Literal['ticker', '-ticker', 'report_period', '-report_period'] | None = None, currency: Literal['USD', 'EUR', 'GBP', 'JPY', 'CHF', 'AUD', 'CAD', 'SEK'] | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any: ...
-    def financials_search(self, filters: Sequence[Mapping[str, Any]], limit: int | Literal['default'] | None = 'default', period: Literal['annual', 'quarterly', 'ttm'] | None = None, order_by: Literal['ticker', '-ticker', 'report_period', '-report_period'] | None = None, currency: Literal['USD', 'EUR', 'GBP', 'JPY', 'CHF', 'AUD', 'CAD', 'SEK'] | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any:
+    def financials_search(self, filters: Sequence[Mapping[str, Any]], limit: int | Literal['default'] | None = 'default', period: Literal['annual', 'quarterly', 'ttm'] | None = None, order_by: Literal['ticker', '-ticker', 'report_period', '-report_period'] | None = None, currency: Literal['USD', 'EUR', 'GBP', 'JPY', 'CHF', 'AUD', 'CAD', 'SEK'] | None = None, filing_date_lte: DateLike | None = None, *, raw: Literal[True], as_of: DateLike | None = None, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any: ...
+    def financials_search(self, filters: Sequence[Mapping[str, Any]], limit: int | Literal['default'] | None = 'default', period: Literal['annual', 'quarterly', 'ttm'] | None = None, order_by: Literal['ticker', '-ticker', 'report_period', '-report_period'] | None = None, currency: Literal['USD', 'EUR', 'GBP', 'JPY', 'CHF', 'AUD', 'CAD', 'SEK'] | None = None, filing_date_lte: DateLike | None = None, *, raw: bool = False, as_of: DateLike | None = None, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any:
         """The screener at the 2025 document's path (POST /financials/search): latest period per ticker passing every filter, in order_by order.
 
         ``POST /financials/search`` -> a typed frame indexed ``('ticker', 'report_period')``.
@@ -2544,6 +2552,8 @@ class DatasetMethods:
             period: Statement period. (one of annual, quarterly, ttm; the service assumes 'ttm')
             order_by: Order of the results; a leading '-' is descending. (one of ticker, -ticker, report_period, -report_period; the service assumes 'ticker')
             currency: Reporting currency. (one of USD, EUR, GBP, JPY, CHF, AUD, CAD, SEK)
+            filing_date_lte: Only statements filed on or before this day (point in time: what was known then).
+            as_of: only what was filed on or before this day (point in time; sent as filing_date_lte and checked on the frame, so a service without the filter gives the same rows).
             raw: return the decoded JSON instead of a frame.
             errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
             progress: progress bar (default: only on a terminal).
@@ -2561,13 +2571,13 @@ class DatasetMethods:
             >>> type(df).__name__
             'DataFrame'
         """
-        return call('financials_search', {'filters': filters, 'limit': limit, 'period': period, 'order_by': order_by, 'currency': currency}, raw=raw, errors=errors, progress=progress, client=cast("Client", self), unknown=unknown)
+        return call('financials_search', {'filters': filters, 'limit': limit, 'period': period, 'order_by': order_by, 'currency': currency, 'filing_date_lte': filing_date_lte}, as_of=as_of, raw=raw, errors=errors, progress=progress, client=cast("Client", self), unknown=unknown)
 
     @overload
-    def line_items(self, tickers: Sequence[str], line_items: Sequence[str], period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | None = None, end_date: DateLike | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
+    def line_items(self, tickers: Sequence[str], line_items: Sequence[str], period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | None = None, end_date: DateLike | None = None, filing_date_lte: DateLike | None = None, *, raw: Literal[False] = False, as_of: DateLike | None = None, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
     @overload
-    def line_items(self, tickers: Sequence[str], line_items: Sequence[str], period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | None = None, end_date: DateLike | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any: ...
-    def line_items(self, tickers: Sequence[str], line_items: Sequence[str], period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | None = None, end_date: DateLike | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any:
+    def line_items(self, tickers: Sequence[str], line_items: Sequence[str], period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | None = None, end_date: DateLike | None = None, filing_date_lte: DateLike | None = None, *, raw: Literal[True], as_of: DateLike | None = None, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any: ...
+    def line_items(self, tickers: Sequence[str], line_items: Sequence[str], period: Literal['annual', 'quarterly', 'ttm'] | None = None, limit: int | None = None, end_date: DateLike | None = None, filing_date_lte: DateLike | None = None, *, raw: bool = False, as_of: DateLike | None = None, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any:
         """Chosen line items for several tickers at once.
 
         ``POST /financials/search/line-items`` -> a typed frame indexed ``('ticker', 'report_period')``.
@@ -2578,6 +2588,8 @@ class DatasetMethods:
             period: Statement period. (one of annual, quarterly, ttm; the service assumes 'ttm')
             limit: Periods per ticker. (the service assumes 1)
             end_date: Latest report period, inclusive (YYYY-MM-DD).
+            filing_date_lte: Only statements filed on or before this day (point in time: what was known then).
+            as_of: only what was filed on or before this day (point in time; sent as filing_date_lte and checked on the frame, so a service without the filter gives the same rows).
             raw: return the decoded JSON instead of a frame.
             errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
             progress: progress bar (default: only on a terminal).
@@ -2595,7 +2607,7 @@ class DatasetMethods:
             >>> type(df).__name__
             'DataFrame'
         """
-        return call('line_items', {'tickers': tickers, 'line_items': line_items, 'period': period, 'limit': limit, 'end_date': end_date}, raw=raw, errors=errors, progress=progress, client=cast("Client", self), unknown=unknown)
+        return call('line_items', {'tickers': tickers, 'line_items': line_items, 'period': period, 'limit': limit, 'end_date': end_date, 'filing_date_lte': filing_date_lte}, as_of=as_of, raw=raw, errors=errors, progress=progress, client=cast("Client", self), unknown=unknown)
 
     @overload
     def prices(self, ticker: str | Sequence[str], interval: Literal['minute', 'day', 'week', 'month', 'year'] = 'day', interval_multiplier: int | None = None, label: Literal['start', 'end'] | None = None, start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...

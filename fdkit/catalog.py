@@ -578,9 +578,12 @@ _ENDPOINTS: tuple[Endpoint, ...] = (
             Param("period", enum=("annual", "quarterly", "ttm"), default="ttm", description="Statement period."),
             Param("currency", enum=("USD", "EUR", "GBP", "JPY", "CHF", "AUD", "CAD", "SEK"),
                   description="Reporting currency."),
+            Param("filing_date_lte", "date",
+                  description="Only statements filed on or before this day (point in time: what was known then)."),
         ),
         10,
-        "Screen companies on statement and metric fields (latest period per ticker).",
+        "Screen companies on statement and metric fields (latest period per ticker, of those filed by "
+        "filing_date_lte when given).",
     ),
     _search(
         "financials_search",
@@ -594,6 +597,8 @@ _ENDPOINTS: tuple[Endpoint, ...] = (
                   description="Order of the results; a leading '-' is descending."),
             Param("currency", enum=("USD", "EUR", "GBP", "JPY", "CHF", "AUD", "CAD", "SEK"),
                   description="Reporting currency."),
+            Param("filing_date_lte", "date",
+                  description="Only statements filed on or before this day (point in time: what was known then)."),
         ),
         100,
         "The screener at the 2025 document's path (POST /financials/search): latest period per ticker passing "
@@ -608,6 +613,8 @@ _ENDPOINTS: tuple[Endpoint, ...] = (
             Param("period", enum=("annual", "quarterly", "ttm"), default="ttm", description="Statement period."),
             Param("limit", "integer", default=1, min=1, max=100, description="Periods per ticker."),
             Param("end_date", "date", description="Latest report period, inclusive (YYYY-MM-DD)."),
+            Param("filing_date_lte", "date",
+                  description="Only statements filed on or before this day (point in time: what was known then)."),
         ),
         1,
         "Chosen line items for several tickers at once.",

@@ -243,7 +243,7 @@ _SCHEMAS: dict[str, dict[str, str]] = {
         "label": S,
         "value": F,
     },  # fmt: skip
-    "search_results": {"ticker": C, "report_period": D, "period": C, "currency": C},
+    "search_results": {"ticker": C, "report_period": D, "period": C, "currency": C, "filing_date": D},
     "prices": {
         "ticker": C,
         "time": T,

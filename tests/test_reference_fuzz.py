@@ -36,6 +36,18 @@ VALID = {
     "filer_cik": ["0001790837"],
     "holding": ["AAPL", "MSFT"],
 }
+#: per path, values that differ from the above (crypto pairs; years with filings)
+VALID_AT = {
+    "/crypto/prices": {"ticker": ["BTC-USD", "ETH-USD"]},
+    "/crypto/prices/snapshot": {"ticker": ["BTC-USD", "ETH-USD"]},
+    "/filings/items": {"year": [2024, 2025]},
+}
+#: values the search bodies draw from: screener fields, tickers and line items the lake has
+BODY_VALUES = {
+    "field": ["revenue", "net_income", "total_assets", "free_cash_flow", "price_to_earnings_ratio"],
+    "tickers": ["AAPL", "NVDA", "MSFT"],
+    "line_items": ["revenue", "net_income", "total_assets", "free_cash_flow"],
+}
 
 _NULL_WHERE_UNREPORTED = (
     "a company that does not report a line item (a bank has no inventory, most have no deposit liabilities) has no "
@@ -64,6 +76,16 @@ DOCUMENT_ERRORS: dict[tuple[str, str], str] = {
     ("PriceSnapshot", "market_cap"): "a ticker whose share count the sources lack has no market cap",
     ("News", "sentiment"): "no sentiment is computed for the bundled headlines (data/SOURCES.md)",
     ("News", "author"): "headlines whose source names no author",
+    ("FilingItemsResponse", "accession_number"): _NO_ACCESSION,
+    ("FilingItemsResponse", "quarter"): "a 10-K or 8-K has no fiscal quarter: null (the wire-fidelity issue asks "
+    "for null; the document types it integer)",
+}
+#: places whose documented type is wrong rather than too strict about null: checked as any value
+DOCUMENT_TYPE_ERRORS = {
+    ("search_results", "additionalProperties"): "the screener's and line items' metric fields are numbers; the "
+    "document types the additional properties as strings",
+    ("Price", "volume"): "the 2025 document reuses the equity Price record for crypto pairs, whose volumes are "
+    "fractional units; typed integer there",
 }
 
 
@@ -78,22 +100,46 @@ def _relaxed(doc: dict) -> dict:
     """The document with valid identifiers to draw from and its listed errors relaxed (nullable there only)."""
     doc = copy.deepcopy(doc)
 
-    def fix(param: dict) -> None:
-        if param.get("name") in VALID and param.get("in") == "query":
-            param["schema"] = {"type": "string", "enum": VALID[param["name"]]}
+    def fix(param: dict, path: str = "") -> dict:
+        values = {**VALID, **VALID_AT.get(path, {})}
+        if param.get("name") in values and param.get("in") == "query":
+            kind = "integer" if isinstance(values[param["name"]][0], int) else "string"
+            param = {**param, "schema": {"type": kind, "enum": values[param["name"]]}}
+        return param
 
-    for param in doc.get("components", {}).get("parameters", {}).values():
-        fix(param)
-    for ops in doc["paths"].values():
+    shared = doc.get("components", {}).get("parameters", {})
+    for name, param in list(shared.items()):
+        shared[name] = fix(param)
+    for path, ops in doc["paths"].items():
         for op in ops.values():
-            for param in op.get("parameters", []) if isinstance(op, dict) else []:
-                fix(param)
+            if not isinstance(op, dict):
+                continue
+            params = op.get("parameters", [])
+            for i, param in enumerate(params):  # a shared parameter a path needs other values of: inlined
+                if "$ref" in param and path in VALID_AT:
+                    param = shared.get(param["$ref"].split("/")[-1], param)
+                params[i] = fix(param, path) if "$ref" not in param else param
     for path in AMBIGUOUS_ONE_OF:
         for op in doc["paths"].get(path, {}).values():
             for media in op.get("responses", {}).get("200", {}).get("content", {}).values():
                 if "oneOf" in media.get("schema", {}):
                     media["schema"] = {"anyOf": media["schema"]["oneOf"]}
     schemas = doc.get("components", {}).get("schemas", {})
+    for name in ("SearchFiltersRequest", "SearchLineItemsRequest"):
+        props = schemas.get(name, {}).get("properties", {})
+        if "filters" in props:
+            props["filters"]["items"]["properties"]["field"] = {"type": "string", "enum": BODY_VALUES["field"]}
+        for key in ("tickers", "line_items"):
+            if key in props:
+                props[key]["items"] = {"type": "string", "enum": BODY_VALUES[key]}
+    responses = [m.get("schema", {}) for ops in doc["paths"].values() for op in ops.values() if isinstance(op, dict)
+                 for m in op.get("responses", {}).get("200", {}).get("content", {}).values()]  # fmt: skip
+    for schema in [*schemas.values(), *responses]:
+        results = (schema.get("properties") or {}).get("search_results", {})
+        if isinstance(results.get("items"), dict) and "additionalProperties" in results["items"]:
+            results["items"]["additionalProperties"] = {}  # DOCUMENT_TYPE_ERRORS: numbers typed as text
+    if "volume" in schemas.get("Price", {}).get("properties", {}):
+        schemas["Price"]["properties"]["volume"].pop("type", None)  # DOCUMENT_TYPE_ERRORS: fractional volumes
     for (name, prop), _why in DOCUMENT_ERRORS.items():
         parts = [schemas.get(name, {})] + list(schemas.get(name, {}).get("allOf", []))
         for part in parts:

@@ -400,3 +400,15 @@ def test_earnings_in_the_2026_record(ref_server, ref_client):
     frame = ref_client.earnings("AAPL", limit=12)
     assert str(frame["quarterly_revenue_surprise"].dtype) == "category"
     assert frame.loc[("AAPL", pd.Timestamp("2025-03-29")), "filing_window"] == "PRE_MARKET"
+
+
+@pytest.mark.parametrize("day", ["2015-09-30", "2016-06-30", "2017-03-31", "2020-01-15", "2024-11-01"])
+def test_screen_and_line_items_as_of_never_use_a_later_filing(ref_client, day):
+    filters = [{"field": "revenue", "operator": "gt", "value": 5e10}]
+    known = ref_client.screen(filters, period="annual", limit=None, as_of=day)
+    assert (known["filing_date"] <= pd.Timestamp(day)).all()
+    items = ref_client.line_items(["AAPL", "NVDA"], ["revenue"], period="annual", limit=3, as_of=day)
+    assert (items["filing_date"] <= pd.Timestamp(day)).all()
+    full = ref_client.line_items(["AAPL", "NVDA"], ["revenue"], period="annual", limit=50)
+    expected = full[full["filing_date"] <= pd.Timestamp(day)].groupby(level="ticker", observed=True).tail(3)
+    assert sorted(items.index.tolist()) == sorted(expected.index.tolist())  # the latest 3 known then, per ticker

@@ -579,14 +579,19 @@ def yield_curve_snapshot(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answe
 # ---------------------------------------------------------------------------------------------------------
 # search
 # ---------------------------------------------------------------------------------------------------------
-def _search_frame(store: Store, period: str) -> pd.DataFrame:
-    """Statements and metrics of one period joined per (ticker, report_period)."""
+def _search_frame(store: Store, period: str, known_by: str | None = None) -> pd.DataFrame:
+    """Statements and metrics of one period joined per (ticker, report_period).
+
+    With ``known_by`` (a day), only the periods filed by then: the screen a researcher could have run that day.
+    """
     key = ["ticker", "report_period"]
     frames = []
     for name in ("income_statements", "balance_sheets", "cash_flow_statements", "financial_metrics"):
         df = store.frame(name)
-        df = df[df["period"].astype("string") == period]
-        frames.append(df)
+        keep = df["period"].astype("string") == period
+        if known_by is not None:
+            keep &= df["filing_date"] <= pd.Timestamp(known_by)
+        frames.append(df[keep.fillna(False).to_numpy(dtype=bool)])
     base = frames[0]
     for other in frames[1:]:
         extra = [c for c in other.columns if c not in base.columns or c in key]
@@ -597,7 +602,7 @@ def _search_frame(store: Store, period: str) -> pd.DataFrame:
 @handles("screen", "financials_search")
 def screener(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
     """Latest period per ticker passing every filter (AND), sorted by ticker (or ``order_by``)."""
-    df = _search_frame(store, q.get("period", "ttm"))
+    df = _search_frame(store, q.get("period", "ttm"), q.get("filing_date_lte"))
     if q.get("currency"):
         df = df[df["currency"].astype("string") == q["currency"]]
     df = df.sort_values("report_period").groupby("ticker", observed=True).tail(1)
@@ -608,7 +613,7 @@ def screener(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
     order = str(q.get("order_by") or "ticker")
     hits = hits.sort_values(order.lstrip("-"), ascending=not order.startswith("-"), kind="stable")
     hits = hits.iloc[: int(q.get("limit") or ep.default_limit or 10)]
-    wanted = ["ticker", "report_period", "period", "currency"]
+    wanted = ["ticker", "report_period", "period", "currency", "filing_date"]
     wanted += [f["field"] for f in q["filters"] if f["field"] not in wanted]
     return Answer(obj=to_records(hits, list(dict.fromkeys(wanted))))
 
@@ -616,7 +621,7 @@ def screener(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
 @handles("line_items")
 def line_items(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
     """The chosen line items for each ticker, ``limit`` latest periods each."""
-    df = _search_frame(store, q.get("period", "ttm"))
+    df = _search_frame(store, q.get("period", "ttm"), q.get("filing_date_lte"))
     unknown = [i for i in q["line_items"] if i not in df.columns]
     if unknown:
         raise ParamError(f"unknown line item(s) {', '.join(map(repr, unknown))}", "Invalid line item")
@@ -629,7 +634,7 @@ def line_items(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
         df = df[df["report_period"] <= pd.Timestamp(q["end_date"])]
     df = df.sort_values(["ticker", "report_period"], ascending=[True, False])
     df = df.groupby("ticker", observed=True).head(int(q.get("limit") or 1))
-    cols = ["ticker", "report_period", "period", "currency", *q["line_items"]]
+    cols = ["ticker", "report_period", "period", "currency", "filing_date", *q["line_items"]]
     return Answer(obj=to_records(df, list(dict.fromkeys(cols))))
 
 
