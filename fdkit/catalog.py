@@ -385,6 +385,24 @@ def _prices(name: str, path: str, intervals: tuple[str, ...], summary: str, **kw
     )
 
 
+SCREEN_FILTERS = Param(
+    "filters",
+    "array",
+    required=True,
+    items="filter",
+    description="[{field, operator eq|gt|gte|lt|lte|in, value}], combined with AND.",
+)
+CURRENCY = Param(
+    "currency", enum=("USD", "EUR", "GBP", "JPY", "CHF", "AUD", "CAD", "SEK"), description="Reporting currency."
+)
+SEARCH_PERIOD = Param("period", enum=("annual", "quarterly", "ttm"), default="ttm", description="Statement period.")
+KNOWN_BY = Param(
+    "filing_date_lte",
+    "date",
+    description="Only statements filed on or before this day (point in time: what was known then).",
+)
+
+
 def _search(name: str, path: str, params: tuple[Param, ...], default_limit: int, summary: str) -> Endpoint:
     return Endpoint(
         name=name,
@@ -572,14 +590,11 @@ _ENDPOINTS: tuple[Endpoint, ...] = (
         "screen",
         "/financials/search/screener",
         (
-            Param("filters", "array", required=True, items="filter",
-                  description="[{field, operator eq|gt|gte|lt|lte|in, value}], combined with AND."),
+            SCREEN_FILTERS,
             Param("limit", "integer", default=10, min=1, max=1000, description="Results wanted."),
-            Param("period", enum=("annual", "quarterly", "ttm"), default="ttm", description="Statement period."),
-            Param("currency", enum=("USD", "EUR", "GBP", "JPY", "CHF", "AUD", "CAD", "SEK"),
-                  description="Reporting currency."),
-            Param("filing_date_lte", "date",
-                  description="Only statements filed on or before this day (point in time: what was known then)."),
+            SEARCH_PERIOD,
+            CURRENCY,
+            KNOWN_BY,
         ),
         10,
         "Screen companies on statement and metric fields (latest period per ticker, of those filed by "
@@ -589,16 +604,13 @@ _ENDPOINTS: tuple[Endpoint, ...] = (
         "financials_search",
         "/financials/search",
         (
-            Param("filters", "array", required=True, items="filter",
-                  description="[{field, operator eq|gt|gte|lt|lte|in, value}], combined with AND."),
+            SCREEN_FILTERS,
             Param("limit", "integer", default=100, min=1, max=100, description="Results wanted."),
-            Param("period", enum=("annual", "quarterly", "ttm"), default="ttm", description="Statement period."),
+            SEARCH_PERIOD,
             Param("order_by", enum=("ticker", "-ticker", "report_period", "-report_period"), default="ticker",
                   description="Order of the results; a leading '-' is descending."),
-            Param("currency", enum=("USD", "EUR", "GBP", "JPY", "CHF", "AUD", "CAD", "SEK"),
-                  description="Reporting currency."),
-            Param("filing_date_lte", "date",
-                  description="Only statements filed on or before this day (point in time: what was known then)."),
+            CURRENCY,
+            KNOWN_BY,
         ),
         100,
         "The screener at the 2025 document's path (POST /financials/search): latest period per ticker passing "
@@ -610,11 +622,10 @@ _ENDPOINTS: tuple[Endpoint, ...] = (
         (
             Param("tickers", "array", required=True, items="string", description="Tickers to fetch."),
             Param("line_items", "array", required=True, items="string", description="Line items to fetch."),
-            Param("period", enum=("annual", "quarterly", "ttm"), default="ttm", description="Statement period."),
+            SEARCH_PERIOD,
             Param("limit", "integer", default=1, min=1, max=100, description="Periods per ticker."),
             Param("end_date", "date", description="Latest report period, inclusive (YYYY-MM-DD)."),
-            Param("filing_date_lte", "date",
-                  description="Only statements filed on or before this day (point in time: what was known then)."),
+            KNOWN_BY,
         ),
         1,
         "Chosen line items for several tickers at once.",

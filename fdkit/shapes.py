@@ -236,19 +236,26 @@ class LineItems(Shape):
         return rows
 
     def nest(self, rows: Sequence[Mapping[str, Any]]) -> list[Record]:  # noqa: D102
-        header = self._header()
         out: list[Record] = []
         index: dict[tuple[Any, ...], Record] = {}
         for r in rows:
             key = (r["ticker"], r["report_period"], r["period"])
             rec = index.get(key)
             if rec is None:
-                rec = {k: r.get(k) for k in header}
+                rec = self._report(r)
                 index[key] = rec
                 out.append(rec)
-            cat = rec.setdefault(r["line_item"], {"product": [], "segment": []})
+            cat = self._line_items_of(rec, r).setdefault(r["line_item"], {"product": [], "segment": []})
             cat.setdefault(r["category"], []).append({"label": r["label"], "value": r["value"]})
         return out
+
+    def _report(self, row: Mapping[str, Any]) -> Record:
+        """A new report: the header of its first row."""
+        return {k: row.get(k) for k in self._header()}
+
+    def _line_items_of(self, report: Record, row: Mapping[str, Any]) -> Record:
+        """Where a row's line item goes in its report (the report itself: one statement)."""
+        return report
 
     def row_fields(self) -> list[str]:
         """The lake columns a report is nested from, header first."""
@@ -293,23 +300,13 @@ class StatementLineItems(LineItems):
                     rows += [{**r, "statement": statement} for r in super().flatten([{**head, **inner}])]
         return rows
 
-    def nest(self, rows: Sequence[Mapping[str, Any]]) -> list[Record]:  # noqa: D102
-        header = self._header()
-        out: list[Record] = []
-        index: dict[tuple[Any, ...], Record] = {}
-        for r in rows:
-            key = (r["ticker"], r["report_period"], r["period"])
-            rec = index.get(key)
-            if rec is None:
-                rec = {k: r.get(k) for k in header if k != "statement"}
-                rec.update({s: None for s in _STATEMENT_KEYS})
-                index[key] = rec
-                out.append(rec)
-            statement = rec[r["statement"]] if rec.get(r["statement"]) is not None else {}
-            rec[r["statement"]] = statement
-            cat = statement.setdefault(r["line_item"], {"product": [], "segment": []})
-            cat.setdefault(r["category"], []).append({"label": r["label"], "value": r["value"]})
-        return out
+    def _report(self, row: Mapping[str, Any]) -> Record:
+        return {**super()._report(row), **{s: None for s in _STATEMENT_KEYS}}
+
+    def _line_items_of(self, report: Record, row: Mapping[str, Any]) -> Record:
+        if report.get(row["statement"]) is None:
+            report[row["statement"]] = {}
+        return report[row["statement"]]
 
     def _header(self) -> list[str]:
         return [f for f in super()._header() if f != "statement"]
