@@ -574,3 +574,18 @@ def test_events_test_sends_every_type(receiver, tmp_path):
     landed = receiver.app.state.landing
     assert sorted(t for (t,) in landed._db.execute("select type from events")) == sorted(EVENT_TYPES)
     assert main(["events", "test", "--type", "nope.created", "--destinations", str(dests)]) == 2
+
+
+def test_an_amended_filing_sent_again_stays_replaced(receiver):
+    original = _trade("4", "0001-24-000001", "2024-03-04", -100.0, -200.0)
+    amendment = _trade("4/A", "0001-24-000002", "2024-03-10", -150.0)
+    url = receiver.base_url + "/hook"
+    for e in (original, amendment):
+        assert _post(url, e).status_code == 200
+    (parked,) = (receiver.lake / "_webhooks" / "amended").rglob("*.parquet")
+    live = receiver.lake / "insider_trades" / parked.parent.name / parked.name
+    parked.replace(live)  # as if the receiver had stopped between writing the amendment and parking the original
+    assert _post(url, {**original, "id": str(uuid.uuid4())}).status_code == 200  # the original again, new id
+    got = read_landed(receiver.lake, "insider_trades")
+    assert got["transaction_shares"].tolist() == [-150.0]
+    assert len(list((receiver.lake / "_webhooks" / "amended").rglob("*.parquet"))) == 1

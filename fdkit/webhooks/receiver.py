@@ -89,7 +89,7 @@ class LandingRule:
         revision: ``replace`` (the same key is rewritten), ``newest_filing`` (an older filing arriving late is
             ignored), ``ignore`` (a published key is never revised).
         endpoint: flatten the records with this endpoint's shape before landing.
-        amends: an amended form (``4/A``) replaces the filing it amends (see :meth:`Landing._amended`).
+        amends: an amended form (``4/A``) replaces the filing it amends (see :meth:`Landing._amendments`).
     """
 
     dataset: str
@@ -281,7 +281,11 @@ class Landing:
                 self._moves.append((live, twin))
             elif live not in amended and parked:
                 self._moves.append((twin, live))
-        return parked_dir / path.name if path in amended else path
+        if path not in amended:
+            return path
+        if path.exists():  # an earlier landing of this filing, live: it goes where its amendment put it
+            self._moves.append((path, parked_dir / path.name))
+        return parked_dir / path.name
 
     @staticmethod
     def _newer(path: Path, rec: dict[str, Any]) -> bool:
