@@ -185,6 +185,8 @@ _SEGMENT_ITEM = {
     "end_period": D,
     "segment_label": S,
     "segment_type": C,
+    # the member as the filing tags it (``aapl:IPhoneMember``); segment_label is its human label (``iPhone``)
+    "xbrl_member": S,
 }
 
 #: the header of one segmented-revenues report (a nested record's top level)
@@ -242,6 +244,7 @@ _SCHEMAS: dict[str, dict[str, str]] = {
         "category": C,
         "label": S,
         "value": F,
+        "xbrl_member": S,
     },  # fmt: skip
     "search_results": {"ticker": C, "report_period": D, "period": C, "currency": C, "filing_date": D},
     "prices": {

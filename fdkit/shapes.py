@@ -181,7 +181,8 @@ class SegmentItems(Shape):
                         "item": i}  # fmt: skip
                 members = item.get("segments") or [{}]
                 for j, m in enumerate(members):
-                    rows.append({**base, "segment_label": m.get("label"), "segment_type": m.get("type"), "member": j})
+                    rows.append({**base, "segment_label": m.get("label"), "segment_type": m.get("type"),
+                                 "xbrl_member": m.get("xbrl_member"), "member": j})  # fmt: skip
         return rows
 
     def nest(self, rows: Sequence[Mapping[str, Any]]) -> list[Record]:
@@ -208,7 +209,8 @@ class SegmentItems(Shape):
                 items[ikey] = item
                 report["items"].append(item)
             if r.get("segment_label") is not None:
-                item["segments"].append({"label": r["segment_label"], "type": r.get("segment_type")})
+                item["segments"].append({"label": r["segment_label"], "type": r.get("segment_type"),
+                                         "xbrl_member": r.get("xbrl_member")})  # fmt: skip
         return out
 
 
@@ -216,7 +218,7 @@ class LineItems(Shape):
     """Statement segments: ``{line_item: {product|segment: [{label, value}]}}`` per report <-> one row per value."""
 
     name = "line_items"
-    _ROW = ("line_item", "category", "label", "value")
+    _ROW = ("line_item", "category", "label", "value", "xbrl_member")
 
     def _header(self) -> list[str]:
         return [f for f in fields_of("segmented_financials") if f not in self._ROW]
@@ -232,7 +234,7 @@ class LineItems(Shape):
                 for category, entries in cats.items():
                     for e in entries or []:
                         rows.append({**head, "line_item": line_item, "category": category, "label": e.get("label"),
-                                     "value": e.get("value")})  # fmt: skip
+                                     "value": e.get("value"), "xbrl_member": e.get("xbrl_member")})  # fmt: skip
         return rows
 
     def nest(self, rows: Sequence[Mapping[str, Any]]) -> list[Record]:  # noqa: D102
@@ -246,7 +248,8 @@ class LineItems(Shape):
                 index[key] = rec
                 out.append(rec)
             cat = self._line_items_of(rec, r).setdefault(r["line_item"], {"product": [], "segment": []})
-            cat.setdefault(r["category"], []).append({"label": r["label"], "value": r["value"]})
+            cat.setdefault(r["category"], []).append({"label": r["label"], "value": r["value"],
+                                                      "xbrl_member": r.get("xbrl_member")})  # fmt: skip
         return out
 
     def _report(self, row: Mapping[str, Any]) -> Record:
@@ -267,7 +270,11 @@ class LineItems(Shape):
             "type": "array",
             "items": {
                 "type": "object",
-                "properties": {"label": {"type": "string"}, "value": {"type": ["number", "null"]}},
+                "properties": {
+                    "label": {"type": "string"},
+                    "value": {"type": ["number", "null"]},
+                    "xbrl_member": {"type": ["string", "null"]},
+                },
             },
         }
         base["additionalProperties"] = {"type": ["object", "null"],

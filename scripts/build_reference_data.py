@@ -692,9 +692,49 @@ _AXES = {"srt:ProductOrServiceAxis": "product", "us-gaap:StatementBusinessSegmen
 _REVENUE = {"us-gaap:" + c for c in CONCEPTS["revenue"]}
 
 
+#: member names whose label the filer spells in a way camel case cannot tell (as printed in the filings)
+_MEMBER_LABELS = {
+    "IPhone": "iPhone", "IPad": "iPad", "Service": "Services", "ServicesAndOther": "Services and Other",
+    "WearablesHomeandAccessories": "Wearables, Home and Accessories", "OEMAndOther": "OEM and Other",
+    "ChinaIncludingHongKong": "China (including Hong Kong)", "GreaterChina": "Greater China",
+    "RestOfAsiaPacific": "Rest of Asia Pacific", "AsiaPacific": "Asia Pacific", "AppleIphone": "iPhone",
+    "AppleIpad": "iPad", "AppleMac": "Mac", "Ipod": "iPod",
+    "IphoneRelatedProductsAndServices": "iPhone and Related Products and Services",
+    "IpadRelatedProductsAndServices": "iPad and Related Products and Services",
+    "YouTubeAdvertisingRevenue": "YouTube Ads", "LinkedInCorporation": "LinkedIn", "MedTech": "MedTech",
+    "USCanada": "US & Canada", "A.Pacific": "Asia Pacific", "MajorProductLineDcor": "Major Product Line Décor",
+    "HealthandWellness": "Health and Wellness", "MexicoandCentralAmerica": "Mexico and Central America",
+    "SamsClubUS": "Sam's Club US", "NonUs": "Non-US", "Unitedhealthcare": "UnitedHealthcare",
+    "Optumhealth": "Optum Health", "Optuminsight": "Optum Insight", "Optumrx": "Optum Rx",
+    "ReportableSegment": "Reportable Segment",
+    "ReportableSegmentAggregationBeforeOtherOperatingSegment": "Reportable Segments before Other",
+}  # fmt: skip
+#: ISO 3166 country members (``country:US``)
+_COUNTRIES = {
+    "US": "United States", "CN": "China", "SG": "Singapore", "TW": "Taiwan", "JP": "Japan", "GB": "United Kingdom",
+    "IE": "Ireland", "DE": "Germany", "FR": "France", "IN": "India", "KR": "South Korea", "HK": "Hong Kong",
+    "CA": "Canada", "MX": "Mexico", "BR": "Brazil", "NL": "Netherlands", "CH": "Switzerland", "AU": "Australia",
+    "IL": "Israel", "IT": "Italy", "ES": "Spain", "SE": "Sweden", "BE": "Belgium", "LU": "Luxembourg",
+}  # fmt: skip
+_CONNECTORS = {"And": "and", "Of": "of", "Including": "including", "The": "the", "For": "for", "To": "to"}
+
+
 def _member_label(member: str) -> str:
+    """The human label of an XBRL member: ``aapl:IPhoneMember`` -> ``iPhone``, ``srt:AmericasMember`` and
+    ``aapl:AmericasSegmentMember`` -> ``Americas``, ``country:US`` -> ``United States``,
+    ``nvda:ProfessionalVisualizationMember`` -> ``Professional Visualization``."""
     local = member.split(":", 1)[-1]
-    return local[: -len("Member")] if local.endswith("Member") else local
+    local = local[: -len("Member")] if local.endswith("Member") else local
+    if local in _MEMBER_LABELS:
+        return _MEMBER_LABELS[local]
+    if local.endswith("Segment") and len(local) > len("Segment"):
+        local = local[: -len("Segment")]
+    if local in _MEMBER_LABELS:
+        return _MEMBER_LABELS[local]
+    if local in _COUNTRIES:
+        return _COUNTRIES[local]
+    words = re.findall(r"[A-Z]+(?=[A-Z][a-z]|\d|$)|[A-Z]?[a-z]+|\d+|[A-Z]+", local)
+    return " ".join(_CONNECTORS.get(w, w) if i else w for i, w in enumerate(words)) or local
 
 
 def _leaves(rev: pd.DataFrame, revenue_of: dict) -> pd.DataFrame:
@@ -777,7 +817,7 @@ def build_segments(src: Path, filed_of: dict[str, str], statements: pd.DataFrame
             continue  # consolidation items, eliminations and other axes are not segment members
         rows.append({"ticker": r.ticker, "concept": r.concept, "start": r.period_start, "end": r.period_end,
                      "value": r.value, "filing_date": r.filing_date, "filing": r.filing,
-                     "members": tuple(sorted((_AXES[a], _member_label(m)) for a, m in members))})  # fmt: skip
+                     "members": tuple(sorted((_AXES[a], m) for a, m in members))})  # fmt: skip
     df = pd.DataFrame(rows)
     df["start"], df["end"] = pd.to_datetime(df["start"]), pd.to_datetime(df["end"])
     df["days"] = (df["end"] - df["start"]).dt.days + 1
@@ -796,11 +836,12 @@ def build_segments(src: Path, filed_of: dict[str, str], statements: pd.DataFrame
         g = g.sort_values(["members", "concept"], kind="stable").reset_index(drop=True)
         filing_date = g["filing_date"].min()
         for i, r in enumerate(g.itertuples(index=False)):
-            for j, (stype, label) in enumerate(r.members):
+            for j, (stype, member) in enumerate(r.members):
                 items.append({"ticker": ticker, "report_period": end, "period": period, "currency": "USD",
                               "filing_date": filing_date, "item": i, "member": j,
                               "name": r.concept.split(":", 1)[1], "amount": r.value, "start_period": r.start,
-                              "end_period": r.end, "segment_label": label, "segment_type": stype})  # fmt: skip
+                              "end_period": r.end, "segment_label": _member_label(member), "segment_type": stype,
+                              "xbrl_member": member})  # fmt: skip
     items_df = pd.DataFrame(items)
     line_items = {"us-gaap:OperatingIncomeLoss": "operating_income", "us-gaap:GrossProfit": "gross_profit",
                   **{c: "revenue" for c in _REVENUE}}  # fmt: skip
@@ -810,7 +851,8 @@ def build_segments(src: Path, filed_of: dict[str, str], statements: pd.DataFrame
         "ticker": fin["ticker"], "report_period": fin["end"], "period": fin["period"], "currency": "USD",
         "filing_date": fin["filing_date"], "statement": "income_statement",
         "line_item": fin["concept"].map(line_items), "category": fin["members"].map(lambda m: m[0][0]),
-        "label": fin["members"].map(lambda m: m[0][1]), "value": fin["value"],
+        "label": fin["members"].map(lambda m: _member_label(m[0][1])), "value": fin["value"],
+        "xbrl_member": fin["members"].map(lambda m: m[0][1]),
     }).drop_duplicates(["ticker", "report_period", "period", "line_item", "category", "label"])  # fmt: skip
     return items_df, fin_rows.sort_values(["ticker", "report_period", "line_item", "category", "label"])
 

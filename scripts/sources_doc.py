@@ -52,7 +52,9 @@ PROVENANCE: dict[str, tuple[str, str, str]] = {
         "10-K/10-Q instance documents)",
         SEC_PD,
         "revenue facts whose only dimensions are ProductOrService, BusinessSegments or Geographical axes (members "
-        "separated by '|' or ';'); one row per item x member; labels are the XBRL member names without 'Member'; "
+        "separated by '|' or ';'); one row per item x member; labels are human (the member's words, a table of "
+        "spellings camel case cannot tell - iPhone, 'Wearables, Home and Accessories' - and ISO country names), "
+        "the raw member in xbrl_member; "
         "first filing kept, and only a period's own report (within 200 days of its end). One complete breakdown "
         "per axis: where an axis adds up to more than the period's revenue (+1%), the first of these that brings "
         "it to the revenue (1%) is left out: subtotals (a member equal to the sum of smaller ones: Apple's "

@@ -160,7 +160,7 @@ def test_financials_joins_three_statements(ref_client):
 def test_segments_explode_against_filing(ref_client):
     seg = ref_client.segmented_revenues("AAPL", period="annual", report_period="2023-09-30")
     assert list(seg.columns[:1]) == ["period"]
-    iphone = seg[seg["segment_label"] == "IPhone"]
+    iphone = seg[seg["segment_label"] == "iPhone"]
     assert iphone["amount"].tolist() == [200_583_000_000]
     assert iphone["segment_type"].tolist() == ["product"]
     assert {"name", "amount", "start_period", "end_period", "segment_label", "segment_type"} <= set(seg.columns)

@@ -41,7 +41,7 @@ def test_aapl_iphone_segment_fy2023():
         (seg["ticker"] == "AAPL")
         & (seg["report_period"] == pd.Timestamp("2023-09-30"))
         & (seg["period"] == "annual")
-        & (seg["segment_label"] == "IPhone")
+        & (seg["segment_label"] == "iPhone")
     ]
     assert row["amount"].tolist() == [200_583_000_000]
     assert row["segment_type"].tolist() == ["product"]

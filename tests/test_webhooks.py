@@ -498,7 +498,7 @@ def test_generator_rules_on_a_small_lake(small_lake_events):
         (report,) = ev.payload[family]
         item = {"income_statement_segments": "revenue", "balance_sheet_segments": "assets",
                 "cash_flow_statement_segments": "capital_expenditure"}[family]  # fmt: skip
-        assert report[item]["segment"] == [{"label": "North", "value": 10.0}, {"label": "South", "value": 20.0}]
+        assert [(e["label"], e["value"]) for e in report[item]["segment"]] == [("North", 10.0), ("South", 20.0)]
         assert ev.frame()["value"].sum() == 30.0
     for family in ("forward_guidance", "non_gaap_metrics", "operating_kpis"):
         (ev,) = by_type[f"{family}.created"]  # one per (ticker, report period), with the sector

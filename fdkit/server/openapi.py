@@ -43,7 +43,11 @@ _NESTED: dict[tuple[str, str], dict[str, Any]] = {
                     "type": "array",
                     "items": {
                         "type": "object",
-                        "properties": {"label": {"type": "string"}, "type": {"type": ["string", "null"]}},
+                        "properties": {
+                            "label": {"type": "string"},
+                            "type": {"type": ["string", "null"]},
+                            "xbrl_member": {"type": ["string", "null"]},
+                        },
                     },
                 },
             },
