@@ -133,7 +133,7 @@ def _kpi_events(dataset: str, df: pd.DataFrame, facts: pd.DataFrame, livemode: b
     """One release-level event per (ticker, report period): the lake keeps no release date, so the period dates it."""
     out = []
     family = _KPI_FAMILY[dataset]
-    sectors = {str(t): s for t, s in zip(facts["ticker"], facts.get("sector", facts["ticker"]), strict=True)}
+    sectors = dict(zip(facts["ticker"].astype(str), facts["sector"], strict=True)) if "sector" in facts.columns else {}
     for (ticker, period), g in df.dropna(subset=["report_period"]).groupby(["ticker", "report_period"],
                                                                            observed=True, sort=True):  # fmt: skip
         day = _day(period)
