@@ -12,11 +12,11 @@ from __future__ import annotations
 import copy
 import json
 import os
-from pathlib import Path
 
 import pytest
 import schemathesis
 from hypothesis import HealthCheck, given, settings
+from reference import REFERENCE
 from schemathesis.checks import not_a_server_error
 from schemathesis.specs.openapi.checks import (
     content_type_conformance,
@@ -24,7 +24,6 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
-REFERENCE = Path(__file__).resolve().parents[2] / "shared" / "reference"
 DOCUMENTS = ("openapi.json", "openapi-simonxabris-2025.json")
 EXAMPLES = max(5, int(os.environ.get("FDKIT_FUZZ_EXAMPLES", "100")) // 7)
 

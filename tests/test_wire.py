@@ -7,6 +7,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import requests
+from reference import reference_document
 
 from fdkit.catalog import CATALOG
 
@@ -82,13 +83,7 @@ def test_405_answers_carry_allow(ref_server):
 
 # -- routes of the 2026 document ----------------------------------------------------------------------------------
 def _ops_2026():
-    import json
-    from pathlib import Path
-
-    ref = Path(__file__).resolve().parents[2] / "shared" / "reference" / "openapi.json"
-    if not ref.exists():
-        pytest.skip("shared/reference is not beside this checkout")
-    doc = json.loads(ref.read_text())
+    doc = reference_document("openapi.json")
     return [(m.upper(), p) for p, ops in doc["paths"].items() for m in ops if m in ("get", "post")]
 
 
@@ -147,7 +142,7 @@ def test_every_operation_of_the_2026_document_is_routed(ref_server):
     served = {(ep.method, ep.path) for ep in CATALOG.values()}
     missing = [op for op in _ops_2026() if op not in served]
     assert missing == [], missing
-    seed = _documented("openapi-simonxabris-2025.json")
+    seed = reference_document("openapi-simonxabris-2025.json")
     unserved = {(m.upper(), p) for p, ops in seed["paths"].items() for m in ops} - served
     # no options or press-release source in the reference data: those routes answer the 404 their document lists
     assert unserved == {("GET", "/options"), ("GET", "/options/chain"), ("GET", "/earnings/press-releases")}
@@ -268,18 +263,9 @@ def _resolve(doc, schema, depth=0):
     return schema
 
 
-def _documented(doc_name):
-    import json
-
-    path = Path(__file__).resolve().parents[2] / "shared" / "reference" / doc_name
-    if not path.exists():
-        pytest.skip("shared/reference is not beside this checkout")
-    return json.loads(path.read_text())
-
-
 @pytest.mark.parametrize("doc_name", ["openapi.json", "openapi-simonxabris-2025.json"])
 def test_every_documented_field_is_answered(ref_server, doc_name):
-    doc = _documented(doc_name)
+    doc = reference_document(doc_name)
     checked = 0
     missing = []
     for path, ops in doc["paths"].items():

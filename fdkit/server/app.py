@@ -240,10 +240,8 @@ def _answer(request: Request, ep: Endpoint, query: dict[str, Any], offset: int) 
     if request.app.state.store.changed():  # the lake was written to (e.g. a webhook landing): answer afresh
         request.app.state.memo.clear()
     ans = request.app.state.answer_for(ep.name, query)
-    if ans.body is not None:  # the handler shaped the whole response
+    if ans.body is not None:  # the handler shaped the whole response (a document, or keys that vary)
         return dict(ans.body)
-    if not ep.response_key:  # a document: the answer is the body
-        return dict(ans.obj)
     out: dict[str, Any] = dict(ans.top)
     if ans.records is None:
         out[ep.response_key] = ans.obj

@@ -647,13 +647,10 @@ def listing(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
     Also the vocabulary documents (item titles, screener fields) and the 13F filers with their CIKs.
     """
     key = ep.response_key
-    documents: dict[str, Callable[[Store, dict[str, Any]], Any]] = {
-        "filing_items_types": _item_types,
-        "screener_filters": _screener_filters,
-        "institutional_holdings_investors": _filers,
-    }
-    if ep.name in documents:
-        return Answer(obj=documents[ep.name](store, q), top={"resource": ep.dataset} if ep.dataset else {})
+    if not key:  # a vocabulary document: the whole body
+        return Answer(body=_DOCUMENTS[ep.name](store, q))
+    if ep.name == "institutional_holdings_investors":
+        return Answer(obj=_filers(store, q), top={"resource": ep.dataset})
     if ep.name == "analyst_estimates_periods":
         values: list[str] = ["annual", "quarterly"]
     elif ep.name == "index_funds_tickers":
@@ -707,3 +704,10 @@ def _filers(store: Store, q: dict[str, Any]) -> list[dict[str, Any]]:
     df = df.sort_values("investor")
     return [{"cik": None if pd.isna(c) else str(c), "name": str(n)} for n, c in zip(df["investor"], df["investor_cik"],
                                                                                   strict=True)]  # fmt: skip
+
+
+#: the listings whose answer is a document rather than names (``Endpoint.response_schema``)
+_DOCUMENTS: dict[str, Callable[[Store, dict[str, Any]], dict[str, Any]]] = {
+    "filing_items_types": _item_types,
+    "screener_filters": _screener_filters,
+}
