@@ -22,6 +22,7 @@ from . import plot as _plot
 from .basis import basis_of, rebase
 from .filters import apply_filters, filters_from_kwargs
 from .ratios import FAMILIES, compute_ratios, trailing_twelve_months
+from .sessions import known_from
 
 
 def _split_table(df: pd.DataFrame, splits: pd.DataFrame | None) -> pd.DataFrame:
@@ -382,20 +383,24 @@ class FdsAccessor:
         prices: pd.DataFrame,
         lag_days: int = DEFAULT_FILING_LAG_DAYS,
         *,
-        lag: str | pd.Timedelta = "0D",
+        lag: str | pd.Timedelta | None = None,
         max_age: str | pd.Timedelta | None = None,
     ) -> pd.DataFrame:
-        """Attach to each price row the latest statement filed on or before that row's date (point in time).
+        """Attach to each price row the latest statement known by that row's date (point in time).
 
-        A statement is available from its ``filing_date`` plus ``lag``; without a filing date, from
-        ``report_period + lag_days``. It is never used before then, so a backtest cannot see the future. Filing
-        dates carry no time of day: a filing made after the close is known the next session, so ``lag="1D"`` is
-        the cautious choice for daily signals (the default ``"0D"`` joins on the filing day itself).
+        When a statement counts as known (its ``available_from`` date; a bar on or after it may use it):
+
+        * by default (``lag=None``), a row carrying the SEC's acceptance time (``filing_datetime``) is known at
+          the close of the day it was accepted if that was a weekday before 16:00 Eastern, else from the next
+          day; a row with only a ``filing_date`` (no time of day: an after-close filing would be look-ahead on
+          its filing day) from the day after it;
+        * with an explicit ``lag`` (e.g. ``"0D"``, ``"2D"``), from ``filing_date + lag`` for every row;
+        * without a filing date at all, from ``report_period + lag_days``.
 
         Args:
             prices: a long price frame indexed ``(ticker, time)``.
             lag_days: the fallback filing lag, for statements without a filing date.
-            lag: added to every filing date before the statement counts as known (e.g. ``"1D"``).
+            lag: added to every filing date instead of the default rule above.
             max_age: a statement known for longer than this (e.g. ``"400D"``) is not carried forward: its fields
                 are missing instead of stale.
 
@@ -416,7 +421,12 @@ class FdsAccessor:
             raise ValueError("asof needs a statement frame with a report_period")
         rp = pd.to_datetime(st["report_period"])
         filed = pd.to_datetime(st["filing_date"]) if "filing_date" in st.columns else pd.Series(pd.NaT, index=st.index)
-        known = filed + pd.Timedelta(lag)
+        if lag is not None:
+            known = filed + pd.Timedelta(lag)
+        else:
+            known = filed + pd.Timedelta(days=1)
+            if "filing_datetime" in st.columns:
+                known = known_from(st["filing_datetime"]).fillna(known)
         st["available_from"] = known.fillna(rp + pd.Timedelta(days=lag_days)).astype("datetime64[ns]")
         st["ticker"] = st["ticker"].astype(str)
         st = st.sort_values(["available_from", "report_period"], kind="stable")

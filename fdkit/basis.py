@@ -39,7 +39,7 @@ ADJUSTED = "adjusted"
 RAW = "raw"
 #: columns divided by a split's ratio (per-share values and prices)
 PER_SHARE = ("earnings_per_share", "earnings_per_share_diluted", "dividends_per_common_share", "book_value_per_share",
-             "free_cash_flow_per_share", "estimated_earnings_per_share")  # fmt: skip
+             "free_cash_flow_per_share", "estimated_earnings_per_share", "dividend")  # fmt: skip
 PRICES = ("open", "high", "low", "close", "price", "transaction_price_per_share")
 #: columns multiplied by a split's ratio (share counts)
 SHARE_COUNTS = ("volume", "weighted_average_shares", "weighted_average_shares_diluted", "outstanding_shares",

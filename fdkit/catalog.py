@@ -926,6 +926,24 @@ _ENDPOINTS: tuple[Endpoint, ...] = (
         summary="Stock splits (an fdkit extension): ex-date and ratio of new to old shares, with the source. "
         "Prices and per-share statement values are on the basis of every split listed here.",
     ),
+    Endpoint(
+        name="dividends",
+        path="/dividends",
+        response_key="dividends",
+        schema="dividends",
+        index=("ticker", "date"),
+        params=(TICKER_REQ, *START_END, _limit(100, 1000)),
+        page_size=100,
+        default_limit=100,
+        newest_first=False,
+        dataset="dividends",
+        tier="free",
+        record_key=("ticker", "date"),
+        ttl=DAY,
+        split_adjusted=True,
+        summary="Cash dividends per share by ex-date (an fdkit extension), on the split basis of prices. The "
+        "service's daily prices are already adjusted for them: add them only to raw closes.",
+    ),
     # --- estimates, earnings, KPIs ------------------------------------------------------------------------
     Endpoint(
         name="analyst_estimates",
@@ -1064,6 +1082,7 @@ _VALID: dict[str, dict[str, Any] | None] = {
     "yield_curve": {"start_date": "2023-01-01", "end_date": "2023-03-31"},
     "inflation": {"series": "cpi_core", "start_date": "2022-01-01", "end_date": "2022-12-31"},
     "splits": {"ticker": "NVDA"},
+    "dividends": {"ticker": "AAPL", "start_date": "2020-01-01"},
     "statement_vintages": {"ticker": "AAPL", "field": "revenue", "period": "annual", "report_period": "2009-09-26"},
     "labor": {"series": "unemployment_rate", "start_date": "2020-01-01", "end_date": "2020-12-31"},
     "analyst_estimates": {"ticker": "AAPL"},
@@ -1120,6 +1139,7 @@ _INVALID: dict[str, dict[str, Any] | None] = {
     "yield_curve": {"limit": 0},
     "inflation": {"series": "cpi_gold"},
     "splits": {},
+    "dividends": {"ticker": "AAPL", "start_date": "2020-13-01"},
     "statement_vintages": {"ticker": "AAPL", "period": "weekly"},
     "labor": {"start_date": "2020-02-30"},
     "analyst_estimates": {"ticker": "AAPL", "period": "ttm"},

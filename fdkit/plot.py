@@ -91,7 +91,7 @@ def segment_bars(
     ticker: str | None = None,
     ax: Any = None,
     scale: float = 1e9,
-    exclude: tuple[str, ...] = ("Product",),
+    exclude: tuple[str, ...] = (),
     title: str | None = None,
 ) -> Any:
     """Stacked bars of segment amounts per report period (one ticker, one segment type).
@@ -102,7 +102,8 @@ def segment_bars(
         ticker: the ticker (default: the first one).
         ax: an existing Axes.
         scale: divide amounts by this (default billions).
-        exclude: labels to leave out (aggregate members such as ``Product``).
+        exclude: labels to leave out. Subtotals (``is_subtotal``: Apple's Product, NVIDIA's Data Center) are
+            always left out, so the bars stack leaves only and add up to the revenue they break down.
         title: the title.
 
     Returns:
@@ -113,6 +114,8 @@ def segment_bars(
     ticker = ticker or str(tickers[0])
     sub = df.xs(ticker, level="ticker")
     sub = sub[(sub["segment_type"] == segment_type) & ~sub["segment_label"].isin(list(exclude))]
+    if "is_subtotal" in sub.columns:
+        sub = sub[~sub["is_subtotal"].fillna(False).astype(bool)]
     table = sub.reset_index().pivot_table(index="report_period", columns="segment_label", values="amount",
                                           aggfunc="sum", observed=True) / scale  # fmt: skip
     labels = [f"{d:%Y-%m}" for d in table.index]

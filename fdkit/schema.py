@@ -95,6 +95,8 @@ STATEMENT_HEADER = {
     "accession_number": S,
     "filing_url": S,
     "filing_date": D,
+    # extension: the SEC's acceptance time in Eastern Time (ISO 8601 with its offset), where the lake knows it
+    "filing_datetime": S,
     "form_type": C,
 }
 
@@ -187,6 +189,10 @@ _SEGMENT_ITEM = {
     "segment_type": C,
     # the member as the filing tags it (``aapl:IPhoneMember``); segment_label is its human label (``iPhone``)
     "xbrl_member": S,
+    # extension: the hierarchy of one axis. A subtotal (NVIDIA's Data Center) is the sum of the members that name
+    # it as their parent (Compute, Networking): sum the rows that are not subtotals and nothing counts twice
+    "is_subtotal": B,
+    "parent_label": S,
 }
 
 #: the header of one segmented-revenues report (a nested record's top level)
@@ -245,6 +251,8 @@ _SCHEMAS: dict[str, dict[str, str]] = {
         "label": S,
         "value": F,
         "xbrl_member": S,
+        "is_subtotal": B,
+        "parent_label": S,
     },  # fmt: skip
     "search_results": {"ticker": C, "report_period": D, "period": C, "currency": C, "filing_date": D},
     "prices": {
@@ -429,6 +437,8 @@ _SCHEMAS: dict[str, dict[str, str]] = {
     "labor": {"series": C, "date": D, "value": F, "change": F},
     # corporate actions (an fdkit extension): ratio = new shares per old share (4.0 for a 4-for-1 split)
     "splits": {"ticker": C, "date": D, "ratio": F, "source": C},
+    # cash dividends per share by ex-date, on the split basis of prices (an fdkit extension)
+    "dividends": {"ticker": C, "date": D, "dividend": F, "source": C},
     # every reported value of a statement field with the filing that reported it (an fdkit extension)
     "statement_vintages": {
         "ticker": C,

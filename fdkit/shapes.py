@@ -164,6 +164,16 @@ class PrefixedObjects(Shape):
 
 
 _SEGMENT_HEADER = tuple(SEGMENT_REPORT)
+#: what a segment member carries beside its label and type (extensions: the member as filed, its hierarchy)
+_MEMBER_EXTRAS = ("xbrl_member", "is_subtotal", "parent_label")
+#: their JSON types, for the OpenAPI document
+MEMBER_EXTRAS_SCHEMA: Mapping[str, Any] = MappingProxyType(
+    {
+        "xbrl_member": {"type": ["string", "null"]},
+        "is_subtotal": {"type": ["boolean", "null"]},
+        "parent_label": {"type": ["string", "null"]},
+    }
+)
 
 
 class SegmentItems(Shape):
@@ -182,7 +192,8 @@ class SegmentItems(Shape):
                 members = item.get("segments") or [{}]
                 for j, m in enumerate(members):
                     rows.append({**base, "segment_label": m.get("label"), "segment_type": m.get("type"),
-                                 "xbrl_member": m.get("xbrl_member"), "member": j})  # fmt: skip
+                                 "xbrl_member": m.get("xbrl_member"), "is_subtotal": m.get("is_subtotal"),
+                                 "parent_label": m.get("parent_label"), "member": j})  # fmt: skip
         return rows
 
     def nest(self, rows: Sequence[Mapping[str, Any]]) -> list[Record]:
@@ -210,7 +221,7 @@ class SegmentItems(Shape):
                 report["items"].append(item)
             if r.get("segment_label") is not None:
                 item["segments"].append({"label": r["segment_label"], "type": r.get("segment_type"),
-                                         "xbrl_member": r.get("xbrl_member")})  # fmt: skip
+                                         **{k: r.get(k) for k in _MEMBER_EXTRAS}})  # fmt: skip
         return out
 
 
@@ -218,7 +229,7 @@ class LineItems(Shape):
     """Statement segments: ``{line_item: {product|segment: [{label, value}]}}`` per report <-> one row per value."""
 
     name = "line_items"
-    _ROW = ("line_item", "category", "label", "value", "xbrl_member")
+    _ROW = ("line_item", "category", "label", "value", *_MEMBER_EXTRAS)
 
     def _header(self) -> list[str]:
         return [f for f in fields_of("segmented_financials") if f not in self._ROW]
@@ -234,7 +245,7 @@ class LineItems(Shape):
                 for category, entries in cats.items():
                     for e in entries or []:
                         rows.append({**head, "line_item": line_item, "category": category, "label": e.get("label"),
-                                     "value": e.get("value"), "xbrl_member": e.get("xbrl_member")})  # fmt: skip
+                                     "value": e.get("value"), **{k: e.get(k) for k in _MEMBER_EXTRAS}})  # fmt: skip
         return rows
 
     def nest(self, rows: Sequence[Mapping[str, Any]]) -> list[Record]:  # noqa: D102
@@ -249,7 +260,7 @@ class LineItems(Shape):
                 out.append(rec)
             cat = self._line_items_of(rec, r).setdefault(r["line_item"], {"product": [], "segment": []})
             cat.setdefault(r["category"], []).append({"label": r["label"], "value": r["value"],
-                                                      "xbrl_member": r.get("xbrl_member")})  # fmt: skip
+                                                      **{k: r.get(k) for k in _MEMBER_EXTRAS}})  # fmt: skip
         return out
 
     def _report(self, row: Mapping[str, Any]) -> Record:
@@ -273,7 +284,7 @@ class LineItems(Shape):
                 "properties": {
                     "label": {"type": "string"},
                     "value": {"type": ["number", "null"]},
-                    "xbrl_member": {"type": ["string", "null"]},
+                    **MEMBER_EXTRAS_SCHEMA,
                 },
             },
         }

@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from .lake import list_datasets, read_dataset
+from .sessions import EASTERN, edgar_filing_date
 
 __all__ = ["INVARIANTS", "Invariant", "Result", "validate", "format_report"]
 
@@ -248,6 +249,18 @@ def _filed_after(lake: Lake) -> pd.DataFrame:
         lag = (df["filing_date"] - df["report_period"]).dt.days
         off = lag.isna() | (lag < 1) | (lag > 200)
         bad.append(df.loc[off, ["ticker", "period", "report_period", "filing_date"]].assign(dataset=name, lag=lag[off]))
+    return pd.concat(bad, ignore_index=True)
+
+
+@invariant("filing_date_follows_acceptance", "income_statements", "earnings")
+def _acceptance(lake: Lake) -> pd.DataFrame:
+    """EDGAR's filing-date rule holds for every acceptance time (17:30 ET cut-off): a wrong time zone breaks it."""
+    bad = []
+    for name in ("income_statements", "earnings"):
+        df = lake[name].dropna(subset=["filing_datetime"])
+        at = pd.to_datetime(df["filing_datetime"].astype(str), format="ISO8601", utc=True).dt.tz_convert(EASTERN)
+        off = edgar_filing_date(at) != df["filing_date"]
+        bad.append(df.loc[off, ["ticker", "report_period", "filing_date", "filing_datetime"]].assign(dataset=name))
     return pd.concat(bad, ignore_index=True)
 
 
@@ -505,10 +518,10 @@ def _segment_labels(lake: Lake) -> pd.DataFrame:
 
 @invariant("segment_members_within_revenue", "segmented_revenues", "income_statements")
 def _segments_sum(lake: Lake) -> pd.DataFrame:
-    """The leaf members of one segment axis add up to at most the reported revenue (+1%): nothing counted twice."""
+    """The leaf members (not subtotals) of one segment axis add up to at most the reported revenue (+1%)."""
     seg = lake["segmented_revenues"]
     one = seg.groupby(["ticker", "report_period", "period", "item"], observed=True)["member"].transform("size") == 1
-    seg = seg[one]
+    seg = seg[one & ~seg["is_subtotal"].fillna(False)]
     sums = (
         seg.groupby(["ticker", "report_period", "period", "segment_type"], observed=True)["amount"].sum().reset_index()
     )
@@ -517,6 +530,26 @@ def _segments_sum(lake: Lake) -> pd.DataFrame:
         inc.assign(ticker=inc["ticker"].astype(str), period=inc["period"].astype(str)),
         on=["ticker", "report_period", "period"], how="inner")  # fmt: skip
     return m[m["amount"] > 1.01 * m["revenue"]]
+
+
+@invariant("subtotals_are_their_members_sums", "segmented_revenues", "segmented_financials")
+def _subtotals(lake: Lake) -> pd.DataFrame:
+    """A segment subtotal equals the sum of the members naming it as parent (0.1%); every parent is a subtotal."""
+    bad = []
+    sides = (
+        ("segmented_revenues", ["ticker", "report_period", "period", "segment_type"], "segment_label", "amount"),
+        ("segmented_financials", ["ticker", "report_period", "period", "line_item", "category"], "label", "value"),
+    )
+    for name, key, label, value in sides:
+        df = lake[name]
+        df = df.assign(**{c: df[c].astype(str) for c in key if str(df[c].dtype) == "category"})
+        kids = df.dropna(subset=["parent_label"]).groupby([*key, "parent_label"])[value].sum()
+        subs = df[df["is_subtotal"].fillna(False)].set_index([*key, label])[value]
+        subs.index = subs.index.set_names([*key, "parent_label"])
+        both = pd.concat({"subtotal": subs, "members": kids}, axis=1)
+        off = both["subtotal"].isna() | (both["members"] - both["subtotal"]).abs().gt(0.001 * both["subtotal"].abs())
+        bad.append(both[off].reset_index().assign(dataset=name))
+    return pd.concat(bad, ignore_index=True)
 
 
 # ------------------------------------------------------------------------------------------------------------------

@@ -34,6 +34,7 @@ import reference_universe as ru  # noqa: E402
 from fdkit.lake import read_dataset, write_dataset  # noqa: E402
 from fdkit.ratios import compute_ratios  # noqa: E402
 from fdkit.schema import METRIC_FIELDS, OWNERSHIP_FORMS, SCHEMAS, STATEMENT_FIELDS  # noqa: E402
+from fdkit.sessions import EASTERN, edgar_filing_date  # noqa: E402
 
 SEC = "https://www.sec.gov"
 
@@ -477,7 +478,8 @@ def _index_durations(by_key: dict) -> dict:
 
 
 def finish_statements(rows: pd.DataFrame, src: Path, members: pd.DataFrame) -> pd.DataFrame:
-    """TTM rows, the CIK and a filing URL on every row, sorted: the statement table every dataset is cut from."""
+    """TTM rows, the CIK, a filing URL and (where the submissions index has it) the acceptance time on every row,
+    sorted: the statement table every dataset is cut from."""
     rows = _without_quarter_holes(rows)
     ttm = _ttm(rows)
     full = pd.concat([rows, ttm], ignore_index=True)
@@ -493,6 +495,7 @@ def finish_statements(rows: pd.DataFrame, src: Path, members: pd.DataFrame) -> p
     by_search = (SEC + "/cgi-bin/browse-edgar?action=getcompany&CIK=" + full["cik"] + "&type=" + form
                  + "&dateb=" + filed + "&owner=include&count=10")  # fmt: skip
     full["filing_url"] = by_accession.where(acc.notna(), by_search)
+    full["filing_datetime"] = iso_times(acceptance_times(full["accession_number"], _filings_index(src)))
     return full.sort_values(["ticker", "period", "report_period"], kind="stable").reset_index(drop=True)
 
 
@@ -738,69 +741,110 @@ def _member_label(member: str) -> str:
 
 
 def _leaves(rev: pd.DataFrame, revenue_of: dict) -> pd.DataFrame:
-    """Keep one complete breakdown per segment axis, so that summing an axis never counts twice.
+    """One complete breakdown per segment axis, its subtotals marked, so a sum over leaves never counts twice.
 
-    Filers report subtotals (Apple's Products = iPhone + Mac + iPad + Wearables), two breakdowns on one axis
-    (Amazon's product/service split beside its seven sales lines; Apple's early product lines beside its
-    geographic segments) and memo lines (NVIDIA's Singapore billing, Meta's US beside US & Canada). Only where
-    an axis of one report adds up to more than the period's revenue (+1%) is anything left out, by the first of
-    these that brings the axis to the revenue (within 1%): (1) subtotals, members equal to the sum of two or more
-    smaller members; (2) one or two memo members; (3) a coarse breakdown of two or three members that alone add
-    up to the revenue, beside a finer one. If none does, the axis is ambiguous and left out of that report.
-    Without a revenue figure, only subtotals are left out. Where several revenue concepts report the same
-    members, the first concept of the mapping is kept."""
+    Filers report subtotals (Apple's Products = iPhone + Mac + iPad + Wearables; NVIDIA's Data Center = Compute +
+    Networking), two breakdowns on one axis (Amazon's product/service split beside its seven sales lines; Apple's
+    early product lines beside its geographic segments) and memo lines (NVIDIA's Singapore billing, Meta's US
+    beside US & Canada). Subtotals (members equal to the sum of two or more smaller members) are kept and marked
+    ``is_subtotal``, each member below one naming it in ``parent_member``; where an axis's leaves add up to more
+    than the period's revenue (+1%), members are left out by the first of these that brings the leaves to the
+    revenue (within 1%): (1) one or two memo members; (2) a coarse breakdown of two or three members that alone
+    add up to the revenue, beside a finer one. If none does, the axis is ambiguous and left out of that report.
+    An axis that adds up to no more than the revenue has no subtotals. Where several revenue concepts report the
+    same members, the first concept of the mapping is kept."""
     rev = rev.assign(_axis=rev["members"].map(lambda m: m[0][0] if len(m) == 1 else None),
-                     _rank=rev["concept"].map(lambda c: CONCEPT_ORDER.get(c.split(":", 1)[1], 99)))  # fmt: skip
+                     _rank=rev["concept"].map(lambda c: CONCEPT_ORDER.get(c.split(":", 1)[1], 99)),
+                     is_subtotal=False, parent_member=None)  # fmt: skip
     rev = rev.sort_values("_rank", kind="stable").drop_duplicates(["ticker", "start", "end", "members"])
     drop: list = []
     for (ticker, start, end, _), g in rev[rev["_axis"].notna()].groupby(["ticker", "start", "end", "_axis"]):
         total = revenue_of.get((ticker, end, "annual" if (end - start).days > 300 else "quarterly"))
-        keep = _one_breakdown(g["value"].to_numpy(dtype=float), total)
+        amounts = g["value"].to_numpy(dtype=float)
+        keep, parents, subtotal = _one_breakdown(amounts, total)
         drop.extend(g.index[~keep])
+        member = g["members"].map(lambda m: m[0][1]).to_numpy()
+        rev.loc[g.index, "is_subtotal"] = subtotal
+        rev.loc[g.index, "parent_member"] = [member[p] if p >= 0 else None for p in parents]
     return rev.drop(index=drop).drop(columns=["_axis", "_rank"])
 
 
-def _one_breakdown(amounts: np.ndarray, total: float | None) -> np.ndarray:
-    """Which members of one axis to keep (see :func:`_leaves`)."""
+def _one_breakdown(amounts: np.ndarray, total: float | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Which members of one axis to keep, each member's parent (its index, -1 for none) and which members are
+    subtotals (see :func:`_leaves`)."""
     from itertools import combinations  # noqa: PLC0415
 
     n = len(amounts)
-    keep = np.ones(n, dtype=bool)
-    subtotals = np.array([bool(a > 0 and n <= 16 and _is_subset_sum(amounts[amounts < a], a)) for a in amounts])
+    keep, none, no = np.ones(n, dtype=bool), np.full(n, -1), np.zeros(n, dtype=bool)
+    if total is not None and total > 0 and amounts.sum() <= 1.01 * total:
+        return keep, none, no
+    parents, subtotal = _parents(amounts)
     if total is None or not total > 0:
-        return ~subtotals
-    if amounts.sum() <= 1.01 * total:
-        return keep
+        return keep, parents, subtotal
 
     def close(x: float) -> bool:
         return abs(x - total) <= 0.01 * total
 
-    if subtotals.any() and close(amounts[~subtotals].sum()):
-        return ~subtotals
+    leaf = np.flatnonzero(~subtotal)
+    if close(amounts[leaf].sum()):
+        return keep, parents, subtotal
+    left_out = None
     for size in (1, 2):
-        for combo in combinations(range(n), size):
-            if close(amounts.sum() - amounts[list(combo)].sum()):
-                keep[list(combo)] = False
-                return keep
+        left_out = left_out or next((c for c in combinations(leaf, size)
+                                     if close(amounts[leaf].sum() - amounts[list(c)].sum())), None)  # fmt: skip
     for size in (2, 3):
-        for combo in combinations(range(n), size):
-            if close(amounts[list(combo)].sum()) and close(amounts.sum() - amounts[list(combo)].sum()):
-                keep[list(combo)] = False
-                return keep
-    return np.zeros(n, dtype=bool)
+        left_out = left_out or next((c for c in combinations(leaf, size) if close(amounts[list(c)].sum())
+                                     and close(amounts[leaf].sum() - amounts[list(c)].sum())), None)  # fmt: skip
+    if left_out is None:
+        return no.copy(), none, no
+    keep[list(left_out)] = False
+    for i in np.flatnonzero(subtotal):  # a subtotal of a member left out goes with it
+        if not keep[_descendants(parents, int(i))].all():
+            keep[i] = False
+    return keep, np.where(keep[np.maximum(parents, 0)] | (parents < 0), parents, -1), subtotal
 
 
-def _is_subset_sum(others: np.ndarray, target: float) -> bool:
-    """Whether two or more of ``others`` add up to ``target`` within 0.1%."""
-    if len(others) < 2 or others.sum() < 0.999 * target:
-        return False
+def _parents(amounts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each member's parent (index, -1 for none) and which members are subtotals (up to 16 members).
+
+    A subtotal is a member equal (within 0.1%) to the sum of two or more smaller members. Subtotals form a tree
+    where their members nest (Product = iPhone + Mac + iPad + Wearables; Total = Product + Services): each member
+    names the smallest subtotal holding it. A subtotal cutting across another (Tesla's Sales and Services beside
+    its Automotive Revenues: automotive sales in both, leasing in one) is still a subtotal, named by no member."""
     from itertools import combinations  # noqa: PLC0415
 
-    for size in range(2, len(others) + 1):
-        for combo in combinations(others, size):
-            if abs(sum(combo) - target) <= 0.001 * target:
-                return True
-    return False
+    n = len(amounts)
+    parents, subtotal = np.full(n, -1), np.zeros(n, dtype=bool)
+    if n > 16:
+        return parents, subtotal
+    covers: dict[int, frozenset[int]] = {}  # accepted subtotals -> the leaves below them
+    for i in np.argsort(amounts, kind="stable"):
+        target = amounts[i]
+        smaller = [j for j in range(n) if amounts[j] < target]
+        if not target > 0 or len(smaller) < 2 or amounts[smaller].sum() < 0.999 * target:
+            continue
+        for size in range(2, len(smaller) + 1):
+            hit = next((c for c in combinations(smaller, size)
+                        if abs(amounts[list(c)].sum() - target) <= 0.001 * target), None)  # fmt: skip
+            if hit:
+                break
+        if not hit:
+            continue
+        subtotal[i] = True
+        leaves = frozenset().union(*(covers.get(c, frozenset({c})) for c in hit))
+        if all(c <= leaves or not (c & leaves) for c in covers.values()):
+            covers[int(i)] = leaves
+            for c in hit:
+                parents[c] = i
+    return parents, subtotal
+
+
+def _descendants(parents: np.ndarray, i: int) -> list[int]:
+    """The members below member ``i``."""
+    below = list(np.flatnonzero(parents == i))
+    for j in list(below):
+        below.extend(_descendants(parents, int(j)))
+    return below
 
 
 def build_segments(src: Path, filed_of: dict[str, str], statements: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -841,7 +885,8 @@ def build_segments(src: Path, filed_of: dict[str, str], statements: pd.DataFrame
                               "filing_date": filing_date, "item": i, "member": j,
                               "name": r.concept.split(":", 1)[1], "amount": r.value, "start_period": r.start,
                               "end_period": r.end, "segment_label": _member_label(member), "segment_type": stype,
-                              "xbrl_member": member})  # fmt: skip
+                              "xbrl_member": member, "is_subtotal": bool(r.is_subtotal),
+                              "parent_label": _member_label(r.parent_member) if r.parent_member else None})  # fmt: skip
     items_df = pd.DataFrame(items)
     line_items = {"us-gaap:OperatingIncomeLoss": "operating_income", "us-gaap:GrossProfit": "gross_profit",
                   **{c: "revenue" for c in _REVENUE}}  # fmt: skip
@@ -854,7 +899,31 @@ def build_segments(src: Path, filed_of: dict[str, str], statements: pd.DataFrame
         "label": fin["members"].map(lambda m: _member_label(m[0][1])), "value": fin["value"],
         "xbrl_member": fin["members"].map(lambda m: m[0][1]),
     }).drop_duplicates(["ticker", "report_period", "period", "line_item", "category", "label"])  # fmt: skip
+    fin_rows = _with_hierarchy(fin_rows, ["ticker", "report_period", "period", "line_item", "category"], revenue_of)
     return items_df, fin_rows.sort_values(["ticker", "report_period", "line_item", "category", "label"])
+
+
+def _with_hierarchy(rows: pd.DataFrame, group: list[str], revenue_of: dict) -> pd.DataFrame:
+    """Mark each group's subtotals (``is_subtotal``) and name each member's parent (``parent_label``).
+
+    Revenue members are checked against the period's revenue as segment items are (:func:`_one_breakdown`);
+    where no hierarchy reproduces the revenue (two breakdowns on one axis), nothing is marked and nothing left out.
+    Other line items have no total to check against: subtotals are the members equal to a sum of smaller ones."""
+    rows = rows.assign(is_subtotal=False, parent_label=None)
+    for key, g in rows.groupby(group, sort=False, observed=True):
+        amounts = g["value"].to_numpy(dtype=float)
+        fields = dict(zip(group, key, strict=True))
+        if fields["line_item"] == "revenue":
+            total = revenue_of.get((fields["ticker"], fields["report_period"], fields["period"]))
+            keep, parents, subtotal = _one_breakdown(amounts, total)
+            if not keep.all():
+                continue
+        else:
+            parents, subtotal = _parents(amounts)
+        labels = g["label"].to_numpy()
+        rows.loc[g.index, "is_subtotal"] = subtotal
+        rows.loc[g.index, "parent_label"] = [labels[p] if p >= 0 else None for p in parents]
+    return rows
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -1282,7 +1351,7 @@ def earnings_derived(frame: pd.DataFrame, prefix: str) -> pd.DataFrame:
     return out.add_prefix(prefix + "_")
 
 
-_ET = "America/New_York"
+_ET = EASTERN
 
 
 def filing_window(accepted: pd.Series) -> pd.Series:
@@ -1297,10 +1366,7 @@ def filing_window(accepted: pd.Series) -> pd.Series:
 
 def build_earnings(all_statements: pd.DataFrame, index: pd.DataFrame) -> pd.DataFrame:
     """One record per quarterly report: the quarter's figures and the trailing-twelve-month figures, the derived
-    figures of the 2026 record and, where the SEC submissions index has it, the acceptance time.
-
-    EDGAR's ``acceptanceDateTime`` carries a ``Z`` but is Eastern Time (Apple's 8-Ks read 16:30, its 16:30 ET
-    release), so it is read as Eastern and written with its offset."""
+    figures of the 2026 record and, where the SEC submissions index has it, the acceptance time (with its offset)."""
     q = all_statements[all_statements["period"] == "quarterly"].set_index(["ticker", "report_period"])
     ttm = all_statements[all_statements["period"] == "ttm"].set_index(["ticker", "report_period"])
     from fdkit.schema import EARNINGS_DIMENSION  # noqa: PLC0415
@@ -1316,14 +1382,37 @@ def build_earnings(all_statements: pd.DataFrame, index: pd.DataFrame) -> pd.Data
     out["filing_date"] = q["filing_date"]
     out["accession_number"] = q["accession_number"]
     out = out.join(earnings_derived(out, "quarterly")).join(earnings_derived(out, "annual"))
-    accepted = {}
-    if len(index) and "acceptanceDateTime" in index.columns:
-        accepted = dict(zip(index["accessionNumber"], index["acceptanceDateTime"], strict=True))
-    stamp = pd.to_datetime(out["accession_number"].map(accepted), format="ISO8601").dt.tz_localize(None)
-    stamp = stamp.dt.tz_localize(_ET, ambiguous="NaT", nonexistent="NaT")
-    out["filing_datetime"] = stamp.map(lambda t: t.isoformat() if pd.notna(t) else None)
+    stamp = acceptance_times(out["accession_number"], index)
+    out["filing_datetime"] = iso_times(stamp)
     out["filing_window"] = filing_window(stamp)
     return out.reset_index()
+
+
+def acceptance_times(accessions: pd.Series, index: pd.DataFrame) -> pd.Series:
+    """The SEC's acceptance time of each accession, in Eastern Time; missing where the submissions index has none.
+
+    EDGAR's ``acceptanceDateTime`` always carries a ``Z``, yet the bundled documents differ: Apple's is Eastern
+    wall time (its 10-Qs read 18:04, after its 16:30 release, and are dated the next day), the others are UTC.
+    Each company's zone is the reading under which EDGAR's filing-date rule reproduces the filing dates the
+    same document states (:func:`fdkit.sessions.edgar_filing_date`)."""
+    if not len(index) or "acceptanceDateTime" not in index.columns:
+        return pd.Series(pd.NaT, index=accessions.index, dtype=f"datetime64[ns, {_ET}]")
+    stamps = []
+    for _, doc in index.groupby("ticker", sort=True):
+        wall = pd.to_datetime(doc["acceptanceDateTime"].str[:19], format="ISO8601")
+        readings = {zone: wall.dt.tz_localize(zone, ambiguous="NaT", nonexistent="NaT").dt.tz_convert(_ET)
+                    for zone in (_ET, "UTC")}  # fmt: skip
+        filed = pd.to_datetime(doc["filingDate"])
+        agree = {z: float((edgar_filing_date(at, doc["form"]) == filed).mean()) for z, at in readings.items()}
+        stamps.append(pd.Series(readings[max(agree, key=agree.__getitem__)].to_numpy(), index=doc["accessionNumber"]))
+    by_accession = pd.concat(stamps)
+    by_accession = by_accession[~by_accession.index.duplicated()]
+    return accessions.astype(object).map(by_accession).astype(f"datetime64[ns, {_ET}]")
+
+
+def iso_times(stamp: pd.Series) -> pd.Series:
+    """ISO 8601 with the offset (``2023-11-02T18:04:31-04:00``), None where missing."""
+    return stamp.map(lambda t: t.isoformat() if pd.notna(t) else None)
 
 
 def with_fiscal_labels(rows: pd.DataFrame, statements: pd.DataFrame) -> pd.DataFrame:
@@ -1419,6 +1508,7 @@ def build(src: Path, out: Path, src2: Path | None = None) -> dict[str, pd.DataFr
         "inflation": (build_inflation(src, src2), "inflation"),
         "labor": (ru.build_labor(src2), "labor"),
         "splits": (splits, "splits"),
+        "dividends": (ru.build_dividends(src, splits), "dividends"),
         "index_funds": (ru.index_membership(src), "index_funds"),
         "statement_vintages": (vintages, "statement_vintages"),
         "news": (build_news(src), "news"),

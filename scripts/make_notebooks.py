@@ -84,9 +84,20 @@ NOTEBOOKS: dict[str, list[tuple[str, str]]] = {
         ("code", 'seg = fdkit.segmented_revenues("AAPL", period="annual", limit=6)\nseg.head(10)'),
         (
             "code",
-            'products = seg[seg["segment_type"] == "product"]\n'
+            'products = seg[(seg["segment_type"] == "product") & ~seg["is_subtotal"]]  # leaves: nothing twice\n'
             'products.pivot_table(index="report_period", columns="segment_label", values="amount", '
             "observed=True) / 1e9",
+        ),
+        (
+            "md",
+            "Filers report subtotals beside their parts (Apple's Product; NVIDIA's Data Center = Compute + "
+            "Networking). A subtotal has `is_subtotal` set and its parts name it in `parent_label`; sums and the "
+            "stacked bars use the leaves, so they add up to the revenue.",
+        ),
+        (
+            "code",
+            'nv = fdkit.segmented_revenues("NVDA", period="annual", report_period="2025-01-26")\n'
+            'nv[nv["segment_type"] == "product"][["segment_label", "amount", "is_subtotal", "parent_label"]]',
         ),
         ("code", 'ax = seg.fds.plot(segment_type="product", title="Apple revenue by product (billions)")\nplt.show()'),
         (
@@ -99,8 +110,9 @@ NOTEBOOKS: dict[str, list[tuple[str, str]]] = {
             "md",
             "# Screen, then a point-in-time backtest\n\nScreen on the latest annual figures, then test a rule "
             "month by month over the S&P 500 cross-section of 2015-2017, using only what was **filed** by each "
-            "month end (`fds.asof` with a one-day lag for filings made after the close) and nothing older than "
-            "200 days (`max_age`), so nothing leaks from the future and nothing stale is carried forward.",
+            "month end (`fds.asof`: a filing counts from the close after the SEC accepted it where the service "
+            "sends the acceptance time, else from the day after its filing date) and nothing older than 200 days "
+            "(`max_age`), so nothing leaks from the future and nothing stale is carried forward.",
         ),
         ("code", SETUP + "\nimport numpy as np"),
         (
@@ -116,7 +128,7 @@ NOTEBOOKS: dict[str, list[tuple[str, str]]] = {
             'ttm["net_margin"] = ttm["net_income"] / ttm["revenue"]\n'
             'px = fdkit.prices(universe, start_date="2015-03-20", end_date="2017-03-31", errors="ignore")\n'
             'monthly = px.fds.resample("ME")\n'
-            'pit = ttm[["net_margin"]].fds.asof(monthly, lag="1D", max_age="200D")  # known at each month end\n'
+            'pit = ttm[["net_margin"]].fds.asof(monthly, max_age="200D")  # known at each month end\n'
             'pit[["close", "report_period", "available_from", "net_margin"]].dropna().tail()',
         ),
         (
@@ -199,7 +211,7 @@ NOTEBOOKS: dict[str, list[tuple[str, str]]] = {
             'monthly = px.fds.resample("ME")\n'
             'ttm = fdkit.income_statements(universe, period="ttm", limit=12, errors="ignore")\n'
             'ttm["net_margin"] = ttm["net_income"] / ttm["revenue"]\n'
-            'panel = ttm[["net_margin"]].fds.asof(monthly, lag="1D", max_age="200D")\n'
+            'panel = ttm[["net_margin"]].fds.asof(monthly, max_age="200D")\n'
             "panel = panel.join(monthly.fds.forward_returns([1, 3]))\n"
             'panel[["close", "net_margin", "fwd_1", "fwd_3"]].dropna().tail()',
         ),

@@ -37,7 +37,13 @@ PROVENANCE: dict[str, tuple[str, str, str]] = {
         "left out: they are no filing dates), amended reports left out, 10-Q cash flows differenced within the "
         "fiscal year, Q4 = FY - (Q1+Q2+Q3). cik on every row; filing_url = the EDGAR filing index where the "
         "accession is known, else the EDGAR list of the company's filings of that form up to the filing day "
-        "(pystock rows and some instance documents name no accession).",
+        "(pystock rows and some instance documents name no accession). filing_datetime (an extension, as on "
+        "earnings): the SEC's acceptance time in Eastern Time where the submissions index has the accession. "
+        "EDGAR's acceptanceDateTime always ends in Z, but the bundled documents differ: AAPL's is Eastern wall "
+        "time, MSFT's, NVDA's and TSLA's UTC; each company's zone is the reading under which EDGAR's filing-date "
+        "rule (accepted by 17:30 ET on a business day: that day, else the next) reproduces the filing dates of "
+        "the same document (AAPL: 98.6% Eastern vs 94.6% UTC; MSFT 11.2% vs 99.2%; NVDA 32.1% vs 98.5%; TSLA "
+        "22.3% vs 97.7%, every form). The invariant filing_date_follows_acceptance checks the result.",
     ),
     "balance_sheets": ("as income_statements", SEC_PD, "instants at the period end; derived fields in CONCEPTS.md"),
     "cash_flow_statements": ("as income_statements", SEC_PD, "as income_statements; capex and payouts negative"),
@@ -55,20 +61,24 @@ PROVENANCE: dict[str, tuple[str, str, str]] = {
         "separated by '|' or ';'); one row per item x member; labels are human (the member's words, a table of "
         "spellings camel case cannot tell - iPhone, 'Wearables, Home and Accessories' - and ISO country names), "
         "the raw member in xbrl_member; "
-        "first filing kept, and only a period's own report (within 200 days of its end). One complete breakdown "
-        "per axis: where an axis adds up to more than the period's revenue (+1%), the first of these that brings "
-        "it to the revenue (1%) is left out: subtotals (a member equal to the sum of smaller ones: Apple's "
-        "Products), one or two memo members (NVIDIA's Singapore billing), a coarse breakdown of two or three "
-        "members beside a finer one (Amazon's product/service split); if none does, the axis is ambiguous and "
-        "left out of that report (Apple's FY2010 product lines mixed with its geographic segments). Without a "
-        "revenue figure, subtotals are left out. fiscal_period from the statement of "
-        "the same (ticker, report_period, period), missing where the lake has no such statement",
+        "first filing kept, and only a period's own report (within 200 days of its end). Where an axis adds up "
+        "to more than the period's revenue (+1%), subtotals (a member equal to the sum of two or more smaller "
+        "ones: Apple's Product, NVIDIA's Data Center, Tesla's Automotive Revenues) are kept with is_subtotal "
+        "true, each member below one naming it in parent_label (the smallest holding it; a subtotal cutting "
+        "across another, Tesla's Sales and Services, is named by none); if the leaves still exceed the revenue, "
+        "the first of these that brings them to it (1%) is left out: one or two memo members (NVIDIA's Singapore "
+        "billing), a coarse breakdown of two or three members beside a finer one (Amazon's product/service "
+        "split); if none does, the axis is ambiguous and left out of that report (Apple's FY2010 product lines "
+        "mixed with its geographic segments). Without a revenue figure, subtotals are marked the same way. "
+        "fiscal_period from the statement of the same (ticker, report_period, period), missing where the lake "
+        "has no such statement",
     ),
     "segmented_financials": (
         "as segmented_revenues",
         SEC_PD,
         "revenue, gross profit, operating income by one product or segment member; fiscal_period as for "
-        "segmented_revenues",
+        "segmented_revenues; subtotals marked as there (revenue: only where the hierarchy reproduces the "
+        "period's revenue, nothing marked or left out otherwise)",
     ),  # fmt: skip
     "prices": (
         "prices/us_equities_daily_adj_2021_2026.csv.gz (2021-02-26..), prices/us_equities_daily_2003_2023.csv.gz "
@@ -94,6 +104,17 @@ PROVENANCE: dict[str, tuple[str, str, str]] = {
         "close moves by it; other factors are dividends or spin-offs). Only splits up to 2026-02-25. Complete for "
         "what the lake's per-share values need (splits after each ticker's first filing in the lake), not a "
         "full history (e.g. NVDA's 2000-2007 splits are missing).",
+    ),
+    "dividends": (
+        "prices/us_equities_daily_2003_2023.csv.gz (close and adj_close)",
+        YAHOO,
+        "cash dividends per share by ex-date, 2003-10-31 .. 2023-10-27, for the 23 of the file's 31 tickers "
+        "that paid any: on an ex-date Yahoo's adj_close / close factor steps by 1 - dividend / previous close, "
+        "so dividend = previous close x (1 - step) wherever the step exceeds the file's rounding (1e-5), moved "
+        "from the file's split basis (2023-10-27) to the ex-date's, rounded to 4 decimals as paid, then put on "
+        "the lake's basis (AAPL 2012-08-09: 2.65 as paid, 2.65/28 in the lake; NVDA's 2024 10-for-1: 0.04 -> "
+        "0.004). Checked against LEAN's factor files (AAPL, BAC, IBM) and the 10-K dividends per share "
+        "(tests). The lake's daily prices are already dividend-adjusted; pystock members have no dividends.",
     ),
     "statement_vintages": (
         "as income_statements (every filing of companyfacts, the instance documents, every pystock sighting)",

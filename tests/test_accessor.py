@@ -193,52 +193,73 @@ def test_screen_keyword_form_and_errors(screen_table):
 
 
 # -- point in time --------------------------------------------------------------------------------------------
-def _statements(draw_dates, filing_lags):
+_EASTERN = "America/New_York"
+
+
+def _statements(draw_dates, filing_lags, minutes):
+    """Quarterly rows: filed ``lag`` days after the period (or never), some with an acceptance time."""
     rows = []
-    for i, (rp, lag) in enumerate(zip(draw_dates, filing_lags, strict=True)):
-        rows.append(
-            {
-                "ticker": "X",
-                "report_period": rp,
-                "filing_date": None if lag is None else rp + pd.Timedelta(days=lag),
-                "period": "quarterly",
-                "revenue": float(i),
-            }
-        )
+    for i, (rp, lag, minute) in enumerate(zip(draw_dates, filing_lags, minutes, strict=True)):
+        filed = None if lag is None else rp + pd.Timedelta(days=lag)
+        stamp = None
+        if filed is not None and minute is not None:  # accepted on the filing day (EDGAR dates it so)
+            stamp = (filed + pd.Timedelta(minutes=minute)).tz_localize(_EASTERN).isoformat()
+        rows.append({"ticker": "X", "report_period": rp, "filing_date": filed, "filing_datetime": stamp,
+                     "period": "quarterly", "revenue": float(i)})  # fmt: skip
     df = pd.DataFrame(rows)
     df["filing_date"] = pd.to_datetime(df["filing_date"])
+    df["filing_datetime"] = df["filing_datetime"].astype("string")
     return df.set_index(["ticker", "report_period"]).sort_index()
 
 
-@settings(max_examples=60, deadline=None, derandomize=True)
+def _known_by_hand(row, lag, lag_days):
+    """When a row is known, written out plainly (the documented rule), to check ``asof`` against."""
+    if pd.isna(row.filing_date):
+        return row.report_period + pd.Timedelta(days=lag_days)
+    if lag is not None:
+        return row.filing_date + pd.Timedelta(lag)
+    if pd.notna(row.filing_datetime):
+        at = pd.Timestamp(row.filing_datetime).tz_convert(_EASTERN)
+        day = pd.Timestamp(at.date())
+        return day if at.weekday() < 5 and at.hour < 16 else day + pd.Timedelta(days=1)
+    return row.filing_date + pd.Timedelta(days=1)
+
+
+@settings(max_examples=80, deadline=None, derandomize=True)
 @given(
     st.lists(st.integers(0, 2000), min_size=1, max_size=12, unique=True),
+    st.sampled_from([None, "0D", "1D", "3D"]),
+    st.sampled_from([None, "100D", "400D"]),
     st.data(),
 )
-def test_asof_never_uses_a_statement_before_it_is_filed(day_offsets, data):
+def test_asof_never_uses_a_statement_before_it_is_known(day_offsets, lag, max_age, data):
+    """Property: with any lag and max_age, every joined row was known by its bar and is the latest known one."""
     base = pd.Timestamp("2018-01-01")
     rps = sorted(base + pd.Timedelta(days=d) for d in day_offsets)
-    lags = data.draw(st.lists(st.one_of(st.none(), st.integers(1, 120)), min_size=len(rps), max_size=len(rps)))
-    stmts = _statements(rps, lags)
-    days = pd.date_range("2018-01-01", "2024-06-30", freq="7D")
+    n = len(rps)
+    lags = data.draw(st.lists(st.one_of(st.none(), st.integers(1, 120)), min_size=n, max_size=n))
+    minutes = data.draw(st.lists(st.one_of(st.none(), st.integers(0, 24 * 60 - 1)), min_size=n, max_size=n))
+    stmts = _statements(rps, lags, minutes)
+    days = pd.date_range("2018-01-01", "2024-06-30", freq="3D")
     px = pd.DataFrame(
         {"close": np.arange(len(days), dtype=float)},
         index=pd.MultiIndex.from_arrays([pd.Categorical(["X"] * len(days)), days], names=["ticker", "time"]),
     )
-    joined = stmts.fds.asof(px, lag_days=45)
+    joined = stmts.fds.asof(px, lag_days=45, lag=lag, max_age=max_age)
     t = joined.index.get_level_values("time")
-    known = joined["available_from"]
-    assert (known.dropna() <= t[known.notna()]).all()
-    # it is the latest available one
-    avail = stmts["filing_date"].fillna(
-        stmts.index.get_level_values("report_period").to_series(index=stmts.index) + pd.Timedelta(days=45)
-    )
-    for when, got in zip(t, joined["available_from"], strict=True):
+    rows = stmts.reset_index()
+    avail = pd.Series([_known_by_hand(r, lag, 45) for r in rows.itertuples()], index=rows.index)
+    filed = rows["filing_date"]
+    for when, got, revenue in zip(t, joined["available_from"], joined["revenue"], strict=True):
         eligible = avail[avail <= when]
-        if len(eligible):
-            assert got == eligible.max()
-        else:
-            assert pd.isna(got)
+        if not len(eligible) or (max_age is not None and when - eligible.max() > pd.Timedelta(max_age)):
+            assert pd.isna(got) and pd.isna(revenue)
+            continue
+        assert got == eligible.max() and got <= when
+        used = rows.loc[(avail == got) & (rows["revenue"] == revenue)]
+        assert len(used) == 1  # the row joined is one that was known then
+        if pd.notna(filed[used.index[0]]):
+            assert filed[used.index[0]] <= when  # never a row filed after the bar's date
 
 
 def test_asof_on_reference_data(ref_client):
@@ -250,6 +271,25 @@ def test_asof_on_reference_data(ref_client):
     nxt = j.loc[("AAPL", pd.Timestamp("2023-11-03"))]
     assert day["report_period"] == pd.Timestamp("2023-07-01")  # FY2023 10-K filed 2023-11-03, not known the day before
     assert nxt["report_period"] == pd.Timestamp("2023-09-30")
+
+
+def test_asof_uses_acceptance_times_where_the_service_sends_them(ref_client):
+    """AAPL's FY2024 10-K was accepted 2024-11-01 06:01 ET (pre-market): known that day. A filing without a time
+    of day is known the day after its filing date; an explicit lag applies to every filing date."""
+    st_ = ref_client.income_statements(["AAPL", "GOOGL"], period="quarterly", limit=None)
+    aapl = st_.loc[("AAPL", pd.Timestamp("2024-09-28"))]
+    assert aapl["filing_datetime"] == "2024-11-01T06:01:36-04:00" and aapl["filing_date"] == pd.Timestamp("2024-11-01")
+    px = ref_client.prices(["AAPL", "GOOGL"], start_date="2024-10-28", end_date="2024-12-31")
+    j = st_.fds.asof(px)
+    assert j.loc[("AAPL", pd.Timestamp("2024-10-31")), "report_period"] == pd.Timestamp("2024-06-29")
+    assert j.loc[("AAPL", pd.Timestamp("2024-11-01")), "report_period"] == pd.Timestamp("2024-09-28")
+    assert j.loc[("AAPL", pd.Timestamp("2024-11-01")), "available_from"] == pd.Timestamp("2024-11-01")
+    date_only = j.xs("GOOGL", level="ticker")
+    known = date_only["available_from"].notna()
+    assert date_only["filing_datetime"].isna().all() and known.any()
+    assert (date_only["available_from"][known] == date_only["filing_date"][known] + pd.Timedelta("1D")).all()
+    same_day = st_.fds.asof(px, lag="0D").xs("GOOGL", level="ticker")
+    assert (same_day["available_from"][known] == same_day["filing_date"][known]).all()
 
 
 # -- panel helpers ---------------------------------------------------------------------------------------------

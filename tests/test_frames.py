@@ -164,8 +164,32 @@ def test_segments_explode_against_filing(ref_client):
     assert iphone["amount"].tolist() == [200_583_000_000]
     assert iphone["segment_type"].tolist() == ["product"]
     assert {"name", "amount", "start_period", "end_period", "segment_label", "segment_type"} <= set(seg.columns)
-    products = seg[(seg["segment_type"] == "product") & (seg["segment_label"] != "Product")]
+    products = seg[(seg["segment_type"] == "product") & ~seg["is_subtotal"]]
     assert products["amount"].sum() == 383_285_000_000
+
+
+def test_segment_hierarchy_over_http(ref_client, tmp_path):
+    """NVIDIA's FY2025 Data Center is the subtotal of Compute and Networking: the frames, the line-items answer and
+    the stacked bars know it, so the bars add up to the 130.5 bn of revenue instead of ~245 bn."""
+    seg = ref_client.segmented_revenues("NVDA", period="annual", report_period="2025-01-26")
+    assert str(seg["is_subtotal"].dtype) == "boolean" and str(seg["parent_label"].dtype) == "string"
+    product = seg[seg["segment_type"] == "product"].set_index("segment_label")
+    assert product.loc["Data Center", "is_subtotal"] and pd.isna(product.loc["Data Center", "parent_label"])
+    assert product.loc[["Compute", "Networking"], "parent_label"].tolist() == ["Data Center", "Data Center"]
+    assert product.loc[["Compute", "Networking"], "amount"].sum() == product.loc["Data Center", "amount"]
+    revenue = ref_client.income_statements("NVDA", period="annual", limit=None)["revenue"]
+    fy25 = revenue.loc[("NVDA", pd.Timestamp("2025-01-26"))]
+    assert product.loc[~product["is_subtotal"], "amount"].sum() == fy25 == 130_497_000_000
+    assert product["amount"].sum() > 1.8 * fy25  # what summing every row would claim
+    ax = seg.fds.plot(kind="segments")
+    heights = pd.Series([p.get_height() for p in ax.patches]).sum() * 1e9
+    assert heights == pytest.approx(fy25)
+    import matplotlib.pyplot as plt
+
+    plt.close(ax.figure)
+    fin = ref_client.segmented_financials("NVDA", period="annual", limit=None)
+    dc = fin[(fin["label"] == "Data Center") & (fin["is_subtotal"])]
+    assert len(dc) == 1 and set(fin.loc[fin["parent_label"] == "Data Center", "label"]) == {"Compute", "Networking"}
 
 
 def test_segment_explosion_rules():

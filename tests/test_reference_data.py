@@ -279,8 +279,13 @@ def test_segment_leaves_add_up_to_revenue():
     seg = read_dataset(DATA, "segmented_revenues", schema=None)
     fy = seg[(seg["ticker"] == "AAPL") & (seg["report_period"] == pd.Timestamp("2023-09-30"))
              & (seg["period"] == "annual")]  # fmt: skip
+    leaves = fy[~fy["is_subtotal"]]
     for kind in ("product", "segment", "geography"):
-        assert fy.loc[fy["segment_type"] == kind, "amount"].sum() == 383_285_000_000, kind
+        assert leaves.loc[leaves["segment_type"] == kind, "amount"].sum() == 383_285_000_000, kind
+    product = fy[fy["segment_label"] == "Product"]  # the subtotal is kept and marked, its members name it
+    assert product["is_subtotal"].tolist() == [True] and product["amount"].tolist() == [298_085_000_000]
+    assert set(fy.loc[fy["parent_label"] == "Product", "segment_label"]) == {
+        "iPhone", "Mac", "iPad", "Wearables, Home and Accessories"}  # fmt: skip
 
 
 def test_labor_series_from_bls(ref_client):
@@ -299,3 +304,74 @@ def test_volumes_before_the_splice_are_on_the_split_basis():
     p = read_dataset(DATA, "prices")
     lake = p[(p["ticker"] == "AVGO") & (p["time"] == pd.Timestamp("2020-01-02", tz="UTC"))]["volume"].iloc[0]
     assert lake == src * 10  # the 10-for-1 split of 2024-07-15 (the closes' ratio, with dividends, rounded to 11)
+
+
+def _lean_dividends() -> pd.DataFrame:
+    """Dividends as paid implied by LEAN's factor files (QuantConnect; an independent source): between two rows
+    with the same split factor the price factor steps by 1 - dividend / reference price, the ex-date being the
+    first session after the earlier row's date."""
+    lean = pd.read_csv(SHARED / "prices/lean_factor_files.csv", dtype={"date": str})
+    lean["date"] = pd.to_datetime(lean["date"], format="%Y%m%d")
+    rows = []
+    for ticker, g in lean.sort_values(["ticker", "date"]).groupby("ticker"):
+        g = g.reset_index(drop=True)
+        for i in range(len(g) - 1):
+            a, b = g.iloc[i], g.iloc[i + 1]
+            if a["split_factor"] == b["split_factor"] and a["price_factor"] != b["price_factor"]:
+                paid = a["reference_price"] * (1 - a["price_factor"] / b["price_factor"])
+                rows.append({"ticker": ticker, "after": a["date"], "paid": paid})
+    return pd.DataFrame(rows)
+
+
+@pytest.mark.skipif(not (SHARED / "SOURCES.md").exists(), reason="../shared/data-real is not beside this clone")
+def test_dividends_agree_with_lean_factor_files(ref_client):
+    """Two vendors' adjustment factors, derived independently, give the same cash: every LEAN dividend of AAPL
+    and BAC in the lake's span is in the lake as paid within half a cent, but for three BAC quarters where LEAN
+    reads 0.08 and BAC's own 10-Qs declare 0.075, as the lake does. IBM's amounts are on its prices' basis, which
+    Yahoo scaled for the 2021 Kyndryl spin-off: one constant ratio to LEAN's as-paid cash before it."""
+    lean = _lean_dividends()
+    lean = lean[lean["after"].between("2003-11-01", "2023-10-20")]
+    ours = ref_client.dividends(["AAPL", "BAC", "IBM"], limit=None).fds.adjust("raw").reset_index()
+    lean_disagrees = {("BAC", "2016-08-30"), ("BAC", "2016-11-29"), ("BAC", "2017-02-28")}
+    ratios, checked = [], 0
+    for r in lean[lean["ticker"].isin(["AAPL", "BAC", "IBM"])].itertuples():
+        hit = ours[(ours["ticker"] == r.ticker) & (ours["date"] > r.after)
+                   & (ours["date"] <= r.after + pd.Timedelta(days=4))]  # fmt: skip
+        assert len(hit) == 1, (r.ticker, r.after)
+        got = hit["dividend"].iloc[0]
+        if r.ticker == "IBM":
+            ratios.append(got / r.paid)
+        elif (r.ticker, f"{r.after:%Y-%m-%d}") in lean_disagrees:
+            assert got == 0.075
+        else:
+            assert abs(got - r.paid) <= 0.005, (r.ticker, r.after, got, r.paid)
+            checked += 1
+    assert checked > 90 and len(ratios) > 60
+    assert np.std(ratios) < 0.001 and 0.95 < np.mean(ratios) < 0.96
+    dps = ref_client.income_statements("BAC", period="quarterly", limit=None).xs("BAC", level="ticker")
+    assert dps.loc[["2016-09-30", "2016-12-31"], "dividends_per_common_share"].round(6).tolist() == [0.075, 0.075]
+
+
+def test_dividends_add_up_to_the_dividends_per_share_of_the_10k(ref_client):
+    """AAPL's four ex-dates of each fiscal year (Feb, May, Aug, Nov) add up to the dividends per share its 10-K
+    declares for the year, on the same split basis (FY2013-FY2023, within a cent)."""
+    div = ref_client.dividends("AAPL", limit=None).xs("AAPL", level="ticker")["dividend"]
+    inc = ref_client.income_statements("AAPL", period="annual", limit=None).xs("AAPL", level="ticker")
+    checked = 0
+    for end, dps in inc["dividends_per_common_share"].dropna().items():
+        start = end - pd.DateOffset(years=1)
+        if not (pd.Timestamp("2013-01-01") <= end <= pd.Timestamp("2023-09-30")):
+            continue
+        paid = div[(div.index > start) & (div.index <= end)]
+        assert len(paid) == 4 and paid.sum() == pytest.approx(dps, abs=0.01), (end, paid.tolist(), dps)
+        checked += 1
+    assert checked >= 10
+
+
+def test_dividends_are_on_the_price_basis(ref_client):
+    """NVDA paid $0.04 a share (three ex-dates to 2023-10) before its 2024 10-for-1 split: $0.004 on the price
+    basis of today."""
+    nvda = ref_client.dividends("NVDA", start_date="2023-01-01", end_date="2023-12-31")
+    assert nvda["dividend"].round(6).tolist() == [0.004] * 3 and nvda.attrs["split_basis"] == "adjusted"
+    assert nvda.fds.adjust("raw")["dividend"].round(6).tolist() == [0.04] * 3
+    assert str(nvda.index.get_level_values("date").dtype) == "datetime64[ns]"

@@ -217,6 +217,19 @@ def _subtotal_kept(seg):
     return pd.concat([seg, parent], ignore_index=True)
 
 
+def _acceptance_read_as_utc(inc):
+    """The mistake of taking EDGAR's ``Z`` at its word for a document in Eastern wall time."""
+    inc = inc.copy()
+    inc["filing_datetime"] = inc["filing_datetime"].str.replace(r"-0[45]:00$", "+00:00", regex=True)
+    return inc
+
+
+def _subtotal_off(seg):
+    seg = seg.copy()
+    seg.loc[seg["is_subtotal"].fillna(False).astype(bool), "amount"] *= 1.1
+    return seg
+
+
 BITES: dict[str, tuple[str, Callable[[pd.DataFrame], pd.DataFrame]]] = {
     "balance_sheet_identity": ("balance_sheets", _unbalanced),
     "unique_statement_rows": ("income_statements", _duplicate_row),
@@ -242,6 +255,8 @@ BITES: dict[str, tuple[str, Callable[[pd.DataFrame], pd.DataFrame]]] = {
     "inflation_changes_by_date": ("inflation", _missing_month),
     "segment_labels_clean": ("segmented_revenues", _joined_labels),
     "segment_members_within_revenue": ("segmented_revenues", _subtotal_kept),
+    "filing_date_follows_acceptance": ("income_statements", _acceptance_read_as_utc),
+    "subtotals_are_their_members_sums": ("segmented_revenues", _subtotal_off),
 }
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from ..catalog import CATALOG, Endpoint, Param
 from ..schema import SCHEMAS, WIRE_TYPES, N
-from ..shapes import SHAPES
+from ..shapes import MEMBER_EXTRAS_SCHEMA, SHAPES
 
 #: the response header naming the parameters (or body fields) a request sent that the endpoint ignored
 IGNORED_HEADER = "X-FDS-Ignored-Parameters"
@@ -46,7 +46,7 @@ _NESTED: dict[tuple[str, str], dict[str, Any]] = {
                         "properties": {
                             "label": {"type": "string"},
                             "type": {"type": ["string", "null"]},
-                            "xbrl_member": {"type": ["string", "null"]},
+                            **MEMBER_EXTRAS_SCHEMA,
                         },
                     },
                 },
