@@ -12,6 +12,7 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -26,13 +27,15 @@ _TITLES = {400: "Bad Request", 401: "Unauthorized", 402: "Payment Required", 404
            405: "Method Not Allowed", 413: "Payload Too Large", 500: "Internal Server Error"}  # fmt: skip
 
 
-def json_response(body: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
+def json_response(body: Any, status: int = 200, headers: dict[str, str] | None = None,
+                  default: Callable[[Any], Any] | None = None) -> Response:  # fmt: skip
     """A JSON response encoded with orjson.
 
     Args:
         body: anything orjson encodes.
         status: HTTP status.
         headers: extra headers.
+        default: orjson's hook for other objects (lazy records).
 
     Returns:
         The response.
@@ -41,7 +44,9 @@ def json_response(body: Any, status: int = 200, headers: dict[str, str] | None =
         >>> json_response({"ok": True}).body
         b'{"ok":true}'
     """
-    return Response(orjson.dumps(body), status_code=status, media_type="application/json", headers=headers)
+    return Response(
+        orjson.dumps(body, default=default), status_code=status, media_type="application/json", headers=headers
+    )
 
 
 def error_response(status: int, error: str, message: str, headers: dict[str, str] | None = None) -> Response:

@@ -44,9 +44,16 @@ class ServerHandle:
     def __repr__(self) -> str:  # never show the key
         return f"ServerHandle(base_url={self.base_url!r}, data={str(self.data)!r})"
 
-    def stop(self, timeout: float = 10.0) -> None:
-        """Stop the server and wait for its thread."""
+    def stop(self, timeout: float = 10.0, *, force: bool = False) -> None:
+        """Stop the server and wait for its thread.
+
+        Args:
+            timeout: the longest wait for the thread, in seconds.
+            force: do not wait for open connections to finish (at interpreter exit: the process is ending).
+        """
         self._server.should_exit = True
+        if force:
+            self._server.force_exit = True
         if self._thread.is_alive():
             self._thread.join(timeout)
 
@@ -104,6 +111,7 @@ def start(
     cursor_secret: bytes | None = None,
     timeout: float = 30.0,
     public_url: str | None = None,
+    arrow: bool = True,
 ) -> ServerHandle:
     """Start the service in a background thread on loopback.
 
@@ -116,6 +124,7 @@ def start(
         cursor_secret: HMAC key of the pagination cursors (random by default).
         timeout: seconds to wait for the server to be up.
         public_url: base of ``next_page_url`` links (default: the address each request came in on).
+        arrow: answer Arrow pages to fdkit peers (``False``: JSON only, as the public service).
 
     Returns:
         A :class:`ServerHandle`.
@@ -125,7 +134,7 @@ def start(
     """
     root = Path(data) if data is not None else default_data_dir()
     key_table = keys if isinstance(keys, Keys) else load_keys(keys)
-    app = create_app(root, key_table, cursor_secret=cursor_secret, public_url=public_url)
+    app = create_app(root, key_table, cursor_secret=cursor_secret, public_url=public_url, arrow=arrow)
     asgi = FaultInjector(app, faults) if faults is not None else app
     handle = serve_app(asgi, host=host, port=port, timeout=timeout, keys=key_table, data=root)
     handle.app = app

@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 import os
 import secrets
+from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import urlencode
 
@@ -28,18 +29,24 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from ..catalog import CATALOG, Endpoint
 from ..errors import AuthenticationError, BadRequestError, FdkitError, InvalidCursorError, PaymentRequiredError
+from ..frames import ARROW_STREAM, FORMATS_HEADER, part_bytes, part_of_rows, records_of, response_part
 from ..lake import require_lake
 from ..responses import error_response, json_response, problem_response, read_capped
 from . import reported  # noqa: F401  (registers the as-reported handlers)
 from .auth import Keys, load_keys, plan_allows
 from .cursors import CursorSigner
-from .handlers import handle
+from .handlers import answers_at_once, handle
 from .memo import AnswerMemo
 from .openapi import IGNORED_HEADER, build_openapi
 from .params import validate_body, validate_query
+from .rows import FrameRecords, encode_lazy
 from .store import Store
 
-__all__ = ["create_app"]
+__all__ = ["create_app", "DirectRoutes"]
+
+_FORMATS = f"application/json, {ARROW_STREAM}"  # advertised on every data answer (FORMATS_HEADER)
+#: rows of one Arrow page: fewer, larger pages between peers (the cursor is an offset, so pages of either size mix)
+ARROW_PAGE_ROWS = 50_000
 
 log = logging.getLogger("fdkit.server")
 
@@ -55,6 +62,8 @@ def create_app(
     public_url: str | None = None,
     memo_bytes: int = 128 * 2**20,
     max_body_bytes: int = 2**20,
+    arrow: bool = True,
+    page_bytes: int = 16 * 2**20,
 ) -> FastAPI:
     """Build the service app over a lake.
 
@@ -67,6 +76,9 @@ def create_app(
             request's ``Host`` header (``None``: the address the request came in on, for in-process servers).
         memo_bytes: the memo of answers is bounded by this many bytes (of JSON).
         max_body_bytes: a larger POST body is refused with 413 while it is read.
+        arrow: answer Arrow pages to requests that accept them, and say so (``X-Fdkit-Formats``); ``False``
+            serves JSON only, as the public service does.
+        page_bytes: the pages sent are kept (their bytes, up to this many), so a page asked again costs a lookup.
 
     Returns:
         The FastAPI app; ``app.state.keys`` holds the keys.
@@ -91,19 +103,20 @@ def create_app(
     app.state.memo = memo
     app.state.public_url = public_url.rstrip("/") if public_url else None
     app.state.max_body_bytes = max_body_bytes
+    app.state.arrow = arrow
 
     def answer_for(name: str, query: dict[str, Any]) -> Any:
         """Answer a validated query, memoised by what changes the answer (bounded by bytes).
 
         The lake does not change while it is served, so the pages of one walk (and repeated requests) do not
-        recompute the query. ``limit`` only slices a list, so it is not part of a list's key.
+        recompute the query.
         """
         ep = CATALOG[name]
-        key_query = {k: v for k, v in query.items() if k != "limit"} if ep.kind == "list" else query
-        key = (name, orjson.dumps(key_query, option=orjson.OPT_SORT_KEYS))
-        return memo.get_or_make(key, lambda: handle(store_, ep, query), _answer_size)
+        return memo.get_or_make(_memo_key(ep, query), lambda: handle(store_, ep, query), _answer_size)
 
     app.state.answer_for = answer_for
+    # the bytes of pages sent (a page asked again is sent again without any work), bounded by bytes
+    app.state.pages = AnswerMemo(page_bytes)
     openapi_doc = build_openapi()
 
     @app.exception_handler(FdkitError)
@@ -143,12 +156,42 @@ def create_app(
     def _health() -> Response:
         return json_response({"status": "ok"})
 
+    direct: dict[tuple[str, str], Any] = {}
     for ep in CATALOG.values():
-        _add_route(app, ep)
+        route = _add_route(app, ep)
+        for path in (ep.path, ep.path + "/"):
+            direct[(ep.method, path)] = route
+    app.add_middleware(DirectRoutes, routes=direct)
     return app
 
 
-def _add_route(app: FastAPI, ep: Endpoint) -> None:
+class DirectRoutes:
+    """ASGI middleware: a request for a catalog route goes to its function by one dict lookup.
+
+    Starlette's router tries every route's pattern in turn (about 100 here) and wraps the call in two more
+    layers; the catalog's routes are plain paths, so a lookup finds them. Anything else (``/docs``, unknown paths,
+    a method a path does not take) continues to FastAPI, which answers it as before (404, 405 with ``Allow``).
+
+    Args:
+        app: the next ASGI app.
+        routes: ``(method, path)`` -> the route's function.
+    """
+
+    def __init__(self, app: Any, routes: dict[tuple[str, str], Any]) -> None:
+        self.app = app
+        self.routes = routes
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:  # noqa: D102
+        if scope["type"] == "http":
+            route = self.routes.get((scope["method"], scope["path"]))
+            if route is not None:
+                response = await route(Request(scope, receive))
+                await response(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
+def _add_route(app: FastAPI, ep: Endpoint) -> Callable[[Request], Awaitable[Response]]:
     async def route(request: Request) -> Response:
         # liberal in what it accepts, as the real service: names it does not know are ignored, and named in a
         # header so that a typo is visible without breaking a client written for another version of the API
@@ -167,8 +210,27 @@ def _add_route(app: FastAPI, ep: Endpoint) -> None:
                 query, offset = validate_body(ep, body, ignored=ignored), 0
             else:
                 query, offset = _query_and_offset(request, ep, ignored)
-            payload = await run_in_threadpool(_answer, request, ep, query, offset)
-            return json_response(payload, headers=_ignored_header(ignored))
+            state = request.app.state
+            arrow = _wants_arrow(request, ep)
+            page_rows = max(ep.page_size or 0, ARROW_PAGE_ROWS) if arrow else ep.page_size
+            if state.store.changed():  # the lake was written to (e.g. a webhook landing): answer afresh
+                state.memo.clear()
+                state.pages.clear()
+            key = _memo_key(ep, query)
+            base = state.public_url or str(request.base_url).rstrip("/")
+            page_key = (key, offset, page_rows, query.get("limit"), base, arrow)
+            page = state.pages.peek(page_key)
+            if page is None:
+                if state.memo.peek(key) is not None or answers_at_once(state.store, ep, query):
+                    page = _page(request, ep, query, offset, page_rows, arrow)  # microseconds: no thread hop
+                else:
+                    page = await run_in_threadpool(_page, request, ep, query, offset, page_rows, arrow)
+                state.pages.get_or_make(page_key, lambda: page, lambda p: len(p[0]) + 256)
+            body, media, extra = page
+            headers = {FORMATS_HEADER: _FORMATS} if state.arrow else {}
+            headers.update(extra)
+            headers.update(_ignored_header(ignored) or {})
+            return Response(body, media_type=media, headers=headers)
         except FdkitError as exc:  # the one error vocabulary: the classes the client raises
             response = problem_response(exc)
             response.headers.update(_ignored_header(ignored) or {})
@@ -177,6 +239,46 @@ def _add_route(app: FastAPI, ep: Endpoint) -> None:
     route.__name__ = ep.name
     for path in (ep.path, ep.path + "/"):
         app.add_api_route(path, route, methods=[ep.method], include_in_schema=False)
+    return route
+
+
+def _wants_arrow(request: Request, ep: Endpoint) -> bool:
+    """An Arrow page is answered to a GET of a list endpoint whose request accepts one (fdkit peers ask)."""
+    return (request.app.state.arrow and ep.method == "GET" and ep.kind == "list"
+            and ARROW_STREAM in request.headers.get("accept", ""))  # fmt: skip
+
+
+def _memo_key(ep: Endpoint, query: dict[str, Any]) -> tuple[str, bytes]:
+    """What an answer depends on: the endpoint and the query (but ``limit``, which only cuts a list)."""
+    key_query = {k: v for k, v in query.items() if k != "limit"} if ep.kind == "list" else query
+    return ep.name, orjson.dumps(key_query, option=orjson.OPT_SORT_KEYS)
+
+
+def _page(request: Request, ep: Endpoint, query: dict[str, Any], offset: int, page_rows: int | None,
+          arrow: bool) -> tuple[bytes, str, dict[str, str]]:  # fmt: skip
+    """One page's bytes, media type and headers (``Link`` for an Arrow page with a next one)."""
+    payload = _answer(request, ep, query, offset, page_rows)
+    if arrow and isinstance(payload, dict) and ep.response_key in payload:
+        return _arrow_page(ep, query, payload)
+    return orjson.dumps(payload, default=encode_lazy), "application/json", {}
+
+
+def _arrow_page(ep: Endpoint, query: dict[str, Any], payload: dict[str, Any]) -> tuple[bytes, str, dict[str, str]]:
+    """The page as an Arrow IPC stream: the typed columns the client would build from the JSON page.
+
+    Rows kept as columns (:class:`FrameRecords`) go to Arrow straight from them; other pages through the client's
+    own JSON-to-columns code (:func:`fdkit.frames.response_part`), so a frame is the same either way. The next
+    page's URL travels in a ``Link`` header (``rel="next"``).
+    """
+    page = payload[ep.response_key]
+    rest = {k: v for k, v in payload.items() if k not in (ep.response_key, "next_page_url")}
+    if isinstance(page, FrameRecords):
+        _, fill = records_of(ep, query, {**rest, ep.response_key: []})
+        part = part_of_rows(ep, page.frame, fill)
+    else:
+        part = response_part(ep, query, {**rest, ep.response_key: page})
+    headers = {"Link": f'<{payload["next_page_url"]}>; rel="next"'} if payload.get("next_page_url") else {}
+    return part_bytes(part), ARROW_STREAM, headers
 
 
 def cursor_secret_from_env() -> bytes | None:
@@ -197,6 +299,8 @@ def cursor_secret_from_env() -> bytes | None:
 
 
 def _answer_size(answer: Any) -> int:
+    if isinstance(answer.records, FrameRecords):
+        return answer.records.nbytes()
     value = answer.records if answer.records is not None else answer.obj if answer.body is None else answer.body
     return len(orjson.dumps(value)) + 64
 
@@ -236,9 +340,8 @@ def _query_and_offset(request: Request, ep: Endpoint, ignored: list[str]) -> tup
     return validate_query(ep, items, ignored=ignored), 0
 
 
-def _answer(request: Request, ep: Endpoint, query: dict[str, Any], offset: int) -> dict[str, Any]:
-    if request.app.state.store.changed():  # the lake was written to (e.g. a webhook landing): answer afresh
-        request.app.state.memo.clear()
+def _answer(request: Request, ep: Endpoint, query: dict[str, Any], offset: int,
+            page_rows: int | None = None) -> dict[str, Any]:  # fmt: skip
     ans = request.app.state.answer_for(ep.name, query)
     if ans.body is not None:  # the handler shaped the whole response (a document, or keys that vary)
         return dict(ans.body)
@@ -251,7 +354,7 @@ def _answer(request: Request, ep: Endpoint, query: dict[str, Any], offset: int) 
     if not ep.paginated:
         out[ep.response_key] = records
         return out
-    page_size = ep.page_size or len(records)
+    page_size = page_rows or ep.page_size or len(records)
     page = records[offset : offset + page_size]
     out[ep.response_key] = page
     nxt = offset + page_size

@@ -66,6 +66,15 @@ class AnswerMemo:
                 self.bytes -= dropped
         return value
 
+    def peek(self, key: Hashable) -> Any:
+        """The value of ``key`` if it is kept (marked as recently used), else ``None``; never makes one."""
+        with self._lock:
+            hit = self._items.get(key)
+            if hit is None:
+                return None
+            self._items.move_to_end(key)
+            return hit[0]
+
     def clear(self) -> None:
         """Forget everything (the lake changed)."""
         with self._lock:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..catalog import CATALOG, Endpoint, Param
+from ..frames import ARROW_STREAM, FORMATS_HEADER
 from ..schema import SCHEMAS, WIRE_TYPES, N
 from ..shapes import MEMBER_EXTRAS_SCHEMA, SHAPES
 
@@ -185,18 +186,26 @@ def _response_schema(ep: Endpoint) -> dict[str, Any]:
 
 
 def _operation(ep: Endpoint) -> dict[str, Any]:
-    responses: dict[str, Any] = {
-        "200": {
-            "description": "OK",
-            "content": {"application/json": {"schema": _response_schema(ep)}},
-            "headers": {
-                IGNORED_HEADER: {
-                    "description": "Query parameters or body fields the endpoint does not know, ignored (comma "
-                    "separated); absent when none was sent.",
-                    "schema": {"type": "string"},
-                }
-            },
+    content: dict[str, Any] = {"application/json": {"schema": _response_schema(ep)}}
+    headers: dict[str, Any] = {
+        IGNORED_HEADER: {
+            "description": "Query parameters or body fields the endpoint does not know, ignored (comma "
+            "separated); absent when none was sent.",
+            "schema": {"type": "string"},
         },
+        FORMATS_HEADER: {"description": "The formats this service answers data in (fdkit's own service: "
+                         f"application/json, {ARROW_STREAM}).", "schema": {"type": "string"}},
+    }  # fmt: skip
+    if ep.method == "GET" and ep.kind == "list":
+        content[ARROW_STREAM] = {
+            "schema": {"type": "string", "format": "binary"},
+            "description": "An fdkit extension, asked for with Accept: the page's typed columns as an Arrow IPC "
+            "stream (the request's constants, e.g. its ticker, in the schema metadata), pages of up to 50,000 "
+            "rows; the next page's URL in a Link header (rel=next).",
+        }
+        headers["Link"] = {"description": 'Arrow pages: <next page URL>; rel="next"', "schema": {"type": "string"}}
+    responses: dict[str, Any] = {
+        "200": {"description": "OK", "content": content, "headers": headers},
         "400": {"$ref": "#/components/responses/BadRequest"},
     }
     if ep.auth:

@@ -12,9 +12,14 @@ from __future__ import annotations
 import os
 import threading
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import pandas as pd
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
+from ..frames import json_columns
 from ..lake import LAKE_SCHEMAS, generation_stamp, read_dataset
 
 __all__ = ["Store", "LAKE_SCHEMAS"]
@@ -33,6 +38,8 @@ class Store:
         self._groups: dict[tuple[str, str], dict[str, pd.DataFrame]] = {}
         self._lock = threading.RLock()
         self._known: set[str] | None = None
+        self._sorted: dict[tuple[str, str, str], tuple[pd.DataFrame, np.ndarray]] = {}
+        self._json: dict[tuple[str, str, str, tuple[str, ...]], dict[str, list[Any]]] = {}
         self._stamp = generation_stamp(self.root)
 
     def changed(self) -> bool:
@@ -46,6 +53,8 @@ class Store:
         with self._lock:
             self._frames.clear()
             self._groups.clear()
+            self._sorted.clear()
+            self._json.clear()
             self._known = None
             self._stamp = stamp
         return True
@@ -69,8 +78,7 @@ class Store:
             if (name, key) not in self._groups:
                 df = self.frame(name)
                 if key in df.columns and len(df):
-                    keys = df[key].astype("string")
-                    self._groups[(name, key)] = {str(k): sub for k, sub in df.groupby(keys, observed=True, sort=True)}
+                    self._groups[(name, key)] = _split(df, key)
                 else:
                     self._groups[(name, key)] = {}
             return self._groups[(name, key)]
@@ -82,6 +90,44 @@ class Store:
             return self.frame(name).iloc[0:0]
         return sub
 
+    def sorted_rows(self, name: str, value: str, by: str = "time") -> tuple[pd.DataFrame, np.ndarray]:
+        """Rows of ``name`` for one ticker, sorted by ``by``, with ``by`` as int64 nanoseconds for ``searchsorted``.
+
+        The data path of date-range queries: a range is two binary searches and a view, never a scan.
+        """
+        key = (name, value, by)
+        got = self._sorted.get(key)
+        if got is not None:
+            return got
+        rows = self.rows(name, value)
+        if not rows[by].is_monotonic_increasing:  # the lake's bars are written in order: usually a view
+            rows = rows.sort_values(by, kind="stable")
+        rows = rows.reset_index(drop=True)
+        when = rows[by]
+        if isinstance(when.dtype, pd.DatetimeTZDtype):
+            when = when.dt.tz_convert("UTC").dt.tz_localize(None)
+        stamps = when.to_numpy(dtype="datetime64[ns]").view("int64")
+        if by == "time":  # bars carry their time in milliseconds too
+            rows["time_milliseconds"] = pd.array(stamps // 1_000_000, dtype="Int64")
+        with self._lock:
+            self._sorted[key] = (rows, stamps)
+        return rows, stamps
+
+    def has_sorted(self, name: str, value: str, by: str = "time") -> bool:
+        """Whether :meth:`sorted_rows` of this ticker is ready (a range of it is then microseconds of work)."""
+        return (name, value, by) in self._sorted
+
+    def sorted_values(self, name: str, value: str, fields: list[str], by: str = "time") -> dict[str, list[Any]]:
+        """The JSON-ready values of :meth:`sorted_rows`' fields (made once per ticker: a page is list slices)."""
+        key = (name, value, by, tuple(fields))
+        got = self._json.get(key)
+        if got is None:
+            rows, _ = self.sorted_rows(name, value, by)
+            got = json_columns(rows, [f for f in fields if f in rows.columns])
+            with self._lock:
+                self._json[key] = got
+        return got
+
     def keys_of(self, name: str, key: str = "ticker") -> list[str]:
         """Sorted distinct values of ``key`` in dataset ``name``."""
         return sorted(self.groups(name, key))
@@ -92,12 +138,20 @@ class Store:
             with self._lock:
                 known: set[str] = set()
                 for p in self.root.iterdir() if self.root.exists() else []:
-                    if p.is_dir():
-                        df = self.frame(p.name)
-                        if "ticker" in df.columns:
-                            known.update(str(t) for t in df["ticker"].dropna().unique())
+                    if p.is_dir() and not p.name.startswith(("_", ".")):
+                        known.update(_ticker_column(self.root, p.name))
                 self._known = known
         return self._known
+
+    def knows(self, ticker: str, dataset: str | None = None) -> bool:
+        """Whether any dataset mentions ``ticker``.
+
+        The dataset a request reads is asked first, so the set of every known ticker is only built for a ticker
+        that one does not hold.
+        """
+        if dataset is not None and ticker in self.groups(dataset):
+            return True
+        return ticker in self.known_tickers()
 
     def cik_to_ticker(self, cik: str) -> str | None:
         """Ticker of a CIK (leading zeros optional), from company facts then filings."""
@@ -109,3 +163,40 @@ class Store:
                 if len(hit):
                     return str(hit.iloc[0])
         return None
+
+
+def _split(df: pd.DataFrame, key: str) -> dict[str, pd.DataFrame]:
+    """``df`` by the values of ``key``: views of a frame written in key order (the lake's are), copies else."""
+    column = df[key]
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        codes = column.cat.codes.to_numpy()
+        names = column.cat.categories
+    else:
+        cat = column.astype("string").astype("category")
+        codes, names = cat.cat.codes.to_numpy(), cat.cat.categories
+    runs = np.flatnonzero(np.diff(codes)) + 1
+    starts = np.concatenate([[0], runs])
+    stops = np.concatenate([runs, [len(codes)]])
+    if len(set(codes[starts].tolist())) == len(starts) and (codes >= 0).all():  # each key in one run
+        return {str(names[codes[a]]): df.iloc[a:b] for a, b in zip(starts, stops, strict=True)}
+    keys = column.astype("string")
+    return {str(k): sub for k, sub in df.groupby(keys, observed=True, sort=True)}
+
+
+def _ticker_column(root: Path, name: str) -> set[str]:
+    """The distinct tickers of one dataset.
+
+    Only that column of each file is read (or the ``ticker=`` folder names of a partitioned dataset), never the
+    whole dataset.
+    """
+    out: set[str] = set()
+    for f in sorted((root / name).rglob("*.parquet")):
+        parts = [p.split("=", 1)[1] for p in f.relative_to(root / name).parts[:-1] if p.startswith("ticker=")]
+        if parts:
+            out.update(parts)
+            continue
+        if "ticker" not in pq.read_schema(f).names:
+            return set()
+        column = pq.read_table(f, columns=["ticker"]).column("ticker")
+        out.update(str(t) for t in pc.unique(column).to_pylist() if t is not None)
+    return out
