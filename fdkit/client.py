@@ -21,6 +21,9 @@ from typing import Any, Literal
 from urllib.parse import urlsplit
 
 import orjson
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 import requests
 from urllib3.util.retry import Retry
 
@@ -54,6 +57,7 @@ from .errors import (
     redact,
     register_secret,
 )
+from .frames import ARROW_STREAM, FORMATS_HEADER, PageRows, Part, join_parts, part_from_bytes, response_part
 from .paging import collect, progress_bar, progress_enabled
 from .transport import OriginBoundSession, same_origin
 
@@ -136,6 +140,7 @@ class Client(DatasetMethods):
         self._session: requests.Session | None = None
         self._identity: str | None = None
         self._fetch_cache: FetchCache | None = None
+        self._arrow: bool | None = None  # whether the service answers Arrow pages (learned from its answers)
 
     # -- configuration --------------------------------------------------------------------------------------
     @property
@@ -170,6 +175,7 @@ class Client(DatasetMethods):
             if settings.embedded:  # the service starts on the first request that misses the cache
                 settings = replace(settings, api_key=None, base_url=embedded.EMBEDDED_ORIGIN)
                 identity = embedded.identity()
+                self._arrow = True  # the embedded service is fdkit's own: it answers Arrow pages
             register_secret(settings.api_key)
             pool_size = max(settings.max_workers, 4)
             if self._user_session is not None:
@@ -291,6 +297,50 @@ class Client(DatasetMethods):
             >>> Client().request("GET", "/macro/interest-rates/banks")["banks"]
             ['ECB', 'FED']
         """
+        return self._exchange(method, path_or_url, params=params, json=json, ttl=ttl, refresh=refresh,
+                              accept="application/json", decode=_json_object)  # fmt: skip
+
+    def request_page(self, path_or_url: str, *, params: Mapping[str, Any] | None = None, ttl: int | None = None,
+                     refresh: bool = False) -> tuple[Part | None, dict[str, Any] | None, str | None]:  # fmt: skip
+        """GET one page, as an Arrow part where the service answers one (fdkit peers), else as JSON.
+
+        Args:
+            path_or_url: a path on the base URL, or a next page's absolute URL on the service's origin.
+            params: query parameters.
+            ttl: cache lifetime in seconds.
+            refresh: bypass the cache.
+
+        Returns:
+            ``(part, None, next_url)`` for an Arrow page, ``(None, body, next_url)`` for a JSON one.
+
+        Example:
+            >>> part, body, nxt = Client().request_page("/prices", params={"ticker": "AAPL", "interval": "day",
+            ...     "start_date": "2024-01-02", "end_date": "2024-01-31"})
+            >>> part[1] if part else len(body["prices"])
+            21
+        """
+        return self._exchange("GET", path_or_url, params=params, json=None, ttl=ttl, refresh=refresh,
+                              accept=_ACCEPT_ARROW, decode=_page_of)  # fmt: skip
+
+    def speaks_arrow(self) -> bool:
+        """Whether the service said it answers Arrow pages (``X-Fdkit-Formats``; fdkit peers do).
+
+        Example:
+            >>> c = Client()
+            >>> _ = c.request("GET", "/macro/interest-rates/banks")
+            >>> c.speaks_arrow()
+            True
+        """
+        return bool(self._arrow)
+
+    def _exchange(self, method: str, path_or_url: str, *, params: Mapping[str, Any] | None, json: Any,
+                  ttl: int | None, refresh: bool, accept: str,
+                  decode: Callable[[requests.Response, bytes], Any]) -> Any:  # fmt: skip
+        """One request with fdkit's retries, deadline and error mapping.
+
+        ``decode`` turns a 2xx body into the result, raising :class:`_BadBody` for a body worth asking again
+        (truncated, or not what it says it is).
+        """
         session = self._ensure()
         settings = self.settings
         if "://" not in path_or_url:
@@ -307,7 +357,7 @@ class Client(DatasetMethods):
                 error="Off-origin link",
             )
         path = urlsplit(url).path
-        headers = {"Accept": "application/json"}
+        headers = {"Accept": accept}
         if settings.api_key:
             headers[API_KEY_HEADER] = settings.api_key
         kwargs: dict[str, Any] = {"params": params, "headers": headers, "timeout": settings.timeout}
@@ -367,15 +417,18 @@ class Client(DatasetMethods):
                             path,
                             retry_after=_retry_after(response),
                         )
+                    formats = response.headers.get(FORMATS_HEADER)
+                    if formats is not None:
+                        self._arrow = ARROW_STREAM in formats
                     try:
-                        body = orjson.loads(content)
-                    except orjson.JSONDecodeError:
-                        last_error = TransportError("the service returned invalid JSON (truncated body?)", path=path)
+                        result = decode(response, content)
+                    except _BadBody as exc:
+                        last_error = TransportError(str(exc), path=path)
+                    except _NotAnObject:
+                        raise TransportError("the service returned JSON that is not an object", path=path) from None
                     else:
-                        if not isinstance(body, dict):
-                            raise TransportError("the service returned JSON that is not an object", path=path)
                         _warn_if_stale(response, path)
-                        return body
+                        return result
                 pause = min(0.25 * 2**attempt, 4.0)
                 left = transport.remaining()
                 if left is not None and left <= pause:
@@ -459,6 +512,69 @@ class Client(DatasetMethods):
         if fc is not None:
             fc.put(key, orjson.dumps(merged), ep.ttl)
         return merged
+
+    def fetch_arrow(self, endpoint: str | Endpoint, params: Mapping[str, Any] | None = None, *,
+                    refresh: bool = False) -> Part:  # fmt: skip
+        """Fetch one list endpoint as typed Arrow columns, following every page (fdkit peers answer Arrow).
+
+        The same walk as :meth:`fetch` (:func:`fdkit.paging.collect`: loop and runaway guards, a restart on a
+        rejected cursor, ``limit``, a date range continued past one request's cap), over Arrow pages; a page the
+        service answers in JSON is turned into columns by the same code as the JSON path, so the frame is the same.
+
+        Args:
+            endpoint: an endpoint name or :class:`~fdkit.catalog.Endpoint` (GET, list).
+            params: the service's parameters.
+            refresh: bypass the cache.
+
+        Returns:
+            ``(arrow table, rows, constants)``, as :func:`fdkit.frames.frame_from_parts` assembles.
+
+        Example:
+            >>> from fdkit.frames import frame_from_parts
+            >>> q = {"ticker": "AAPL", "interval": "day", "start_date": "2024-01-02", "end_date": "2024-01-31"}
+            >>> len(frame_from_parts("prices", [Client().fetch_arrow("prices", q)], q))
+            21
+        """
+        ep = _catalog.get(endpoint) if isinstance(endpoint, str) else endpoint
+        clean = _clean_params(ep, params or {})
+
+        def get(url: str | None, again: bool) -> dict[str, Any]:
+            part, body, nxt = self.request_page(url or ep.path, params=clean if url is None else None, ttl=ep.ttl,
+                                                refresh=refresh or again)  # fmt: skip
+            if part is None:  # a JSON answer (a service that does not speak Arrow after all): its columns
+                part = response_part(ep, clean, body or {})
+            return {"next_page_url": nxt, "part": part}
+
+        limit = clean.get("limit", ep.default_limit)
+        walked = collect(get, ep.response_key, limit=limit, progress=False, description=ep.name,
+                         chunk=lambda page: PageRows(page["part"]))  # fmt: skip
+        part = join_parts([c.part for c in walked.chunks], limit)
+        when = ep.time_index
+        if when and "limit" not in clean and limit and part[1] >= limit and clean.get("end_date"):
+            part = self._continue_arrow_by_dates(ep, clean, part, limit, refresh)
+        return part
+
+    def _continue_arrow_by_dates(self, ep: Endpoint, clean: dict[str, Any], part: Part, cap: int,
+                                 refresh: bool) -> Part:  # fmt: skip
+        """:meth:`_continue_by_dates` over Arrow parts: window after window from the day of the last bar."""
+        when = ep.time_index or "time"
+        parts = [part]
+        end = pd.Timestamp(str(clean["end_date"])) + pd.Timedelta(days=1)
+        for _ in range(10_000):  # a bound, never reached: each window moves the start forward
+            column = parts[-1][0].column(when)
+            if not len(column):
+                break
+            last = pd.Timestamp(column[-1].as_py())
+            if (last.tz_convert(None) if last.tzinfo else last) >= end:
+                break
+            more = self.fetch_arrow(ep, {**clean, "start_date": f"{last:%Y-%m-%d}", "limit": cap}, refresh=refresh)
+            fresh = more[0].filter(pc.greater(more[0].column(when), column[-1]))
+            if not fresh.num_rows:
+                break
+            parts.append((fresh, fresh.num_rows, more[2]))
+            if more[1] < cap:
+                break
+        return join_parts(parts)
 
     def _continue_by_dates(self, ep: Endpoint, clean: dict[str, Any], records: list[Any], cap: int,
                            refresh: bool) -> list[Any]:  # fmt: skip
@@ -720,3 +836,37 @@ def default_client() -> Client:
         if _DEFAULT is None:
             _DEFAULT, _DEFAULT_GENERATION = Client(), now
         return _DEFAULT
+
+
+_ACCEPT_ARROW = f"{ARROW_STREAM}, application/json;q=0.9"
+
+
+class _BadBody(Exception):
+    """A 2xx body that cannot be what it says (truncated JSON, a broken Arrow stream): worth asking again."""
+
+
+class _NotAnObject(Exception):
+    """JSON that is not an object: the service answered something else than its API."""
+
+
+def _json_object(response: requests.Response, content: bytes) -> dict[str, Any]:
+    try:
+        body = orjson.loads(content)
+    except orjson.JSONDecodeError:
+        raise _BadBody("the service returned invalid JSON (truncated body?)") from None
+    if not isinstance(body, dict):
+        raise _NotAnObject
+    return body
+
+
+def _page_of(response: requests.Response, content: bytes) -> tuple[Part | None, dict[str, Any] | None, str | None]:
+    """An Arrow page (its part and the ``Link: rel=next`` URL) or a JSON page (its body and ``next_page_url``)."""
+    if response.headers.get("content-type", "").startswith(ARROW_STREAM):
+        try:
+            part = part_from_bytes(content)
+        except (pa.ArrowInvalid, KeyError, ValueError):
+            raise _BadBody("the service returned a broken Arrow page (truncated body?)") from None
+        return part, None, response.links.get("next", {}).get("url")
+    body = _json_object(response, content)
+    nxt = body.get("next_page_url")
+    return None, body, nxt if isinstance(nxt, str) and nxt else None

@@ -210,6 +210,8 @@ def _warn_truncated(ep: Endpoint, default: int, which: list[str]) -> None:
 
 
 def _warn_capped(ep: Endpoint, ok: list, fan: str | None) -> None:
+    if ep.time_index and ep.finite_default is None:  # bars: a range past one request's cap is continued by dates
+        return
     cap = ep.param("limit").max
     full = [str(p.get(fan, "")) for p, (_t, n, _c) in ok if cap is not None and n >= cap]
     if full:

@@ -89,7 +89,8 @@ def service() -> Any:
             from . import server  # FastAPI and uvicorn are imported only when the service really starts
 
             handle = server.start(data=data)
-            atexit.register(handle.stop, 2.0)
+            # at exit the process is ending: no wait for keep-alive connections, at most a brief one for the thread
+            atexit.register(handle.stop, 0.25, force=True)
             where = f" in {data} (FDKIT_DATA)" if os.environ.get("FDKIT_DATA") else ""
             print(
                 "fdkit: no API key or base URL configured; using the embedded Financial Data Service over the "

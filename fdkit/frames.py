@@ -36,9 +36,21 @@ from .catalog import Endpoint
 from .errors import NarrowTypeWarning
 from .lake import _STR, as_category
 from .schema import SCHEMAS, fields_of, pandas_dtype
-from .shapes import SHAPES
+from .shapes import SHAPES, Shape
 
-__all__ = ["to_frame", "typed_frame", "empty_frame", "exhibits_frame", "records_of", "to_records"]
+__all__ = [
+    "to_frame",
+    "typed_frame",
+    "empty_frame",
+    "exhibits_frame",
+    "records_of",
+    "to_records",
+    "ARROW_STREAM",
+    "FORMATS_HEADER",
+    "part_of_rows",
+    "join_parts",
+    "arrow_rows",
+]
 
 
 def _coerce(values: list[Any], kind: str) -> list[Any]:
@@ -116,6 +128,11 @@ def _to_pandas(table: pa.Table, columns: Mapping[str, str]) -> pd.DataFrame:
 
 Part = tuple[pa.Table, int, dict[str, Any]]  # a response's typed columns, its row count, its constants
 
+#: the media type of an Arrow IPC page between fdkit peers (a part, :func:`part_bytes`); JSON is the default
+ARROW_STREAM = "application/vnd.apache.arrow.stream"
+#: the header a service lists its data formats in (fdkit's own service: JSON and Arrow)
+FORMATS_HEADER = "X-Fdkit-Formats"
+
 
 class PartSource(Protocol):
     """What :func:`fetch_part` needs of a client."""
@@ -127,6 +144,11 @@ class PartSource(Protocol):
 
     def memoized(self, key: str, ttl: int, produce: Callable[[], bytes], *,  # noqa: D102
                  refresh: bool = ...) -> bytes: ...  # fmt: skip
+
+    def speaks_arrow(self) -> bool: ...  # noqa: D102
+
+    def fetch_arrow(self, endpoint: Endpoint, params: Mapping[str, Any], *,  # noqa: D102
+                    refresh: bool = ...) -> Part: ...  # fmt: skip
 
 
 def _part(recs: list[dict[str, Any]], fill: Mapping[str, Any], columns: Mapping[str, str]) -> Part:
@@ -391,6 +413,83 @@ def response_part(endpoint: str | Endpoint, params: Mapping[str, Any], body: Map
     return _part(recs, fill, _columns_of(_frame_schema(ep)))
 
 
+def part_of_rows(endpoint: str | Endpoint, frame: pd.DataFrame, fill: Mapping[str, Any]) -> Part:
+    """The part :func:`response_part` would make of these rows' JSON, built from their typed columns directly.
+
+    The server's Arrow pages of flat records come from here: no JSON and no per-value work in between. The
+    columns are the endpoint's frame columns (its row schema) not given as constants, with the same Arrow types
+    the JSON path gives them.
+
+    Args:
+        endpoint: endpoint name or object (a flat record shape).
+        frame: the rows, typed as the lake types them.
+        fill: per-response constants (the request's ticker).
+
+    Returns:
+        ``(arrow table, rows, constants)``.
+    """
+    ep = _catalog.get(endpoint) if isinstance(endpoint, str) else endpoint
+    columns = _columns_of(_frame_schema(ep))
+    arrays: dict[str, pa.Array] = {}
+    for f, logical in columns.items():
+        if f in fill:  # a constant of the response (its ticker), as in the JSON path
+            continue
+        kind = _ARROW_TYPED.get(logical, pa.string())
+        if f not in frame.columns:
+            arrays[f] = pa.nulls(len(frame), type=kind)
+            continue
+        col = frame[f]
+        if logical in ("category", "string"):
+            col = col.astype("string")
+        arrays[f] = pa.array(col, from_pandas=True).cast(kind)
+    return pa.table(arrays), len(frame), {f: fill[f] for f in columns if f in fill}
+
+
+_ARROW_TYPED = {**_ARROW, "date": pa.timestamp("ns"), "datetime": pa.timestamp("ns", tz="UTC")}
+
+
+def arrow_rows(endpoint: str | Endpoint) -> bool:
+    """Whether an endpoint's Arrow pages count its records (a GET list of flat records).
+
+    Its walk, ``limit`` and windows then work on rows. Nested records (segments, as-reported reports) explode
+    into several rows each, so they travel as JSON.
+
+    Example:
+        >>> arrow_rows("prices"), arrow_rows("segmented_revenues")
+        (True, False)
+    """
+    ep = _catalog.get(endpoint) if isinstance(endpoint, str) else endpoint
+    return ep.method == "GET" and ep.kind == "list" and type(SHAPES[ep.shape]) is Shape
+
+
+class PageRows:
+    """One Arrow page of a walk, sized by its rows (what :func:`fdkit.paging.collect` counts)."""
+
+    def __init__(self, part: Part) -> None:
+        self.part = part
+
+    def __len__(self) -> int:
+        return self.part[1]
+
+
+def join_parts(parts: Sequence[Part], limit: int | None = None) -> Part:
+    """The pages of one request as one part, cut to ``limit`` rows.
+
+    Args:
+        parts: the pages' parts, in order (one request: the same columns and constants).
+        limit: the most rows kept (``None``: all).
+
+    Returns:
+        ``(arrow table, rows, constants)``.
+    """
+    if len(parts) == 1 and (limit is None or parts[0][1] <= limit):
+        return parts[0]
+    table = pa.concat_tables([p[0] for p in parts], promote_options="permissive")
+    if limit is not None and table.num_rows > limit:
+        table = table.slice(0, limit)
+    return table, table.num_rows, parts[0][2] if parts else {}
+
+
 def fetch_part(client: PartSource, endpoint: str | Endpoint, params: Mapping[str, Any], *,
                refresh: bool = False) -> Part:  # fmt: skip
     """Fetch one request as a typed frame *part*, through the client's fetch cache.
@@ -420,6 +519,8 @@ def fetch_part(client: PartSource, endpoint: str | Endpoint, params: Mapping[str
     clean = client.clean_params(ep, params)
 
     def produce() -> bytes:
+        if arrow_rows(ep) and client.speaks_arrow():  # an fdkit peer: Arrow pages
+            return part_bytes(client.fetch_arrow(ep, clean, refresh=refresh))
         body = client.fetch(ep, clean, refresh=refresh, progress=False)
         return part_bytes(response_part(ep, clean, body))
 
@@ -532,5 +633,22 @@ def to_records(df: pd.DataFrame, fields: list[str] | None = None) -> list[dict[s
         [{'a': 1.5}, {'a': None}]
     """
     fields = [f for f in (fields or list(df.columns)) if f in df.columns]
-    columns = [_column_values(df[f]) for f in fields]
-    return [dict(zip(fields, row, strict=True)) for row in zip(*columns, strict=True)] if fields else []
+    columns = json_columns(df, fields)
+    return [dict(zip(fields, row, strict=True)) for row in zip(*columns.values(), strict=True)] if fields else []
+
+
+def json_columns(df: pd.DataFrame, fields: list[str]) -> dict[str, list[Any]]:
+    """Each field's JSON-ready values (what :func:`to_records` puts in the records), column by column.
+
+    Args:
+        df: typed frame.
+        fields: columns present in ``df``.
+
+    Returns:
+        ``{field: [value per row]}``.
+
+    Example:
+        >>> json_columns(pd.DataFrame({"d": pd.to_datetime(["2024-01-02"])}), ["d"])
+        {'d': ['2024-01-02']}
+    """
+    return {f: _column_values(df[f]) for f in fields}

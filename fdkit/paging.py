@@ -14,7 +14,7 @@ Example:
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sized
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,12 +35,14 @@ class Collected:
         records: all records, at most ``limit``.
         pages: number of pages fetched (including a restarted walk's pages).
         restarted: whether an invalid cursor forced a restart.
+        chunks: with ``chunk=``, each page's rows as the getter gave them (Arrow parts), not joined.
     """
 
     first: dict[str, Any]
     records: list[Any] = field(default_factory=list)
     pages: int = 0
     restarted: bool = False
+    chunks: list[Any] = field(default_factory=list)
 
 
 def progress_enabled(progress: bool | None) -> bool:
@@ -98,6 +100,7 @@ def collect(
     description: str = "",
     max_pages: int = 100_000,
     record_key: tuple[str, ...] = (),
+    chunk: Callable[[dict[str, Any]], Sized] | None = None,
 ) -> Collected:
     """Walk the pages of one request.
 
@@ -111,6 +114,8 @@ def collect(
         max_pages: the most pages a walk without a limit may take.
         record_key: the fields that identify a record (``Endpoint.record_key``); a record whose key was seen on an
             earlier page is dropped. Without a key nothing is dropped (identical rows can be distinct facts).
+        chunk: a page's rows as one sized object (an Arrow page between fdkit peers): the walk keeps them in
+            ``chunks``, unjoined, and leaves ``records`` empty; the caller joins them and cuts them to ``limit``.
 
     Returns:
         A :class:`Collected`.
@@ -136,10 +141,12 @@ def collect(
             try:
                 first = get(None, refresh)
                 pages += 1
-                records = list(_records(first, key))
+                chunks = [chunk(first)] if chunk else []
+                records = [] if chunk else list(_records(first, key))
+                count = len(chunks[0]) if chunk else len(records)
                 seen: set[str] = set()
                 next_url = first.get("next_page_url")
-                while next_url and (limit is None or len(records) < limit):
+                while next_url and (limit is None or count < limit):
                     if next_url in seen:
                         raise PaginationError(
                             "the service returned the same next_page_url twice; stopping instead of looping",
@@ -157,14 +164,18 @@ def collect(
                     pages += 1
                     if bar is not None:
                         bar.update(1)
-                    got = _records(page, key)
+                    got = chunk(page) if chunk else _records(page, key)
                     next_url = page.get("next_page_url")
-                    if not got and next_url:
+                    if not len(got) and next_url:
                         raise PaginationError(
                             "the service returned a page with no records that names another page; stopping",
                             error="Empty page",
                         )
-                    records.extend(got)
+                    if chunk:
+                        chunks.append(got)
+                    else:
+                        records.extend(got)  # type: ignore[arg-type]  # without chunk=, a page's record list
+                    count += len(got)
             except InvalidCursorError:
                 if refresh:
                     raise
@@ -179,7 +190,7 @@ def collect(
                 records = _drop_duplicates(records, record_key, description or key)
             if limit is not None:
                 del records[limit:]
-            return Collected(first=first, records=records, pages=pages, restarted=refresh)
+            return Collected(first=first, records=records, pages=pages, restarted=refresh, chunks=chunks)
         raise AssertionError("unreachable")  # pragma: no cover
     finally:
         if bar is not None:

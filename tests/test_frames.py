@@ -334,8 +334,11 @@ def test_demo_says_which_statements_are_too_old_to_show(tmp_path, monkeypatch, c
 
 
 def test_a_long_date_range_is_returned_whole(ref_client):
-    """One request caps at 5,000 bars; the client continues window by window (no silent truncation)."""
-    df = ref_client.prices("AAPL", start_date="2003-01-01", end_date="2026-02-25")
+    """One request caps at 5,000 bars; the client continues window by window (no silent truncation, and no
+    warning of a truncation that did not happen)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", fdkit.TruncatedWarning)
+        df = ref_client.prices("AAPL", start_date="2003-01-01", end_date="2026-02-25")
     lake = pd.read_parquet(Path(__file__).resolve().parents[1] / "data" / "prices")
     lake = lake[(lake["ticker"].astype(str) == "AAPL") & (lake["time"] < pd.Timestamp("2026-02-26", tz="UTC"))]
     days = df.index.get_level_values("time")
