@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import secrets
 import sys
 import tempfile  # noqa: F401  (used by the doctest)
 from collections.abc import Sequence
@@ -38,6 +39,8 @@ def _serve(args: argparse.Namespace) -> int:
         raise _UsageError(f"cannot read the keys file {args.keys}: {exc.strerror or exc}") from None
     except KeysFileError as exc:
         raise _UsageError(str(exc)) from None
+    if args.workers < 1:
+        raise _UsageError(f"--workers must be 1 or more, not {args.workers}")
     secret = args.cursor_secret or os.environ.get("FDKIT_CURSOR_SECRET")
     if secret is not None and len(secret) < 32:
         raise _UsageError("the cursor secret must be at least 32 characters")
@@ -50,13 +53,25 @@ def _serve(args: argparse.Namespace) -> int:
         raise _UsageError(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}") from None
     port = sock.getsockname()[1]
     public = args.public_url or f"http://{args.host}:{port}"
-    app = create_app(data, keys, public_url=public, cursor_secret=secret.encode() if secret else None)
-    print(f"fdkit serve: {len(names)} datasets from {data} on http://{args.host}:{port}", file=sys.stderr)
+    print(f"fdkit serve: {len(names)} datasets from {data} on http://{args.host}:{port}"
+          f"{f' ({args.workers} worker processes)' if args.workers > 1 else ''}", file=sys.stderr)  # fmt: skip
     if not args.keys and not os.environ.get("FDKIT_SERVER_KEYS"):
         print(f"fdkit serve: no keys configured; generated key: {keys.first}", file=sys.stderr)
     # keep-alive connections idle for 5 s are closed; headers are capped by the HTTP parser (httptools/h11)
-    config = uvicorn.Config(app, log_level=args.log_level, access_log=False, timeout_keep_alive=5)
-    uvicorn.Server(config).run(sockets=[sock])
+    common = {"log_level": args.log_level, "access_log": False, "timeout_keep_alive": 5}
+    if args.workers > 1:
+        # worker processes build their own app from the environment, sharing one listening socket, the keys and
+        # the cursor secret (a cursor one worker issues opens on any other)
+        os.environ.update({"FDKIT_DATA": str(data), "FDKIT_PUBLIC_URL": public,
+                           "FDKIT_SERVER_KEYS": ",".join(f"{k}:{p}" for k, p in keys.plans.items()),
+                           "FDKIT_CURSOR_SECRET": secret or secrets.token_urlsafe(48)})  # fmt: skip
+        if args.allow_short_keys:
+            os.environ["FDKIT_ALLOW_SHORT_KEYS"] = "1"
+        uvicorn.run("fdkit.server.app:app_from_env", factory=True, workers=args.workers, fd=sock.fileno(),
+                    **common)  # fmt: skip
+        return 0
+    app = create_app(data, keys, public_url=public, cursor_secret=secret.encode() if secret else None)
+    uvicorn.Server(uvicorn.Config(app, **common)).run(sockets=[sock])
     return 0
 
 
@@ -431,6 +446,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--cursor-secret", help="HMAC key of the pagination cursors, >= 32 characters, shared by workers "
                    "and restarts (or FDKIT_CURSOR_SECRET; default: random per process)")  # fmt: skip
     s.add_argument("--allow-short-keys", action="store_true", help="accept keys shorter than 16 characters")
+    s.add_argument("--workers", type=int, default=1, help="worker processes sharing the port (default 1; each "
+                   "reads the lake and keeps its own memo)")  # fmt: skip
     s.set_defaults(func=_serve)
 
     d = sub.add_parser("demo", help="the main job: a price panel, statements, ratios, a Parquet file and a plot",

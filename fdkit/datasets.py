@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Literal
 
 import pandas as pd
@@ -94,10 +95,21 @@ def financials(
     c = client or default_client()
     with warnings.catch_warnings(record=True) as caught:  # the three statements would each warn: warn once
         warnings.simplefilter("always", TruncatedWarning)
-        frames = [
-            DATASETS[name](ticker, period=period, limit=limit, client=c, errors=errors, progress=False, **filters)
-            for name in ("income_statements", "balance_sheets", "cash_flow_statements")
-        ]
+        with ThreadPoolExecutor(3, thread_name_prefix="fdkit-financials") as pool:  # the statements at once
+            futures = [
+                pool.submit(
+                    DATASETS[name],
+                    ticker,
+                    period=period,
+                    limit=limit,
+                    client=c,
+                    errors=errors,
+                    progress=False,
+                    **filters,
+                )  # fmt: skip
+                for name in ("income_statements", "balance_sheets", "cash_flow_statements")
+            ]
+            frames = [f.result() for f in futures]
     truncated = [w for w in caught if issubclass(w.category, TruncatedWarning)]
     for w in caught:
         if not issubclass(w.category, TruncatedWarning):

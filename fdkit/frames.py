@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from itertools import chain
+from operator import itemgetter
 from typing import Any, Protocol
 
 import numpy as np
@@ -111,11 +113,36 @@ _MAPPER = {pa.int64(): pd.Int64Dtype(), pa.bool_(): pd.BooleanDtype(), pa.string
 def _arrow_table(records: Sequence[Mapping[str, Any]], columns: Mapping[str, str], *,
                  extras: bool = False) -> pa.Table:  # fmt: skip
     """Typed columns of ``records``; with ``extras``, fields outside ``columns`` follow as inferred columns."""
-    arrays = {f: _arrow_column([r.get(f) for r in records], logical, f) for f, logical in columns.items()}
-    if extras:
-        for f in dict.fromkeys(k for r in records for k in r if k not in columns):
-            arrays[f] = _extra_column([r.get(f) for r in records])
+    values = _transpose(records, list(columns))
+    arrays = {f: _arrow_column(values[f], logical, f) for f, logical in columns.items()}
+    # a record with exactly the known fields has no other (the count of keys settles it, in C)
+    complete = isinstance(values, _Complete) and set(map(len, records)) <= {len(columns)}
+    if extras and not complete:
+        unknown = [k for k in dict.fromkeys(chain.from_iterable(records)) if k not in columns]
+        for f, col in _transpose(records, unknown).items():
+            arrays[f] = _extra_column(col)
     return pa.table(arrays) if arrays else pa.table({})
+
+
+def _transpose(records: Sequence[Mapping[str, Any]], fields: list[str]) -> dict[str, list[Any]]:
+    """Each field's values down the records (``None`` where a record lacks it).
+
+    Transposed in C where every record has every field (``itemgetter`` and ``zip``), by lookups where some do not.
+    """
+    if not fields:
+        return {}
+    try:
+        rows = list(map(itemgetter(*fields), records))
+    except KeyError:  # some records lack some fields: a lookup per value
+        return {f: [r.get(f) for r in records] for f in fields}
+    if len(fields) == 1:
+        return _Complete({fields[0]: rows})
+    columns = list(zip(*rows, strict=True)) if rows else [() for _ in fields]
+    return _Complete({f: list(c) for f, c in zip(fields, columns, strict=True)})
+
+
+class _Complete(dict[str, list[Any]]):
+    """Columns transposed from records that all hold every field asked for."""
 
 
 def _to_pandas(table: pa.Table, columns: Mapping[str, str]) -> pd.DataFrame:

@@ -81,9 +81,9 @@ class Shape:
             records: decoded JSON records.
 
         Returns:
-            Rows whose keys are fields of the row schema.
+            Rows whose keys are fields of the row schema (flat records are their own rows: not copied).
         """
-        return [dict(r) for r in records]
+        return [r if isinstance(r, dict) else dict(r) for r in records]
 
     def nest(self, rows: Sequence[Mapping[str, Any]]) -> list[Record]:
         """Flat rows (lake order) -> payload records.

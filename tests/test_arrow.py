@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import re
+import signal
+import subprocess
+import sys
+import time
+
 import orjson
 import pandas as pd
 import pytest
@@ -135,3 +141,36 @@ def test_dates_outside_what_nanoseconds_hold_are_ranges_not_errors(ref_server):
         got = {k: v for k, v in r.json().items() if k != "next_page_url"}
         # the same answer as the range clipped to dates pandas holds (no bar is before 1900 or after 2261)
         assert got == _old_path("AAPL", max(start, "1900-01-01"), min(end, "2261-12-31"), 5000)
+
+
+def test_serve_workers_share_one_port_keys_and_cursors(tmp_path):
+    """``fdkit serve --workers 2``: one port, the keys file's key on every worker, and a cursor issued by one worker
+    opens on the other (every page on a new connection)."""
+    keys = tmp_path / "keys"
+    keys.write_text("workers-key-0123456789 pro\n")
+    proc = subprocess.Popen([sys.executable, "-m", "fdkit.cli", "serve", "--port", "0", "--workers", "2",
+                             "--keys", str(keys)], stderr=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        line = proc.stderr.readline() if proc.stderr else ""
+        url = re.search(r"on (http://127\.0\.0\.1:\d+)", line).group(1)  # type: ignore[union-attr]
+        assert "2 worker processes" in line
+        h = {"X-API-KEY": "workers-key-0123456789", "Connection": "close"}
+        for _ in range(100):  # the workers are up when both answer
+            try:
+                if requests.get(url + "/healthz", timeout=2).status_code == 200:
+                    break
+            except requests.RequestException:
+                time.sleep(0.2)
+        nxt, params, rows, pages = url + "/prices", {"ticker": "AAPL", "interval": "day", "start_date": "2020-01-01",
+                                                       "end_date": "2024-12-31"}, 0, 0  # fmt: skip
+        while nxt:
+            r = requests.get(nxt, params=params, headers=h, timeout=30)
+            assert r.status_code == 200, r.text
+            body, params = r.json(), None
+            rows, pages, nxt = rows + len(body["prices"]), pages + 1, body.get("next_page_url")
+        assert (rows, pages) == (1258, 13)
+        assert requests.get(url + "/prices", headers={"X-API-KEY": "wrong-key-0123456789"}, timeout=30,
+                            params={"ticker": "AAPL"}).status_code == 401  # fmt: skip
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(20)

@@ -42,7 +42,7 @@ from .params import validate_body, validate_query
 from .rows import FrameRecords, encode_lazy
 from .store import Store
 
-__all__ = ["create_app", "DirectRoutes"]
+__all__ = ["create_app", "app_from_env", "DirectRoutes"]
 
 _FORMATS = f"application/json, {ARROW_STREAM}"  # advertised on every data answer (FORMATS_HEADER)
 #: rows of one Arrow page: fewer, larger pages between peers (the cursor is an offset, so pages of either size mix)
@@ -279,6 +279,22 @@ def _arrow_page(ep: Endpoint, query: dict[str, Any], payload: dict[str, Any]) ->
         part = response_part(ep, query, {**rest, ep.response_key: page})
     headers = {"Link": f'<{payload["next_page_url"]}>; rel="next"'} if payload.get("next_page_url") else {}
     return part_bytes(part), ARROW_STREAM, headers
+
+
+def app_from_env() -> FastAPI:
+    """The app of one ``fdkit serve --workers N`` worker process, configured by its parent's environment.
+
+    ``FDKIT_DATA`` (the lake), ``FDKIT_SERVER_KEYS``, ``FDKIT_CURSOR_SECRET`` (shared, so that a cursor issued by
+    one worker opens on any other), ``FDKIT_PUBLIC_URL`` and ``FDKIT_ALLOW_SHORT_KEYS``.
+
+    Returns:
+        The app.
+    """
+    from ..lake import default_data_dir  # noqa: PLC0415
+
+    keys = load_keys(None, allow_short=bool(os.environ.get("FDKIT_ALLOW_SHORT_KEYS")))
+    return create_app(os.environ.get("FDKIT_DATA") or default_data_dir(), keys,
+                      public_url=os.environ.get("FDKIT_PUBLIC_URL"))  # fmt: skip
 
 
 def cursor_secret_from_env() -> bytes | None:
