@@ -67,7 +67,10 @@ def _serve(args: argparse.Namespace) -> int:
                            "FDKIT_CURSOR_SECRET": secret or secrets.token_urlsafe(48)})  # fmt: skip
         if args.allow_short_keys:
             os.environ["FDKIT_ALLOW_SHORT_KEYS"] = "1"
-        uvicorn.run("fdkit.server.app:app_from_env", factory=True, workers=args.workers, fd=sock.fileno(),
+        # uvicorn binds the port itself: a socket handed over by descriptor is taken for a Unix socket, and its
+        # TCP connections then wait on delayed acknowledgements (40 ms a request, measured)
+        sock.close()
+        uvicorn.run("fdkit.server.app:app_from_env", factory=True, workers=args.workers, host=args.host, port=port,
                     **common)  # fmt: skip
         return 0
     app = create_app(data, keys, public_url=public, cursor_secret=secret.encode() if secret else None)

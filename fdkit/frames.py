@@ -147,6 +147,10 @@ class _Complete(dict[str, list[Any]]):
 
 def _to_pandas(table: pa.Table, columns: Mapping[str, str]) -> pd.DataFrame:
     cats = [f for f, t in columns.items() if t == "category" and f in table.column_names]
+    for f in cats:  # categories are made in Arrow (a dictionary), not by pandas factorising strings
+        i = table.schema.get_field_index(f)
+        if pa.types.is_string(table.schema.field(i).type) or pa.types.is_large_string(table.schema.field(i).type):
+            table = table.set_column(i, f, pc.dictionary_encode(table.column(i).combine_chunks()))
     df = table.to_pandas(types_mapper=_MAPPER.get, categories=cats)
     for f in cats:
         df[f] = as_category(df[f])

@@ -343,6 +343,9 @@ def as_category(col: pd.Series) -> pd.Series:
         return pd.Series(pd.Categorical(col, categories=pd.Index([], dtype="str")), index=col.index, name=col.name)
     if col.cat.categories.dtype != _STR:
         col = col.cat.set_categories(col.cat.categories.astype(_STR))
+    order = sorted(col.cat.categories, key=str)
+    if list(col.cat.categories) != order:  # categories made in order of appearance (Arrow dictionaries): sorted
+        col = col.cat.reorder_categories(order)
     return col
 
 
