@@ -14,6 +14,7 @@ Example:
 
 from __future__ import annotations
 
+import re
 import warnings
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -115,7 +116,8 @@ def financials(
         if not issubclass(w.category, TruncatedWarning):
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     if truncated:
-        message = str(truncated[0].message).replace("income_statements()", "financials()", 1)
+        # the statements were fetched at once: whichever warned first names itself; the message names financials()
+        message = re.sub(r"^\w+\(\)", "financials()", str(truncated[0].message), count=1)
         warnings.warn(message, TruncatedWarning, stacklevel=2)
     out = frames[0]
     for other in frames[1:]:

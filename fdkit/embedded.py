@@ -32,11 +32,15 @@ import requests
 from .lake import default_data_dir, fingerprint, require_lake
 from .transport import DeadlineAdapter
 
-__all__ = ["EMBEDDED_ORIGIN", "EmbeddedAdapter", "identity", "service", "is_running", "rebase"]
+__all__ = ["EMBEDDED_ORIGIN", "MAX_WORKERS", "EmbeddedAdapter", "identity", "service", "is_running", "rebase"]
 
 #: the origin embedded-default clients address; never resolved (``.invalid`` is reserved, RFC 6761)
 EMBEDDED_ORIGIN = "http://embedded.fdkit.invalid"
 _API_KEY_HEADER = "X-API-KEY"
+
+#: threads a multi-ticker fetch uses with the embedded service: it shares the client's process and interpreter,
+#: so more threads only contend, and each holds memory (BENCHMARKS.md: RSS +18 MB with 2, +30 MB with 8)
+MAX_WORKERS = 2
 
 _HANDLE: Any = None
 _LOCK = threading.Lock()

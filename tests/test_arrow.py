@@ -174,3 +174,27 @@ def test_serve_workers_share_one_port_keys_and_cursors(tmp_path):
     finally:
         proc.send_signal(signal.SIGINT)
         proc.wait(20)
+
+
+def test_the_embedded_service_is_fetched_with_at_most_two_threads(ref_server):
+    """The embedded service shares the client's process: a multi-ticker fetch uses at most two threads there (more
+    only contend and hold memory), while a separate service gets the configured eight."""
+    import threading
+
+    from fdkit.embedded import MAX_WORKERS
+
+    def names(client):
+        seen = set()
+
+        def fetch(params):
+            seen.add(threading.current_thread().name)
+            time.sleep(0.02)  # long enough that a pool would spread the requests
+            return {}
+
+        client.fetch_many("company_facts", [{"ticker": t} for t in ["AAPL", "MSFT", "NVDA", "TSLA"] * 4], fetch=fetch)
+        return seen
+
+    embedded = fdkit.Client(cache=False, progress=False, max_workers=8)
+    separate = fdkit.Client(ref_server.api_key, ref_server.base_url, cache=False, progress=False, max_workers=8)
+    assert embedded.settings.embedded and len(names(embedded)) <= MAX_WORKERS == 2
+    assert len(names(separate)) > 2
