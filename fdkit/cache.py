@@ -271,6 +271,7 @@ def make_session(
         ignored_parameters=IGNORED_PARAMETERS,
         stale_if_error=True,
         key_fn=_server_agnostic_key,
+        match_headers=["Accept"],  # an Arrow page and a JSON answer to the same URL are two entries
         only_if_cached=offline,
         cache_control=False,
     )
