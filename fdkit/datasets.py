@@ -17,7 +17,6 @@ from __future__ import annotations
 import re
 import warnings
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Literal
 
 import pandas as pd
@@ -71,9 +70,10 @@ def financials(
 ) -> pd.DataFrame:
     """Income statement, balance sheet and cash flow joined per ``(ticker, report_period)``.
 
-    The three statements are fetched concurrently per ticker and joined on ``(ticker, report_period)``; a field
-    reported in two statements (``net_income``) keeps the income statement's value; filing metadata comes from the
-    income statement.
+    One request per ticker (``/financials``: the three statements of each report in one answer), the tickers
+    fetched concurrently; a field reported in two statements (``net_income``) keeps the income statement's value;
+    filing metadata comes from the income statement. The same frame as joining ``income_statements``,
+    ``balance_sheets`` and ``cash_flow_statements`` (tested), in a third of the requests.
 
     Args:
         ticker: one ticker or a list.
@@ -82,7 +82,7 @@ def financials(
             ``None`` for every period, or a number.
         client: the client (default: the default client).
         errors: for a list of tickers: ``raise``, ``warn`` or ``ignore`` failures.
-        **filters: ``report_period_gte`` and the other report-period filters.
+        **filters: ``report_period_gte`` and the other report-period filters, ``as_of``.
 
     Returns:
         One wide statement frame, sorted by ``(ticker, report_period)``.
@@ -94,38 +94,17 @@ def financials(
         True
     """
     c = client or default_client()
-    with warnings.catch_warnings(record=True) as caught:  # the three statements would each warn: warn once
+    with warnings.catch_warnings(record=True) as caught:  # say financials(), not the endpoint's function
         warnings.simplefilter("always", TruncatedWarning)
-        with ThreadPoolExecutor(3, thread_name_prefix="fdkit-financials") as pool:  # the statements at once
-            futures = [
-                pool.submit(
-                    DATASETS[name],
-                    ticker,
-                    period=period,
-                    limit=limit,
-                    client=c,
-                    errors=errors,
-                    progress=False,
-                    **filters,
-                )  # fmt: skip
-                for name in ("income_statements", "balance_sheets", "cash_flow_statements")
-            ]
-            frames = [f.result() for f in futures]
-    truncated = [w for w in caught if issubclass(w.category, TruncatedWarning)]
+        out = DATASETS["financial_statements"](ticker, period=period, limit=limit, client=c, errors=errors,
+                                               progress=False, **filters)  # fmt: skip
     for w in caught:
-        if not issubclass(w.category, TruncatedWarning):
+        if issubclass(w.category, TruncatedWarning):
+            message = re.sub(r"^\w+\(\)", "financials()", str(w.message), count=1)
+            warnings.warn(message, TruncatedWarning, stacklevel=2)
+        else:
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-    if truncated:
-        # the statements were fetched at once: whichever warned first names itself; the message names financials()
-        message = re.sub(r"^\w+\(\)", "financials()", str(truncated[0].message), count=1)
-        warnings.warn(message, TruncatedWarning, stacklevel=2)
-    out = frames[0]
-    for other in frames[1:]:
-        new = [col for col in other.columns if col not in out.columns]
-        out = out.join(other[new], how="outer")
-    out = out.sort_index()
-    out.attrs = dict(frames[0].attrs)  # the split basis of the statements
-    return out
+    return out.sort_index()
 
 
 def filing_exhibits(ticker: str, filing_type: str, year: int, *, client: Client | None = None,

@@ -385,3 +385,18 @@ def test_as_of_degrades_to_a_client_side_filter():
     assert len(_known_by(df, pd.Timestamp("2016-02-01"))) == 1  # unknown filing date: not known then
     wide = fdkit.financials("AAPL", period="quarterly", limit=None, as_of="2016-06-30")
     assert wide.index.get_level_values("report_period").max() == pd.Timestamp("2016-03-26")
+
+
+@pytest.mark.parametrize("period", ["annual", "quarterly", "ttm"])
+def test_financials_is_the_join_of_the_three_statements(ref_client, period):
+    """One /financials request per ticker gives the frame that joining the three statement endpoints gives (the
+    income statement's value where a field is in two statements)."""
+    tickers = ["AAPL", "NVDA", "A"]
+    parts = [getattr(ref_client, name)(tickers, period=period, limit=None)
+             for name in ("income_statements", "balance_sheets", "cash_flow_statements")]  # fmt: skip
+    joined = parts[0]
+    for other in parts[1:]:
+        joined = joined.join(other[[c for c in other.columns if c not in joined.columns]], how="outer")
+    got = fdkit.financials(tickers, period=period, limit=None, client=ref_client)
+    pd.testing.assert_frame_equal(got, joined.sort_index())
+    assert got.attrs == parts[0].attrs
