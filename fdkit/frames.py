@@ -458,6 +458,12 @@ def part_of_rows(endpoint: str | Endpoint, frame: pd.DataFrame, fill: Mapping[st
 
     Returns:
         ``(arrow table, rows, constants)``.
+
+    Example:
+        >>> rows = pd.DataFrame({"bank": ["FED"], "date": pd.to_datetime(["2024-09-19"]), "rate": [4.875]})
+        >>> table, n, consts = part_of_rows("interest_rates", rows, {"bank": "FED"})
+        >>> table.column_names, n, consts
+        (['date', 'name', 'rate'], 1, {'bank': 'FED'})
     """
     ep = _catalog.get(endpoint) if isinstance(endpoint, str) else endpoint
     columns = _columns_of(_frame_schema(ep))
@@ -512,6 +518,12 @@ def join_parts(parts: Sequence[Part], limit: int | None = None) -> Part:
 
     Returns:
         ``(arrow table, rows, constants)``.
+
+    Example:
+        >>> page = (pa.table({"x": [1.0, 2.0]}), 2, {"ticker": "X"})
+        >>> table, n, consts = join_parts([page, page], limit=3)
+        >>> table.column("x").to_pylist(), n, consts
+        ([1.0, 2.0, 1.0], 3, {'ticker': 'X'})
     """
     if len(parts) == 1 and (limit is None or parts[0][1] <= limit):
         return parts[0]

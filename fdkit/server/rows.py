@@ -90,6 +90,11 @@ def encode_lazy(obj: Any) -> Any:
 
     Raises:
         TypeError: for anything else (as orjson does).
+
+    Example:
+        >>> import orjson
+        >>> orjson.dumps({"x": FrameRecords(pd.DataFrame({"a": [1.5]}), ["a"])}, default=encode_lazy)
+        b'{"x":[{"a":1.5}]}'
     """
     if isinstance(obj, FrameRecords):
         return obj.to_list()
