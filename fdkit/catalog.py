@@ -469,6 +469,14 @@ def _kpi(name: str, path: str, summary: str) -> Endpoint:
     )
 
 
+def _corporate_actions(name: str, summary: str, **kw: Any) -> Endpoint:
+    """A ticker's dated corporate actions (an extension): ``/<name>`` by ticker and date range, oldest first."""
+    return Endpoint(name=name, path=f"/{name}", response_key=name, schema=name, index=("ticker", "date"),
+                    params=(TICKER_REQ, *START_END, _limit(100, 1000)), page_size=100, default_limit=100,
+                    newest_first=False, dataset=name, tier="free", record_key=("ticker", "date"), ttl=DAY,
+                    summary=summary, **kw)  # fmt: skip
+
+
 def _snapshot(name: str, path: str, key: str, schema: str, summary: str, **kw: Any) -> Endpoint:
     return Endpoint(
         name=name,
@@ -909,41 +917,12 @@ _ENDPOINTS: tuple[Endpoint, ...] = (
         summary="Every reported value of a statement field with the filing that reported it: the first report and "
         "each restatement (an fdkit extension). filing_date_lte=D gives what was known on D.",
     ),
-    Endpoint(
-        name="splits",
-        path="/splits",
-        response_key="splits",
-        schema="splits",
-        index=("ticker", "date"),
-        params=(TICKER_REQ, *START_END, _limit(100, 1000)),
-        page_size=100,
-        default_limit=100,
-        newest_first=False,
-        dataset="splits",
-        tier="free",
-        record_key=("ticker", "date"),
-        ttl=DAY,
-        summary="Stock splits (an fdkit extension): ex-date and ratio of new to old shares, with the source. "
-        "Prices and per-share statement values are on the basis of every split listed here.",
-    ),
-    Endpoint(
-        name="dividends",
-        path="/dividends",
-        response_key="dividends",
-        schema="dividends",
-        index=("ticker", "date"),
-        params=(TICKER_REQ, *START_END, _limit(100, 1000)),
-        page_size=100,
-        default_limit=100,
-        newest_first=False,
-        dataset="dividends",
-        tier="free",
-        record_key=("ticker", "date"),
-        ttl=DAY,
-        split_adjusted=True,
-        summary="Cash dividends per share by ex-date (an fdkit extension), on the split basis of prices. The "
-        "service's daily prices are already adjusted for them: add them only to raw closes.",
-    ),
+    _corporate_actions("splits", "Stock splits (an fdkit extension): ex-date and ratio of new to old shares, with "
+                       "the source. Prices and per-share statement values are on the basis of every split listed "
+                       "here."),
+    _corporate_actions("dividends", "Cash dividends per share by ex-date (an fdkit extension), on the split basis "
+                       "of prices. The service's daily prices are already adjusted for them: add them only to raw "
+                       "closes.", split_adjusted=True),
     # --- estimates, earnings, KPIs ------------------------------------------------------------------------
     Endpoint(
         name="analyst_estimates",

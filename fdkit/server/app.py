@@ -105,14 +105,13 @@ def create_app(
     app.state.max_body_bytes = max_body_bytes
     app.state.arrow = arrow
 
-    def answer_for(name: str, query: dict[str, Any]) -> Any:
-        """Answer a validated query, memoised by what changes the answer (bounded by bytes).
+    def answer_for(ep: Endpoint, query: dict[str, Any], key: tuple[str, bytes]) -> Any:
+        """Answer a validated query, memoised under ``key`` (:func:`_memo_key`; bounded by bytes).
 
         The lake does not change while it is served, so the pages of one walk (and repeated requests) do not
         recompute the query.
         """
-        ep = CATALOG[name]
-        return memo.get_or_make(_memo_key(ep, query), lambda: handle(store_, ep, query), _answer_size)
+        return memo.get_or_make(key, lambda: handle(store_, ep, query), _answer_size)
 
     app.state.answer_for = answer_for
     # the bytes of pages sent (a page asked again is sent again without any work), bounded by bytes
@@ -222,9 +221,9 @@ def _add_route(app: FastAPI, ep: Endpoint) -> Callable[[Request], Awaitable[Resp
             page = state.pages.peek(page_key)
             if page is None:
                 if state.memo.peek(key) is not None or answers_at_once(state.store, ep, query):
-                    page = _page(request, ep, query, offset, page_rows, arrow)  # microseconds: no thread hop
+                    page = _page(request, ep, query, key, offset, page_rows, arrow)  # microseconds: no thread hop
                 else:
-                    page = await run_in_threadpool(_page, request, ep, query, offset, page_rows, arrow)
+                    page = await run_in_threadpool(_page, request, ep, query, key, offset, page_rows, arrow)
                 state.pages.get_or_make(page_key, lambda: page, lambda p: len(p[0]) + 256)
             body, media, extra = page
             headers = {FORMATS_HEADER: _FORMATS} if state.arrow else {}
@@ -254,10 +253,10 @@ def _memo_key(ep: Endpoint, query: dict[str, Any]) -> tuple[str, bytes]:
     return ep.name, orjson.dumps(key_query, option=orjson.OPT_SORT_KEYS)
 
 
-def _page(request: Request, ep: Endpoint, query: dict[str, Any], offset: int, page_rows: int | None,
-          arrow: bool) -> tuple[bytes, str, dict[str, str]]:  # fmt: skip
+def _page(request: Request, ep: Endpoint, query: dict[str, Any], key: tuple[str, bytes], offset: int,
+          page_rows: int | None, arrow: bool) -> tuple[bytes, str, dict[str, str]]:  # fmt: skip
     """One page's bytes, media type and headers (``Link`` for an Arrow page with a next one)."""
-    payload = _answer(request, ep, query, offset, page_rows)
+    payload = _answer(request, ep, query, key, offset, page_rows)
     if arrow and isinstance(payload, dict) and ep.response_key in payload:
         return _arrow_page(ep, query, payload)
     return orjson.dumps(payload, default=encode_lazy), "application/json", {}
@@ -356,9 +355,9 @@ def _query_and_offset(request: Request, ep: Endpoint, ignored: list[str]) -> tup
     return validate_query(ep, items, ignored=ignored), 0
 
 
-def _answer(request: Request, ep: Endpoint, query: dict[str, Any], offset: int,
+def _answer(request: Request, ep: Endpoint, query: dict[str, Any], key: tuple[str, bytes], offset: int,
             page_rows: int | None = None) -> dict[str, Any]:  # fmt: skip
-    ans = request.app.state.answer_for(ep.name, query)
+    ans = request.app.state.answer_for(ep, query, key)
     if ans.body is not None:  # the handler shaped the whole response (a document, or keys that vary)
         return dict(ans.body)
     out: dict[str, Any] = dict(ans.top)
