@@ -40,8 +40,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import fdkit  # noqa: E402
-from fdkit.frames import ARROW_STREAM, frame_from_parts, part_from_bytes, to_frame  # noqa: E402
-from fdkit.lake import default_data_dir  # noqa: E402
+from fdkit.frames.typed import ARROW_STREAM, frame_from_parts, part_from_bytes, to_frame  # noqa: E402
+from fdkit.lake.io import default_data_dir  # noqa: E402
 
 RESULTS: list[dict] = []
 DATA = default_data_dir()

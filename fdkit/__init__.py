@@ -18,15 +18,15 @@ if "ARROW_DEFAULT_MEMORY_POOL" not in _os.environ:
     # (BENCHMARKS.md). Set ARROW_DEFAULT_MEMORY_POOL to choose another.
     _pa.set_memory_pool(_pa.system_memory_pool())
 
-from . import accessor as _accessor  # noqa: F401, E402  (registers the .fds accessor)
-from . import api, catalog, errors
-from .api import *  # noqa: F403  (fdkit.prices, fdkit.balance_sheets, ...: generated from the catalog)
-from .catalog import CATALOG
-from .client import Client, default_client
-from .config import configure
-from .datasets import DATASETS as DATASETS
-from .datasets import available, filing_exhibits, financials
-from .errors import (
+from fdkit import accessor as _accessor  # noqa: F401, E402  (registers the .fds accessor)
+from fdkit import api, catalog, errors
+from fdkit.api import *  # noqa: F403  (fdkit.prices, fdkit.balance_sheets, ...: generated from the catalog)
+from fdkit.catalog import CATALOG
+from fdkit.client.config import configure
+from fdkit.client.session import Client, default_client
+from fdkit.datasets import DATASETS as DATASETS
+from fdkit.datasets import available, filing_exhibits, financials
+from fdkit.errors import (
     AuthenticationError,
     BadRequestError,
     CacheError,
@@ -45,7 +45,7 @@ from .errors import (
     TruncatedWarning,
     UnknownNameError,
 )
-from .factors import event_study
+from fdkit.research.factors import event_study
 
 __version__ = "0.1.0"
 

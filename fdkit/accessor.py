@@ -1,7 +1,7 @@
 """The ``.fds`` DataFrame accessor: ratios, screening, point-in-time joins, panel helpers and plots.
 
 Registered when fdkit is imported. It works on fdkit's long frames (indexed ``(ticker, <date>)``) and delegates
-to :mod:`fdkit.ratios`, :mod:`fdkit.filters` and :mod:`fdkit.plot`.
+to :mod:`fdkit.research.ratios`, :mod:`fdkit.frames.filters` and :mod:`fdkit.research.plot`.
 
 Example:
     >>> import fdkit
@@ -17,12 +17,12 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from . import factors as _factors
-from . import plot as _plot
-from .basis import basis_of, rebase
-from .filters import apply_filters, filters_from_kwargs
-from .ratios import FAMILIES, compute_ratios, trailing_twelve_months
-from .sessions import known_from
+from fdkit.frames.basis import basis_of, rebase
+from fdkit.frames.filters import apply_filters, filters_from_kwargs
+from fdkit.research import factors as _factors
+from fdkit.research import plot as _plot
+from fdkit.research.ratios import FAMILIES, compute_ratios, trailing_twelve_months
+from fdkit.research.sessions import known_from
 
 
 def _split_table(df: pd.DataFrame, splits: pd.DataFrame | None) -> pd.DataFrame:
@@ -31,7 +31,7 @@ def _split_table(df: pd.DataFrame, splits: pd.DataFrame | None) -> pd.DataFrame:
         return splits.reset_index() if "ticker" not in splits.columns else splits
     tickers = sorted({str(t) for t in (df.index.get_level_values("ticker") if "ticker" in (df.index.names or [])
                                        else df["ticker"])})  # fmt: skip
-    from .api import splits as fetch_splits  # noqa: PLC0415 - the accessor fetches only when bases differ
+    from fdkit.api import splits as fetch_splits  # noqa: PLC0415 - the accessor fetches only when bases differ
 
     return fetch_splits(tickers, errors="ignore").reset_index()
 
@@ -217,7 +217,8 @@ class FdsAccessor:
     ) -> pd.DataFrame:
         """Financial ratios of a statement frame (e.g. from ``fdkit.financials``), per row, grouped by ticker.
 
-        The formulas are those of the service's ``/financial-metrics`` (one implementation: :mod:`fdkit.ratios`).
+        The formulas are those of the service's ``/financial-metrics`` (one implementation:
+        :mod:`fdkit.research.ratios`).
 
         Args:
             prices: a price panel for the valuation family (close on or before each report period).
@@ -227,7 +228,7 @@ class FdsAccessor:
             families: any of ``profitability, liquidity, solvency, efficiency, valuation, growth, per_share``
                 (default: all that apply).
             splits: the split table used when ``prices`` say they are on another split basis than the statements
-                (``attrs["split_basis"]``, see :mod:`fdkit.basis`); default: ``fdkit.splits`` of the tickers. Raw
+                (``attrs["split_basis"]``, see :mod:`fdkit.frames.basis`); default: ``fdkit.splits`` of the tickers. Raw
                 prices from elsewhere, marked ``px.attrs["split_basis"] = "raw"``, give the same P/E as the
                 service's adjusted ones.
 
@@ -249,7 +250,7 @@ class FdsAccessor:
                 families.append("valuation")
         unknown = [f for f in families if f not in FAMILIES]
         if unknown:
-            from .errors import BadRequestError
+            from fdkit.errors import BadRequestError
 
             raise BadRequestError(f"unknown ratio families {unknown}; known: {', '.join(FAMILIES)}")
         if prices is not None:
@@ -279,7 +280,7 @@ class FdsAccessor:
         return rebase(self._df, to, _split_table(self._df, splits), source=source)
 
     def forward_returns(self, horizons: list[int] | tuple[int, ...] = (1, 21), column: str = "close") -> pd.DataFrame:
-        """Forward returns per ticker, ``fwd_<h>`` = close ``h`` rows later / close - 1 (see :mod:`fdkit.factors`).
+        """Forward returns per ticker, ``fwd_<h>`` = close ``h`` rows later / close - 1 (:mod:`fdkit.research.factors`).
 
         Args:
             horizons: rows ahead (trading days of a daily panel, months of a monthly one).
@@ -297,7 +298,7 @@ class FdsAccessor:
         return _factors.forward_returns(self._df, horizons, column)
 
     def rank_ic(self, factor: str, forward: str | list[str], *, summary: bool = False) -> pd.DataFrame:
-        """Per-date Spearman rank IC of a factor column with forward-return columns (see :mod:`fdkit.factors`).
+        """Per-date Spearman rank IC of a factor column with forward-return columns (see :mod:`fdkit.research.factors`).
 
         Args:
             factor: the factor column.
@@ -318,7 +319,7 @@ class FdsAccessor:
         return _factors.ic_summary(ic) if summary else ic
 
     def quantiles(self, factor: str, n: int = 5) -> pd.Series:
-        """Per-date quantile of a factor column, 1 (lowest) .. ``n`` (highest) (see :mod:`fdkit.factors`).
+        """Per-date quantile of a factor column, 1 (lowest) .. ``n`` (highest) (see :mod:`fdkit.research.factors`).
 
         Args:
             factor: the factor column.
@@ -336,7 +337,7 @@ class FdsAccessor:
         return _factors.quantiles(self._df, factor, n)
 
     def quantile_returns(self, factor: str, forward: str, n: int = 5, *, cumulative: bool = False) -> pd.DataFrame:
-        """Mean forward return per date of each factor quantile and the long-short spread (:mod:`fdkit.factors`).
+        """Mean forward return per date of each factor quantile and the long-short spread (see ``research.factors``).
 
         Args:
             factor: the factor column.

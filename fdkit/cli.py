@@ -17,7 +17,7 @@ import tempfile  # noqa: F401  (used by the doctest)
 from collections.abc import Sequence
 from typing import NoReturn
 
-from .errors import suggest
+from fdkit.errors import suggest
 
 __all__ = ["main"]
 
@@ -27,9 +27,9 @@ def _serve(args: argparse.Namespace) -> int:
 
     import uvicorn
 
-    from .lake import default_data_dir, require_lake
-    from .server.app import create_app
-    from .server.auth import KeysFileError, load_keys
+    from fdkit.lake.io import default_data_dir, require_lake
+    from fdkit.server.app import create_app
+    from fdkit.server.auth import KeysFileError, load_keys
 
     data = args.data or default_data_dir()
     names = require_lake(data)
@@ -153,7 +153,7 @@ def _get(args: argparse.Namespace) -> int:
     import pandas as pd
 
     import fdkit
-    from fdkit.catalog import get as get_endpoint
+    from fdkit.catalog.endpoints import get as get_endpoint
 
     ep = get_endpoint(args.dataset)
     params = {}
@@ -224,7 +224,7 @@ def _replay(args: argparse.Namespace) -> int:
     """``fdkit events replay``: emit what the live service would have, to the configured destinations."""
     import time
 
-    from fdkit.lake import default_data_dir, require_lake
+    from fdkit.lake.io import default_data_dir, require_lake
     from fdkit.webhooks import deliver, events_from_lake, load_destinations
 
     dests = _destinations(load_destinations, args.destinations)
@@ -265,7 +265,7 @@ def _test_events(args: argparse.Namespace) -> int:
 
     The newest event of each type the lake gives; a spec-shaped example for a type the lake cannot trigger.
     """
-    from fdkit.lake import default_data_dir
+    from fdkit.lake.io import default_data_dir
     from fdkit.webhooks import EVENT_TYPES, deliver, events_from_lake, load_destinations
     from fdkit.webhooks.events import example_payload, make_event
 
@@ -289,7 +289,7 @@ def _test_events(args: argparse.Namespace) -> int:
 
 
 def _cache(args: argparse.Namespace) -> int:
-    from .cache import cache_info, clear_cache
+    from fdkit.client.cache import cache_info, clear_cache
 
     if args.action == "info":
         rows = cache_info(args.cache_dir)
@@ -304,8 +304,8 @@ def _cache(args: argparse.Namespace) -> int:
 
 def _lake(args: argparse.Namespace) -> int:
     """``fdkit lake validate DIR``: one line per invariant; exit 1 on any violation."""
-    from .lake import default_data_dir, require_lake
-    from .validate import INVARIANTS, format_report, validate
+    from fdkit.lake.io import default_data_dir, require_lake
+    from fdkit.lake.validate import INVARIANTS, format_report, validate
 
     root = args.dir or default_data_dir()
     require_lake(root)
@@ -408,7 +408,7 @@ def build_parser() -> argparse.ArgumentParser:
         >>> build_parser().parse_args(["serve", "--port", "0"]).port
         0
     """
-    from fdkit.catalog import CATALOG
+    from fdkit.catalog.endpoints import CATALOG
     from fdkit.mirror import MIRRORABLE
 
     p = _Parser(prog="fdkit", description="Financial data as typed pandas frames.")
@@ -498,7 +498,7 @@ def build_parser() -> argparse.ArgumentParser:
     lk = sub.add_parser("lake", help="check a Parquet lake", description="Check a Parquet lake.")
     lsub = lk.add_subparsers(dest="action", required=True, parser_class=_Parser)
     lv = lsub.add_parser("validate", help="run the data invariants (exit 1 on any violation)",
-                         description="Run the data invariants of fdkit.validate on a lake: one line per invariant "
+                         description="Run the data invariants of fdkit.lake.validate on a lake: one line per invariant "
                          "with its violation count; exit 1 on any violation.")  # fmt: skip
     lv.add_argument("dir", nargs="?", help="lake directory (default: the bundled reference data)")
     lv.add_argument("--only", nargs="+", metavar="INVARIANT", help="run only these invariants")
@@ -522,7 +522,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     parser = build_parser()
     args = parser.parse_args(argv)
-    from .errors import BadRequestError, FdkitError, LakeError, redact
+    from fdkit.errors import BadRequestError, FdkitError, LakeError, redact
 
     try:
         return int(args.func(args) or 0)

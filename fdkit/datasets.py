@@ -1,9 +1,10 @@
-"""The dataset functions: generated ones (:mod:`fdkit.api`) and those written by hand (listings, joins, exhibits).
+"""The dataset functions of the package: the generated ones (:mod:`fdkit.api`) and the hand-written ones.
 
 Each catalog entry (listings aside) becomes ``fdkit.<name>(...)`` and ``Client.<name>(...)``. Parameters keep the
 service's names; the ticker (or bank) parameter also accepts a list, fetched concurrently with a bounded pool,
 failures collected per ticker (``errors="raise"|"warn"|"ignore"``). ``raw=True`` returns the decoded JSON (a list
-of bodies for a list of tickers). Listings are reached with :func:`available`.
+of bodies for a list of tickers). Listings are reached with :func:`available`. The hand-written functions here are
+:mod:`fdkit.client.compound` with the default client.
 
 Example:
     >>> import fdkit
@@ -14,18 +15,15 @@ Example:
 
 from __future__ import annotations
 
-import re
-import warnings
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 import pandas as pd
 
-from . import api
-from . import catalog as _catalog
-from .client import Client, default_client
-from .errors import TruncatedWarning
-from .frames import exhibits_frame
+from fdkit import api
+from fdkit.client import compound
+from fdkit.client.dispatch import Errors
+from fdkit.client.session import Client, default_client
 
 __all__ = ["DATASETS", "available", "financials", "filing_exhibits"]
 
@@ -52,11 +50,7 @@ def available(resource: str, what: str = "tickers", *, client: Client | None = N
         >>> fdkit.available("interest_rates", "banks")
         ['ECB', 'FED']
     """
-    ep = _catalog.listing_for(resource, what)
-    body = (client or default_client()).fetch(ep, params)
-    if not ep.response_key:  # a document: the answer is the body
-        return dict(body)
-    return list(body.get(ep.response_key) or [])
+    return compound.available(client or default_client(), resource, what, **params)
 
 
 def financials(
@@ -65,7 +59,7 @@ def financials(
     limit: int | Literal["default"] | None = "default",
     *,
     client: Client | None = None,
-    errors: str = "raise",
+    errors: Errors = "raise",
     **filters: Any,
 ) -> pd.DataFrame:
     """Income statement, balance sheet and cash flow joined per ``(ticker, report_period)``.
@@ -93,18 +87,7 @@ def financials(
         >>> {"revenue", "total_assets", "free_cash_flow"} <= set(df.columns)
         True
     """
-    c = client or default_client()
-    with warnings.catch_warnings(record=True) as caught:  # say financials(), not the endpoint's function
-        warnings.simplefilter("always", TruncatedWarning)
-        out = DATASETS["financial_statements"](ticker, period=period, limit=limit, client=c, errors=errors,
-                                               progress=False, **filters)  # fmt: skip
-    for w in caught:
-        if issubclass(w.category, TruncatedWarning):
-            message = re.sub(r"^\w+\(\)", "financials()", str(w.message), count=1)
-            warnings.warn(message, TruncatedWarning, stacklevel=2)
-        else:
-            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-    return out.sort_index()
+    return compound.financials(client or default_client(), ticker, period, limit, errors=errors, **filters)
 
 
 def filing_exhibits(ticker: str, filing_type: str, year: int, *, client: Client | None = None,
@@ -128,7 +111,4 @@ def filing_exhibits(ticker: str, filing_type: str, year: int, *, client: Client 
         >>> list(ex.columns)[:2]
         ['accession_number', 'item']
     """
-    c = client or default_client()
-    query = {"ticker": ticker, "filing_type": filing_type, "year": year, "include_exhibits": True, **params}
-    body = c.fetch("filing_items", query)
-    return exhibits_frame([(query, body)])
+    return compound.filing_exhibits(client or default_client(), ticker, filing_type, year, **params)

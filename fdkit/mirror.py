@@ -23,11 +23,11 @@ from typing import Any
 
 import pandas as pd
 
-from . import catalog as _catalog
-from .client import Client, default_client
-from .errors import FdkitError
-from .frames import records_of
-from .lake import atomic_write_bytes, write_dataset
+from fdkit.catalog import endpoints as _catalog
+from fdkit.client.session import Client, default_client
+from fdkit.errors import FdkitError
+from fdkit.frames.typed import records_of
+from fdkit.lake.io import atomic_write_bytes, write_dataset
 
 __all__ = ["mirror", "MirrorReport", "MIRRORABLE"]
 
@@ -134,7 +134,7 @@ def mirror(
     report = MirrorReport()
     end = end_date or f"{pd.Timestamp.today():%Y-%m-%d}"
     pairs = [(d, t.upper()) for d in datasets for t in tickers]
-    from .paging import progress_bar, progress_enabled
+    from fdkit.client.paging import progress_bar, progress_enabled
 
     for name, ticker in progress_bar(pairs, desc="mirror", unit="pair", disable=not progress_enabled(progress)):
         if not force and ticker in manifest.get(name, []):

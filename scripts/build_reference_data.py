@@ -31,10 +31,10 @@ sys.path.insert(0, str(ROOT))
 
 import reference_universe as ru  # noqa: E402
 
-from fdkit.lake import read_dataset, write_dataset  # noqa: E402
-from fdkit.ratios import compute_ratios  # noqa: E402
-from fdkit.schema import METRIC_FIELDS, OWNERSHIP_FORMS, SCHEMAS, STATEMENT_FIELDS  # noqa: E402
-from fdkit.sessions import EASTERN, edgar_filing_date  # noqa: E402
+from fdkit.catalog.schema import METRIC_FIELDS, OWNERSHIP_FORMS, SCHEMAS, STATEMENT_FIELDS  # noqa: E402
+from fdkit.lake.io import read_dataset, write_dataset  # noqa: E402
+from fdkit.research.ratios import compute_ratios  # noqa: E402
+from fdkit.research.sessions import EASTERN, edgar_filing_date  # noqa: E402
 
 SEC = "https://www.sec.gov"
 
@@ -1146,7 +1146,7 @@ def build_institutional(src: Path, daily: pd.DataFrame, splits: pd.DataFrame) ->
     shares = pd.to_numeric(df["shares_or_principal"], errors="coerce").to_numpy(dtype=float)
     # the close on the report date, on the basis of the filing day (raw shares are as of the filing)
     keys = pd.DataFrame({"ticker": df["ticker"].to_numpy(), "report_period": period.to_numpy()})
-    from fdkit.validate import close_near  # noqa: PLC0415
+    from fdkit.lake.validate import close_near  # noqa: PLC0415
 
     close = close_near(keys, daily).to_numpy() * ru.split_factor(splits, keys["ticker"], filed)
     ratio = pd.Series(value / shares / close).replace([np.inf, -np.inf], np.nan)
@@ -1319,7 +1319,7 @@ def earnings_derived(frame: pd.DataFrame, prefix: str) -> pd.DataFrame:
     about a year before (a missing quarter gives a missing change, never one against the wrong quarter); the
     annual payload (trailing twelve months) changes against the year before.
     """
-    from fdkit.schema import EARNINGS_DERIVED, EARNINGS_MARGINS  # noqa: PLC0415
+    from fdkit.catalog.schema import EARNINGS_DERIVED, EARNINGS_MARGINS  # noqa: PLC0415
 
     cur = frame[[c for c in frame.columns if c.startswith(prefix + "_")]].rename(columns=lambda c: c[len(prefix) + 1 :])
     prev = _earlier(cur, 91 if prefix == "quarterly" else 365, 20)
@@ -1369,7 +1369,7 @@ def build_earnings(all_statements: pd.DataFrame, index: pd.DataFrame) -> pd.Data
     figures of the 2026 record and, where the SEC submissions index has it, the acceptance time (with its offset)."""
     q = all_statements[all_statements["period"] == "quarterly"].set_index(["ticker", "report_period"])
     ttm = all_statements[all_statements["period"] == "ttm"].set_index(["ticker", "report_period"])
-    from fdkit.schema import EARNINGS_DIMENSION  # noqa: PLC0415
+    from fdkit.catalog.schema import EARNINGS_DIMENSION  # noqa: PLC0415
 
     nan = pd.Series(np.nan, index=q.index)
     out = pd.DataFrame({
@@ -1394,7 +1394,7 @@ def acceptance_times(accessions: pd.Series, index: pd.DataFrame) -> pd.Series:
     EDGAR's ``acceptanceDateTime`` always carries a ``Z``, yet the bundled documents differ: Apple's is Eastern
     wall time (its 10-Qs read 18:04, after its 16:30 release, and are dated the next day), the others are UTC.
     Each company's zone is the reading under which EDGAR's filing-date rule reproduces the filing dates the
-    same document states (:func:`fdkit.sessions.edgar_filing_date`)."""
+    same document states (:func:`fdkit.research.sessions.edgar_filing_date`)."""
     if not len(index) or "acceptanceDateTime" not in index.columns:
         return pd.Series(pd.NaT, index=accessions.index, dtype=f"datetime64[ns, {_ET}]")
     stamps = []
@@ -1531,7 +1531,7 @@ def build(src: Path, out: Path, src2: Path | None = None) -> dict[str, pd.DataFr
 
 def _typed_extra(name: str, df: pd.DataFrame) -> pd.DataFrame:
     """Lake datasets whose rows are not a record schema (exploded segments)."""
-    from fdkit.lake import conform
+    from fdkit.lake.io import conform
 
     if name == "segmented_revenues":
         base = conform(df, "segment_items")

@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from fdkit import basis
+from fdkit.frames import basis
 
 #: everything in the lake is on the share basis of this day (the last bar of the main price source)
 BASIS_DATE = pd.Timestamp("2026-02-25")

@@ -50,8 +50,8 @@ PROVENANCE: dict[str, tuple[str, str, str]] = {
     "financial_metrics": (
         "the three statement datasets + prices",
         SEC_PD + "; prices as below",
-        "fdkit.ratios.compute_ratios (the same code as df.fds.ratios); valuation at the last close on or before "
-        "the report period",
+        "fdkit.research.ratios.compute_ratios (the same code as df.fds.ratios); valuation at the last close on or "
+        "before the report period",
     ),
     "segmented_revenues": (
         "segments/segment_product_geography_revenue_from_xbrl.csv (dimensional XBRL facts of the bundled "
@@ -289,8 +289,8 @@ def write_sources_md(out: Path, written: dict[str, pd.DataFrame]) -> None:
         "",
         "Built by `python scripts/build_reference_data.py` from `../shared/data-real` and `../shared/data-real-2`",
         "(real public data; see their SOURCES.md for repository commits). One Parquet dataset per resource under",
-        "`data/<name>/`; columns and dtypes are the record schemas of `fdkit/schema.py`. Rebuilding gives the same",
-        "rows (tested), and every invariant of `fdkit lake validate` holds (tested; table below).",
+        "`data/<name>/`; columns and dtypes are the record schemas of `fdkit/catalog/schema.py`. Rebuilding gives the",
+        "same rows (tested), and every invariant of `fdkit lake validate` holds (tested; table below).",
         "",
         "| dataset | rows | tickers/keys | date range | size |",
         "|---|---:|---:|---|---:|",
@@ -351,7 +351,7 @@ def _coverage(written: dict[str, pd.DataFrame]) -> list[str]:
 
 def _invariants(out: Path) -> list[str]:
     """The validation report of the lake just written (``fdkit lake validate``)."""
-    from fdkit.validate import validate
+    from fdkit.lake.validate import validate
 
     lines = ["## Invariants (`fdkit lake validate`)", "", "| invariant | violations | rule |", "|---|---:|---|"]
     for r in validate(out):

@@ -1,6 +1,6 @@
 """The catalog's example requests, as the tests use them (valid: 200 on data/; invalid: 400)."""
 
-from fdkit.catalog import CATALOG
+from fdkit.catalog.endpoints import CATALOG
 
 #: one valid request per data endpoint (None where the reference data has nothing to serve)
 EXAMPLES: dict[str, dict | None] = {

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from fdkit.lake import write_dataset
+from fdkit.lake.io import write_dataset
 
 TEST_TICKERS = ("AAA", "BBB")
 

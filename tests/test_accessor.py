@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from fdkit.errors import BadRequestError  # noqa: E402
-from fdkit.filters import OPERATORS  # noqa: E402
+from fdkit.frames.filters import OPERATORS  # noqa: E402
 
 # AAPL 10-K FY2023 (report period 2023-09-30), USD millions as filed
 AAPL = dict(

@@ -17,9 +17,9 @@ from hypothesis import strategies as st
 
 import fdkit
 import fdkit.server
-from fdkit.catalog import CATALOG
-from fdkit.frames import ARROW_STREAM, FORMATS_HEADER, arrow_rows, part_from_bytes, to_records
-from fdkit.lake import default_data_dir, read_dataset
+from fdkit.catalog.endpoints import CATALOG
+from fdkit.frames.typed import ARROW_STREAM, FORMATS_HEADER, arrow_rows, part_from_bytes, to_records
+from fdkit.lake.io import default_data_dir, read_dataset
 
 ARROW_ENDPOINTS = [ep.name for ep in CATALOG.values() if arrow_rows(ep) and ep.examples]
 _NO_ROWS = {"kpi_guidance", "kpi_non_gaap", "kpi_metrics"}  # the bundled lake has no KPI rows (SOURCES.md)
@@ -108,7 +108,7 @@ def _old_path(ticker: str, start: str, end: str, limit: int) -> dict:
     lo, hi = pd.Timestamp(start, tz="UTC"), pd.Timestamp(end, tz="UTC") + pd.Timedelta(days=1)
     df = df[(t >= lo) & (t < hi)].sort_values("time", kind="stable")
     df = df.assign(time_milliseconds=(df["time"].astype("int64") // 1_000_000).astype("Int64"))
-    cols = [c for c in fdkit.schema.fields_of("prices") if c != "ticker"]
+    cols = [c for c in fdkit.catalog.schema.fields_of("prices") if c != "ticker"]
     return {"ticker": ticker, "prices": to_records(df, cols)[:limit][:100]}
 
 
@@ -181,7 +181,7 @@ def test_the_embedded_service_is_fetched_with_at_most_two_threads(ref_server):
     only contend and hold memory), while a separate service gets the configured eight."""
     import threading
 
-    from fdkit.embedded import MAX_WORKERS
+    from fdkit.client.embedded import MAX_WORKERS
 
     def names(client):
         seen = set()

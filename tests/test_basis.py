@@ -5,8 +5,8 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from fdkit.basis import basis_of, rebase, split_factor
 from fdkit.errors import BadRequestError
+from fdkit.frames.basis import basis_of, rebase, split_factor
 
 
 @pytest.fixture(scope="module")

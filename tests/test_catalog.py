@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from fdkit.catalog import CATALOG, by_path, get, listing_for
-from fdkit.schema import SCHEMAS
+from fdkit.catalog.endpoints import CATALOG, by_path, get, listing_for
+from fdkit.catalog.schema import SCHEMAS
 
 REQUIRED = [
     ("GET", "/financials/balance-sheets"),

@@ -11,8 +11,8 @@ import requests
 
 import fdkit
 import fdkit.server
-from fdkit import paging
-from fdkit.cache import make_session, namespace_of
+from fdkit.client import paging
+from fdkit.client.cache import make_session, namespace_of
 from fdkit.errors import (
     AuthenticationError,
     BadRequestError,
@@ -84,7 +84,7 @@ def test_429_retry_after_is_honoured(test_lake):
 @pytest.mark.parametrize(("kind", "cls"), [("500", ServerError), ("503", ServerError), ("429", RateLimitError)])
 def test_persistent_failures_raise_transport_errors(test_lake, kind, cls):
     with _faulty(test_lake, [kind] * 10) as srv:
-        from fdkit.cache import make_retry
+        from fdkit.client.cache import make_retry
 
         c = fdkit.Client(srv.api_key, srv.base_url, cache=False, timeout=5,
                          retry=make_retry(total=2, backoff_factor=0.01))  # fmt: skip
@@ -111,7 +111,7 @@ def test_paginator_returns_exactly_limit_unique_records(make_client, limit):
 
 
 def test_pagination_matches_unpaginated_lake(make_client, test_lake):
-    from fdkit.lake import read_dataset
+    from fdkit.lake.io import read_dataset
 
     recs = make_client().fetch("prices", {**PRICES, "limit": 5000})["prices"]
     lake = read_dataset(test_lake, "prices")
@@ -218,7 +218,7 @@ def test_key_not_in_exception_text(test_server, make_client):
 
 
 def test_config_precedence(monkeypatch, tmp_path):
-    from fdkit.config import resolve
+    from fdkit.client.config import resolve
 
     env = {"FINANCIAL_DATASETS_API_KEY": "env-key", "FDKIT_BASE_URL": "http://env.example/"}
     assert resolve(env=env).base_url == "http://env.example"
@@ -257,7 +257,7 @@ def test_fetch_cache_answers_a_walk_in_one_read(make_client, test_server, tmp_pa
     assert refreshed == cold and sum(test_server.counter.requests.values()) == seen + 3
     files = sorted(p.name for p in (tmp_path / "cache" / "fdkit").iterdir() if p.suffix == ".sqlite")
     assert any(f.endswith(".fetch.sqlite") for f in files)
-    from fdkit.cache import cache_info, clear_cache
+    from fdkit.client.cache import cache_info, clear_cache
 
     assert [r["responses"] > 0 for r in cache_info(tmp_path / "cache")] == [True]
     assert clear_cache(tmp_path / "cache") >= 2

@@ -108,4 +108,4 @@ def test_clear_errors(ref_client):
     with pytest.raises(BadRequestError, match="benchmark 'SPY'"):
         fdkit.event_study(pd.DataFrame({"ticker": ["AAPL"], "date": ["2024-01-10"]}), px, benchmark="SPY")
     with pytest.raises(BadRequestError, match="indexed \\(ticker, date\\)"):
-        fdkit.factors.quantiles(px.reset_index(), "close")
+        fdkit.research.factors.quantiles(px.reset_index(), "close")

@@ -14,10 +14,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import fdkit
-from fdkit.catalog import CATALOG
+from fdkit.catalog.endpoints import CATALOG
+from fdkit.catalog.schema import SCHEMAS, pandas_dtype
 from fdkit.errors import BadRequestError, NotFoundError
-from fdkit.frames import empty_frame, to_frame
-from fdkit.schema import SCHEMAS, pandas_dtype
+from fdkit.frames.typed import empty_frame, to_frame
 
 #: dataset -> (one ticker, two tickers) where the function fans out over a list
 TWO = {
@@ -379,7 +379,7 @@ def test_as_of_never_returns_a_row_filed_later(ref_client, day):
 
 
 def test_as_of_degrades_to_a_client_side_filter():
-    from fdkit.dispatch import _known_by
+    from fdkit.client.dispatch import _known_by
 
     df = pd.DataFrame({"filing_date": pd.to_datetime(["2016-01-27", "2016-04-27", None])})
     assert len(_known_by(df, pd.Timestamp("2016-02-01"))) == 1  # unknown filing date: not known then

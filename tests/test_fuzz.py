@@ -27,7 +27,7 @@ EXAMPLES = int(os.environ.get("FDKIT_FUZZ_EXAMPLES", "100"))
 
 
 def test_every_catalog_operation_is_fuzzed():
-    from fdkit.catalog import CATALOG
+    from fdkit.catalog.endpoints import CATALOG
 
     assert len(OPERATIONS) == len(CATALOG) == len({op.label for op in OPERATIONS})
 

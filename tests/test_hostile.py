@@ -26,15 +26,8 @@ import pytest
 import requests
 
 import fdkit
-from fdkit.cache import FetchCache, cache_root, clear_cache, make_session
-from fdkit.errors import (
-    CacheError,
-    FdkitError,
-    PaginationError,
-    RateLimitError,
-    StaleDataWarning,
-    TransportError,
-)
+from fdkit.client.cache import FetchCache, cache_root, clear_cache, make_session
+from fdkit.errors import CacheError, FdkitError, PaginationError, RateLimitError, StaleDataWarning, TransportError
 
 CANARY = "canary-9e1c2b7d-HOSTILE-key"
 BAR = {"time": "2024-01-02", "open": 1.0, "high": 1.0, "low": 1.0, "close": 1.0, "volume": 1}
@@ -182,7 +175,7 @@ def _client(url: str, **kw) -> fdkit.Client:
     kw.setdefault("cache", False)
     kw.setdefault("timeout", 2)
     kw.setdefault("deadline", 6)
-    kw.setdefault("retry", fdkit.cache.make_retry(total=2, backoff_factor=0.05))
+    kw.setdefault("retry", fdkit.client.cache.make_retry(total=2, backoff_factor=0.05))
     return fdkit.Client(CANARY, url, progress=False, **kw)
 
 
@@ -359,7 +352,7 @@ def test_the_cache_folder_is_fdkits_own(tmp_path, make_client):
     make_client(cache_dir=str(tmp_path)).company_facts("AAA")
     assert (tmp_path / "fdkit" / ".fdkit-cache").exists() and (tmp_path / "fdkit").stat().st_mode & 0o777 == 0o700
     assert tmp_path.stat().st_mode & 0o777 == 0o755  # the given folder's mode is left alone
-    rows = fdkit.cache.cache_info(tmp_path)
+    rows = fdkit.client.cache.cache_info(tmp_path)
     assert rows and all(r["fetches"] >= 1 and r["bytes"] > 0 for r in rows)  # the fetch cache is visible
     assert clear_cache(tmp_path) > 0 and (tmp_path / "notes.sqlite").read_text() == "mine"
     other = tmp_path / "x"
@@ -507,11 +500,11 @@ def test_every_public_error_is_an_fdkit_error_or_a_documented_value_error(ref_cl
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         with pytest.raises(ValueError):
-            fdkit.config.normalise_key("two words")
+            fdkit.client.config.normalise_key("two words")
 
 
 def test_every_integer_parameter_refuses_huge_values(ref_server):
-    from fdkit.catalog import CATALOG
+    from fdkit.catalog.endpoints import CATALOG
 
     checked = 0
     for ep in CATALOG.values():

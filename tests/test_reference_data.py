@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fdkit.lake import dataset_schema, default_data_dir, list_datasets, read_dataset
+from fdkit.lake.io import dataset_schema, default_data_dir, list_datasets, read_dataset
 
 DATA = default_data_dir()
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data-real"
@@ -123,7 +123,7 @@ def test_no_split_discontinuity(ticker, split_day):
 
 
 def test_no_splice_jump_and_sane_moves():
-    from fdkit.validate import DOCUMENTED_MOVES
+    from fdkit.lake.validate import DOCUMENTED_MOVES
 
     p = read_dataset(DATA, "prices").sort_values(["ticker", "time"])
     moves = p.groupby("ticker", observed=True)["close"].pct_change().abs()
@@ -140,7 +140,7 @@ def test_no_splice_jump_and_sane_moves():
 
 
 def test_every_catalog_dataset_has_rows_or_is_documented_missing():
-    from fdkit.catalog import CATALOG
+    from fdkit.catalog.endpoints import CATALOG
 
     missing_ok = {"labor", "kpi_guidance", "kpi_non_gaap", "kpi_metrics"}
     present = set(list_datasets(DATA))
@@ -154,7 +154,7 @@ def test_every_catalog_dataset_has_rows_or_is_documented_missing():
 
 
 def test_lake_dtypes_follow_the_schemas():
-    from fdkit.schema import SCHEMAS, pandas_dtype
+    from fdkit.catalog.schema import SCHEMAS, pandas_dtype
 
     for name in list_datasets(DATA):
         schema = _schema(name)

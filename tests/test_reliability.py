@@ -16,6 +16,7 @@ import requests
 
 import fdkit
 import fdkit.server
+from fdkit.client.cache import make_retry
 from fdkit.errors import AuthenticationError
 from fdkit.server.faults import ResetProxy
 
@@ -44,7 +45,7 @@ def test_bulk_fetch_under_faults_equals_fault_free(ref_server, tmp_path):
         # of 5 retries a request, a run of 6 faults ending in a status (p ~ 0.2^5 x 0.12 a request, ~500 requests)
         # drops a ticker that errors="ignore" then leaves out, about one run in fifty (seen once in CI)
         client = fdkit.Client(ref_server.api_key, proxy.base_url, cache=False, timeout=1.5, progress=False,
-                              deadline=120, retry=fdkit.cache.make_retry(total=10, backoff_factor=0.05))  # fmt: skip
+                              deadline=120, retry=make_retry(total=10, backoff_factor=0.05))  # fmt: skip
         got = _bulk(client, tickers, stmt)
     for name, frame in clean.items():
         pd.testing.assert_frame_equal(got[name], frame, obj=name)

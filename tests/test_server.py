@@ -9,10 +9,10 @@ import requests
 from examples import BAD, EXAMPLES
 
 import fdkit.server
-from fdkit.catalog import CATALOG
-from fdkit.lake import default_data_dir, read_dataset
-from fdkit.schema import SCHEMAS
-from fdkit.shapes import SEGMENT_LINE_ITEMS
+from fdkit.catalog.endpoints import CATALOG
+from fdkit.catalog.schema import SCHEMAS
+from fdkit.catalog.shapes import SEGMENT_LINE_ITEMS
+from fdkit.lake.io import default_data_dir, read_dataset
 
 LISTINGS = [ep for ep in CATALOG.values() if ep.kind == "listing"]
 SERVED = [ep for ep in CATALOG.values() if ep.kind != "listing"]

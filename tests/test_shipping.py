@@ -22,7 +22,7 @@ import pandas as pd
 import pytest
 
 import fdkit
-from fdkit.lake import default_data_dir, list_datasets, require_lake
+from fdkit.lake.io import default_data_dir, list_datasets, require_lake
 
 ROOT = Path(__file__).resolve().parents[1]
 CLEAN_ENV = {k: v for k, v in os.environ.items() if k not in ("FINANCIAL_DATASETS_API_KEY", "FDKIT_BASE_URL")}
@@ -94,7 +94,10 @@ def test_warm_calls_do_not_start_the_embedded_server(tmp_path):
         "fin = fdkit.financials('AAPL', period='annual', limit=2)\n"
         "print(len(df), len(fin), fdkit.available('prices')[:2])\n"
     )
-    probe = "import sys, fdkit.embedded\nprint('STARTED', fdkit.embedded.is_running(), 'fastapi' in sys.modules)\n"
+    probe = (
+        "import sys\nfrom fdkit.client import embedded\n"
+        "print('STARTED', embedded.is_running(), 'fastapi' in sys.modules)\n"
+    )
     env = {**CLEAN_ENV, "FDKIT_CACHE_DIR": str(tmp_path / "cache")}
     runs = [
         subprocess.run([sys.executable, "-c", "import fdkit\n" + calls + probe], capture_output=True, text=True,
@@ -224,7 +227,7 @@ def test_all_missing_category_columns_round_trip_through_parquet(ref_client, tmp
 
 
 def test_the_suite_never_writes_to_the_users_cache():
-    from fdkit.cache import default_cache_dir
+    from fdkit.client.cache import default_cache_dir
 
     home_cache = Path.home() / ".cache"
     assert os.environ.get("FDKIT_CACHE_DIR")

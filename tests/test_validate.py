@@ -12,8 +12,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fdkit.lake import dataset_schema, default_data_dir, list_datasets, read_dataset, write_dataset
-from fdkit.validate import INVARIANTS, format_report, validate
+from fdkit.lake.io import dataset_schema, default_data_dir, list_datasets, read_dataset, write_dataset
+from fdkit.lake.validate import INVARIANTS, format_report, validate
 
 DATA = default_data_dir()
 

@@ -17,7 +17,7 @@ import pytest
 import requests
 
 import fdkit.server
-from fdkit.lake import default_data_dir, read_dataset
+from fdkit.lake.io import default_data_dir, read_dataset
 from fdkit.webhooks import (
     EVENT_TYPES,
     Destination,
@@ -451,7 +451,7 @@ def test_cli_replay_and_test_events(receiver, tmp_path):
 def _small_lake(root):
     """Rows for the families the bundled lake cannot trigger (KPIs, balance/cash-flow segments), labour releases
     and an inflation release of twelve series."""
-    from fdkit.lake import write_dataset
+    from fdkit.lake.io import write_dataset
 
     write_dataset(root, "company_facts", pd.DataFrame({"ticker": ["ZZZ"], "cik": ["0000000009"],
                                                        "sector": ["Airlines"], "name": ["Zed Air"]}))  # fmt: skip

@@ -9,7 +9,7 @@ import pytest
 import requests
 from reference import reference_document
 
-from fdkit.catalog import CATALOG
+from fdkit.catalog.endpoints import CATALOG
 
 
 def _get(srv, path, params, **kw):
@@ -37,7 +37,7 @@ def test_enum_values_are_case_insensitive_and_answered_in_canonical_case(ref_ser
 
 
 def test_item_names_with_commas_are_not_split(ref_server):
-    from fdkit.catalog import FILING_ITEMS_10Q
+    from fdkit.catalog.endpoints import FILING_ITEMS_10Q
     from fdkit.server.params import validate_query
 
     ep = CATALOG["filing_items"]
@@ -62,7 +62,7 @@ def test_no_missing_value_is_ever_serialised_as_text(ref_server, name):
 def test_filing_items_answer_for_filings_without_an_accession(ref_server):
     import pandas as pd
 
-    from fdkit.lake import default_data_dir
+    from fdkit.lake.io import default_data_dir
 
     items = pd.read_parquet(default_data_dir() / "filing_items")
     missing = items[items["accession_number"].isna()]
@@ -90,8 +90,8 @@ def _ops_2026():
 def test_listing_and_vocabulary_routes_of_the_2026_document(ref_server):
     import pandas as pd
 
-    from fdkit.catalog import FILING_ITEMS_8K, FILING_ITEMS_10K, FILING_ITEMS_10Q
-    from fdkit.lake import default_data_dir, read_dataset
+    from fdkit.catalog.endpoints import FILING_ITEMS_8K, FILING_ITEMS_10K, FILING_ITEMS_10Q
+    from fdkit.lake.io import default_data_dir, read_dataset
 
     def body(path, params=None):
         r = requests.get(ref_server.base_url + path, params=params, timeout=30)  # keyless, as listings are

@@ -20,10 +20,10 @@ from typing import Any
 
 import uvicorn
 
-from ..lake import default_data_dir
-from .app import create_app
-from .auth import Keys, load_keys
-from .faults import FaultInjector, FaultPlan
+from fdkit.lake.io import default_data_dir
+from fdkit.server.app import create_app
+from fdkit.server.auth import Keys, load_keys
+from fdkit.server.faults import FaultInjector, FaultPlan
 
 __all__ = ["start", "serve_app", "ServerHandle", "create_app", "FaultPlan", "FaultInjector"]
 

@@ -27,20 +27,20 @@ from fastapi.responses import Response
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from ..catalog import CATALOG, Endpoint
-from ..errors import AuthenticationError, BadRequestError, FdkitError, InvalidCursorError, PaymentRequiredError
-from ..frames import ARROW_STREAM, FORMATS_HEADER, part_bytes, part_of_rows, records_of, response_part
-from ..lake import require_lake
-from ..responses import error_response, json_response, problem_response, read_capped
-from . import reported  # noqa: F401  (registers the as-reported handlers)
-from .auth import Keys, load_keys, plan_allows
-from .cursors import CursorSigner
-from .handlers import answers_at_once, handle
-from .memo import AnswerMemo
-from .openapi import IGNORED_HEADER, build_openapi
-from .params import validate_body, validate_query
-from .rows import FrameRecords, encode_lazy
-from .store import Store
+from fdkit.catalog.endpoints import CATALOG, Endpoint
+from fdkit.errors import AuthenticationError, BadRequestError, FdkitError, InvalidCursorError, PaymentRequiredError
+from fdkit.frames.typed import ARROW_STREAM, FORMATS_HEADER, part_bytes, part_of_rows, records_of, response_part
+from fdkit.lake.io import require_lake
+from fdkit.server import reported  # noqa: F401  (registers the as-reported handlers)
+from fdkit.server.auth import Keys, load_keys, plan_allows
+from fdkit.server.cursors import CursorSigner
+from fdkit.server.handlers import answers_at_once, handle
+from fdkit.server.memo import AnswerMemo
+from fdkit.server.openapi import IGNORED_HEADER, build_openapi
+from fdkit.server.params import validate_body, validate_query
+from fdkit.server.rows import FrameRecords, encode_lazy
+from fdkit.server.store import Store
+from fdkit.wire.responses import error_response, json_response, problem_response, read_capped
 
 __all__ = ["create_app", "app_from_env", "DirectRoutes"]
 
@@ -289,7 +289,7 @@ def app_from_env() -> FastAPI:
     Returns:
         The app.
     """
-    from ..lake import default_data_dir  # noqa: PLC0415
+    from fdkit.lake.io import default_data_dir  # noqa: PLC0415
 
     keys = load_keys(None, allow_short=bool(os.environ.get("FDKIT_ALLOW_SHORT_KEYS")))
     return create_app(os.environ.get("FDKIT_DATA") or default_data_dir(), keys,

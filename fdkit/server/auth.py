@@ -29,7 +29,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..catalog import Endpoint
+from fdkit.catalog.endpoints import Endpoint
 
 __all__ = ["Keys", "PLANS", "KeysFileError", "MIN_KEY_LENGTH", "parse_keys", "load_keys", "plan_allows"]
 

@@ -22,7 +22,7 @@ from typing import Any
 
 import orjson
 
-from ..errors import InvalidCursorError
+from fdkit.errors import InvalidCursorError
 
 __all__ = ["CursorSigner", "CursorError", "REISSUE"]
 

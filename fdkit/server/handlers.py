@@ -3,7 +3,7 @@
 A handler takes the store, the endpoint and the validated query and returns an :class:`Answer`: the full
 record list (the app pages it) or a single object, plus top-level fields. Errors are raised as
 :class:`NotFound` / :class:`~fdkit.server.params.ParamError` (the client's own error classes) and become 404 /
-400 through :func:`fdkit.responses.problem_response`.
+400 through :func:`fdkit.wire.responses.problem_response`.
 
 Generic filtering (``generic_list``) maps parameters to columns by name: ``x`` is equality (a repeatable
 parameter means "any of"), ``x_gte``/``x_gt``/``x_lte``/``x_lt`` compare, ``start_date``/``end_date`` bound the
@@ -20,15 +20,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..catalog import FILING_ITEM_TITLES, Endpoint
-from ..errors import BadRequestError, NotFoundError
-from ..filters import apply_filters
-from ..frames import to_records
-from ..schema import SCHEMAS, YIELD_TENORS, fields_of
-from ..shapes import SEGMENT_LINE_ITEMS, SHAPES
-from .params import ParamError
-from .rows import FrameRecords
-from .store import Store
+from fdkit.catalog.endpoints import FILING_ITEM_TITLES, Endpoint
+from fdkit.catalog.schema import SCHEMAS, YIELD_TENORS, fields_of
+from fdkit.catalog.shapes import SEGMENT_LINE_ITEMS, SHAPES
+from fdkit.errors import BadRequestError, NotFoundError
+from fdkit.frames.filters import apply_filters
+from fdkit.frames.typed import to_records
+from fdkit.server.params import ParamError
+from fdkit.server.rows import FrameRecords
+from fdkit.server.store import Store
 
 __all__ = ["Answer", "NotFound", "handle"]
 
@@ -253,7 +253,7 @@ def statement_segments(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
 @handles("financial_statements")
 def financial_statements(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
     """The three statements of the query, ``limit`` periods of each, under their own keys."""
-    from ..catalog import get
+    from fdkit.catalog.endpoints import get
 
     limit = q.get("limit", ep.default_limit)
     obj = {}

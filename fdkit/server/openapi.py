@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..catalog import CATALOG, Endpoint, Param
-from ..frames import ARROW_STREAM, FORMATS_HEADER
-from ..schema import SCHEMAS, WIRE_TYPES, N
-from ..shapes import MEMBER_EXTRAS_SCHEMA, SHAPES
+from fdkit.catalog.endpoints import CATALOG, Endpoint, Param
+from fdkit.catalog.schema import SCHEMAS, WIRE_TYPES, N
+from fdkit.catalog.shapes import MEMBER_EXTRAS_SCHEMA, SHAPES
+from fdkit.frames.typed import ARROW_STREAM, FORMATS_HEADER
 
 #: the response header naming the parameters (or body fields) a request sent that the endpoint ignored
 IGNORED_HEADER = "X-FDS-Ignored-Parameters"

@@ -18,8 +18,8 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ..catalog import Endpoint, Param
-from ..errors import BadRequestError
+from fdkit.catalog.endpoints import Endpoint, Param
+from fdkit.errors import BadRequestError
 
 __all__ = ["ParamError", "validate_query", "validate_body", "check_groups"]
 

@@ -21,12 +21,12 @@ from typing import Any
 
 import pandas as pd
 
-from ..catalog import Endpoint
-from ..frames import to_records
-from ..schema import BALANCE_FIELDS, CASH_FLOW_FIELDS, INCOME_FIELDS
-from .handlers import Answer, _filter, _ticker, handles
-from .params import ParamError
-from .store import Store
+from fdkit.catalog.endpoints import Endpoint
+from fdkit.catalog.schema import BALANCE_FIELDS, CASH_FLOW_FIELDS, INCOME_FIELDS
+from fdkit.frames.typed import to_records
+from fdkit.server.handlers import Answer, _filter, _ticker, handles
+from fdkit.server.params import ParamError
+from fdkit.server.store import Store
 
 __all__ = ["as_reported", "STATEMENT_FIELDS_OF"]
 

@@ -19,7 +19,7 @@ from typing import Any, overload
 
 import pandas as pd
 
-from ..frames import to_records
+from fdkit.frames.typed import to_records
 
 __all__ = ["FrameRecords", "encode_lazy"]
 

@@ -19,8 +19,8 @@ import pandas as pd
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from ..frames import json_columns
-from ..lake import LAKE_SCHEMAS, generation_stamp, read_dataset
+from fdkit.frames.typed import json_columns
+from fdkit.lake.io import LAKE_SCHEMAS, generation_stamp, read_dataset
 
 __all__ = ["Store", "LAKE_SCHEMAS"]
 

@@ -6,11 +6,11 @@ Example:
     18
 """
 
-from .deliver import Destination, deliver, load_destinations
-from .events import API_VERSION, EVENT_TYPES, Event, make_event, parse_event
-from .generate import events_for_rows, events_from_lake
-from .receiver import Landing, create_receiver, read_landed
-from .signing import HEADER, SignatureError, sign, verify
+from fdkit.webhooks.deliver import Destination, deliver, load_destinations
+from fdkit.webhooks.events import API_VERSION, EVENT_TYPES, Event, make_event, parse_event
+from fdkit.webhooks.generate import events_for_rows, events_from_lake
+from fdkit.webhooks.receiver import Landing, create_receiver, read_landed
+from fdkit.webhooks.signing import HEADER, SignatureError, sign, verify
 
 __all__ = [
     "API_VERSION", "EVENT_TYPES", "Event", "make_event", "parse_event", "sign", "verify", "SignatureError", "HEADER",

@@ -27,10 +27,10 @@ from typing import Any
 import orjson
 import requests
 
-from .. import transport
-from ..errors import redact
-from .events import API_VERSION
-from .signing import HEADER, sign
+from fdkit.errors import redact
+from fdkit.webhooks.events import API_VERSION
+from fdkit.webhooks.signing import HEADER, sign
+from fdkit.wire import transport
 
 __all__ = ["Destination", "load_destinations", "deliver", "DeliveryReport", "DEADLINE"]
 

@@ -54,9 +54,9 @@ from pydantic import (
     model_validator,
 )
 
-from ..catalog import FILING_ITEMS_8K, FILING_ITEMS_10K, FILING_ITEMS_10Q
-from ..frames import to_frame
-from ..schema import YIELD_TENORS
+from fdkit.catalog.endpoints import FILING_ITEMS_8K, FILING_ITEMS_10K, FILING_ITEMS_10Q
+from fdkit.catalog.schema import YIELD_TENORS
+from fdkit.frames.typed import to_frame
 
 __all__ = ["API_VERSION", "EVENT_TYPES", "Event", "make_event", "parse_event", "example_payload", "ValidationError"]
 
@@ -298,7 +298,7 @@ class Event(BaseModel):
     def frame(self) -> pd.DataFrame:
         """The same typed frame the matching endpoint function returns."""
         endpoint, _ = FAMILIES[self.family]
-        from ..catalog import get
+        from fdkit.catalog.endpoints import get
 
         ep = get(endpoint)
         records = self.records()

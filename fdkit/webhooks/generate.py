@@ -41,12 +41,12 @@ from urllib.parse import urlencode
 
 import pandas as pd
 
-from ..catalog import CATALOG
-from ..frames import to_records
-from ..lake import read_dataset
-from ..schema import OWNERSHIP_FORMS, YIELD_TENORS, fields_of
-from ..shapes import SHAPES
-from .events import make_event
+from fdkit.catalog.endpoints import CATALOG
+from fdkit.catalog.schema import OWNERSHIP_FORMS, YIELD_TENORS, fields_of
+from fdkit.catalog.shapes import SHAPES
+from fdkit.frames.typed import to_records
+from fdkit.lake.io import read_dataset
+from fdkit.webhooks.events import make_event
 
 __all__ = ["events_from_lake", "events_for_rows", "NAMESPACE"]
 

@@ -59,10 +59,10 @@ from fastapi.responses import Response
 from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
 
-from ..lake import UnsafePathError, atomic_write_bytes, bump_generation, plan_write, read_dataset, safe_segment
-from ..responses import PayloadTooLarge, error_response, json_response, problem_response, read_capped
-from .events import EVENT_TYPES, Event, parse_event
-from .signing import DEFAULT_TOLERANCE, HEADER, SignatureError, check_header, verify
+from fdkit.lake.io import UnsafePathError, atomic_write_bytes, bump_generation, plan_write, read_dataset, safe_segment
+from fdkit.webhooks.events import EVENT_TYPES, Event, parse_event
+from fdkit.webhooks.signing import DEFAULT_TOLERANCE, HEADER, SignatureError, check_header, verify
+from fdkit.wire.responses import PayloadTooLarge, error_response, json_response, problem_response, read_capped
 
 __all__ = ["create_receiver", "Landing", "read_landed", "PoisonEvent"]
 
@@ -107,8 +107,8 @@ class LandingRule:
         recs = event.records()
         if self.endpoint is None:
             return recs
-        from ..catalog import get
-        from ..frames import records_of
+        from fdkit.catalog.endpoints import get
+        from fdkit.frames.typed import records_of
 
         ep = get(self.endpoint)
         flat, fill = records_of(ep, {}, {ep.response_key: recs})

@@ -29,8 +29,8 @@ from urllib.parse import urlsplit
 
 import requests
 
-from .lake import default_data_dir, fingerprint, require_lake
-from .transport import DeadlineAdapter
+from fdkit.lake.io import default_data_dir, fingerprint, require_lake
+from fdkit.wire.transport import DeadlineAdapter
 
 __all__ = ["EMBEDDED_ORIGIN", "MAX_WORKERS", "EmbeddedAdapter", "identity", "service", "is_running", "rebase"]
 
@@ -90,7 +90,7 @@ def service() -> Any:
         if _HANDLE is None:
             data = default_data_dir()
             require_lake(data)
-            from . import server  # FastAPI and uvicorn are imported only when the service really starts
+            from fdkit import server  # FastAPI and uvicorn are imported only when the service really starts
 
             handle = server.start(data=data)
             # at exit the process is ending: no wait for keep-alive connections, at most a brief one for the thread

@@ -1,7 +1,7 @@
 """The endpoint catalog: one declarative entry per service path.
 
 This table is the single source of truth for the client functions (:mod:`fdkit.datasets`), the server's routes
-and OpenAPI document (:mod:`fdkit.server`), the cache TTLs (:mod:`fdkit.cache`) and the tests. Adding an
+and OpenAPI document (:mod:`fdkit.server`), the cache TTLs (:mod:`fdkit.client.cache`) and the tests. Adding an
 endpoint is one :class:`Endpoint` here plus its data in the lake.
 
 Example:
@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any, Literal
 
-from .errors import UnknownNameError, suggest
+from fdkit.errors import UnknownNameError, suggest
 
 __all__ = [
     "Param",
@@ -86,7 +86,7 @@ class Endpoint:
         method: ``GET`` or ``POST``.
         params: query parameters (GET) or body fields (POST).
         response_key: top-level key of the JSON array/object in the response.
-        schema: record schema name in :data:`fdkit.schema.SCHEMAS` (``None`` for listings).
+        schema: record schema name in :data:`fdkit.catalog.schema.SCHEMAS` (``None`` for listings).
         index: index columns of the typed frame.
         kind: ``list`` (paginated or not), ``object`` (single record), ``listing`` (names), ``search`` (POST).
         page_size: records per page; ``None`` means not paginated.
@@ -102,7 +102,7 @@ class Endpoint:
         summary: one-line description.
         tickers_listing: the listing endpoint that names the tickers this endpoint answers for, where it has
             none of its own (``fdkit.available("income_statements")`` asks ``balance_sheets_tickers``).
-        shape: how records nest (a key of :data:`fdkit.shapes.SHAPES`): ``flat``, ``earnings``,
+        shape: how records nest (a key of :data:`fdkit.catalog.shapes.SHAPES`): ``flat``, ``earnings``,
             ``segment_items`` or ``line_items``.
         frame_schema: the schema of the flat rows (frames, lake) when it differs from ``schema``.
         time_index: the bar-time column of OHLCV endpoints: UTC on the wire, tz-naive in frames for daily and
@@ -118,7 +118,7 @@ class Endpoint:
         record_key: fields that identify one record of one request's answer; the paginator drops a record whose
             key it saw on an earlier page (a service repeating records). Empty: records are never dropped.
         split_adjusted: prices, per-share values and share counts are adjusted for every split the service lists
-            (frames say so in ``attrs["split_basis"]``, see :mod:`fdkit.basis`).
+            (frames say so in ``attrs["split_basis"]``, see :mod:`fdkit.frames.basis`).
         response_schema: the JSON schema of the whole 200 body, for answers that are documents rather than
             records (``/filings/items/types``: an object keyed by form type); the handler's answer is then the
             body itself.

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from datetime import UTC
-from typing import Any, Literal
+from typing import Any
 from urllib.parse import urlsplit
 
 import orjson
@@ -27,10 +27,10 @@ import pyarrow.compute as pc
 import requests
 from urllib3.util.retry import Retry
 
-from . import catalog as _catalog
-from . import embedded, transport
-from .api import DatasetMethods
-from .cache import (
+from fdkit.catalog import endpoints as _catalog
+from fdkit.catalog.endpoints import Endpoint
+from fdkit.client import compound, embedded
+from fdkit.client.cache import (
     API_KEY_HEADER,
     FetchCache,
     cache_root,
@@ -41,10 +41,12 @@ from .cache import (
     mount_retries,
     namespace_of,
 )
-from .catalog import Endpoint
-from .config import PUBLIC_BASE_URL, Settings, resolve
-from .config import generation as config_generation
-from .errors import (
+from fdkit.client.config import PUBLIC_BASE_URL, Settings, resolve
+from fdkit.client.config import generation as config_generation
+from fdkit.client.dispatch import Errors
+from fdkit.client.methods import DatasetMethods
+from fdkit.client.paging import collect, progress_bar, progress_enabled
+from fdkit.errors import (
     BadRequestError,
     CacheMissError,
     FdkitError,
@@ -57,13 +59,11 @@ from .errors import (
     redact,
     register_secret,
 )
-from .frames import ARROW_STREAM, FORMATS_HEADER, PageRows, Part, join_parts, part_from_bytes, response_part
-from .paging import collect, progress_bar, progress_enabled
-from .transport import OriginBoundSession, same_origin
+from fdkit.frames.typed import ARROW_STREAM, FORMATS_HEADER, PageRows, Part, join_parts, part_from_bytes, response_part
+from fdkit.wire import transport
+from fdkit.wire.transport import OriginBoundSession, same_origin
 
 __all__ = ["Client", "default_client", "Errors"]
-
-Errors = Literal["raise", "warn", "ignore"]
 _BODY_RETRIES = 4  # truncated bodies / invalid JSON are not covered by urllib3's Retry
 
 
@@ -82,11 +82,11 @@ class Client(DatasetMethods):
         offline: answer from the cache only; misses raise :class:`~fdkit.errors.CacheMissError`.
         session: any :class:`requests.Session` to use as is (caching is then the session's business).
         timeout: seconds per HTTP request.
-        max_workers: threads for multi-ticker fetches (at most ``fdkit.embedded.MAX_WORKERS``, 2, with the embedded
-            service, which shares the process: measured, 8 threads held +30 MB of RSS for a 20-ticker panel
+        max_workers: threads for multi-ticker fetches (at most ``fdkit.client.embedded.MAX_WORKERS``, 2, with the
+            embedded service, which shares the process: measured, 8 threads held +30 MB of RSS for a 20-ticker panel
             against +18 MB with 2, for no speed).
         progress: progress bars; ``None`` shows them only on a terminal.
-        retry: the urllib3 retry policy of every request (default :func:`fdkit.cache.make_retry`).
+        retry: the urllib3 retry policy of every request (default :func:`fdkit.client.cache.make_retry`).
         deadline: seconds one request may take with all its retries and waits (default ``10 * timeout``).
         max_retry_after: the longest ``Retry-After`` worth waiting (default 60 s); a longer one raises
             :class:`~fdkit.errors.RateLimitError` at once, with its ``retry_after``.
@@ -147,7 +147,7 @@ class Client(DatasetMethods):
     # -- configuration --------------------------------------------------------------------------------------
     @property
     def settings(self) -> Settings:
-        """The resolved :class:`~fdkit.config.Settings` (the embedded service is started on first use)."""
+        """The resolved :class:`~fdkit.client.config.Settings` (the embedded service is started on first use)."""
         self._ensure()
         if self._settings is None:  # pragma: no cover - _ensure always sets it
             raise RuntimeError("the client's settings were not resolved")
@@ -239,9 +239,7 @@ class Client(DatasetMethods):
             >>> Client().available("interest_rates", "banks")
             ['ECB', 'FED']
         """
-        from .datasets import available
-
-        return available(resource, what, client=self, **params)
+        return compound.available(self, resource, what, **params)
 
     def financials(self, ticker: str | Sequence[str], period: str = "annual", limit: int | None = None, *,
                    errors: Errors = "raise", **filters: Any) -> Any:  # fmt: skip
@@ -251,9 +249,7 @@ class Client(DatasetMethods):
             >>> "free_cash_flow" in Client().financials("AAPL", limit=1).columns
             True
         """
-        from .datasets import financials
-
-        return financials(ticker, period, limit, client=self, errors=errors, **filters)
+        return compound.financials(self, ticker, period, limit, errors=errors, **filters)
 
     def filing_exhibits(self, ticker: str, filing_type: str, year: int, **params: Any) -> Any:
         """:func:`fdkit.filing_exhibits` with this client.
@@ -262,9 +258,7 @@ class Client(DatasetMethods):
             >>> list(Client().filing_exhibits("NVDA", "8-K", 2026).columns)[:2]
             ['accession_number', 'item']
         """
-        from .datasets import filing_exhibits
-
-        return filing_exhibits(ticker, filing_type, year, client=self, **params)
+        return compound.filing_exhibits(self, ticker, filing_type, year, **params)
 
     # -- one HTTP request -----------------------------------------------------------------------------------
     def request(
@@ -519,7 +513,7 @@ class Client(DatasetMethods):
                     refresh: bool = False) -> Part:  # fmt: skip
         """Fetch one list endpoint as typed Arrow columns, following every page (fdkit peers answer Arrow).
 
-        The same walk as :meth:`fetch` (:func:`fdkit.paging.collect`: loop and runaway guards, a restart on a
+        The same walk as :meth:`fetch` (:func:`fdkit.client.paging.collect`: loop and runaway guards, a restart on a
         rejected cursor, ``limit``, a date range continued past one request's cap), over Arrow pages; a page the
         service answers in JSON is turned into columns by the same code as the JSON path, so the frame is the same.
 

@@ -12,7 +12,7 @@
 
 Example:
     >>> import tempfile
-    >>> from fdkit.cache import make_session, cache_info
+    >>> from fdkit.client.cache import make_session, cache_info
     >>> d = tempfile.mkdtemp()
     >>> s = make_session(d, namespace_of("http://127.0.0.1:1", "k"))
     >>> [row["responses"] for row in cache_info(d)]
@@ -36,8 +36,8 @@ from requests_cache.cache_keys import create_key
 from requests_cache.policy.settings import DEFAULT_IGNORED_PARAMS
 from urllib3.util.retry import Retry
 
-from .errors import CacheError
-from .transport import DeadlineAdapter, FdkitRetry, OriginBoundAuth
+from fdkit.errors import CacheError
+from fdkit.wire.transport import DeadlineAdapter, FdkitRetry, OriginBoundAuth
 
 __all__ = [
     "API_KEY_HEADER",
@@ -146,7 +146,7 @@ def make_retry(total: int = 5, backoff_factor: float = 0.5, backoff_max: float =
         max_retry_after: the longest ``Retry-After`` worth sleeping (a longer one is a ``RateLimitError`` at once).
 
     Returns:
-        A configured :class:`fdkit.transport.FdkitRetry` (its sleeps also end at the call's deadline).
+        A configured :class:`fdkit.wire.transport.FdkitRetry` (its sleeps also end at the call's deadline).
 
     Example:
         >>> make_retry().respect_retry_after_header

@@ -17,7 +17,7 @@ nested      (exploded or flattened)  array/object, handled per dataset
 ==========  =======================  =====================================
 
 Example:
-    >>> from fdkit.schema import SCHEMAS, pandas_dtype
+    >>> from fdkit.catalog.schema import SCHEMAS, pandas_dtype
     >>> SCHEMAS["prices"]["close"], pandas_dtype("float")
     ('float', 'float64')
 """

@@ -30,7 +30,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .errors import BadRequestError
+from fdkit.errors import BadRequestError
 
 __all__ = ["ADJUSTED", "ATTR", "RAW", "PER_SHARE", "SHARE_COUNTS", "PRICES", "basis_of", "rebase", "split_factor"]
 

@@ -18,7 +18,7 @@ from collections.abc import Callable, Sized
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import InvalidCursorError, PaginationError, TransportError
+from fdkit.errors import InvalidCursorError, PaginationError, TransportError
 
 __all__ = ["collect", "Collected", "progress_enabled"]
 

@@ -27,8 +27,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .lake import list_datasets, read_dataset
-from .sessions import EASTERN, edgar_filing_date
+from fdkit.lake.io import list_datasets, read_dataset
+from fdkit.research.sessions import EASTERN, edgar_filing_date
 
 __all__ = ["INVARIANTS", "Invariant", "Result", "validate", "format_report"]
 
@@ -381,7 +381,7 @@ def _tickers_join(lake: Lake) -> pd.DataFrame:
 @invariant("pe_matches_price_over_eps", "financial_metrics", "income_statements", "prices")
 def _pe(lake: Lake) -> pd.DataFrame:
     """Served P/E within 1% of (last close on or before the period end) / diluted (else basic) EPS of the row."""
-    from .ratios import price_on_or_before
+    from fdkit.research.ratios import price_on_or_before
 
     fm = lake["financial_metrics"]
     inc = lake["income_statements"][["ticker", "period", "report_period", "earnings_per_share",
@@ -473,7 +473,7 @@ def _bars(lake: Lake) -> pd.DataFrame:
 # ------------------------------------------------------------------------------------------------------------------
 def close_near(keys: pd.DataFrame, prices: pd.DataFrame, days: int = 7) -> pd.Series:
     """The last close on or before each ``report_period``, if it is at most ``days`` old (else NaN)."""
-    from .ratios import price_on_or_before
+    from fdkit.research.ratios import price_on_or_before
 
     return price_on_or_before(keys, prices, max_age=pd.Timedelta(days=days))
 

@@ -6,7 +6,7 @@ or on a weekend, is known from the next day's session.
 
 Example:
     >>> import pandas as pd
-    >>> from fdkit.sessions import known_from
+    >>> from fdkit.research.sessions import known_from
     >>> known_from(pd.Series(["2023-11-02T18:08:27-04:00", "2024-11-01T06:01:36-04:00", None])).tolist()
     [Timestamp('2023-11-03 00:00:00'), Timestamp('2024-11-01 00:00:00'), NaT]
 """

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .errors import BadRequestError, suggest
+from fdkit.errors import BadRequestError, suggest
 
 __all__ = ["OPERATORS", "normalize_filters", "filters_from_kwargs", "apply_filters", "filter_mask"]
 

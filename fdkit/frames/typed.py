@@ -3,9 +3,9 @@
 Every frame follows one set of rules: ticker-keyed data is indexed ``(ticker, <date>)`` for one ticker or many;
 date levels are ``datetime64[ns]`` (daily, tz-naive) or ``datetime64[ns, UTC]`` (intraday bars); numbers are
 float64, counts that can be missing ``Int64``, flags ``boolean``, labels ``category``, text ``string``; never
-``object``. An empty result is an empty frame with the full schema. Dtypes come from :mod:`fdkit.schema`.
+``object``. An empty result is an empty frame with the full schema. Dtypes come from :mod:`fdkit.catalog.schema`.
 
-Nested payloads are made tidy by their :mod:`fdkit.shapes` (named by ``Endpoint.shape``): segmented revenues
+Nested payloads are made tidy by their :mod:`fdkit.catalog.shapes` (named by ``Endpoint.shape``): segmented revenues
 explode to one row per item per segment member, the ``/segments`` paths to one row per line item, category and
 label, earnings flatten ``quarterly``/``annual`` to prefixed columns. Filing items give one row per item (the
 filing's header, ``Endpoint.context_fields``, on each); their exhibits are a frame of their own
@@ -22,10 +22,10 @@ Example:
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from itertools import chain
 from operator import itemgetter
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 import orjson
@@ -33,12 +33,12 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from . import catalog as _catalog
-from .catalog import Endpoint
-from .errors import NarrowTypeWarning
-from .lake import _STR, as_category
-from .schema import SCHEMAS, fields_of, pandas_dtype
-from .shapes import SHAPES, Shape
+from fdkit.catalog import endpoints as _catalog
+from fdkit.catalog.endpoints import Endpoint
+from fdkit.catalog.schema import SCHEMAS, fields_of, pandas_dtype
+from fdkit.catalog.shapes import SHAPES, Shape
+from fdkit.errors import NarrowTypeWarning
+from fdkit.frames.dtypes import STRING_DTYPE, as_category
 
 __all__ = [
     "to_frame",
@@ -165,23 +165,6 @@ ARROW_STREAM = "application/vnd.apache.arrow.stream"
 FORMATS_HEADER = "X-Fdkit-Formats"
 
 
-class PartSource(Protocol):
-    """What :func:`fetch_part` needs of a client."""
-
-    def clean_params(self, endpoint: Endpoint, params: Mapping[str, Any]) -> dict[str, Any]: ...  # noqa: D102
-
-    def fetch(self, endpoint: Endpoint, params: Mapping[str, Any], *, refresh: bool = ...,  # noqa: D102
-              progress: bool | None = ...) -> dict[str, Any]: ...  # fmt: skip
-
-    def memoized(self, key: str, ttl: int, produce: Callable[[], bytes], *,  # noqa: D102
-                 refresh: bool = ...) -> bytes: ...  # fmt: skip
-
-    def speaks_arrow(self) -> bool: ...  # noqa: D102
-
-    def fetch_arrow(self, endpoint: Endpoint, params: Mapping[str, Any], *,  # noqa: D102
-                    refresh: bool = ...) -> Part: ...  # fmt: skip
-
-
 def _part(recs: list[dict[str, Any]], fill: Mapping[str, Any], columns: Mapping[str, str]) -> Part:
     """One response's typed columns; per-response constants (the ticker) are kept aside, not written per row."""
     own = {f: t for f, t in columns.items() if not (f in fill and (not recs or f not in recs[0]))}
@@ -253,7 +236,7 @@ def _assemble(parts: Sequence[Part], columns: Mapping[str, str]) -> pd.DataFrame
     df = _to_pandas(table, {f: t for f, t in columns.items() if f in table.column_names})
     for field in [f for f in columns if f not in table.column_names]:
         if columns[field] == "category":  # the ticker: codes into one category per response, no per-row work
-            cats = pd.Index(sorted({str(c[field]) for _, c in const_rows}), dtype=_STR)
+            cats = pd.Index(sorted({str(c[field]) for _, c in const_rows}), dtype=STRING_DTYPE)
             codes = np.concatenate([np.full(n, cats.get_loc(str(c[field])), dtype=np.int32) for n, c in const_rows])
             df[field] = pd.Categorical.from_codes(codes, categories=cats)
         else:
@@ -351,7 +334,7 @@ def records_of(
 
 def _finish(ep: Endpoint, df: pd.DataFrame, params: Mapping[str, Any]) -> pd.DataFrame:
     df = _indexed(ep, df, params)
-    if ep.split_adjusted:  # prices and per-share values of the service share one split basis (fdkit.basis)
+    if ep.split_adjusted:  # prices and per-share values of the service share one split basis (fdkit.frames.basis)
         df.attrs["split_basis"] = "adjusted"
     return df
 
@@ -500,7 +483,7 @@ def arrow_rows(endpoint: str | Endpoint) -> bool:
 
 
 class PageRows:
-    """One Arrow page of a walk, sized by its rows (what :func:`fdkit.paging.collect` counts)."""
+    """One Arrow page of a walk, sized by its rows (what :func:`fdkit.client.paging.collect` counts)."""
 
     def __init__(self, part: Part) -> None:
         self.part = part
@@ -531,44 +514,6 @@ def join_parts(parts: Sequence[Part], limit: int | None = None) -> Part:
     if limit is not None and table.num_rows > limit:
         table = table.slice(0, limit)
     return table, table.num_rows, parts[0][2] if parts else {}
-
-
-def fetch_part(client: PartSource, endpoint: str | Endpoint, params: Mapping[str, Any], *,
-               refresh: bool = False) -> Part:  # fmt: skip
-    """Fetch one request as a typed frame *part*, through the client's fetch cache.
-
-    A warm part is read back as Arrow (no JSON decode, no per-value work); :func:`frame_from_parts` assembles parts
-    into the endpoint's frame. Cached parts are keyed by :func:`part_tag`, so a changed schema never reads stale
-    columns.
-
-    Args:
-        client: a :class:`fdkit.Client` (anything with ``clean_params``, ``fetch`` and ``memoized``).
-        endpoint: endpoint name or object (not a search endpoint).
-        params: the service's parameters.
-        refresh: bypass the caches.
-
-    Returns:
-        ``(arrow table, rows, constants)``.
-
-    Example:
-        >>> import fdkit
-        >>> part = fetch_part(fdkit.Client(), "company_facts", {"ticker": "AAPL"})
-        >>> frame_from_parts("company_facts", [part], {})["name"].tolist()
-        ['Apple Inc.']
-    """
-    from .cache import fetch_key
-
-    ep = _catalog.get(endpoint) if isinstance(endpoint, str) else endpoint
-    clean = client.clean_params(ep, params)
-
-    def produce() -> bytes:
-        if arrow_rows(ep) and client.speaks_arrow():  # an fdkit peer: Arrow pages
-            return part_bytes(client.fetch_arrow(ep, clean, refresh=refresh))
-        body = client.fetch(ep, clean, refresh=refresh, progress=False)
-        return part_bytes(response_part(ep, clean, body))
-
-    key = f"part:{part_tag(ep)}:" + fetch_key(ep.name, clean)
-    return part_from_bytes(client.memoized(key, ep.ttl, produce, refresh=refresh))
 
 
 def frame_from_parts(endpoint: str | Endpoint, parts: Sequence[Part], params: Mapping[str, Any]) -> pd.DataFrame:

@@ -1,4 +1,4 @@
-"""The Parquet lake: one dataset per resource, columns = record fields, dtypes from :mod:`fdkit.schema`.
+"""The Parquet lake: one dataset per resource, columns = record fields, dtypes from :mod:`fdkit.catalog.schema`.
 
 A dataset is a directory ``<root>/<name>/`` of Parquet files, flat (``part-0.parquet``) or hive-partitioned
 (``ticker=AAPL/part-0.parquet``); both read back with the declared dtypes. Writes are atomic (temp file +
@@ -30,8 +30,9 @@ import pyarrow as pa
 import pyarrow.dataset as pads
 import pyarrow.parquet as pq
 
-from .errors import LakeError
-from .schema import KNOWN_CATEGORIES, SCHEMAS, N, pandas_dtype
+from fdkit.catalog.schema import SCHEMAS, N, pandas_dtype
+from fdkit.errors import LakeError
+from fdkit.frames.dtypes import as_category
 
 __all__ = [
     "default_data_dir",
@@ -145,7 +146,7 @@ def dataset_schema(name: str) -> str | None:
         name: dataset name.
 
     Returns:
-        A key of :data:`fdkit.schema.SCHEMAS`, or ``None``.
+        A key of :data:`fdkit.catalog.schema.SCHEMAS`, or ``None``.
 
     Example:
         >>> dataset_schema("prices_minute"), dataset_schema("segmented_revenues"), dataset_schema("news")
@@ -172,7 +173,7 @@ def default_data_dir() -> Path:
     env = os.environ.get("FDKIT_DATA")
     if env:
         return Path(env).expanduser()
-    here = Path(__file__).resolve().parent
+    here = Path(__file__).resolve().parents[1]  # the fdkit package (this module is fdkit/lake/io.py)
     shipped = here / "_data"
     if shipped.is_dir():
         return shipped
@@ -259,7 +260,7 @@ def conform(df: pd.DataFrame, schema: str, *, strict: bool = False) -> pd.DataFr
 
     Args:
         df: a frame whose columns are record fields.
-        schema: name in :data:`fdkit.schema.SCHEMAS`.
+        schema: name in :data:`fdkit.catalog.schema.SCHEMAS`.
         strict: drop every column the schema does not declare.
 
     Returns:
@@ -308,45 +309,6 @@ def _astype(col: pd.Series, logical: str) -> pd.Series:
     if logical == "int":
         return pd.to_numeric(col, errors="raise").astype("Int64")
     return col.astype(dtype)  # type: ignore[call-overload]  # a dtype name from the schema table
-
-
-_STR = pd.Index([""]).dtype  # pandas' default string dtype (str in pandas 3, object before)
-
-
-def as_category(col: pd.Series) -> pd.Series:
-    """A categorical whose categories have pandas' default string dtype (so Parquet round trips keep it).
-
-    A field with a fixed value set (:data:`fdkit.schema.KNOWN_CATEGORIES`, by the series' name) always carries the
-    whole set, so even an all-missing column has categories that Parquet keeps.
-
-    Args:
-        col: any series of labels.
-
-    Returns:
-        The categorical series; all-missing input of an open-ended field gets empty string categories.
-
-    Example:
-        >>> as_category(pd.Series(["b", "a", None])).cat.categories.tolist()
-        ['a', 'b']
-        >>> as_category(pd.Series([None, None], name="put_call")).cat.categories.tolist()
-        ['Call', 'Put']
-    """
-    if not isinstance(col.dtype, pd.CategoricalDtype):
-        col = col.astype("category")
-    known = KNOWN_CATEGORIES.get(str(col.name))
-    if known is not None:
-        missing = [v for v in known if v not in set(col.cat.categories)]
-        if missing:
-            col = col.cat.add_categories(missing)
-            col = col.cat.reorder_categories(sorted(col.cat.categories, key=str))
-    if not len(col.cat.categories):
-        return pd.Series(pd.Categorical(col, categories=pd.Index([], dtype="str")), index=col.index, name=col.name)
-    if col.cat.categories.dtype != _STR:
-        col = col.cat.set_categories(col.cat.categories.astype(_STR))
-    order = sorted(col.cat.categories, key=str)
-    if list(col.cat.categories) != order:  # categories made in order of appearance (Arrow dictionaries): sorted
-        col = col.cat.reorder_categories(order)
-    return col
 
 
 def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:

@@ -19,7 +19,7 @@ import orjson
 from starlette.requests import Request
 from starlette.responses import Response
 
-from .errors import BadRequestError, FdkitError, http_status
+from fdkit.errors import BadRequestError, FdkitError, http_status
 
 __all__ = ["json_response", "error_response", "problem_response", "read_capped", "PayloadTooLarge"]
 

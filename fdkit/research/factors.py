@@ -29,7 +29,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from .errors import BadRequestError
+from fdkit.errors import BadRequestError
 
 __all__ = ["event_study", "forward_returns", "ic_summary", "quantile_returns", "quantiles", "rank_ic"]
 

@@ -1,7 +1,7 @@
 """Configuration resolution: arguments > :func:`configure` > environment > embedded default.
 
 Example:
-    >>> from fdkit.config import resolve
+    >>> from fdkit.client.config import resolve
     >>> cfg = resolve(api_key="k", base_url="https://example.test", env={})
     >>> cfg.base_url, cfg.embedded
     ('https://example.test', False)
@@ -172,7 +172,7 @@ def normalise_key(key: str) -> str | None:
         >>> normalise_key("  sk-abc  ")
         'sk-abc'
     """
-    from .errors import register_secret
+    from fdkit.errors import register_secret
 
     register_secret(key)  # the raw form too, so neither spelling is ever shown
     key = key.strip()

@@ -35,7 +35,7 @@ from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
 
-from .schema import EARNINGS_DERIVED, SCHEMAS, SEGMENT_REPORT, fields_of
+from fdkit.catalog.schema import EARNINGS_DERIVED, SCHEMAS, SEGMENT_REPORT, fields_of
 
 #: earnings figures the service returns "only when calculable": absent, not null, where the lake cannot derive them
 _EARNINGS_OPTIONAL = frozenset(

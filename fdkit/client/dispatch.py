@@ -1,16 +1,19 @@
 """What every dataset function does: check its parameters, fan a ticker list out, fetch, build the typed frame.
 
 The functions themselves (``fdkit.prices``, ``Client.balance_sheets``, ...) are generated from the catalog into
-:mod:`fdkit.api` with real signatures; each is one line that calls :func:`call`.
+:mod:`fdkit.api` and :mod:`fdkit.client.methods` with real signatures; each is one line that hands its client to
+:func:`call`. Nothing here creates a client: it is always handed one.
 
 Example:
-    >>> df = call("company_facts", {"ticker": ["AAPL", "NVDA"]})
+    >>> import fdkit
+    >>> df = call(fdkit.Client(), "company_facts", {"ticker": ["AAPL", "NVDA"]})
     >>> df.index.tolist()
     ['AAPL', 'NVDA']
 """
 
 from __future__ import annotations
 
+import datetime
 import warnings
 from collections.abc import Mapping
 from datetime import date
@@ -19,16 +22,20 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 import pandas as pd
 
-from .catalog import CATALOG, Endpoint
-from .errors import BadRequestError, TruncatedWarning, suggest
-from .frames import fetch_part, frame_from_parts, to_frame
+from fdkit.catalog.endpoints import CATALOG, Endpoint
+from fdkit.client.parts import fetch_part
+from fdkit.errors import BadRequestError, TruncatedWarning, suggest
+from fdkit.frames.typed import frame_from_parts, to_frame
 
 if TYPE_CHECKING:
-    from .client import Client
+    from fdkit.client.session import Client
 
-__all__ = ["call", "DEFAULTS", "Errors"]
+__all__ = ["call", "DEFAULTS", "DateLike", "Errors"]
 
+#: what a ticker list does with a failed ticker: raise the first failure, or warn / ignore and skip it
 Errors = Literal["raise", "warn", "ignore"]
+#: a date parameter: ``"YYYY-MM-DD"``, a ``datetime.date`` (``pandas.Timestamp`` is one) or a ``numpy.datetime64``
+DateLike = str | datetime.date | np.datetime64
 
 #: values the dataset functions assume for parameters the service requires (``Param.client_default``)
 DEFAULTS: dict[str, dict[str, Any]] = {
@@ -50,25 +57,25 @@ def _normalise(value: Any) -> Any:
 
 
 def call(
+    client: Client,
     name: str,
     params: Mapping[str, Any],
     *,
     raw: bool = False,
     errors: Errors = "raise",
     progress: bool | None = None,
-    client: Client | None = None,
     unknown: Mapping[str, Any] | None = None,
     as_of: Any = None,
 ) -> Any:
     """Fetch one dataset for one ticker or many and return its typed frame (or the JSON with ``raw=True``).
 
     Args:
+        client: the client that fetches (the generated functions hand it over: their own, or the default).
         name: the endpoint's name in the catalog.
         params: the service's parameters (``None`` values are left out); the ticker parameter may be a list.
         raw: return the decoded JSON (a list of bodies for a list of tickers).
         errors: for a list of tickers: ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
         progress: progress bars (default: only on a terminal).
-        client: the client (default: :func:`fdkit.default_client`).
         unknown: keywords the function does not have (a typo): refused, naming the valid parameters.
         as_of: point in time: sent as ``filing_date_lte`` (unless that is given) and applied to the frame's
             ``filing_date`` too, so a service that ignores the filter gives the same rows.
@@ -79,8 +86,6 @@ def call(
     Raises:
         BadRequestError: an unknown or missing parameter, or an empty ticker list.
     """
-    from .client import default_client
-
     ep = CATALOG[name]
     if unknown:
         wrong = next(iter(unknown))
@@ -89,7 +94,7 @@ def call(
             error="Invalid parameter",
             path=ep.path,
         )
-    c = client or default_client()
+    c = client
     merged: dict[str, Any] = dict(DEFAULTS.get(ep.name, {}))
     merged.update({k: v for k, v in params.items() if v is not None})
     if as_of is not None:

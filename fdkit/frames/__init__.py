@@ -1,0 +1,75 @@
+"""The frames layer (L2): records and Arrow parts <-> typed, tidy DataFrames. Pure: no I/O, no client.
+
+Owns the typed-frame conversion (:mod:`.typed`), shared column dtypes (:mod:`.dtypes`), price and share bases
+(:mod:`.basis`) and the screener's filter semantics (:mod:`.filters`).
+
+May import: :mod:`fdkit.catalog`, :mod:`fdkit.errors`. Never the lake, the network, the client or the server.
+"""
+
+from __future__ import annotations
+
+from fdkit.frames.basis import (  # noqa: F401  (the package's public names)
+    ADJUSTED,
+    ATTR,
+    PER_SHARE,
+    PRICES,
+    RAW,
+    SHARE_COUNTS,
+    basis_of,
+    rebase,
+    split_factor,
+)
+from fdkit.frames.dtypes import (  # noqa: F401  (the package's public names)
+    STRING_DTYPE,
+    as_category,
+)
+from fdkit.frames.filters import (  # noqa: F401  (the package's public names)
+    OPERATORS,
+    apply_filters,
+    filter_mask,
+    filters_from_kwargs,
+    normalize_filters,
+)
+from fdkit.frames.typed import (  # noqa: F401  (the package's public names)
+    ARROW_STREAM,
+    FORMATS_HEADER,
+    arrow_rows,
+    empty_frame,
+    exhibits_frame,
+    join_parts,
+    part_of_rows,
+    records_of,
+    to_frame,
+    to_records,
+    typed_frame,
+)
+
+__all__ = [
+    "to_frame",
+    "typed_frame",
+    "empty_frame",
+    "exhibits_frame",
+    "records_of",
+    "to_records",
+    "ARROW_STREAM",
+    "FORMATS_HEADER",
+    "part_of_rows",
+    "join_parts",
+    "arrow_rows",
+    "STRING_DTYPE",
+    "as_category",
+    "ADJUSTED",
+    "ATTR",
+    "RAW",
+    "PER_SHARE",
+    "SHARE_COUNTS",
+    "PRICES",
+    "basis_of",
+    "rebase",
+    "split_factor",
+    "OPERATORS",
+    "normalize_filters",
+    "filters_from_kwargs",
+    "apply_filters",
+    "filter_mask",
+]
