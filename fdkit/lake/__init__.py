@@ -27,8 +27,10 @@ from fdkit.lake.io import (  # noqa: F401  (the package's public names)
     safe_segment,
     write_dataset,
 )
+from fdkit.lake.reader import LakeReader  # noqa: F401
 
 __all__ = [
+    "LakeReader",
     "default_data_dir",
     "require_lake",
     "fingerprint",

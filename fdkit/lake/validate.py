@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from fdkit.lake.io import list_datasets, read_dataset
+from fdkit.lake.reader import LakeReader
 from fdkit.research.sessions import EASTERN, edgar_filing_date
 
 __all__ = ["INVARIANTS", "Invariant", "Result", "validate", "format_report"]
@@ -44,12 +44,13 @@ class Lake:
 
     def __init__(self, root: str | os.PathLike[str]) -> None:
         self.root = Path(root)
-        self.names = set(list_datasets(self.root))
+        self.reader = LakeReader(self.root)
+        self.names = set(self.reader.names())
         self._frames: dict[str, pd.DataFrame] = {}
 
     def __getitem__(self, name: str) -> pd.DataFrame:
         if name not in self._frames:
-            self._frames[name] = read_dataset(self.root, name)
+            self._frames[name] = self.reader.read(name)
         return self._frames[name]
 
     def each_statement(self) -> list[tuple[str, pd.DataFrame]]:

@@ -30,7 +30,6 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from fdkit.catalog.endpoints import CATALOG, Endpoint
 from fdkit.errors import AuthenticationError, BadRequestError, FdkitError, InvalidCursorError, PaymentRequiredError
 from fdkit.frames.typed import ARROW_STREAM, FORMATS_HEADER, part_bytes, part_of_rows, records_of, response_part
-from fdkit.lake.io import require_lake
 from fdkit.server import reported  # noqa: F401  (registers the as-reported handlers)
 from fdkit.server.auth import Keys, load_keys, plan_allows
 from fdkit.server.cursors import CursorSigner
@@ -92,9 +91,8 @@ def create_app(
         docs_url=None,
         redoc_url=None,
     )
-    if store is None:
-        require_lake(data)  # a missing or empty lake is a startup error naming the path, never a 404 per ticker
-    app.state.store = store or Store(data)
+    # a missing or empty lake is a startup error naming the path, never a 404 per ticker
+    app.state.store = store or Store.open(data)
     app.state.keys = keys if isinstance(keys, Keys) else load_keys(keys)
     app.state.signer = CursorSigner(cursor_secret or cursor_secret_from_env() or secrets.token_bytes(32))
     store_ = app.state.store
@@ -289,10 +287,8 @@ def app_from_env() -> FastAPI:
     Returns:
         The app.
     """
-    from fdkit.lake.io import default_data_dir  # noqa: PLC0415
-
     keys = load_keys(None, allow_short=bool(os.environ.get("FDKIT_ALLOW_SHORT_KEYS")))
-    return create_app(os.environ.get("FDKIT_DATA") or default_data_dir(), keys,
+    return create_app(os.environ.get("FDKIT_DATA") or Store.default_root(), keys,
                       public_url=os.environ.get("FDKIT_PUBLIC_URL"))  # fmt: skip
 
 

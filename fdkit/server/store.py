@@ -1,5 +1,8 @@
 """The server's view of a lake: each dataset read once (lazily, thread-safe) and indexed by its key column.
 
+The only server module that reads the lake, and only through :class:`fdkit.lake.reader.LakeReader`: handlers ask
+the store, the store asks the reader.
+
 Example:
     >>> from fdkit.lake import default_data_dir
     >>> store = Store(default_data_dir())
@@ -16,11 +19,10 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from fdkit.frames.typed import json_columns
-from fdkit.lake.io import LAKE_SCHEMAS, generation_stamp, read_dataset
+from fdkit.lake.io import LAKE_SCHEMAS, default_data_dir
+from fdkit.lake.reader import LakeReader
 
 __all__ = ["Store", "LAKE_SCHEMAS"]
 
@@ -29,25 +31,40 @@ class Store:
     """Read-once access to the datasets of a lake.
 
     Args:
-        root: the lake directory.
+        root: the lake directory, or a reader of it.
     """
 
-    def __init__(self, root: str | os.PathLike[str]) -> None:
-        self.root = Path(root)
+    def __init__(self, root: str | os.PathLike[str] | LakeReader) -> None:
+        self.lake = root if isinstance(root, LakeReader) else LakeReader(root)
+        self.root = self.lake.root
         self._frames: dict[str, pd.DataFrame] = {}
         self._groups: dict[tuple[str, str], dict[str, pd.DataFrame]] = {}
         self._lock = threading.RLock()
         self._known: set[str] | None = None
         self._sorted: dict[tuple[str, str, str], tuple[pd.DataFrame, np.ndarray]] = {}
         self._json: dict[tuple[str, str, str, tuple[str, ...]], dict[str, list[Any]]] = {}
-        self._stamp = generation_stamp(self.root)
+        self._stamp = self.lake.stamp()
+
+    @classmethod
+    def open(cls, root: str | os.PathLike[str]) -> Store:
+        """The store of a lake that exists and holds datasets.
+
+        Raises:
+            LakeError: a missing or empty lake (a start-up error naming the path, never a 404 per ticker).
+        """
+        return cls(LakeReader.open(root))
+
+    @staticmethod
+    def default_root() -> Path:
+        """The lake served when none is named: ``FDKIT_DATA``, else the bundled reference lake."""
+        return default_data_dir()
 
     def changed(self) -> bool:
         """Whether a writer (the webhook receiver) committed to the lake since it was read; if so, forget it.
 
         A stat and a small read per call: ``fdkit serve`` sees landed events on the next request, no restart.
         """
-        stamp = generation_stamp(self.root)
+        stamp = self.lake.stamp()
         if stamp == self._stamp:
             return False
         with self._lock:
@@ -66,7 +83,7 @@ class Store:
             return got
         with self._lock:
             if name not in self._frames:
-                self._frames[name] = read_dataset(self.root, name)
+                self._frames[name] = self.lake.read(name)
             return self._frames[name]
 
     def groups(self, name: str, key: str = "ticker") -> dict[str, pd.DataFrame]:
@@ -137,9 +154,8 @@ class Store:
         if self._known is None:
             with self._lock:
                 known: set[str] = set()
-                for p in self.root.iterdir() if self.root.exists() else []:
-                    if p.is_dir() and not p.name.startswith(("_", ".")):
-                        known.update(_ticker_column(self.root, p.name))
+                for name in self.lake.names():
+                    known.update(self.lake.distinct(name, "ticker"))
                 self._known = known
         return self._known
 
@@ -181,22 +197,3 @@ def _split(df: pd.DataFrame, key: str) -> dict[str, pd.DataFrame]:
         return {str(names[codes[a]]): df.iloc[a:b] for a, b in zip(starts, stops, strict=True)}
     keys = column.astype("string")
     return {str(k): sub for k, sub in df.groupby(keys, observed=True, sort=True)}
-
-
-def _ticker_column(root: Path, name: str) -> set[str]:
-    """The distinct tickers of one dataset.
-
-    Only that column of each file is read (or the ``ticker=`` folder names of a partitioned dataset), never the
-    whole dataset.
-    """
-    out: set[str] = set()
-    for f in sorted((root / name).rglob("*.parquet")):
-        parts = [p.split("=", 1)[1] for p in f.relative_to(root / name).parts[:-1] if p.startswith("ticker=")]
-        if parts:
-            out.update(parts)
-            continue
-        if "ticker" not in pq.read_schema(f).names:
-            return set()
-        column = pq.read_table(f, columns=["ticker"]).column("ticker")
-        out.update(str(t) for t in pc.unique(column).to_pylist() if t is not None)
-    return out

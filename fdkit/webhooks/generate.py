@@ -45,7 +45,7 @@ from fdkit.catalog.endpoints import CATALOG
 from fdkit.catalog.schema import OWNERSHIP_FORMS, YIELD_TENORS, fields_of
 from fdkit.catalog.shapes import SHAPES
 from fdkit.frames.typed import to_records
-from fdkit.lake.io import read_dataset
+from fdkit.lake.reader import LakeReader
 from fdkit.webhooks.events import make_event
 
 __all__ = ["events_from_lake", "events_for_rows", "NAMESPACE"]
@@ -329,11 +329,12 @@ def events_from_lake(root: str | os.PathLike[str], *, since: str | None = None, 
     Returns:
         Envelopes ordered by effective date, then type and id.
     """
-    facts = read_dataset(root, "company_facts")
+    lake = LakeReader(root)
+    facts = lake.read("company_facts")
     found: list[tuple[str, dict[str, Any]]] = []
     published: set[tuple[str, str]] = set()
     for name in datasets:
-        df = read_dataset(root, name)
+        df = lake.read(name)
         col = _DATE_COLUMN.get(name, "filing_date")
         if col in df.columns:
             keep = df[col].notna()

@@ -59,7 +59,8 @@ from fastapi.responses import Response
 from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
 
-from fdkit.lake.io import UnsafePathError, atomic_write_bytes, bump_generation, plan_write, read_dataset, safe_segment
+from fdkit.lake.io import UnsafePathError, atomic_write_bytes, bump_generation, plan_write, safe_segment
+from fdkit.lake.reader import LakeReader
 from fdkit.webhooks.events import EVENT_TYPES, Event, parse_event
 from fdkit.webhooks.signing import DEFAULT_TOLERANCE, HEADER, SignatureError, check_header, verify
 from fdkit.wire.responses import PayloadTooLarge, error_response, json_response, problem_response, read_capped
@@ -380,4 +381,4 @@ def _land(landing: Landing, event: Event, body: bytes) -> Response:
 
 def read_landed(lake: str | os.PathLike[str], dataset: str) -> pd.DataFrame:
     """Read a dataset the receiver landed (typed like the service's lake)."""
-    return read_dataset(lake, dataset)
+    return LakeReader(lake).read(dataset)

@@ -1,0 +1,147 @@
+"""The one way into a lake for its readers.
+
+The server's store, ``fdkit lake validate``, the event generator and the webhook receiver all read through
+:class:`LakeReader`.
+
+It answers what a reader needs (which datasets exist, a dataset typed as the schema declares, some of its columns
+or rows, the distinct values of a key, whether a writer committed since) and hides how the lake is laid out on
+disk. A new table format or a lazy, statistics-pruned reader is a change of this class, not of its callers.
+
+Example:
+    >>> from fdkit.lake import default_data_dir
+    >>> lake = LakeReader.open(default_data_dir())
+    >>> "prices" in lake.names()
+    True
+    >>> lake.read("prices", where={"ticker": "AAPL"}, columns=["ticker", "close"])["ticker"].unique().tolist()
+    ['AAPL']
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+import pandas as pd
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from fdkit.lake.io import generation_stamp, list_datasets, read_dataset, require_lake
+
+__all__ = ["LakeReader"]
+
+
+class LakeReader:
+    """Read access to one lake.
+
+    Args:
+        root: the lake directory (not checked: :meth:`open` checks).
+    """
+
+    def __init__(self, root: str | os.PathLike[str]) -> None:
+        self.root = Path(root)
+
+    @classmethod
+    def open(cls, root: str | os.PathLike[str]) -> LakeReader:
+        """A reader of a lake that exists and holds datasets.
+
+        Args:
+            root: the lake directory.
+
+        Returns:
+            The reader.
+
+        Raises:
+            LakeError: the folder is missing or holds no dataset (the message names the path).
+
+        Example:
+            >>> import tempfile
+            >>> try:
+            ...     LakeReader.open(tempfile.mkdtemp())
+            ... except Exception as exc:
+            ...     print(type(exc).__name__)
+            LakeError
+        """
+        require_lake(root)
+        return cls(root)
+
+    def __repr__(self) -> str:
+        return f"LakeReader({str(self.root)!r})"
+
+    def names(self) -> list[str]:
+        """The datasets the lake holds, sorted (folders named ``_...`` or ``.`` are a writer's own, not datasets).
+
+        Example:
+            >>> from fdkit.lake import default_data_dir
+            >>> "income_statements" in LakeReader(default_data_dir()).names()
+            True
+        """
+        return [n for n in list_datasets(self.root) if not n.startswith(("_", "."))]
+
+    def read(
+        self,
+        name: str,
+        *,
+        schema: str | None = None,
+        columns: list[str] | None = None,
+        where: Mapping[str, object] | None = None,
+    ) -> pd.DataFrame:
+        """Dataset ``name`` with the declared dtypes (an empty frame with its schema when it does not exist).
+
+        Args:
+            name: dataset name.
+            schema: record schema (default: the dataset's own).
+            columns: only these columns.
+            where: only rows whose columns equal these values.
+
+        Returns:
+            The typed frame.
+
+        Example:
+            >>> from fdkit.lake import default_data_dir
+            >>> df = LakeReader(default_data_dir()).read("interest_rates", where={"bank": "ECB"})
+            >>> df["bank"].unique().tolist()
+            ['ECB']
+        """
+        wanted = None if columns is None else list(dict.fromkeys([*columns, *(where or {})]))
+        df = read_dataset(self.root, name, schema=schema, columns=wanted)
+        for column, value in (where or {}).items():
+            df = df[(df[column].astype("string") == str(value)).fillna(False).to_numpy(dtype=bool)]
+        if columns is not None:
+            df = df[columns]
+        return df.reset_index(drop=True)
+
+    def distinct(self, name: str, column: str = "ticker") -> set[str]:
+        """The distinct values of ``column`` in dataset ``name`` (empty when the dataset has no such column).
+
+        Only that column of each file is read (or the ``column=`` folder names of a partitioned dataset), never
+        the whole dataset.
+
+        Example:
+            >>> from fdkit.lake import default_data_dir
+            >>> sorted(LakeReader(default_data_dir()).distinct("interest_rates", "bank"))
+            ['ECB', 'FED']
+        """
+        out: set[str] = set()
+        base = self.root / name
+        prefix = f"{column}="
+        for f in sorted(base.rglob("*.parquet")) if base.exists() else []:
+            parts = [p.split("=", 1)[1] for p in f.relative_to(base).parts[:-1] if p.startswith(prefix)]
+            if parts:
+                out.update(parts)
+                continue
+            if column not in pq.read_schema(f).names:
+                return set()
+            values = pq.read_table(f, columns=[column]).column(column)
+            out.update(str(v) for v in pc.unique(values).to_pylist() if v is not None)
+        return out
+
+    def stamp(self) -> str | None:
+        """The lake's change marker: it differs after every writer's commit (a stat, cheap enough per request).
+
+        Example:
+            >>> import tempfile
+            >>> LakeReader(tempfile.mkdtemp()).stamp() is None
+            True
+        """
+        return generation_stamp(self.root)
