@@ -48,44 +48,42 @@ def _resolve(module: str, node: ast.ImportFrom | ast.Import, is_pkg: bool) -> li
     return out
 
 
-def _imports(module: str, *, top_level_only: bool) -> set[str]:
-    path = MODULES[module]
+def _imports(module: str, *, top_level_only: bool, modules: dict[str, Path] | None = None) -> set[str]:
+    """The fdkit modules ``module`` imports: at module level only, or anywhere (function bodies included).
+
+    Imports under ``if TYPE_CHECKING:`` are left out either way: they never run.
+    """
+    modules = MODULES if modules is None else modules
+    path = modules[module]
     tree = ast.parse(path.read_text())
     found: set[str] = set()
 
-    def visit(body: list[ast.stmt]) -> None:
-        for node in body:
-            if isinstance(node, ast.Import | ast.ImportFrom):
-                found.update(_resolve(module, node, path.name == "__init__.py"))
-            elif isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
-                continue  # typing only: never executed
-            elif isinstance(node, ast.If | ast.Try | ast.With):
-                for block in ("body", "orelse", "finalbody", "handlers"):
-                    for sub in getattr(node, block, []) or []:
-                        visit(sub.body if isinstance(sub, ast.ExceptHandler) else [sub])
-            elif not top_level_only and isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-                visit(node.body)
+    def visit(node: ast.AST) -> None:
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            found.update(_resolve(module, node, path.name == "__init__.py"))
+            return
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            for sub in node.orelse:
+                visit(sub)
+            return
+        if top_level_only and isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
+            return
+        for child in ast.iter_child_nodes(node):
+            visit(child)
 
-    if top_level_only:
-        visit(tree.body)
-    else:
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Import | ast.ImportFrom):
-                found.update(_resolve(module, node, path.name == "__init__.py"))
-    return {m for m in found if m in MODULES and m != module}
+    visit(tree)
+    return {m for m in found if m in modules and m != module}
 
 
-def test_no_import_cycles_between_fdkit_modules():
-    graph = {m: _imports(m, top_level_only=True) for m in MODULES}
-    # a package's __init__ importing its own submodules is how packages work; a submodule importing its package
-    # back (``from fdkit import x`` at module level) would close a cycle and is checked like any other edge
+def _cycles(graph: dict[str, set[str]], modules: dict[str, Path]) -> list[list[str]]:
+    """Every import circle of a module graph (a package's __init__ importing its own submodules is no circle)."""
     state: dict[str, int] = {}
     cycles: list[list[str]] = []
 
     def dfs(node: str, stack: list[str]) -> None:
         state[node] = 1
         for nxt in sorted(graph[node]):
-            if nxt.startswith(node + ".") and MODULES[node].name == "__init__.py":
+            if nxt.startswith(node + ".") and modules[node].name == "__init__.py":
                 continue
             if state.get(nxt) == 1:
                 cycles.append(stack[stack.index(nxt) :] + [nxt] if nxt in stack else [node, nxt])
@@ -96,7 +94,37 @@ def test_no_import_cycles_between_fdkit_modules():
     for m in sorted(graph):
         if m not in state:
             dfs(m, [m])
-    assert not cycles, cycles
+    return cycles
+
+
+def test_no_import_cycles_between_fdkit_modules():
+    # function-local imports count: a lazy import is an edge like any other (lint-imports checks the same in CI)
+    graph = {m: _imports(m, top_level_only=False) for m in MODULES}
+    assert not _cycles(graph, MODULES)
+
+
+def _flat_graph(folder: Path) -> tuple[dict[str, set[str]], dict[str, Path]]:
+    """The import graph of a folder of scripts (imported by bare name), function-local imports included."""
+    modules = {p.stem: p for p in folder.glob("*.py")}
+    graph = {}
+    for name, path in modules.items():
+        tree = ast.parse(path.read_text())
+        named = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+        named |= {n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
+        graph[name] = {m for m in named if m in modules and m != name}
+    return graph, modules
+
+
+def test_no_import_cycles_among_the_scripts_and_benchmarks():
+    for folder in ("scripts", "benchmarks"):
+        assert not _cycles(*_flat_graph(ROOT / folder)), folder
+
+
+def test_the_cycle_check_sees_function_local_imports(tmp_path):
+    (tmp_path / "a.py").write_text("import b\n")
+    (tmp_path / "b.py").write_text("def f():\n    from a import x\n")
+    (tmp_path / "c.py").write_text("import a\n")
+    assert _cycles(*_flat_graph(tmp_path)) == [["a", "b", "a"]]
 
 
 def test_the_client_side_never_imports_the_server_at_module_level():
