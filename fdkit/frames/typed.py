@@ -52,6 +52,15 @@ __all__ = [
     "part_of_rows",
     "join_parts",
     "arrow_rows",
+    "Part",
+    "PageRows",
+    "part_tag",
+    "part_bytes",
+    "part_from_bytes",
+    "response_part",
+    "frame_from_parts",
+    "fields_in_frame",
+    "json_columns",
 ]
 
 

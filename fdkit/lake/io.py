@@ -27,6 +27,7 @@ from typing import Any
 
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.dataset as pads
 import pyarrow.parquet as pq
 
@@ -468,10 +469,7 @@ def read_dataset(
     if not files:
         empty = pd.DataFrame({c: pd.Series([], dtype="object") for c in (SCHEMAS[schema] if schema else [])})
         return conform(empty, schema) if schema else empty
-    partitioning = "hive" if any("=" in p.parent.name for p in files) else None
-    ds = pads.dataset([str(p) for p in files], format="parquet", partitioning=partitioning,
-                      partition_base_dir=str(base))  # fmt: skip
-    table = ds.to_table(columns=columns)
+    table = _scan(base, files, columns, RECORD_KEYS.get(name, ()))
     df = table.to_pandas(ignore_metadata=False)
     for col in df.columns:  # hive partition columns come back as dictionary strings
         if isinstance(df[col].dtype, pd.CategoricalDtype) and df[col].cat.categories.dtype == object:
@@ -479,3 +477,95 @@ def read_dataset(
     if schema:
         df = conform(df, schema)
     return df.reset_index(drop=True)
+
+
+#: what identifies one record in a lake dataset that several writers append to: a record landed later (the webhook
+#: receiver's files, after the bundled or mirrored ones) replaces the one with the same key
+RECORD_KEYS: dict[str, tuple[str, ...]] = {
+    **{name: ("ticker", "report_period", "period")
+       for name in ("income_statements", "balance_sheets", "cash_flow_statements", "financial_metrics")},
+    "earnings": ("ticker", "report_period", "source_type"),
+    "interest_rates": ("bank", "date"),
+    "inflation": ("series", "date"),
+    "labor": ("series", "date"),
+    "yield_curve": ("date",),
+}  # fmt: skip
+
+
+def _partition_keys(base: Path, path: Path) -> tuple[str, ...]:
+    """The hive partition columns a file's folders name (``ticker=AAPL/`` -> ``("ticker",)``)."""
+    return tuple(part.split("=", 1)[0] for part in path.relative_to(base).parts[:-1] if "=" in part)
+
+
+def _scan(base: Path, files: list[Path], columns: list[str] | None, keys: tuple[str, ...] = ()) -> pa.Table:
+    """Every file of one dataset as one table, whatever layouts and physical types its writers used.
+
+    Files are grouped by layout (flat part files first, then ``key=value/`` partitions), each group scanned as one
+    Arrow dataset. A lake that writers of several kinds touched (the bundled flat file, a mirror's or the webhook
+    receiver's ``ticker=`` partitions beside it, files whose dictionary index widths differ) still reads whole:
+    groups are unified column by column (a dictionary becomes its values, then is encoded again), so one landing
+    never makes the rest of a dataset unreadable. Where the dataset declares its record key
+    (:data:`RECORD_KEYS`), the record of the file written last wins (a redelivered or amended filing is one row,
+    not two), and the rows keep the order they are read in.
+    """
+    groups: dict[tuple[str, ...], list[Path]] = {}
+    for f in files:
+        groups.setdefault(_partition_keys(base, f), []).append(f)
+    dedupe = bool(keys) and len(files) > 1
+    wanted = None if columns is None else list(dict.fromkeys([*columns, *keys]))
+    tables = [_scan_group(base, group, part, wanted, dedupe) for part, group in sorted(groups.items())]
+    encoded = {f.name for t in tables for f in t.schema if pa.types.is_dictionary(f.type)}
+    table = (
+        tables[0] if len(tables) == 1 else pa.concat_tables([_decoded(t) for t in tables], promote_options="permissive")
+    )
+    if dedupe:
+        table = _last_written(table, files, keys) if set(keys) <= set(table.column_names) else table
+        table = table.drop_columns(["__filename"])
+    if len(tables) > 1 or dedupe:
+        for name in encoded:
+            i = table.schema.get_field_index(name)
+            column = table.column(name)
+            if not pa.types.is_dictionary(column.type):
+                table = table.set_column(i, name, column.dictionary_encode())
+    if columns is not None:
+        table = table.select([c for c in columns if c in table.column_names])
+    return table
+
+
+def _last_written(table: pa.Table, files: list[Path], keys: tuple[str, ...]) -> pa.Table:
+    """One row per key: the one from the file written last (then the last in that file), rows in read order."""
+    by_age = sorted(files, key=lambda f: (f.stat().st_mtime_ns, str(f)))
+    rank = pc.index_in(table.column("__filename"), value_set=pa.array([str(f) for f in by_age]))
+    order = table.append_column("__rank", rank).append_column("__row", pa.array(range(table.num_rows), pa.int64()))
+    order = order.take(pc.sort_indices(order, sort_keys=[("__rank", "ascending"), ("__row", "ascending")]))
+    order = order.append_column("__pos", pa.array(range(order.num_rows), pa.int64()))
+    kept = order.group_by(list(keys), use_threads=False).aggregate([("__pos", "max")]).column("__pos_max")
+    rows = order.take(kept).column("__row")
+    return table.take(pc.take(rows, pc.sort_indices(rows)))
+
+
+def _scan_group(base: Path, files: list[Path], keys: tuple[str, ...], columns: list[str] | None,
+                named: bool = False) -> pa.Table:  # fmt: skip
+    """One layout's files as one table (a file at a time, unified, when their physical types disagree).
+
+    With ``named``, a ``__filename`` column says which file each row came from.
+    """
+    partitioning = pads.partitioning(pa.schema([(k, pa.string()) for k in keys]), flavor="hive") if keys else None
+    try:
+        ds = pads.dataset([str(p) for p in files], format="parquet", partitioning=partitioning,
+                          partition_base_dir=str(base))  # fmt: skip
+        wanted = ds.schema.names if columns is None else [c for c in columns if c in ds.schema.names]
+        if not named:
+            return ds.to_table(columns=None if columns is None else wanted)
+        return ds.to_table(columns=[*wanted, "__filename"])
+    except (pa.ArrowTypeError, pa.ArrowInvalid):  # e.g. dictionary<int16> in one file, dictionary<int8> in another
+        if len(files) == 1:
+            raise
+        parts = [_scan_group(base, [f], keys, columns, named) for f in files]
+        return pa.concat_tables([_decoded(t) for t in parts], promote_options="permissive")
+
+
+def _decoded(table: pa.Table) -> pa.Table:
+    """``table`` with every dictionary column cast to its value type (so tables of any index width concatenate)."""
+    fields = [pa.field(f.name, f.type.value_type) if pa.types.is_dictionary(f.type) else f for f in table.schema]
+    return table.cast(pa.schema(fields, metadata=table.schema.metadata))

@@ -1,0 +1,106 @@
+"""A landing never breaks the lake: events landed into a copy of the bundled lake (flat part files beside the
+receiver's hive partitions) leave every query answering 200 and `fdkit lake validate` running clean."""
+
+from __future__ import annotations
+
+import copy
+import shutil
+import uuid
+
+import orjson
+import pytest
+import requests
+from examples import EXAMPLES
+
+import fdkit.server
+from fdkit.catalog import CATALOG
+from fdkit.lake import LakeReader, default_data_dir, read_dataset
+from fdkit.lake.validate import validate
+from fdkit.webhooks import create_receiver, events_from_lake, sign
+
+DATA = default_data_dir()
+SECRET = "whsec_landing_test_secret_0123456789"
+STATEMENT_FAMILIES = ("income_statements", "balance_sheets", "cash_flow_statements", "financial_metrics")
+
+
+def _renamed(event: dict, ticker: str) -> dict:
+    """The same filing event for a ticker the lake has never seen."""
+    out = copy.deepcopy(event)
+    out["id"] = str(uuid.uuid5(uuid.NAMESPACE_URL, f"{event['id']}/{ticker}"))
+    obj = out["data"]["object"]
+    obj["ticker"] = ticker
+    for value in obj.values():
+        for rec in value if isinstance(value, list) else []:
+            if isinstance(rec, dict) and "ticker" in rec:
+                rec["ticker"] = ticker
+    return out
+
+
+@pytest.fixture(scope="module")
+def landed(tmp_path_factory):
+    lake = tmp_path_factory.mktemp("landed") / "lake"
+    shutil.copytree(DATA, lake)
+    events = events_from_lake(DATA, since="2023-10-01", until="2024-03-31")
+    new = [_renamed(e, "ZZZQ") for e in events if e["type"].split(".")[0] in STATEMENT_FAMILIES
+           and e["data"]["object"].get("ticker") == "GOOGL"]  # fmt: skip
+    assert new, "the window has GOOGL filings to re-address"
+    with fdkit.server.serve_app(create_receiver(lake, SECRET)) as srv:
+        for event in [*events, *new]:
+            body = orjson.dumps(event)
+            headers = {"X-FDS-Signature": sign(SECRET, body), "Content-Type": "application/json"}
+            r = requests.post(srv.base_url + "/hook", data=body, headers=headers, timeout=30)
+            assert r.status_code == 200, (event["type"], r.text)
+    return lake
+
+
+def test_the_landing_mixed_layouts_in_one_dataset(landed):
+    # the state users reach: the bundled flat part file and the receiver's ticker= partitions side by side
+    base = landed / "income_statements"
+    assert (base / "part-0.parquet").exists() and any(base.glob("ticker=*/*.parquet"))
+
+
+@pytest.fixture(scope="module")
+def landed_server(landed):
+    with fdkit.server.start(data=landed) as srv:
+        yield srv
+
+
+@pytest.mark.parametrize("name", [n for n, q in EXAMPLES.items() if q is not None])
+def test_every_query_answers_200_after_landings(landed_server, name):
+    ep, srv = CATALOG[name], landed_server
+    headers = {"X-API-KEY": srv.api_key}
+    if ep.method == "GET":
+        r = requests.get(srv.base_url + ep.path, params=EXAMPLES[name], headers=headers, timeout=60)
+    else:
+        r = requests.post(srv.base_url + ep.path, json=EXAMPLES[name], headers=headers, timeout=60)
+    assert r.status_code == 200, (name, r.status_code, r.text[:300])
+
+
+def test_a_new_ticker_and_an_existing_one_are_served_from_the_landed_lake(landed_server):
+    srv = landed_server
+    with fdkit.Client(srv.api_key, srv.base_url, cache=False, progress=False) as c:
+        new = c.income_statements("ZZZQ", period="quarterly", limit=None)
+        old = c.income_statements("AAPL", period="quarterly", limit=None)
+    assert len(new) >= 1 and set(new.index.get_level_values("ticker")) == {"ZZZQ"}
+    assert len(old) == len(read_dataset(DATA, "income_statements").query("ticker == 'AAPL' and period == 'quarterly'"))
+
+
+def test_every_dataset_reads_whole_with_its_schema_after_landings(landed):
+    lake = LakeReader(landed)
+    for name in lake.names():
+        df = lake.read(name)
+        assert len(df) >= len(read_dataset(DATA, name)), name
+
+
+#: invariants a landing is still allowed to break, each an open item of the reliability work: a ticker whose first
+#: filings arrive by webhook has no four quarters for its TTM rows yet; a landed statement is the latest filing, not
+#: the first report; landed segment events carry no subtotal marks
+LANDING_GAPS = {"ttm_is_last_four_quarters", "statements_are_first_reports", "subtotals_are_their_members_sums"}
+
+
+def test_validate_runs_every_invariant_on_the_landed_lake(landed):
+    before = {r.name: r.ok for r in validate(DATA)}
+    after = {r.name: r.ok for r in validate(landed)}  # crashed on duplicate keys before records were keyed
+    assert set(after) == set(before) and all(before.values())
+    assert {name for name, ok in after.items() if not ok} <= LANDING_GAPS
+    assert after["unique_statement_rows"] and after["inflation_changes_by_date"]
