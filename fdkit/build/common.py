@@ -1,0 +1,157 @@
+"""Helpers every source stage shares: the lake's share basis and the spelling of tickers.
+
+* **Per-share basis**: a value reported in a filing is on the share basis of its filing day; dividing per-share
+  values (and multiplying share counts) by the splits between the filing day and :data:`BASIS_DATE` puts them on
+  the price basis. :func:`split_factor` is that product.
+* **Tickers**: class shares are spelled with a dash (``BRK-B``), as the price sources and the service spell them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from fdkit.frames import basis
+
+#: licences several datasets' provenance names (SOURCES.md)
+SEC_PD = "US government work (SEC EDGAR), public domain"
+YAHOO = "Yahoo Finance data via a public repository without a licence file; reference/test use only"
+PYSTOCK = "CC BY-SA 4.0 (eliangcs/pystock-data); prices are Yahoo data, Yahoo's terms apply"
+#: how SOURCES.md names a file of the second source folder (the others are relative to data-real)
+R2 = "../shared/data-real-2/"
+
+#: everything in the lake is on the share basis of this day (the last bar of the main price source)
+BASIS_DATE = pd.Timestamp("2026-02-25")
+
+
+def tuples(df: pd.DataFrame) -> Iterator[Any]:
+    """The rows of a frame as named tuples (``df.itertuples(index=False)``), their fields typed loosely.
+
+    Args:
+        df: a frame.
+
+    Returns:
+        One named tuple per row.
+
+    Example:
+        >>> [r.x for r in tuples(pd.DataFrame({"x": [1, 2]}))]
+        [1, 2]
+    """
+    return iter(df.itertuples(index=False))
+
+
+def norm_ticker(t: pd.Series) -> pd.Series:
+    """Tickers as the lake spells them: upper case, class shares with a dash.
+
+    Args:
+        t: tickers as a source spells them.
+
+    Returns:
+        The lake's spelling.
+
+    Example:
+        >>> norm_ticker(pd.Series([" brk.b", "AAPL"])).tolist()
+        ['BRK-B', 'AAPL']
+    """
+    return t.astype(str).str.strip().str.upper().str.replace(".", "-", regex=False)
+
+
+def wanted_tickers(members: pd.DataFrame, prices: pd.DataFrame) -> set[str]:
+    """The tickers whose fundamentals and splits the lake wants: the S&P 500 members and the main price universe.
+
+    Args:
+        members: the S&P 500 members (``ticker``).
+        prices: the main daily bars (``ticker``).
+
+    Returns:
+        The tickers.
+
+    Example:
+        >>> sorted(wanted_tickers(pd.DataFrame({"ticker": ["A"]}), pd.DataFrame({"ticker": ["B", "A"]})))
+        ['A', 'B']
+    """
+    return set(members["ticker"]) | set(prices["ticker"].astype(str))
+
+
+def split_factor(splits: pd.DataFrame, tickers: pd.Series, dates: pd.Series) -> np.ndarray:
+    """Product of the split ratios with an ex-date after each date (up to the basis date).
+
+    A value reported or traded on ``date`` is on that day's share basis; divide per-share values (multiply share
+    counts) by this factor to put them on the basis of :data:`BASIS_DATE`.
+
+    Args:
+        splits: the split table (``ticker``, ``date`` = ex-date, ``ratio``).
+        tickers: one ticker per value.
+        dates: the day each value is on the basis of.
+
+    Returns:
+        One factor per value.
+
+    Example:
+        >>> s = pd.DataFrame({"ticker": ["X", "X"], "date": pd.to_datetime(["2020-01-02", "2022-01-03"]),
+        ...                   "ratio": [2.0, 3.0]})
+        >>> split_factor(s, pd.Series(["X", "X", "X", "Y"]),
+        ...              pd.Series(pd.to_datetime(["2019-12-31", "2020-01-02", "2023-01-01", "2019-01-01"])))
+        array([6., 3., 1., 1.])
+    """
+    days = pd.to_datetime(pd.Series(np.asarray(dates))).astype("datetime64[ns]").to_numpy()
+    return basis.split_factor(np.asarray(tickers.astype(str)), days, BASIS_DATE.strftime("%Y-%m-%d"), splits)
+
+
+def adjust_facts_for_splits(facts: pd.DataFrame, splits: pd.DataFrame) -> pd.DataFrame:
+    """Per-share facts (USD/shares) divided and share counts (shares) multiplied by the splits after filing.
+
+    Args:
+        facts: long facts with ``ticker``, ``unit``, ``val`` and ``filed`` (the filing day).
+        splits: the split table.
+
+    Returns:
+        A copy with ``val`` on the basis of :data:`BASIS_DATE`.
+
+    Example:
+        >>> s = pd.DataFrame({"ticker": ["X"], "date": pd.to_datetime(["2020-01-02"]), "ratio": [4.0]})
+        >>> f = pd.DataFrame({"ticker": ["X"] * 3, "unit": ["USD/shares", "shares", "USD"], "val": [8.0, 10.0, 5.0],
+        ...                   "filed": pd.to_datetime(["2019-06-01"] * 3)})
+        >>> adjust_facts_for_splits(f, s)["val"].tolist()
+        [2.0, 40.0, 5.0]
+    """
+    facts = facts.copy()
+    k = split_factor(splits, facts["ticker"], facts["filed"])
+    per_share = facts["unit"].eq("USD/shares").to_numpy()
+    shares = facts["unit"].eq("shares").to_numpy()
+    vals = facts["val"].astype(float).to_numpy()
+    vals = np.where(per_share, vals / k, np.where(shares, vals * k, vals))
+    facts["val"] = vals
+    return facts
+
+
+def company_ciks(sec_tickers: pd.DataFrame, members: pd.DataFrame, universe: pd.DataFrame) -> dict[str, str]:
+    """Ticker -> 10-digit CIK: the universe file, the S&P 500 list, then the SEC ticker file.
+
+    Args:
+        sec_tickers: ``company/sec_company_tickers.csv`` (``ticker``, ``cik``; text).
+        members: the S&P 500 members (``ticker``, ``cik``).
+        universe: ``company/universe.csv`` (``Symbol``, ``CIK``; text).
+
+    Returns:
+        The CIK of each ticker, the first source that has one winning.
+
+    Example:
+        >>> sec = pd.DataFrame({"ticker": ["BRK.B", "X"], "cik": ["1067983", "1"]})
+        >>> members = pd.DataFrame({"ticker": ["X"], "cik": ["0000000002"]})
+        >>> uni = pd.DataFrame({"Symbol": ["Y"], "CIK": ["3.0"]})
+        >>> company_ciks(sec, members, uni)
+        {'BRK-B': '0001067983', 'X': '0000000002', 'Y': '0000000003'}
+    """
+    out: dict[str, str] = {}
+    for t, c in zip(sec_tickers["ticker"].str.replace(".", "-", regex=False), sec_tickers["cik"], strict=True):
+        out.setdefault(t, c.zfill(10))
+    for t, c in zip(members["ticker"], members["cik"], strict=True):
+        out[t] = c
+    for t, c in zip(universe["Symbol"].str.replace(".", "-", regex=False), universe["CIK"], strict=True):
+        if isinstance(c, str) and c:
+            out[t] = c.split(".")[0].zfill(10)
+    return out

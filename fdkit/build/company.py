@@ -1,0 +1,143 @@
+"""Company facts: the universe's companies (SEC profile, employees, market cap) and the other S&P 500 members."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pandas as pd
+
+from fdkit.build.common import company_ciks, tuples
+from fdkit.build.concepts import SEC
+from fdkit.build.stage import Context, Provenance, Stage, dataset
+
+UNIVERSE = "data-real/company/universe.csv"
+PROFILES = "data-real/company/sec_entity_profiles_AAPL_MSFT_NVDA_TSLA.csv"
+EMPLOYEES = "data-real/company/employees_from_10k.csv"
+SEC_TICKERS = "data-real/company/sec_company_tickers.csv"
+
+
+def build_company_facts(
+    uni: pd.DataFrame,
+    prof: pd.DataFrame,
+    emp: pd.DataFrame,
+    ciks: dict[str, str],
+    statements: pd.DataFrame,
+    daily: pd.DataFrame,
+    members: pd.DataFrame,
+) -> pd.DataFrame:
+    """The universe's companies, then the other S&P 500 members (name, CIK, sector, industry, location).
+
+    ``market_cap`` = last close x the last reported shares outstanding (the weighted average where none is
+    reported), both on the lake's split basis.
+
+    Args:
+        uni: ``company/universe.csv`` (text).
+        prof: the SEC entity profiles (text), indexed by ticker.
+        emp: employees from the 10-Ks (text), indexed by ticker.
+        ciks: ticker -> CIK.
+        statements: the statement table (shares outstanding).
+        daily: the daily bars (last close).
+        members: the S&P 500 members.
+
+    Returns:
+        One row per company.
+    """
+    uni = uni.copy()
+    uni["Symbol"] = uni["Symbol"].str.replace(".", "-", regex=False)  # BRK.B is BRK-B everywhere in the lake
+    last_close = daily.sort_values("time").groupby("ticker", observed=True)["close"].last()
+    last_close.index = last_close.index.astype(str)
+    q = statements[statements["period"] != "ttm"].sort_values("report_period")
+    rows = []
+
+    def shares_of(t: str) -> float:
+        st = q[q["ticker"] == t]
+        for col in ("outstanding_shares", "weighted_average_shares"):
+            v = st[col].dropna() if col in st.columns else pd.Series(dtype=float)
+            if len(v):
+                return float(v.iloc[-1])
+        return np.nan
+
+    for u in tuples(uni):
+        t = u.Symbol
+        p = prof.loc[t] if t in prof.index else None
+        cik = ciks.get(t)
+        shares_v = shares_of(t)
+        price = last_close.get(t, np.nan)
+        employees = emp.loc[t, "employees"] if t in emp.index else u.employees
+        rows.append({
+            "ticker": t, "name": (p["name"] if p is not None else None) or u.Security,
+            "cik": cik, "industry": u._4, "sector": u._3, "category": "Common Stock" if u.asset_class == "equity"
+            else "Cryptocurrency", "exchange": p["exchanges"] if p is not None else None,
+            "is_active": True, "listing_date": None, "location": u._5 if isinstance(u._5, str) else None,
+            "market_cap": float(price * shares_v) if price == price and shares_v == shares_v else None,
+            "number_of_employees": int(float(employees)) if isinstance(employees, str) and employees else None,
+            "sec_filings_url": f"{SEC}/cgi-bin/browse-edgar?action=getcompany&CIK={cik}" if cik else None,
+            "sic_code": p["sic"] if p is not None else None,
+            "sic_industry": p["sic_description"] if p is not None else None,
+            "sic_sector": None, "website_url": None, "weighted_average_shares": shares_v,
+            "events": company_events(p["former_names"] if p is not None else None),
+        })  # fmt: skip
+    known = {r["ticker"] for r in rows}
+    for m in tuples(members):
+        if m.ticker in known:
+            continue
+        rows.append({"ticker": m.ticker, "name": m.name, "cik": m.cik, "industry": m.industry, "sector": m.sector,
+                     "category": "Common Stock", "is_active": True, "location": m.location,
+                     "sec_filings_url": f"{SEC}/cgi-bin/browse-edgar?action=getcompany&CIK={m.cik}"})  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def company_events(former_names: object) -> list[dict[str, str | None]]:
+    """The company's history as the 2026 ``events`` array.
+
+    One ``former_name`` event per name the SEC lists (``APPLE INC (2007-01-10..2019-08-05)|...``), with the dates
+    the name was in use.
+
+    Args:
+        former_names: the SEC profile's ``former_names`` (missing for companies without a profile).
+
+    Returns:
+        The events.
+
+    Example:
+        >>> company_events("APPLE COMPUTER INC (1994-01-26..2007-01-04)")
+        [{'type': 'former_name', 'name': 'APPLE COMPUTER INC', 'start_date': '1994-01-26', 'end_date': '2007-01-04'}]
+    """
+    events: list[dict[str, str | None]] = []
+    for part in str(former_names).split("|") if isinstance(former_names, str) else []:
+        m = re.match(r"^(.*?)\s*\((\d{4}-\d{2}-\d{2})?\.\.(\d{4}-\d{2}-\d{2})?\)$", part.strip())
+        if m:
+            events.append({"type": "former_name", "name": m.group(1), "start_date": m.group(2),
+                           "end_date": m.group(3)})  # fmt: skip
+    return events
+
+
+def _company_facts(ctx: Context) -> dict[str, pd.DataFrame]:
+    uni = pd.read_csv(ctx.source(UNIVERSE), dtype=str)
+    prof = pd.read_csv(ctx.source(PROFILES), dtype=str).set_index("ticker")
+    emp = pd.read_csv(ctx.source(EMPLOYEES), dtype=str).set_index("ticker")
+    members = ctx["members"]
+    ciks = company_ciks(pd.read_csv(ctx.source(SEC_TICKERS), dtype=str), members, uni)
+    return {"company_facts": build_company_facts(uni, prof, emp, ciks, ctx["statements"], ctx["prices"], members)}
+
+
+_PROVENANCE = Provenance(
+    "company/universe.csv, company/sec_entity_profiles_AAPL_MSFT_NVDA_TSLA.csv, company/employees_from_10k.csv",
+    "S&P 500 constituents ODC-PDDL-1.0; SEC data public domain",
+    "GICS sector/sub-industry, HQ, CIK; SIC and exchange where the SEC profile is bundled; market cap = last "
+    "close x the latest shares outstanding (else weighted shares), both on the split basis; former_tickers "
+    "holds the SEC former names. The other S&P 500 members (company/sp500_constituents.csv) with name, CIK, "
+    "sector, industry and location. Class shares are spelled with a dash (BRK-B) everywhere.",
+)
+
+COMPANY_FACTS = Stage(
+    "company_facts",
+    "Company facts of the universe and the other S&P 500 members",
+    _company_facts,
+    sources=(UNIVERSE, PROFILES, EMPLOYEES, SEC_TICKERS),
+    needs=("statements", "prices", "members"),
+    outputs=(dataset("company_facts", _PROVENANCE),),
+)
+
+STAGES = (COMPANY_FACTS,)

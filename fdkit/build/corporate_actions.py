@@ -1,0 +1,250 @@
+"""Corporate actions: the split table (three sources, in order of precedence) and cash dividends by ex-date.
+
+* **Splits** (``splits``): one row per (ticker, ex-date) with the ratio of new to old shares, from the community
+  split table (distribution date -> the next trading day is the ex-date), LEAN factor files (a change of split
+  factor), and the raw/adjusted close pairs of the pystock prices (the day before an event its adjusted close
+  carries the event's price factor; a factor within 1% of q/p, p and q at most 10, is a p-for-q split; other
+  factors are dividends or spin-offs, not splits). Only splits on or before the price basis date are kept:
+  everything in the lake is on the share basis of that day.
+* **Dividends** (``dividends``): the steps of Yahoo's adjusted-close factor, on the lake's split basis.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from fractions import Fraction
+
+import numpy as np
+import pandas as pd
+
+from fdkit.build.common import BASIS_DATE, PYSTOCK, R2, YAHOO, norm_ticker, tuples, wanted_tickers
+from fdkit.build.stage import Context, Provenance, Stage, dataset
+from fdkit.frames import basis
+
+SPLIT_TABLE = "data-real-2/corporate_actions/stock_splits_2015_2026_coffee-cpu.csv"
+LEAN_FACTORS = "data-real/prices/lean_factor_files.csv"
+OLD_DAILY = "data-real/prices/us_equities_daily_2003_2023.csv.gz"
+
+#: the day the 2003-2023 Yahoo download was split-adjusted to (its last session)
+YAHOO_2023_BASIS = "2023-10-27"
+#: adj_close / close steps by less than this between days without an event (float rounding of the file)
+_FACTOR_NOISE = 1e-5
+
+
+def nice_ratio(x: float, tolerance: float = 0.03) -> Fraction | None:
+    """The split ratio p/q (p, q at most 10, not 1) within ``tolerance`` of ``x``, or ``None``.
+
+    Args:
+        x: a factor.
+        tolerance: the largest relative distance.
+
+    Returns:
+        The fraction, or ``None`` where no small ratio is that close.
+
+    Example:
+        >>> nice_ratio(1.4999), nice_ratio(1.37), nice_ratio(1.0)
+        (Fraction(3, 2), None, None)
+    """
+    if not np.isfinite(x) or x <= 0:
+        return None
+    f = Fraction(x).limit_denominator(10)
+    if f.numerator <= 10 and f != 1 and abs(float(f) - x) <= tolerance * x:
+        return f
+    return None
+
+
+def trading_day_after(calendar: pd.DatetimeIndex) -> Callable[[pd.Timestamp], pd.Timestamp]:
+    """The function giving the first trading day after a day (a business day outside the calendar's span).
+
+    Args:
+        calendar: trading days, sorted, tz-naive.
+
+    Returns:
+        ``day -> next trading day``.
+
+    Example:
+        >>> nxt = trading_day_after(pd.DatetimeIndex(["2024-01-02", "2024-01-03", "2024-01-05"]))
+        >>> nxt(pd.Timestamp("2024-01-03")), nxt(pd.Timestamp("2024-01-05"))
+        (Timestamp('2024-01-05 00:00:00'), Timestamp('2024-01-08 00:00:00'))
+    """
+
+    def next_trading_day(day: pd.Timestamp) -> pd.Timestamp:
+        pos = calendar.searchsorted(day, side="right")
+        if day < calendar[0] or pos >= len(calendar):
+            return day + pd.offsets.BDay(1)
+        return calendar[int(pos)]
+
+    return next_trading_day
+
+
+def _table_splits(cs: pd.DataFrame, next_day: Callable[[pd.Timestamp], pd.Timestamp]) -> list[dict]:
+    """The community split table: its date is the distribution date, the ex-date the next trading day."""
+    rows = []
+    for r in tuples(cs):
+        ex = next_day(r.date)
+        rows.append({"ticker": r.symbol, "date": ex, "ratio": float(r.ratioNew) / float(r.ratioOld),
+                     "source": "split table (coffee-cpu)"})  # fmt: skip
+    return rows
+
+
+def _lean_splits(lean: pd.DataFrame, next_day: Callable[[pd.Timestamp], pd.Timestamp]) -> list[dict]:
+    """LEAN factor files: a change of split factor is a split the next trading day."""
+    rows = []
+    for t, g in lean.sort_values(["ticker", "date"]).groupby("ticker"):
+        f = g["split_factor"].to_numpy()
+        for i in range(len(g) - 1):
+            if f[i + 1] != f[i] and g["date"].iloc[i] < BASIS_DATE:
+                ex = next_day(g["date"].iloc[i])
+                ratio = nice_ratio(f[i + 1] / f[i])
+                if ratio is not None:
+                    rows.append({"ticker": {"FB": "META"}.get(str(t), t), "date": ex, "ratio": float(ratio),
+                                 "source": "LEAN factor file"})  # fmt: skip
+    return rows
+
+
+def _close_pair_splits(raw: pd.DataFrame) -> list[dict]:
+    """Splits read from the pystock close pairs.
+
+    A crawl adjusted the closes of the days before it for the events up to the crawl, and each day kept its
+    latest crawl: around an event, adj_close / close is the event's price factor (1/n for an n-for-1 split) on
+    the day or two before it. The ex-date is the day within three of that whose raw close moves by the ratio.
+    """
+    rows = []
+    raw = raw.sort_values(["ticker", "date"]).reset_index(drop=True)
+    factor = raw["adj_close"] / raw["close"]
+    move = raw.groupby("ticker")["close"].shift() / raw["close"]  # the raw close's drop into each day
+    jump = factor.notna() & ((factor < 0.7) | (factor > 1.4))
+    for i in np.flatnonzero(jump.to_numpy()):
+        ratio = nice_ratio(1.0 / float(factor.iloc[i]), tolerance=0.01)  # a spin-off's factor is seldom that close
+        if ratio is None:
+            continue
+        near = raw.index[(raw.index >= i - 3) & (raw.index <= i + 3) & (raw["ticker"] == raw["ticker"].iloc[i])]
+        fit = (move.loc[near] / float(ratio) - 1).abs()
+        if fit.notna().any() and fit.min() < 0.1:
+            j = fit.idxmin()
+            rows.append({"ticker": raw["ticker"].iloc[j], "date": raw["date"].iloc[j], "ratio": float(ratio),
+                         "source": "raw vs adjusted close (pystock prices)"})  # fmt: skip
+    return rows
+
+
+def build_splits(cs: pd.DataFrame, lean: pd.DataFrame, calendar: pd.DatetimeIndex, raw: pd.DataFrame) -> pd.DataFrame:
+    """The split table: ticker, date (ex-date), ratio (new shares per old share), source.
+
+    One split per (ticker, ex-date within 5 days): the first source in precedence order wins (split table, LEAN,
+    close pairs); only splits up to :data:`~fdkit.build.common.BASIS_DATE`.
+
+    Args:
+        cs: the community split table (``symbol``, ``date``, ``ratioNew``, ``ratioOld``).
+        lean: LEAN factor files (``ticker``, ``date`` as a day, ``split_factor``).
+        calendar: trading days (sorted, tz-naive) to find the ex-date after a distribution date.
+        raw: raw daily closes with Yahoo adjusted closes (``ticker``, ``date``, ``close``, ``adj_close``).
+
+    Returns:
+        The split table, sorted by ticker and ex-date.
+    """
+    next_day = trading_day_after(calendar)
+    rows = _table_splits(cs, next_day) + _lean_splits(lean, next_day) + _close_pair_splits(raw)
+    df = pd.DataFrame(rows)
+    df["ticker"] = norm_ticker(df["ticker"])
+    df = df[df["date"] <= BASIS_DATE]
+    df = df.reset_index(drop=True).reset_index(names="order").sort_values(["ticker", "date", "order"])
+    keep = []
+    last: dict[str, pd.Timestamp] = {}
+    for r in tuples(df):
+        if r.ticker in last and (r.date - last[r.ticker]).days <= 5:
+            continue
+        last[r.ticker] = r.date
+        keep.append(r.order)
+    out = df.set_index("order").loc[keep].sort_values(["ticker", "date"]).reset_index(drop=True)
+    return out[["ticker", "date", "ratio", "source"]]
+
+
+def build_dividends(d: pd.DataFrame, splits: pd.DataFrame) -> pd.DataFrame:
+    """Cash dividends per share by ex-date (2003-10-31 .. 2023-10-27), on the split basis of the lake's prices.
+
+    Yahoo's ``adj_close`` is the close times a factor that steps on each ex-date by ``1 - dividend / previous
+    close`` (the file's closes are split-adjusted, so splits do not move it). Where the factor steps by more than
+    the file's rounding (1e-5), the step gives the dividend: ``previous close x (1 - step)`` on the file's split
+    basis (2023-10-27). It is put on the ex-date's basis and rounded to 4 decimals as paid (the file's 6-decimal
+    prices leave an error of about 2e-7 x the close: AAPL's 2.65 of 2012 reads 2.6501), then on the lake's basis
+    (every split in the split table), as prices are.
+
+    Args:
+        d: the 2003-2023 daily bars (``ticker``, ``date``, ``close``, ``adj_close``).
+        splits: the split table.
+
+    Returns:
+        ``ticker``, ``date`` (ex-date), ``dividend`` (per share), ``source``.
+    """
+    d = d[~d["ticker"].str.startswith("^")].sort_values(["ticker", "date"], kind="stable").reset_index(drop=True)
+    factor = d["adj_close"] / d["close"]
+    step = factor.groupby(d["ticker"]).shift(1) / factor
+    previous = d["close"].groupby(d["ticker"]).shift(1)
+    event = (1 - step) > _FACTOR_NOISE
+    out = pd.DataFrame({"ticker": d.loc[event, "ticker"], "date": d.loc[event, "date"],
+                        "dividend": (previous * (1 - step))[event],
+                        "source": "Yahoo adjusted close (derived)"}).reset_index(drop=True)  # fmt: skip
+    tickers, days = out["ticker"].to_numpy(dtype=str), out["date"].to_numpy(dtype="datetime64[ns]")
+    as_paid = (out["dividend"] * basis.split_factor(tickers, days, YAHOO_2023_BASIS, splits)).round(4)
+    out["dividend"] = as_paid / basis.split_factor(tickers, days, BASIS_DATE.strftime("%Y-%m-%d"), splits)
+    return out
+
+
+def _splits(ctx: Context) -> dict[str, pd.DataFrame]:
+    cs = pd.read_csv(ctx.source(SPLIT_TABLE), parse_dates=["date"])
+    lean = pd.read_csv(ctx.source(LEAN_FACTORS), dtype={"date": str})
+    lean["date"] = pd.to_datetime(lean["date"], format="%Y%m%d")
+    daily, raw = ctx["prices_main"], ctx["pystock_prices"]
+    calendar = pd.DatetimeIndex(sorted(set(daily["time"].dt.tz_localize(None)) | set(raw["date"])))
+    wanted = wanted_tickers(ctx["members"], daily)
+    return {"splits": build_splits(cs, lean, calendar, raw[raw["ticker"].isin(wanted)])}
+
+
+def _dividends(ctx: Context) -> dict[str, pd.DataFrame]:
+    return {"dividends": build_dividends(pd.read_csv(ctx.source(OLD_DAILY), parse_dates=["date"]), ctx["splits"])}
+
+
+_PROVENANCE_SPLITS = Provenance(
+    f"{R2}corporate_actions/stock_splits_2015_2026_coffee-cpu.csv; prices/lean_factor_files.csv; the raw and "
+    f"adjusted closes of {R2}prices/pystock_us_equities_daily_2015_2017.parquet",
+    "MIT (split table); Apache-2.0 (LEAN); " + PYSTOCK,
+    "one row per (ticker, ex-date): ratio = new shares per old share. Precedence: the split table (its date is "
+    "the distribution date; the ex-date is the next trading day), LEAN factor files (a change of split "
+    "factor), then the pystock close pairs (around an event the crawl's adjusted close carries the event's "
+    "price factor; a factor within 1% of q/p with p, q <= 10 is a p-for-q split, dated by the day the raw "
+    "close moves by it; other factors are dividends or spin-offs). Only splits up to 2026-02-25. Complete for "
+    "what the lake's per-share values need (splits after each ticker's first filing in the lake), not a "
+    "full history (e.g. NVDA's 2000-2007 splits are missing).",
+)
+
+_PROVENANCE_DIVIDENDS = Provenance(
+    "prices/us_equities_daily_2003_2023.csv.gz (close and adj_close)",
+    YAHOO,
+    "cash dividends per share by ex-date, 2003-10-31 .. 2023-10-27, for the 23 of the file's 31 tickers "
+    "that paid any: on an ex-date Yahoo's adj_close / close factor steps by 1 - dividend / previous close, "
+    "so dividend = previous close x (1 - step) wherever the step exceeds the file's rounding (1e-5), moved "
+    "from the file's split basis (2023-10-27) to the ex-date's, rounded to 4 decimals as paid, then put on "
+    "the lake's basis (AAPL 2012-08-09: 2.65 as paid, 2.65/28 in the lake; NVDA's 2024 10-for-1: 0.04 -> "
+    "0.004). Checked against LEAN's factor files (AAPL, BAC, IBM) and the 10-K dividends per share "
+    "(tests). The lake's daily prices are already dividend-adjusted; pystock members have no dividends.",
+)
+
+SPLITS = Stage(
+    "splits",
+    "The split table from the community table, LEAN factor files and the pystock close pairs",
+    _splits,
+    sources=(SPLIT_TABLE, LEAN_FACTORS),
+    needs=("prices_main", "pystock_prices", "members"),
+    outputs=(dataset("splits", _PROVENANCE_SPLITS),),
+)
+
+DIVIDENDS = Stage(
+    "dividends",
+    "Cash dividends per share by ex-date from the steps of Yahoo's adjusted close",
+    _dividends,
+    sources=(OLD_DAILY,),
+    needs=("splits",),
+    outputs=(dataset("dividends", _PROVENANCE_DIVIDENDS),),
+)
+
+STAGES = (SPLITS, DIVIDENDS)

@@ -1,0 +1,217 @@
+"""Derived datasets: financial metrics (ratios), the service's own estimates and the earnings records.
+
+Nothing here is read from a source file: each is computed from the statement table (and prices) by a documented
+formula.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from fdkit.build.common import SEC_PD
+from fdkit.build.filings import acceptance_times, filing_window, iso_times
+from fdkit.build.stage import Context, Provenance, Stage, dataset
+from fdkit.catalog.schema import EARNINGS_DERIVED, EARNINGS_DIMENSION, EARNINGS_MARGINS, METRIC_FIELDS, SCHEMAS
+from fdkit.research.ratios import compute_ratios
+
+
+def build_metrics(all_statements: pd.DataFrame, daily: pd.DataFrame) -> pd.DataFrame:
+    """The statement header and the ratios of :func:`fdkit.research.ratios.compute_ratios` for every statement row.
+
+    Args:
+        all_statements: the statement table.
+        daily: the daily bars (valuation at the last close on or before the report period).
+
+    Returns:
+        The ``financial_metrics`` rows.
+    """
+    prices = daily[["ticker", "time", "close"]]
+    ratios = compute_ratios(all_statements, prices, growth=True)
+    head = all_statements[[c for c in SCHEMAS["financial_metrics"] if c in all_statements.columns
+                           and c not in METRIC_FIELDS]]  # fmt: skip
+    return pd.concat([head, ratios[[c for c in METRIC_FIELDS if c in ratios.columns]]], axis=1)
+
+
+def build_estimates(all_statements: pd.DataFrame) -> pd.DataFrame:
+    """The service's own estimates, method ``trend-3y``.
+
+    Next two fiscal years (annual) / next four quarters (quarterly), each the last value grown at the compound
+    growth rate of the last three years (quarterly: same quarter a year earlier), rate clipped to [-50%, +100%] a
+    year.
+
+    Args:
+        all_statements: the statement table.
+
+    Returns:
+        The ``analyst_estimates`` rows.
+    """
+    rows = []
+    for (ticker, period), g in all_statements[all_statements["period"].isin(["annual", "quarterly"])].groupby(
+            ["ticker", "period"], sort=True):  # fmt: skip
+        g = g.sort_values("report_period").dropna(subset=["revenue"])
+        lag = 3 if period == "annual" else 12
+        if len(g) <= lag:
+            continue
+        horizon = 2 if period == "annual" else 4
+        step = pd.DateOffset(years=1) if period == "annual" else pd.DateOffset(months=3)
+        for h in range(1, horizon + 1):
+            rec = {"ticker": ticker, "period": period, "method": "trend-3y",
+                   "fiscal_period": g["report_period"].iloc[-1] + step * h}  # fmt: skip
+            for field in ("revenue", "earnings_per_share"):
+                base_pos = len(g) - 1 - ((4 - h) % 4 if period == "quarterly" else 0)
+                last, earlier = g[field].iloc[base_pos], g[field].iloc[base_pos - lag]
+                years = 3
+                if last and earlier and last > 0 and earlier > 0:
+                    rate = float(np.clip((last / earlier) ** (1 / years) - 1, -0.5, 1.0))
+                else:
+                    rate = 0.0
+                periods_ahead = h if period == "annual" else (h + 3) // 4
+                rec[field] = float(last * (1 + rate) ** periods_ahead) if last == last else np.nan
+            rows.append(rec)
+    return pd.DataFrame(rows)
+
+
+def _change(now: pd.Series, before: pd.Series) -> pd.Series:
+    """(now - before) / |before|: the sign says the direction even when the base is negative; missing at 0."""
+    base = before.abs().where(before != 0)
+    return (now - before) / base
+
+
+def _earlier(df: pd.DataFrame, days: int, slack: int) -> pd.DataFrame:
+    """For each row, the same ticker's row whose report period ended ``days`` (+/- ``slack``) before it."""
+    left = df.reset_index()[["ticker", "report_period"]].assign(
+        _want=lambda d: d["report_period"] - pd.Timedelta(days=days)
+    )
+    right = df.reset_index().rename(columns={"report_period": "_rp"})
+    found = pd.merge_asof(left.sort_values("_want"), right.sort_values("_rp"), left_on="_want", right_on="_rp",
+                          by="ticker", direction="nearest", tolerance=pd.Timedelta(days=slack))  # fmt: skip
+    return found.set_index(["ticker", "report_period"]).reindex(df.index)
+
+
+def earnings_derived(frame: pd.DataFrame, prefix: str) -> pd.DataFrame:
+    """The 2026 record's derived figures of one payload (``quarterly`` or ``annual``), matched by date.
+
+    A quarterly change is against the quarter ending about three months before, a year-over-year one against
+    about a year before (a missing quarter gives a missing change, never one against the wrong quarter); the
+    annual payload (trailing twelve months) changes against the year before.
+    """
+    cur = frame[[c for c in frame.columns if c.startswith(prefix + "_")]].rename(columns=lambda c: c[len(prefix) + 1 :])
+    prev = _earlier(cur, 91 if prefix == "quarterly" else 365, 20)
+    year = _earlier(cur, 365, 20)
+    out = pd.DataFrame(index=cur.index)
+    for m, base in EARNINGS_MARGINS.items():
+        cur[m] = cur[base] / cur["revenue"].where(cur["revenue"] != 0)
+        prev[m] = prev[base] / prev["revenue"].where(prev["revenue"] != 0)
+        year[m] = year[base] / year["revenue"].where(year["revenue"] != 0)
+    for f in EARNINGS_DERIVED[prefix]:
+        if f in EARNINGS_MARGINS:
+            out[f] = cur[f]
+        elif f.endswith(("_chg_bps", "_chg_pct")):
+            m, ref = f.split("_chg_")[0].removesuffix("_yoy"), year if "_yoy_" in f else prev
+            out[f] = (cur[m] - ref[m]) * 10_000 if f.endswith("bps") else _change(cur[m], ref[m])
+        elif f.endswith("_yoy_chg"):
+            x = f.removesuffix("_yoy_chg")
+            out[f] = _change(cur[x], year[x])
+        elif f.endswith("_chg"):
+            x = f.removesuffix("_chg")
+            out[f] = _change(cur[x], prev[x])
+        elif f == "revenue_surprise_pct":
+            out[f] = cur["revenue"] / cur["estimated_revenue"] - 1
+        elif f == "eps_surprise_pct":
+            out[f] = _change(cur["earnings_per_share"], cur["estimated_earnings_per_share"])
+    for kind in ("revenue", "eps"):
+        pct = out[f"{kind}_surprise_pct"]
+        conditions, labels = [pct > 0, pct < 0, pct == 0], ["BEAT", "MISS", "MEET"]
+        out[f"{kind}_surprise"] = np.select(conditions, labels, default=None)  # type: ignore[call-overload]
+    return out.add_prefix(prefix + "_")
+
+
+def build_earnings(all_statements: pd.DataFrame, index: pd.DataFrame) -> pd.DataFrame:
+    """One record per quarterly report: the quarter's figures and the trailing-twelve-month figures.
+
+    With the derived figures of the 2026 record and, where the SEC submissions index has it, the acceptance time
+    (with its offset).
+
+    Args:
+        all_statements: the statement table.
+        index: the submissions index.
+
+    Returns:
+        The ``earnings`` rows.
+    """
+    q = all_statements[all_statements["period"] == "quarterly"].set_index(["ticker", "report_period"])
+    ttm = all_statements[all_statements["period"] == "ttm"].set_index(["ticker", "report_period"])
+    nan = pd.Series(np.nan, index=q.index)
+    out = pd.DataFrame({
+        **{f"quarterly_{d}": q[d] if d in q.columns else nan for d in EARNINGS_DIMENSION},
+        **{f"annual_{d}": ttm[d].reindex(q.index) if d in ttm.columns else nan for d in EARNINGS_DIMENSION},
+    }, index=q.index)  # fmt: skip
+    out["fiscal_period"] = q["fiscal_period"]
+    out["currency"] = q["currency"]
+    out["source_type"] = q["form_type"].str.replace("/A", "", regex=False)
+    out["filing_date"] = q["filing_date"]
+    out["accession_number"] = q["accession_number"]
+    out = out.join(earnings_derived(out, "quarterly")).join(earnings_derived(out, "annual"))
+    stamp = acceptance_times(out["accession_number"], index)
+    out["filing_datetime"] = iso_times(stamp)
+    out["filing_window"] = filing_window(stamp)
+    return out.reset_index()
+
+
+def _metrics(ctx: Context) -> dict[str, pd.DataFrame]:
+    return {"financial_metrics": build_metrics(ctx["statements"], ctx["prices"])}
+
+
+def _estimates(ctx: Context) -> dict[str, pd.DataFrame]:
+    return {"analyst_estimates": build_estimates(ctx["statements"])}
+
+
+def _earnings(ctx: Context) -> dict[str, pd.DataFrame]:
+    return {"earnings": build_earnings(ctx["statements"], ctx["filings_index"])}
+
+
+_PROVENANCE_METRICS = Provenance(
+    "the three statement datasets + prices",
+    SEC_PD + "; prices as below",
+    "fdkit.research.ratios.compute_ratios (the same code as df.fds.ratios); valuation at the last close on or "
+    "before the report period",
+)
+
+_PROVENANCE_ESTIMATES = Provenance(
+    "the statement datasets",
+    SEC_PD,
+    "the service's own model, method 'trend-3y' (see fdkit/build/derived.py:build_estimates)",
+)
+
+_PROVENANCE_EARNINGS = Provenance(
+    "the statement datasets",
+    SEC_PD,
+    "one record per quarterly report: the quarter and the TTM figures; estimates not filled",
+)
+
+FINANCIAL_METRICS = Stage(
+    "financial_metrics",
+    "Ratios of every statement row (fdkit.research.ratios)",
+    _metrics,
+    needs=("statements", "prices"),
+    outputs=(dataset("financial_metrics", _PROVENANCE_METRICS),),
+)
+
+ANALYST_ESTIMATES = Stage(
+    "analyst_estimates",
+    "The service's own estimates (method trend-3y)",
+    _estimates,
+    needs=("statements",),
+    outputs=(dataset("analyst_estimates", _PROVENANCE_ESTIMATES),),
+)
+
+EARNINGS = Stage(
+    "earnings",
+    "One earnings record per quarterly report, with derived figures and acceptance times",
+    _earnings,
+    needs=("statements", "filings_index"),
+    outputs=(dataset("earnings", _PROVENANCE_EARNINGS),),
+)
+
+STAGES = (FINANCIAL_METRICS, ANALYST_ESTIMATES, EARNINGS)

@@ -1,0 +1,208 @@
+"""The broad universe's fundamentals: statement rows and vintages of the S&P 500 members from the pystock reports.
+
+The SEC-derived pystock reports (2015-2017) were crawled daily: a report's first sighting is its filing day or
+the day after. Quarterly and annual statement rows come from first sightings (cash flows are year-to-date in a
+10-Q and are differenced within the fiscal year); every sighting that changed a value is a vintage. Per-share
+values are put on the split basis of the lake.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from fdkit.build.common import norm_ticker, split_factor, tuples, wanted_tickers
+from fdkit.build.concepts import MAX_FILING_LAG, fiscal_label
+from fdkit.build.stage import Context, Stage, intermediate
+
+REPORTS = "data-real-2/fundamentals_pystock/pystock_sec_reports_asof_2015_2017.csv.gz"
+
+_PYSTOCK_INCOME = {"revenues": "revenue", "op_income": "operating_income", "net_income": "net_income",
+                   "eps_basic": "earnings_per_share", "eps_diluted": "earnings_per_share_diluted",
+                   "dividend": "dividends_per_common_share"}  # fmt: skip
+_PYSTOCK_BALANCE = {"assets": "total_assets", "cur_assets": "current_assets", "cur_liab": "current_liabilities",
+                    "cash": "cash_and_equivalents", "equity": "shareholders_equity"}  # fmt: skip
+_PYSTOCK_CASH = {"cash_flow_op": "net_cash_flow_from_operations", "cash_flow_inv": "net_cash_flow_from_investing",
+                 "cash_flow_fin": "net_cash_flow_from_financing"}  # fmt: skip
+
+
+def read_reports(path: Path) -> pd.DataFrame:
+    """The pystock reports file, its dates parsed.
+
+    Args:
+        path: the ``.csv.gz`` file.
+
+    Returns:
+        One row per (report, sighting).
+    """
+    return pd.read_csv(path, parse_dates=["end_date", "first_seen_date"])
+
+
+def broad_statements(reports: pd.DataFrame, tickers: set[str], splits: pd.DataFrame, max_lag: int) -> pd.DataFrame:
+    """Annual and quarterly statement rows of ``tickers`` from the pystock reports, first sightings only.
+
+    Quarters are labelled by the filer's fiscal calendar (3-month steps from the previous fiscal year end);
+    Q4 = FY - (Q1 + Q2 + Q3) for income flows and FY - 9M year-to-date for cash flows, only when the three
+    quarters of the same fiscal year are there. Per-share values are put on the split basis.
+
+    Args:
+        reports: the pystock reports (:func:`read_reports`).
+        tickers: the tickers to keep.
+        splits: the split table.
+        max_lag: the most days between a period's end and its first sighting.
+
+    Returns:
+        Statement rows (pystock fields only; derived fields are added by the statements stage).
+    """
+    p = reports.copy()
+    p["ticker"] = norm_ticker(p["symbol"])
+    # the first crawl day saw every report already filed: its sightings are no filing dates (and a split between
+    # the filing and the crawl would put their per-share values on the wrong basis), so they are left out
+    p = p[p["first_seen_date"] > p["first_seen_date"].min()]
+    p = p[p["ticker"].isin(tickers) & ~p["amend"].astype(bool) & p["doc_type"].isin(["10-Q", "10-K"])]
+    p = p.sort_values(["ticker", "end_date", "doc_type", "first_seen_date"], kind="stable")
+    p = p.drop_duplicates(["ticker", "end_date", "doc_type"], keep="first")
+    lag = (p["first_seen_date"] - p["end_date"]).dt.days
+    p = p[lag.between(1, max_lag)]
+    k = split_factor(splits, p["ticker"], p["first_seen_date"])
+    for src_col in ("eps_basic", "eps_diluted", "dividend"):
+        p[src_col] = p[src_col] / k
+    rows: list[dict] = []
+    for ticker, g in p.groupby("ticker", sort=True):
+        rows.extend(_ticker_rows(str(ticker), g))
+    return pd.DataFrame(rows)
+
+
+def _ticker_rows(ticker: str, g: pd.DataFrame) -> list[dict]:
+    """The quarterly and annual rows of one ticker's first sightings (see :func:`broad_statements`)."""
+    rows = []
+    years = g[g["doc_type"] == "10-K"].sort_values("end_date")
+    quarters = g[g["doc_type"] == "10-Q"].sort_values("end_date")
+    fy_ends = list(years["end_date"])
+    qrows = {}
+    for r in tuples(quarters):
+        fe = _fiscal_year_end(r.end_date, fy_ends)
+        if fe is None:
+            continue
+        n = 4 - int(round((fe - r.end_date).days / (365.25 / 4)))
+        if not 1 <= n <= 3:
+            continue
+        qrows[(fe, n)] = r
+    for (fe, n), r in sorted(qrows.items(), key=lambda kv: kv[1].end_date):
+        rec = _pystock_row(ticker, r, "quarterly", f"FY{fiscal_label(fe)}-Q{n}")
+        for src_col, field in _PYSTOCK_CASH.items():  # year-to-date in a 10-Q
+            ytd = getattr(r, src_col)
+            if n == 1:
+                rec[field] = ytd
+            else:
+                prev = qrows.get((fe, n - 1))
+                rec[field] = ytd - getattr(prev, src_col) if prev is not None else np.nan
+        rows.append(rec)
+    for y in tuples(years):
+        rows.append(_pystock_row(ticker, y, "annual", f"FY{fiscal_label(y.end_date)}"))
+        qs = [qrows.get((y.end_date, n)) for n in (1, 2, 3)]
+        if any(q is None for q in qs):
+            continue
+        rec = _pystock_row(ticker, y, "quarterly", f"FY{fiscal_label(y.end_date)}-Q4")
+        for src_col, field in _PYSTOCK_INCOME.items():
+            rec[field] = getattr(y, src_col) - sum(getattr(q, src_col) for q in qs)
+        for src_col, field in _PYSTOCK_CASH.items():
+            rec[field] = getattr(y, src_col) - getattr(qs[2], src_col)
+        rows.append(rec)
+    return rows
+
+
+def pystock_vintages(reports: pd.DataFrame, tickers: set[str], splits: pd.DataFrame, max_lag: int) -> pd.DataFrame:
+    """Every sighting of a pystock report whose value of a field differs from the previous sighting.
+
+    Amended reports included. Income and cash-flow values of a 10-Q are the quarter's (cash flows: year to date,
+    so they are left out); balance sheet values are period-end instants. The first sighting of each report is its
+    first report, dated as in :func:`broad_statements`.
+
+    Args:
+        reports: the pystock reports (:func:`read_reports`).
+        tickers: the tickers to keep.
+        splits: the split table.
+        max_lag: the most days between a period's end and its first sighting.
+
+    Returns:
+        ``ticker``, ``period``, ``report_period``, ``field``, ``value``, ``filing_date``, ``accession_number``,
+        ``form_type``.
+    """
+    p = reports.copy()
+    p["ticker"] = norm_ticker(p["symbol"])
+    p = p[(p["first_seen_date"] > p["first_seen_date"].min()) & p["ticker"].isin(tickers)
+          & p["doc_type"].isin(["10-Q", "10-K"])]  # fmt: skip
+    p = p[(p["first_seen_date"] - p["end_date"]).dt.days >= 1]
+    first = p.groupby(["ticker", "end_date", "doc_type"])["first_seen_date"].transform("min")
+    p = p[(first - p["end_date"]).dt.days <= max_lag]
+    k = split_factor(splits, p["ticker"], p["first_seen_date"])
+    for src_col in ("eps_basic", "eps_diluted", "dividend"):
+        p[src_col] = p[src_col] / k
+    parts = []
+    for cols, which in ((_PYSTOCK_INCOME, "flow"), (_PYSTOCK_BALANCE, "instant")):
+        for src_col, field in cols.items():
+            period = np.where(which == "instant", "instant", np.where(p["doc_type"] == "10-K", "annual", "quarterly"))
+            parts.append(pd.DataFrame({"ticker": p["ticker"].to_numpy(), "period": period,
+                                       "report_period": p["end_date"].to_numpy(), "field": field,
+                                       "value": p[src_col].to_numpy(dtype=float),
+                                       "filing_date": p["first_seen_date"].to_numpy(), "accession_number": None,
+                                       "form_type": np.where(p["amend"].astype(bool), p["doc_type"] + "/A",
+                                                             p["doc_type"])}))  # fmt: skip
+    annual_cash = p[p["doc_type"] == "10-K"]
+    annual_form = np.where(annual_cash["amend"].astype(bool), "10-K/A", "10-K")
+    for src_col, field in _PYSTOCK_CASH.items():  # a 10-K's cash flows are the year's
+        parts.append(pd.DataFrame({"ticker": annual_cash["ticker"].to_numpy(), "period": "annual",
+                                   "report_period": annual_cash["end_date"].to_numpy(), "field": field,
+                                   "value": annual_cash[src_col].to_numpy(dtype=float),
+                                   "filing_date": annual_cash["first_seen_date"].to_numpy(),
+                                   "accession_number": None,
+                                   "form_type": annual_form}))  # fmt: skip
+    return pd.concat(parts, ignore_index=True).dropna(subset=["value"])
+
+
+def _fiscal_year_end(end: pd.Timestamp, fy_ends: list[pd.Timestamp]) -> pd.Timestamp | None:
+    """The end of the fiscal year a quarter ending on ``end`` falls in (52/53-week years: a week of slack)."""
+    for fe in fy_ends:
+        if -7 <= (fe - end).days < 375:
+            return fe
+    if fy_ends:  # after the last 10-K: the next year ends a year (give or take a week) later
+        fe = fy_ends[-1]
+        while (fe - end).days < -7:
+            fe = fe + pd.DateOffset(years=1)
+        return fe
+    return None
+
+
+def _pystock_row(ticker: str, r, period: str, fiscal_period: str) -> dict:
+    rec = {"ticker": ticker, "report_period": r.end_date, "period": period, "fiscal_period": fiscal_period,
+           "currency": "USD", "filing_date": r.first_seen_date, "accession_number": None,
+           "form_type": r.doc_type}  # fmt: skip
+    for src_col, field in {**_PYSTOCK_INCOME, **_PYSTOCK_BALANCE, **_PYSTOCK_CASH}.items():
+        v = getattr(r, src_col)
+        rec[field] = float(v) if v == v else np.nan
+    return rec
+
+
+def _pystock(ctx: Context) -> dict[str, pd.DataFrame]:
+    reports = read_reports(ctx.source(REPORTS))
+    wanted = wanted_tickers(ctx["members"], ctx["prices_main"])
+    splits = ctx["splits"]
+    return {
+        "pystock_statements": broad_statements(reports, wanted, splits, MAX_FILING_LAG),
+        "pystock_vintages": pystock_vintages(reports, wanted, splits, MAX_FILING_LAG),
+    }
+
+
+PYSTOCK_FUNDAMENTALS = Stage(
+    "pystock_fundamentals",
+    "Statement rows and vintages of the S&P 500 members from the pystock reports (2015-2017)",
+    _pystock,
+    sources=(REPORTS,),
+    needs=("members", "prices_main", "splits"),
+    outputs=(intermediate("pystock_statements"), intermediate("pystock_vintages")),
+)
+
+STAGES = (PYSTOCK_FUNDAMENTALS,)

@@ -1,0 +1,419 @@
+"""Segments: revenue by product, segment and geography, and segmented line items, from dimensional XBRL facts.
+
+Point in time, as the statements: a period's segments come from its own report (within 200 days of its end),
+dated by the filing day of the instance document they come from. Each axis is checked against the period's
+revenue; subtotals are marked (``is_subtotal``, ``parent_label``) so a sum over leaves never counts twice.
+"""
+
+from __future__ import annotations
+
+import re
+from itertools import combinations
+from pathlib import Path
+from typing import cast
+
+import numpy as np
+import pandas as pd
+
+from fdkit.build.common import SEC_PD, tuples
+from fdkit.build.concepts import CONCEPT_ORDER, CONCEPTS, MAX_FILING_LAG
+from fdkit.build.stage import Context, Provenance, Stage, dataset
+from fdkit.lake.io import conform
+
+SEGMENT_FACTS = "data-real/segments/segment_product_geography_revenue_from_xbrl.csv"
+INSTANCE_FACTS = "data-real/fundamentals/xbrl_instance_facts/*_*.csv.gz"
+
+_AXES = {"srt:ProductOrServiceAxis": "product", "us-gaap:StatementBusinessSegmentsAxis": "segment",
+         "srt:StatementGeographicalAxis": "geography", "us-gaap:StatementGeographicalAxis": "geography"}  # fmt: skip
+_REVENUE = {"us-gaap:" + c for c in CONCEPTS["revenue"]}
+
+
+#: member names whose label the filer spells in a way camel case cannot tell (as printed in the filings)
+_MEMBER_LABELS = {
+    "IPhone": "iPhone", "IPad": "iPad", "Service": "Services", "ServicesAndOther": "Services and Other",
+    "WearablesHomeandAccessories": "Wearables, Home and Accessories", "OEMAndOther": "OEM and Other",
+    "ChinaIncludingHongKong": "China (including Hong Kong)", "GreaterChina": "Greater China",
+    "RestOfAsiaPacific": "Rest of Asia Pacific", "AsiaPacific": "Asia Pacific", "AppleIphone": "iPhone",
+    "AppleIpad": "iPad", "AppleMac": "Mac", "Ipod": "iPod",
+    "IphoneRelatedProductsAndServices": "iPhone and Related Products and Services",
+    "IpadRelatedProductsAndServices": "iPad and Related Products and Services",
+    "YouTubeAdvertisingRevenue": "YouTube Ads", "LinkedInCorporation": "LinkedIn", "MedTech": "MedTech",
+    "USCanada": "US & Canada", "A.Pacific": "Asia Pacific", "MajorProductLineDcor": "Major Product Line Décor",
+    "HealthandWellness": "Health and Wellness", "MexicoandCentralAmerica": "Mexico and Central America",
+    "SamsClubUS": "Sam's Club US", "NonUs": "Non-US", "Unitedhealthcare": "UnitedHealthcare",
+    "Optumhealth": "Optum Health", "Optuminsight": "Optum Insight", "Optumrx": "Optum Rx",
+    "ReportableSegment": "Reportable Segment",
+    "ReportableSegmentAggregationBeforeOtherOperatingSegment": "Reportable Segments before Other",
+}  # fmt: skip
+#: ISO 3166 country members (``country:US``)
+_COUNTRIES = {
+    "US": "United States", "CN": "China", "SG": "Singapore", "TW": "Taiwan", "JP": "Japan", "GB": "United Kingdom",
+    "IE": "Ireland", "DE": "Germany", "FR": "France", "IN": "India", "KR": "South Korea", "HK": "Hong Kong",
+    "CA": "Canada", "MX": "Mexico", "BR": "Brazil", "NL": "Netherlands", "CH": "Switzerland", "AU": "Australia",
+    "IL": "Israel", "IT": "Italy", "ES": "Spain", "SE": "Sweden", "BE": "Belgium", "LU": "Luxembourg",
+}  # fmt: skip
+_CONNECTORS = {"And": "and", "Of": "of", "Including": "including", "The": "the", "For": "for", "To": "to"}
+
+
+def _member_label(member: str) -> str:
+    """The human label of an XBRL member.
+
+    ``aapl:IPhoneMember`` -> ``iPhone``, ``srt:AmericasMember`` and ``aapl:AmericasSegmentMember`` ->
+    ``Americas``, ``country:US`` -> ``United States``, ``nvda:ProfessionalVisualizationMember`` -> ``Professional
+    Visualization``.
+    """
+    local = member.split(":", 1)[-1]
+    local = local[: -len("Member")] if local.endswith("Member") else local
+    if local in _MEMBER_LABELS:
+        return _MEMBER_LABELS[local]
+    if local.endswith("Segment") and len(local) > len("Segment"):
+        local = local[: -len("Segment")]
+    if local in _MEMBER_LABELS:
+        return _MEMBER_LABELS[local]
+    if local in _COUNTRIES:
+        return _COUNTRIES[local]
+    words = re.findall(r"[A-Z]+(?=[A-Z][a-z]|\d|$)|[A-Z]?[a-z]+|\d+|[A-Z]+", local)
+    return " ".join(_CONNECTORS.get(w, w) if i else w for i, w in enumerate(words)) or local
+
+
+def _leaves(rev: pd.DataFrame, revenue_of: dict) -> pd.DataFrame:
+    """One complete breakdown per segment axis, its subtotals marked, so a sum over leaves never counts twice.
+
+    Filers report subtotals (Apple's Products = iPhone + Mac + iPad + Wearables; NVIDIA's Data Center = Compute +
+    Networking), two breakdowns on one axis (Amazon's product/service split beside its seven sales lines; Apple's
+    early product lines beside its geographic segments) and memo lines (NVIDIA's Singapore billing, Meta's US
+    beside US & Canada). Subtotals (members equal to the sum of two or more smaller members) are kept and marked
+    ``is_subtotal``, each member below one naming it in ``parent_member``; where an axis's leaves add up to more
+    than the period's revenue (+1%), members are left out by the first of these that brings the leaves to the
+    revenue (within 1%): (1) one or two memo members; (2) a coarse breakdown of two or three members that alone
+    add up to the revenue, beside a finer one. If none does, the axis is ambiguous and left out of that report.
+    An axis that adds up to no more than the revenue has no subtotals. Where several revenue concepts report the
+    same members, the first concept of the mapping is kept.
+    """
+    rev = rev.assign(_axis=rev["members"].map(lambda m: m[0][0] if len(m) == 1 else None),
+                     _rank=rev["concept"].map(lambda c: CONCEPT_ORDER.get(c.split(":", 1)[1], 99)),
+                     is_subtotal=False, parent_member=None)  # fmt: skip
+    rev = rev.sort_values("_rank", kind="stable").drop_duplicates(["ticker", "start", "end", "members"])
+    drop: list = []
+    for key, g in rev[rev["_axis"].notna()].groupby(["ticker", "start", "end", "_axis"]):
+        ticker, start, end, _ = cast("tuple[str, pd.Timestamp, pd.Timestamp, str]", key)
+        total = revenue_of.get((ticker, end, "annual" if (end - start).days > 300 else "quarterly"))
+        amounts = g["value"].to_numpy(dtype=float)
+        keep, parents, subtotal = _one_breakdown(amounts, total)
+        drop.extend(g.index[~keep])
+        member = g["members"].map(lambda m: m[0][1]).to_numpy()
+        rev.loc[g.index, "is_subtotal"] = subtotal
+        rev.loc[g.index, "parent_member"] = [member[p] if p >= 0 else None for p in parents]
+    return rev.drop(index=drop).drop(columns=["_axis", "_rank"])
+
+
+def _one_breakdown(amounts: np.ndarray, total: float | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Which members of one axis to keep, each member's parent and which members are subtotals.
+
+    A parent is the index of the member, -1 for none (see :func:`_leaves`).
+    """
+    n = len(amounts)
+    keep, none, no = np.ones(n, dtype=bool), np.full(n, -1), np.zeros(n, dtype=bool)
+    if total is not None and total > 0 and amounts.sum() <= 1.01 * total:
+        return keep, none, no
+    parents, subtotal = _parents(amounts)
+    if total is None or not total > 0:
+        return keep, parents, subtotal
+
+    def close(x: float) -> bool:
+        return abs(x - total) <= 0.01 * total
+
+    leaf = np.flatnonzero(~subtotal)
+    if close(amounts[leaf].sum()):
+        return keep, parents, subtotal
+    left_out = None
+    for size in (1, 2):
+        left_out = left_out or next((c for c in combinations(leaf, size)
+                                     if close(amounts[leaf].sum() - amounts[list(c)].sum())), None)  # fmt: skip
+    for size in (2, 3):
+        left_out = left_out or next((c for c in combinations(leaf, size) if close(amounts[list(c)].sum())
+                                     and close(amounts[leaf].sum() - amounts[list(c)].sum())), None)  # fmt: skip
+    if left_out is None:
+        return no.copy(), none, no
+    keep[list(left_out)] = False
+    for i in np.flatnonzero(subtotal):  # a subtotal of a member left out goes with it
+        if not keep[_descendants(parents, int(i))].all():
+            keep[i] = False
+    return keep, np.where(keep[np.maximum(parents, 0)] | (parents < 0), parents, -1), subtotal
+
+
+def _parents(amounts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each member's parent (index, -1 for none) and which members are subtotals (up to 16 members).
+
+    A subtotal is a member equal (within 0.1%) to the sum of two or more smaller members. Subtotals form a tree
+    where their members nest (Product = iPhone + Mac + iPad + Wearables; Total = Product + Services): each member
+    names the smallest subtotal holding it. A subtotal cutting across another (Tesla's Sales and Services beside
+    its Automotive Revenues: automotive sales in both, leasing in one) is still a subtotal, named by no member.
+    """
+    n = len(amounts)
+    parents, subtotal = np.full(n, -1), np.zeros(n, dtype=bool)
+    if n > 16:
+        return parents, subtotal
+    covers: dict[int, frozenset[int]] = {}  # accepted subtotals -> the leaves below them
+    for i in np.argsort(amounts, kind="stable"):
+        target = amounts[i]
+        smaller = [j for j in range(n) if amounts[j] < target]
+        if not target > 0 or len(smaller) < 2 or amounts[smaller].sum() < 0.999 * target:
+            continue
+        for size in range(2, len(smaller) + 1):
+            hit = next((c for c in combinations(smaller, size)
+                        if abs(amounts[list(c)].sum() - target) <= 0.001 * target), None)  # fmt: skip
+            if hit:
+                break
+        if not hit:
+            continue
+        subtotal[i] = True
+        leaves = frozenset().union(*(covers.get(c, frozenset({c})) for c in hit))
+        if all(c <= leaves or not (c & leaves) for c in covers.values()):
+            covers[int(i)] = leaves
+            for c in hit:
+                parents[c] = i
+    return parents, subtotal
+
+
+def _descendants(parents: np.ndarray, i: int) -> list[int]:
+    """The members below member ``i``."""
+    below = [int(j) for j in np.flatnonzero(parents == i)]
+    for j in list(below):
+        below.extend(_descendants(parents, int(j)))
+    return below
+
+
+def build_segments(
+    seg: pd.DataFrame, filed_of: dict[str, str], statements: pd.DataFrame
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Exploded segment revenue items and segmented financial line items from dimensional XBRL facts.
+
+    Args:
+        seg: the dimensional facts (text columns ``ticker``, ``concept``, ``dimensions``, ``period_start``, ...).
+        filed_of: instance document (``filing``) -> its filing day.
+        statements: the statement table (each period's revenue, to check breakdowns against).
+
+    Returns:
+        The segment items (one row per item x member) and the segmented financial line items.
+    """
+    seg = seg.copy()
+    seg["filing_date"] = seg["filing"].map(filed_of)
+    seg = seg.dropna(subset=["filing_date", "period_start", "period_end", "value"])
+    seg["value"] = seg["value"].astype(float)
+    rows = []
+    for r in tuples(seg):
+        dims = [d.split("=", 1) for d in re.split(r"[|;]", str(r.dimensions)) if "=" in d]
+        members = [(a, m) for a, m in dims if a in _AXES]
+        if not members or len(members) != len(dims):
+            continue  # consolidation items, eliminations and other axes are not segment members
+        rows.append({"ticker": r.ticker, "concept": r.concept, "start": r.period_start, "end": r.period_end,
+                     "value": r.value, "filing_date": r.filing_date, "filing": r.filing,
+                     "members": tuple(sorted((_AXES[a], m) for a, m in members))})  # fmt: skip
+    df = pd.DataFrame(rows)
+    df["start"], df["end"] = pd.to_datetime(df["start"]), pd.to_datetime(df["end"])
+    df["days"] = (df["end"] - df["start"]).dt.days + 1
+    quarterly = np.where(df["days"] < 100, "quarterly", None)  # type: ignore[call-overload]  # None: no period
+    df["period"] = np.where(df["days"] > 300, "annual", quarterly)
+    df = df.dropna(subset=["period"])
+    df = df.sort_values(["ticker", "concept", "start", "end", "members", "filing_date"], kind="stable")
+    df = df.drop_duplicates(["ticker", "concept", "start", "end", "members"], keep="first")
+    # point in time, as the statements: a period's segments come from its own report, not a later comparative
+    lag = (pd.to_datetime(df["filing_date"]) - df["end"]).dt.days
+    df = df[lag.between(1, MAX_FILING_LAG)]
+    revenue_of = {(r.ticker, r.report_period, r.period): r.revenue
+                  for r in tuples(statements.dropna(subset=["revenue"]))}  # fmt: skip
+    rev = _leaves(df[df["concept"].isin(_REVENUE) & (df["members"].map(len) >= 1)].copy(), revenue_of)
+    items = []
+    for (ticker, end, period), g in rev.groupby(["ticker", "end", "period"], sort=True):
+        g = g.sort_values(["members", "concept"], kind="stable").reset_index(drop=True)
+        filing_date = g["filing_date"].min()
+        for i, r in enumerate(tuples(g)):
+            for j, (stype, member) in enumerate(r.members):
+                items.append({"ticker": ticker, "report_period": end, "period": period, "currency": "USD",
+                              "filing_date": filing_date, "item": i, "member": j,
+                              "name": r.concept.split(":", 1)[1], "amount": r.value, "start_period": r.start,
+                              "end_period": r.end, "segment_label": _member_label(member), "segment_type": stype,
+                              "xbrl_member": member, "is_subtotal": bool(r.is_subtotal),
+                              "parent_label": _member_label(r.parent_member) if r.parent_member else None})  # fmt: skip
+    items_df = pd.DataFrame(items)
+    line_items = {"us-gaap:OperatingIncomeLoss": "operating_income", "us-gaap:GrossProfit": "gross_profit",
+                  **{c: "revenue" for c in _REVENUE}}  # fmt: skip
+    fin = df[df["concept"].isin(line_items) & (df["members"].map(len) == 1)].copy()
+    fin = fin[fin["members"].map(lambda m: m[0][0] in ("product", "segment"))]
+    fin_rows = pd.DataFrame({
+        "ticker": fin["ticker"], "report_period": fin["end"], "period": fin["period"], "currency": "USD",
+        "filing_date": fin["filing_date"], "statement": "income_statement",
+        "line_item": fin["concept"].map(line_items), "category": fin["members"].map(lambda m: m[0][0]),
+        "label": fin["members"].map(lambda m: _member_label(m[0][1])), "value": fin["value"],
+        "xbrl_member": fin["members"].map(lambda m: m[0][1]),
+    }).drop_duplicates(["ticker", "report_period", "period", "line_item", "category", "label"])  # fmt: skip
+    fin_rows = _with_hierarchy(fin_rows, ["ticker", "report_period", "period", "line_item", "category"], revenue_of)
+    return items_df, fin_rows.sort_values(["ticker", "report_period", "line_item", "category", "label"])
+
+
+def _with_hierarchy(rows: pd.DataFrame, group: list[str], revenue_of: dict) -> pd.DataFrame:
+    """Mark each group's subtotals (``is_subtotal``) and name each member's parent (``parent_label``).
+
+    Revenue members are checked against the period's revenue as segment items are (:func:`_one_breakdown`);
+    where no hierarchy reproduces the revenue (two breakdowns on one axis), nothing is marked and nothing left out.
+    Other line items have no total to check against: subtotals are the members equal to a sum of smaller ones.
+    """
+    rows = rows.assign(is_subtotal=False, parent_label=None)
+    for key, g in rows.groupby(group, sort=False, observed=True):
+        amounts = g["value"].to_numpy(dtype=float)
+        fields = dict(zip(group, key, strict=True))
+        if fields["line_item"] == "revenue":
+            total = revenue_of.get((fields["ticker"], fields["report_period"], fields["period"]))
+            keep, parents, subtotal = _one_breakdown(amounts, total)
+            if not keep.all():
+                continue
+        else:
+            parents, subtotal = _parents(amounts)
+        labels = g["label"].to_numpy()
+        rows.loc[g.index, "is_subtotal"] = subtotal
+        rows.loc[g.index, "parent_label"] = [labels[p] if p >= 0 else None for p in parents]
+    return rows
+
+
+def with_fiscal_labels(rows: pd.DataFrame, statements: pd.DataFrame) -> pd.DataFrame:
+    """Label segment rows with the fiscal period of the statement of the same (ticker, report_period, period)."""
+    labels = statements[["ticker", "report_period", "period", "fiscal_period"]].drop_duplicates(
+        ["ticker", "report_period", "period"]
+    )
+    labels = labels.assign(
+        ticker=labels["ticker"].astype(str),
+        period=labels["period"].astype(str),
+        report_period=pd.to_datetime(labels["report_period"]).dt.strftime("%Y-%m-%d"),
+    )
+    keys = (
+        rows[["ticker", "report_period", "period"]]
+        .astype(str)
+        .assign(report_period=pd.to_datetime(rows["report_period"]).dt.strftime("%Y-%m-%d"))
+    )
+    merged = keys.merge(labels, on=["ticker", "report_period", "period"], how="left", validate="many_to_one")
+    out = rows.copy()
+    out["fiscal_period"] = merged["fiscal_period"].to_numpy()
+    return out
+
+
+def instance_filing_days(paths: list[Path], index: pd.DataFrame, facts: pd.DataFrame) -> dict[str, str]:
+    """The filing day of each bundled instance document (the ``filing`` its segment facts name).
+
+    Its file name's ``filed`` date, else the submissions index's filing of that form and period end, else the
+    day companyfacts first reported a fact of that form and period end.
+
+    Args:
+        paths: the instance documents, sorted.
+        index: the submissions index.
+        facts: the first-reported facts.
+
+    Returns:
+        File stem -> ``YYYY-MM-DD``, for the documents whose day is known.
+    """
+    filed_of = {}
+    for p in paths:
+        stem = p.name[: -len(".csv.gz")]
+        m = re.search(r"filed(\d{4}-\d{2}-\d{2})", stem)
+        if m:
+            filed_of[stem] = m.group(1)
+            continue
+        t, form = stem.split("_")[:2]
+        end = stem.rsplit("_", 1)[1]
+        hit = index[(index["ticker"] == t) & (index["form"] == form) & (index["reportDate"] == end)] \
+            if len(index) else pd.DataFrame()  # fmt: skip
+        if len(hit):
+            filed_of[stem] = hit["filingDate"].iloc[0]
+        else:  # companyfacts knows when the 10-K/10-Q for that period end was first filed
+            f = facts[(facts["ticker"] == t) & (facts["end"] == pd.Timestamp(end)) & (facts["form"] == form)]
+            if len(f):
+                filed_of[stem] = f["filed"].min().strftime("%Y-%m-%d")
+    return filed_of
+
+
+def typed_segment_items(df: pd.DataFrame) -> pd.DataFrame:
+    """The lake dtypes of ``segmented_revenues`` (exploded items: not a record schema, ``segment_rows`` + header).
+
+    Args:
+        df: the segment items.
+
+    Returns:
+        The typed frame.
+    """
+    base = conform(df, "segment_items")
+    base["fiscal_period"] = df["fiscal_period"].astype("string").astype("category")
+    base["currency"] = df["currency"].astype("category")
+    base["accession_number"] = pd.Series(pd.NA, index=df.index, dtype="string")
+    base["filing_date"] = pd.to_datetime(df["filing_date"])
+    base["item"] = df["item"].astype("Int64")
+    base["member"] = df["member"].astype("Int64")
+    return base
+
+
+def typed_segmented_financials(df: pd.DataFrame) -> pd.DataFrame:
+    """The lake dtypes of ``segmented_financials`` (its record schema plus the statement each row comes from).
+
+    Args:
+        df: the segmented line items.
+
+    Returns:
+        The typed frame.
+    """
+    base = conform(df, "segmented_financials")
+    base["statement"] = df["statement"].astype("category")
+    return base
+
+
+def _segments(ctx: Context) -> dict[str, pd.DataFrame]:
+    statements = ctx["statements"]
+    filed_of = instance_filing_days(ctx.glob(INSTANCE_FACTS), ctx["filings_index"], ctx["facts"])
+    seg = pd.read_csv(ctx.source(SEGMENT_FACTS), dtype=str)
+    items, fin = build_segments(seg, filed_of, statements)
+    return {
+        "segmented_revenues": with_fiscal_labels(items, statements),
+        "segmented_financials": with_fiscal_labels(fin, statements),
+    }
+
+
+_PROVENANCE_REVENUES = Provenance(
+    "segments/segment_product_geography_revenue_from_xbrl.csv (dimensional XBRL facts of the bundled "
+    "10-K/10-Q instance documents)",
+    SEC_PD,
+    "revenue facts whose only dimensions are ProductOrService, BusinessSegments or Geographical axes (members "
+    "separated by '|' or ';'); one row per item x member; labels are human (the member's words, a table of "
+    "spellings camel case cannot tell - iPhone, 'Wearables, Home and Accessories' - and ISO country names), "
+    "the raw member in xbrl_member; "
+    "first filing kept, and only a period's own report (within 200 days of its end). Where an axis adds up "
+    "to more than the period's revenue (+1%), subtotals (a member equal to the sum of two or more smaller "
+    "ones: Apple's Product, NVIDIA's Data Center, Tesla's Automotive Revenues) are kept with is_subtotal "
+    "true, each member below one naming it in parent_label (the smallest holding it; a subtotal cutting "
+    "across another, Tesla's Sales and Services, is named by none); if the leaves still exceed the revenue, "
+    "the first of these that brings them to it (1%) is left out: one or two memo members (NVIDIA's Singapore "
+    "billing), a coarse breakdown of two or three members beside a finer one (Amazon's product/service "
+    "split); if none does, the axis is ambiguous and left out of that report (Apple's FY2010 product lines "
+    "mixed with its geographic segments). Without a revenue figure, subtotals are marked the same way. "
+    "fiscal_period from the statement of the same (ticker, report_period, period), missing where the lake "
+    "has no such statement",
+)
+
+_PROVENANCE_FINANCIALS = Provenance(
+    "as segmented_revenues",
+    SEC_PD,
+    "revenue, gross profit, operating income by one product or segment member; fiscal_period as for "
+    "segmented_revenues; subtotals marked as there (revenue: only where the hierarchy reproduces the "
+    "period's revenue, nothing marked or left out otherwise)",
+)
+
+SEGMENTS = Stage(
+    "segments",
+    "Segment revenue items and segmented line items from the dimensional XBRL facts",
+    _segments,
+    sources=(SEGMENT_FACTS, INSTANCE_FACTS),
+    needs=("filings_index", "facts", "statements"),
+    outputs=(
+        dataset("segmented_revenues", _PROVENANCE_REVENUES, schema=None, typed=typed_segment_items),
+        dataset("segmented_financials", _PROVENANCE_FINANCIALS, schema=None, typed=typed_segmented_financials),
+    ),
+)
+
+STAGES = (SEGMENTS,)

@@ -1,0 +1,254 @@
+"""Write ``SOURCES.md`` and ``CONCEPTS.md`` for a freshly built reference lake.
+
+``SOURCES.md`` is made from the stages' own metadata (each lake dataset's :class:`~fdkit.build.stage.Provenance`,
+the stages in run order) and the figures of the lake just written: rows, keys, date range and size per dataset,
+the price re-basing factors, the point-in-time coverage and the invariants of ``fdkit lake validate``.
+``CONCEPTS.md`` is the us-gaap concept map of :mod:`fdkit.build.concepts`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import pandas as pd
+
+from fdkit.build.common import tuples
+from fdkit.build.concepts import CONCEPTS, INSTANT_FIELDS
+from fdkit.build.stage import Provenance, Stage, StageError
+from fdkit.lake.validate import validate
+
+LEFT_OUT = """\
+## Left out (and why)
+* Tweets (stocknet): tweets are not news.
+* Hourly bars (LEAN AAPL 1998-2021, BTC/ETH 2018-2022): the service's intervals aggregate minute bars; hourly bars
+  served as `minute` would mislead. Size would also exceed the 25 MB target.
+* FinanceToolkit / Yahoo statement exports: SEC XBRL covers the same facts with filing dates.
+* The MSFT FY2015 instance documents have no known filing date (MSFT's 2015-2017 statements come from pystock);
+  the AMZN FY2022 and NFLX FY2023/2024-Q3 instance files likewise, so their periods carry the later filing's
+  date (conservative for backtests). UNP is outside the universe.
+* XBRL periods first reported as comparatives more than 200 days after their end (e.g. AAPL FY2007-FY2008,
+  first seen in the FY2009 10-K): their own reports predate XBRL, so no row could carry its true filing date.
+* SEC Financial Statement Data Sets 2009q3-2010q2 (data-real-2): not used yet; with prices for only ~30 tickers
+  in 2010 they would add little point-in-time coverage (see the table below). A candidate for the next build.
+* pystock EPS of issuers with several share classes can be another class's (Visa reads $5.32 for a quarter of
+  about $0.80 per class A share); pystock has no share counts to check it against.
+* Prices: MS and NEE 2015-2017 (the source mixes in another security's bars); dividends after the basis date
+  of each source are not in the S&P 500 members' prices (split-adjusted only).
+* KPIs (`/kpi/*`): no source in data-real; the endpoints answer with empty lists.
+* BoE/BoJ/BoC/RBA rate levels: only decision dates exist in data-real.
+
+## Null where the record truly lacks the value
+
+The 2026 document marks these fields as never null; the service answers null where the sources do not hold the
+value (never a made-up one). `tests/test_reference_fuzz.py` lists the same places as the document's errors.
+* Statement line items a company does not report (a bank's inventory, most companies' deposit liabilities), and
+  ratios whose inputs are missing.
+* `accession_number` / `filing_url` of statements, segments and earnings from pystock filings and some XBRL
+  instance documents (the sources name no accession); the filing URL is then the EDGAR list of the company's
+  filings of that form.
+* Company facts the sources lack for a company: SIC sector, website, listing date, number of employees, exchange.
+* `filings.report_date` of forms without a period of report (EDGAR leaves it empty: 8-K/A, 144, SC 13G ...).
+* `price_snapshot.market_cap` where the share count is not in the sources; `news.author` and `news.sentiment`
+  (no sentiment is computed).
+* `institutional_holdings.form_type`: the parsed information tables do not say 13F-HR or 13F-HR/A.
+* As-reported reports of periods the statement datasets do not hold have no `fiscal_period`.
+* Earnings fields the 2026 document returns "only when calculable" (changes, margins, surprises, estimates) are
+  left out of the record, not null, where the lake cannot derive them; `signals` is left out (no estimates or
+  guidance in the sources, so none fires). `filing_datetime`/`filing_window` are null where the SEC submissions
+  index of the four bundled companies has no acceptance time (85 of 3,120 releases have one).
+"""
+
+
+def _date_range(df: pd.DataFrame) -> str:
+    """The span of a dataset's first date column (``lo .. hi (column)``), empty without one.
+
+    Example:
+        >>> _date_range(pd.DataFrame({"date": pd.to_datetime(["2024-01-02", "2023-05-01"])}))
+        '2023-05-01 .. 2024-01-02 (date)'
+    """
+    for col in ("report_period", "time", "date", "filing_date", "fiscal_period"):
+        if col in df.columns and len(df) and pd.api.types.is_datetime64_any_dtype(df[col]):
+            s = df[col].dropna()
+            if len(s):
+                lo, hi = s.min(), s.max()
+                return f"{lo:%Y-%m-%d} .. {hi:%Y-%m-%d} ({col})"
+    return ""
+
+
+def provenance_of(stages: Sequence[Stage]) -> dict[str, Provenance]:
+    """The provenance of every lake dataset the stages write.
+
+    Args:
+        stages: the stages.
+
+    Returns:
+        Dataset name -> provenance.
+
+    Raises:
+        StageError: a lake dataset without provenance.
+    """
+    out = {}
+    for stage in stages:
+        for o in stage.lake_outputs:
+            if o.provenance is None:
+                raise StageError(f"stage {stage.name!r}: lake dataset {o.name!r} has no provenance for SOURCES.md")
+            out[o.name] = o.provenance
+    return out
+
+
+def _source_folders(stages: Sequence[Stage]) -> str:
+    folders = sorted({rel.split("/", 1)[0] for s in stages for rel in s.sources})
+    names = [f"`../shared/{f}`" for f in folders]
+    return ", ".join(names[:-1]) + (" and " if len(names) > 1 else "") + names[-1] if names else "no source folder"
+
+
+def write_sources_md(
+    out: Path, written: Mapping[str, pd.DataFrame], stages: Sequence[Stage], price_factors: pd.DataFrame | None = None
+) -> None:
+    """Write ``SOURCES.md`` and ``CONCEPTS.md`` into a lake.
+
+    Args:
+        out: the lake.
+        written: dataset name -> its rows as read back from the lake.
+        stages: the stages that built it, in run order.
+        price_factors: the price re-basing factors (``ticker``, ``price_factor``, ``split_factor``,
+            ``overlap_days``).
+    """
+    lines = [
+        "# data/ - the reference lake",
+        "",
+        f"Built by `python -m fdkit.build` (or `python scripts/build_reference_data.py`) from "
+        f"{_source_folders(stages)}",
+        "(real public data; see their SOURCES.md for repository commits). One Parquet dataset per resource under",
+        "`data/<name>/`; columns and dtypes are the record schemas of `fdkit/catalog/schema.py`. Rebuilding gives the",
+        "same rows (tested), and every invariant of `fdkit lake validate` holds (tested; table below).",
+        "",
+        "| dataset | rows | tickers/keys | date range | size |",
+        "|---|---:|---:|---|---:|",
+    ]
+    for name, df in sorted(written.items()):
+        key = "ticker" if "ticker" in df.columns else ("bank" if "bank" in df.columns else "series")
+        n_keys = df[key].nunique() if key in df.columns else ""
+        size = sum(p.stat().st_size for p in (out / name).rglob("*.parquet"))
+        lines.append(f"| `{name}` | {len(df):,} | {n_keys} | {_date_range(df)} | {size / 1024:.0f} KiB |")
+    lines += ["", "## Provenance, licence and method", ""]
+    provenance = provenance_of(stages)
+    for name in sorted(provenance):
+        p = provenance[name]
+        lines += [f"### `{name}`", f"* sources: {p.sources}", f"* licence: {p.licence}", f"* method: {p.method}"]
+        lines += [f"* caveats: {p.caveats}"] if p.caveats else []
+        lines.append("")
+    lines += _stages(stages)
+    if price_factors is not None and len(price_factors):
+        lines += ["## Price re-basing factors (2003-2021 bars onto the 2026 basis)", "",
+                  "| ticker | price factor | split factor | overlap days |", "|---|---:|---:|---:|"]  # fmt: skip
+        for r in tuples(price_factors):
+            lines.append(f"| {r.ticker} | {r.price_factor:.6f} | {r.split_factor:g} | {r.overlap_days} |")
+        lines.append("")
+    lines += _coverage(written)
+    lines += _invariants(out)
+    lines.append(LEFT_OUT)
+    (out / "SOURCES.md").write_text("\n".join(lines))
+    _write_concepts(out)
+
+
+def _stages(stages: Sequence[Stage]) -> list[str]:
+    """The build's stages in run order: what each makes, from which files and earlier outputs."""
+    lines = ["## Build stages (in run order)", "",
+             "Each stage is a module of `fdkit/build/`; intermediates (in italics) are handed to later stages, "
+             "never written.", "", "| stage | makes | outputs | needs | source files |",
+             "|---|---|---|---|---:|"]  # fmt: skip
+    lake = {o.name for s in stages for o in s.lake_outputs}
+
+    def shown(name: str) -> str:
+        return f"`{name}`" if name in lake else f"*{name}*"
+
+    for s in stages:
+        outputs = ", ".join(shown(o.name) for o in s.outputs)
+        needs = ", ".join(shown(n) for n in s.needs) or "-"
+        lines.append(f"| `{s.name}` | {s.title} | {outputs} | {needs} | {len(s.sources)} |")
+    return [*lines, ""]
+
+
+#: days on which the point-in-time coverage is counted
+COVERAGE_DAYS = ("2010-03-31", "2015-06-30", "2016-06-30", "2022-06-30")
+
+
+def _coverage(written: Mapping[str, pd.DataFrame]) -> list[str]:
+    """The cross-section a point-in-time backtest has on a few days.
+
+    Tickers with a quarterly income statement for a period ending in the 6 months before the day, filed on or
+    before it, and a price bar that day.
+    """
+    inc, px = written["income_statements"], written["prices"]
+    day_of = px["time"].dt.tz_convert(None)
+    lines = ["## Point-in-time coverage", "",
+             "Tickers with a quarterly income statement (revenue reported) for a period ending at most six months "
+             "before the day, filed on or before it, and a price bar on the day.", "",
+             "| day | statements known | price bars | both | what limits it |", "|---|---:|---:|---:|---|"]  # fmt: skip
+    why = {
+        "2010-03-31": "prices: only the universe's ~30 tickers before 2015; XBRL statements only for AAPL, NVDA",
+        "2015-06-30": "pystock sightings start 2015-03-23 (earlier filings have no filing date)",
+        "2016-06-30": "the pystock window (S&P 500 members, 2015-2017)",
+        "2022-06-30": "statements after 2017: companyfacts (AAPL, NVDA, GOOGL, TSLA) and FY2024+ instance files",
+    }
+    for d in COVERAGE_DAYS:
+        day = pd.Timestamp(d)
+        q = inc[(inc["period"] == "quarterly") & inc["revenue"].notna() & (inc["filing_date"] <= day)
+                & (inc["report_period"] >= day - pd.DateOffset(months=6))]  # fmt: skip
+        known = set(q["ticker"].astype(str))
+        bars = set(px.loc[day_of == day, "ticker"].astype(str))
+        lines.append(f"| {d} | {len(known)} | {len(bars)} | {len(known & bars)} | {why[d]} |")
+    return [*lines, ""]
+
+
+def _invariants(out: Path) -> list[str]:
+    """The validation report of the lake just written (``fdkit lake validate``)."""
+    lines = ["## Invariants (`fdkit lake validate`)", "", "| invariant | violations | rule |", "|---|---:|---|"]
+    for r in validate(out):
+        rule = r.description.replace("|", "\\|")
+        lines.append(f"| `{r.name}` | {r.violations if r.violations is not None else '-'} | {rule} |")
+    return [*lines, ""]
+
+
+def _write_concepts(out: Path) -> None:
+    lines = [
+        "# us-gaap concept -> statement field",
+        "",
+        "The first concept with a fact for the period wins. Helper rows (lower case, not schema fields) feed the",
+        "derived fields below.",
+        "",
+        "| field | kind | us-gaap concepts (in priority order) |",
+        "|---|---|---|",
+    ]
+    for field, concepts in CONCEPTS.items():
+        kind = "instant" if field in INSTANT_FIELDS else "duration"
+        lines.append(f"| `{field}` | {kind} | {', '.join(concepts)} |")
+    lines += [
+        "",
+        "## Derived fields",
+        "",
+        "* `gross_profit` = GrossProfit, else revenue - cost_of_revenue",
+        "* `operating_expense` = OperatingExpenses/CostsAndExpenses, else R&D + SG&A",
+        "* `ebit` = pretax income + interest expense, else operating income",
+        "* `trade_and_non_trade_receivables` = accounts receivable + non-trade receivables",
+        "* `goodwill_and_intangible_assets` = goodwill + intangibles; `investments` = current + non-current",
+        "* `current_debt` = DebtCurrent, else long-term debt current + commercial paper; `total_debt` = current + "
+        "non-current debt",
+        "* `capital_expenditure` = -payments for PP&E; `free_cash_flow` = operating cash flow - payments for PP&E, "
+        "missing when either is missing (never operating cash flow alone)",
+        "* `shareholders_equity` includes minority interest; `total_liabilities` = Liabilities, or liabilities and "
+        "equity - equity where the reported liabilities and equity do not add up to the reported total (mezzanine "
+        "equity such as redeemable noncontrolling interests counts with the liabilities)",
+        "* share counts tagged in thousands (NVDA's early filings: EPS x shares x 1,000 = net income) are scaled "
+        "by 1,000",
+        "* per-share values and share counts are on the split basis of 2026-02-25 (see SOURCES.md, `splits`)",
+        "* `dividends_and_other_cash_distributions` = -dividends paid; `issuance_or_purchase_of_equity_shares` = "
+        "stock issued - repurchased; `issuance_or_repayment_of_debt_securities` = issued - repaid + commercial "
+        "paper (net)",
+        "* quarterly share counts: the 3-month weighted average; a quarter not reported directly has none",
+        "* derived fiscal Q4 flows = FY - (Q1 + Q2 + Q3), EPS too (the usual approximation)",
+        "",
+    ]
+    (out / "CONCEPTS.md").write_text("\n".join(lines))

@@ -1,0 +1,247 @@
+"""The statement table: XBRL rows and the broad universe's pystock rows joined, finished and cut into datasets.
+
+Finishing adds TTM rows (sum of four consecutive quarters), the CIK, a filing URL and the SEC acceptance time on
+every row and removes quarter holes. The table (intermediate ``statements``) feeds metrics, earnings, estimates,
+segments, company facts and filing items; ``income_statements``, ``balance_sheets`` and ``cash_flow_statements``
+are its columns of each record schema.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from fdkit.build.common import PYSTOCK, R2, SEC_PD, company_ciks
+from fdkit.build.concepts import FLOW_FIELDS, SEC
+from fdkit.build.filings import acceptance_times, iso_times
+from fdkit.build.stage import Context, Provenance, Stage, dataset, intermediate
+from fdkit.catalog.schema import SCHEMAS, STATEMENT_FIELDS
+
+
+def finish_statements(rows: pd.DataFrame, ciks: dict[str, str], index: pd.DataFrame) -> pd.DataFrame:
+    """The statement table every dataset is cut from: rows with TTM rows, CIK, filing URL and acceptance time.
+
+    Args:
+        rows: annual and quarterly statement rows (fields derived).
+        ciks: ticker -> CIK.
+        index: the submissions index (acceptance times).
+
+    Returns:
+        The rows and their TTM rows, sorted by ticker, period and report period.
+    """
+    rows = _without_quarter_holes(rows)
+    ttm = _ttm(rows)
+    full = pd.concat([rows, ttm], ignore_index=True)
+    full["cik"] = full["ticker"].map(ciks)
+    acc = full["accession_number"].astype("string")
+    cik_int = full["cik"].str.lstrip("0")
+    filed = pd.to_datetime(full["filing_date"]).dt.strftime("%Y%m%d")
+    by_accession = SEC + "/Archives/edgar/data/" + cik_int + "/" + acc.str.replace("-", "", regex=False) + "/" \
+        + acc + "-index.htm"  # fmt: skip
+    # no accession in the source (pystock reports, some instance documents): the company's filings of that
+    # form up to the filing day, newest first, so the filing is the first entry
+    form = full["form_type"].fillna("10-Q").astype(str)
+    by_search = (SEC + "/cgi-bin/browse-edgar?action=getcompany&CIK=" + full["cik"] + "&type=" + form
+                 + "&dateb=" + filed + "&owner=include&count=10")  # fmt: skip
+    full["filing_url"] = by_accession.where(acc.notna(), by_search)
+    full["filing_datetime"] = iso_times(acceptance_times(full["accession_number"], index))
+    return full.sort_values(["ticker", "period", "report_period"], kind="stable").reset_index(drop=True)
+
+
+def _without_quarter_holes(rows: pd.DataFrame) -> pd.DataFrame:
+    """No skipped quarter inside a covered span.
+
+    Where a ticker's quarters have a hole (a gap of 4 to 13 months), only the longest contiguous run of that span
+    is kept (a later one on ties). A gap over 13 months separates spans (different sources or eras), each handled
+    alone. A hole would make every row-offset computation (growth, TTM) compare the wrong quarters.
+    """
+    q = rows[rows["period"] == "quarterly"].sort_values(["ticker", "report_period"])
+    drop = []
+    for _, g in q.groupby("ticker", sort=False):
+        gap = g["report_period"].diff().dt.days.to_numpy()
+        run = np.cumsum(~((gap >= 77) & (gap <= 105)))  # a new run after every gap that is not one quarter
+        span = np.cumsum(~(gap <= 400))  # a new span after every gap of over 13 months (NaN starts both)
+        frame = pd.DataFrame({"run": run, "span": span}, index=g.index)
+        for _, sp in frame.groupby("span"):
+            sizes = sp.groupby("run").size()
+            if len(sizes) > 1:
+                best = sizes[sizes == sizes.max()].index.max()
+                drop.extend(sp.index[sp["run"] != best])
+    return rows.drop(index=drop)
+
+
+def _sum(*cols: pd.Series) -> pd.Series:
+    stacked = pd.concat(cols, axis=1)
+    return stacked.sum(axis=1, min_count=1)
+
+
+def derive_fields(df: pd.DataFrame) -> pd.DataFrame:
+    """Fields that are sums/differences of concepts (documented in CONCEPTS.md)."""
+
+    def g(c: str) -> pd.Series:
+        return df[c] if c in df.columns else pd.Series(np.nan, index=df.index)
+
+    df["gross_profit"] = g("gross_profit").fillna(g("revenue") - g("cost_of_revenue"))
+    df["operating_expense"] = g("operating_expense").fillna(
+        _sum(g("research_and_development"), g("selling_general_and_administrative_expenses"))
+    )
+    df["ebit"] = (g("pretax_income") + g("interest_expense").fillna(0.0)).fillna(g("operating_income"))
+    df["net_income_common_stock"] = g("net_income_common_stock").fillna(g("net_income"))
+    df["consolidated_income"] = g("consolidated_income").fillna(g("net_income"))
+    df["trade_and_non_trade_receivables"] = _sum(g("accounts_receivable"), g("nontrade_receivables"))
+    df["goodwill_and_intangible_assets"] = _sum(g("goodwill"), g("intangibles"))
+    df["investments"] = _sum(g("current_investments"), g("non_current_investments"))
+    df["non_current_assets"] = g("non_current_assets").fillna(g("total_assets") - g("current_assets"))
+    # mezzanine (temporary) equity, e.g. redeemable noncontrolling interests or convertible notes classified
+    # outside equity, is counted with the liabilities: where the reported liabilities and equity do not add up to
+    # the reported total, total_liabilities = liabilities and equity - equity (documented in CONCEPTS.md)
+    le = g("liabilities_and_equity")
+    mezzanine = (g("total_liabilities") + g("shareholders_equity") - le).abs() > 0.005 * le.abs()
+    df["total_liabilities"] = g("total_liabilities").mask(mezzanine & le.notna(), le - g("shareholders_equity"))
+    df["total_liabilities"] = df["total_liabilities"].fillna(le - g("shareholders_equity"))
+    df["non_current_liabilities"] = g("non_current_liabilities").fillna(
+        g("total_liabilities") - g("current_liabilities")
+    )
+    df["current_debt"] = g("debt_current").fillna(_sum(g("long_term_debt_current"), g("commercial_paper")))
+    df["total_debt"] = _sum(g("current_debt"), g("non_current_debt"))
+    df["capital_expenditure"] = -g("capex_payments")
+    df["business_acquisitions_and_disposals"] = -g("acquisitions_payments")
+    df["investment_acquisitions_and_disposals"] = _sum(
+        -g("investment_payments"), g("investment_proceeds_maturities"), g("investment_proceeds_sales")
+    )
+    df["issuance_or_repayment_of_debt_securities"] = _sum(
+        g("debt_issued"), -g("debt_repaid"), g("commercial_paper_net")
+    )
+    df["issuance_or_purchase_of_equity_shares"] = _sum(g("stock_issued"), -g("stock_repurchased"))
+    df["dividends_and_other_cash_distributions"] = -g("dividends_paid")
+    # missing inputs give a missing result, never a different formula (no capex reported: no free cash flow)
+    df["free_cash_flow"] = g("net_cash_flow_from_operations") - g("capex_payments")
+    return df
+
+
+def _ttm(df: pd.DataFrame) -> pd.DataFrame:
+    """Trailing twelve months at each quarter end with four consecutive quarters.
+
+    Flows are summed (EPS too), stocks and share counts come from the latest quarter.
+    """
+    q = df[df["period"] == "quarterly"].sort_values(["ticker", "report_period"])
+    rows = []
+    for _, g in q.groupby("ticker", sort=True):
+        g = g.reset_index(drop=True)
+        for i in range(3, len(g)):
+            window = g.iloc[i - 3 : i + 1]
+            span = (window["report_period"].iloc[-1] - window["report_period"].iloc[0]).days
+            if not 250 <= span <= 300:
+                continue
+            last = g.iloc[i].to_dict()
+            rec = {k: last[k] for k in last}
+            for f in FLOW_FIELDS:
+                if f in window.columns:
+                    vals = window[f]
+                    rec[f] = float(vals.sum()) if vals.notna().all() else np.nan
+            rec["period"] = "ttm"
+            rec["fiscal_period"] = f"TTM-{last['fiscal_period']}"
+            rec["form_type"] = None  # a sum of four filings is no one filing's form
+            rows.append(rec)
+    return pd.DataFrame(rows, columns=df.columns)
+
+
+def with_usd_amounts(income: pd.DataFrame) -> pd.DataFrame:
+    """The ``*_usd`` amounts of the income statement.
+
+    The amount itself for a USD reporter, else missing (the sources carry no exchange rates, so a non-USD amount is
+    never converted with a made-up rate).
+
+    Args:
+        income: the income statement rows.
+
+    Returns:
+        A copy with ``revenue_usd``, ``ebit_usd``, ``earnings_per_share_usd``, ``net_income_common_stock_usd``.
+    """
+    usd = income["currency"].astype("string").eq("USD").fillna(False).to_numpy(dtype=bool)
+    out = income.copy()
+    for field, base in (("revenue_usd", "revenue"), ("ebit_usd", "ebit"), ("earnings_per_share_usd",
+                        "earnings_per_share"), ("net_income_common_stock_usd", "net_income_common_stock")):  # fmt: skip
+        out[field] = income[base].where(usd)
+    return out
+
+
+def join_statements(xbrl: pd.DataFrame, pystock: pd.DataFrame, companyfacts_tickers: set[str]) -> pd.DataFrame:
+    """XBRL rows plus the pystock rows of tickers and periods XBRL does not cover (fields derived).
+
+    Args:
+        xbrl: statement rows from XBRL facts.
+        pystock: statement rows from the pystock reports.
+        companyfacts_tickers: tickers with their full XBRL history (no pystock rows at all).
+
+    Returns:
+        The rows, XBRL first.
+    """
+    broad = pystock[~pystock["ticker"].isin(companyfacts_tickers)]
+    have = set(zip(xbrl["ticker"], xbrl["period"], xbrl["report_period"], strict=True))
+    broad = broad[[k not in have for k in zip(broad["ticker"], broad["period"], broad["report_period"], strict=True)]]
+    return pd.concat([xbrl, derive_fields(broad)], ignore_index=True)
+
+
+def _statements(ctx: Context) -> dict[str, pd.DataFrame]:
+    sec = pd.read_csv(ctx.source("data-real/company/sec_company_tickers.csv"), dtype=str)
+    uni = pd.read_csv(ctx.source("data-real/company/universe.csv"), dtype=str)
+    ciks = company_ciks(sec, ctx["members"], uni)
+    rows = join_statements(ctx["xbrl_statements"], ctx["pystock_statements"],
+                           set(ctx["companyfacts_tickers"]["ticker"]))  # fmt: skip
+    table = finish_statements(rows, ciks, ctx["filings_index"])
+    out = {name: table[[c for c in SCHEMAS[name] if c in table.columns]] for name in STATEMENT_FIELDS}
+    out["income_statements"] = with_usd_amounts(out["income_statements"])
+    return {"statements": table, **out}
+
+
+_PROVENANCE = {
+    "income_statements": (
+        "fundamentals/sec_companyfacts/*.json.gz (AAPL, NVDA, GOOGL, TSLA); fundamentals/xbrl_instance_facts/*"
+        " (other tickers, filings with a known filing date); company/sec_submissions/*_index.csv (accessions); "
+        f"{R2}fundamentals_pystock/pystock_sec_reports_asof_2015_2017.csv.gz (S&P 500 members 2015-2017, "
+        "company/sp500_constituents.csv for the CIKs)",
+        SEC_PD + "; pystock rows " + PYSTOCK,
+        "us-gaap concepts mapped to fields (CONCEPTS.md). POINT IN TIME: a row is dated by its anchor, the filing "
+        "that first reported the period (its first revenue or net income fact), and uses only facts filed by "
+        "then, each with the value of the FIRST filing that reported it: a later restatement never reaches an "
+        "earlier row. A period whose first XBRL report came more than 200 days after its end (a comparative in a "
+        "later filing; its own report predates XBRL) is left out. Quarters are found and labelled by the filer's "
+        "fiscal calendar: quarter n ends about 3n months after the fiscal year starts (52/53-week years within "
+        "20 days), never by calendar month. Quarterly flows: the 3-month fact, else YTD minus the previous YTD "
+        "of the same fiscal year; fiscal Q4 = FY minus the three first-reported quarters (so the four always add "
+        "up to the year), known at the 10-K's filing date; a quarter not reported directly has no share count. "
+        "Where a ticker's quarters have a hole (a gap of 4-13 months), only the longest contiguous run of that "
+        "span is kept. SPLIT BASIS: per-share values (USD/shares) are divided, and share counts multiplied, by "
+        "the splits (dataset `splits`) between the fact's filing day and 2026-02-25, the prices' basis. TTM = "
+        "sum of the last four quarters (flows, EPS too), latest quarter (stocks); a TTM row has no form type. "
+        "pystock rows (tickers without companyfacts, periods without XBRL rows): the crawler's first sighting "
+        "is the filing date (the filing day or the day after; sightings on its first day, 2015-03-23, are "
+        "left out: they are no filing dates), amended reports left out, 10-Q cash flows differenced within the "
+        "fiscal year, Q4 = FY - (Q1+Q2+Q3). cik on every row; filing_url = the EDGAR filing index where the "
+        "accession is known, else the EDGAR list of the company's filings of that form up to the filing day "
+        "(pystock rows and some instance documents name no accession). filing_datetime (an extension, as on "
+        "earnings): the SEC's acceptance time in Eastern Time where the submissions index has the accession. "
+        "EDGAR's acceptanceDateTime always ends in Z, but the bundled documents differ: AAPL's is Eastern wall "
+        "time, MSFT's, NVDA's and TSLA's UTC; each company's zone is the reading under which EDGAR's filing-date "
+        "rule (accepted by 17:30 ET on a business day: that day, else the next) reproduces the filing dates of "
+        "the same document (AAPL: 98.6% Eastern vs 94.6% UTC; MSFT 11.2% vs 99.2%; NVDA 32.1% vs 98.5%; TSLA "
+        "22.3% vs 97.7%, every form). The invariant filing_date_follows_acceptance checks the result.",
+    ),
+    "balance_sheets": ("as income_statements", SEC_PD, "instants at the period end; derived fields in CONCEPTS.md"),
+    "cash_flow_statements": ("as income_statements", SEC_PD, "as income_statements; capex and payouts negative"),
+}
+
+STATEMENTS = Stage(
+    "statements",
+    "The statement table (XBRL and pystock rows, TTM, CIK, filing URL) and the three statement datasets",
+    _statements,
+    sources=("data-real/company/sec_company_tickers.csv", "data-real/company/universe.csv"),
+    needs=("xbrl_statements", "pystock_statements", "companyfacts_tickers", "members", "filings_index"),
+    outputs=(
+        intermediate("statements"),
+        *(dataset(name, Provenance(*_PROVENANCE[name])) for name in STATEMENT_FIELDS),
+    ),
+)
+
+STAGES = (STATEMENTS,)
