@@ -12,6 +12,7 @@ Example:
 
 from __future__ import annotations
 
+import warnings
 from typing import Any, Literal
 
 import numpy as np
@@ -19,6 +20,7 @@ import pandas as pd
 
 from fdkit.frames.basis import basis_of, rebase
 from fdkit.frames.filters import apply_filters, filters_from_kwargs
+from fdkit.frames.pointintime import filing_times
 from fdkit.research import factors as _factors
 from fdkit.research import plot as _plot
 from fdkit.research.ratios import FAMILIES, compute_ratios, trailing_twelve_months
@@ -44,10 +46,8 @@ def _on_basis_of(statements: pd.DataFrame, prices: pd.DataFrame, splits: pd.Data
     return rebase(prices, want, _split_table(prices, splits), source=have)
 
 
-__all__ = ["FdsAccessor", "DEFAULT_FILING_LAG_DAYS"]
+__all__ = ["FdsAccessor"]
 
-#: when a statement has no filing date, it is taken as known this many days after its report period
-DEFAULT_FILING_LAG_DAYS = 45
 
 _OHLCV = {"open": "first", "high": "max", "low": "min", "close": "last", "volume": "sum"}
 
@@ -382,7 +382,7 @@ class FdsAccessor:
     def asof(
         self,
         prices: pd.DataFrame,
-        lag_days: int = DEFAULT_FILING_LAG_DAYS,
+        lag_days: int | None = None,
         *,
         lag: str | pd.Timedelta | None = None,
         max_age: str | pd.Timedelta | None = None,
@@ -395,12 +395,18 @@ class FdsAccessor:
           the close of the day it was accepted if that was a weekday before 16:00 Eastern, else from the next
           day; a row with only a ``filing_date`` (no time of day: an after-close filing would be look-ahead on
           its filing day) from the day after it;
-        * with an explicit ``lag`` (e.g. ``"0D"``, ``"2D"``), from ``filing_date + lag`` for every row;
-        * without a filing date at all, from ``report_period + lag_days``.
+        * with an explicit ``lag`` (e.g. ``"0D"``, ``"2D"``), from ``filing_date + lag`` for every row.
+
+        The filing times travel with the frame: a frame fdkit returned keeps them after columns are selected
+        (``ttm[["margin"]].fds.asof(px)`` uses the same dates as ``ttm.fds.asof(px)``; see
+        :mod:`fdkit.frames.pointintime`). There is no silent fallback: a row whose filing date is not known is
+        dated ``report_period + lag_days`` only when ``lag_days`` is given; without it such rows are left out
+        (with a warning), and a frame that knows no filing date at all is refused.
 
         Args:
             prices: a long price frame indexed ``(ticker, time)``.
-            lag_days: the fallback filing lag, for statements without a filing date.
+            lag_days: the explicit fallback for rows without a filing date: known ``lag_days`` after their report
+                period (e.g. 45 for 10-Qs, 90 for 10-Ks); ``None`` (default) uses no fallback.
             lag: added to every filing date instead of the default rule above.
             max_age: a statement known for longer than this (e.g. ``"400D"``) is not carried forward: its fields
                 are missing instead of stale.
@@ -409,26 +415,49 @@ class FdsAccessor:
             The price frame with the statement's columns added (``report_period`` and ``available_from`` too);
             rows before a ticker's first filing, or past ``max_age``, have missing statement fields.
 
+        Raises:
+            ValueError: the frame has no ``report_period``, or knows no filing date and ``lag_days`` is not given.
+
         Example:
             >>> import fdkit
             >>> st = fdkit.income_statements("AAPL", period="quarterly", limit=8)
             >>> px = fdkit.prices("AAPL", start_date="2024-06-03", end_date="2024-06-07")
-            >>> j = st.fds.asof(px)
+            >>> j = st[["revenue"]].fds.asof(px)  # the filing dates travel with the selected column
             >>> bool((j["available_from"] <= j.index.get_level_values("time")).all())
             True
         """
+        times = filing_times(self._df)
         st = self._df.reset_index()
         if "report_period" not in st.columns:
             raise ValueError("asof needs a statement frame with a report_period")
+        if times is None and lag_days is None:
+            raise ValueError(
+                "asof: this frame knows no filing dates (they were dropped, e.g. by a concat of frames or a frame "
+                "made by hand), so when each row became known is unknown: keep 'filing_date' among the columns, or "
+                "pass lag_days=N to date each row N days after its report period"
+            )
+        st = st.drop(columns=[c for c in ("filing_date", "filing_datetime") if c in st.columns])
         rp = pd.to_datetime(st["report_period"])
-        filed = pd.to_datetime(st["filing_date"]) if "filing_date" in st.columns else pd.Series(pd.NaT, index=st.index)
+        filed = pd.to_datetime(times["filing_date"]) if times is not None else pd.Series(pd.NaT, index=st.index)
         if lag is not None:
             known = filed + pd.Timedelta(lag)
         else:
             known = filed + pd.Timedelta(days=1)
-            if "filing_datetime" in st.columns:
-                known = known_from(st["filing_datetime"]).fillna(known)
-        st["available_from"] = known.fillna(rp + pd.Timedelta(days=lag_days)).astype("datetime64[ns]")
+            if times is not None and "filing_datetime" in times.columns:
+                known = known_from(times["filing_datetime"]).fillna(known)
+        if lag_days is not None:
+            known = known.fillna(rp + pd.Timedelta(days=lag_days))
+        elif known.isna().any():
+            warnings.warn(
+                f"asof: {int(known.isna().sum())} statement rows have no filing date and are left out "
+                "(pass lag_days=N to date them N days after their report period)",
+                stacklevel=2,
+            )
+        if times is not None:
+            for c in times.columns:
+                st[c] = times[c].to_numpy()
+        st["available_from"] = known.astype("datetime64[ns]")
+        st = st[st["available_from"].notna().to_numpy()]
         st["ticker"] = st["ticker"].astype(str)
         st = st.sort_values(["available_from", "report_period"], kind="stable")
         st = st.drop(columns=["time"], errors="ignore")

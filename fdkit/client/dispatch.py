@@ -25,6 +25,7 @@ import pandas as pd
 from fdkit.catalog.endpoints import CATALOG, Endpoint
 from fdkit.client.parts import fetch_part
 from fdkit.errors import BadRequestError, TruncatedWarning, suggest
+from fdkit.frames.pointintime import attach_filing_times
 from fdkit.frames.typed import frame_from_parts, to_frame
 
 if TYPE_CHECKING:
@@ -123,7 +124,7 @@ def call(
         if raw:
             bodies = [body for _, body in ok]
             return bodies if many else (bodies[0] if bodies else None)
-        return _known_by(to_frame(ep, ok) if ok else to_frame(ep, [(clean, {})]), as_of)
+        return attach_filing_times(_known_by(to_frame(ep, ok) if ok else to_frame(ep, [(clean, {})]), as_of))
     # typed parts: a warm request is read back as Arrow, with no JSON decode
     ok, _failed = c.fetch_many(ep, requests_, errors=errors, progress=progress,
                                fetch=lambda p: fetch_part(c, ep, p))  # fmt: skip
@@ -132,7 +133,7 @@ def call(
         parts = _trimmed_parts(ep, ok, counted, fan)
     elif "limit" in ep.param_names and "limit" in params and params["limit"] is None:
         _warn_capped(ep, ok, fan)
-    return _known_by(frame_from_parts(ep, parts, clean), as_of)
+    return attach_filing_times(_known_by(frame_from_parts(ep, parts, clean), as_of))
 
 
 def _known_by(df: pd.DataFrame, as_of: pd.Timestamp | None) -> pd.DataFrame:
