@@ -297,26 +297,35 @@ class FdsAccessor:
         """
         return _factors.forward_returns(self._df, horizons, column)
 
-    def rank_ic(self, factor: str, forward: str | list[str], *, summary: bool = False) -> pd.DataFrame:
+    def rank_ic(self, factor: str, forward: str | list[str], *, summary: bool = False, min_dates: int = 12,
+                min_names: int = 10) -> pd.DataFrame:  # fmt: skip
         """Per-date Spearman rank IC of a factor column with forward-return columns (see :mod:`fdkit.research.factors`).
 
         Args:
             factor: the factor column.
             forward: one forward-return column or several (the IC decay across horizons).
-            summary: return mean, std, t-statistic and count per horizon instead of the per-date ICs.
+            summary: return the summary per horizon instead of the per-date ICs: mean, std, a Newey-West t-statistic
+                with ``horizon - 1`` lags (overlapping horizons are not independent), dates, names per date.
+            min_dates: with ``summary``, the fewest dates a t-statistic is reported for (else NaN, with a warning).
+            min_names: with ``summary``, the fewest names a date (on average) a t-statistic is reported for.
 
         Returns:
             ICs by date (one column per horizon), or their summary.
 
         Example:
-            >>> import fdkit
+            >>> import fdkit, warnings
             >>> px = fdkit.prices(["AAPL", "MSFT", "NVDA", "GOOGL"], start_date="2024-01-02", end_date="2024-06-28")
             >>> panel = px.join(px.fds.forward_returns([5])).assign(mom=px.fds.returns(periods=20))
-            >>> panel.fds.rank_ic("mom", "fwd_5", summary=True).columns.tolist()
-            ['mean', 'std', 't_stat', 'n']
+            >>> with warnings.catch_warnings(record=True) as w:  # four names a date: no t-statistic, and a warning
+            ...     s = panel.fds.rank_ic("mom", "fwd_5", summary=True)
+            >>> s.columns.tolist(), bool(s["t_stat"].isna().all()), len(w)
+            (['mean', 'std', 't_stat', 'n', 'nw_lags', 'names_mean', 'names_min'], True, 1)
         """
         ic = _factors.rank_ic(self._df, factor, forward)
-        return _factors.ic_summary(ic) if summary else ic
+        if not summary:
+            return ic
+        names = _factors.ic_breadth(self._df, factor, forward)
+        return _factors.ic_summary(ic, names=names, min_dates=min_dates, min_names=min_names)
 
     def quantiles(self, factor: str, n: int = 5) -> pd.Series:
         """Per-date quantile of a factor column, 1 (lowest) .. ``n`` (highest) (see :mod:`fdkit.research.factors`).

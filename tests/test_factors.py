@@ -109,3 +109,39 @@ def test_clear_errors(ref_client):
         fdkit.event_study(pd.DataFrame({"ticker": ["AAPL"], "date": ["2024-01-10"]}), px, benchmark="SPY")
     with pytest.raises(BadRequestError, match="indexed \\(ticker, date\\)"):
         fdkit.research.factors.quantiles(px.reset_index(), "close")
+
+
+def _nw_reference(values: np.ndarray, lags: int) -> float:
+    """The same t-statistic from statsmodels: OLS on a constant with HAC (Newey-West) standard errors."""
+    sm = pytest.importorskip("statsmodels.api")
+    fit = sm.OLS(values, np.ones(len(values))).fit(cov_type="HAC", cov_kwds={"maxlags": lags})
+    return float(fit.tvalues[0])
+
+
+def test_overlapping_horizons_get_newey_west_t_statistics(ref_client):
+    tickers = [t for t in ref_client.available("prices") if t[0] in "ABCDEFGHIJKLMN"][:120]
+    px = ref_client.prices(tickers, start_date="2013-01-01", end_date="2019-12-31", errors="ignore")
+    m = px.fds.resample("ME")
+    m = m.join(m.fds.forward_returns([1, 12]))
+    m["mom_12"] = m.groupby(level="ticker", observed=True)["close"].pct_change(12)
+    ic = m.fds.rank_ic("mom_12", ["fwd_1", "fwd_12"])
+    summary = m.fds.rank_ic("mom_12", ["fwd_1", "fwd_12"], summary=True, min_names=3)
+    assert summary.loc["fwd_12", "nw_lags"] == 11 and summary.loc["fwd_1", "nw_lags"] == 0
+    for col, lags in (("fwd_1", 0), ("fwd_12", 11)):
+        want = _nw_reference(ic[col].dropna().to_numpy(), lags)
+        assert summary.loc[col, "t_stat"] == pytest.approx(want, rel=0.10)
+    naive = ic["fwd_12"].mean() / (ic["fwd_12"].std() / np.sqrt(ic["fwd_12"].count()))
+    assert abs(summary.loc["fwd_12", "t_stat"]) < abs(naive)  # overlap no longer counted as independent evidence
+    names = m.fds.rank_ic("mom_12", "fwd_12", summary=True, min_names=3)
+    assert (
+        names.loc["fwd_12", "names_min"] >= 3 and names.loc["fwd_12", "names_mean"] >= names.loc["fwd_12", "names_min"]
+    )
+
+
+def test_a_narrow_or_short_cross_section_gets_no_t_statistic(monthly):
+    few = monthly[monthly.index.get_level_values("ticker").isin(["AAPL", "ABT", "ADBE", "AMZN"])]
+    with pytest.warns(UserWarning, match="no t-statistic"):
+        s = few.fds.rank_ic("mom_3", "fwd_1", summary=True)
+    assert np.isnan(s.loc["fwd_1", "t_stat"]) and s.loc["fwd_1", "names_mean"] <= 4
+    with pytest.warns(UserWarning, match="fewer than 50 dates"):
+        monthly.fds.rank_ic("mom_3", "fwd_1", summary=True, min_dates=50)

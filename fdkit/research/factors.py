@@ -6,7 +6,8 @@ many) and returns frames indexed by date (or by event day), so results line up w
 
 * :func:`forward_returns`: ``fwd_<h>`` = close ``h`` rows ahead / close - 1, per ticker.
 * :func:`rank_ic`: per-date Spearman rank correlation of a factor with forward returns (one column per horizon);
-  :func:`ic_summary`: mean, standard deviation, t-statistic and count per horizon (the IC decay).
+  :func:`ic_breadth`: the names behind each date's IC; :func:`ic_summary`: mean, standard deviation, an
+  overlap-robust (Newey-West) t-statistic, dates and names per horizon (the IC decay).
 * :func:`quantiles`: per-date factor quantile (1 = lowest .. n = highest).
 * :func:`quantile_returns`: per-date mean forward return of each quantile and the long-short spread (top minus
   bottom), optionally cumulated.
@@ -24,6 +25,7 @@ Example:
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable, Sequence
 
 import numpy as np
@@ -31,7 +33,17 @@ import pandas as pd
 
 from fdkit.errors import BadRequestError
 
-__all__ = ["event_study", "forward_returns", "ic_summary", "quantile_returns", "quantiles", "rank_ic"]
+__all__ = [
+    "event_study",
+    "forward_returns",
+    "horizon_of",
+    "ic_breadth",
+    "ic_summary",
+    "newey_west_t",
+    "quantile_returns",
+    "quantiles",
+    "rank_ic",
+]
 
 
 def _date_level(df: pd.DataFrame) -> str:
@@ -108,23 +120,124 @@ def rank_ic(panel: pd.DataFrame, factor: str, forward: str | Sequence[str]) -> p
     return pd.DataFrame(out).sort_index()
 
 
-def ic_summary(ic: pd.DataFrame) -> pd.DataFrame:
-    """Mean IC, its standard deviation, t-statistic (mean / (std / sqrt(n))) and number of dates, per column.
+def ic_breadth(panel: pd.DataFrame, factor: str, forward: str | Sequence[str]) -> pd.DataFrame:
+    """How many names each date's IC is computed from (both the factor and the forward return known).
+
+    Args:
+        panel: a ``(ticker, date)`` panel with the factor and forward-return columns.
+        factor: the factor column.
+        forward: one forward-return column or several.
+
+    Returns:
+        A frame indexed by date, one count column per forward column (the dates :func:`rank_ic` keeps).
+    """
+    date = _date_level(panel)
+    fwd = [forward] if isinstance(forward, str) else list(forward)
+    x = _column(panel, factor, "factor")
+    counts = {f: (x.notna() & _column(panel, f, "forward-return").notna()).groupby(level=date, observed=True).sum()
+              for f in fwd}  # fmt: skip
+    out = pd.DataFrame(counts).astype("int64")
+    return out.where(out >= 3).dropna(how="all").astype("Int64").sort_index()
+
+
+def horizon_of(column: str) -> int | None:
+    """The horizon in rows a forward-return column spans, read from its name (``fwd_12`` -> 12).
+
+    Example:
+        >>> horizon_of("fwd_12"), horizon_of("ret")
+        (12, None)
+    """
+    head, _, tail = str(column).rpartition("_")
+    return int(tail) if head and tail.isdigit() and int(tail) >= 1 else None
+
+
+def newey_west_t(values: np.ndarray, lags: int) -> float:
+    """The t-statistic of a series' mean with Newey-West (Bartlett kernel) standard errors.
+
+    The variance of the mean is ``(g0 + 2 sum_j (1 - j / (L + 1)) g_j) / T`` with autocovariances ``g_j`` of the
+    demeaned series, times ``T / (T - 1)`` (the small-sample correction of a regression on a constant, as
+    statsmodels applies it); with ``lags=0`` this is the ordinary ``mean / (std / sqrt(T))``.
+
+    Args:
+        values: the series (no missing values).
+        lags: the number of autocovariances kept (``horizon - 1`` for overlapping ``horizon``-step returns).
+
+    Returns:
+        The t-statistic (NaN for fewer than two values or no variance).
+
+    Example:
+        >>> round(newey_west_t(np.array([0.1, 0.2, 0.3]), 0), 3)
+        3.464
+    """
+    x = np.asarray(values, dtype="float64")
+    n = len(x)
+    if n < 2:
+        return float("nan")
+    e = x - x.mean()
+    lags = max(0, min(int(lags), n - 1))
+    var = float(e @ e) / n
+    for j in range(1, lags + 1):
+        var += 2.0 * (1.0 - j / (lags + 1.0)) * float(e[j:] @ e[:-j]) / n
+    var = var / n * n / (n - 1)
+    return float(x.mean() / np.sqrt(var)) if var > 0 else float("nan")
+
+
+def ic_summary(ic: pd.DataFrame, *, names: pd.DataFrame | None = None, lags: dict[str, int] | None = None,
+               min_dates: int = 12, min_names: int = 10) -> pd.DataFrame:  # fmt: skip
+    """Mean IC, its standard deviation, an overlap-robust t-statistic, the number of dates and of names per date.
+
+    Forward returns longer than the panel's spacing overlap (twelve-month returns sampled monthly share eleven
+    months), so their ICs are autocorrelated and the plain ``mean / (std / sqrt(n))`` overstates significance. The
+    t-statistic here uses Newey-West standard errors with ``horizon - 1`` lags (the horizon read from the column
+    name, ``fwd_<h>``; ``lags`` overrides it); one-step horizons get the plain statistic. Below ``min_dates``
+    dates, or below ``min_names`` names a date on average, the t-statistic is NaN and a warning says why: a mean IC
+    of three stocks a month is no evidence.
 
     Args:
         ic: the output of :func:`rank_ic`.
+        names: the output of :func:`ic_breadth` (per-date counts), for ``names_mean`` / ``names_min`` and the
+            breadth check.
+        lags: Newey-West lags per column, where the column name does not say the horizon.
+        min_dates: the fewest dates a t-statistic is reported for.
+        min_names: the fewest names per date (on average) a t-statistic is reported for.
 
     Returns:
-        One row per forward-return column (the IC decay across horizons).
+        One row per forward-return column: ``mean``, ``std``, ``t_stat`` (Newey-West), ``n`` (dates), ``nw_lags``,
+        ``names_mean``, ``names_min``.
 
     Example:
         >>> ic = pd.DataFrame({"fwd_1": [0.1, 0.2, 0.3]})
-        >>> ic_summary(ic).round(3).to_dict("index")
-        {'fwd_1': {'mean': 0.2, 'std': 0.1, 't_stat': 3.464, 'n': 3.0}}
+        >>> ic_summary(ic, min_dates=3, min_names=0).round(3).loc["fwd_1", ["mean", "std", "t_stat", "n"]].tolist()
+        [0.2, 0.1, 3.464, 3.0]
     """
-    n = ic.notna().sum()
-    mean, std = ic.mean(), ic.std(ddof=1)
-    return pd.DataFrame({"mean": mean, "std": std, "t_stat": mean / (std / np.sqrt(n)), "n": n.astype(float)})
+    rows = {}
+    short: list[str] = []
+    for col in ic.columns:
+        x = ic[col].dropna()
+        lag = (lags or {}).get(str(col))
+        if lag is None:
+            lag = (horizon_of(str(col)) or 1) - 1
+        count = names[col].reindex(x.index).astype("float64") if names is not None and col in names else None
+        breadth = float(count.mean()) if count is not None and len(count) else float("nan")
+        t = newey_west_t(x.to_numpy(), lag)
+        too_short = len(x) < min_dates
+        too_narrow = count is not None and not (breadth >= min_names)
+        if too_short or too_narrow:
+            short.append(
+                f"{col} ({len(x)} dates" + (f", {breadth:.1f} names a date" if count is not None else "") + ")"
+            )
+            t = float("nan")
+        rows[col] = {"mean": x.mean(), "std": x.std(ddof=1), "t_stat": t, "n": float(len(x)), "nw_lags": float(lag),
+                     "names_mean": breadth,
+                     "names_min": float(count.min()) if count is not None and len(count) else float("nan")}  # fmt: skip
+    if short:
+        warnings.warn(
+            f"ic_summary: no t-statistic for {', '.join(short)}: fewer than {min_dates} dates or {min_names} names "
+            "a date (min_dates=, min_names= lower the bar)",
+            stacklevel=3,
+        )
+    columns = ["mean", "std", "t_stat", "n", "nw_lags", "names_mean", "names_min"]
+    return pd.DataFrame.from_dict(rows, orient="index", columns=columns)
 
 
 def quantiles(panel: pd.DataFrame, factor: str, n: int = 5) -> pd.Series:
