@@ -1,0 +1,221 @@
+"""Point-in-time index membership: one row per membership spell of the S&P 500, S&P 400 and S&P 600.
+
+The source (package ``pitindex`` 0.2.1, in ``../shared/data-real-3/index-membership/``) gives, per index, a seed
+roster on a start date, every addition and removal after it, and today's members with their CIK. Membership on day
+T is the seed, then every event dated on or before T applied in file order: a ticker added on D is a member from D,
+one removed on D was a member until the day before. Replaying the events gives the spells; a spell already running
+on the seed date started on or before it (its start is the seed date unless today's list says when the company was
+added). Tickers are the source's, the symbol at the time of the spell, with class shares spelled with a dash as
+everywhere in the lake (the source's ``BRK.B`` is ``BRK-B``).
+
+Example:
+    >>> seed = pd.DataFrame({"effective_date": ["2004-12-30"] * 2, "ticker": ["AAA", "BBB"]})
+    >>> changes = pd.DataFrame({"date": ["2006-03-01", "2006-03-01"], "action": ["removed", "added"],
+    ...                         "ticker": ["BBB", "CCC"], "name": ["B Corp", "C Corp"], "reason": ["", ""]})
+    >>> current = pd.DataFrame({"ticker": ["AAA", "CCC"], "name": ["A Inc.", "C Corp"], "cik": ["1", "3"],
+    ...                         "date_added": ["1990-01-02", ""]})
+    >>> spells = membership_spells("sp500", seed, changes, current)
+    >>> spells["ticker"].tolist(), spells["cik"].fillna("-").tolist()
+    (['AAA', 'BBB', 'CCC'], ['1', '-', '3'])
+    >>> spells["start_date"].dt.strftime("%Y-%m-%d").tolist()  # AAA: today's list says when it was added
+    ['1990-01-02', '2004-12-30', '2006-03-01']
+    >>> spells["end_date"].dt.strftime("%Y-%m-%d").tolist()  # BBB's last day is the day before its removal
+    [nan, '2006-02-28', nan]
+"""
+
+from __future__ import annotations
+
+import re
+
+import pandas as pd
+
+from fdkit.build.common import tuples
+from fdkit.build.stage import Context, Provenance, Stage, dataset
+
+INDICES = ("sp500", "sp400", "sp600")
+FOLDER = "data-real-3/index-membership"
+SOURCES = tuple(f"{FOLDER}/{index}_{part}.csv" for index in INDICES for part in ("seed", "changes", "current"))
+COLUMNS = ["index", "ticker", "name", "cik", "start_date", "end_date"]
+
+_SUFFIXES = re.compile(r"\b(INC|CORP|CORPORATION|CO|COMPANY|LTD|LIMITED|PLC|THE|HOLDINGS|HLDGS|GROUP|NEW|CLASS|CL)\b")
+
+
+def _text(value: object) -> str | None:
+    """A source cell as text, ``None`` where empty."""
+    return value if isinstance(value, str) and value.strip() else None
+
+
+def membership_spells(index: str, seed: pd.DataFrame, changes: pd.DataFrame, current: pd.DataFrame) -> pd.DataFrame:
+    """The membership spells of one index, replayed from its seed roster and its events.
+
+    An addition of a member or a removal of a non-member changes nothing. A spell's name is the one its addition
+    gives, else its removal, else (still a member) today's list. A spell still running has today's CIK; a spell
+    running since the seed that is still running starts on the date today's list says the company was added, where
+    that is on or before the seed date (else on the seed date: its true start is not in the source).
+
+    Args:
+        index: the index's name (``sp500``).
+        seed: ``effective_date``, ``ticker`` (one date).
+        changes: ``date``, ``action`` (``added``/``removed``), ``ticker``, ``name``, in the order they apply.
+        current: today's members: ``ticker``, ``name``, ``cik``, ``date_added`` (may be empty).
+
+    Returns:
+        :data:`COLUMNS`, one row per spell, sorted by ticker and start; ``cik`` only for spells still running.
+    """
+    seed_day = pd.Timestamp(seed["effective_date"].iloc[0])
+    running: dict[str, dict] = {t: {"ticker": t, "name": None, "start_date": seed_day} for t in seed["ticker"]}
+    spells = []
+    for r in tuples(changes.assign(day=pd.to_datetime(changes["date"])).sort_values("day", kind="stable")):
+        if r.action == "added" and r.ticker not in running:
+            running[r.ticker] = {"ticker": r.ticker, "name": _text(r.name), "start_date": r.day}
+        elif r.action == "removed" and r.ticker in running:
+            spell = running.pop(r.ticker)
+            end = r.day - pd.Timedelta(days=1)
+            spells.append({**spell, "name": spell["name"] or _text(r.name), "cik": None, "end_date": end})
+        elif r.action not in ("added", "removed"):
+            raise ValueError(f"{index}: unknown action {r.action!r} on {r.date}")
+    today = current.set_index("ticker")
+    for ticker, spell in running.items():
+        listed = {
+            c: _text(today.at[ticker, c]) if ticker in today.index else None for c in ("name", "cik", "date_added")
+        }
+        added = listed["date_added"]
+        if spell["start_date"] == seed_day and added is not None and pd.Timestamp(added) <= seed_day:
+            spell["start_date"] = pd.Timestamp(added)
+        name = spell["name"] or listed["name"]
+        spells.append({**spell, "name": name, "cik": listed["cik"], "end_date": pd.NaT})
+    out = pd.DataFrame(spells, columns=[c for c in COLUMNS if c != "index"]).assign(index=index)
+    return out[COLUMNS].sort_values(["ticker", "start_date"], kind="stable").reset_index(drop=True)
+
+
+def _words(name: object) -> list[str]:
+    """A company name's words, without punctuation or corporate suffixes (``Apple Inc.`` -> ``['APPLE']``)."""
+    return _SUFFIXES.sub(" ", re.sub(r"[^A-Z0-9 ]", " ", str(name).upper())).split()
+
+
+def same_company(a: object, b: object) -> bool:
+    """Whether two names name one company: the shorter's words begin the longer's (suffixes aside).
+
+    Args:
+        a: a name.
+        b: another.
+
+    Returns:
+        ``True`` where they agree; ``False`` where either is empty.
+
+    Example:
+        >>> same_company("Apple", "Apple Inc."), same_company("Hansen Natural", "Monster Beverage")
+        (True, False)
+    """
+    x, y = _words(a), _words(b)
+    n = min(len(x), len(y))
+    return n > 0 and x[:n] == y[:n]
+
+
+def with_ciks(spells: pd.DataFrame, known: pd.DataFrame) -> pd.DataFrame:
+    """The CIK of each spell as the lake knows the company: one CIK per ticker across the lake.
+
+    A running spell takes the CIK the lake's company facts give its ticker, else the one today's list gives. An
+    ended spell takes the CIK of a company known today under its ticker only where that company's name agrees with
+    the spell's (:func:`same_company`): tickers are reused (``G`` was Gillette, now Genpact), so a ticker alone
+    never gives a CIK, and a spell without a name gets none.
+
+    Args:
+        spells: the spells (``ticker`` in the lake's spelling, ``name``, ``cik``, ``end_date``).
+        known: companies known today, in order of preference (the lake's company facts first): ``ticker``,
+            ``name``, ``cik``.
+
+    Returns:
+        The spells with ``cik`` set.
+
+    Example:
+        >>> ended = pd.to_datetime(["2005-10-02", None, "2010-01-01"])
+        >>> spells = pd.DataFrame({"ticker": ["G", "X", "Y"], "name": ["Gillette", "X Inc.", "Y Co."],
+        ...                        "cik": [None, "0000000009", None], "end_date": ended})
+        >>> known = pd.DataFrame({"ticker": ["G", "X", "Y"], "name": ["Genpact", "X", "Y Company"],
+        ...                       "cik": ["1", "2", "3"]})
+        >>> with_ciks(spells, known)["cik"].fillna("-").tolist()
+        ['-', '0000000002', '0000000003']
+    """
+    by_ticker: dict[str, list[tuple[str, str]]] = {}
+    for r in tuples(known.dropna(subset=["cik"])):
+        by_ticker.setdefault(str(r.ticker), []).append((r.name, str(r.cik).zfill(10)))
+    out = spells.copy()
+    for i, r in zip(out.index, tuples(out), strict=True):
+        companies = by_ticker.get(r.ticker, [])
+        if pd.isna(r.end_date):
+            out.at[i, "cik"] = companies[0][1] if companies else r.cik
+            continue
+        hits = [cik for name, cik in companies if not pd.isna(r.name) and same_company(r.name, name)]
+        out.at[i, "cik"] = hits[0] if hits else None
+    return out
+
+
+def build_index_membership(
+    sources: dict[str, tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]], companies: pd.DataFrame
+) -> pd.DataFrame:
+    """The ``index_membership`` rows of every index, tickers in the lake's spelling (``BRK-B``).
+
+    Args:
+        sources: index name -> (seed, changes, current), read as text.
+        companies: the lake's company facts (``ticker``, ``name``, ``cik``).
+
+    Returns:
+        One row per spell, sorted by index, ticker and start.
+    """
+    spells = pd.concat([membership_spells(i, *sources[i]) for i in sorted(sources)], ignore_index=True)
+    spells["ticker"] = spells["ticker"].str.replace(".", "-", regex=False)
+    today = pd.concat([sources[i][2][["ticker", "name", "cik"]] for i in sorted(sources)], ignore_index=True)
+    today = today.assign(ticker=today["ticker"].str.replace(".", "-", regex=False))
+    known = pd.concat([companies[["ticker", "name", "cik"]].astype({"ticker": str}), today], ignore_index=True)
+    out = with_ciks(spells, known.drop_duplicates(["ticker", "cik"]))
+    return out.sort_values(["index", "ticker", "start_date"], kind="stable").reset_index(drop=True)
+
+
+def _index_membership(ctx: Context) -> dict[str, pd.DataFrame]:
+    def read(index: str, part: str) -> pd.DataFrame:
+        return pd.read_csv(ctx.source(f"{FOLDER}/{index}_{part}.csv"), dtype=str, keep_default_na=False)
+
+    sources = {i: (read(i, "seed"), read(i, "changes"), read(i, "current")) for i in INDICES}
+    return {"index_membership": build_index_membership(sources, ctx["company_facts"])}
+
+
+_PROVENANCE = Provenance(
+    "../shared/data-real-3/index-membership/sp500_*.csv, sp400_*.csv, sp600_*.csv (seed roster, changes, today's "
+    "members; package pitindex 0.2.1, folder pitindex/data/); CIKs also from `company_facts`",
+    "MIT (pitindex, Ariel Nacamulli); reconstructed from Wikipedia's constituent lists and fja05680/sp500",
+    "one row per membership spell of the S&P 500 (seed 2004-12-30, events 2005-01-03 ..), S&P 400 (seed "
+    "2011-11-20) and S&P 600 (seed 2021-03-31): the seed roster, then every addition and removal replayed in "
+    "file order (membership on day T = the seed plus every event dated <= T). start_date = the addition's date "
+    "(the first day in the index); end_date = the removal's date minus one day (the last day in the index), NaT "
+    "while still a member. A spell running on the seed date has start_date = the date today's list gives as "
+    "'date added' where it is still running and that date is on or before the seed date (AAPL 1982-11-30), else "
+    "THE SEED DATE ITSELF: it began on or before that day and its true start is not in the source (S&P 400 and "
+    "600 lists give no dates added). name = the name the addition gives, else the removal, else today's list. "
+    "cik of a spell still running = company_facts' CIK of the ticker (one CIK per ticker across the lake), else "
+    "today's list; of an ended spell = the CIK of a company known today under the same ticker (company_facts, "
+    "then the three lists) only where its name agrees with the spell's (tickers are reused: G was Gillette, now "
+    "Genpact), else null. A rename is a removal and an addition on one day: the old ticker's spell ends the day "
+    "before, the new ticker's starts that day. Tickers are the source's (the symbol at the time of the spell), "
+    "class shares spelled with a dash as everywhere in the lake (the source's BRK.B is BRK-B).",
+    "a reconstruction from public lists, not S&P's files; a handful of dates can be a day off. Join other "
+    "datasets on CIK or on dates, not on the symbol alone (a symbol may since belong to another company). XOM: "
+    "the source and the SEC ticker file give CIK 0000034088, company_facts (the S&P list of 2026-08-08) "
+    "0002115436, which the spell carries. The S&P 500 counts 495-499 members from 2004-12-30 to 2014 (497 on "
+    "2008-09-15, after Lehman's removal that day) where the index had 500 companies: its upstream list "
+    "(fja05680/sp500, the seed's source) itself holds 495 tickers on 2004-12-30 and 496-499 until mid-2015, so a "
+    "few members are missing there; from 2015 the count is 500-507 (505 on 2016-06-30), dual share classes "
+    "(GOOG/GOOGL, FOX/FOXA, NWS/NWSA, UA/UAA) being two tickers each. The source's bootstrap rename LEHMQ -> LEH "
+    "leaves a LEHMQ spell of 2004-12-30 .. 2005-01-02.",
+)
+
+INDEX_MEMBERSHIP = Stage(
+    "index_membership",
+    "Point-in-time S&P 500, 400 and 600 membership spells",
+    _index_membership,
+    sources=SOURCES,
+    needs=("company_facts",),
+    outputs=(dataset("index_membership", _PROVENANCE),),
+)
+
+STAGES = (INDEX_MEMBERSHIP,)

@@ -1,0 +1,175 @@
+"""Point-in-time index membership (fdkit.build.index_membership): the stage on a fixture, the committed dataset,
+and the committed dataset checked against the raw source files by an independent replay."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from fdkit.build import index_membership, pipeline
+from fdkit.build.driver import run_stage
+from fdkit.lake.io import default_data_dir, read_dataset
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURE = Path(__file__).resolve().parent / "fixtures" / "build" / "data-real"
+RAW = ROOT.parent / "shared" / "data-real-3" / "index-membership"
+DATA = default_data_dir()
+needs_raw = pytest.mark.skipif(
+    not (RAW / "sp500_changes.csv").exists(), reason="../shared/data-real-3 is not beside this clone"
+)
+
+COMPANIES = pd.DataFrame({
+    "ticker": ["AAPL", "XOM"], "name": ["Apple Inc.", "ExxonMobil"], "cik": ["0000320193", "0002115436"],
+})  # fmt: skip
+
+
+def members(spells: pd.DataFrame, index: str, day: str) -> set[str]:
+    d = pd.Timestamp(day)
+    on = (
+        (spells["index"] == index)
+        & (spells["start_date"] <= d)
+        & (spells["end_date"].isna() | (spells["end_date"] >= d))
+    )
+    return set(spells.loc[on, "ticker"].astype(str))
+
+
+def assert_no_overlaps(spells: pd.DataFrame) -> None:
+    s = spells.sort_values(["index", "ticker", "start_date"])
+    assert (s["end_date"].isna() | (s["end_date"] >= s["start_date"])).all()
+    nxt = s.groupby(["index", "ticker"], observed=True)["start_date"].shift(-1)
+    following = nxt.notna()
+    assert s.loc[following, "end_date"].notna().all()  # only the last spell of a ticker may still run
+    assert (s.loc[following, "end_date"] < nxt[following]).all()
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# the stage on the fixture
+# ------------------------------------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def fixture_spells() -> pd.DataFrame:
+    roots = pipeline.source_roots(FIXTURE)
+    return run_stage(index_membership.INDEX_MEMBERSHIP, roots, {"company_facts": COMPANIES})["index_membership"]
+
+
+def _spell(spells: pd.DataFrame, index: str, ticker: str) -> list[dict]:
+    rows = spells[(spells["index"] == index) & (spells["ticker"] == ticker)]
+
+    def day(t: pd.Timestamp) -> str | None:
+        return None if pd.isna(t) else t.strftime("%Y-%m-%d")
+
+    def text(v: object) -> object:
+        return None if pd.isna(v) else v
+
+    return [{"start": day(r.start_date), "end": day(r.end_date), "name": text(r.name), "cik": text(r.cik)}
+            for r in rows.itertuples(index=False)]  # fmt: skip
+
+
+def test_spells_replay_the_seed_and_the_events(fixture_spells):
+    s = fixture_spells
+    assert s.columns.tolist() == ["index", "ticker", "name", "cik", "start_date", "end_date"]
+    # still a member since before the seed: the start today's list gives, else the seed date (start unknown)
+    assert _spell(s, "sp500", "AAPL") == [
+        {"start": "1982-11-30", "end": None, "name": "Apple Inc.", "cik": "0000320193"}
+    ]
+    assert _spell(s, "sp500", "BRK-B")[0]["start"] == "2004-12-30"  # "added 2010-02-16" contradicts the seed
+    # a removal on D: the last day in the index is D - 1; a rename ends one ticker's spell and starts another's
+    assert _spell(s, "sp500", "LEHMQ") == [{"start": "2004-12-30", "end": "2005-01-02", "name": None, "cik": None}]
+    assert _spell(s, "sp500", "LEH") == [{"start": "2005-01-03", "end": "2008-09-14",
+                                          "name": "Lehman Brothers Holdings", "cik": None}]  # fmt: skip
+    # removed and added on one day: two spells that meet, each with its own name
+    assert [(x["start"], x["end"], x["name"]) for x in _spell(s, "sp500", "FOXA")] == [
+        ("2004-12-30", "2019-03-18", "21st Century Fox"), ("2019-03-19", None, "Fox Corporation")]  # fmt: skip
+    assert _spell(s, "sp500", "TSLA")[0]["start"] == "2020-12-21"
+    assert _spell(s, "sp400", "MNST") == [{"start": "2012-01-05", "end": None, "name": "Monster Beverage",
+                                           "cik": "0000865752"}]  # fmt: skip
+    assert_no_overlaps(s)
+
+
+def test_a_ticker_alone_never_gives_an_ended_spell_a_cik(fixture_spells):
+    s = fixture_spells
+    # G was Gillette (S&P 500 until 2005); today G is Genpact (S&P 400): the CIK is Genpact's only
+    assert _spell(s, "sp500", "G") == [{"start": "2004-12-30", "end": "2005-10-02", "name": "Gillette", "cik": None}]
+    assert _spell(s, "sp400", "G")[0]["cik"] == "0001398659"
+    assert _spell(s, "sp500", "FOXA")[0]["cik"] is None  # 21st Century Fox is not Fox Corporation
+    # a running spell: the lake's company facts first (one CIK per ticker across the lake), else today's list
+    assert _spell(s, "sp500", "XOM")[0]["cik"] == "0002115436"
+    assert _spell(s, "sp500", "TSLA")[0]["cik"] == "0001318605"
+
+
+def test_members_on_a_day(fixture_spells):
+    s = fixture_spells
+    assert members(s, "sp500", "2008-09-14") == {"AAPL", "BRK-B", "FOXA", "LEH", "XOM"}
+    assert members(s, "sp500", "2008-09-15") == {"AAPL", "BRK-B", "FOXA", "XOM"}  # removed that day
+    assert "TSLA" not in members(s, "sp500", "2020-12-18") and "TSLA" in members(s, "sp500", "2020-12-21")
+    assert members(s, "sp600", "2021-04-08") == {"MOG-A"}  # class shares spelled with a dash, as in the lake
+
+
+def test_the_stage_writes_the_schema(fixture_spells, tmp_path):
+    written = pipeline.write_lake(tmp_path, [index_membership.INDEX_MEMBERSHIP],
+                                  {"index_membership": fixture_spells})["index_membership"]  # fmt: skip
+    dtypes = {c: str(t) for c, t in written.dtypes.items()}
+    assert dtypes == {"index": "category", "ticker": "string", "name": "string", "cik": "string",
+                      "start_date": "datetime64[ns]", "end_date": "datetime64[ns]"}  # fmt: skip
+    assert sorted(written["index"].cat.categories) == ["sp400", "sp500", "sp600"]
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# the committed dataset
+# ------------------------------------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def lake() -> pd.DataFrame:
+    return read_dataset(DATA, "index_membership")
+
+
+def test_the_lake_holds_known_members_on_known_days(lake):
+    assert {"AAPL", "MSFT", "XOM", "BRK-B"} <= members(lake, "sp500", "2016-06-30")
+    assert "TSLA" not in members(lake, "sp500", "2020-12-18")  # added 2020-12-21
+    assert "TSLA" in members(lake, "sp500", "2020-12-21")
+    assert "LEH" in members(lake, "sp500", "2008-09-12") and "LEH" not in members(lake, "sp500", "2008-09-15")
+    assert len(members(lake, "sp500", "2016-06-30")) == 505
+    assert len(members(lake, "sp500", "2008-09-15")) == 497
+    assert len(members(lake, "sp400", "2016-06-30")) == 400
+    assert len(members(lake, "sp600", "2024-06-28")) == pytest.approx(600, abs=5)
+
+
+def test_the_lake_spells_do_not_overlap(lake):
+    assert_no_overlaps(lake)
+    assert not lake["ticker"].str.contains(".", regex=False).any()
+    running = lake[lake["end_date"].isna()]
+    assert running["cik"].notna().all() and running["cik"].str.fullmatch(r"\d{10}").all()
+    assert running.groupby("index", observed=True).size().to_dict() == {"sp400": 400, "sp500": 503, "sp600": 602}
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# the committed dataset against the raw files: an independent replay
+# ------------------------------------------------------------------------------------------------------------------
+def _replay(index: str, day: str) -> set[str]:
+    """Members on ``day`` as the source's README defines them: the seed, then every event dated <= day, in order."""
+    seed = pd.read_csv(RAW / f"{index}_seed.csv", dtype=str)
+    changes = pd.read_csv(RAW / f"{index}_changes.csv", dtype=str, keep_default_na=False)
+    on = set(seed["ticker"]) if seed["effective_date"].iloc[0] <= day else set()
+    for date, action, ticker in zip(changes["date"], changes["action"], changes["ticker"], strict=True):
+        if date <= day:
+            on = on | {ticker} if action == "added" else on - {ticker}
+    return {t.replace(".", "-") for t in on}
+
+
+@needs_raw
+@pytest.mark.parametrize(("index", "day"), [
+    ("sp500", "2004-12-30"), ("sp500", "2008-09-15"), ("sp500", "2016-06-30"), ("sp500", "2019-03-19"),
+    ("sp500", "2026-07-13"), ("sp400", "2011-11-20"), ("sp400", "2018-12-31"), ("sp600", "2023-03-31"),
+])  # fmt: skip
+def test_the_lake_matches_a_replay_of_the_raw_files(lake, index, day):
+    assert members(lake, index, day) == _replay(index, day)
+
+
+@needs_raw
+def test_the_sp500_has_about_500_members(lake):
+    # 505 tickers on 2016-06-30 (dual classes: GOOG/GOOGL, FOX/FOXA, NWS/NWSA, DISCA/DISCK, UA/UAA); 497 on
+    # 2008-09-15 where the index had 500 companies: the upstream list behind the seed misses a few (SOURCES.md)
+    assert abs(len(_replay("sp500", "2016-06-30")) - 500) <= 5
+    assert abs(len(_replay("sp500", "2008-09-15")) - 500) <= 5
+    current = pd.read_csv(RAW / "sp500_current.csv", dtype=str)
+    assert members(lake, "sp500", "2026-07-13") == set(current["ticker"].str.replace(".", "-", regex=False))
