@@ -145,3 +145,35 @@ def test_a_narrow_or_short_cross_section_gets_no_t_statistic(monthly):
     assert np.isnan(s.loc["fwd_1", "t_stat"]) and s.loc["fwd_1", "names_mean"] <= 4
     with pytest.warns(UserWarning, match="fewer than 50 dates"):
         monthly.fds.rank_ic("mom_3", "fwd_1", summary=True, min_dates=50)
+
+
+def test_event_study_per_event_rows_and_car_by_hand(ref_client):
+    tickers = ["AAPL", "MSFT", "NVDA", "JPM", "XOM", "KO"]
+    px = ref_client.prices([*tickers, "SPY"], start_date="2021-01-04", end_date="2025-06-30")
+    earnings = ref_client.earnings(tickers, limit=None).reset_index()
+    events = earnings[(earnings["filing_date"] >= "2021-03-01") & (earnings["filing_date"] <= "2025-06-01")]
+    events = events[["ticker", "filing_date"]].reset_index(drop=True)
+    events = pd.concat([events, events.iloc[[0, 1]].assign(ticker="KO")], ignore_index=True)  # days shared by two
+    table = fdkit.event_study(events, px, window=(-1, 1), benchmark="SPY", per_event=True)
+    assert list(table.index.names) == ["event_id", "event_day"] and table.attrs["benchmark"] == "SPY"
+    assert {"ticker", "event_date", "day0", "date", "ar", "car"} <= set(table.columns)
+    r = px["close"].groupby(level="ticker", observed=True).pct_change().unstack("ticker")
+    days = r.index
+    checked = 0
+    for event_id, row in events.iterrows():
+        pos = days.searchsorted(row["filing_date"])
+        if not (pos - 1 >= 1 and pos + 1 < len(days)):
+            continue
+        ar = (r[row["ticker"]] - r["SPY"]).iloc[pos - 1 : pos + 2].to_numpy()
+        got = table.loc[event_id]
+        assert got["car"].iloc[-1] == pytest.approx(ar.sum(), abs=1e-12)  # CAR[-1,+1]
+        assert got.loc[0, "date"] == days[pos] and (got["ticker"] == row["ticker"]).all()
+        checked += 1
+    assert checked == table.index.get_level_values("event_id").nunique() >= 30
+    summary = fdkit.event_study(events, px, window=(-1, 1), benchmark="SPY")
+    np.testing.assert_allclose(summary["car"].to_numpy(), table.groupby(level="event_day")["car"].mean().to_numpy())
+    # events sharing a day 0 are one cluster: averaged first, then tested across days
+    by_day = table.xs(1, level="event_day").groupby("day0")["car"].mean()
+    want = by_day.mean() / (by_day.std() / np.sqrt(len(by_day)))
+    assert summary.loc[1, "car_t_stat_clustered"] == pytest.approx(want, rel=1e-9)
+    assert summary.loc[1, "clusters"] == len(by_day) < summary.loc[1, "n"]

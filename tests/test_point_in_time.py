@@ -125,3 +125,10 @@ def test_rows_without_a_filing_date_are_left_out_with_a_warning(ttm, monthly):
         joined = frame.drop(columns=["filing_datetime"]).fds.asof(monthly.loc[["AAPL"]])
     assert any("no filing date" in str(w.message) for w in caught)
     assert frame.index[-1][1] not in set(joined["report_period"].dropna())
+
+
+def test_a_fetched_frame_still_saves_to_parquet(ttm, tmp_path):
+    path = tmp_path / "ttm.parquet"
+    ttm[["revenue", "filing_date"]].to_parquet(path)  # attrs are written as JSON: the carried times are a string
+    back = pd.read_parquet(path)
+    pd.testing.assert_frame_equal(back, ttm[["revenue", "filing_date"]], check_freq=False)

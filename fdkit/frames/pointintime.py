@@ -30,21 +30,24 @@ FILED_ATTR = "fdkit.filing_times"
 _COLUMNS = ("filing_date", "filing_datetime")
 
 
-class FilingTimes:
+class FilingTimes(str):
     """The filing times of a frame's rows, keyed by its index (immutable once made).
 
     pandas copies ``attrs`` on every operation that keeps them (a deep copy in pandas 2 and later): this object
     copies as itself, so a large frame's filing times cost nothing to carry, and compares by identity, so
-    ``pd.concat`` of frames fetched separately keeps no stale times (it drops attrs that differ).
+    ``pd.concat`` of frames fetched separately keeps no stale times (it drops attrs that differ). It is a string
+    to JSON (``to_parquet`` writes ``attrs`` as JSON): a saved frame keeps its ``filing_date`` column, not this.
 
     Args:
         times: ``filing_date`` (and ``filing_datetime`` where known) indexed like the frame (a unique index).
     """
 
-    __slots__ = ("times",)
+    times: pd.DataFrame
 
-    def __init__(self, times: pd.DataFrame) -> None:
+    def __new__(cls, times: pd.DataFrame) -> FilingTimes:  # noqa: D102  (documented on the class)
+        self = super().__new__(cls, f"filing times of {len(times)} rows")
         self.times = times
+        return self
 
     def __deepcopy__(self, memo: dict[int, Any]) -> FilingTimes:
         return self
@@ -59,6 +62,9 @@ class FilingTimes:
 
     def __repr__(self) -> str:
         return f"FilingTimes({len(self.times)} rows)"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (FilingTimes, (self.times,))
 
 
 def attach_filing_times(df: pd.DataFrame) -> pd.DataFrame:

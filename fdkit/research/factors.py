@@ -12,7 +12,7 @@ many) and returns frames indexed by date (or by event day), so results line up w
 * :func:`quantile_returns`: per-date mean forward return of each quantile and the long-short spread (top minus
   bottom), optionally cumulated.
 * :func:`event_study`: mean abnormal return (against a benchmark) and its cumulation around events, with
-  cross-sectional t-statistics.
+  cross-sectional and date-clustered t-statistics; :func:`event_returns`: the per-event table behind it.
 
 Example:
     >>> import pandas as pd
@@ -34,6 +34,7 @@ import pandas as pd
 from fdkit.errors import BadRequestError
 
 __all__ = [
+    "event_returns",
     "event_study",
     "forward_returns",
     "horizon_of",
@@ -298,36 +299,21 @@ def quantile_returns(panel: pd.DataFrame, factor: str, forward: str, n: int = 5,
     return table
 
 
-def event_study(events: pd.DataFrame, prices: pd.DataFrame, window: tuple[int, int] = (-5, 20), *,
-                benchmark: str | pd.Series | None = None, column: str = "close") -> pd.DataFrame:  # fmt: skip
-    """Abnormal returns around events: the mean across events per event day, and its cumulation.
+_Windows = tuple[np.ndarray, pd.DataFrame, int, str]
 
-    Day 0 is the first trading day on or after the event's date. The abnormal return of a day is the stock's
-    simple return minus the benchmark's (a ticker of ``prices``, a return series by date, or by default the
-    equal-weighted mean return of the panel's tickers that day). Events whose window is not entirely inside the
-    price history are left out (counted in ``attrs``).
 
-    Args:
-        events: one row per event with ``ticker`` and a date (``date``, ``filing_date``, ``transaction_date``,
-            ``time`` or ``report_period``), as columns or index levels: filings, insider trades, any frame.
-        prices: a ``(ticker, date)`` price panel covering the events' tickers (and the benchmark's).
-        window: first and last event day, inclusive.
-        benchmark: the benchmark (see above).
-        column: the price column.
+def _event_windows(events: pd.DataFrame, prices: pd.DataFrame, window: tuple[int, int],
+                   benchmark: str | pd.Series | None, column: str) -> _Windows:  # fmt: skip
+    """The abnormal returns of every event whose window lies inside the price history.
 
     Returns:
-        A frame indexed by event day: ``mean_ar``, ``t_stat`` (cross-sectional), ``car`` (cumulative mean
-        abnormal return from the window's first day), ``car_t_stat`` (t-statistic of the events' own CARs) and
-        ``n``; ``attrs["events_used"]`` and ``attrs["events_dropped"]``.
-
-    Raises:
-        BadRequestError: for events without a ticker or a date, a window that does not contain day 0, or an
-            unknown benchmark ticker.
+        ``(ar, meta, dropped, benchmark name)``: one row of ``ar`` per kept event (window days as columns), and
+        per kept event its input position, ticker, event date and day-0 date.
     """
     lo, hi = int(window[0]), int(window[1])
     if not lo <= 0 <= hi:
         raise BadRequestError(f"the window must contain day 0, not {window}")
-    date = _date_level(prices)
+    _date_level(prices)
     ev = events.reset_index()
     when = next((c for c in ("date", "filing_date", "transaction_date", "time", "report_period") if c in ev.columns),
                 None)  # fmt: skip
@@ -338,17 +324,18 @@ def event_study(events: pd.DataFrame, prices: pd.DataFrame, window: tuple[int, i
     wide = rets.unstack("ticker")
     wide.index = pd.DatetimeIndex(wide.index).tz_localize(None) if getattr(wide.index, "tz", None) else wide.index
     if benchmark is None:
-        bench = wide.mean(axis=1)
+        bench, name = wide.mean(axis=1), "equal-weighted mean of the panel"
     elif isinstance(benchmark, str):
         if benchmark not in wide.columns:
             raise BadRequestError(f"benchmark {benchmark!r} is not in the price panel")
-        bench = wide[benchmark]
+        bench, name = wide[benchmark], benchmark
     else:
-        bench = benchmark.reindex(wide.index)
+        bench, name = benchmark.reindex(wide.index), str(benchmark.name or "given return series")
     abnormal = wide.sub(bench, axis=0)
     days = wide.index
-    rows, used, dropped = [], 0, 0
-    for ticker, day in zip(ev["ticker"].astype(str), pd.to_datetime(ev[when]), strict=True):
+    rows, meta, dropped = [], [], 0
+    stamps = pd.to_datetime(ev[when])
+    for i, (ticker, day) in enumerate(zip(ev["ticker"].astype(str), stamps, strict=True)):
         if ticker not in abnormal.columns or pd.isna(day):
             dropped += 1
             continue
@@ -359,17 +346,125 @@ def event_study(events: pd.DataFrame, prices: pd.DataFrame, window: tuple[int, i
             dropped += 1
             continue
         rows.append(series[pos + lo : pos + hi + 1])
-        used += 1
+        meta.append((i, ticker, day, days[pos]))
+    frame = pd.DataFrame(meta, columns=["event_id", "ticker", "event_date", "day0"])
+    ar = np.vstack(rows) if rows else np.empty((0, hi - lo + 1))
+    return ar, frame, dropped, name
+
+
+def _clustered_t(values: np.ndarray, clusters: np.ndarray) -> np.ndarray:
+    """Per column, the t-statistic of the mean across clusters (events sharing a day 0 averaged first)."""
+    if not len(values):
+        return np.full(values.shape[1], np.nan)
+    means = pd.DataFrame(values).groupby(clusters).mean().to_numpy()
+    k = means.shape[0]
+    if k < 2:
+        return np.full(values.shape[1], np.nan)
+    return means.mean(axis=0) / (means.std(axis=0, ddof=1) / np.sqrt(k))
+
+
+def event_returns(events: pd.DataFrame, prices: pd.DataFrame, window: tuple[int, int] = (-5, 20), *,
+                  benchmark: str | pd.Series | None = None, column: str = "close") -> pd.DataFrame:  # fmt: skip
+    """Abnormal returns of each event on each day of its window: the table behind :func:`event_study`.
+
+    Same conventions as :func:`event_study` (day 0, the benchmark, events left out).
+
+    Args:
+        events: one row per event with ``ticker`` and a date (see :func:`event_study`).
+        prices: a ``(ticker, date)`` price panel.
+        window: first and last event day, inclusive.
+        benchmark: a ticker of ``prices``, a return series by date, or ``None`` (equal-weighted panel mean).
+        column: the price column.
+
+    Returns:
+        A frame indexed ``(event_id, event_day)`` (``event_id``: the event's position in ``events``) with
+        ``ticker``, ``event_date``, ``day0`` (the first trading day on or after the event), ``date`` (the trading
+        day of the row), ``ar`` (abnormal return) and ``car`` (its cumulation from the window's first day);
+        ``attrs["benchmark"]`` names the benchmark, ``attrs["events_dropped"]`` counts events left out.
+
+    Example:
+        >>> days = pd.bdate_range("2024-01-01", periods=6)
+        >>> idx = pd.MultiIndex.from_product([["A", "B"], days], names=["ticker", "time"])
+        >>> px = pd.DataFrame({"close": [10.0, 10, 11, 11, 11, 11, 10, 10, 10, 10, 10, 10]}, index=idx)
+        >>> ev = pd.DataFrame({"ticker": ["A"], "date": [days[2]]})
+        >>> event_returns(ev, px, window=(-1, 1), benchmark="B")["car"].round(2).tolist()
+        [0.0, 0.1, 0.1]
+    """
+    lo, hi = int(window[0]), int(window[1])
+    ar, meta, dropped, name = _event_windows(events, prices, window, benchmark, column)
+    width = hi - lo + 1
+    offsets = np.tile(np.arange(lo, hi + 1), len(meta))
+    positions = np.repeat(np.arange(len(meta)), width)
+    trading = pd.DatetimeIndex(
+        pd.to_datetime(prices.index.get_level_values(_date_level(prices))).unique()
+    ).sort_values()
+    trading = trading.tz_localize(None) if trading.tz is not None else trading
+    day0_pos = trading.searchsorted(pd.DatetimeIndex(meta["day0"])) if len(meta) else np.array([], dtype=int)
+    out = pd.DataFrame({
+        "ticker": pd.Categorical(meta["ticker"].to_numpy()[positions]),
+        "event_date": pd.DatetimeIndex(meta["event_date"].to_numpy()[positions]),
+        "day0": pd.DatetimeIndex(meta["day0"].to_numpy()[positions]),
+        "date": trading[np.repeat(day0_pos, width) + offsets] if len(meta) else pd.DatetimeIndex([]),
+        "ar": ar.reshape(-1),
+        "car": ar.cumsum(axis=1).reshape(-1),
+    }, index=pd.MultiIndex.from_arrays([pd.array(meta["event_id"].to_numpy()[positions], dtype="Int64"),
+                                        pd.array(offsets, dtype="Int64")],
+                                       names=["event_id", "event_day"]))  # fmt: skip
+    out.attrs.update(benchmark=name, events_dropped=dropped)
+    return out
+
+
+def event_study(events: pd.DataFrame, prices: pd.DataFrame, window: tuple[int, int] = (-5, 20), *,
+                benchmark: str | pd.Series | None = None, column: str = "close",
+                per_event: bool = False) -> pd.DataFrame:  # fmt: skip
+    """Abnormal returns around events: the mean across events per event day, and its cumulation.
+
+    Day 0 is the first trading day on or after the event's date. The abnormal return of a day is the stock's
+    simple return minus the benchmark's (a ticker of ``prices``, a return series by date, or by default the
+    equal-weighted mean return of the panel's tickers that day). Events whose window is not entirely inside the
+    price history are left out (counted in ``attrs``). Events on the same day share the market's news, so besides
+    the cross-sectional t-statistics the clustered ones average the events of each day 0 first and test across
+    those days.
+
+    Args:
+        events: one row per event with ``ticker`` and a date (``date``, ``filing_date``, ``transaction_date``,
+            ``time`` or ``report_period``), as columns or index levels: filings, insider trades, any frame.
+        prices: a ``(ticker, date)`` price panel covering the events' tickers (and the benchmark's).
+        window: first and last event day, inclusive.
+        benchmark: the benchmark (see above).
+        column: the price column.
+        per_event: return the per-event table of :func:`event_returns` instead (for sub-windows, ``|AR|``,
+            cross-sectional regressions).
+
+    Returns:
+        A frame indexed by event day: ``mean_ar``, ``t_stat`` (cross-sectional), ``car`` (cumulative mean
+        abnormal return from the window's first day), ``car_t_stat`` (t-statistic of the events' own CARs),
+        ``t_stat_clustered`` and ``car_t_stat_clustered`` (across day-0 dates), ``n`` and ``clusters``;
+        ``attrs["events_used"]``, ``attrs["events_dropped"]`` and ``attrs["benchmark"]``.
+
+    Raises:
+        BadRequestError: for events without a ticker or a date, a window that does not contain day 0, or an
+            unknown benchmark ticker.
+    """
+    if per_event:
+        return event_returns(events, prices, window, benchmark=benchmark, column=column)
+    lo, hi = int(window[0]), int(window[1])
+    ar, meta, dropped, name = _event_windows(events, prices, window, benchmark, column)
+    date = _date_level(prices)
     rel = pd.RangeIndex(lo, hi + 1, name="event_day")
-    if not rows:
-        out = pd.DataFrame(np.nan, index=rel, columns=["mean_ar", "t_stat", "car", "car_t_stat"]).assign(n=0)
+    columns = ["mean_ar", "t_stat", "car", "car_t_stat", "t_stat_clustered", "car_t_stat_clustered"]
+    n = ar.shape[0]
+    if not n:
+        out = pd.DataFrame(np.nan, index=rel, columns=columns).assign(n=0, clusters=0)
     else:
-        ar = np.vstack(rows)
         car = ar.cumsum(axis=1)
-        n = ar.shape[0]
         se = ar.std(axis=0, ddof=1) / np.sqrt(n) if n > 1 else np.full(ar.shape[1], np.nan)
         car_se = car.std(axis=0, ddof=1) / np.sqrt(n) if n > 1 else np.full(ar.shape[1], np.nan)
+        clusters = meta["day0"].to_numpy()
         out = pd.DataFrame({"mean_ar": ar.mean(axis=0), "t_stat": ar.mean(axis=0) / se, "car": car.mean(axis=0),
-                            "car_t_stat": car.mean(axis=0) / car_se, "n": n}, index=rel)  # fmt: skip
-    out.attrs.update(events_used=used, events_dropped=dropped, date_level=date)
+                            "car_t_stat": car.mean(axis=0) / car_se,
+                            "t_stat_clustered": _clustered_t(ar, clusters),
+                            "car_t_stat_clustered": _clustered_t(car, clusters),
+                            "n": n, "clusters": len(set(clusters.tolist()))}, index=rel)  # fmt: skip
+    out.attrs.update(events_used=n, events_dropped=dropped, date_level=date, benchmark=name)
     return out
