@@ -68,7 +68,7 @@ def _spell(spells: pd.DataFrame, index: str, ticker: str) -> list[dict]:
 
 def test_spells_replay_the_seed_and_the_events(fixture_spells):
     s = fixture_spells
-    assert s.columns.tolist() == ["index", "ticker", "name", "cik", "start_date", "end_date"]
+    assert s.columns.tolist() == ["index", "ticker", "name", "cik", "start_date", "end_date", "current_ticker"]
     # still a member since before the seed: the start today's list gives, else the seed date (start unknown)
     assert _spell(s, "sp500", "AAPL") == [
         {"start": "1982-11-30", "end": None, "name": "Apple Inc.", "cik": "0000320193"}
@@ -111,7 +111,8 @@ def test_the_stage_writes_the_schema(fixture_spells, tmp_path):
                                   {"index_membership": fixture_spells})["index_membership"]  # fmt: skip
     dtypes = {c: str(t) for c, t in written.dtypes.items()}
     assert dtypes == {"index": "category", "ticker": "string", "name": "string", "cik": "string",
-                      "start_date": "datetime64[ns]", "end_date": "datetime64[ns]"}  # fmt: skip
+                      "start_date": "datetime64[ns]", "end_date": "datetime64[ns]",
+                      "current_ticker": "string"}  # fmt: skip
     assert sorted(written["index"].cat.categories) == ["sp400", "sp500", "sp600"]
 
 
@@ -173,3 +174,19 @@ def test_the_sp500_has_about_500_members(lake):
     assert abs(len(_replay("sp500", "2008-09-15")) - 500) <= 5
     current = pd.read_csv(RAW / "sp500_current.csv", dtype=str)
     assert members(lake, "sp500", "2026-07-13") == set(current["ticker"].str.replace(".", "-", regex=False))
+
+
+def test_current_tickers_follow_ticker_changes_only(fixture_spells):
+    s = fixture_spells[fixture_spells["index"] == "sp500"].set_index("ticker")
+    assert s.loc["LEHMQ", "current_ticker"] == "LEH"  # renamed the day after its spell ended
+    assert s.loc["G", "current_ticker"] == "G"  # a merger's successor (PG) is another company
+    assert s.loc["TSLA", "current_ticker"] == "TSLQ"  # a running spell follows a later change
+    assert s.loc["AAPL", "current_ticker"] == "AAPL"
+
+
+def test_the_lake_maps_renamed_members_to_their_symbol_today():
+    m = read_dataset(default_data_dir(), "index_membership").set_index(["index", "ticker", "start_date"]).sort_index()
+    fb = m.loc[("sp500", "FB")]
+    assert (fb["current_ticker"] == "META").all()
+    antm = m.loc[("sp500", "ANTM")]
+    assert (antm["current_ticker"] == "ELV").all()  # Anthem's spell ended the day before ANTM became ELV

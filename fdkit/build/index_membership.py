@@ -34,8 +34,11 @@ from fdkit.build.stage import Context, Provenance, Stage, dataset
 
 INDICES = ("sp500", "sp400", "sp600")
 FOLDER = "data-real-3/index-membership"
-SOURCES = tuple(f"{FOLDER}/{index}_{part}.csv" for index in INDICES for part in ("seed", "changes", "current"))
+EVENTS = "data-real-4/index-membership-extra/us_symbol_events.csv"
+SOURCES = (*(f"{FOLDER}/{index}_{part}.csv" for index in INDICES for part in ("seed", "changes", "current")), EVENTS)
 COLUMNS = ["index", "ticker", "name", "cik", "start_date", "end_date"]
+#: a rename ends the old symbol's spell the day before the change: the change follows the spell's end within this
+_RENAME_SLACK = pd.Timedelta(days=7)
 
 _SUFFIXES = re.compile(r"\b(INC|CORP|CORPORATION|CO|COMPANY|LTD|LIMITED|PLC|THE|HOLDINGS|HLDGS|GROUP|NEW|CLASS|CL)\b")
 
@@ -151,17 +154,67 @@ def with_ciks(spells: pd.DataFrame, known: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+def current_tickers(spells: pd.DataFrame, changes: pd.DataFrame) -> pd.Series:
+    """The symbol each spell's company trades under today: its ticker, followed through ticker changes.
+
+    Only ``ticker_change`` events count (a merger's successor is another company). A spell that ended the day
+    before its ticker changed (a rename: the source ends the old symbol's spell and starts the new one's) takes the
+    new symbol, and so on through later changes of that symbol (WLP -> ANTM in 2014 -> ELV in 2022); a running
+    spell follows changes dated after its start.
+
+    Args:
+        spells: ``ticker``, ``start_date``, ``end_date``.
+        changes: ``event_date``, ``event_type``, ``old_symbol``, ``new_symbol`` (text).
+
+    Returns:
+        One symbol per spell, aligned to ``spells``.
+
+    Example:
+        >>> spells = pd.DataFrame({"ticker": ["WLP", "FB", "G"], "start_date": pd.to_datetime(["2005-01-03"] * 3),
+        ...                        "end_date": pd.to_datetime(["2014-12-02", "2022-06-08", "2005-10-02"])})
+        >>> changes = pd.DataFrame({"event_date": ["2014-12-03", "2022-06-28", "2022-06-09"],
+        ...                         "event_type": ["ticker_change"] * 3, "old_symbol": ["WLP", "ANTM", "FB"],
+        ...                         "new_symbol": ["ANTM", "ELV", "META"]})
+        >>> current_tickers(spells, changes).tolist()
+        ['ELV', 'META', 'G']
+    """
+    renames: dict[str, list[tuple[pd.Timestamp, str]]] = {}
+    for r in tuples(changes[changes["event_type"] == "ticker_change"]):
+        new = _text(r.new_symbol)
+        if new is not None:
+            key = str(r.old_symbol).replace(".", "-")
+            renames.setdefault(key, []).append((pd.Timestamp(r.event_date), new.replace(".", "-")))
+    out = []
+    for r in tuples(spells):
+        symbol, since = r.ticker, r.start_date
+        ended = r.end_date
+        for _ in range(10):  # a bound: each hop moves forward in time
+            hops = sorted(
+                (day, new) for day, new in renames.get(symbol, [])
+                if day > since and (pd.isna(ended) or ended < day <= ended + _RENAME_SLACK)
+            )  # fmt: skip
+            if not hops:
+                break
+            since, symbol = hops[0]
+            ended = pd.NaT  # the renamed company runs on under its new symbol
+        out.append(symbol)
+    return pd.Series(out, index=spells.index, dtype="string")
+
+
 def build_index_membership(
-    sources: dict[str, tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]], companies: pd.DataFrame
+    sources: dict[str, tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]],
+    companies: pd.DataFrame,
+    changes: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
     """The ``index_membership`` rows of every index, tickers in the lake's spelling (``BRK-B``).
 
     Args:
         sources: index name -> (seed, changes, current), read as text.
         companies: the lake's company facts (``ticker``, ``name``, ``cik``).
+        changes: symbol events (``ticker_change`` rows give ``current_ticker``); none: every spell keeps its own.
 
     Returns:
-        One row per spell, sorted by index, ticker and start.
+        One row per spell, sorted by index, ticker and start, with ``current_ticker``.
     """
     spells = pd.concat([membership_spells(i, *sources[i]) for i in sorted(sources)], ignore_index=True)
     spells["ticker"] = spells["ticker"].str.replace(".", "-", regex=False)
@@ -169,6 +222,8 @@ def build_index_membership(
     today = today.assign(ticker=today["ticker"].str.replace(".", "-", regex=False))
     known = pd.concat([companies[["ticker", "name", "cik"]].astype({"ticker": str}), today], ignore_index=True)
     out = with_ciks(spells, known.drop_duplicates(["ticker", "cik"]))
+    empty = pd.DataFrame(columns=["event_date", "event_type", "old_symbol", "new_symbol"])
+    out["current_ticker"] = current_tickers(out, empty if changes is None else changes)
     return out.sort_values(["index", "ticker", "start_date"], kind="stable").reset_index(drop=True)
 
 
@@ -177,13 +232,16 @@ def _index_membership(ctx: Context) -> dict[str, pd.DataFrame]:
         return pd.read_csv(ctx.source(f"{FOLDER}/{index}_{part}.csv"), dtype=str, keep_default_na=False)
 
     sources = {i: (read(i, "seed"), read(i, "changes"), read(i, "current")) for i in INDICES}
-    return {"index_membership": build_index_membership(sources, ctx["company_facts"])}
+    changes = pd.read_csv(ctx.source(EVENTS), dtype=str, keep_default_na=False)
+    return {"index_membership": build_index_membership(sources, ctx["company_facts"], changes)}
 
 
 _PROVENANCE = Provenance(
     "../shared/data-real-3/index-membership/sp500_*.csv, sp400_*.csv, sp600_*.csv (seed roster, changes, today's "
-    "members; package pitindex 0.2.1, folder pitindex/data/); CIKs also from `company_facts`",
-    "MIT (pitindex, Ariel Nacamulli); reconstructed from Wikipedia's constituent lists and fja05680/sp500",
+    "members; package pitindex 0.2.1, folder pitindex/data/); CIKs also from `company_facts`; ticker changes from "
+    "../shared/data-real-4/index-membership-extra/us_symbol_events.csv (package index-constitution 1.0.1)",
+    "MIT (pitindex, Ariel Nacamulli; index-constitution contributors); reconstructed from Wikipedia's constituent "
+    "lists and fja05680/sp500",
     "one row per membership spell of the S&P 500 (seed 2004-12-30, events 2005-01-03 ..), S&P 400 (seed "
     "2011-11-20) and S&P 600 (seed 2021-03-31): the seed roster, then every addition and removal replayed in "
     "file order (membership on day T = the seed plus every event dated <= T). start_date = the addition's date "
@@ -197,7 +255,11 @@ _PROVENANCE = Provenance(
     "then the three lists) only where its name agrees with the spell's (tickers are reused: G was Gillette, now "
     "Genpact), else null. A rename is a removal and an addition on one day: the old ticker's spell ends the day "
     "before, the new ticker's starts that day. Tickers are the source's (the symbol at the time of the spell), "
-    "class shares spelled with a dash as everywhere in the lake (the source's BRK.B is BRK-B).",
+    "class shares spelled with a dash as everywhere in the lake (the source's BRK.B is BRK-B). current_ticker = "
+    "the symbol the company trades under today: the spell's ticker followed through the ticker changes of "
+    "../shared/data-real-4/index-membership-extra/us_symbol_events.csv (package index-constitution 1.0.1, MIT; "
+    "ticker_change rows only: a merger's successor is another company), a spell ending the day before its "
+    "symbol changed taking the new one (FB -> META 2022-06-09, ANTM -> ELV 2022-06-28).",
     "a reconstruction from public lists, not S&P's files; a handful of dates can be a day off. Join other "
     "datasets on CIK or on dates, not on the symbol alone (a symbol may since belong to another company). XOM: "
     "the source and the SEC ticker file give CIK 0000034088, company_facts (the S&P list of 2026-08-08) "

@@ -487,7 +487,15 @@ _SCHEMAS["as_reported"] = {
 
 # point-in-time index membership, one row per spell (an fdkit extension): start_date is the first day in the index,
 # end_date the last (NaT while still a member)
-_SCHEMAS["index_membership"] = {"index": C, "ticker": S, "name": S, "cik": S, "start_date": D, "end_date": D}
+_SCHEMAS["index_membership"] = {
+    "index": C,
+    "ticker": S,
+    "name": S,
+    "cik": S,
+    "start_date": D,
+    "end_date": D,
+    "current_ticker": S,
+}
 
 #: fields whose JSON type on the wire differs from their frame type: the service sends a filing's ``cik`` as an
 #: integer; frames keep every CIK as the 10-digit string EDGAR spells (``records_of`` pads integers)
