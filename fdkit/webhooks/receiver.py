@@ -2,9 +2,17 @@
 
 Order of work per delivery: check the signature (401 when missing, forged or stale) -> parse and validate the
 envelope (400 for bad JSON, an unknown type or missing fields; nothing written) -> if the event id was already
-landed, answer 200 ``duplicate`` -> write the event's records as Parquet files (atomic: temp file, fsync, rename)
--> record the event id in SQLite (committed) -> answer 200. A crash between the file writes and the commit only
-means the sender retries; the files are named by the records' identity, so rewriting them changes nothing.
+landed, answer 200 ``duplicate`` -> check every record against its landing rule (below) -> write the event's
+records as Parquet files (atomic: temp file, fsync, rename) -> record the event id in SQLite (committed) -> answer
+200. A crash between the file writes and the commit only means the sender retries; the files are named by the
+records' identity, so rewriting them changes nothing.
+
+A *poison* event is refused whole: 400 ``{"error", "message"}`` naming the problem, nothing of it written, the
+event kept in ``_webhooks/dead-letter.jsonl`` with why (a 400 tells the sender not to retry). An event is poison
+when a record does not fit its schema, lacks a field the rule requires (:attr:`LandingRule.required`: the
+partition column and the fields that identify a record in the lake, e.g. ticker, report period and period of a
+statement), or names another partition than its envelope (a record's ``ticker`` or ``bank`` differing from
+``data.object``'s).
 
 Where records land (``<lake>/<dataset>/<partition>/<key>.parquet``, readable by ``fdkit serve --data`` and
 pandas); the **matching key** decides what an amendment replaces. :data:`LANDING` is this table as data, one
@@ -91,6 +99,9 @@ class LandingRule:
             ignored), ``ignore`` (a published key is never revised).
         endpoint: flatten the records with this endpoint's shape before landing.
         amends: an amended form (``4/A``) replaces the filing it amends (see :meth:`Landing._amendments`).
+        required: fields every landed record must carry (not null, not empty): the partition column and what
+            identifies a record in the lake (the dataset's ``fdkit.lake.io.RECORD_KEYS`` among them); an event with
+            a record that lacks one is refused whole (:class:`PoisonEvent`).
     """
 
     dataset: str
@@ -102,6 +113,7 @@ class LandingRule:
     revision: Literal["replace", "newest_filing", "ignore"] = "replace"
     endpoint: str | None = None
     amends: bool = False
+    required: tuple[str, ...] = ()
 
     def rows(self, event: Event) -> list[dict[str, Any]]:
         """The event's records as lake rows."""
@@ -133,21 +145,29 @@ class LandingRule:
 
 #: every event family's landing rule (see the module docstring's table)
 LANDING: dict[str, LandingRule] = {
-    **{f: LandingRule(f, "ticker", ("report_period", "period"), per="record", revision="newest_filing")
+    **{f: LandingRule(f, "ticker", ("report_period", "period"), per="record", revision="newest_filing",
+                      required=("ticker", "report_period", "period"))
        for f in ("income_statements", "balance_sheets", "cash_flow_statements", "financial_metrics")},
     **{f: LandingRule(f, "ticker", ("accession_number", "form_type", "filing_date"), key_from="payload", prefix="acc",
-                      amends=True)
+                      amends=True, required=("ticker", "name"))
        for f in ("insider_trades", "insider_ownership")},
-    **{f: LandingRule("segmented_financials", "ticker", ("report_period", "period"), per="period", endpoint=f)
+    **{f: LandingRule("segmented_financials", "ticker", ("report_period", "period"), per="period", endpoint=f,
+                      required=("ticker", "report_period", "period"))
        for f in ("income_statement_segments", "balance_sheet_segments", "cash_flow_statement_segments")},
-    "earnings": LandingRule("earnings", "ticker", ("report_period", "source_type"), endpoint="earnings"),
-    "interest_rates": LandingRule("interest_rates", "bank", ("date",), prefix="date", revision="ignore"),
-    "inflation": LandingRule("inflation", None, ("date",), key_from="payload", prefix="date"),
-    "labor": LandingRule("labor", None, ("release", "date"), key_from="payload", prefix="date"),
-    "yield_curve": LandingRule("yield_curve", None, ("date",), key_from="payload", prefix="date"),
+    "earnings": LandingRule("earnings", "ticker", ("report_period", "source_type"), endpoint="earnings",
+                            required=("ticker", "report_period", "source_type")),
+    "interest_rates": LandingRule("interest_rates", "bank", ("date",), prefix="date", revision="ignore",
+                                  required=("bank", "date")),
+    "inflation": LandingRule("inflation", None, ("date",), key_from="payload", prefix="date",
+                             required=("series", "date")),
+    "labor": LandingRule("labor", None, ("release", "date"), key_from="payload", prefix="date",
+                         required=("series", "date")),
+    "yield_curve": LandingRule("yield_curve", None, ("date",), key_from="payload", prefix="date", required=("date",)),
     "filing_items.metadata": LandingRule("filing_metadata", "ticker", ("filing_type", "filing_date",
-                                         "accession_number"), prefix=None),
-    **{f: LandingRule(d, "ticker", ("report_period", "accession_number"), key_from="payload")
+                                         "accession_number"), prefix=None,
+                                         required=("ticker", "filing_type", "filing_date")),
+    **{f: LandingRule(d, "ticker", ("report_period", "accession_number"), key_from="payload",
+                      required=("ticker", "report_period"))
        for f, d in (("forward_guidance", "kpi_guidance"), ("non_gaap_metrics", "kpi_non_gaap"),
                     ("operating_kpis", "kpi_metrics"))},
 }  # fmt: skip
@@ -189,7 +209,7 @@ class Landing:
         self._moves: list[tuple[Path, Path]] = []
         try:
             n = self._land(event)
-        except UnsafePathError:
+        except (UnsafePathError, PoisonEvent):
             raise
         except (ValueError, TypeError, KeyError, OverflowError) as exc:
             raise PoisonEvent(f"{type(exc).__name__}: {exc}"[:300]) from exc
@@ -215,6 +235,7 @@ class Landing:
         rows = rule.rows(event)
         if not rows:
             return 0
+        _check_rows(rule, event, rows)
         head = event.payload
         n = 0
         for group in rule.groups(rows):
@@ -364,6 +385,35 @@ def create_receiver(lake: str | os.PathLike[str], secret: str | bytes, *,
 
 class PoisonEvent(ValueError):
     """An event whose records do not fit their schema: refused whole (400), nothing of it written."""
+
+
+def _missing(value: Any) -> bool:
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return True
+    return isinstance(value, float) and value != value  # NaN
+
+
+def _check_rows(rule: LandingRule, event: Event, rows: list[dict[str, Any]]) -> None:
+    """Refuse an event with a record that lacks a required field or names another partition than its envelope.
+
+    Raises:
+        PoisonEvent: naming the record (its position), the field and the rule.
+    """
+    head = event.payload
+    for i, row in enumerate(rows, 1):
+        where = f"record {i} of {len(rows)} ({event.family})"
+        absent = [f for f in rule.required if _missing(row.get(f))]
+        if absent:
+            raise PoisonEvent(
+                f"{where} has no {', '.join(absent)}: every record landed in {rule.dataset} needs "
+                f"{', '.join(rule.required)}"
+            )
+        part = rule.partition
+        if part and not _missing(head.get(part)) and str(row[part]) != str(head[part]):
+            raise PoisonEvent(
+                f"{where} says {part} {row[part]!r} but the event is about {head[part]!r} (data.object.{part}): "
+                f"a record lands under its envelope's {part} only"
+            )
 
 
 def _land(landing: Landing, event: Event, body: bytes) -> Response:
