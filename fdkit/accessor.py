@@ -25,6 +25,7 @@ from fdkit.research import factors as _factors
 from fdkit.research import plot as _plot
 from fdkit.research.ratios import FAMILIES, compute_ratios, trailing_twelve_months
 from fdkit.research.sessions import known_from
+from fdkit.research.universe import member_mask
 
 
 def _split_table(df: pd.DataFrame, splits: pd.DataFrame | None) -> pd.DataFrame:
@@ -151,6 +152,33 @@ class FdsAccessor:
         else:
             first = float(s.dropna().iloc[0])
         return (s / first * base).rename(f"{column}_rebased")
+
+    def in_index(self, index: Literal["sp500", "sp400", "sp600", "sp1500"],
+                 members: pd.DataFrame | None = None) -> pd.DataFrame:  # fmt: skip
+        """The panel's rows whose ticker was a member of ``index`` on the row's own date (no survivorship).
+
+        A company is kept from the day it joined to the day it left, dead companies included (their rows stop
+        when they stop trading or leave); a renamed company is matched under the symbol it trades under today.
+
+        Args:
+            index: ``sp500``, ``sp400``, ``sp600`` or ``sp1500``.
+            members: membership spells (``fdkit.index_members(index)``); fetched with the default client if not
+                given.
+
+        Returns:
+            The panel restricted to members, in its order.
+
+        Example:
+            >>> import fdkit
+            >>> px = fdkit.prices(["AAPL", "TSLA"], start_date="2020-12-17", end_date="2020-12-23")
+            >>> px.fds.in_index("sp500").loc["TSLA"].index.min().strftime("%Y-%m-%d")  # joined 2020-12-21
+            '2020-12-21'
+        """
+        if members is None:
+            from fdkit.api import index_members  # noqa: PLC0415 - the accessor fetches only what it is asked for
+
+            members = index_members(index)
+        return self._df[member_mask(self._df.index, members)]
 
     def resample(self, rule: str, how: str | dict[str, str] | None = None) -> pd.DataFrame:
         """Resample each ticker on its date level (OHLCV columns aggregate as bars; others take the last value).

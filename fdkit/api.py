@@ -23,7 +23,7 @@ import pandas as pd
 from fdkit.client.dispatch import DateLike, Errors, call
 from fdkit.client.session import Client, default_client
 
-__all__ = ["income_statements", "balance_sheets", "cash_flow_statements", "segmented_revenues", "income_statement_segments", "balance_sheet_segments", "cash_flow_statement_segments", "segmented_financials", "financial_statements", "as_reported_income_statements", "as_reported_balance_sheets", "as_reported_cash_flow_statements", "as_reported_financials", "financial_metrics", "financial_metrics_snapshot", "screen", "financials_search", "line_items", "prices", "crypto_prices", "price_snapshot", "market_price_snapshot", "crypto_price_snapshot", "news", "filings", "filing_items", "insider_trades", "insider_ownership", "institutional_ownership", "institutional_holdings", "index_funds", "company_facts", "interest_rates", "interest_rate_snapshot", "inflation_snapshot", "labor_snapshot", "inflation", "labor", "yield_curve_snapshot", "yield_curve", "statement_vintages", "splits", "dividends", "analyst_estimates", "earnings", "kpi_guidance", "kpi_non_gaap", "kpi_metrics"]
+__all__ = ["income_statements", "balance_sheets", "cash_flow_statements", "segmented_revenues", "income_statement_segments", "balance_sheet_segments", "cash_flow_statement_segments", "segmented_financials", "financial_statements", "as_reported_income_statements", "as_reported_balance_sheets", "as_reported_cash_flow_statements", "as_reported_financials", "financial_metrics", "financial_metrics_snapshot", "screen", "financials_search", "line_items", "prices", "crypto_prices", "price_snapshot", "market_price_snapshot", "crypto_price_snapshot", "news", "filings", "filing_items", "insider_trades", "insider_ownership", "institutional_ownership", "institutional_holdings", "index_funds", "company_facts", "interest_rates", "interest_rate_snapshot", "inflation_snapshot", "labor_snapshot", "inflation", "labor", "yield_curve_snapshot", "yield_curve", "statement_vintages", "splits", "dividends", "index_members", "analyst_estimates", "earnings", "kpi_guidance", "kpi_non_gaap", "kpi_metrics"]
 
 
 @overload
@@ -1701,6 +1701,39 @@ def dividends(ticker: str | Sequence[str], start_date: DateLike | None = None, e
         'DataFrame'
     """
     return call(client or default_client(), 'dividends', {'ticker': ticker, 'start_date': start_date, 'end_date': end_date, 'limit': limit}, raw=raw, errors=errors, progress=progress, unknown=unknown)
+
+
+@overload
+def index_members(index: Literal['sp500', 'sp400', 'sp600', 'sp1500'], date: DateLike | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> pd.DataFrame: ...
+@overload
+def index_members(index: Literal['sp500', 'sp400', 'sp600', 'sp1500'], date: DateLike | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any: ...
+def index_members(index: Literal['sp500', 'sp400', 'sp600', 'sp1500'], date: DateLike | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any:
+    """Point-in-time index membership (an fdkit extension): the members of an index on a day, dead companies included, or every membership spell. ticker is the symbol that works in every endpoint today (a renamed company's new symbol); ticker_then the symbol of the time.
+
+    ``GET /index-members`` -> a typed frame indexed ``('ticker', 'start_date')``.
+
+    Args:
+        index: The index: S&P 500, 400 (mid caps), 600 (small caps), or 1500 (the three). (required; one of sp500, sp400, sp600, sp1500)
+        date: The members on this day (YYYY-MM-DD); without it, every membership spell of the index's history.
+        raw: return the decoded JSON instead of a frame.
+        errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
+        progress: progress bar (default: only on a terminal).
+        **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
+        client: the client (default: the default client).
+
+    Returns:
+        A DataFrame (or JSON with ``raw=True``).
+
+    Raises:
+        BadRequestError: invalid parameters. NotFoundError: unknown ticker. FdkitError: any other failure.
+
+    Example:
+        >>> import fdkit
+        >>> df = fdkit.index_members(index='sp500', date='2016-06-30')
+        >>> type(df).__name__
+        'DataFrame'
+    """
+    return call(client or default_client(), 'index_members', {'index': index, 'date': date}, raw=raw, errors=errors, progress=progress, unknown=unknown)
 
 
 @overload

@@ -159,8 +159,9 @@ def current_tickers(spells: pd.DataFrame, changes: pd.DataFrame) -> pd.Series:
 
     Only ``ticker_change`` events count (a merger's successor is another company). A spell that ended the day
     before its ticker changed (a rename: the source ends the old symbol's spell and starts the new one's) takes the
-    new symbol, and so on through later changes of that symbol (WLP -> ANTM in 2014 -> ELV in 2022); a running
-    spell follows changes dated after its start.
+    new symbol, and so on through later changes of that symbol (WLP -> ANTM in 2014 -> ELV in 2022); a change
+    dated inside a spell (the source kept the old symbol: CDAY -> DAY in 2024) counts too, and a running spell
+    follows every change dated after its start.
 
     Args:
         spells: ``ticker``, ``start_date``, ``end_date``.
@@ -191,7 +192,7 @@ def current_tickers(spells: pd.DataFrame, changes: pd.DataFrame) -> pd.Series:
         for _ in range(10):  # a bound: each hop moves forward in time
             hops = sorted(
                 (day, new) for day, new in renames.get(symbol, [])
-                if day > since and (pd.isna(ended) or ended < day <= ended + _RENAME_SLACK)
+                if day > since and (pd.isna(ended) or day <= ended + _RENAME_SLACK)
             )  # fmt: skip
             if not hops:
                 break

@@ -923,6 +923,28 @@ _ENDPOINTS: tuple[Endpoint, ...] = (
     _corporate_actions("dividends", "Cash dividends per share by ex-date (an fdkit extension), on the split basis "
                        "of prices. The service's daily prices are already adjusted for them: add them only to raw "
                        "closes.", split_adjusted=True),
+    Endpoint(
+        name="index_members",
+        path="/index-members",
+        response_key="index_members",
+        schema="index_members",
+        index=("ticker", "start_date"),
+        params=(
+            Param("index", required=True, enum=("sp500", "sp400", "sp600", "sp1500"),
+                  description="The index: S&P 500, 400 (mid caps), 600 (small caps), or 1500 (the three)."),
+            Param("date", type="date", description="The members on this day (YYYY-MM-DD); without it, every "
+                  "membership spell of the index's history."),
+        ),
+        page_size=None,
+        dataset="index_membership",
+        tier="free",
+        ticker_param=None,
+        ttl=DAY,
+        record_key=("index", "ticker_then", "start_date"),
+        summary="Point-in-time index membership (an fdkit extension): the members of an index on a day, dead "
+        "companies included, or every membership spell. ticker is the symbol that works in every endpoint today "
+        "(a renamed company's new symbol); ticker_then the symbol of the time.",
+    ),  # fmt: skip
     # --- estimates, earnings, KPIs ------------------------------------------------------------------------
     Endpoint(
         name="analyst_estimates",
@@ -1062,6 +1084,7 @@ _VALID: dict[str, dict[str, Any] | None] = {
     "inflation": {"series": "cpi_core", "start_date": "2022-01-01", "end_date": "2022-12-31"},
     "splits": {"ticker": "NVDA"},
     "dividends": {"ticker": "AAPL", "start_date": "2020-01-01"},
+    "index_members": {"index": "sp500", "date": "2016-06-30"},
     "statement_vintages": {"ticker": "AAPL", "field": "revenue", "period": "annual", "report_period": "2009-09-26"},
     "labor": {"series": "unemployment_rate", "start_date": "2020-01-01", "end_date": "2020-12-31"},
     "analyst_estimates": {"ticker": "AAPL"},
@@ -1119,6 +1142,7 @@ _INVALID: dict[str, dict[str, Any] | None] = {
     "inflation": {"series": "cpi_gold"},
     "splits": {},
     "dividends": {"ticker": "AAPL", "start_date": "2020-13-01"},
+    "index_members": {"index": "nasdaq100", "date": "2016-06-30"},
     "statement_vintages": {"ticker": "AAPL", "period": "weekly"},
     "labor": {"start_date": "2020-02-30"},
     "analyst_estimates": {"ticker": "AAPL", "period": "ttm"},

@@ -52,6 +52,7 @@ KNOWN_CATEGORIES: Mapping[str, tuple[str, ...]] = MappingProxyType(
     {
         "sentiment": ("negative", "neutral", "positive"),
         "put_call": ("Call", "Put"),
+        "index": ("sp400", "sp500", "sp600"),  # index membership
         # statements: a TTM row (a sum of four filings) has no form type, so a TTM-only frame is all-missing
         "form_type": ("10-K", "10-Q"),
         # earnings: a surprise needs an estimate (the reference data has none), a window an acceptance time
@@ -496,6 +497,10 @@ _SCHEMAS["index_membership"] = {
     "end_date": D,
     "current_ticker": S,
 }
+#: a member as ``/index-members`` answers it: ``ticker`` works in every endpoint today, ``ticker_then`` is the
+#: symbol of the time (they differ for a renamed company: FB's spell has ticker META)
+_SCHEMAS["index_members"] = {"index": C, "ticker": C, "ticker_then": S, "name": S, "cik": S, "start_date": D,
+                             "end_date": D}  # fmt: skip
 
 #: fields whose JSON type on the wire differs from their frame type: the service sends a filing's ``cik`` as an
 #: integer; frames keep every CIK as the 10-digit string EDGAR spells (``records_of`` pads integers)

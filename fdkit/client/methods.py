@@ -1622,6 +1622,37 @@ class DatasetMethods:
         return call(cast("Client", self), 'dividends', {'ticker': ticker, 'start_date': start_date, 'end_date': end_date, 'limit': limit}, raw=raw, errors=errors, progress=progress, unknown=unknown)
 
     @overload
+    def index_members(self, index: Literal['sp500', 'sp400', 'sp600', 'sp1500'], date: DateLike | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
+    @overload
+    def index_members(self, index: Literal['sp500', 'sp400', 'sp600', 'sp1500'], date: DateLike | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any: ...
+    def index_members(self, index: Literal['sp500', 'sp400', 'sp600', 'sp1500'], date: DateLike | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any:
+        """Point-in-time index membership (an fdkit extension): the members of an index on a day, dead companies included, or every membership spell. ticker is the symbol that works in every endpoint today (a renamed company's new symbol); ticker_then the symbol of the time.
+
+        ``GET /index-members`` -> a typed frame indexed ``('ticker', 'start_date')``.
+
+        Args:
+            index: The index: S&P 500, 400 (mid caps), 600 (small caps), or 1500 (the three). (required; one of sp500, sp400, sp600, sp1500)
+            date: The members on this day (YYYY-MM-DD); without it, every membership spell of the index's history.
+            raw: return the decoded JSON instead of a frame.
+            errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
+            progress: progress bar (default: only on a terminal).
+            **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
+
+        Returns:
+            A DataFrame (or JSON with ``raw=True``).
+
+        Raises:
+            BadRequestError: invalid parameters. NotFoundError: unknown ticker. FdkitError: any other failure.
+
+        Example:
+            >>> import fdkit
+            >>> df = fdkit.Client().index_members(index='sp500', date='2016-06-30')
+            >>> type(df).__name__
+            'DataFrame'
+        """
+        return call(cast("Client", self), 'index_members', {'index': index, 'date': date}, raw=raw, errors=errors, progress=progress, unknown=unknown)
+
+    @overload
     def analyst_estimates(self, ticker: str | Sequence[str], period: Literal['annual', 'quarterly'] | None = None, limit: int | Literal['default'] | None = 'default', *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
     @overload
     def analyst_estimates(self, ticker: str | Sequence[str], period: Literal['annual', 'quarterly'] | None = None, limit: int | Literal['default'] | None = 'default', *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any: ...

@@ -34,7 +34,7 @@ class FilingTimes(str):
     """The filing times of a frame's rows, keyed by its index (immutable once made).
 
     pandas copies ``attrs`` on every operation that keeps them (a deep copy in pandas 2 and later): this object
-    copies as itself, so a large frame's filing times cost nothing to carry, and compares by identity, so
+    copies as itself, so a large frame's filing times cost nothing to carry, and compares by content, so
     ``pd.concat`` of frames fetched separately keeps no stale times (it drops attrs that differ). It is a string
     to JSON (``to_parquet`` writes ``attrs`` as JSON): a saved frame keeps its ``filing_date`` column, not this.
 
@@ -56,9 +56,9 @@ class FilingTimes(str):
         return self
 
     def __eq__(self, other: object) -> bool:
-        return self is other
+        return self is other or (isinstance(other, FilingTimes) and self.times.equals(other.times))
 
-    __hash__ = object.__hash__
+    __hash__ = str.__hash__  # equal times have equal row counts, so equal strings
 
     def __repr__(self) -> str:
         return f"FilingTimes({len(self.times)} rows)"

@@ -568,6 +568,34 @@ def index_funds(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
 # ---------------------------------------------------------------------------------------------------------
 # macro
 # ---------------------------------------------------------------------------------------------------------
+#: the indices a composite index is made of
+_COMPOSITES = {"sp1500": ("sp500", "sp400", "sp600")}
+
+
+@handles("index_members")
+def index_members(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
+    """Members of an index on a day (or every spell), each under the symbol that works in every endpoint today.
+
+    A day before the source's seed roster of an index is refused (400): its membership then is not known, and an
+    empty or partial list would read as a fact.
+    """
+    df = store.frame("index_membership")
+    parts = _COMPOSITES.get(str(q["index"]), (str(q["index"]),))
+    df = df[df["index"].astype("string").isin(parts).to_numpy(dtype=bool)]
+    if q.get("date"):
+        day = pd.Timestamp(q["date"])
+        seeds = {str(i): g["start_date"].mode().iloc[0] for i, g in df.groupby("index", observed=True)}
+        late = {i: s for i, s in seeds.items() if day < s}
+        if late:
+            known = ", ".join(f"{i} from {s:%Y-%m-%d}" for i, s in sorted(late.items()))
+            raise ParamError(f"membership on {day:%Y-%m-%d} is not known: {known}", "Invalid date")
+        on = (df["start_date"] <= day) & (df["end_date"].isna() | (df["end_date"] >= day))
+        df = df[on.to_numpy(dtype=bool)]
+    df = df.assign(ticker_then=df["ticker"], ticker=df["current_ticker"].fillna(df["ticker"]))
+    df = df.sort_values(["ticker", "start_date", "index"], kind="stable")
+    return Answer(records=to_records(df, fields_of("index_members")))
+
+
 def _bank(store: Store, q: dict[str, Any]) -> pd.DataFrame:
     bank = str(q["bank"]).strip().upper()
     df = store.rows("interest_rates", bank, "bank")
