@@ -7,12 +7,18 @@ Each test failed before the change it guards (see RELIABILITY.md for the figures
 from __future__ import annotations
 
 import copy
+import socket
+import threading
+import time
 
 import orjson
 import pytest
 import requests
 
+import fdkit
 import fdkit.server
+from fdkit.client.cache import make_retry
+from fdkit.errors import FdkitError, TransportError
 from fdkit.lake.io import RECORD_KEYS, default_data_dir
 from fdkit.webhooks import create_receiver, events_from_lake, make_event, sign
 from fdkit.webhooks.receiver import LANDING
@@ -105,3 +111,115 @@ def test_every_landing_rule_requires_its_partition_and_the_lake_record_key():
     for family, rule in LANDING.items():
         needed = {rule.partition} - {None} | set(RECORD_KEYS.get(rule.dataset, ()))
         assert needed <= set(rule.required), (family, needed - set(rule.required))
+
+
+# -- 3. one retry policy for every fault kind ----------------------------------------------------------------------
+FACTS = ("/company/facts",)
+
+
+def _timed(fn):
+    t = time.monotonic()
+    try:
+        fn()
+    except FdkitError as exc:
+        return exc, time.monotonic() - t
+    raise AssertionError("the call did not fail")
+
+
+def _faulty_client(test_lake, script, retry):
+    plan = fdkit.server.FaultPlan(script=list(script), paths=FACTS, retry_after=0)
+    srv = fdkit.server.start(test_lake, faults=plan)
+    client = fdkit.Client(srv.api_key, srv.base_url, cache=False, timeout=2, deadline=30, retry=retry)
+    return srv, plan, client
+
+
+@pytest.mark.parametrize("total", [1, 2, 3])
+def test_truncated_bodies_are_retried_exactly_as_often_as_the_policy_says(test_lake, total):
+    srv, plan, client = _faulty_client(test_lake, ["truncate"] * 5, make_retry(total=total, backoff_factor=0))
+    with srv:
+        exc, _ = _timed(lambda: client.fetch("company_facts", {"ticker": "AAA"}))
+    assert isinstance(exc, TransportError) and "cut short" in exc.message
+    assert plan.requests["/company/facts"] == total + 1  # the first attempt and `total` retries, never 4 fixed
+
+
+def test_status_and_body_faults_spend_one_budget(test_lake):
+    script = ["503", "truncate", "500", "truncate"]  # four faults: three retries are not enough, four are
+    srv, plan, client = _faulty_client(test_lake, script, make_retry(total=3, backoff_factor=0))
+    with srv:
+        exc, _ = _timed(lambda: client.fetch("company_facts", {"ticker": "AAA"}))
+    assert isinstance(exc, FdkitError) and plan.requests["/company/facts"] == 4
+    srv, plan, client = _faulty_client(test_lake, script, make_retry(total=4, backoff_factor=0))
+    with srv:
+        assert client.fetch("company_facts", {"ticker": "AAA"})["company_facts"]["ticker"] == "AAA"
+    assert plan.requests["/company/facts"] == 5
+
+
+def test_body_retries_sleep_the_policys_backoff(test_lake):
+    # urllib3's backoff after n consecutive errors: 0, then factor * 2 ** (n - 1): 0 + 1 + 2 = 3 s in all (the fixed
+    # pauses of before slept 0.25 + 0.5 + 1 s whatever the policy)
+    srv, plan, client = _faulty_client(test_lake, ["truncate"] * 3, make_retry(total=3, backoff_factor=0.5))
+    with srv:
+        t = time.monotonic()
+        client.fetch("company_facts", {"ticker": "AAA"})
+        took = time.monotonic() - t
+    assert plan.requests["/company/facts"] == 4 and 3.0 <= took < 3.0 + 3.0, took
+
+
+def test_a_refused_connection_fails_fast():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()  # bound, then closed: nothing listens there
+    client = fdkit.Client(base_url=f"http://127.0.0.1:{port}", cache=False, timeout=5, deadline=60)
+    exc, took = _timed(lambda: client.fetch("company_facts", {"ticker": "AAPL"}))
+    print(f"refused: failed after {took * 1000:.1f} ms (per-attempt timeout 5 s)")
+    assert isinstance(exc, TransportError) and "refused" in exc.message and "\n" not in str(exc)
+    assert took < 0.5  # well under one per-attempt timeout: not retried through the backoff
+
+
+class _Silent:
+    """A loopback server that accepts every connection and never answers (or sends headers, then nothing)."""
+
+    def __init__(self, headers: bytes = b"") -> None:
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(64)
+        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+        self.headers = headers
+        self.held: list[socket.socket] = []
+        self.stop = False
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        self.sock.settimeout(0.2)
+        while not self.stop:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                continue
+            self.held.append(conn)
+            if self.headers:
+                conn.recv(65536)
+                conn.sendall(self.headers)
+
+    def close(self) -> None:
+        self.stop = True
+        for c in self.held:
+            c.close()
+        self.sock.close()
+
+
+HEADERS_ONLY = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 99\r\n\r\n{"
+
+
+@pytest.mark.parametrize("headers", [b"", HEADERS_ONLY], ids=["no-answer", "headers-then-nothing"])
+@pytest.mark.parametrize(("timeout", "deadline"), [(1.0, 2.5), (2.0, 3.0), (30.0, 2.0)])
+def test_a_server_that_never_answers_ends_within_the_deadline(headers, timeout, deadline):
+    silent = _Silent(headers)
+    try:
+        client = fdkit.Client(base_url=silent.url, cache=False, timeout=timeout, deadline=deadline)
+        exc, took = _timed(lambda: client.fetch("company_facts", {"ticker": "AAPL"}))
+    finally:
+        silent.close()
+    print(f"stalled ({'headers' if headers else 'nothing'}): ended after {took:.2f} s, deadline {deadline} s")
+    assert isinstance(exc, TransportError) and took <= deadline + 0.5, (exc, took)

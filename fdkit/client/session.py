@@ -11,8 +11,8 @@ Example:
 
 from __future__ import annotations
 
+import itertools
 import threading
-import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
@@ -64,7 +64,6 @@ from fdkit.wire import transport
 from fdkit.wire.transport import OriginBoundSession, same_origin
 
 __all__ = ["Client", "default_client", "Errors"]
-_BODY_RETRIES = 4  # truncated bodies / invalid JSON are not covered by urllib3's Retry
 
 
 class Client(DatasetMethods):
@@ -86,8 +85,11 @@ class Client(DatasetMethods):
             embedded service, which shares the process: measured, 8 threads held +30 MB of RSS for a 20-ticker panel
             against +18 MB with 2, for no speed).
         progress: progress bars; ``None`` shows them only on a terminal.
-        retry: the urllib3 retry policy of every request (default :func:`fdkit.client.cache.make_retry`).
-        deadline: seconds one request may take with all its retries and waits (default ``10 * timeout``).
+        retry: the one retry policy of every request (default :func:`fdkit.client.cache.make_retry`): the attempts
+            urllib3 repeats (connection and read errors, 429/5xx) and the ones fdkit repeats for a body cut short,
+            too slow or broken spend the same ``total`` and follow its backoff. A refused connection is not retried.
+        deadline: seconds one request may take with all its retries and waits (default ``10 * timeout``); no
+            attempt, backoff or socket read goes past it.
         max_retry_after: the longest ``Retry-After`` worth waiting (default 60 s); a longer one raises
             :class:`~fdkit.errors.RateLimitError` at once, with its ``retry_after``.
         max_response_bytes: the largest decompressed response body accepted (default 256 MiB).
@@ -362,8 +364,10 @@ class Client(DatasetMethods):
             headers["Content-Type"] = "application/json"
         cached = hasattr(session, "cache")
         last_error: FdkitError | None = None
-        with transport.deadline(settings.call_deadline):
-            for attempt in range(_BODY_RETRIES):
+        # one policy for every fault: urllib3's retries (connections, reads, statuses) and the bodies retried here
+        # (cut short, too slow, broken) spend the same Retry, with its backoff, within the call's deadline
+        with transport.deadline(settings.call_deadline), transport.retry_budget(self._new_retry(settings)) as budget:
+            for attempt in itertools.count():
                 if cached:
                     kwargs["expire_after"] = ttl
                     kwargs["force_refresh"] = refresh or attempt > 0
@@ -386,19 +390,23 @@ class Client(DatasetMethods):
                         path=path, error="Deadline",
                     )  # fmt: skip
                     break
-                except requests.exceptions.Timeout as exc:
-                    last_error = TransportError(
-                        f"no complete answer within {settings.timeout:g} s per attempt, "
-                        f"{settings.call_deadline:g} s in all: {_brief(exc)}",
-                        path=path,
-                    )
+                except transport.BodyReadError as exc:  # the headers came, the body did not (whole, in time)
+                    last_error = self._body_fault(exc, path)
+                    fault: BaseException = exc
                 except (
                     requests.exceptions.ChunkedEncodingError,
                     requests.exceptions.ContentDecodingError,
-                ) as exc:
+                ) as exc:  # the same, from a session whose adapter does not read bodies itself
                     last_error = TransportError(f"the response body was cut short: {_brief(exc)}", path=path)
-                except requests.exceptions.ConnectionError as exc:
-                    last_error = TransportError(self._unreachable(exc), path=path, error="Unreachable")
+                    fault = exc
+                except requests.exceptions.Timeout as exc:  # the policy's retries are spent (or it retries none)
+                    raise TransportError(
+                        f"no complete answer within {settings.timeout:g} s per attempt, "
+                        f"{settings.call_deadline:g} s in all: {_brief(exc)}",
+                        path=path,
+                    ) from None
+                except requests.exceptions.ConnectionError as exc:  # the same: urllib3 applied the policy
+                    raise TransportError(self._unreachable(exc), path=path, error="Unreachable") from None
                 except requests.exceptions.RequestException as exc:
                     raise TransportError(f"request failed: {_brief(exc)}", path=path) from None
                 else:
@@ -420,21 +428,28 @@ class Client(DatasetMethods):
                         result = decode(response, content)
                     except _BadBody as exc:
                         last_error = TransportError(str(exc), path=path)
+                        fault = exc
                     except _NotAnObject:
                         raise TransportError("the service returned JSON that is not an object", path=path) from None
                     else:
                         _warn_if_stale(response, path)
                         return result
-                pause = min(0.25 * 2**attempt, 4.0)
-                left = transport.remaining()
-                if left is not None and left <= pause:
-                    break  # the deadline passed (or would, waiting): no further attempt
-                time.sleep(pause)
+                if not budget.spend(method, url, fault):
+                    break  # the policy is spent, or its backoff would end past the deadline
         raise last_error or TransportError("the request failed", path=path)
+
+    def _body_fault(self, exc: transport.BodyReadError, path: str) -> TransportError:
+        s = self.settings
+        if exc.timed_out:
+            return TransportError(
+                f"no complete answer within {s.timeout:g} s per attempt, {s.call_deadline:g} s in all: {_brief(exc)}",
+                path=path,
+            )
+        return TransportError(f"the response body was cut short: {_brief(exc)}", path=path)
 
     def _unreachable(self, exc: BaseException) -> str:
         """One line: which service, why it was chosen, what to do instead."""
-        return f"could not reach {self._describe_service()}: {_brief(exc, 120)}"
+        return f"could not reach {self._describe_service()}: {_why_unreachable(exc)}"
 
     def _describe_service(self) -> str:
         """The service's URL, why it was chosen and what to do instead (one line, never the key)."""
@@ -771,6 +786,22 @@ def _clean_params(ep: Endpoint, params: Mapping[str, Any]) -> dict[str, Any]:
 def _brief(exc: BaseException, most: int = 200) -> str:
     text = " ".join(str(exc).split())  # one line
     return redact(text[:most] + ("..." if len(text) > most else ""))
+
+
+def _why_unreachable(exc: BaseException) -> str:
+    """The root of a connection failure in a few words (``connection refused``), else the error itself, brief."""
+    seen: BaseException | None = exc
+    for _ in range(10):  # requests' error -> urllib3's MaxRetryError -> its reason -> the OSError
+        if seen is None:
+            break
+        if isinstance(seen, ConnectionRefusedError):
+            return "connection refused (nothing listens there; fdkit does not retry a refused connection)"
+        if isinstance(seen, OSError) and seen.strerror and not isinstance(seen, requests.exceptions.RequestException):
+            return _brief(seen, 120)
+        reason = getattr(seen, "reason", None)
+        nested = seen.args[0] if seen.args and isinstance(seen.args[0], BaseException) else None
+        seen = reason if isinstance(reason, BaseException) else (nested or seen.__cause__ or seen.__context__)
+    return _brief(exc, 120)
 
 
 def _origin(url: str) -> str:

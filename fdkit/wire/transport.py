@@ -8,7 +8,14 @@
   ``Retry-After`` longer than ``max_retry_after`` is not slept at all: :class:`RetryAfterTooLong` is raised at once
   and the client turns it into ``RateLimitError(retry_after=...)``.
 * :func:`deadline` sets the deadline of the calls made inside it (thread-local: urllib3 retries in the caller's
-  thread).
+  thread). Every attempt's connect and read timeouts are cut to what is left of it (:class:`DeadlineTimeout`), and
+  so is every socket read of a body: no layer waits past the call's deadline.
+* :func:`retry_budget` makes one retry policy of the whole call: the attempts urllib3 makes (connection errors,
+  read errors, retried statuses) and the ones the client makes again for a body that arrived cut short, too slowly
+  or broken (:class:`BodyReadError`) spend the same :class:`~urllib3.util.retry.Retry` (its ``total`` and
+  ``read`` counts, its backoff), through :meth:`RetryBudget.spend`.
+* A refused connection is not retried (:meth:`FdkitRetry.increment`): nothing listens there, and waiting through
+  the backoff only delays the one-line error.
 * :class:`OriginBoundAuth` removes the API key (every casing) from a redirect that leaves the origin it was sent
   to; the client refuses a ``next_page_url`` on another origin before sending anything.
 
@@ -30,9 +37,15 @@ from urllib.parse import urlsplit
 
 import requests
 from requests.adapters import HTTPAdapter
+from urllib3.exceptions import MaxRetryError, NewConnectionError, ProtocolError, ReadTimeoutError
 from urllib3.util.retry import Retry
+from urllib3.util.timeout import Timeout
 
 __all__ = [
+    "BodyReadError",
+    "DeadlineTimeout",
+    "RetryBudget",
+    "retry_budget",
     "DeadlineAdapter",
     "FdkitRetry",
     "OriginBoundAuth",
@@ -57,6 +70,18 @@ class DeadlineExceeded(Exception):  # noqa: N818 - not an OSError, so requests a
 
 class ResponseTooLarge(requests.exceptions.RequestException):
     """A response body grew past the configured cap while it was read (and decompressed)."""
+
+
+class BodyReadError(requests.exceptions.RequestException):
+    """The headers of a response arrived but its body did not, whole and in time: worth one more attempt.
+
+    Attributes:
+        timed_out: the body was too slow (the attempt's time ran out), rather than cut short.
+    """
+
+    def __init__(self, message: str, *, timed_out: bool = False) -> None:
+        super().__init__(message)
+        self.timed_out = timed_out
 
 
 class RetryAfterTooLong(Exception):  # noqa: N818 - not an OSError, so requests and urllib3 let it through
@@ -110,6 +135,123 @@ def remaining() -> float | None:
     return None if at is None else max(0.0, at - time.monotonic())
 
 
+class DeadlineTimeout(Timeout):
+    """urllib3's :class:`~urllib3.util.timeout.Timeout`, cut to what is left of the call's deadline when it is read.
+
+    urllib3 reads ``connect_timeout`` before it connects and ``read_timeout`` before it waits for the headers, on
+    every attempt (retries included); both are then at most :func:`remaining`. Once the deadline has passed,
+    :class:`DeadlineExceeded` is raised instead of starting another wait. The start of each attempt is kept
+    (thread-local) so that the body of the attempt that answered gets that attempt's own time.
+
+    Example:
+        >>> with deadline(0.5):
+        ...     DeadlineTimeout(connect=30, read=30).clone().connect_timeout <= 0.5
+        True
+    """
+
+    def clone(self) -> DeadlineTimeout:  # noqa: D102 - urllib3 clones the pool's timeout for every attempt
+        return DeadlineTimeout(connect=self._connect, read=self._read, total=self.total)
+
+    def start_connect(self) -> float:  # noqa: D102
+        started = super().start_connect()
+        _STATE.attempt_started = started
+        return started
+
+    @property
+    def connect_timeout(self) -> Any:  # noqa: D102
+        return _cut(super().connect_timeout)
+
+    @property
+    def read_timeout(self) -> Any:  # noqa: D102
+        return _cut(super().read_timeout)
+
+
+def _cut(seconds: Any) -> Any:
+    left = remaining()
+    if left is None:
+        return seconds
+    if left <= 0:
+        raise DeadlineExceeded("the call's deadline passed before another wait could start")
+    return left if not isinstance(seconds, int | float) else min(float(seconds), left)
+
+
+_NO_POOL: Any = None  # a read timeout the client counts itself happened outside any connection pool
+
+
+class RetryBudget:
+    """One call's retry policy, spent by urllib3's retries and the client's own (bodies) alike.
+
+    The adapter of this thread sends with :attr:`retry` (the policy as spent so far) and, once a response's
+    headers arrived, takes back the policy urllib3 left (its history included). A body fault then spends one
+    more retry of the same policy with :meth:`spend`.
+
+    Args:
+        policy: the call's retry policy (``None``: the adapter's own, learnt from the first response).
+
+    Example:
+        >>> b = RetryBudget(Retry(total=1, backoff_factor=0))
+        >>> b.spend("GET", "/x", BodyReadError("cut short")), b.spend("GET", "/x", BodyReadError("cut short"))
+        (True, False)
+    """
+
+    def __init__(self, policy: Retry | None) -> None:
+        self.retry = policy
+        self.spent = 0
+
+    def spend(self, method: str, url: str, error: BaseException) -> bool:
+        """Count one more failed attempt (a body fault); sleep the policy's backoff within the deadline.
+
+        Args:
+            method: the request's method (the policy may not retry it).
+            url: the request's URL.
+            error: what went wrong.
+
+        Returns:
+            Whether another attempt may be made: ``False`` when the policy is spent, does not retry ``method``,
+            or its backoff would end past the call's deadline.
+        """
+        policy = self.retry if self.retry is not None else Retry(total=0)
+        timed_out = isinstance(error, BodyReadError) and error.timed_out
+        cause: Exception = ReadTimeoutError(_NO_POOL, url, str(error)) if timed_out else ProtocolError(str(error))
+        try:
+            policy = policy.increment(method, url, error=cause)
+        except Exception:  # MaxRetryError (spent), or the error itself for a method the policy does not retry
+            return False
+        self.retry = policy
+        self.spent += 1
+        pause = policy.get_backoff_time()
+        left = remaining()
+        if left is not None and left <= pause:
+            return False  # the deadline passes (or would, waiting): no further attempt
+        if pause > 0:
+            time.sleep(pause)
+        return True
+
+
+@contextlib.contextmanager
+def retry_budget(policy: Retry | None) -> Iterator[RetryBudget]:
+    """Make the requests sent inside this block (in this thread) spend one :class:`RetryBudget`.
+
+    Args:
+        policy: the call's retry policy (``None``: the adapter's own).
+
+    Yields:
+        The budget.
+
+    Example:
+        >>> with retry_budget(Retry(total=3)) as b:
+        ...     b.retry.total
+        3
+    """
+    previous = getattr(_STATE, "budget", None)
+    budget = RetryBudget(policy)
+    _STATE.budget = budget
+    try:
+        yield budget
+    finally:
+        _STATE.budget = previous
+
+
 def same_origin(a: str, b: str) -> bool:
     """Whether two URLs share scheme, host and port (the default port made explicit).
 
@@ -144,6 +286,14 @@ class FdkitRetry(Retry):
         out.max_retry_after = self.max_retry_after
         return out
 
+    def increment(self, method: str | None = None, url: str | None = None, response: Any = None,
+                  error: Exception | None = None, _pool: Any = None,
+                  _stacktrace: Any = None) -> FdkitRetry:  # fmt: skip
+        """urllib3's ``increment``, except that a refused connection is final (raised as spent at once)."""
+        if _refused(error):
+            raise MaxRetryError(_pool, url or "", error) from error
+        return super().increment(method, url, response, error, _pool, _stacktrace)
+
     def sleep_for_retry(self, response: Any = None) -> bool:  # noqa: D102
         retry_after = _retry_after_of(response)
         if retry_after is None:
@@ -170,6 +320,11 @@ class FdkitRetry(Retry):
 class DeadlineAdapter(HTTPAdapter):
     """An :class:`~requests.adapters.HTTPAdapter` that reads bodies itself: a whole-response deadline and a size cap.
 
+    Each attempt (urllib3's retries included) waits at most its ``timeout`` and never past the call's
+    :func:`deadline` (:class:`DeadlineTimeout`); the body of the attempt that answered is read within what is left
+    of that attempt's time, every socket read cut to it. A body that does not arrive whole and in time raises
+    :class:`BodyReadError`. Inside :func:`retry_budget` the adapter sends with the call's policy as spent so far.
+
     Args:
         max_bytes: the largest decompressed body accepted (``None``: no cap).
         **kwargs: :class:`~requests.adapters.HTTPAdapter`'s arguments.
@@ -179,36 +334,57 @@ class DeadlineAdapter(HTTPAdapter):
         super().__init__(*args, **kwargs)
         self.max_bytes = max_bytes
 
+    @property
+    def max_retries(self) -> Retry:
+        """The retry policy of the next send: the call's budget as spent so far, else the adapter's own."""
+        budget = getattr(_STATE, "budget", None)
+        if budget is not None and budget.retry is not None:
+            return budget.retry
+        return self._max_retries
+
+    @max_retries.setter
+    def max_retries(self, value: Retry) -> None:
+        self._max_retries = value
+
     def send(self, request: requests.PreparedRequest, stream: bool = False, timeout: Any = None,
              verify: Any = True, cert: Any = None, proxies: Any = None) -> requests.Response:  # fmt: skip
         """Send, then read the body under the attempt's deadline (its ``timeout``) and the call's deadline."""
-        budget = _seconds(timeout)  # the attempt's own time
+        per_attempt = _seconds(timeout)  # the attempt's own time
         left = remaining()  # the whole call's
-        if left is not None:
-            if left <= 0:
-                raise DeadlineExceeded("the call's deadline passed before the request was sent")
-            budget = left if budget is None else min(budget, left)
-            timeout = budget
-        start = time.monotonic()
-        response = super().send(request, stream=True, timeout=timeout, verify=verify, cert=cert, proxies=proxies)
+        if left is not None and left <= 0:
+            raise DeadlineExceeded("the call's deadline passed before the request was sent")
+        connect, read = timeout if isinstance(timeout, tuple) else (timeout, timeout)
+        _STATE.attempt_started = time.monotonic()
+        cut: Any = DeadlineTimeout(connect=connect, read=read)  # requests passes a urllib3 Timeout on as it is
+        response = super().send(request, stream=True, timeout=cut, verify=verify, cert=cert, proxies=proxies)
+        budget = getattr(_STATE, "budget", None)
+        spent = getattr(response.raw, "retries", None)
+        if budget is not None and isinstance(spent, Retry):
+            budget.retry = spent  # what urllib3 spent on the way to these headers
         if stream:
             return response
-        ends = None if budget is None else start + budget
+        ends = None if per_attempt is None else _STATE.attempt_started + per_attempt
         response._content = self._read(response, ends)
         response._content_consumed = True  # type: ignore[attr-defined]
         return response
 
     def _read(self, response: requests.Response, ends: float | None) -> bytes:
         raw = response.raw
+        sock = getattr(getattr(raw, "connection", None), "sock", None)
         chunks: list[bytes] = []
         size = 0
         try:
             while True:
-                if ends is not None and time.monotonic() > ends:
-                    left = remaining()
-                    if left is not None and left <= 0:
-                        raise DeadlineExceeded(f"the call's deadline passed while reading {response.url}")
-                    raise requests.exceptions.ReadTimeout(f"the response was not complete in time ({response.url})")
+                wait = _left_of(ends)
+                if wait is not None:
+                    if wait <= 0:
+                        left = remaining()
+                        if left is not None and left <= 0:
+                            raise DeadlineExceeded(f"the call's deadline passed while reading {response.url}")
+                        raise BodyReadError(f"the response was not complete in time ({response.url})",
+                                            timed_out=True)  # fmt: skip
+                    if sock is not None:
+                        sock.settimeout(wait)  # one socket read never outlasts the attempt or the call
                 chunk = raw.read1(_CHUNK, decode_content=True)
                 if not chunk:
                     break
@@ -219,15 +395,42 @@ class DeadlineAdapter(HTTPAdapter):
                         f"(max_response_bytes); it was not read further"
                     )
                 chunks.append(chunk)
-        except (DeadlineExceeded, ResponseTooLarge, requests.exceptions.ReadTimeout):
+        except (DeadlineExceeded, ResponseTooLarge, BodyReadError):
             raw.close()
             raise
         except Exception as exc:  # urllib3's protocol, decode and read-timeout errors
             raw.close()
-            raise _as_requests_error(exc) from exc
+            if isinstance(exc, ReadTimeoutError | TimeoutError):
+                left = remaining()
+                if left is not None and left <= 0:
+                    raise DeadlineExceeded(f"the call's deadline passed while reading {response.url}") from exc
+                raise BodyReadError(f"the response was not complete in time ({response.url})",
+                                    timed_out=True) from exc  # fmt: skip
+            raise BodyReadError(f"{_as_requests_error(exc)}") from exc
         finally:
             response.raw.release_conn()
         return b"".join(chunks)
+
+
+def _left_of(ends: float | None) -> float | None:
+    """Seconds until the earlier of an attempt's end and the call's deadline (``None``: neither is set)."""
+    left = remaining()
+    if ends is None:
+        return left
+    until = ends - time.monotonic()
+    return until if left is None else min(until, left)
+
+
+def _refused(error: BaseException | None) -> bool:
+    """Whether urllib3's error is a refused connection (nothing listens at the address)."""
+    if not isinstance(error, NewConnectionError):
+        return False
+    seen: BaseException | None = error
+    while seen is not None:
+        if isinstance(seen, ConnectionRefusedError):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
 
 
 def _retry_after_of(response: Any) -> float | None:
