@@ -198,37 +198,89 @@ NOTEBOOKS: dict[str, list[tuple[str, str]]] = {
     "08_factor_study": [
         (
             "md",
-            "# A factor study: does profitability predict returns?\n\nTrailing net margin of the S&P 500 "
-            "members, known at each month end (point in time), against the next one and three months' "
-            "returns: the rank information coefficient (IC) per month, its decay across horizons, and the "
-            "returns of quintile portfolios. The toolkit does the work; the study is a dozen lines.",
+            "# A factor study: does cheapness predict returns?\n\nEarnings yield (trailing diluted EPS over "
+            "the price) of the S&P 500 **members of each month** (point in time: companies that later left the "
+            "index are in, companies that joined later are out), known at each month end (statements from the "
+            "day after they were filed), against the next month's and the next year's returns: the rank "
+            "information coefficient (IC) per month, with t-statistics that account for overlapping horizons, "
+            "and the returns of quintile portfolios.",
         ),
         ("code", SETUP),
         (
             "code",
-            'universe = fdkit.available("income_statements")\n'
+            'spells = fdkit.index_members("sp500")  # every membership spell, dead companies included\n'
+            'first, last = pd.Timestamp("2015-03-31"), pd.Timestamp("2017-03-31")\n'
+            'live = spells[(spells.index.get_level_values("start_date") <= last)\n'
+            '              & (spells["end_date"].isna() | (spells["end_date"] >= first))]\n'
+            'universe = sorted(set(live.index.get_level_values("ticker")))  # ever a member in the window\n'
             'px = fdkit.prices(universe, start_date="2015-03-20", end_date="2017-03-31", errors="ignore")\n'
-            'monthly = px.fds.resample("ME")\n'
+            'monthly = px.fds.resample("ME").fds.in_index("sp500", spells)  # each month: its members only\n'
+            'print(len(universe), "members in the window;", px.index.get_level_values("ticker").nunique(),\n'
+            '      "with prices in the reference lake")',
+        ),
+        (
+            "code",
             'ttm = fdkit.income_statements(universe, period="ttm", limit=12, errors="ignore")\n'
-            'ttm["net_margin"] = ttm["net_income"] / ttm["revenue"]\n'
-            'panel = ttm[["net_margin"]].fds.asof(monthly, max_age="200D")\n'
-            "panel = panel.join(monthly.fds.forward_returns([1, 3]))\n"
-            'panel[["close", "net_margin", "fwd_1", "fwd_3"]].dropna().tail()',
+            'panel = ttm[["earnings_per_share_diluted"]].fds.asof(monthly, max_age="200D")  # filing dates travel\n'
+            'panel["earnings_yield"] = panel["earnings_per_share_diluted"] / panel["close"]\n'
+            "panel = panel.join(monthly.fds.forward_returns([1, 12]))\n"
+            'panel[["close", "report_period", "available_from", "earnings_yield", "fwd_1"]].dropna().tail()',
         ),
-        ("md", "The IC per month, and its mean, t-statistic and decay from one to three months:"),
+        (
+            "md",
+            "The IC per month, and its summary: the twelve-month horizon overlaps eleven months from one month "
+            "to the next, so its t-statistic uses Newey-West errors with 11 lags, and a horizon with too few "
+            "months gets no t-statistic at all (a warning says so):",
+        ),
         (
             "code",
-            'ic = panel.fds.rank_ic("net_margin", ["fwd_1", "fwd_3"])\n'
-            'panel.fds.rank_ic("net_margin", ["fwd_1", "fwd_3"], summary=True)',
+            'ic = panel.fds.rank_ic("earnings_yield", ["fwd_1", "fwd_12"])\n'
+            'panel.fds.rank_ic("earnings_yield", ["fwd_1", "fwd_12"], summary=True)',
         ),
-        ("code", 'ax = ic.fds.plot(kind="ic", title="Net margin: rank IC with next month\'s return")\nplt.show()'),
-        ("md", "Quintile portfolios, rebalanced monthly (1 = lowest margin), and the long-short spread:"),
+        ("code", 'ax = ic.fds.plot(kind="ic", title="Earnings yield: rank IC with next month\'s return")\nplt.show()'),
+        (
+            "md",
+            "**Survivorship check.** Today's members (the list a naive study starts from) held over the same two "
+            "years: the names that joined the index later did so because they had done well, so a cross-section "
+            "of them overstates what an investor could have held:",
+        ),
         (
             "code",
-            'quintiles = panel.fds.quantile_returns("net_margin", "fwd_1", n=5)\n'
+            'today = sorted(set(fdkit.index_members("sp500", "2026-06-30").index.get_level_values("ticker")))\n'
+            'naive_px = fdkit.prices(today, start_date="2015-03-20", end_date="2017-03-31", errors="ignore")\n'
+            "\n"
+            "def two_years(p):  # equal-weighted return 2015-03-31 -> 2017-03-31 of the names priced on both days\n"
+            '    m = p.fds.resample("ME")["close"].unstack("ticker")\n'
+            '    return (m.loc["2017-03-31"] / m.loc["2015-03-31"] - 1).dropna()\n'
+            "\n"
+            'members_then = set(fdkit.index_members("sp500", "2015-03-31").index.get_level_values("ticker"))\n'
+            "pit, naive = two_years(px), two_years(naive_px)\n"
+            "pit = pit[pit.index.isin(members_then)]\n"
+            "later = naive[~naive.index.isin(members_then)]  # in today's list, not yet members in 2015\n"
+            'pd.DataFrame({"names": [len(pit), len(naive), len(later)],\n'
+            '              "mean 2-year return": [pit.mean(), naive.mean(), later.mean()]},\n'
+            '             index=["members of 2015-03-31", "today\'s members", "of those, joined after 2015-03-31"])',
+        ),
+        ("md", "Quintile portfolios, rebalanced monthly (1 = lowest earnings yield), and the long-short spread:"),
+        (
+            "code",
+            'quintiles = panel.fds.quantile_returns("earnings_yield", "fwd_1", n=5)\n'
             "quintiles.mean().to_frame('mean monthly return')",
         ),
-        ("code", 'ax = quintiles.fds.plot(kind="quantiles", title="Net margin quintiles: growth of 1")\nplt.show()'),
+        (
+            "code",
+            'ax = quintiles.fds.plot(kind="quantiles", title="Earnings-yield quintiles: growth of 1")\nplt.show()',
+        ),
+        (
+            "md",
+            "**What this sample can and cannot show.** Two years of monthly ICs are a handful of independent "
+            "observations: the one-month IC's t-statistic is a first look, not evidence; the twelve-month "
+            "horizon has too few non-overlapping years to test at all. The reference lake has prices for about "
+            "six in ten of the window's members (companies that left the index are the likeliest to be missing: "
+            "see `data/SOURCES.md`), so the cross-section still leans towards survivors. Gross profitability "
+            "(gross profit over assets) cannot be studied here: the reference statements carry gross profit for "
+            "a few percent of rows. A study that means it needs the longer history of the full universe.",
+        ),
     ],
     "09_event_study": [
         (
