@@ -7,11 +7,14 @@ Each test failed before the change it guards (see RELIABILITY.md for the figures
 from __future__ import annotations
 
 import copy
+import json
 import socket
 import threading
 import time
+import warnings
 
 import orjson
+import pandas as pd
 import pytest
 import requests
 
@@ -223,3 +226,33 @@ def test_a_server_that_never_answers_ends_within_the_deadline(headers, timeout, 
         silent.close()
     print(f"stalled ({'headers' if headers else 'nothing'}): ended after {took:.2f} s, deadline {deadline} s")
     assert isinstance(exc, TransportError) and took <= deadline + 0.5, (exc, took)
+
+
+# -- 2. errors="ignore" names what it dropped ------------------------------------------------------------------------
+@pytest.mark.parametrize("errors", ["ignore", "warn"])
+def test_a_ticker_list_names_the_tickers_it_dropped_and_why(ref_client, errors, tmp_path):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        df = ref_client.balance_sheets(["AAPL", "NOPE", "MSFT", "ZZZZ"], period="annual", limit=2, errors=errors)
+    missing = df.attrs["missing"]
+    kept = sorted(df.index.get_level_values("ticker").unique())
+    assert sorted(missing) == ["NOPE", "ZZZZ"] and kept == ["AAPL", "MSFT"]
+    assert all(isinstance(k, str) and isinstance(v, str) and v and "\n" not in v for k, v in missing.items())
+    assert "NOPE" in missing["NOPE"] or "not found" in missing["NOPE"].lower(), missing
+    assert json.loads(json.dumps(missing)) == missing  # plain strings: to_parquet writes attrs as JSON
+    assert (len([w for w in caught if "NOPE" in str(w.message)]) == 1) == (errors == "warn")
+    df.to_parquet(tmp_path / "bs.parquet")
+    assert pd.read_parquet(tmp_path / "bs.parquet").attrs["missing"] == missing
+
+
+def test_nothing_dropped_is_an_empty_dict_in_every_mode(ref_client):
+    for errors in ("raise", "warn", "ignore"):
+        assert ref_client.company_facts(["AAPL", "NVDA"], errors=errors).attrs["missing"] == {}
+        bars = ref_client.prices("AAPL", start_date="2024-01-02", end_date="2024-01-05", errors=errors)
+        assert bars.attrs["missing"] == {}
+
+
+def test_a_single_ticker_skipped_and_the_joined_statements_name_it_too(ref_client):
+    assert list(ref_client.company_facts("NOPE", errors="ignore").attrs["missing"]) == ["NOPE"]
+    fin = ref_client.financials(["AAPL", "NOPE"], limit=1, errors="ignore")
+    assert list(fin.attrs["missing"]) == ["NOPE"] and len(fin)

@@ -7,8 +7,8 @@ The functions themselves (``fdkit.prices``, ``Client.balance_sheets``, ...) are 
 Example:
     >>> import fdkit
     >>> df = call(fdkit.Client(), "company_facts", {"ticker": ["AAPL", "NVDA"]})
-    >>> df.index.tolist()
-    ['AAPL', 'NVDA']
+    >>> df.index.tolist(), df.attrs["missing"]
+    (['AAPL', 'NVDA'], {})
 """
 
 from __future__ import annotations
@@ -24,19 +24,22 @@ import pandas as pd
 
 from fdkit.catalog.endpoints import CATALOG, Endpoint
 from fdkit.client.parts import fetch_part
-from fdkit.errors import BadRequestError, TruncatedWarning, suggest
+from fdkit.errors import BadRequestError, TruncatedWarning, redact, suggest
 from fdkit.frames.pointintime import attach_filing_times
 from fdkit.frames.typed import frame_from_parts, to_frame
 
 if TYPE_CHECKING:
     from fdkit.client.session import Client
 
-__all__ = ["call", "DEFAULTS", "DateLike", "Errors"]
+__all__ = ["call", "DEFAULTS", "DateLike", "Errors", "MISSING_ATTR"]
 
 #: what a ticker list does with a failed ticker: raise the first failure, or warn / ignore and skip it
 Errors = Literal["raise", "warn", "ignore"]
 #: a date parameter: ``"YYYY-MM-DD"``, a ``datetime.date`` (``pandas.Timestamp`` is one) or a ``numpy.datetime64``
 DateLike = str | datetime.date | np.datetime64
+
+#: the ``DataFrame.attrs`` key under which a frame names what it lacks: ``{ticker: "why"}`` (str -> str, so JSON)
+MISSING_ATTR = "missing"
 
 #: values the dataset functions assume for parameters the service requires (``Param.client_default``)
 DEFAULTS: dict[str, dict[str, Any]] = {
@@ -82,10 +85,19 @@ def call(
             ``filing_date`` too, so a service that ignores the filter gives the same rows.
 
     Returns:
-        The frame, or JSON with ``raw=True``.
+        The frame, or JSON with ``raw=True``. Every frame carries ``df.attrs["missing"]``: the requests it lacks,
+        ``{ticker: "the error, one line"}`` (plain strings, so ``to_parquet``, which writes ``attrs`` as JSON, keeps
+        it), whatever ``errors`` was; an empty dict when nothing was dropped (with ``errors="raise"`` a failure
+        raises, so it is always empty). ``pd.concat`` keeps it only where every frame has the same.
 
     Raises:
         BadRequestError: an unknown or missing parameter, or an empty ticker list.
+
+    Example:
+        >>> import fdkit
+        >>> df = call(fdkit.Client(), "company_facts", {"ticker": ["AAPL", "NOPE"]}, errors="ignore")
+        >>> df.index.tolist(), list(df.attrs["missing"])
+        (['AAPL'], ['NOPE'])
     """
     ep = CATALOG[name]
     if unknown:
@@ -118,22 +130,29 @@ def call(
     else:
         requests_ = [clean]
     if raw or ep.kind == "search":
-        ok, _failed = c.fetch_many(ep, requests_, errors=errors, progress=progress)
+        ok, failed = c.fetch_many(ep, requests_, errors=errors, progress=progress)
         if counted is not None:
             ok = [(q, _trimmed_body(ep, body, counted)) for q, body in ok]
         if raw:
             bodies = [body for _, body in ok]
             return bodies if many else (bodies[0] if bodies else None)
-        return attach_filing_times(_known_by(to_frame(ep, ok) if ok else to_frame(ep, [(clean, {})]), as_of))
+        frame = to_frame(ep, ok) if ok else to_frame(ep, [(clean, {})])
+        return _named_missing(attach_filing_times(_known_by(frame, as_of)), failed)
     # typed parts: a warm request is read back as Arrow, with no JSON decode
-    ok, _failed = c.fetch_many(ep, requests_, errors=errors, progress=progress,
-                               fetch=lambda p: fetch_part(c, ep, p))  # fmt: skip
+    ok, failed = c.fetch_many(ep, requests_, errors=errors, progress=progress,
+                              fetch=lambda p: fetch_part(c, ep, p))  # fmt: skip
     parts = [part for _, part in ok]
     if counted is not None:
         parts = _trimmed_parts(ep, ok, counted, fan)
     elif "limit" in ep.param_names and "limit" in params and params["limit"] is None:
         _warn_capped(ep, ok, fan)
-    return attach_filing_times(_known_by(frame_from_parts(ep, parts, clean), as_of))
+    return _named_missing(attach_filing_times(_known_by(frame_from_parts(ep, parts, clean), as_of)), failed)
+
+
+def _named_missing(df: pd.DataFrame, failed: Mapping[str, Exception]) -> pd.DataFrame:
+    """Name in ``df.attrs["missing"]`` the requests a frame lacks and why (one line each, never the key)."""
+    df.attrs[MISSING_ATTR] = {str(who): redact(" ".join(str(exc).split())) for who, exc in failed.items()}
+    return df
 
 
 def _known_by(df: pd.DataFrame, as_of: pd.Timestamp | None) -> pd.DataFrame:

@@ -696,7 +696,8 @@ class Client(DatasetMethods):
 
         Returns:
             ``(results, failures)``: the successful ``(params, body or part)`` pairs in input order and the
-            failures by label.
+            failures by label (the dataset functions name them in the frame's ``attrs["missing"]``, see
+            :func:`fdkit.client.dispatch.call`).
 
         Raises:
             FdkitError: with ``errors="raise"``, the first failure in input order.
