@@ -172,23 +172,40 @@ def _get(args: argparse.Namespace) -> int:
     positional = getattr(args, "positional_tickers", None)
     if positional and ep.ticker_param:
         params[ep.ticker_param] = positional if len(positional) > 1 else positional[0]
+    out = args.output
+    if out is not None and out != "-":
+        _check_output(out)  # before anything is fetched: a bad path is a usage error, not a traceback at the end
     fn = getattr(fdkit, ep.name)
     df = fn(**params, errors=args.errors)
-    out = args.output
     if out is None:
         with pd.option_context("display.width", 160, "display.max_columns", 12, "display.max_rows", 40):
             print(df)
     elif out == "-":
         df.to_csv(sys.stdout)
-    elif out.endswith(".parquet"):
-        df.to_parquet(out)
-        print(f"wrote {len(df):,} rows to {out}", file=sys.stderr)
-    elif out.endswith(".csv"):
-        df.to_csv(out)
-        print(f"wrote {len(df):,} rows to {out}", file=sys.stderr)
     else:
-        raise _UsageError(f"-o must end in .parquet or .csv, or be '-' for CSV on stdout; got {out!r}")
+        try:
+            df.to_parquet(out) if out.endswith(".parquet") else df.to_csv(out)
+        except OSError as exc:
+            raise _UsageError(f"cannot write {out}: {exc.strerror or exc}") from None
+        print(f"wrote {len(df):,} rows to {out}", file=sys.stderr)
     return 0
+
+
+def _check_output(out: str) -> None:
+    """Refuse an output path that cannot be written: a wrong suffix, a folder that does not exist, a folder."""
+    from pathlib import Path
+
+    if not out.endswith((".parquet", ".csv")):
+        raise _UsageError(f"-o must end in .parquet or .csv, or be '-' for CSV on stdout; got {out!r}")
+    path = Path(out).expanduser()
+    folder = path.parent
+    if not folder.is_dir():
+        what = "is not a folder" if folder.exists() else "does not exist"
+        raise _UsageError(f"cannot write {out}: the folder {str(folder)!r} {what} (create it first)")
+    if path.is_dir():
+        raise _UsageError(f"cannot write {out}: it is a folder")
+    if not os.access(folder, os.W_OK):
+        raise _UsageError(f"cannot write {out}: the folder {str(folder)!r} is not writable")
 
 
 def _mirror(args: argparse.Namespace) -> int:

@@ -21,7 +21,7 @@ import requests
 import fdkit
 import fdkit.server
 from fdkit.client.cache import make_retry
-from fdkit.errors import FdkitError, TransportError
+from fdkit.errors import BadRequestError, FdkitError, TransportError
 from fdkit.lake.io import RECORD_KEYS, default_data_dir
 from fdkit.webhooks import create_receiver, events_from_lake, make_event, sign
 from fdkit.webhooks.receiver import LANDING
@@ -256,3 +256,69 @@ def test_a_single_ticker_skipped_and_the_joined_statements_name_it_too(ref_clien
     assert list(ref_client.company_facts("NOPE", errors="ignore").attrs["missing"]) == ["NOPE"]
     fin = ref_client.financials(["AAPL", "NOPE"], limit=1, errors="ignore")
     assert list(fin.attrs["missing"]) == ["NOPE"] and len(fin)
+
+
+# -- 5. bad input is a typed error naming the parameter, refused before anything is sent ------------------------------
+def _sent(server) -> int:
+    return sum(server.counter.requests.values())
+
+
+@pytest.mark.parametrize(
+    ("name", "params"),
+    [
+        ("news", {"ticker": "AAPL"}),
+        ("balance_sheets", {"ticker": ["AAPL", "MSFT"], "period": "annual"}),
+        ("prices", {"ticker": "AAPL", "start_date": "2024-01-02", "end_date": "2024-02-01"}),
+    ],
+)
+def test_a_limit_given_as_text_is_refused_before_sending(ref_server, ref_client, name, params):
+    before = _sent(ref_server)
+    with pytest.raises(BadRequestError, match=r"limit must be an integer, got '10'.*pass limit=10"):
+        getattr(ref_client, name)(**params, limit="10", errors="ignore")
+    with pytest.raises(BadRequestError, match="limit"):
+        ref_client.fetch(name, {"ticker": "AAPL", "limit": "10"})
+    assert _sent(ref_server) == before
+
+
+@pytest.mark.parametrize("value", ["01/02/2024", "yesterday", "2024-02-30", "2024-1-2", 20240102])
+@pytest.mark.parametrize("field", ["start_date", "end_date"])
+def test_a_price_date_that_is_not_iso_is_refused_naming_it(ref_server, ref_client, field, value):
+    params = {"start_date": "2024-01-02", "end_date": "2024-02-01", field: value}
+    before = _sent(ref_server)
+    with pytest.raises(BadRequestError, match=field) as caught:
+        ref_client.prices(["AAPL", "MSFT"], **params)
+    assert repr(value) in caught.value.message and "\n" not in str(caught.value)
+    assert _sent(ref_server) == before
+
+
+def test_dates_of_every_accepted_kind_still_work(ref_client):
+    import datetime
+
+    import numpy as np
+
+    for start in ("2024-01-02", datetime.date(2024, 1, 2), pd.Timestamp("2024-01-02"), np.datetime64("2024-01-02")):
+        assert len(ref_client.prices("AAPL", start_date=start, end_date="2024-01-05")) == 4
+
+
+def test_a_value_that_went_to_the_wrong_positional_parameter_is_named(ref_server, ref_client):
+    before = _sent(ref_server)
+    with pytest.raises(BadRequestError) as caught:
+        ref_client.income_statements("AAPL", "annual")
+    message = caught.value.message
+    assert "cik='annual'" in message and "period='annual'" in message, message
+    assert _sent(ref_server) == before
+    assert len(ref_client.income_statements("AAPL", period="annual", limit=1)) == 1
+
+
+def test_the_cli_refuses_an_output_it_cannot_write_in_one_line(tmp_path, capsys):
+    from fdkit.cli import main
+
+    for out in (tmp_path / "nodir" / "x.parquet", tmp_path / "x.txt", tmp_path):
+        argv = ["get", "prices", "AAPL", "--start-date", "2024-01-02", "--end-date", "2024-01-05", "-o", str(out)]
+        assert main(argv) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len([line for line in err if line.startswith("fdkit: error:")]) == 1 and "Traceback" not in str(err)
+    assert not list(tmp_path.rglob("*.parquet"))
+    ok = tmp_path / "x.parquet"
+    argv = ["get", "prices", "AAPL", "--start-date", "2024-01-02", "--end-date", "2024-01-05", "-o", str(ok)]
+    assert main(argv) == 0 and len(pd.read_parquet(ok)) == 4

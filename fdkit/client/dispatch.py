@@ -14,6 +14,7 @@ Example:
 from __future__ import annotations
 
 import datetime
+import re
 import warnings
 from collections.abc import Mapping
 from datetime import date
@@ -22,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 import pandas as pd
 
-from fdkit.catalog.endpoints import CATALOG, Endpoint
+from fdkit.catalog.endpoints import CATALOG, Endpoint, Param
 from fdkit.client.parts import fetch_part
 from fdkit.errors import BadRequestError, TruncatedWarning, redact, suggest
 from fdkit.frames.pointintime import attach_filing_times
@@ -31,7 +32,7 @@ from fdkit.frames.typed import frame_from_parts, to_frame
 if TYPE_CHECKING:
     from fdkit.client.session import Client
 
-__all__ = ["call", "DEFAULTS", "DateLike", "Errors", "MISSING_ATTR"]
+__all__ = ["call", "check_value", "DEFAULTS", "DateLike", "Errors", "MISSING_ATTR"]
 
 #: what a ticker list does with a failed ticker: raise the first failure, or warn / ignore and skip it
 Errors = Literal["raise", "warn", "ignore"]
@@ -91,7 +92,9 @@ def call(
         raises, so it is always empty). ``pd.concat`` keeps it only where every frame has the same.
 
     Raises:
-        BadRequestError: an unknown or missing parameter, or an empty ticker list.
+        BadRequestError: before anything is sent, naming the parameter: an unknown or missing one, a value of the
+            wrong type (``limit="10"``, a date not ``YYYY-MM-DD``), two that exclude each other (``ticker`` and
+            ``cik``), or an empty ticker list.
 
     Example:
         >>> import fdkit
@@ -117,6 +120,7 @@ def call(
     fan = ep.ticker_param
     clean = {k: ([_normalise(x) for x in v] if k != fan and isinstance(v, list) else _normalise(v))
              for k, v in merged.items()}  # fmt: skip
+    _check_params(ep, clean, given={k for k, v in params.items() if v is not None})
     missing = [p.name for p in ep.params if p.required and p.name not in clean]
     if missing:
         raise BadRequestError(f"{ep.name}() needs {', '.join(map(repr, missing))}", error="Missing parameter",
@@ -153,6 +157,78 @@ def _named_missing(df: pd.DataFrame, failed: Mapping[str, Exception]) -> pd.Data
     """Name in ``df.attrs["missing"]`` the requests a frame lacks and why (one line each, never the key)."""
     df.attrs[MISSING_ATTR] = {str(who): redact(" ".join(str(exc).split())) for who, exc in failed.items()}
     return df
+
+
+_ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+def check_value(ep: Endpoint, name: str, value: Any) -> None:
+    """Refuse a value the service would refuse for its type, before anything is sent (an integer, a date).
+
+    Args:
+        ep: the endpoint.
+        name: one of its parameters.
+        value: the value as it would be sent (dates already ``YYYY-MM-DD`` text).
+
+    Raises:
+        BadRequestError: naming the parameter, the value and what it must be.
+
+    Example:
+        >>> from fdkit.catalog.endpoints import get
+        >>> try:
+        ...     check_value(get("news"), "limit", "10")
+        ... except BadRequestError as exc:
+        ...     print(exc.message)
+        news(): limit must be an integer, got '10' (a str): pass limit=10
+    """
+    p = ep.param(name)
+    problem = _problem(p, value)
+    if problem:
+        raise BadRequestError(f"{ep.name}(): {problem}", error="Invalid parameter", path=ep.path)
+
+
+def _problem(p: Param, value: Any) -> str | None:
+    if p.type == "integer" and (isinstance(value, bool) or not isinstance(value, int)):
+        hint = f": pass {p.name}={int(value)}" if isinstance(value, str) and value.strip().isdigit() else ""
+        return f"{p.name} must be an integer, got {value!r} (a {type(value).__name__}){hint}"
+    if p.type == "date":
+        if isinstance(value, str) and _ISO_DATE.fullmatch(value):
+            try:
+                date.fromisoformat(value)
+                return None
+            except ValueError:
+                return f"{p.name} is not a calendar date: {value!r}"
+        return (f"{p.name} must be a date as YYYY-MM-DD (or a datetime.date, pandas.Timestamp or numpy.datetime64), "
+                f"got {value!r}")  # fmt: skip
+    return None
+
+
+def _check_params(ep: Endpoint, clean: Mapping[str, Any], given: set[str]) -> None:
+    """Every value of its type, and no two parameters that exclude each other (naming where a value went)."""
+    fan = ep.ticker_param
+    for name, value in clean.items():
+        if name in ep.param_names and not (name == fan and isinstance(value, _LISTS)):
+            check_value(ep, name, value)
+    for group in ep.exclusive:
+        both = [n for n in group if clean.get(n) is not None]
+        if len(both) > 1:
+            raise BadRequestError(_conflict(ep, both, clean, given), error="Conflicting parameters", path=ep.path)
+
+
+def _conflict(ep: Endpoint, both: list[str], clean: Mapping[str, Any], given: set[str]) -> str:
+    """``give only one of ...``, and where a value plainly meant for another parameter went (a positional slip)."""
+    shown = " and ".join(f"{n}={clean[n]!r}" for n in both)
+    text = f"{ep.name}() got {shown}: give only one of {' or '.join(both)}"
+    for name in both:
+        value = clean[name]
+        if not isinstance(value, str) or ep.param(name).enum:
+            continue
+        meant = [p.name for p in ep.params if p.enum and p.name not in given
+                 and value.lower() in {e.lower() for e in p.enum}]  # fmt: skip
+        if meant:
+            text += (f"; {value!r} went to {name}, but it is a value of {meant[0]}: pass {meant[0]}={value!r} by name "
+                     f"({name} comes before {meant[0]} in the function's parameters)")  # fmt: skip
+    return text
 
 
 def _known_by(df: pd.DataFrame, as_of: pd.Timestamp | None) -> pd.DataFrame:

@@ -43,7 +43,7 @@ from fdkit.client.cache import (
 )
 from fdkit.client.config import PUBLIC_BASE_URL, Settings, resolve
 from fdkit.client.config import generation as config_generation
-from fdkit.client.dispatch import Errors
+from fdkit.client.dispatch import Errors, check_value
 from fdkit.client.methods import DatasetMethods
 from fdkit.client.paging import collect, progress_bar, progress_enabled
 from fdkit.errors import (
@@ -776,10 +776,11 @@ def _clean_params(ep: Endpoint, params: Mapping[str, Any]) -> dict[str, Any]:
     for k, v in params.items():
         if v is None:
             continue
-        if hasattr(v, "isoformat") and ep.method == "GET":
+        if hasattr(v, "isoformat") and (ep.method == "GET" or ep.param(k).type == "date"):
             v = v.isoformat()[:10] if ep.param(k).type == "date" else v.isoformat()
         elif isinstance(v, bool) and ep.method == "GET":
             v = "true" if v else "false"
+        check_value(ep, k, v)  # a value of the wrong type is refused before anything is sent
         out[k] = v
     return out
 
