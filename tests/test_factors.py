@@ -177,3 +177,29 @@ def test_event_study_per_event_rows_and_car_by_hand(ref_client):
     want = by_day.mean() / (by_day.std() / np.sqrt(len(by_day)))
     assert summary.loc[1, "car_t_stat_clustered"] == pytest.approx(want, rel=1e-9)
     assert summary.loc[1, "clusters"] == len(by_day) < summary.loc[1, "n"]
+
+
+def test_earnings_events_are_dated_by_their_release_not_their_filing(ref_client):
+    earnings = ref_client.earnings("MMM", limit=None).reset_index()
+    q1 = earnings[earnings["report_period"] == "2016-03-31"].iloc[0]
+    assert q1["release_date"] == pd.Timestamp("2016-04-26") and q1["filing_date"] == pd.Timestamp("2016-05-03")
+    px = ref_client.prices(["MMM", "AAPL", "MSFT"], start_date="2015-03-20", end_date="2017-03-31")
+    events = earnings[["ticker", "release_date", "filing_date", "report_period"]]
+    table = fdkit.event_study(events, px, window=(-1, 1), per_event=True)
+    rows = table.reset_index()
+    row = rows[rows["event_date"] == pd.Timestamp("2016-04-26")]
+    assert (
+        len(row) == 3
+        and (row["dated_by"] == "release_date").all()
+        and row["day0"].iloc[0] == pd.Timestamp("2016-04-26")
+    )
+    summary = fdkit.event_study(events, px, window=(-1, 1))
+    assert summary.attrs["dated_by"].get("release_date", 0) == summary.attrs["events_used"] >= 6
+
+
+def test_a_report_without_a_release_falls_back_to_its_filing_and_says_so(ref_client):
+    px = ref_client.prices(["MMM", "AAPL"], start_date="2016-01-04", end_date="2016-12-30")
+    events = pd.DataFrame({"ticker": ["MMM", "MMM"], "release_date": pd.to_datetime(["2016-04-26", None]),
+                           "filing_date": pd.to_datetime(["2016-05-03", "2016-08-02"])})  # fmt: skip
+    study = fdkit.event_study(events, px, window=(-1, 1))
+    assert study.attrs["dated_by"] == {"release_date": 1, "filing_date": 1}

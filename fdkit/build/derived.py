@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from fdkit.build.common import SEC_PD
+from fdkit.build.earnings_dates import CITATION, release_dates
 from fdkit.build.filings import acceptance_times, filing_window, iso_times
 from fdkit.build.stage import Context, Provenance, Stage, dataset
 from fdkit.catalog.schema import EARNINGS_DERIVED, EARNINGS_DIMENSION, EARNINGS_MARGINS, METRIC_FIELDS, SCHEMAS
@@ -127,7 +128,8 @@ def earnings_derived(frame: pd.DataFrame, prefix: str) -> pd.DataFrame:
     return out.add_prefix(prefix + "_")
 
 
-def build_earnings(all_statements: pd.DataFrame, index: pd.DataFrame) -> pd.DataFrame:
+def build_earnings(all_statements: pd.DataFrame, index: pd.DataFrame,
+                   releases: pd.DataFrame | None = None) -> pd.DataFrame:  # fmt: skip
     """One record per quarterly report: the quarter's figures and the trailing-twelve-month figures.
 
     With the derived figures of the 2026 record and, where the SEC submissions index has it, the acceptance time
@@ -136,6 +138,7 @@ def build_earnings(all_statements: pd.DataFrame, index: pd.DataFrame) -> pd.Data
     Args:
         all_statements: the statement table.
         index: the submissions index.
+        releases: 8-K Item 2.02 dates (``ticker``, ``earnings_date``): each report's ``release_date``.
 
     Returns:
         The ``earnings`` rows.
@@ -156,7 +159,10 @@ def build_earnings(all_statements: pd.DataFrame, index: pd.DataFrame) -> pd.Data
     stamp = acceptance_times(out["accession_number"], index)
     out["filing_datetime"] = iso_times(stamp)
     out["filing_window"] = filing_window(stamp)
-    return out.reset_index()
+    out = out.reset_index()
+    if releases is not None:
+        out["release_date"] = release_dates(out, releases)
+    return out
 
 
 def _metrics(ctx: Context) -> dict[str, pd.DataFrame]:
@@ -168,7 +174,7 @@ def _estimates(ctx: Context) -> dict[str, pd.DataFrame]:
 
 
 def _earnings(ctx: Context) -> dict[str, pd.DataFrame]:
-    return {"earnings": build_earnings(ctx["statements"], ctx["filings_index"])}
+    return {"earnings": build_earnings(ctx["statements"], ctx["filings_index"], ctx["earnings_dates"])}
 
 
 _PROVENANCE_METRICS = Provenance(
@@ -185,9 +191,14 @@ _PROVENANCE_ESTIMATES = Provenance(
 )
 
 _PROVENANCE_EARNINGS = Provenance(
-    "the statement datasets",
+    "the statement datasets; release dates from " + CITATION,
     SEC_PD,
-    "one record per quarterly report: the quarter and the TTM figures; estimates not filled",
+    "one record per quarterly report: the quarter and the TTM figures; estimates not filled. release_date (an "
+    "fdkit extension) = the latest 8-K Item 2.02 date after the period ended and on or before the report was "
+    "filed: the day the results were announced (no time of day: a release after the close moves prices the next "
+    "session)",
+    "release dates exist only for tickers of today's S&P 500 (the source's survivorship); checked against the "
+    "SEC submissions of AAPL, MSFT, NVDA and TSLA (every source date in their overlap is an 8-K with Item 2.02)",
 )
 
 FINANCIAL_METRICS = Stage(
@@ -210,7 +221,7 @@ EARNINGS = Stage(
     "earnings",
     "One earnings record per quarterly report, with derived figures and acceptance times",
     _earnings,
-    needs=("statements", "filings_index"),
+    needs=("statements", "filings_index", "earnings_dates"),
     outputs=(dataset("earnings", _PROVENANCE_EARNINGS),),
 )
 

@@ -27,6 +27,7 @@ from fdkit.build import (
     corporate_actions,
     crypto,
     derived,
+    earnings_dates,
     facts,
     filings,
     index_membership,
@@ -66,6 +67,7 @@ STAGES: tuple[Stage, ...] = (
     *ownership.STAGES,
     *macro.STAGES,
     *news.STAGES,
+    *earnings_dates.STAGES,
     *derived.STAGES,
 )
 

@@ -418,6 +418,8 @@ _SCHEMAS: dict[str, dict[str, str]] = {
         "filing_window": C,
         "accession_number": S,
         "filing_url": S,
+        # the day the results were announced (8-K Item 2.02), an fdkit extension: before the 10-Q/10-K's filing
+        "release_date": D,
         **{f"quarterly_{f}": F for f in EARNINGS_DIMENSION},
         **{f"annual_{f}": F for f in EARNINGS_DIMENSION},
         **{f"{p}_{f}": F for p, fields in EARNINGS_DERIVED.items() for f in fields},

@@ -300,6 +300,8 @@ def quantile_returns(panel: pd.DataFrame, factor: str, forward: str, n: int = 5,
 
 
 _Windows = tuple[np.ndarray, pd.DataFrame, int, str]
+#: the columns an event's date is read from, in order: an earnings release (8-K) before the report's filing
+_EVENT_DATES = ("release_date", "date", "filing_date", "transaction_date", "time", "report_period")
 
 
 def _event_windows(events: pd.DataFrame, prices: pd.DataFrame, window: tuple[int, int],
@@ -315,10 +317,10 @@ def _event_windows(events: pd.DataFrame, prices: pd.DataFrame, window: tuple[int
         raise BadRequestError(f"the window must contain day 0, not {window}")
     _date_level(prices)
     ev = events.reset_index()
-    when = next((c for c in ("date", "filing_date", "transaction_date", "time", "report_period") if c in ev.columns),
-                None)  # fmt: skip
-    if "ticker" not in ev.columns or when is None:
-        raise BadRequestError("events need a ticker and a date (date, filing_date, transaction_date or time)")
+    dated = [c for c in _EVENT_DATES if c in ev.columns]
+    if "ticker" not in ev.columns or not dated:
+        raise BadRequestError("events need a ticker and a date (release_date, date, filing_date, transaction_date "
+                              "or time)")  # fmt: skip
     px = _column(prices, column, "price").sort_index()
     rets = px.groupby(level="ticker", observed=True, sort=False).pct_change()
     wide = rets.unstack("ticker")
@@ -334,7 +336,11 @@ def _event_windows(events: pd.DataFrame, prices: pd.DataFrame, window: tuple[int
     abnormal = wide.sub(bench, axis=0)
     days = wide.index
     rows, meta, dropped = [], [], 0
-    stamps = pd.to_datetime(ev[when])
+    stamps = pd.to_datetime(ev[dated[0]])
+    by = pd.Series(dated[0], index=ev.index)
+    if dated[0] == "release_date" and len(dated) > 1:  # an earnings report without a known release: its filing
+        by = by.where(stamps.notna(), dated[1])
+        stamps = stamps.fillna(pd.to_datetime(ev[dated[1]]))
     for i, (ticker, day) in enumerate(zip(ev["ticker"].astype(str), stamps, strict=True)):
         if ticker not in abnormal.columns or pd.isna(day):
             dropped += 1
@@ -346,8 +352,8 @@ def _event_windows(events: pd.DataFrame, prices: pd.DataFrame, window: tuple[int
             dropped += 1
             continue
         rows.append(series[pos + lo : pos + hi + 1])
-        meta.append((i, ticker, day, days[pos]))
-    frame = pd.DataFrame(meta, columns=["event_id", "ticker", "event_date", "day0"])
+        meta.append((i, ticker, day, days[pos], by.iloc[i]))
+    frame = pd.DataFrame(meta, columns=["event_id", "ticker", "event_date", "day0", "dated_by"])
     ar = np.vstack(rows) if rows else np.empty((0, hi - lo + 1))
     return ar, frame, dropped, name
 
@@ -378,8 +384,9 @@ def event_returns(events: pd.DataFrame, prices: pd.DataFrame, window: tuple[int,
 
     Returns:
         A frame indexed ``(event_id, event_day)`` (``event_id``: the event's position in ``events``) with
-        ``ticker``, ``event_date``, ``day0`` (the first trading day on or after the event), ``date`` (the trading
-        day of the row), ``ar`` (abnormal return) and ``car`` (its cumulation from the window's first day);
+        ``ticker``, ``event_date``, ``day0`` (the first trading day on or after the event), ``dated_by`` (the
+        column the event's date came from), ``date`` (the trading day of the row), ``ar`` (abnormal return) and
+        ``car`` (its cumulation from the window's first day);
         ``attrs["benchmark"]`` names the benchmark, ``attrs["events_dropped"]`` counts events left out.
 
     Example:
@@ -404,6 +411,7 @@ def event_returns(events: pd.DataFrame, prices: pd.DataFrame, window: tuple[int,
         "ticker": pd.Categorical(meta["ticker"].to_numpy()[positions]),
         "event_date": pd.DatetimeIndex(meta["event_date"].to_numpy()[positions]),
         "day0": pd.DatetimeIndex(meta["day0"].to_numpy()[positions]),
+        "dated_by": pd.Categorical(meta["dated_by"].to_numpy()[positions]),
         "date": trading[np.repeat(day0_pos, width) + offsets] if len(meta) else pd.DatetimeIndex([]),
         "ar": ar.reshape(-1),
         "car": ar.cumsum(axis=1).reshape(-1),
@@ -414,12 +422,21 @@ def event_returns(events: pd.DataFrame, prices: pd.DataFrame, window: tuple[int,
     return out
 
 
+def _dated_by(meta: pd.DataFrame) -> dict[str, int]:
+    """How many of the events used were dated by each column (JSON-ready, for ``attrs``)."""
+    return {str(k): int(v) for k, v in meta["dated_by"].value_counts().items()} if len(meta) else {}
+
+
 def event_study(events: pd.DataFrame, prices: pd.DataFrame, window: tuple[int, int] = (-5, 20), *,
                 benchmark: str | pd.Series | None = None, column: str = "close",
                 per_event: bool = False) -> pd.DataFrame:  # fmt: skip
     """Abnormal returns around events: the mean across events per event day, and its cumulation.
 
-    Day 0 is the first trading day on or after the event's date. The abnormal return of a day is the stock's
+    Day 0 is the first trading day on or after the event's date: an earnings release's ``release_date`` (the 8-K
+    that announced the results) where the events carry one, else the first of ``date``, ``filing_date``,
+    ``transaction_date``, ``time`` or ``report_period`` (an earnings report without a known release falls back to
+    its filing date; ``attrs["dated_by"]`` counts both). A release dated by day only may come after the close,
+    when prices move the next session: read CAR[0, +1], not day 0 alone. The abnormal return of a day is the stock's
     simple return minus the benchmark's (a ticker of ``prices``, a return series by date, or by default the
     equal-weighted mean return of the panel's tickers that day). Events whose window is not entirely inside the
     price history are left out (counted in ``attrs``). Events on the same day share the market's news, so besides
@@ -427,8 +444,9 @@ def event_study(events: pd.DataFrame, prices: pd.DataFrame, window: tuple[int, i
     those days.
 
     Args:
-        events: one row per event with ``ticker`` and a date (``date``, ``filing_date``, ``transaction_date``,
-            ``time`` or ``report_period``), as columns or index levels: filings, insider trades, any frame.
+        events: one row per event with ``ticker`` and a date (``release_date``, ``date``, ``filing_date``,
+            ``transaction_date``, ``time`` or ``report_period``), as columns or index levels: earnings, filings,
+            insider trades, any frame.
         prices: a ``(ticker, date)`` price panel covering the events' tickers (and the benchmark's).
         window: first and last event day, inclusive.
         benchmark: the benchmark (see above).
@@ -466,5 +484,6 @@ def event_study(events: pd.DataFrame, prices: pd.DataFrame, window: tuple[int, i
                             "t_stat_clustered": _clustered_t(ar, clusters),
                             "car_t_stat_clustered": _clustered_t(car, clusters),
                             "n": n, "clusters": len(set(clusters.tolist()))}, index=rel)  # fmt: skip
-    out.attrs.update(events_used=n, events_dropped=dropped, date_level=date, benchmark=name)
+    out.attrs.update(events_used=n, events_dropped=dropped, date_level=date, benchmark=name,
+                     dated_by=_dated_by(meta))  # fmt: skip
     return out
