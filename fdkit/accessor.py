@@ -373,6 +373,25 @@ class FdsAccessor:
         """
         return _factors.quantiles(self._df, factor, n)
 
+    def turnover(self, factor: str, n: int = 5) -> pd.DataFrame:
+        """Per date, the share of each factor quantile's names that are new since the previous date.
+
+        Args:
+            factor: the factor column.
+            n: the number of quantiles.
+
+        Returns:
+            Columns ``q1`` .. ``qn`` indexed by date (see :func:`fdkit.research.factors.quantile_turnover`).
+
+        Example:
+            >>> import fdkit
+            >>> px = fdkit.prices(["AAPL", "MSFT", "NVDA", "GOOGL"], start_date="2024-01-02", end_date="2024-06-28")
+            >>> m = px.fds.resample("ME").assign(mom=lambda d: d.fds.returns(periods=1))
+            >>> m.fds.turnover("mom", n=2).columns.tolist()
+            ['q1', 'q2']
+        """
+        return _factors.quantile_turnover(self._df, factor, n)
+
     def quantile_returns(self, factor: str, forward: str, n: int = 5, *, cumulative: bool = False) -> pd.DataFrame:
         """Mean forward return per date of each factor quantile and the long-short spread (see ``research.factors``).
 
@@ -383,14 +402,14 @@ class FdsAccessor:
             cumulative: compound over the dates (growth of 1).
 
         Returns:
-            Columns ``1`` .. ``n`` and ``long_short``, indexed by date.
+            Columns ``q1`` .. ``qn`` and ``long_short``, indexed by date.
 
         Example:
             >>> import fdkit
             >>> px = fdkit.prices(["AAPL", "MSFT", "NVDA", "GOOGL"], start_date="2024-01-02", end_date="2024-03-28")
             >>> panel = px.join(px.fds.forward_returns([5])).assign(mom=px.fds.returns(periods=20))
             >>> panel.fds.quantile_returns("mom", "fwd_5", n=2).columns.tolist()
-            [1, 2, 'long_short']
+            ['q1', 'q2', 'long_short']
         """
         return _factors.quantile_returns(self._df, factor, forward, n, cumulative=cumulative)
 

@@ -59,7 +59,8 @@ def test_quantile_spreads_equal_pandas_qcut(monthly):
     hand = pd.DataFrame(rows).T
     hand = hand.dropna(how="all")
     got = got.loc[hand.index]
-    np.testing.assert_allclose(got[[1, 2, 3, 4, 5]].to_numpy(), hand.to_numpy(), rtol=1e-12, equal_nan=True)
+    np.testing.assert_allclose(got[["q1", "q2", "q3", "q4", "q5"]].to_numpy(), hand.to_numpy(), rtol=1e-12,
+                               equal_nan=True)  # fmt: skip
     np.testing.assert_allclose(got["long_short"].to_numpy(), (hand[5] - hand[1]).to_numpy(), rtol=1e-12)
     cum = monthly.fds.quantile_returns("mom_3", "fwd_1", n=5, cumulative=True)
     assert cum.attrs["cumulative"] and (cum > 0).all().all()
@@ -203,3 +204,24 @@ def test_a_report_without_a_release_falls_back_to_its_filing_and_says_so(ref_cli
                            "filing_date": pd.to_datetime(["2016-05-03", "2016-08-02"])})  # fmt: skip
     study = fdkit.event_study(events, px, window=(-1, 1))
     assert study.attrs["dated_by"] == {"release_date": 1, "filing_date": 1}
+
+
+def test_quantile_turnover_by_hand_and_quantile_returns_round_trip_parquet(monthly, tmp_path):
+    turn = monthly.fds.turnover("mom_3", n=5)
+    q = monthly.fds.quantiles("mom_3", n=5).dropna()
+    date = monthly.index.names[1]
+    days = sorted(q.index.get_level_values(date).unique())
+    a, b = days[3], days[4]
+    top = {d: set(q[(q.index.get_level_values(date) == d) & (q == 5)].index.get_level_values("ticker")) for d in (a, b)}
+    assert turn.loc[b, "q5"] == pytest.approx(len(top[b] - top[a]) / len(top[b]))
+    assert ((turn >= 0) & (turn <= 1)).all().all()
+    spreads = monthly.fds.quantile_returns("mom_3", "fwd_1", n=5)
+    spreads.to_parquet(tmp_path / "q.parquet")  # text column names: no round-trip warning, same frame back
+    pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "q.parquet"), spreads, check_freq=False)
+
+
+def test_segment_plot_draws_the_segment_type_the_frame_has(ref_client):
+    seg = ref_client.segmented_revenues("AAPL", period="annual")
+    geography = seg[seg["segment_type"] == "geography"]
+    ax = geography.fds.plot(kind="segments")
+    assert len(ax.patches) > 0 and ax.get_title() == "AAPL revenue by geography"

@@ -42,6 +42,7 @@ __all__ = [
     "ic_summary",
     "newey_west_t",
     "quantile_returns",
+    "quantile_turnover",
     "quantiles",
     "rank_ic",
 ]
@@ -270,6 +271,47 @@ def quantiles(panel: pd.DataFrame, factor: str, n: int = 5) -> pd.Series:
     return bucket.astype("Int64").rename(f"{factor}_quantile")
 
 
+def quantile_turnover(panel: pd.DataFrame, factor: str, n: int = 5) -> pd.DataFrame:
+    """Per date, the share of each quantile's names that were not in it on the previous date.
+
+    Turnover is what rebalancing trades: a factor whose top quintile turns over 80% a month costs far more to hold
+    than one at 10%.
+
+    Args:
+        panel: a ``(ticker, date)`` panel with the factor column.
+        factor: the factor column.
+        n: the number of quantiles.
+
+    Returns:
+        A frame indexed by date (from the second date on), columns ``q1`` .. ``qn``, values in [0, 1].
+
+    Example:
+        >>> days = pd.to_datetime(["2024-01-31", "2024-02-29"])
+        >>> idx = pd.MultiIndex.from_product([["A", "B", "C", "D"], days], names=["ticker", "time"])
+        >>> panel = pd.DataFrame({"f": [1.0, 4, 2, 3, 3, 2, 4, 1]}, index=idx)
+        >>> quantile_turnover(panel, "f", n=2).round(2).to_dict("records")
+        [{'q1': 1.0, 'q2': 1.0}]
+    """
+    date = _date_level(panel)
+    q = quantiles(panel, factor, n).dropna()
+    frame = pd.DataFrame({"q": q.astype("int64").to_numpy(),
+                          "ticker": q.index.get_level_values("ticker").astype(str)},
+                         index=q.index.get_level_values(date))  # fmt: skip
+    dates = sorted(frame.index.unique())
+    rows = {}
+    for before, now in zip(dates[:-1], dates[1:], strict=True):
+        prev, cur = frame.loc[[before]], frame.loc[[now]]
+        rows[now] = {f"q{k}": _new_share(set(prev.loc[prev["q"] == k, "ticker"]), set(cur.loc[cur["q"] == k, "ticker"]))
+                     for k in range(1, n + 1)}  # fmt: skip
+    out = pd.DataFrame.from_dict(rows, orient="index", columns=[f"q{k}" for k in range(1, n + 1)])
+    out.index.name = date
+    return out
+
+
+def _new_share(before: set[str], now: set[str]) -> float:
+    return len(now - before) / len(now) if now else float("nan")
+
+
 def quantile_returns(panel: pd.DataFrame, factor: str, forward: str, n: int = 5, *,
                      cumulative: bool = False) -> pd.DataFrame:  # fmt: skip
     """Mean forward return per date of each factor quantile, and the long-short spread (top minus bottom).
@@ -282,7 +324,8 @@ def quantile_returns(panel: pd.DataFrame, factor: str, forward: str, n: int = 5,
         cumulative: compound each column over the dates (growth of 1).
 
     Returns:
-        A frame indexed by date with columns ``1`` .. ``n`` and ``long_short``.
+        A frame indexed by date with columns ``q1`` .. ``qn`` (``q1``: the lowest factor values) and
+        ``long_short``.
     """
     date = _date_level(panel)
     q = quantiles(panel, factor, n)
@@ -290,8 +333,8 @@ def quantile_returns(panel: pd.DataFrame, factor: str, forward: str, n: int = 5,
     frame = pd.DataFrame({"q": q, "y": y}, index=panel.index).dropna()
     table = frame.groupby([frame.index.get_level_values(date), "q"], observed=True)["y"].mean().unstack("q")
     table = table.reindex(columns=range(1, n + 1))
-    table.columns = [int(c) for c in table.columns]
-    table["long_short"] = table[n] - table[1]
+    table.columns = [f"q{int(c)}" for c in table.columns]  # text, so the frame round-trips through Parquet
+    table["long_short"] = table[f"q{n}"] - table["q1"]
     table.index.name = date
     if cumulative:
         table = (1.0 + table.fillna(0.0)).cumprod()

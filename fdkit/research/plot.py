@@ -87,7 +87,7 @@ def statement_lines(df: pd.DataFrame, column: str, *, ax: Any = None, scale: flo
 def segment_bars(
     df: pd.DataFrame,
     *,
-    segment_type: str = "product",
+    segment_type: str | None = None,
     ticker: str | None = None,
     ax: Any = None,
     scale: float = 1e9,
@@ -98,7 +98,8 @@ def segment_bars(
 
     Args:
         df: an exploded segments frame (``fdkit.segmented_revenues``).
-        segment_type: ``product``, ``segment`` or ``geography``.
+        segment_type: ``product``, ``segment`` or ``geography`` (default: the frame's only type, else
+            ``product`` where the frame has it, else its first).
         ticker: the ticker (default: the first one).
         ax: an existing Axes.
         scale: divide amounts by this (default billions).
@@ -113,6 +114,9 @@ def segment_bars(
     tickers = df.index.get_level_values("ticker").unique()
     ticker = ticker or str(tickers[0])
     sub = df.xs(ticker, level="ticker")
+    if segment_type is None:
+        types = sorted(str(t) for t in sub["segment_type"].dropna().unique())
+        segment_type = types[0] if len(types) == 1 else ("product" if "product" in types else (types or [""])[0])
     sub = sub[(sub["segment_type"] == segment_type) & ~sub["segment_label"].isin(list(exclude))]
     if "is_subtotal" in sub.columns:
         sub = sub[~sub["is_subtotal"].fillna(False).astype(bool)]
