@@ -307,12 +307,15 @@ class FdsAccessor:
         """
         return rebase(self._df, to, _split_table(self._df, splits), source=source)
 
-    def forward_returns(self, horizons: list[int] | tuple[int, ...] = (1, 21), column: str = "close") -> pd.DataFrame:
+    def forward_returns(self, horizons: list[int] | tuple[int, ...] = (1, 21), column: str = "close", *,
+                        to_last_price: bool = False) -> pd.DataFrame:  # fmt: skip
         """Forward returns per ticker, ``fwd_<h>`` = close ``h`` rows later / close - 1 (:mod:`fdkit.research.factors`).
 
         Args:
             horizons: rows ahead (trading days of a daily panel, months of a monthly one).
             column: the price column.
+            to_last_price: keep a ticker that stopped trading inside the panel until its last price (see
+                :func:`fdkit.research.factors.forward_returns`).
 
         Returns:
             One column per horizon on the panel's index.
@@ -323,7 +326,7 @@ class FdsAccessor:
             >>> px.fds.forward_returns([1, 5]).columns.tolist()
             ['fwd_1', 'fwd_5']
         """
-        return _factors.forward_returns(self._df, horizons, column)
+        return _factors.forward_returns(self._df, horizons, column, to_last_price=to_last_price)
 
     def rank_ic(self, factor: str, forward: str | list[str], *, summary: bool = False, min_dates: int = 12,
                 min_names: int = 10) -> pd.DataFrame:  # fmt: skip

@@ -225,3 +225,17 @@ def test_segment_plot_draws_the_segment_type_the_frame_has(ref_client):
     geography = seg[seg["segment_type"] == "geography"]
     ax = geography.fds.plot(kind="segments")
     assert len(ax.patches) > 0 and ax.get_title() == "AAPL revenue by geography"
+
+
+def test_a_stock_that_stops_trading_keeps_its_return_to_its_last_price():
+    days = pd.date_range("2024-01-31", periods=4, freq="ME")
+    idx = pd.MultiIndex.from_tuples(
+        [("A", d) for d in days] + [("DEAD", d) for d in days[:2]], names=["ticker", "time"]
+    )
+    px = pd.DataFrame({"close": [10.0, 11, 12, 13, 20, 15]}, index=idx)
+    plain = px.fds.forward_returns([2])
+    kept = px.fds.forward_returns([2], to_last_price=True)
+    assert np.isnan(plain.loc[("DEAD", days[0]), "fwd_2"])
+    assert kept.loc[("DEAD", days[0]), "fwd_2"] == pytest.approx(15 / 20 - 1)  # held until it stopped trading
+    assert np.isnan(kept.loc[("A", days[3]), "fwd_2"])  # a living stock's future is still unknown
+    pd.testing.assert_series_equal(kept.loc["A", "fwd_2"], plain.loc["A", "fwd_2"])

@@ -62,13 +62,18 @@ def _column(df: pd.DataFrame, name: str, what: str) -> pd.Series:
     return pd.to_numeric(df[name], errors="coerce").astype("float64")
 
 
-def forward_returns(prices: pd.DataFrame, horizons: Iterable[int] = (1, 21), column: str = "close") -> pd.DataFrame:
+def forward_returns(prices: pd.DataFrame, horizons: Iterable[int] = (1, 21), column: str = "close", *,
+                    to_last_price: bool = False) -> pd.DataFrame:  # fmt: skip
     """Forward simple returns per ticker: ``fwd_<h>`` = value ``h`` rows later / value - 1.
 
     Args:
         prices: a ``(ticker, date)`` panel with ``column``.
         horizons: steps ahead (rows: trading days for daily bars, months for a monthly panel).
         column: the price column.
+        to_last_price: a ticker whose prices stop before the panel's last date (it stopped trading: acquired,
+            delisted, bankrupt) keeps the return to its last price where its horizon runs past it, as an
+            investor holding it until it stopped trading would (no delisting return is in the data, so the
+            last traded price stands in for it). Off by default: a gap in the data would read as a delisting.
 
     Returns:
         One float64 column per horizon on the panel's index (NaN where the future is not in the panel).
@@ -83,6 +88,15 @@ def forward_returns(prices: pd.DataFrame, horizons: Iterable[int] = (1, 21), col
     px = _column(prices, column, "price").sort_index()
     grouped = px.groupby(level="ticker", observed=True, sort=False)
     out = pd.DataFrame({f"fwd_{h}": grouped.shift(-h) / px - 1.0 for h in hs}, index=px.index)
+    if to_last_price:
+        date = _date_level(prices)
+        when = pd.Series(px.index.get_level_values(date), index=px.index)
+        stopped = grouped.transform(lambda s: s.dropna().iloc[-1] if s.notna().any() else np.nan)
+        ended = when.groupby(level="ticker", observed=True).transform("max") < when.max()
+        for h in hs:
+            col = f"fwd_{h}"
+            fill = ended & out[col].isna() & px.notna()
+            out.loc[fill, col] = stopped[fill] / px[fill] - 1.0
     return out.reindex(prices.index)
 
 
