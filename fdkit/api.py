@@ -704,10 +704,10 @@ def financial_metrics_snapshot(ticker: str | Sequence[str] | None = None, cik: s
 
 
 @overload
-def screen(filters: Sequence[Mapping[str, Any]], limit: int | Literal['default'] | None = 'default', period: Literal['annual', 'quarterly', 'ttm'] | None = None, currency: Literal['USD', 'EUR', 'GBP', 'JPY', 'CHF', 'AUD', 'CAD', 'SEK'] | None = None, filing_date_lte: DateLike | None = None, *, raw: Literal[False] = False, as_of: DateLike | None = None, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> pd.DataFrame: ...
+def screen(filters: Sequence[Mapping[str, Any]], limit: int | Literal['default'] | None = 'default', period: Literal['annual', 'quarterly', 'ttm'] | None = None, currency: str | None = None, filing_date_lte: DateLike | None = None, *, raw: Literal[False] = False, as_of: DateLike | None = None, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> pd.DataFrame: ...
 @overload
-def screen(filters: Sequence[Mapping[str, Any]], limit: int | Literal['default'] | None = 'default', period: Literal['annual', 'quarterly', 'ttm'] | None = None, currency: Literal['USD', 'EUR', 'GBP', 'JPY', 'CHF', 'AUD', 'CAD', 'SEK'] | None = None, filing_date_lte: DateLike | None = None, *, raw: Literal[True], as_of: DateLike | None = None, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any: ...
-def screen(filters: Sequence[Mapping[str, Any]], limit: int | Literal['default'] | None = 'default', period: Literal['annual', 'quarterly', 'ttm'] | None = None, currency: Literal['USD', 'EUR', 'GBP', 'JPY', 'CHF', 'AUD', 'CAD', 'SEK'] | None = None, filing_date_lte: DateLike | None = None, *, raw: bool = False, as_of: DateLike | None = None, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any:
+def screen(filters: Sequence[Mapping[str, Any]], limit: int | Literal['default'] | None = 'default', period: Literal['annual', 'quarterly', 'ttm'] | None = None, currency: str | None = None, filing_date_lte: DateLike | None = None, *, raw: Literal[True], as_of: DateLike | None = None, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any: ...
+def screen(filters: Sequence[Mapping[str, Any]], limit: int | Literal['default'] | None = 'default', period: Literal['annual', 'quarterly', 'ttm'] | None = None, currency: str | None = None, filing_date_lte: DateLike | None = None, *, raw: bool = False, as_of: DateLike | None = None, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any:
     """Screen companies on statement and metric fields (latest period per ticker, of those filed by filing_date_lte when given).
 
     ``POST /financials/search/screener`` -> a typed frame indexed ``('ticker', 'report_period')``.
@@ -716,7 +716,7 @@ def screen(filters: Sequence[Mapping[str, Any]], limit: int | Literal['default']
         filters: [{field, operator eq|gt|gte|lt|lte|in, value}], combined with AND. (required)
         limit: Results wanted. (default: the service's 10, with a TruncatedWarning when more exist; None: everything)
         period: Statement period. (one of annual, quarterly, ttm; the service assumes 'ttm')
-        currency: Reporting currency. (one of USD, EUR, GBP, JPY, CHF, AUD, CAD, SEK)
+        currency: Reporting currency, an ISO 4217 code (three letters, e.g. USD).
         filing_date_lte: Only statements filed on or before this day (point in time: what was known then).
         as_of: only what was filed on or before this day (point in time; sent as filing_date_lte and checked on the frame, so a service without the filter gives the same rows).
         raw: return the decoded JSON instead of a frame.
@@ -741,10 +741,10 @@ def screen(filters: Sequence[Mapping[str, Any]], limit: int | Literal['default']
 
 
 @overload
-def financials_search(filters: Sequence[Mapping[str, Any]], limit: int | Literal['default'] | None = 'default', period: Literal['annual', 'quarterly', 'ttm'] | None = None, order_by: Literal['ticker', '-ticker', 'report_period', '-report_period'] | None = None, currency: Literal['USD', 'EUR', 'GBP', 'JPY', 'CHF', 'AUD', 'CAD', 'SEK'] | None = None, filing_date_lte: DateLike | None = None, *, raw: Literal[False] = False, as_of: DateLike | None = None, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> pd.DataFrame: ...
+def financials_search(filters: Sequence[Mapping[str, Any]], limit: int | Literal['default'] | None = 'default', period: Literal['annual', 'quarterly', 'ttm'] | None = None, order_by: Literal['ticker', '-ticker', 'report_period', '-report_period'] | None = None, currency: str | None = None, filing_date_lte: DateLike | None = None, *, raw: Literal[False] = False, as_of: DateLike | None = None, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> pd.DataFrame: ...
 @overload
-def financials_search(filters: Sequence[Mapping[str, Any]], limit: int | Literal['default'] | None = 'default', period: Literal['annual', 'quarterly', 'ttm'] | None = None, order_by: Literal['ticker', '-ticker', 'report_period', '-report_period'] | None = None, currency: Literal['USD', 'EUR', 'GBP', 'JPY', 'CHF', 'AUD', 'CAD', 'SEK'] | None = None, filing_date_lte: DateLike | None = None, *, raw: Literal[True], as_of: DateLike | None = None, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any: ...
-def financials_search(filters: Sequence[Mapping[str, Any]], limit: int | Literal['default'] | None = 'default', period: Literal['annual', 'quarterly', 'ttm'] | None = None, order_by: Literal['ticker', '-ticker', 'report_period', '-report_period'] | None = None, currency: Literal['USD', 'EUR', 'GBP', 'JPY', 'CHF', 'AUD', 'CAD', 'SEK'] | None = None, filing_date_lte: DateLike | None = None, *, raw: bool = False, as_of: DateLike | None = None, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any:
+def financials_search(filters: Sequence[Mapping[str, Any]], limit: int | Literal['default'] | None = 'default', period: Literal['annual', 'quarterly', 'ttm'] | None = None, order_by: Literal['ticker', '-ticker', 'report_period', '-report_period'] | None = None, currency: str | None = None, filing_date_lte: DateLike | None = None, *, raw: Literal[True], as_of: DateLike | None = None, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any: ...
+def financials_search(filters: Sequence[Mapping[str, Any]], limit: int | Literal['default'] | None = 'default', period: Literal['annual', 'quarterly', 'ttm'] | None = None, order_by: Literal['ticker', '-ticker', 'report_period', '-report_period'] | None = None, currency: str | None = None, filing_date_lte: DateLike | None = None, *, raw: bool = False, as_of: DateLike | None = None, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any:
     """The screener at the 2025 document's path (POST /financials/search): latest period per ticker passing every filter, in order_by order.
 
     ``POST /financials/search`` -> a typed frame indexed ``('ticker', 'report_period')``.
@@ -754,7 +754,7 @@ def financials_search(filters: Sequence[Mapping[str, Any]], limit: int | Literal
         limit: Results wanted. (default: the service's 100, with a TruncatedWarning when more exist; None: everything)
         period: Statement period. (one of annual, quarterly, ttm; the service assumes 'ttm')
         order_by: Order of the results; a leading '-' is descending. (one of ticker, -ticker, report_period, -report_period; the service assumes 'ticker')
-        currency: Reporting currency. (one of USD, EUR, GBP, JPY, CHF, AUD, CAD, SEK)
+        currency: Reporting currency, an ISO 4217 code (three letters, e.g. USD).
         filing_date_lte: Only statements filed on or before this day (point in time: what was known then).
         as_of: only what was filed on or before this day (point in time; sent as filing_date_lte and checked on the frame, so a service without the filter gives the same rows).
         raw: return the decoded JSON instead of a frame.

@@ -60,6 +60,8 @@ class Param:
         example: a value that answers 200 on the reference data (docs and fuzzing start from it).
         client_default: the value fdkit's dataset functions and CLI assume when the caller leaves a parameter
             out that the service requires (e.g. ``interval="day"`` for prices); ``None``: no such default.
+        pattern: a regular expression the whole (stripped) value must match, for open vocabularies that still
+            have a form (a currency is any three letters, ISO 4217); the 400 quotes ``description``.
     """
 
     name: str
@@ -74,6 +76,7 @@ class Param:
     description: str = ""
     example: Any = None
     client_default: Any = None
+    pattern: str | None = None
 
 
 @dataclass(frozen=True)
@@ -392,8 +395,12 @@ SCREEN_FILTERS = Param(
     items="filter",
     description="[{field, operator eq|gt|gte|lt|lte|in, value}], combined with AND.",
 )
+# any ISO 4217 code: a well-formed code the lake has no statements in simply matches nothing
 CURRENCY = Param(
-    "currency", enum=("USD", "EUR", "GBP", "JPY", "CHF", "AUD", "CAD", "SEK"), description="Reporting currency."
+    "currency",
+    pattern=r"[A-Za-z]{3}",
+    description="Reporting currency, an ISO 4217 code (three letters, e.g. USD).",
+    example="USD",
 )
 SEARCH_PERIOD = Param("period", enum=("annual", "quarterly", "ttm"), default="ttm", description="Statement period.")
 KNOWN_BY = Param(
@@ -1027,10 +1034,11 @@ _ENDPOINTS: tuple[Endpoint, ...] = (
                  "type": "object", "required": ["name", "title"], "properties": {
                      "name": {"type": "string"}, "title": {"type": "string"}, "description": {"type": "string"}}}}}),
     _listing("screener_filters", "/financials/search/screener/filters", "", None,
-             "The fields the screener filters on (with the statement each comes from) and its operators.",
+             "The fields the screener filters on (with the statement each comes from; an alias names the metric it "
+             "stands for) and its operators.",
              response_schema={"type": "object", "required": ["metrics", "operators"], "properties": {
                  "metrics": {"type": "object", "additionalProperties": {"type": "object", "properties": {
-                     "type": {"type": "string"}, "source": {"type": "string"}}}},
+                     "type": {"type": "string"}, "source": {"type": "string"}, "alias_of": {"type": "string"}}}},
                  "operators": {"type": "array", "items": {"type": "string"}}}}),
 )  # fmt: skip
 

@@ -678,10 +678,10 @@ class DatasetMethods:
         return call(cast("Client", self), 'financial_metrics_snapshot', {'ticker': ticker, 'cik': cik}, raw=raw, errors=errors, progress=progress, unknown=unknown)
 
     @overload
-    def screen(self, filters: Sequence[Mapping[str, Any]], limit: int | Literal['default'] | None = 'default', period: Literal['annual', 'quarterly', 'ttm'] | None = None, currency: Literal['USD', 'EUR', 'GBP', 'JPY', 'CHF', 'AUD', 'CAD', 'SEK'] | None = None, filing_date_lte: DateLike | None = None, *, raw: Literal[False] = False, as_of: DateLike | None = None, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
+    def screen(self, filters: Sequence[Mapping[str, Any]], limit: int | Literal['default'] | None = 'default', period: Literal['annual', 'quarterly', 'ttm'] | None = None, currency: str | None = None, filing_date_lte: DateLike | None = None, *, raw: Literal[False] = False, as_of: DateLike | None = None, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
     @overload
-    def screen(self, filters: Sequence[Mapping[str, Any]], limit: int | Literal['default'] | None = 'default', period: Literal['annual', 'quarterly', 'ttm'] | None = None, currency: Literal['USD', 'EUR', 'GBP', 'JPY', 'CHF', 'AUD', 'CAD', 'SEK'] | None = None, filing_date_lte: DateLike | None = None, *, raw: Literal[True], as_of: DateLike | None = None, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any: ...
-    def screen(self, filters: Sequence[Mapping[str, Any]], limit: int | Literal['default'] | None = 'default', period: Literal['annual', 'quarterly', 'ttm'] | None = None, currency: Literal['USD', 'EUR', 'GBP', 'JPY', 'CHF', 'AUD', 'CAD', 'SEK'] | None = None, filing_date_lte: DateLike | None = None, *, raw: bool = False, as_of: DateLike | None = None, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any:
+    def screen(self, filters: Sequence[Mapping[str, Any]], limit: int | Literal['default'] | None = 'default', period: Literal['annual', 'quarterly', 'ttm'] | None = None, currency: str | None = None, filing_date_lte: DateLike | None = None, *, raw: Literal[True], as_of: DateLike | None = None, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any: ...
+    def screen(self, filters: Sequence[Mapping[str, Any]], limit: int | Literal['default'] | None = 'default', period: Literal['annual', 'quarterly', 'ttm'] | None = None, currency: str | None = None, filing_date_lte: DateLike | None = None, *, raw: bool = False, as_of: DateLike | None = None, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any:
         """Screen companies on statement and metric fields (latest period per ticker, of those filed by filing_date_lte when given).
 
         ``POST /financials/search/screener`` -> a typed frame indexed ``('ticker', 'report_period')``.
@@ -690,7 +690,7 @@ class DatasetMethods:
             filters: [{field, operator eq|gt|gte|lt|lte|in, value}], combined with AND. (required)
             limit: Results wanted. (default: the service's 10, with a TruncatedWarning when more exist; None: everything)
             period: Statement period. (one of annual, quarterly, ttm; the service assumes 'ttm')
-            currency: Reporting currency. (one of USD, EUR, GBP, JPY, CHF, AUD, CAD, SEK)
+            currency: Reporting currency, an ISO 4217 code (three letters, e.g. USD).
             filing_date_lte: Only statements filed on or before this day (point in time: what was known then).
             as_of: only what was filed on or before this day (point in time; sent as filing_date_lte and checked on the frame, so a service without the filter gives the same rows).
             raw: return the decoded JSON instead of a frame.
@@ -713,10 +713,10 @@ class DatasetMethods:
         return call(cast("Client", self), 'screen', {'filters': filters, 'limit': limit, 'period': period, 'currency': currency, 'filing_date_lte': filing_date_lte}, as_of=as_of, raw=raw, errors=errors, progress=progress, unknown=unknown)
 
     @overload
-    def financials_search(self, filters: Sequence[Mapping[str, Any]], limit: int | Literal['default'] | None = 'default', period: Literal['annual', 'quarterly', 'ttm'] | None = None, order_by: Literal['ticker', '-ticker', 'report_period', '-report_period'] | None = None, currency: Literal['USD', 'EUR', 'GBP', 'JPY', 'CHF', 'AUD', 'CAD', 'SEK'] | None = None, filing_date_lte: DateLike | None = None, *, raw: Literal[False] = False, as_of: DateLike | None = None, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
+    def financials_search(self, filters: Sequence[Mapping[str, Any]], limit: int | Literal['default'] | None = 'default', period: Literal['annual', 'quarterly', 'ttm'] | None = None, order_by: Literal['ticker', '-ticker', 'report_period', '-report_period'] | None = None, currency: str | None = None, filing_date_lte: DateLike | None = None, *, raw: Literal[False] = False, as_of: DateLike | None = None, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
     @overload
-    def financials_search(self, filters: Sequence[Mapping[str, Any]], limit: int | Literal['default'] | None = 'default', period: Literal['annual', 'quarterly', 'ttm'] | None = None, order_by: Literal['ticker', '-ticker', 'report_period', '-report_period'] | None = None, currency: Literal['USD', 'EUR', 'GBP', 'JPY', 'CHF', 'AUD', 'CAD', 'SEK'] | None = None, filing_date_lte: DateLike | None = None, *, raw: Literal[True], as_of: DateLike | None = None, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any: ...
-    def financials_search(self, filters: Sequence[Mapping[str, Any]], limit: int | Literal['default'] | None = 'default', period: Literal['annual', 'quarterly', 'ttm'] | None = None, order_by: Literal['ticker', '-ticker', 'report_period', '-report_period'] | None = None, currency: Literal['USD', 'EUR', 'GBP', 'JPY', 'CHF', 'AUD', 'CAD', 'SEK'] | None = None, filing_date_lte: DateLike | None = None, *, raw: bool = False, as_of: DateLike | None = None, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any:
+    def financials_search(self, filters: Sequence[Mapping[str, Any]], limit: int | Literal['default'] | None = 'default', period: Literal['annual', 'quarterly', 'ttm'] | None = None, order_by: Literal['ticker', '-ticker', 'report_period', '-report_period'] | None = None, currency: str | None = None, filing_date_lte: DateLike | None = None, *, raw: Literal[True], as_of: DateLike | None = None, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any: ...
+    def financials_search(self, filters: Sequence[Mapping[str, Any]], limit: int | Literal['default'] | None = 'default', period: Literal['annual', 'quarterly', 'ttm'] | None = None, order_by: Literal['ticker', '-ticker', 'report_period', '-report_period'] | None = None, currency: str | None = None, filing_date_lte: DateLike | None = None, *, raw: bool = False, as_of: DateLike | None = None, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any:
         """The screener at the 2025 document's path (POST /financials/search): latest period per ticker passing every filter, in order_by order.
 
         ``POST /financials/search`` -> a typed frame indexed ``('ticker', 'report_period')``.
@@ -726,7 +726,7 @@ class DatasetMethods:
             limit: Results wanted. (default: the service's 100, with a TruncatedWarning when more exist; None: everything)
             period: Statement period. (one of annual, quarterly, ttm; the service assumes 'ttm')
             order_by: Order of the results; a leading '-' is descending. (one of ticker, -ticker, report_period, -report_period; the service assumes 'ticker')
-            currency: Reporting currency. (one of USD, EUR, GBP, JPY, CHF, AUD, CAD, SEK)
+            currency: Reporting currency, an ISO 4217 code (three letters, e.g. USD).
             filing_date_lte: Only statements filed on or before this day (point in time: what was known then).
             as_of: only what was filed on or before this day (point in time; sent as filing_date_lte and checked on the frame, so a service without the filter gives the same rows).
             raw: return the decoded JSON instead of a frame.

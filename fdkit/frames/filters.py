@@ -1,9 +1,11 @@
 """Filter semantics, shared by the server's ``POST /financials/search/screener`` and ``df.fds.screen``.
 
 A filter is ``{"field": str, "operator": "eq"|"gt"|"gte"|"lt"|"lte"|"in", "value": number | [str]}``; filters
-combine with AND; missing values never match; results are sorted by ticker. ``in`` compares as strings (tickers,
-CIKs); the other operators compare numbers. Keyword form: ``revenue__gt=1e11`` means
-``{"field": "revenue", "operator": "gt", "value": 1e11}`` and a bare ``ticker=[...]`` means ``in``.
+combine with AND; missing values never match; results are sorted by ticker. ``in`` compares numbers on a numeric
+field and strings on any other (tickers, CIKs); the other operators compare numbers. A field may be named as the
+service's earliest document names it (:data:`FIELD_ALIASES`: ``pe_ratio`` is ``price_to_earnings_ratio``). Keyword
+form: ``revenue__gt=1e11`` means ``{"field": "revenue", "operator": "gt", "value": 1e11}`` and a bare
+``ticker=[...]`` means ``in``.
 
 Example:
     >>> import pandas as pd
@@ -23,10 +25,47 @@ import pandas as pd
 
 from fdkit.errors import BadRequestError, suggest
 
-__all__ = ["OPERATORS", "normalize_filters", "filters_from_kwargs", "apply_filters", "filter_mask"]
+__all__ = [
+    "OPERATORS",
+    "FIELD_ALIASES",
+    "resolve_field",
+    "normalize_filters",
+    "filters_from_kwargs",
+    "apply_filters",
+    "filter_mask",
+]
 
 OPERATORS = ("eq", "gt", "gte", "lt", "lte", "in")
 _TEXT_FIELDS = {"ticker", "cik"}
+#: field names of the service's earliest document (its metrics snapshot) -> the metric fdkit serves under that meaning
+FIELD_ALIASES: Mapping[str, str] = {
+    "pe_ratio": "price_to_earnings_ratio",
+    "pb_ratio": "price_to_book_ratio",
+    "ps_ratio": "price_to_sales_ratio",
+    "ev_ebitda_ratio": "enterprise_value_to_ebitda_ratio",
+    "ev_revenue_ratio": "enterprise_value_to_revenue_ratio",
+}
+
+
+def resolve_field(field: str, fields: Iterable[str]) -> str | None:
+    """The field a filter names: itself where known, else the metric its alias stands for.
+
+    Args:
+        field: the name a filter gives.
+        fields: the fields that can be filtered.
+
+    Returns:
+        A name in ``fields``, or ``None`` when the name is neither a field nor an alias of one.
+
+    Example:
+        >>> resolve_field("pe_ratio", ["ticker", "price_to_earnings_ratio"])
+        'price_to_earnings_ratio'
+    """
+    known = set(fields)
+    if field in known:
+        return field
+    target = FIELD_ALIASES.get(field)
+    return target if target in known else None
 
 
 def filters_from_kwargs(**kwargs: Any) -> list[dict[str, Any]]:
@@ -52,15 +91,19 @@ def filters_from_kwargs(**kwargs: Any) -> list[dict[str, Any]]:
     return out
 
 
-def normalize_filters(filters: Any, fields: Iterable[str]) -> list[dict[str, Any]]:
+def normalize_filters(filters: Any, fields: Iterable[str], *, numeric: Iterable[str] | None = None
+                      ) -> list[dict[str, Any]]:  # fmt: skip
     """Validate filter objects against the fields a frame has.
 
     Args:
         filters: a list of filter dicts.
         fields: the fields that can be filtered.
+        numeric: the fields holding numbers (``in`` compares numbers there); ``None``: every field but ``ticker``
+            and ``cik``.
 
     Returns:
-        The validated filters (numbers as float, ``in`` values as strings).
+        The validated filters: fields as the frame names them (an alias resolved), numbers as float, ``in`` values
+        as floats on a numeric field and as strings on any other.
 
     Raises:
         BadRequestError: naming the bad field, operator or value.
@@ -68,8 +111,11 @@ def normalize_filters(filters: Any, fields: Iterable[str]) -> list[dict[str, Any
     Example:
         >>> normalize_filters([{"field": "x", "operator": "lt", "value": 1}], ["x"])
         [{'field': 'x', 'operator': 'lt', 'value': 1.0}]
+        >>> normalize_filters([{"field": "x", "operator": "in", "value": [1, 2.5]}], ["x"])[0]["value"]
+        [1.0, 2.5]
     """
     known = set(fields)
+    numbers = known - _TEXT_FIELDS if numeric is None else set(numeric)
     if not isinstance(filters, list) or not filters:
         raise BadRequestError("'filters' must be a non-empty array of {field, operator, value}",
                               error="Invalid filters")  # fmt: skip
@@ -81,27 +127,44 @@ def normalize_filters(filters: Any, fields: Iterable[str]) -> list[dict[str, Any
         extra = set(f) - {"field", "operator", "value"}
         if extra or not {"field", "operator", "value"} <= set(f):
             raise BadRequestError(f"filter {i} must have exactly field, operator and value", error="Invalid filters")
-        field, op, value = f["field"], f["operator"], f["value"]
-        if not isinstance(field, str) or field not in known:
-            raise BadRequestError(f"unknown filter field {field!r}; {suggest(str(field), known)}",
+        asked, op, value = f["field"], f["operator"], f["value"]
+        field = resolve_field(asked, known) if isinstance(asked, str) else None
+        if field is None:
+            raise BadRequestError(f"unknown filter field {asked!r}; {suggest(str(asked), known | set(FIELD_ALIASES))}",
                                   error="Invalid filter field")  # fmt: skip
         if op not in OPERATORS:
-            raise BadRequestError(f"unknown operator {op!r} for field {field!r}; use one of {', '.join(OPERATORS)}",
+            raise BadRequestError(f"unknown operator {op!r} for field {asked!r}; use one of {', '.join(OPERATORS)}",
                                   error="Invalid filter operator")  # fmt: skip
-        if op == "in":
+        if op == "in" and field in numbers:
+            value = [_number(v) for v in value] if isinstance(value, list) and value else None
+            if value is None or any(v is None for v in value):
+                raise BadRequestError(f"operator 'in' on {asked!r} needs a non-empty array of numbers",
+                                      error="Invalid filter value")  # fmt: skip
+        elif op == "in":
             if not isinstance(value, list) or not value or not all(isinstance(v, str | int) for v in value):
-                raise BadRequestError(f"operator 'in' on {field!r} needs a non-empty array of strings",
+                raise BadRequestError(f"operator 'in' on {asked!r} needs a non-empty array of strings",
                                       error="Invalid filter value")  # fmt: skip
             value = [str(v) for v in value]
-        elif field in _TEXT_FIELDS and op == "eq" and isinstance(value, str):
+        elif field not in numbers and op == "eq" and isinstance(value, str):
             value = str(value)
         else:
             if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-                raise BadRequestError(f"operator {op!r} on {field!r} needs a finite number, got {value!r}",
+                raise BadRequestError(f"operator {op!r} on {asked!r} needs a finite number, got {value!r}",
                                       error="Invalid filter value")  # fmt: skip
             value = float(value)
         out.append({"field": field, "operator": op, "value": value})
     return out
+
+
+def _number(value: Any) -> float | None:
+    """A finite number of an ``in`` list on a numeric field (a numeric string counts), else ``None``."""
+    if isinstance(value, bool):
+        return None
+    try:
+        number = float(value) if isinstance(value, int | float | str) else math.nan
+    except ValueError:
+        return None
+    return number if math.isfinite(number) else None
 
 
 def filter_mask(df: pd.DataFrame, filters: Sequence[Mapping[str, Any]]) -> np.ndarray:
@@ -122,7 +185,10 @@ def filter_mask(df: pd.DataFrame, filters: Sequence[Mapping[str, Any]]) -> np.nd
     for f in filters:
         col = _column(df, f["field"])
         op, value = f["operator"], f["value"]
-        if op == "in" or isinstance(value, str):
+        if op == "in" and all(isinstance(v, float) for v in value):
+            num = pd.to_numeric(col, errors="coerce").astype("float64").to_numpy()
+            hit = np.isin(num, np.asarray(value, dtype="float64")) & ~np.isnan(num)
+        elif op == "in" or isinstance(value, str):
             values = [value] if isinstance(value, str) else value
             text = col.astype("string")
             if f["field"] == "cik":
@@ -152,6 +218,10 @@ def _column(df: pd.DataFrame, field: str) -> pd.Series:
     raise BadRequestError(f"unknown filter field {field!r}", error="Invalid filter field")
 
 
+def _is_numeric(col: pd.Series) -> bool:
+    return bool(pd.api.types.is_numeric_dtype(col.dtype)) and not pd.api.types.is_bool_dtype(col.dtype)
+
+
 def apply_filters(df: pd.DataFrame, filters: Any) -> pd.DataFrame:
     """Validate filters, keep the matching rows and sort them by ticker (stable).
 
@@ -168,7 +238,8 @@ def apply_filters(df: pd.DataFrame, filters: Any) -> pd.DataFrame:
         0
     """
     fields = [str(c) for c in df.columns] + [str(n) for n in (df.index.names or []) if n]
-    valid = normalize_filters(filters, fields)
+    numeric = [f for f in fields if _is_numeric(_column(df, f))]
+    valid = normalize_filters(filters, fields, numeric=numeric)
     out = df[filter_mask(df, valid)]
     tick = _column(out, "ticker").astype("string")
     order = np.argsort(tick.to_numpy(dtype=object, na_value=""), kind="stable")

@@ -24,7 +24,7 @@ from fdkit.catalog.endpoints import FILING_ITEM_TITLES, Endpoint
 from fdkit.catalog.schema import SCHEMAS, YIELD_TENORS, fields_of
 from fdkit.catalog.shapes import SEGMENT_LINE_ITEMS, SHAPES
 from fdkit.errors import BadRequestError, NotFoundError
-from fdkit.frames.filters import apply_filters
+from fdkit.frames.filters import FIELD_ALIASES, apply_filters, resolve_field
 from fdkit.frames.typed import to_records
 from fdkit.server.params import ParamError
 from fdkit.server.rows import FrameRecords
@@ -660,13 +660,17 @@ def _search_frame(store: Store, period: str, known_by: str | None = None) -> pd.
 def screener(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
     """Latest period per ticker passing every filter (AND), sorted by ticker (or ``order_by``)."""
     df = _search_frame(store, q.get("period", "ttm"), q.get("filing_date_lte"))
-    if q.get("currency"):
-        df = df[df["currency"].astype("string") == q["currency"]]
+    if q.get("currency"):  # any ISO 4217 code: one the lake has no statements in matches nothing
+        same = df["currency"].astype("string").str.upper().eq(str(q["currency"]).upper())
+        df = df[same.fillna(False).to_numpy(dtype=bool)]
     df = df.sort_values("report_period").groupby("ticker", observed=True).tail(1)
     try:
         hits = apply_filters(df, q["filters"])
     except BadRequestError as exc:
         raise ParamError(exc.message, exc.error or "Invalid filters") from None
+    for f in q["filters"]:  # a field named by its alias (pe_ratio) is answered under the name the request used
+        if f["field"] not in hits.columns:
+            hits = hits.assign(**{f["field"]: hits[resolve_field(f["field"], hits.columns) or f["field"]]})
     order = str(q.get("order_by") or "ticker")
     hits = hits.sort_values(order.lstrip("-"), ascending=not order.startswith("-"), kind="stable")
     hits = hits.iloc[: int(q.get("limit") or ep.default_limit or 10)]
@@ -751,6 +755,9 @@ def _screener_filters(store: Store, q: dict[str, Any]) -> dict[str, Any]:
         for f, logical in SCHEMAS[source].items():
             if logical in ("float", "int") and f not in metrics:
                 metrics[f] = {"type": "number", "source": source}
+    for alias, target in FIELD_ALIASES.items():  # the earliest document's names, accepted as the metric they mean
+        if target in metrics:
+            metrics[alias] = {**metrics[target], "alias_of": target}
     return {"metrics": metrics, "operators": ["eq", "gt", "gte", "lt", "lte", "in"]}
 
 

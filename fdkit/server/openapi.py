@@ -123,6 +123,8 @@ def _param_schema(p: Param, example: Any = None) -> dict[str, Any]:
     base = dict(scalars.get(p.type, scalars["string"]))
     if p.enum:
         base = {"type": "string", "enum": list(p.enum)}
+    if p.pattern:
+        base["pattern"] = f"^{p.pattern}$"
     if p.min is not None:
         base["minimum"] = p.min
     if p.max is not None and p.name != "limit":  # a larger limit is clamped, not refused
@@ -152,7 +154,13 @@ def _body_schema(ep: Endpoint) -> dict[str, Any]:
                     "properties": {
                         "field": {"type": "string"},
                         "operator": {"type": "string", "enum": ["eq", "gt", "gte", "lt", "lte", "in"]},
-                        "value": {"oneOf": [{"type": "number"}, {"type": "array", "items": {"type": "string"}}]},
+                        # 'in' takes strings (tickers, CIKs) or, on a numeric field, numbers
+                        "value": {
+                            "oneOf": [
+                                {"type": "number"},
+                                {"type": "array", "minItems": 1, "items": {"type": ["string", "number"]}},
+                            ]
+                        },
                     },
                 },
             }

@@ -88,6 +88,8 @@ def _scalar(p: Param, raw: Any) -> Any:
         if canonical is None:
             raise ParamError(f"'{p.name}' must be one of {', '.join(p.enum)}; got {_show(raw)}")
         return canonical
+    if p.pattern is not None and not re.fullmatch(p.pattern, text, flags=re.ASCII):
+        raise ParamError(f"'{p.name}' is not valid: {p.description.rstrip('.') or p.pattern}; got {_show(raw)}")
     return text
 
 
