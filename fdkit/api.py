@@ -165,10 +165,10 @@ def cash_flow_statements(ticker: str | Sequence[str] | None = None, cik: str | N
 
 
 @overload
-def segmented_revenues(ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | Literal['default'] | None = 'default', report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[False] = False, as_of: DateLike | None = None, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> pd.DataFrame: ...
+def segmented_revenues(ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] = 'annual', limit: int | Literal['default'] | None = 'default', report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[False] = False, as_of: DateLike | None = None, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> pd.DataFrame: ...
 @overload
-def segmented_revenues(ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | Literal['default'] | None = 'default', report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[True], as_of: DateLike | None = None, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any: ...
-def segmented_revenues(ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] | None = None, limit: int | Literal['default'] | None = 'default', report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: bool = False, as_of: DateLike | None = None, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any:
+def segmented_revenues(ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] = 'annual', limit: int | Literal['default'] | None = 'default', report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: Literal[True], as_of: DateLike | None = None, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any: ...
+def segmented_revenues(ticker: str | Sequence[str] | None = None, cik: str | None = None, period: Literal['annual', 'quarterly'] = 'annual', limit: int | Literal['default'] | None = 'default', report_period: DateLike | None = None, report_period_gte: DateLike | None = None, report_period_gt: DateLike | None = None, report_period_lte: DateLike | None = None, report_period_lt: DateLike | None = None, filing_date: DateLike | None = None, filing_date_gte: DateLike | None = None, filing_date_gt: DateLike | None = None, filing_date_lte: DateLike | None = None, filing_date_lt: DateLike | None = None, *, raw: bool = False, as_of: DateLike | None = None, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any:
     """Revenue by product, business segment and geography (items with segment members).
 
     ``GET /financials/segmented-revenues`` -> a typed frame indexed ``('ticker', 'report_period')``.
@@ -176,7 +176,7 @@ def segmented_revenues(ticker: str | Sequence[str] | None = None, cik: str | Non
     Args:
         ticker: Ticker symbol, e.g. AAPL. (a list fetches each concurrently)
         cik: SEC Central Index Key, used in place of ticker.
-        period: Reporting period (default annual). (one of annual, quarterly; the service assumes 'annual')
+        period: Reporting period. (one of annual, quarterly; default 'annual')
         limit: Total records wanted. (default: the service's 4, with a TruncatedWarning when more exist; None: everything)
         report_period: report_period equal to (YYYY-MM-DD).
         report_period_gte: report_period >= (YYYY-MM-DD).
@@ -855,18 +855,18 @@ def prices(ticker: str | Sequence[str], interval: Literal['minute', 'day', 'week
 
 
 @overload
-def crypto_prices(ticker: str | Sequence[str], interval: Literal['minute', 'day', 'week', 'month', 'year'] = 'day', interval_multiplier: int | None = None, label: Literal['start', 'end'] | None = None, start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> pd.DataFrame: ...
+def crypto_prices(ticker: str | Sequence[str], interval: Literal['day', 'week', 'month', 'year'] = 'day', interval_multiplier: int = 1, label: Literal['start', 'end'] | None = None, start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> pd.DataFrame: ...
 @overload
-def crypto_prices(ticker: str | Sequence[str], interval: Literal['minute', 'day', 'week', 'month', 'year'] = 'day', interval_multiplier: int | None = None, label: Literal['start', 'end'] | None = None, start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any: ...
-def crypto_prices(ticker: str | Sequence[str], interval: Literal['minute', 'day', 'week', 'month', 'year'] = 'day', interval_multiplier: int | None = None, label: Literal['start', 'end'] | None = None, start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any:
+def crypto_prices(ticker: str | Sequence[str], interval: Literal['day', 'week', 'month', 'year'] = 'day', interval_multiplier: int = 1, label: Literal['start', 'end'] | None = None, start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any: ...
+def crypto_prices(ticker: str | Sequence[str], interval: Literal['day', 'week', 'month', 'year'] = 'day', interval_multiplier: int = 1, label: Literal['start', 'end'] | None = None, start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any:
     """Crypto OHLCV bars.
 
     ``GET /crypto/prices`` -> a typed frame indexed ``('ticker', 'time')``.
 
     Args:
         ticker: Ticker symbol, e.g. AAPL. (required; a list fetches each concurrently)
-        interval: Bar interval. (one of minute, day, week, month, year; default 'day')
-        interval_multiplier: Bars per output bar. (the service assumes 1)
+        interval: Bar interval. (one of day, week, month, year; default 'day')
+        interval_multiplier: Bars per output bar. (default 1)
         label: Stamp an aggregated bar with its first (start) or last (end) source bar's time; a bar carries its last close, so 'end' never dates a close before it happened. (one of start, end; the service assumes 'start')
         start_date: First date, inclusive (YYYY-MM-DD). (required)
         end_date: Last date, inclusive (YYYY-MM-DD). (required)
@@ -885,7 +885,7 @@ def crypto_prices(ticker: str | Sequence[str], interval: Literal['minute', 'day'
 
     Example:
         >>> import fdkit
-        >>> df = fdkit.crypto_prices(ticker='BTC-USD', interval='day', start_date='2024-01-01', end_date='2024-01-31')
+        >>> df = fdkit.crypto_prices(ticker='BTC-USD', interval='day', interval_multiplier=1, start_date='2024-01-01', end_date='2024-01-31')
         >>> type(df).__name__
         'DataFrame'
     """
@@ -1000,7 +1000,7 @@ def news(ticker: str | Sequence[str], start_date: DateLike | None = None, end_da
         ticker: Ticker symbol, e.g. AAPL. (required; a list fetches each concurrently)
         start_date: First date, inclusive (YYYY-MM-DD).
         end_date: Last date, inclusive (YYYY-MM-DD).
-        limit: Total records wanted. Values above 100 are clamped to it. (default: the service's 10, with a TruncatedWarning when more exist; None: everything)
+        limit: Total records wanted. Values above 100 are clamped to it. (default: the service's 5, with a TruncatedWarning when more exist; None: everything)
         raw: return the decoded JSON instead of a frame.
         errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
         progress: progress bar (default: only on a terminal).

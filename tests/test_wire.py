@@ -106,7 +106,11 @@ def test_listing_and_vocabulary_routes_of_the_2026_document(ref_server):
     assert "AAPL" in body("/institutional-holdings/tickers")["tickers"]
     filers = body("/institutional-holdings/investors", {"name": "street"})["investors"]
     assert filers == [{"cik": filers[0]["cik"], "name": "BULL STREET ADVISORS, LLC"}] and filers[0]["cik"].isdigit()
-    assert body("/kpi/metrics/tickers")["tickers"] == [] and body("/kpi/metrics/sectors")["sectors"] == []
+    # the KPI listings stay under the document's key (no security: [] on them): asked with it
+    key = {"X-API-KEY": ref_server.api_key}
+    kpi_tickers = requests.get(ref_server.base_url + "/kpi/metrics/tickers", headers=key, timeout=30).json()
+    kpi_sectors = requests.get(ref_server.base_url + "/kpi/metrics/sectors", headers=key, timeout=30).json()
+    assert kpi_tickers["tickers"] == [] and kpi_sectors["sectors"] == []
     items = body("/filings/items/types")
     assert {k: [i["name"] for i in v] for k, v in items.items()} == {
         "10-K": list(FILING_ITEMS_10K), "10-Q": list(FILING_ITEMS_10Q), "8-K": list(FILING_ITEMS_8K)}  # fmt: skip

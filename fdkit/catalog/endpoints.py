@@ -224,6 +224,10 @@ PERIOD_STMT = Param(
 PERIOD_SEG = Param(
     "period", enum=("annual", "quarterly"), default="annual", description="Reporting period (default annual)."
 )
+# the 2025 document (and the earliest) mark the segmented revenues' period required: no silent default there
+PERIOD_SEG_REQ = Param(
+    "period", required=True, enum=("annual", "quarterly"), client_default="annual", description="Reporting period."
+)
 
 
 def _limit(default: int, maximum: int | None = None) -> Param:
@@ -338,6 +342,7 @@ def _statement(name: str, path: str, summary: str, *, period: Param = PERIOD_STM
 
 
 def _listing(name: str, path: str, key: str, dataset: str | None, summary: str, **kw: Any) -> Endpoint:
+    # keyless (the 2026 document's `security: []`, "does not require authentication") unless auth=True is passed
     return Endpoint(
         name=name,
         path=path,
@@ -345,7 +350,7 @@ def _listing(name: str, path: str, key: str, dataset: str | None, summary: str, 
         schema=None,
         kind="listing",
         page_size=None,
-        auth=False,
+        auth=kw.pop("auth", False),
         tier="free",
         dataset=dataset,
         ticker_param=None,
@@ -354,7 +359,15 @@ def _listing(name: str, path: str, key: str, dataset: str | None, summary: str, 
     )
 
 
-def _prices(name: str, path: str, intervals: tuple[str, ...], summary: str, **kw: Any) -> Endpoint:
+def _prices(name: str, path: str, intervals: tuple[str, ...], summary: str, *, multiplier_required: bool = False,
+            **kw: Any) -> Endpoint:  # fmt: skip
+    # multiplier_required: the document marks interval_multiplier required (fdkit's functions then send 1)
+    multiplier = (
+        Param("interval_multiplier", "integer", required=True, min=1, max=100_000, client_default=1,
+              description="Bars per output bar.")
+        if multiplier_required
+        else Param("interval_multiplier", "integer", default=1, min=1, max=100_000, description="Bars per output bar.")
+    )  # fmt: skip
     return Endpoint(
         name=name,
         path=path,
@@ -364,7 +377,7 @@ def _prices(name: str, path: str, intervals: tuple[str, ...], summary: str, **kw
         params=(
             TICKER_REQ,
             Param("interval", required=True, enum=intervals, description="Bar interval.", client_default="day"),
-            Param("interval_multiplier", "integer", default=1, min=1, max=100_000, description="Bars per output bar."),
+            multiplier,
             Param(
                 "label",
                 enum=("start", "end"),
@@ -508,7 +521,7 @@ _ENDPOINTS: tuple[Endpoint, ...] = (
         "segmented_revenues",
         "/financials/segmented-revenues",
         "Revenue by product, business segment and geography (items with segment members).",
-        period=PERIOD_SEG,
+        period=PERIOD_SEG_REQ,
         tickers_listing="segmented_revenues_tickers",
         shape="segment_items",
         frame_schema="segment_items",
@@ -648,7 +661,9 @@ _ENDPOINTS: tuple[Endpoint, ...] = (
     # --- market data --------------------------------------------------------------------------------------
     _prices("prices", "/prices", ("minute", "day", "week", "month", "year"), "Equity OHLCV bars.", tier="free",
             split_adjusted=True),  # fmt: skip
-    _prices("crypto_prices", "/crypto/prices", ("minute", "day", "week", "month", "year"), "Crypto OHLCV bars."),
+    # the crypto path is the 2025 document's: its intervals (no minute) and a required interval_multiplier
+    _prices("crypto_prices", "/crypto/prices", ("day", "week", "month", "year"), "Crypto OHLCV bars.",
+            multiplier_required=True),
     _snapshot(
         "price_snapshot", "/prices/snapshot", "snapshot", "price_snapshot", "Latest price of one ticker.",
         params=(TICKER_REQ,), dataset="prices", index=("ticker", "time"), tier="free", ticker_param="ticker",
@@ -672,8 +687,8 @@ _ENDPOINTS: tuple[Endpoint, ...] = (
         response_key="news",
         schema="news",
         index=("ticker", "date"),
-        params=(TICKER_REQ, *START_END, _limit(10, 100)),
-        default_limit=10,
+        params=(TICKER_REQ, *START_END, _limit(5, 100)),
+        default_limit=5,  # the 2026 document: "default: 5"
         ttl=15 * MINUTE,
         dataset="news",
         tier="free",
@@ -1023,10 +1038,11 @@ _ENDPOINTS: tuple[Endpoint, ...] = (
                  "investors": {"type": "array", "items": {"type": "object", "properties": {
                      "cik": {"type": ["string", "null"]}, "name": {"type": "string"}}}}}}),
     _listing("index_funds_tickers", "/index-funds/tickers", "tickers", "index_funds", "Funds with holdings."),
+    # the two listings the 2026 document neither exempts from its key (security: []) nor calls keyless
     _listing("kpi_metrics_tickers", "/kpi/metrics/tickers", "tickers", "kpi_metrics",
-             "Tickers with operating KPIs (empty where the lake has none)."),
+             "Tickers with operating KPIs (empty where the lake has none).", auth=True),
     _listing("kpi_metrics_sectors", "/kpi/metrics/sectors", "sectors", "kpi_metrics",
-             "Sectors of the companies with operating KPIs (empty where the lake has none)."),
+             "Sectors of the companies with operating KPIs (empty where the lake has none).", auth=True),
     _listing("filing_items_types", "/filings/items/types", "", None,
              "The item names /filings/items accepts, with their titles, by form type.",
              params=(Param("filing_type", enum=("10-K", "10-Q", "8-K"), description="One form type (default: all)."),),
@@ -1070,7 +1086,13 @@ _VALID: dict[str, dict[str, Any] | None] = {
         "order_by": "-ticker",
     },
     "prices": {"ticker": "AAPL", "interval": "day", "start_date": "2024-01-02", "end_date": "2024-01-31"},
-    "crypto_prices": {"ticker": "BTC-USD", "interval": "day", "start_date": "2024-01-01", "end_date": "2024-01-31"},
+    "crypto_prices": {
+        "ticker": "BTC-USD",
+        "interval": "day",
+        "interval_multiplier": 1,
+        "start_date": "2024-01-01",
+        "end_date": "2024-01-31",
+    },
     "price_snapshot": {"ticker": "MSFT"},
     "crypto_price_snapshot": {"ticker": "BTC-USD"},
     "market_price_snapshot": {},

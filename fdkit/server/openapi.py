@@ -8,6 +8,7 @@ Example:
 
 from __future__ import annotations
 
+from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 from fdkit.catalog.endpoints import CATALOG, Endpoint, Param
@@ -18,7 +19,25 @@ from fdkit.frames.typed import ARROW_STREAM, FORMATS_HEADER
 #: the response header naming the parameters (or body fields) a request sent that the endpoint ignored
 IGNORED_HEADER = "X-FDS-Ignored-Parameters"
 
-__all__ = ["build_openapi"]
+__all__ = ["build_openapi", "package_version"]
+
+
+def package_version() -> str:
+    """The installed fdkit's version (the document's ``info.version``).
+
+    Returns:
+        The distribution's version, or ``"0+unknown"`` when fdkit runs from a folder that was never installed.
+
+    Example:
+        >>> import fdkit
+        >>> package_version() == fdkit.__version__
+        True
+    """
+    try:
+        return version("fdkit")
+    except PackageNotFoundError:
+        return "0+unknown"
+
 
 _JSON_TYPE: dict[str, dict[str, Any]] = {
     "float": {"type": ["number", "null"]},
@@ -271,7 +290,7 @@ def build_openapi(title: str = "Financial Data Service (fdkit serve)") -> dict[s
         "openapi": "3.1.0",
         "info": {
             "title": title,
-            "version": "2026.1",
+            "version": package_version(),
             "description": "A spec-faithful implementation of the Financial Data Service over a Parquet lake. "
             "Every path also answers with a trailing slash.",
         },
