@@ -3,6 +3,12 @@
 Each request goes: auth (401/402) -> parameters (400) -> handler over the lake (404) -> page with a signed cursor.
 Every error body is ``{"error": str, "message": str}``; no traceback ever reaches a client.
 
+Every catalog route but the listings the 2026 document leaves open (``security: []``, ``Endpoint.auth=False``)
+requires a valid ``X-API-KEY``. Each answered page given with a valid key is metered (:mod:`fdkit.server.usage`):
+``X-FDS-Usage`` on the answer, ``GET /usage`` for the caller's own count, every key's count (by a redacted id) on
+stderr when ``fdkit serve`` shuts down. ``/docs`` is Swagger UI from assets the server ships (no CDN: it works
+offline).
+
 Example:
     >>> from fdkit.lake import default_data_dir
     >>> app = create_app(default_data_dir())
@@ -15,14 +21,15 @@ from __future__ import annotations
 import logging
 import os
 import secrets
-from collections.abc import Awaitable, Callable
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from typing import Any
 from urllib.parse import urlencode
 
 import orjson
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.openapi.docs import get_swagger_ui_html
 from fastapi.responses import Response
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
@@ -33,12 +40,14 @@ from fdkit.frames.typed import ARROW_STREAM, FORMATS_HEADER, part_bytes, part_of
 from fdkit.server import reported  # noqa: F401  (registers the as-reported handlers)
 from fdkit.server.auth import Keys, load_keys, plan_allows
 from fdkit.server.cursors import CursorSigner
+from fdkit.server.docs import DOCS_ASSETS_PATH, docs_asset, docs_page
 from fdkit.server.handlers import answers_at_once, handle
 from fdkit.server.memo import AnswerMemo
 from fdkit.server.openapi import IGNORED_HEADER, build_openapi
 from fdkit.server.params import validate_body, validate_query
 from fdkit.server.rows import FrameRecords, encode_lazy
 from fdkit.server.store import Store
+from fdkit.server.usage import USAGE_HEADER, Usage, key_id
 from fdkit.wire.responses import error_response, json_response, problem_response, read_capped
 
 __all__ = ["create_app", "app_from_env", "DirectRoutes"]
@@ -80,16 +89,24 @@ def create_app(
         page_bytes: the pages sent are kept (their bytes, up to this many), so a page asked again costs a lookup.
 
     Returns:
-        The FastAPI app; ``app.state.keys`` holds the keys.
+        The FastAPI app; ``app.state.keys`` holds the keys, ``app.state.usage`` the metered requests per key.
 
     Raises:
         LakeError: when ``data`` is missing or holds no dataset.
     """
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        yield
+        # at shutdown (a server run with its lifespan, as ``fdkit serve``): every key's usage, by its redacted id
+        print(f"fdkit serve: {app.state.usage.summary(app.state.keys.plans)}", file=sys.stderr, flush=True)
+
     app = FastAPI(
         title="Financial Data Service (fdkit serve)",
         openapi_url=None,
         docs_url=None,
         redoc_url=None,
+        lifespan=lifespan,
     )
     # a missing or empty lake is a startup error naming the path, never a 404 per ticker
     app.state.store = store or Store.open(data)
@@ -102,6 +119,7 @@ def create_app(
     app.state.public_url = public_url.rstrip("/") if public_url else None
     app.state.max_body_bytes = max_body_bytes
     app.state.arrow = arrow
+    app.state.usage = Usage()
 
     def answer_for(ep: Endpoint, query: dict[str, Any], key: tuple[str, bytes]) -> Any:
         """Answer a validated query, memoised under ``key`` (:func:`_memo_key`; bounded by bytes).
@@ -146,8 +164,23 @@ def create_app(
         return json_response(openapi_doc)
 
     @app.get("/docs", include_in_schema=False)
-    def _docs() -> Any:
-        return get_swagger_ui_html(openapi_url="/openapi.json", title="Financial Data Service")
+    def _docs() -> Response:
+        return docs_page("/openapi.json", "Financial Data Service")
+
+    @app.get(DOCS_ASSETS_PATH + "/{name}", include_in_schema=False)
+    def _docs_asset(name: str) -> Response:
+        return docs_asset(name)
+
+    @app.get("/usage", include_in_schema=False)
+    def _usage(request: Request) -> Response:
+        """The caller's own metered requests (never metered itself); 401 without a valid key."""
+        try:
+            key = _valid_key(request)
+        except FdkitError as exc:
+            return problem_response(exc)
+        keys: Keys = request.app.state.keys
+        return json_response({"key_id": key_id(key), "plan": keys.plan_of(key),
+                              "requests": request.app.state.usage.count(key)})  # fmt: skip
 
     @app.get("/healthz", include_in_schema=False)
     def _health() -> Response:
@@ -194,7 +227,7 @@ def _add_route(app: FastAPI, ep: Endpoint) -> Callable[[Request], Awaitable[Resp
         # header so that a typo is visible without breaking a client written for another version of the API
         ignored: list[str] = []
         try:
-            _authorize(request, ep)
+            api_key = _authorize(request, ep)
             if ep.method == "POST":
                 raw = await read_capped(request, request.app.state.max_body_bytes)
                 try:
@@ -227,6 +260,8 @@ def _add_route(app: FastAPI, ep: Endpoint) -> Callable[[Request], Awaitable[Resp
             headers = {FORMATS_HEADER: _FORMATS} if state.arrow else {}
             headers.update(extra)
             headers.update(_ignored_header(ignored) or {})
+            if api_key is not None:  # one metered request per page answered
+                headers[USAGE_HEADER] = str(state.usage.record(api_key))
             return Response(body, media_type=media, headers=headers)
         except FdkitError as exc:  # the one error vocabulary: the classes the client raises
             response = problem_response(exc)
@@ -316,20 +351,33 @@ def _answer_size(answer: Any) -> int:
     return len(orjson.dumps(value)) + 64
 
 
-def _authorize(request: Request, ep: Endpoint) -> None:
-    if not ep.auth:
-        return
+def _valid_key(request: Request) -> str:
+    """The request's key, when it is one of the service's (401 otherwise)."""
     key = request.headers.get("x-api-key")  # Starlette headers are case-insensitive
     if not key:
         raise AuthenticationError(MISSING_KEY, error="Missing API key")
     keys: Keys = request.app.state.keys
-    plan = keys.plan_of(key)
-    if plan is None:
+    if keys.plan_of(key) is None:
         raise AuthenticationError("Invalid API key provided", error="Unauthorized")
+    return key
+
+
+def _authorize(request: Request, ep: Endpoint) -> str | None:
+    """The key the request is metered under: its valid key (401/402 where the endpoint needs one it lacks).
+
+    An endpoint without ``auth`` (a listing the 2026 document leaves open) answers any request; a valid key sent
+    with it is still metered, a missing or unknown one is not.
+    """
+    if not ep.auth:
+        key = request.headers.get("x-api-key")
+        return key if key and request.app.state.keys.plan_of(key) is not None else None
+    key = _valid_key(request)
+    plan = request.app.state.keys.plan_of(key) or ""
     if not plan_allows(plan, ep):
         raise PaymentRequiredError(
             f"Your plan ({plan}) does not include {ep.path}. Please upgrade.", error="Payment Required"
         )
+    return key
 
 
 def _ignored_header(ignored: list[str]) -> dict[str, str] | None:

@@ -15,6 +15,7 @@ from fdkit.catalog.endpoints import CATALOG, Endpoint, Param
 from fdkit.catalog.schema import SCHEMAS, WIRE_TYPES, N
 from fdkit.catalog.shapes import MEMBER_EXTRAS_SCHEMA, SHAPES
 from fdkit.frames.typed import ARROW_STREAM, FORMATS_HEADER
+from fdkit.server.usage import USAGE_HEADER
 
 #: the response header naming the parameters (or body fields) a request sent that the endpoint ignored
 IGNORED_HEADER = "X-FDS-Ignored-Parameters"
@@ -222,6 +223,8 @@ def _operation(ep: Endpoint) -> dict[str, Any]:
         },
         FORMATS_HEADER: {"description": "The formats this service answers data in (fdkit's own service: "
                          f"application/json, {ARROW_STREAM}).", "schema": {"type": "string"}},
+        USAGE_HEADER: {"description": "Requests metered to the key this one was sent with, this one included (one "
+                       "per page answered); absent without a valid key.", "schema": {"type": "integer"}},
     }  # fmt: skip
     if ep.method == "GET" and ep.kind == "list":
         content[ARROW_STREAM] = {
@@ -292,7 +295,10 @@ def build_openapi(title: str = "Financial Data Service (fdkit serve)") -> dict[s
             "title": title,
             "version": package_version(),
             "description": "A spec-faithful implementation of the Financial Data Service over a Parquet lake. "
-            "Every path also answers with a trailing slash.",
+            "Every path also answers with a trailing slash. Every operation needs an X-API-KEY but the listings the "
+            f"2026 document leaves open (security: []). Each page answered to a valid key is metered: {USAGE_HEADER} "
+            "on the answer; GET /usage answers the key's own count ({key_id, plan, requests}; the key_id is a hash, "
+            "never the key).",
         },
         "paths": paths,
         "security": [{"ApiKey": []}],
