@@ -72,7 +72,8 @@ def _price_windows(start: str, end: str) -> list[dict[str, Any]]:
     lo, hi = pd.Timestamp(start), pd.Timestamp(end)
     while lo <= hi:
         stop = min(hi, lo + pd.DateOffset(years=15) - pd.Timedelta(days=1))
-        out.append({"interval": "day", "start_date": f"{lo:%Y-%m-%d}", "end_date": f"{stop:%Y-%m-%d}", "limit": 5000})
+        out.append({"interval": "day", "interval_multiplier": 1, "start_date": f"{lo:%Y-%m-%d}",
+                    "end_date": f"{stop:%Y-%m-%d}", "limit": 5000})  # fmt: skip
         lo = stop + pd.Timedelta(days=1)
     return out
 

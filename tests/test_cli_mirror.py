@@ -152,3 +152,9 @@ def test_cli_get_stdout_csv(capsys):
     out = capsys.readouterr().out
     assert out.splitlines()[0].startswith("bank,date") and "FED" in out
     json.dumps(out)
+
+
+def test_mirror_of_crypto_bars_sends_what_the_service_requires(tmp_path, ref_client):
+    report = mirror(["BTC-USD"], ["crypto_prices"], tmp_path / "lake", client=ref_client, start_date="2021-01-01",
+                    end_date="2021-03-31")  # fmt: skip
+    assert report.done == [("crypto_prices", "BTC-USD")] and not report.failed
