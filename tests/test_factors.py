@@ -239,3 +239,8 @@ def test_a_stock_that_stops_trading_keeps_its_return_to_its_last_price():
     assert kept.loc[("DEAD", days[0]), "fwd_2"] == pytest.approx(15 / 20 - 1)  # held until it stopped trading
     assert np.isnan(kept.loc[("A", days[3]), "fwd_2"])  # a living stock's future is still unknown
     pd.testing.assert_series_equal(kept.loc["A", "fwd_2"], plain.loc["A", "fwd_2"])
+
+
+def test_the_extension_datasets_have_their_ticker_listings(ref_client):
+    assert {"AAPL", "KO"} <= set(ref_client.available("dividends"))
+    assert {"NVDA", "TSLA"} <= set(ref_client.available("splits"))
