@@ -17,6 +17,7 @@ import fdkit
 from fdkit.catalog.endpoints import CATALOG
 from fdkit.catalog.schema import SCHEMAS, pandas_dtype
 from fdkit.errors import BadRequestError, NotFoundError
+from fdkit.frames.dtypes import STRING_DTYPE, closed_vocabulary
 from fdkit.frames.typed import empty_frame, to_frame
 
 #: dataset -> (one ticker, two tickers) where the function fans out over a list
@@ -58,8 +59,12 @@ def _check_dtypes(name, df):
     for col in df.columns:
         if col in table and table[col] != "nested":
             want = pandas_dtype(table[col])
-            if want == "category":
-                assert isinstance(df[col].dtype, pd.CategoricalDtype), (name, col)
+            if want == "category":  # a closed vocabulary over its whole set; other labels are text in frames
+                vocabulary = closed_vocabulary(col)
+                if vocabulary is None:
+                    assert str(df[col].dtype) == "string", (name, col, df[col].dtype)
+                else:
+                    assert df[col].cat.categories.tolist() == list(vocabulary), (name, col)
             elif col == "time" or (ep.kind == "search"):
                 pass
             else:
@@ -68,6 +73,8 @@ def _check_dtypes(name, df):
         df.index.names, df.index.dtypes if isinstance(df.index, pd.MultiIndex) else [df.index.dtype], strict=True
     ):
         assert dt != np.dtype(object), (name, level)
+        if level == "ticker":
+            assert dt == STRING_DTYPE, (name, level, dt)  # pandas' string dtype that Parquet keeps for index levels
         if level in ("report_period", "date", "time", "filing_date", "fiscal_period"):
             assert str(dt).startswith("datetime64[ns"), (name, level, dt)
 

@@ -13,6 +13,7 @@ import threading
 import time
 import warnings
 
+import numpy as np
 import orjson
 import pandas as pd
 import pytest
@@ -20,8 +21,10 @@ import requests
 
 import fdkit
 import fdkit.server
+from fdkit.catalog.endpoints import CATALOG
 from fdkit.client.cache import make_retry
 from fdkit.errors import BadRequestError, FdkitError, TransportError
+from fdkit.frames.dtypes import STRING_DTYPE
 from fdkit.lake.io import RECORD_KEYS, default_data_dir
 from fdkit.webhooks import create_receiver, events_from_lake, make_event, sign
 from fdkit.webhooks.receiver import LANDING
@@ -294,8 +297,6 @@ def test_a_price_date_that_is_not_iso_is_refused_naming_it(ref_server, ref_clien
 def test_dates_of_every_accepted_kind_still_work(ref_client):
     import datetime
 
-    import numpy as np
-
     for start in ("2024-01-02", datetime.date(2024, 1, 2), pd.Timestamp("2024-01-02"), np.datetime64("2024-01-02")):
         assert len(ref_client.prices("AAPL", start_date=start, end_date="2024-01-05")) == 4
 
@@ -322,3 +323,71 @@ def test_the_cli_refuses_an_output_it_cannot_write_in_one_line(tmp_path, capsys)
     ok = tmp_path / "x.parquet"
     argv = ["get", "prices", "AAPL", "--start-date", "2024-01-02", "--end-date", "2024-01-05", "-o", str(ok)]
     assert main(argv) == 0 and len(pd.read_parquet(ok)) == 4
+
+
+# -- 4. frames are stable across calls -------------------------------------------------------------------------------
+POOLS = {
+    "ticker": ["AAPL", "MSFT", "NVDA", "GOOGL", "A", "TSLA"],
+    "bank": ["FED", "ECB"],
+}
+CRYPTO = ["BTC-USD", "ETH-USD", "SOL-USD"]
+FUNDS = ["SPY", "QQQ", "IWM"]
+FANNED = [n for n, ep in CATALOG.items() if ep.kind != "listing" and ep.examples and ep.ticker_param]
+#: datasets without a ticker list, varied by a parameter with a closed set of values instead
+VARIED = {"inflation": "series", "labor": "series", "index_members": "index"}
+
+
+def _kinds(df: pd.DataFrame) -> list:
+    """Every column's and index level's dtype (a categorical's categories included)."""
+    levels = list(df.index.dtypes) if isinstance(df.index, pd.MultiIndex) else [df.index.dtype]
+    return [*df.dtypes.tolist(), *levels]
+
+
+def _fan_values(name: str) -> tuple[dict, list[str]]:
+    ep = CATALOG[name]
+    fan = ep.ticker_param
+    params = {k: v for k, v in ep.examples[0].items() if k not in (fan, "cik")}
+    pool = CRYPTO if "crypto" in name else FUNDS if name == "index_funds" else POOLS[fan]
+    first = ep.examples[0].get(fan) or pool[0]
+    return params, [first, *[t for t in pool if t != first]]
+
+
+@pytest.mark.parametrize("name", FANNED)
+def test_one_two_and_many_tickers_give_the_same_dtypes_and_concat_keeps_them(ref_client, name):
+    params, values = _fan_values(name)
+    fan = CATALOG[name].ticker_param
+    fn = getattr(ref_client, name)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        one = fn(**{fan: values[0]}, **params)
+        two = fn(**{fan: values[:2]}, **params, errors="ignore")
+        many = fn(**{fan: values}, **params, errors="ignore")
+        others = [fn(**{fan: v}, **params, errors="ignore") for v in values[1:]]
+    assert _kinds(one) == _kinds(two) == _kinds(many), name
+    other = next((f for f in others if len(f)), others[0])  # another ticker's rows, where the data has any
+    if len(other) or list(other.columns) == list(one.columns):  # (an empty segment frame lacks its flattened fields)
+        assert _kinds(other) == _kinds(one), name
+    both = pd.concat([one, other])
+    changed = [(a, b) for a, b in zip(_kinds(both), _kinds(one), strict=True) if a != b]
+    assert not changed, (name, changed)
+    assert not any(dt == np.dtype(object) for dt in _kinds(both)), name
+
+
+@pytest.mark.parametrize("name", sorted(VARIED))
+def test_datasets_without_a_ticker_list_give_the_same_dtypes_for_every_selection(ref_client, name):
+    ep = CATALOG[name]
+    key = VARIED[name]
+    params = {**ep.examples[0], **({"date": "2022-06-30"} if name == "index_members" else {})}  # every index known
+    frames = [getattr(ref_client, name)(**{**params, key: v}) for v in ep.param(key).enum]
+    assert all(_kinds(f) == _kinds(frames[0]) for f in frames), name
+    assert _kinds(pd.concat(frames)) == _kinds(frames[0]), name
+
+
+def test_labels_are_strings_and_closed_vocabularies_carry_their_whole_set(ref_client):
+    news = ref_client.news("AAPL", limit=3)
+    assert news.index.dtypes["ticker"] == STRING_DTYPE and str(news["source"].dtype) == "string"
+    assert news["sentiment"].cat.categories.tolist() == ["negative", "neutral", "positive"]
+    facts = ref_client.company_facts(["AAPL", "MSFT"])
+    assert facts.index.dtype == STRING_DTYPE and str(facts["sector"].dtype) == "string"
+    bs = ref_client.balance_sheets("AAPL", period="annual", limit=1)
+    assert {str(bs[c].dtype) for c in ("period", "currency", "fiscal_period", "form_type")} == {"string"}

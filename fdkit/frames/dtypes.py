@@ -1,20 +1,139 @@
 """Column dtypes shared by frames and the lake: categorical labels whose categories survive a Parquet round trip.
 
+Frames never let a dtype depend on the data (:func:`as_label`): a field with a closed vocabulary
+(:func:`closed_vocabulary`) is a category over its whole value set, whatever values a call returned; every other
+label (tickers, names, currencies, periods, sources ...) is text: a column pandas' nullable ``string`` (as every
+text field), an index level pandas' default string dtype (``str``: pyarrow reads a ``string`` index level back as
+``str``, so only ``str`` levels survive ``to_parquet``). So the frames of two calls have the same dtypes and
+``pd.concat`` keeps them. The lake keeps its own categories (:func:`as_category`).
+
 Example:
     >>> as_category(pd.Series(["b", "a"])).cat.categories.tolist()
     ['a', 'b']
+    >>> str(as_label(pd.Series(["AAPL"], name="ticker")).dtype)
+    'string'
+    >>> as_label(pd.Series(["Put"], name="put_call")).cat.categories.tolist()
+    ['Call', 'Put']
 """
 
 from __future__ import annotations
 
+import warnings
+
 import pandas as pd
 
 from fdkit.catalog.schema import KNOWN_CATEGORIES
+from fdkit.errors import NarrowTypeWarning
 
-__all__ = ["STRING_DTYPE", "as_category"]
+__all__ = ["STRING_DTYPE", "LABEL_DTYPE", "LEVEL_DTYPE", "OPEN_FIELDS", "as_category", "as_label", "closed_vocabulary",
+           "label_index"]  # fmt: skip
 
 #: pandas' default string dtype (``str`` in pandas 3, ``object`` before): the dtype of category labels
 STRING_DTYPE = pd.Index([""]).dtype
+
+#: the dtype of an open-ended label column in frames (names, currencies ...): pandas' nullable ``string``
+LABEL_DTYPE = pd.StringDtype()
+
+#: the dtype of an open-ended label index level (tickers, banks): pandas' default string dtype, which Parquet keeps
+LEVEL_DTYPE = STRING_DTYPE
+
+#: fields :data:`~fdkit.catalog.schema.KNOWN_CATEGORIES` lists whose values leave the listed set, so frames keep
+#: them as text: ``form_type`` lists the statement forms (10-K, 10-Q), but insider frames hold Forms 3, 4 and 5,
+#: 13F holdings 13F-HR, statement vintages and amended filings landed by the webhook receiver 10-K/A
+OPEN_FIELDS = frozenset({"form_type"})
+
+
+def closed_vocabulary(field: str) -> tuple[str, ...] | None:
+    """The whole value set of a field frames keep as a category, or ``None`` for an open-ended label.
+
+    Args:
+        field: a column or index level name.
+
+    Returns:
+        The sorted values (:data:`~fdkit.catalog.schema.KNOWN_CATEGORIES`, but :data:`OPEN_FIELDS`), or ``None``.
+
+    Example:
+        >>> closed_vocabulary("sentiment"), closed_vocabulary("ticker"), closed_vocabulary("form_type")
+        (('negative', 'neutral', 'positive'), None, None)
+    """
+    if field in OPEN_FIELDS:
+        return None
+    known = KNOWN_CATEGORIES.get(field)
+    return None if known is None else tuple(sorted(known))
+
+
+def as_label(col: pd.Series) -> pd.Series:
+    """A label column as frames keep it: a category over its field's whole closed vocabulary, else ``string``.
+
+    The dtype depends on the field's name only, never on the values a call returned. A value outside a closed
+    vocabulary is kept (its category added, with a :class:`~fdkit.errors.NarrowTypeWarning`: that frame's categories
+    then differ from other calls').
+
+    Args:
+        col: labels (categorical, string or object), named by their field.
+
+    Returns:
+        The column, categorical or ``string``.
+
+    Example:
+        >>> as_label(pd.Series([None], name="sentiment", dtype="object")).cat.categories.tolist()
+        ['negative', 'neutral', 'positive']
+    """
+    vocabulary = closed_vocabulary(str(col.name))
+    if vocabulary is None:
+        return col if col.dtype == LABEL_DTYPE else col.astype(LABEL_DTYPE)
+    return pd.Series(_closed(pd.Index(col), vocabulary, str(col.name)), index=col.index, name=col.name)
+
+
+def _closed(values: pd.Index, vocabulary: tuple[str, ...], field: str) -> pd.Categorical:
+    observed = {str(v) for v in values.dropna().unique()}
+    extra = sorted(observed - set(vocabulary))
+    if extra:
+        warnings.warn(f"{field}: values such as {extra[0]!r} are outside its vocabulary {', '.join(vocabulary)}; "
+                      "kept (this frame's categories differ from other calls')", NarrowTypeWarning,
+                      stacklevel=5)  # fmt: skip
+    categories = pd.Index(sorted([*vocabulary, *extra]), dtype=STRING_DTYPE)
+    text = values.astype(object).where(pd.notna(values), None)
+    return pd.Categorical(text, categories=categories)
+
+
+def label_index(index: pd.Index) -> pd.Index:
+    """An index whose label levels follow :func:`as_label` (dates and numbers are left as they are).
+
+    Args:
+        index: a frame's index (one level or several).
+
+    Returns:
+        The index with :data:`LEVEL_DTYPE` levels for open labels and categorical levels over closed vocabularies.
+
+    Example:
+        >>> when = pd.to_datetime(["2024-01-02"])
+        >>> idx = pd.MultiIndex.from_arrays([pd.Categorical(["AAPL"]), when], names=["ticker", "time"])
+        >>> label_index(idx).dtypes["ticker"] == LEVEL_DTYPE
+        True
+    """
+    if isinstance(index, pd.MultiIndex):
+        before = list(index.levels)
+        levels = [_label_level(level, name) for level, name in zip(before, index.names, strict=True)]
+        if all(new is old for new, old in zip(levels, before, strict=True)):
+            return index
+        # pandas-stubs types levels as nested sequences; Index objects are what pandas takes
+        return index.set_levels(levels, verify_integrity=False)  # type: ignore[arg-type]
+    return _label_level(index, index.name)
+
+
+def _is_label(index: pd.Index) -> bool:
+    dtype = index.dtype
+    return isinstance(dtype, pd.CategoricalDtype | pd.StringDtype) or dtype.kind == "O"
+
+
+def _label_level(level: pd.Index, name: object) -> pd.Index:
+    if not _is_label(level):
+        return level
+    vocabulary = closed_vocabulary(str(name))
+    if vocabulary is None:
+        return level if level.dtype == LEVEL_DTYPE else level.astype(LEVEL_DTYPE)
+    return pd.CategoricalIndex(_closed(level, vocabulary, str(name)), name=level.name)
 
 
 def as_category(col: pd.Series) -> pd.Series:

@@ -2,8 +2,11 @@
 
 Every frame follows one set of rules: ticker-keyed data is indexed ``(ticker, <date>)`` for one ticker or many;
 date levels are ``datetime64[ns]`` (daily, tz-naive) or ``datetime64[ns, UTC]`` (intraday bars); numbers are
-float64, counts that can be missing ``Int64``, flags ``boolean``, labels ``category``, text ``string``; never
-``object``. An empty result is an empty frame with the full schema. Dtypes come from :mod:`fdkit.catalog.schema`.
+float64, counts that can be missing ``Int64``, flags ``boolean``, closed vocabularies ``category`` over their whole
+value set, other labels and text ``string`` (a ticker or bank index level ``str``, the string dtype Parquet keeps
+for index levels); never ``object``. No dtype depends on the data a call returned, so frames of separate calls
+concatenate with their dtypes. An empty result is an empty
+frame with the full schema. Dtypes come from :mod:`fdkit.catalog.schema` (:mod:`fdkit.frames.dtypes`).
 
 Nested payloads are made tidy by their :mod:`fdkit.catalog.shapes` (named by ``Endpoint.shape``): segmented revenues
 explode to one row per item per segment member, the ``/segments`` paths to one row per line item, category and
@@ -38,7 +41,7 @@ from fdkit.catalog.endpoints import Endpoint
 from fdkit.catalog.schema import SCHEMAS, fields_of, pandas_dtype
 from fdkit.catalog.shapes import SHAPES, Shape
 from fdkit.errors import NarrowTypeWarning
-from fdkit.frames.dtypes import STRING_DTYPE, as_category
+from fdkit.frames.dtypes import STRING_DTYPE, as_label, closed_vocabulary, label_index
 
 __all__ = [
     "to_frame",
@@ -155,14 +158,16 @@ class _Complete(dict[str, list[Any]]):
 
 
 def _to_pandas(table: pa.Table, columns: Mapping[str, str]) -> pd.DataFrame:
-    cats = [f for f, t in columns.items() if t == "category" and f in table.column_names]
+    """Typed columns as pandas: closed vocabularies as categories over their whole set, other labels as ``string``."""
+    labels = [f for f, t in columns.items() if t == "category" and f in table.column_names]
+    cats = [f for f in labels if closed_vocabulary(f) is not None]
     for f in cats:  # categories are made in Arrow (a dictionary), not by pandas factorising strings
         i = table.schema.get_field_index(f)
         if pa.types.is_string(table.schema.field(i).type) or pa.types.is_large_string(table.schema.field(i).type):
             table = table.set_column(i, f, pc.dictionary_encode(table.column(i).combine_chunks()))
     df = table.to_pandas(types_mapper=_MAPPER.get, categories=cats)
-    for f in cats:
-        df[f] = as_category(df[f])
+    for f in labels:
+        df[f] = as_label(df[f])
     return df
 
 
@@ -342,7 +347,7 @@ def records_of(
 
 
 def _finish(ep: Endpoint, df: pd.DataFrame, params: Mapping[str, Any]) -> pd.DataFrame:
-    df = _indexed(ep, df, params)
+    df = _labelled(_indexed(ep, df, params))
     if ep.split_adjusted:  # prices and per-share values of the service share one split basis (fdkit.frames.basis)
         df.attrs["split_basis"] = "adjusted"
     return df
@@ -359,6 +364,19 @@ def _indexed(ep: Endpoint, df: pd.DataFrame, params: Mapping[str, Any]) -> pd.Da
     df = _set_index(df, index)
     if len(df) > 1 and not df.index.is_monotonic_increasing:
         df = df.sort_index(kind="stable")
+    return df
+
+
+def _labelled(df: pd.DataFrame) -> pd.DataFrame:
+    """Labels whose dtype does not depend on the data (:func:`fdkit.frames.dtypes.as_label`), index levels included.
+
+    The per-response constants (a ticker) are coded as categories while the frame is assembled and indexed (no
+    per-row work); here they become what every frame has: text (a ``string`` column, a ``str`` index level), or a
+    category over a closed vocabulary.
+    """
+    for col in [c for c in df.columns if isinstance(df[c].dtype, pd.CategoricalDtype)]:
+        df[col] = as_label(df[col])
+    df.index = label_index(df.index)
     return df
 
 
@@ -563,7 +581,7 @@ def exhibits_frame(responses: Responses) -> pd.DataFrame:
                              **{k: ex.get(k) for k in ("number", "description", "url", "text")}})  # fmt: skip
     text = ("accession_number", "item", "number", "description", "url", "text")
     columns = {"ticker": "category", "filing_date": "date", **{k: "string" for k in text}}
-    return _to_pandas(_arrow_table(rows, columns), columns).set_index(["ticker", "filing_date"])
+    return _labelled(_to_pandas(_arrow_table(rows, columns), columns).set_index(["ticker", "filing_date"]))
 
 
 def fields_in_frame(endpoint: str) -> list[str]:
