@@ -2,7 +2,8 @@
 catalog endpoint.
 
 The catalog stays the one source: run ``python scripts/generate_api.py`` after adding or changing an endpoint and
-commit the result. ``tests/test_api.py`` fails when the file drifts from the catalog. Real signatures give editors,
+commit the result. ``tests/test_architecture.py`` and ``.ci/run`` fail when either file drifts from the
+catalog. Real signatures give editors,
 ``help()`` and type checkers what a dynamically built function cannot.
 """
 

@@ -12,7 +12,7 @@ import pandas as pd
 from fdkit.build.common import SEC_PD, split_factor, tuples
 from fdkit.build.stage import Context, Provenance, Stage, dataset
 from fdkit.catalog.schema import OWNERSHIP_FORMS
-from fdkit.lake.validate import close_near
+from fdkit.research.ratios import price_on_or_before
 
 FORM345 = "data-real/insider/form345_transactions_parsed.csv"
 RAW_DOCUMENTS = "data-real/insider/raw/*"
@@ -147,7 +147,9 @@ def build_institutional(
     shares = pd.to_numeric(df["shares_or_principal"], errors="coerce").to_numpy(dtype=float)
     # the close on the report date, on the basis of the filing day (raw shares are as of the filing)
     keys = pd.DataFrame({"ticker": df["ticker"].to_numpy(), "report_period": period.to_numpy()})
-    close = close_near(keys, daily).to_numpy() * split_factor(splits, keys["ticker"], filed)
+    close = price_on_or_before(keys, daily, max_age=pd.Timedelta(days=7)).to_numpy() * split_factor(
+        splits, keys["ticker"], filed
+    )
     ratio = pd.Series(value / shares / close).replace([np.inf, -np.inf], np.nan)
     per_filing = ratio.groupby(df["accession"].to_numpy()).median()
     in_thousands = df["accession"].map(per_filing).between(1e-4, 1e-2).to_numpy()

@@ -1,4 +1,4 @@
-"""The client layer (L4): one way from a dataset call to the service and back.
+"""The client layer (L5): one way from a dataset call to the service and back.
 
 Owns configuration (:mod:`.config`), the HTTP cache (:mod:`.cache`), the paginator (:mod:`.paging`), the
 transport class :class:`~fdkit.client.session.Client` (:mod:`.session`), the dataset machinery below it

@@ -110,7 +110,6 @@ def call(
             error="Invalid parameter",
             path=ep.path,
         )
-    c = client
     merged: dict[str, Any] = dict(DEFAULTS.get(ep.name, {}))
     merged.update({k: v for k, v in params.items() if v is not None})
     if as_of is not None:
@@ -134,7 +133,7 @@ def call(
     else:
         requests_ = [clean]
     if raw or ep.kind == "search":
-        ok, failed = c.fetch_many(ep, requests_, errors=errors, progress=progress)
+        ok, failed = client.fetch_many(ep, requests_, errors=errors, progress=progress)
         if counted is not None:
             ok = [(q, _trimmed_body(ep, body, counted)) for q, body in ok]
         if raw:
@@ -143,8 +142,8 @@ def call(
         frame = to_frame(ep, ok) if ok else to_frame(ep, [(clean, {})])
         return _named_missing(attach_filing_times(_known_by(frame, as_of)), failed)
     # typed parts: a warm request is read back as Arrow, with no JSON decode
-    ok, failed = c.fetch_many(ep, requests_, errors=errors, progress=progress,
-                              fetch=lambda p: fetch_part(c, ep, p))  # fmt: skip
+    ok, failed = client.fetch_many(ep, requests_, errors=errors, progress=progress,
+                                   fetch=lambda p: fetch_part(client, ep, p))  # fmt: skip
     parts = [part for _, part in ok]
     if counted is not None:
         parts = _trimmed_parts(ep, ok, counted, fan)

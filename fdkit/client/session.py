@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from datetime import UTC
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import urlsplit
 
 import orjson
@@ -243,7 +243,8 @@ class Client(DatasetMethods):
         """
         return compound.available(self, resource, what, **params)
 
-    def financials(self, ticker: str | Sequence[str], period: str = "annual", limit: int | None = None, *,
+    def financials(self, ticker: str | Sequence[str], period: str = "annual",
+                   limit: int | Literal["default"] | None = "default", *,
                    errors: Errors = "raise", **filters: Any) -> Any:  # fmt: skip
         """:func:`fdkit.financials` with this client.
 
@@ -692,7 +693,7 @@ class Client(DatasetMethods):
             progress: a per-request progress bar; defaults to the client's setting.
             label: names a request in error reports (default: its ticker).
             fetch: what to do per request (default: :meth:`fetch`, the merged JSON); the dataset functions pass
-                :func:`fdkit.frames.fetch_part`, which answers typed columns from the fetch cache.
+                :func:`fdkit.client.parts.fetch_part`, which answers typed columns from the fetch cache.
 
         Returns:
             ``(results, failures)``: the successful ``(params, body or part)`` pairs in input order and the

@@ -1,7 +1,8 @@
 """The frames layer (L2): records and Arrow parts <-> typed, tidy DataFrames. Pure: no I/O, no client.
 
 Owns the typed-frame conversion (:mod:`.typed`), shared column dtypes (:mod:`.dtypes`), price and share bases
-(:mod:`.basis`) and the screener's filter semantics (:mod:`.filters`).
+(:mod:`.basis`), the screener's filter semantics (:mod:`.filters`) and the filing times that travel with a frame's
+rows (:mod:`.pointintime`).
 
 May import: :mod:`fdkit.catalog`, :mod:`fdkit.errors`. Never the lake, the network, the client or the server.
 """

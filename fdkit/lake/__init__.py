@@ -1,7 +1,8 @@
-"""The lake layer (L3): the on-disk datasets the server reads and the build, mirror and receiver write.
+"""The lake layer (L4): the on-disk datasets the server reads and the build, mirror and receiver write.
 
-Owns the layout and atomic writes (:mod:`.io`), the one reader seam the server, validate, mirror and receiver read
-through (:mod:`.reader`), and the invariants a lake must satisfy (:mod:`.validate`).
+Owns the layout and atomic writes (:mod:`.io`), the reader seam the server's store, validate, the event generator
+and the receiver read through (:mod:`.reader`), and the invariants a lake must satisfy (:mod:`.validate`). The
+build reads back what it wrote with :func:`.io.read_dataset` (the reader's own read).
 
 May import: :mod:`fdkit.frames`, :mod:`fdkit.research` (pure helpers), :mod:`fdkit.catalog`, :mod:`fdkit.errors`.
 """

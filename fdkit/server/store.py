@@ -21,10 +21,10 @@ import numpy as np
 import pandas as pd
 
 from fdkit.frames.typed import json_columns
-from fdkit.lake.io import LAKE_SCHEMAS, default_data_dir
+from fdkit.lake.io import default_data_dir
 from fdkit.lake.reader import LakeReader
 
-__all__ = ["Store", "LAKE_SCHEMAS"]
+__all__ = ["Store"]
 
 
 class Store:

@@ -1,4 +1,4 @@
-"""The HTTP wire shared by both sides (L3).
+"""The HTTP wire shared by both sides (L4).
 
 Deadlines, body caps and the origin-bound session of every outgoing call (:mod:`.transport`), and the JSON and
 error responses of fdkit's ASGI apps (:mod:`.responses`).
