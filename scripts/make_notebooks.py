@@ -208,6 +208,7 @@ NOTEBOOKS: dict[str, list[tuple[str, str]]] = {
         ("code", SETUP),
         (
             "code",
+            "import warnings\n\n"
             'spells = fdkit.index_members("sp500")  # every membership spell, dead companies included\n'
             'first, last = pd.Timestamp("2015-03-31"), pd.Timestamp("2017-03-31")\n'
             'live = spells[(spells.index.get_level_values("start_date") <= last)\n'
@@ -235,7 +236,12 @@ NOTEBOOKS: dict[str, list[tuple[str, str]]] = {
         (
             "code",
             'ic = panel.fds.rank_ic("earnings_yield", ["fwd_1", "fwd_12"])\n'
-            'panel.fds.rank_ic("earnings_yield", ["fwd_1", "fwd_12"], summary=True)',
+            "with warnings.catch_warnings(record=True) as caught:  # the summary says why a t-statistic is missing\n"
+            '    warnings.simplefilter("always")\n'
+            '    summary = panel.fds.rank_ic("earnings_yield", ["fwd_1", "fwd_12"], summary=True)\n'
+            "for w in caught:\n"
+            "    print(w.message)\n"
+            "summary",
         ),
         ("code", 'ax = ic.fds.plot(kind="ic", title="Earnings yield: rank IC with next month\'s return")\nplt.show()'),
         (
