@@ -9,44 +9,8 @@ May import: :mod:`fdkit.frames`, :mod:`fdkit.research` (pure helpers), :mod:`fdk
 
 from __future__ import annotations
 
-from fdkit.lake.io import (  # noqa: F401  (the package's public names)
-    GENERATION_FILE,
-    LAKE_SCHEMAS,
-    UnsafePathError,
-    as_category,
-    atomic_write_bytes,
-    bump_generation,
-    conform,
-    dataset_schema,
-    default_data_dir,
-    fingerprint,
-    generation_stamp,
-    list_datasets,
-    plan_write,
-    read_dataset,
-    require_lake,
-    safe_segment,
-    write_dataset,
-)
-from fdkit.lake.reader import LakeReader  # noqa: F401
+from fdkit.lake import io, reader
+from fdkit.lake.io import *  # noqa: F403  (the package's public names: each module's __all__)
+from fdkit.lake.reader import *  # noqa: F403  (the package's public names: each module's __all__)
 
-__all__ = [
-    "LakeReader",
-    "default_data_dir",
-    "require_lake",
-    "fingerprint",
-    "list_datasets",
-    "read_dataset",
-    "write_dataset",
-    "conform",
-    "atomic_write_bytes",
-    "as_category",
-    "LAKE_SCHEMAS",
-    "dataset_schema",
-    "safe_segment",
-    "UnsafePathError",
-    "bump_generation",
-    "plan_write",
-    "generation_stamp",
-    "GENERATION_FILE",
-]
+__all__ = [*io.__all__, *reader.__all__]
