@@ -16,12 +16,14 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 import re
 import tempfile
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +43,7 @@ __all__ = [
     "fingerprint",
     "list_datasets",
     "read_dataset",
+    "DatasetFiles",
     "write_dataset",
     "conform",
     "atomic_write_bytes",
@@ -445,6 +448,8 @@ def read_dataset(
     *,
     schema: str | None = None,
     columns: list[str] | None = None,
+    where: Mapping[str, object] | None = None,
+    files: DatasetFiles | None = None,
 ) -> pd.DataFrame:
     """Read a lake dataset with the declared dtypes (flat or hive-partitioned).
 
@@ -453,6 +458,11 @@ def read_dataset(
         name: dataset name.
         schema: record schema (default: :func:`dataset_schema` of ``name``).
         columns: only these columns.
+        where: read only what may hold rows whose text columns equal these values: ``ticker=X/`` folders are chosen
+            by name, flat files' row groups by their min/max statistics, and the rest is filtered while it is
+            scanned. Rows are not filtered on other columns here (:meth:`fdkit.lake.LakeReader.read` does).
+        files: the dataset's files as :meth:`DatasetFiles.of` listed them (a reader that keeps a listing skips
+            walking the folders; default: listed now).
 
     Returns:
         The frame; an empty frame with the full schema when the dataset does not exist.
@@ -460,16 +470,18 @@ def read_dataset(
     Example:
         >>> read_dataset(tempfile.mkdtemp(), "interest_rates").columns.tolist()
         ['bank', 'date', 'name', 'rate']
+        >>> df = read_dataset(default_data_dir(), "interest_rates", where={"bank": "FED"})
+        >>> df["bank"].unique().tolist(), str(df["rate"].dtype)
+        (['FED'], 'float64')
     """
     schema = schema or dataset_schema(name)
     if schema is not None and schema not in SCHEMAS:
         raise KeyError(f"unknown record schema {schema!r}")
-    base = Path(root) / name
-    files = sorted(base.rglob("*.parquet")) if base.exists() else []
-    if not files:
+    listing = files if files is not None else DatasetFiles.of(root, name)
+    if not listing.files:
         empty = pd.DataFrame({c: pd.Series([], dtype="object") for c in (SCHEMAS[schema] if schema else [])})
         return conform(empty, schema) if schema else empty
-    table = _scan(base, files, columns, RECORD_KEYS.get(name, ()))
+    table = _scan(listing, columns, RECORD_KEYS.get(name, ()), dict(where or {}))
     df = table.to_pandas(ignore_metadata=False)
     for col in df.columns:  # hive partition columns come back as dictionary strings
         if isinstance(df[col].dtype, pd.CategoricalDtype) and df[col].cat.categories.dtype == object:
@@ -477,6 +489,82 @@ def read_dataset(
     if schema:
         df = conform(df, schema)
     return df.reset_index(drop=True)
+
+
+@dataclass
+class DatasetFiles:
+    """The Parquet files of one dataset, grouped by layout: what a reader needs to choose files without opening them.
+
+    Files are grouped by the hive partition columns their folders name (``()`` for flat part files,
+    ``("ticker",)`` for ``ticker=X/`` folders), and each group's files are indexed by partition value, so that the
+    files of one ticker are found by a lookup. Row-group statistics of flat files are read on first use and kept.
+
+    Attributes:
+        base: the dataset folder.
+        files: every file, sorted by path.
+        groups: partition columns -> the files of that layout (sorted).
+        by_value: ``(partition columns, column)`` -> value -> files.
+        nbytes: the summed size of the files on disk.
+
+    Example:
+        >>> listing = DatasetFiles.of(default_data_dir(), "prices")
+        >>> [p.name for p in listing.files], list(listing.groups)
+        (['part-0.parquet'], [()])
+    """
+
+    base: Path
+    files: list[Path]
+    groups: dict[tuple[str, ...], list[Path]]
+    by_value: dict[tuple[tuple[str, ...], str], dict[str, list[Path]]]
+    nbytes: int
+    _ranges: dict[tuple[Path, str], list[tuple[object, object] | None] | None] = dataclasses.field(
+        default_factory=dict, repr=False
+    )
+
+    @classmethod
+    def of(cls, root: str | os.PathLike[str], name: str) -> DatasetFiles:
+        """List dataset ``name`` of lake ``root`` (no file is opened; an absent dataset has no files).
+
+        Args:
+            root: lake root.
+            name: dataset name.
+
+        Returns:
+            The listing.
+        """
+        base = Path(root) / name
+        files = sorted(base.rglob("*.parquet")) if base.exists() else []
+        groups: dict[tuple[str, ...], list[Path]] = {}
+        by_value: dict[tuple[tuple[str, ...], str], dict[str, list[Path]]] = {}
+        nbytes = 0
+        for f in files:
+            pairs = [p.split("=", 1) for p in f.relative_to(base).parts[:-1] if "=" in p]
+            part = tuple(k for k, _ in pairs)
+            groups.setdefault(part, []).append(f)
+            for k, v in pairs:
+                by_value.setdefault((part, k), {}).setdefault(v, []).append(f)
+            nbytes += f.stat().st_size
+        return cls(base, files, groups, by_value, nbytes)
+
+    def ranges(self, path: Path, column: str) -> list[tuple[object, object] | None] | None:
+        """The ``(min, max)`` of ``column`` in each row group of a flat file, read from its footer once, then kept.
+
+        ``None`` for a row group without statistics, and instead of the list when the file has no such column.
+        """
+        key = (path, column)
+        if key not in self._ranges:
+            meta = pq.ParquetFile(path).metadata
+            names = [meta.schema.column(i).path for i in range(meta.num_columns)]
+            if column not in names:
+                self._ranges[key] = None
+            else:
+                i = names.index(column)
+                out: list[tuple[object, object] | None] = []
+                for g in range(meta.num_row_groups):
+                    st = meta.row_group(g).column(i).statistics
+                    out.append((st.min, st.max) if st is not None and st.has_min_max else None)
+                self._ranges[key] = out
+        return self._ranges[key]
 
 
 #: what identifies one record in a lake dataset that several writers append to: a record landed later (the webhook
@@ -492,12 +580,8 @@ RECORD_KEYS: dict[str, tuple[str, ...]] = {
 }  # fmt: skip
 
 
-def _partition_keys(base: Path, path: Path) -> tuple[str, ...]:
-    """The hive partition columns a file's folders name (``ticker=AAPL/`` -> ``("ticker",)``)."""
-    return tuple(part.split("=", 1)[0] for part in path.relative_to(base).parts[:-1] if "=" in part)
-
-
-def _scan(base: Path, files: list[Path], columns: list[str] | None, keys: tuple[str, ...] = ()) -> pa.Table:
+def _scan(listing: DatasetFiles, columns: list[str] | None, keys: tuple[str, ...] = (),
+          where: dict[str, object] | None = None) -> pa.Table:  # fmt: skip
     """Every file of one dataset as one table, whatever layouts and physical types its writers used.
 
     Files are grouped by layout (flat part files first, then ``key=value/`` partitions), each group scanned as one
@@ -507,19 +591,39 @@ def _scan(base: Path, files: list[Path], columns: list[str] | None, keys: tuple[
     never makes the rest of a dataset unreadable. Where the dataset declares its record key
     (:data:`RECORD_KEYS`), the record of the file written last wins (a redelivered or amended filing is one row,
     not two), and the rows keep the order they are read in.
+
+    ``where`` (column -> value) is pushed down: a partition column chooses folders by name, and a text column is a
+    scan filter whose value also chooses flat files' row groups by their statistics. The record key decides the
+    rows kept among the rows read, so a filter is only pushed down on columns of the key (else everything is read).
     """
-    groups: dict[tuple[str, ...], list[Path]] = {}
-    for f in files:
-        groups.setdefault(_partition_keys(base, f), []).append(f)
+    files = listing.files
     dedupe = bool(keys) and len(files) > 1
-    wanted = None if columns is None else list(dict.fromkeys([*columns, *keys]))
-    tables = [_scan_group(base, group, part, wanted, dedupe) for part, group in sorted(groups.items())]
+    where = dict(where or {})
+    if dedupe and not set(where) <= set(keys):
+        where = {}  # a later record of the key may no longer match: the key's rows are decided over every file
+    wanted = None if columns is None else list(dict.fromkeys([*columns, *keys, *where]))
+    chosen: list[tuple[tuple[str, ...], list[Path]]] = []
+    for part, group in sorted(listing.groups.items()):
+        for column, value in where.items():
+            if column in part:
+                hit = set(listing.by_value.get((part, column), {}).get(str(value), []))
+                group = [f for f in group if f in hit]
+        if group:
+            chosen.append((part, group))
+    if not chosen:  # nothing can match: the first file's columns, no rows
+        part, group = sorted(listing.groups.items())[0]
+        table = _scan_group(listing, group[:1], part, wanted, dedupe, where, nothing=True)
+        if dedupe:
+            table = table.drop_columns(["__filename"])
+        return table if columns is None else table.select([c for c in columns if c in table.column_names])
+    tables = [_scan_group(listing, group, part, wanted, dedupe, where) for part, group in chosen]
     encoded = {f.name for t in tables for f in t.schema if pa.types.is_dictionary(f.type)}
     table = (
         tables[0] if len(tables) == 1 else pa.concat_tables([_decoded(t) for t in tables], promote_options="permissive")
     )
     if dedupe:
-        table = _last_written(table, files, keys) if set(keys) <= set(table.column_names) else table
+        read = [f for _, group in chosen for f in group]
+        table = _last_written(table, read, keys) if set(keys) <= set(table.column_names) else table
         table = table.drop_columns(["__filename"])
     if len(tables) > 1 or dedupe:
         for name in encoded:
@@ -544,25 +648,87 @@ def _last_written(table: pa.Table, files: list[Path], keys: tuple[str, ...]) -> 
     return table.take(pc.take(rows, pc.sort_indices(rows)))
 
 
-def _scan_group(base: Path, files: list[Path], keys: tuple[str, ...], columns: list[str] | None,
-                named: bool = False) -> pa.Table:  # fmt: skip
+def _scan_group(listing: DatasetFiles, files: list[Path], keys: tuple[str, ...], columns: list[str] | None,
+                named: bool = False, where: dict[str, object] | None = None,
+                nothing: bool = False) -> pa.Table:  # fmt: skip
     """One layout's files as one table (a file at a time, unified, when their physical types disagree).
 
-    With ``named``, a ``__filename`` column says which file each row came from.
+    With ``named``, a ``__filename`` column says which file each row came from. ``where`` filters the scan on its
+    text columns (flat files' row groups whose statistics exclude the value are not read); ``nothing`` reads the
+    columns only.
     """
+    base = listing.base
     partitioning = pads.partitioning(pa.schema([(k, pa.string()) for k in keys]), flavor="hive") if keys else None
     try:
         ds = pads.dataset([str(p) for p in files], format="parquet", partitioning=partitioning,
                           partition_base_dir=str(base))  # fmt: skip
         wanted = ds.schema.names if columns is None else [c for c in columns if c in ds.schema.names]
-        if not named:
-            return ds.to_table(columns=None if columns is None else wanted)
-        return ds.to_table(columns=[*wanted, "__filename"])
-    except (pa.ArrowTypeError, pa.ArrowInvalid):  # e.g. dictionary<int16> in one file, dictionary<int8> in another
+        if named:
+            wanted = [*wanted, "__filename"]
+        if nothing:
+            empty = ds.schema.empty_table()
+            if named:
+                empty = empty.append_column("__filename", pa.array([], pa.string()))
+            return empty.select(wanted)
+        text = {c for c in ds.schema.names if _is_text(ds.schema.field(c).type)}
+        filters = {c: str(v) for c, v in (where or {}).items() if c in text}
+        if not filters:
+            return ds.to_table(columns=wanted if named or columns is not None else None)
+        expr = None
+        for c, v in filters.items():
+            term = pc.field(c) == pa.scalar(v, pa.string())
+            expr = term if expr is None else expr & term
+        if not keys:
+            ds = _row_groups(listing, ds, filters)
+        return ds.to_table(columns=wanted if named or columns is not None else None, filter=expr)
+    except (pa.ArrowTypeError, pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        # e.g. dictionary<int16> in one file, dictionary<int8> in another
         if len(files) == 1:
             raise
-        parts = [_scan_group(base, [f], keys, columns, named) for f in files]
+        parts = [_scan_group(listing, [f], keys, columns, named, where, nothing) for f in files]
         return pa.concat_tables([_decoded(t) for t in parts], promote_options="permissive")
+
+
+def _is_text(kind: pa.DataType) -> bool:
+    """Whether a column holds text (plain or dictionary-encoded): the columns a ``where`` is pushed down on."""
+    if pa.types.is_dictionary(kind):
+        kind = kind.value_type
+    return bool(pa.types.is_string(kind) or pa.types.is_large_string(kind))
+
+
+def _row_groups(listing: DatasetFiles, ds: pads.FileSystemDataset, filters: dict[str, str]) -> pads.Dataset:
+    """``ds`` viewing only the row groups whose min/max statistics may hold every value of ``filters``.
+
+    pyarrow skips row groups by statistics for plain text columns but not for dictionary-encoded ones (the lake's
+    ``ticker``), so the row groups are chosen here, from the footers (read once per file, :meth:`DatasetFiles.ranges`).
+    """
+    fragments = []
+    for fragment in ds.get_fragments():
+        path = Path(fragment.path)
+        keep: set[int] | None = None
+        for column, value in filters.items():
+            ranges = listing.ranges(path, column)
+            if ranges is None:
+                continue
+            ids = {i for i, r in enumerate(ranges) if r is None or _within(value, r)}
+            keep = ids if keep is None else keep & ids
+        if keep is None:
+            fragments.append(fragment)
+        elif keep:
+            fragments.append(fragment.subset(row_group_ids=sorted(keep)))
+    return pads.FileSystemDataset(fragments, ds.schema, ds.format, ds.filesystem)
+
+
+def _within(value: str, bounds: tuple[object, object]) -> bool:
+    """Whether ``value`` may lie in a row group of these ``(min, max)`` statistics (``True`` when they are not text)."""
+    lo, hi = bounds
+    if isinstance(lo, bytes | bytearray):
+        lo = lo.decode("utf-8", "replace")
+    if isinstance(hi, bytes | bytearray):
+        hi = hi.decode("utf-8", "replace")
+    if not isinstance(lo, str) or not isinstance(hi, str):
+        return True
+    return lo <= value <= hi
 
 
 def _decoded(table: pa.Table) -> pa.Table:

@@ -5,7 +5,9 @@ The server's store, ``fdkit lake validate``, the event generator and the webhook
 
 It answers what a reader needs (which datasets exist, a dataset typed as the schema declares, some of its columns
 or rows, the distinct values of a key, whether a writer committed since) and hides how the lake is laid out on
-disk. A new table format or a lazy, statistics-pruned reader is a change of this class, not of its callers.
+disk. A new table format is a change of this class, not of its callers. A read with ``where`` opens only the
+files and row groups that may hold its rows (partition folders by name, flat files' row groups by their min/max
+statistics); a caller that keeps a :meth:`LakeReader.files` listing (the server's store) skips walking the folders.
 
 Example:
     >>> from fdkit.lake import default_data_dir
@@ -26,7 +28,7 @@ import pandas as pd
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from fdkit.lake.io import generation_stamp, list_datasets, read_dataset, require_lake
+from fdkit.lake.io import DatasetFiles, generation_stamp, list_datasets, read_dataset, require_lake
 
 __all__ = ["LakeReader"]
 
@@ -78,6 +80,16 @@ class LakeReader:
         """
         return [n for n in list_datasets(self.root) if not n.startswith(("_", "."))]
 
+    def files(self, name: str) -> DatasetFiles:
+        """The files of dataset ``name`` grouped by layout and indexed by partition value (no file is opened).
+
+        Example:
+            >>> from fdkit.lake import default_data_dir
+            >>> LakeReader(default_data_dir()).files("prices").nbytes > 0
+            True
+        """
+        return DatasetFiles.of(self.root, name)
+
     def read(
         self,
         name: str,
@@ -85,6 +97,7 @@ class LakeReader:
         schema: str | None = None,
         columns: list[str] | None = None,
         where: Mapping[str, object] | None = None,
+        files: DatasetFiles | None = None,
     ) -> pd.DataFrame:
         """Dataset ``name`` with the declared dtypes (an empty frame with its schema when it does not exist).
 
@@ -92,10 +105,13 @@ class LakeReader:
             name: dataset name.
             schema: record schema (default: the dataset's own).
             columns: only these columns.
-            where: only rows whose columns equal these values.
+            where: only rows whose columns equal these values (compared as text). Text columns are filtered while
+                the files are scanned: only the ``ticker=X/`` folders and the row groups whose statistics may hold
+                the value are read.
+            files: a listing of the dataset from :meth:`files` (default: listed now).
 
         Returns:
-            The typed frame.
+            The typed frame (the rows a whole read filtered afterwards would give, in the same order and dtypes).
 
         Example:
             >>> from fdkit.lake import default_data_dir
@@ -104,36 +120,37 @@ class LakeReader:
             ['ECB']
         """
         wanted = None if columns is None else list(dict.fromkeys([*columns, *(where or {})]))
-        df = read_dataset(self.root, name, schema=schema, columns=wanted)
+        df = read_dataset(self.root, name, schema=schema, columns=wanted, where=where, files=files)
         for column, value in (where or {}).items():
             df = df[(df[column].astype("string") == str(value)).fillna(False).to_numpy(dtype=bool)]
         if columns is not None:
             df = df[columns]
         return df.reset_index(drop=True)
 
-    def distinct(self, name: str, column: str = "ticker") -> set[str]:
+    def distinct(self, name: str, column: str = "ticker", files: DatasetFiles | None = None) -> set[str]:
         """The distinct values of ``column`` in dataset ``name`` (empty when the dataset has no such column).
 
-        Only that column of each file is read (or the ``column=`` folder names of a partitioned dataset), never
-        the whole dataset.
+        Only that column of each file is read, a row group at a time (or the ``column=`` folder names of a
+        partitioned dataset), never the whole dataset.
 
         Example:
             >>> from fdkit.lake import default_data_dir
             >>> sorted(LakeReader(default_data_dir()).distinct("interest_rates", "bank"))
             ['ECB', 'FED']
         """
+        listing = files if files is not None else self.files(name)
         out: set[str] = set()
-        base = self.root / name
-        prefix = f"{column}="
-        for f in sorted(base.rglob("*.parquet")) if base.exists() else []:
-            parts = [p.split("=", 1)[1] for p in f.relative_to(base).parts[:-1] if p.startswith(prefix)]
-            if parts:
-                out.update(parts)
+        for part, group in listing.groups.items():
+            if column in part:
+                out.update(listing.by_value.get((part, column), {}))
                 continue
-            if column not in pq.read_schema(f).names:
-                return set()
-            values = pq.read_table(f, columns=[column]).column(column)
-            out.update(str(v) for v in pc.unique(values).to_pylist() if v is not None)
+            for f in group:
+                pf = pq.ParquetFile(f)
+                if column not in pf.schema_arrow.names:
+                    return set()
+                for g in range(pf.num_row_groups):
+                    values = pf.read_row_group(g, columns=[column]).column(column)
+                    out.update(str(v) for v in pc.unique(values).to_pylist() if v is not None)
         return out
 
     def stamp(self) -> str | None:
