@@ -30,8 +30,13 @@ def _serve(args: argparse.Namespace) -> int:
     from fdkit.lake.io import default_data_dir, require_lake
     from fdkit.server.app import create_app
     from fdkit.server.auth import KeysFileError, load_keys
+    from fdkit.server.store import parse_bytes
 
     data = args.data or default_data_dir()
+    try:
+        memory = parse_bytes(args.memory)
+    except ValueError as exc:
+        raise _UsageError(f"--memory: {exc}") from None
     names = require_lake(data)
     try:
         keys = load_keys(args.keys, allow_short=args.allow_short_keys)
@@ -64,7 +69,8 @@ def _serve(args: argparse.Namespace) -> int:
         # the cursor secret (a cursor one worker issues opens on any other)
         os.environ.update({"FDKIT_DATA": str(data), "FDKIT_PUBLIC_URL": public,
                            "FDKIT_SERVER_KEYS": ",".join(f"{k}:{p}" for k, p in keys.plans.items()),
-                           "FDKIT_CURSOR_SECRET": secret or secrets.token_urlsafe(48)})  # fmt: skip
+                           "FDKIT_CURSOR_SECRET": secret or secrets.token_urlsafe(48),
+                           "FDKIT_SERVER_MEMORY": str(memory)})  # fmt: skip
         if args.allow_short_keys:
             os.environ["FDKIT_ALLOW_SHORT_KEYS"] = "1"
         # uvicorn binds the port itself: a socket handed over by descriptor is taken for a Unix socket, and its
@@ -73,7 +79,8 @@ def _serve(args: argparse.Namespace) -> int:
         uvicorn.run("fdkit.server.app:app_from_env", factory=True, workers=args.workers, host=args.host, port=port,
                     **common)  # fmt: skip
         return 0
-    app = create_app(data, keys, public_url=public, cursor_secret=secret.encode() if secret else None)
+    app = create_app(data, keys, public_url=public, cursor_secret=secret.encode() if secret else None,
+                     memory_bytes=memory)  # fmt: skip
     uvicorn.Server(uvicorn.Config(app, **common)).run(sockets=[sock])
     return 0
 
@@ -468,6 +475,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--allow-short-keys", action="store_true", help="accept keys shorter than 16 characters")
     s.add_argument("--workers", type=int, default=1, help="worker processes sharing the port (default 1; each "
                    "reads the lake and keeps its own memo)")  # fmt: skip
+    s.add_argument("--memory", default=os.environ.get("FDKIT_SERVER_MEMORY") or "1GB",
+                   help="lake data kept in memory per process, e.g. 512MB or 4GB (default 1GB, or "
+                   "FDKIT_SERVER_MEMORY); the least recently used is dropped first")  # fmt: skip
     s.set_defaults(func=_serve)
 
     d = sub.add_parser("demo", help="the main job: a price panel, statements, ratios, a Parquet file and a plot",

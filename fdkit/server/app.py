@@ -46,7 +46,7 @@ from fdkit.server.memo import AnswerMemo
 from fdkit.server.openapi import IGNORED_HEADER, build_openapi
 from fdkit.server.params import validate_body, validate_query
 from fdkit.server.rows import FrameRecords, encode_lazy
-from fdkit.server.store import Store
+from fdkit.server.store import DEFAULT_MEMORY_BYTES, Store, parse_bytes
 from fdkit.server.usage import USAGE_HEADER, Usage, key_id
 from fdkit.wire.responses import error_response, json_response, problem_response, read_capped
 
@@ -72,6 +72,7 @@ def create_app(
     max_body_bytes: int = 2**20,
     arrow: bool = True,
     page_bytes: int = 16 * 2**20,
+    memory_bytes: int | None = None,
 ) -> FastAPI:
     """Build the service app over a lake.
 
@@ -87,6 +88,8 @@ def create_app(
         arrow: answer Arrow pages to requests that accept them, and say so (``X-Fdkit-Formats``); ``False``
             serves JSON only, as the public service does.
         page_bytes: the pages sent are kept (their bytes, up to this many), so a page asked again costs a lookup.
+        memory_bytes: the lake data the store keeps in memory is bounded by this many bytes (default
+            :data:`fdkit.server.store.DEFAULT_MEMORY_BYTES`; ignored with ``store``).
 
     Returns:
         The FastAPI app; ``app.state.keys`` holds the keys, ``app.state.usage`` the metered requests per key.
@@ -109,7 +112,7 @@ def create_app(
         lifespan=lifespan,
     )
     # a missing or empty lake is a startup error naming the path, never a 404 per ticker
-    app.state.store = store or Store.open(data)
+    app.state.store = store or Store.open(data, memory_bytes=memory_bytes or DEFAULT_MEMORY_BYTES)
     app.state.keys = keys if isinstance(keys, Keys) else load_keys(keys)
     app.state.signer = CursorSigner(cursor_secret or cursor_secret_from_env() or secrets.token_bytes(32))
     store_ = app.state.store
@@ -317,14 +320,17 @@ def app_from_env() -> FastAPI:
     """The app of one ``fdkit serve --workers N`` worker process, configured by its parent's environment.
 
     ``FDKIT_DATA`` (the lake), ``FDKIT_SERVER_KEYS``, ``FDKIT_CURSOR_SECRET`` (shared, so that a cursor issued by
-    one worker opens on any other), ``FDKIT_PUBLIC_URL`` and ``FDKIT_ALLOW_SHORT_KEYS``.
+    one worker opens on any other), ``FDKIT_PUBLIC_URL``, ``FDKIT_ALLOW_SHORT_KEYS`` and ``FDKIT_SERVER_MEMORY``
+    (each worker's store budget, e.g. ``512MB``).
 
     Returns:
         The app.
     """
     keys = load_keys(None, allow_short=bool(os.environ.get("FDKIT_ALLOW_SHORT_KEYS")))
+    memory = os.environ.get("FDKIT_SERVER_MEMORY")
     return create_app(os.environ.get("FDKIT_DATA") or Store.default_root(), keys,
-                      public_url=os.environ.get("FDKIT_PUBLIC_URL"))  # fmt: skip
+                      public_url=os.environ.get("FDKIT_PUBLIC_URL"),
+                      memory_bytes=parse_bytes(memory) if memory else None)  # fmt: skip
 
 
 def cursor_secret_from_env() -> bytes | None:

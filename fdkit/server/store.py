@@ -1,19 +1,33 @@
-"""The server's view of a lake: each dataset read once (lazily, thread-safe) and indexed by its key column.
+"""The server's view of a lake: read lazily, what is asked and no more, and kept within a byte budget.
 
 The only server module that reads the lake, and only through :class:`fdkit.lake.reader.LakeReader`: handlers ask
 the store, the store asks the reader.
 
+Start-up reads nothing but the lake's change stamp. A dataset is listed (its files, grouped by layout and indexed
+by partition value) the first time it is asked for. A one-ticker question (:meth:`Store.rows`,
+:meth:`Store.sorted_rows`, :meth:`Store.sorted_values`) reads that ticker's rows only: its ``ticker=X/`` folder, or
+the row groups of flat files whose min/max statistics may hold it. A dataset small beside the budget (the bundled
+reference lake's) is read whole once and split by ticker, as a whole read is then about as cheap as one ticker's.
+Everything kept (whole datasets, a ticker's rows, its sorted columns and JSON-ready values) counts against one
+byte budget (``memory_bytes``; ``fdkit serve --memory``), least recently used out first; the distinct tickers of a
+dataset come from its folder names or its ticker column alone.
+
 Example:
     >>> from fdkit.lake import default_data_dir
-    >>> store = Store(default_data_dir())
+    >>> store = Store(default_data_dir(), memory_bytes=64 * 2**20)
     >>> "AAPL" in store.keys_of("prices")
     True
+    >>> len(store.rows("prices", "AAPL")) > 1000, store.cached_bytes() <= 64 * 2**20
+    (True, True)
 """
 
 from __future__ import annotations
 
 import os
+import re
+import sys
 import threading
+from collections.abc import Hashable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -21,38 +35,82 @@ import numpy as np
 import pandas as pd
 
 from fdkit.frames.typed import json_columns
-from fdkit.lake.io import default_data_dir
+from fdkit.lake.io import DatasetFiles, default_data_dir
 from fdkit.lake.reader import LakeReader
+from fdkit.server.memo import AnswerMemo
 
-__all__ = ["Store"]
+__all__ = ["Store", "DEFAULT_MEMORY_BYTES", "parse_bytes"]
+
+#: what the store keeps by default: sized for a laptop serving a market-scale lake next to other programs
+DEFAULT_MEMORY_BYTES = 2**30
+
+#: a dataset whose files take at most ``budget / SMALL_SHARE`` bytes on disk is read whole and split by ticker (its
+#: frame takes a few times its Parquet size in memory); a larger one is read a ticker at a time
+SMALL_SHARE = 64
+
+_UNITS = {"": 1, "B": 1, "K": 2**10, "KB": 2**10, "KIB": 2**10, "M": 2**20, "MB": 2**20, "MIB": 2**20,
+          "G": 2**30, "GB": 2**30, "GIB": 2**30, "T": 2**40, "TB": 2**40, "TIB": 2**40}  # fmt: skip
+
+
+def parse_bytes(text: str | int) -> int:
+    """A size such as ``512MB``, ``1.5G`` or ``1073741824`` in bytes (units are powers of 1,024).
+
+    Args:
+        text: the size.
+
+    Returns:
+        The number of bytes.
+
+    Raises:
+        ValueError: for anything else, or a size below 1 MB.
+
+    Example:
+        >>> parse_bytes("512MB"), parse_bytes("1g"), parse_bytes(2**21)
+        (536870912, 1073741824, 2097152)
+    """
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([A-Za-z]*)\s*", str(text))
+    unit = m.group(2).upper() if m else ""
+    if m is None or unit not in _UNITS:
+        raise ValueError(f"not a size: {text!r} (e.g. 512MB, 2GB)")
+    n = int(float(m.group(1)) * _UNITS[unit])
+    if n < 2**20:
+        raise ValueError(f"a memory budget of {text!r} is below 1 MB")
+    return n
 
 
 class Store:
-    """Read-once access to the datasets of a lake.
+    """Lazy, byte-bounded access to the datasets of a lake.
 
     Args:
         root: the lake directory, or a reader of it.
+        memory_bytes: the most bytes of lake data kept in memory (frames, sorted columns, JSON-ready values); an
+            item larger than the budget is answered but not kept.
+
+    Attributes:
+        rows_read: how many rows the store has read from the lake (tests and benchmarks watch it).
     """
 
-    def __init__(self, root: str | os.PathLike[str] | LakeReader) -> None:
+    def __init__(self, root: str | os.PathLike[str] | LakeReader, *, memory_bytes: int = DEFAULT_MEMORY_BYTES) -> None:
         self.lake = root if isinstance(root, LakeReader) else LakeReader(root)
         self.root = self.lake.root
-        self._frames: dict[str, pd.DataFrame] = {}
-        self._groups: dict[tuple[str, str], dict[str, pd.DataFrame]] = {}
+        self.memory_bytes = int(memory_bytes)
+        self.cache = AnswerMemo(self.memory_bytes)
+        self.rows_read = 0
         self._lock = threading.RLock()
+        self._gen = 0  # bumped by changed(): what a reader still makes from the old lake is kept under dead keys
+        self._files: dict[str, DatasetFiles] = {}
+        self._keys: dict[tuple[str, str], frozenset[str]] = {}
         self._known: set[str] | None = None
-        self._sorted: dict[tuple[str, str, str], tuple[pd.DataFrame, np.ndarray]] = {}
-        self._json: dict[tuple[str, str, str, tuple[str, ...]], dict[str, list[Any]]] = {}
         self._stamp = self.lake.stamp()
 
     @classmethod
-    def open(cls, root: str | os.PathLike[str]) -> Store:
+    def open(cls, root: str | os.PathLike[str], *, memory_bytes: int = DEFAULT_MEMORY_BYTES) -> Store:
         """The store of a lake that exists and holds datasets.
 
         Raises:
             LakeError: a missing or empty lake (a start-up error naming the path, never a 404 per ticker).
         """
-        return cls(LakeReader.open(root))
+        return cls(LakeReader.open(root), memory_bytes=memory_bytes)
 
     @staticmethod
     def default_root() -> Path:
@@ -62,100 +120,148 @@ class Store:
     def changed(self) -> bool:
         """Whether a writer (the webhook receiver) committed to the lake since it was read; if so, forget it.
 
-        A stat and a small read per call: ``fdkit serve`` sees landed events on the next request, no restart.
+        A stat per call: ``fdkit serve`` sees landed events on the next request, no restart.
         """
         stamp = self.lake.stamp()
         if stamp == self._stamp:
             return False
         with self._lock:
-            self._frames.clear()
-            self._groups.clear()
-            self._sorted.clear()
-            self._json.clear()
+            self._gen += 1
+            self.cache.clear()
+            self._files.clear()
+            self._keys.clear()
             self._known = None
             self._stamp = stamp
         return True
 
-    def frame(self, name: str) -> pd.DataFrame:
-        """The whole dataset ``name`` (typed; empty with its schema when absent)."""
-        got = self._frames.get(name)
-        if got is not None:
-            return got
-        with self._lock:
-            if name not in self._frames:
-                self._frames[name] = self.lake.read(name)
-            return self._frames[name]
+    def cached_bytes(self) -> int:
+        """The bytes of lake data the store keeps now (at most ``memory_bytes``)."""
+        return self.cache.bytes
 
-    def groups(self, name: str, key: str = "ticker") -> dict[str, pd.DataFrame]:
-        """Dataset ``name`` split by the values of ``key``."""
-        got = self._groups.get((name, key))
-        if got is not None:
-            return got
-        with self._lock:
-            if (name, key) not in self._groups:
-                df = self.frame(name)
-                if key in df.columns and len(df):
-                    self._groups[(name, key)] = _split(df, key)
-                else:
-                    self._groups[(name, key)] = {}
-            return self._groups[(name, key)]
+    def cached(self) -> list[tuple[Any, ...]]:
+        """What the store keeps, least recently used first: ``(kind, dataset, ...)`` tuples.
+
+        Kinds: ``frame`` (a whole dataset), ``split`` (a small dataset split by a key), ``rows`` (one key value's
+        rows), ``sorted`` (a ticker's rows sorted by time), ``json`` (their JSON-ready values), ``cik``.
+        """
+        return [k[1:] for k in self.cache.keys() if isinstance(k, tuple) and k and k[0] == self._gen]
+
+    # -- metadata -----------------------------------------------------------------------------------------------
+    def files(self, name: str) -> DatasetFiles:
+        """The listing of dataset ``name`` (made on first use, kept until the lake changes)."""
+        got = self._files.get(name)
+        if got is None:
+            got = self.lake.files(name)
+            with self._lock:
+                self._files[name] = got
+        return got
+
+    def _small(self, name: str) -> bool:
+        """Whether dataset ``name`` is read whole and split (small beside the budget) rather than per key."""
+        return self.files(name).nbytes * SMALL_SHARE <= self.memory_bytes
+
+    def _values(self, name: str, key: str) -> frozenset[str]:
+        """The distinct values of ``key`` in ``name``: from folder names, or that one column of flat files."""
+        got = self._keys.get((name, key))
+        if got is None:
+            got = frozenset(self.lake.distinct(name, key, files=self.files(name)))
+            with self._lock:
+                self._keys[(name, key)] = got
+        return got
+
+    # -- reads --------------------------------------------------------------------------------------------------
+    def _kept(self, kind: str, *parts: Hashable, make: Any, size: Any = None) -> Any:
+        return self.cache.get_or_make((self._gen, kind, *parts), make, size or _frame_bytes)
+
+    def _read(self, name: str, **kw: Any) -> pd.DataFrame:
+        df = self.lake.read(name, files=self.files(name), **kw)
+        self.rows_read += len(df)
+        return df
+
+    def frame(self, name: str) -> pd.DataFrame:
+        """The whole dataset ``name`` (typed; empty with its schema when absent).
+
+        For cross-sections (screener, snapshots) and small datasets; kept within the budget like the rest (a
+        dataset larger than the budget is read for each call).
+        """
+        return self._kept("frame", name, make=lambda: self._read(name))
+
+    def groups(self, name: str, key: str = "ticker") -> Mapping[str, pd.DataFrame]:
+        """Dataset ``name`` by the values of ``key``.
+
+        A mapping whose keys come from metadata (folder names or the key column) and whose frames are read when
+        they are asked for (:meth:`rows`): ``ticker in store.groups("prices")`` reads no prices.
+        """
+        return _Groups(self, name, key)
 
     def rows(self, name: str, value: str, key: str = "ticker") -> pd.DataFrame:
-        """Rows of ``name`` whose ``key`` equals ``value`` (an empty typed frame when none)."""
-        sub = self.groups(name, key).get(value)
-        if sub is None:
-            return self.frame(name).iloc[0:0]
-        return sub
+        """Rows of ``name`` whose ``key`` equals ``value`` (an empty typed frame when none).
+
+        Only those rows are read (the ``key=value/`` folders, the row groups whose statistics may hold ``value``),
+        unless the dataset is small enough to be kept whole.
+        """
+        value = str(value)
+        if value not in self._values(name, key):
+            return self._kept("empty", name, make=lambda: self.frame(name).iloc[0:0] if self._small(name)
+                              else self._read(name, where={key: "\x00"}))  # fmt: skip
+        if self._small(name):
+            split = self._kept("split", name, key, make=lambda: _split(self.frame(name), key))
+            return split[value]
+        return self._kept("rows", name, key, value, make=lambda: self._read(name, where={key: value}))
+
+    def _rows_once(self, name: str, value: str) -> pd.DataFrame:
+        """One ticker's rows for a derived item: kept rows if there are, else read and not kept themselves."""
+        if self._small(name) or (self._gen, "rows", name, "ticker", value) in self.cache:
+            return self.rows(name, value)
+        if value not in self._values(name, "ticker"):
+            return self.rows(name, value)
+        return self._read(name, where={"ticker": value})
 
     def sorted_rows(self, name: str, value: str, by: str = "time") -> tuple[pd.DataFrame, np.ndarray]:
         """Rows of ``name`` for one ticker, sorted by ``by``, with ``by`` as int64 nanoseconds for ``searchsorted``.
 
         The data path of date-range queries: a range is two binary searches and a view, never a scan.
         """
-        key = (name, value, by)
-        got = self._sorted.get(key)
-        if got is not None:
-            return got
-        rows = self.rows(name, value)
-        if not rows[by].is_monotonic_increasing:  # the lake's bars are written in order: usually a view
-            rows = rows.sort_values(by, kind="stable")
-        rows = rows.reset_index(drop=True)
-        when = rows[by]
-        if isinstance(when.dtype, pd.DatetimeTZDtype):
-            when = when.dt.tz_convert("UTC").dt.tz_localize(None)
-        stamps = when.to_numpy(dtype="datetime64[ns]").view("int64")
-        if by == "time":  # bars carry their time in milliseconds too
-            rows["time_milliseconds"] = pd.array(stamps // 1_000_000, dtype="Int64")
-        with self._lock:
-            self._sorted[key] = (rows, stamps)
-        return rows, stamps
+
+        def make() -> tuple[pd.DataFrame, np.ndarray]:
+            rows = self._rows_once(name, value)
+            if not rows[by].is_monotonic_increasing:  # the lake's bars are written in order: usually a view
+                rows = rows.sort_values(by, kind="stable")
+            rows = rows.reset_index(drop=True)
+            when = rows[by]
+            if isinstance(when.dtype, pd.DatetimeTZDtype):
+                when = when.dt.tz_convert("UTC").dt.tz_localize(None)
+            stamps = when.to_numpy(dtype="datetime64[ns]").view("int64")
+            if by == "time":  # bars carry their time in milliseconds too
+                rows["time_milliseconds"] = pd.array(stamps // 1_000_000, dtype="Int64")
+            return rows, stamps
+
+        return self._kept("sorted", name, value, by, make=make, size=lambda v: _frame_bytes(v[0]) + v[1].nbytes)
 
     def has_sorted(self, name: str, value: str, by: str = "time") -> bool:
         """Whether :meth:`sorted_rows` of this ticker is ready (a range of it is then microseconds of work)."""
-        return (name, value, by) in self._sorted
+        return (self._gen, "sorted", name, value, by) in self.cache
 
     def sorted_values(self, name: str, value: str, fields: list[str], by: str = "time") -> dict[str, list[Any]]:
         """The JSON-ready values of :meth:`sorted_rows`' fields (made once per ticker: a page is list slices)."""
-        key = (name, value, by, tuple(fields))
-        got = self._json.get(key)
-        if got is None:
+
+        def make() -> dict[str, list[Any]]:
             rows, _ = self.sorted_rows(name, value, by)
-            got = json_columns(rows, [f for f in fields if f in rows.columns])
-            with self._lock:
-                self._json[key] = got
-        return got
+            return json_columns(rows, [f for f in fields if f in rows.columns])
+
+        return self._kept("json", name, value, by, tuple(fields), make=make, size=_lists_bytes)
 
     def keys_of(self, name: str, key: str = "ticker") -> list[str]:
         """Sorted distinct values of ``key`` in dataset ``name``."""
-        return sorted(self.groups(name, key))
+        return sorted(self._values(name, key))
 
     def known_tickers(self) -> set[str]:
         """Every ticker any dataset mentions (a ticker outside this set is unknown: 404)."""
         if self._known is None:
+            known: set[str] = set()
+            for name in self.lake.names():
+                known.update(self._values(name, "ticker"))
             with self._lock:
-                known: set[str] = set()
-                for name in self.lake.names():
-                    known.update(self.lake.distinct(name, "ticker"))
                 self._known = known
         return self._known
 
@@ -165,24 +271,61 @@ class Store:
         The dataset a request reads is asked first, so the set of every known ticker is only built for a ticker
         that one does not hold.
         """
-        if dataset is not None and ticker in self.groups(dataset):
+        if dataset is not None and ticker in self._values(dataset, "ticker"):
             return True
         return ticker in self.known_tickers()
 
     def cik_to_ticker(self, cik: str) -> str | None:
-        """Ticker of a CIK (leading zeros optional), from company facts then filings."""
+        """Ticker of a CIK (leading zeros optional), from company facts then filings (their two columns only)."""
         norm = cik.strip().lstrip("0")
         for name in ("company_facts", "filings"):
-            df = self.frame(name)
-            if "cik" in df.columns and len(df):
-                hit = df.loc[df["cik"].astype("string").str.lstrip("0") == norm, "ticker"]
-                if len(hit):
-                    return str(hit.iloc[0])
+            found = self._kept("cik", name, make=lambda n=name: _first_by_cik(self, n), size=_dict_bytes)
+            if norm in found:
+                return found[norm]
         return None
+
+
+class _Groups(Mapping[str, pd.DataFrame]):
+    """A dataset by the values of a key: keys from metadata, each frame read when it is asked for."""
+
+    def __init__(self, store: Store, name: str, key: str) -> None:
+        self._store, self._name, self._key = store, name, key
+
+    def _values(self) -> frozenset[str]:
+        return self._store._values(self._name, self._key)
+
+    def __contains__(self, value: object) -> bool:
+        return isinstance(value, str) and value in self._values()
+
+    def __getitem__(self, value: str) -> pd.DataFrame:
+        if value not in self:
+            raise KeyError(value)
+        return self._store.rows(self._name, value, self._key)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(sorted(self._values()))
+
+    def __len__(self) -> int:
+        return len(self._values())
+
+
+def _first_by_cik(store: Store, name: str) -> dict[str, str]:
+    """``{CIK without leading zeros: the ticker of its first row}`` of dataset ``name`` (two columns read)."""
+    try:
+        df = store._read(name, columns=["cik", "ticker"])
+    except KeyError:  # a dataset without these columns
+        return {}
+    out: dict[str, str] = {}
+    for cik, ticker in zip(df["cik"].astype("string").str.lstrip("0"), df["ticker"].astype("string"), strict=True):
+        if not pd.isna(cik) and not pd.isna(ticker) and cik not in out:
+            out[str(cik)] = str(ticker)
+    return out
 
 
 def _split(df: pd.DataFrame, key: str) -> dict[str, pd.DataFrame]:
     """``df`` by the values of ``key``: views of a frame written in key order (the lake's are), copies else."""
+    if key not in df.columns or not len(df):
+        return {}
     column = df[key]
     if isinstance(column.dtype, pd.CategoricalDtype):
         codes = column.cat.codes.to_numpy()
@@ -197,3 +340,33 @@ def _split(df: pd.DataFrame, key: str) -> dict[str, pd.DataFrame]:
         return {str(names[codes[a]]): df.iloc[a:b] for a, b in zip(starts, stops, strict=True)}
     keys = column.astype("string")
     return {str(k): sub for k, sub in df.groupby(keys, observed=True, sort=True)}
+
+
+def _frame_bytes(value: Any) -> int:
+    """The memory of a frame (or of the frames of a split), counted once per buffer-holding column."""
+    if isinstance(value, dict):
+        frames = list(value.values())
+        if not frames:
+            return 256
+        base = frames[0]
+        # views of one frame: count the rows of every part at the first part's bytes per row
+        rows = sum(len(f) for f in frames)
+        per_row = _frame_bytes(base) / max(len(base), 1)
+        return int(per_row * rows) + 512 * len(frames)
+    return int(value.memory_usage(index=True, deep=True).sum()) + 512
+
+
+def _lists_bytes(values: dict[str, list[Any]]) -> int:
+    """An estimate of JSON-ready column lists' memory: a slot per value plus the objects of a sample."""
+    total = 256
+    for column in values.values():
+        n = len(column)
+        sample = column[:: max(1, n // 32)][:32]
+        per = sum(sys.getsizeof(v) for v in sample) / max(len(sample), 1)
+        total += int(n * (8 + per)) + 56
+    return total
+
+
+def _dict_bytes(d: dict[str, str]) -> int:
+    """An estimate of a small text-to-text dict's memory."""
+    return 256 + 200 * len(d)

@@ -1,0 +1,182 @@
+"""The server's store reads lazily: one ticker's question reads that ticker's rows, what it keeps stays within its
+byte budget (least recently used out first), and a landing is seen after ``changed()``."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.dataset as pads
+import pyarrow.parquet as pq
+import pytest
+
+from fdkit.lake import LakeReader, read_dataset
+from fdkit.lake.io import DatasetFiles, _row_groups, bump_generation, conform, write_dataset
+from fdkit.server.store import Store, parse_bytes
+
+TICKERS = [f"T{i:02d}" for i in range(1, 9)]
+BARS = 400
+
+
+def _bars(tickers: list[str], n: int = BARS, start: str = "2020-01-01", seed: int = 1) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    days = pd.bdate_range(start, periods=n, tz="UTC")
+    close = 50 + rng.random((len(tickers), n)).cumsum(axis=1)
+    return pd.DataFrame({
+        "ticker": np.repeat(tickers, n), "time": np.tile(days.to_numpy(), len(tickers)),
+        "time_milliseconds": np.tile(days.as_unit("ms").asi8, len(tickers)),
+        "open": close.ravel(), "high": close.ravel() + 1, "low": close.ravel() - 1, "close": close.ravel(),
+        "volume": np.arange(len(tickers) * n, dtype="int64"),
+    })  # fmt: skip
+
+
+@pytest.fixture
+def hive_lake(tmp_path):
+    """Prices partitioned by ticker (as ``fdkit mirror`` writes), statements too."""
+    root = tmp_path / "lake"
+    write_dataset(root, "prices", _bars(TICKERS), partition_by="ticker")
+    facts = pd.DataFrame({"ticker": TICKERS, "cik": [f"{i:010d}" for i in range(1, 9)], "name": TICKERS})
+    write_dataset(root, "company_facts", facts)
+    return root
+
+
+@pytest.fixture
+def flat_lake(tmp_path):
+    """Prices in one flat file sorted by ticker, row groups of 100 rows (four per ticker)."""
+    root = tmp_path / "flat"
+    table = pa.Table.from_pandas(conform(_bars(TICKERS), "prices"), preserve_index=False)
+    (root / "prices").mkdir(parents=True)
+    pq.write_table(table, root / "prices" / "part-0.parquet", row_group_size=100)
+    return root
+
+
+def _lazy(root, budget: int = 64 * 2**20) -> Store:
+    """A store that reads per ticker (the test lakes are small: every dataset would be read whole otherwise)."""
+    store = Store(root, memory_bytes=budget)
+    store._small = lambda name: False  # type: ignore[method-assign]
+    return store
+
+
+def _expected(root, name: str, ticker: str) -> pd.DataFrame:
+    df = read_dataset(root, name)
+    return df[df["ticker"].astype("string") == ticker].reset_index(drop=True)
+
+
+@pytest.mark.parametrize("lake", ["hive_lake", "flat_lake"])
+def test_one_ticker_reads_only_its_rows(lake, request):
+    root = request.getfixturevalue(lake)
+    store = _lazy(root)
+    assert store.cached() == [] and store.rows_read == 0  # nothing is read at start
+    assert "T03" in store.groups("prices") and "NOPE" not in store.groups("prices")
+    assert store.knows("T05", "prices") and store.keys_of("prices") == TICKERS
+    assert store.rows_read == 0  # tickers come from folder names or the ticker column, not from rows
+
+    got = store.rows("prices", "T03")
+    pd.testing.assert_frame_equal(got, _expected(root, "prices", "T03"), check_categorical=False)
+    assert store.rows_read == BARS
+    assert store.cached() == [("rows", "prices", "ticker", "T03")]
+
+    rows, stamps = store.sorted_rows("prices", "T04")
+    assert rows["ticker"].astype("string").eq("T04").all() and len(rows) == BARS
+    assert np.all(np.diff(stamps) > 0) and store.has_sorted("prices", "T04")
+    values = store.sorted_values("prices", "T04", ["close", "time"])
+    assert values["close"] == rows["close"].tolist()
+    assert store.rows_read == 2 * BARS
+    assert {k[0] for k in store.cached()} == {"rows", "sorted", "json"}
+    assert not any("T04" != k[2] for k in store.cached() if k[0] in ("sorted", "json"))
+
+    assert store.rows("prices", "NOPE").empty and list(store.rows("prices", "NOPE").columns) == list(got.columns)
+
+
+def test_flat_files_are_read_by_the_row_groups_whose_statistics_hold_the_ticker(flat_lake):
+    listing = DatasetFiles.of(flat_lake, "prices")
+    ds = pads.dataset([str(f) for f in listing.files], format="parquet")
+    kept = _row_groups(listing, ds, {"ticker": "T03"})
+    assert sum(f.num_row_groups for f in kept.get_fragments()) == BARS // 100  # of 32 in the file
+    assert not list(_row_groups(listing, ds, {"ticker": "ZZZ"}).get_fragments())
+
+
+def test_the_budget_bounds_what_is_kept_and_answers_stay_right(hive_lake):
+    one = _frame_size(_expected(hive_lake, "prices", "T01"))
+    budget = int(one * 3.5)  # room for about one ticker's rows, sorted rows and values
+    store = _lazy(hive_lake, budget)
+    for ticker in [*TICKERS, *TICKERS[::-1], "T02", "T07"]:
+        rows, _ = store.sorted_rows("prices", ticker)
+        values = store.sorted_values("prices", ticker, ["close"])
+        direct = store.rows("prices", ticker)
+        want = _expected(hive_lake, "prices", ticker)
+        assert values["close"] == want.sort_values("time")["close"].tolist()
+        assert direct["close"].tolist() == want["close"].tolist()
+        assert store.cached_bytes() <= budget
+    assert len({k[2] if k[0] in ("sorted", "json") else k[3] for k in store.cached()}) < len(TICKERS)
+    assert store.rows_read > len(TICKERS) * BARS  # evicted tickers were read again
+
+
+def _frame_size(df: pd.DataFrame) -> int:
+    return int(df.memory_usage(index=True, deep=True).sum())
+
+
+def test_whole_frames_count_against_the_budget(hive_lake):
+    store = _lazy(hive_lake, 2**20)
+    whole = store.frame("prices")
+    assert len(whole) == len(TICKERS) * BARS
+    if _frame_size(whole) > 2**20:
+        assert store.cached() == []  # larger than the budget: answered, not kept
+    assert store.cached_bytes() <= 2**20
+
+
+def test_landed_data_is_seen_after_changed(hive_lake):
+    store = _lazy(hive_lake)
+    assert len(store.rows("prices", "T01")) == BARS and "NEW" not in store.groups("prices")
+    assert store.cik_to_ticker("1") == "T01"
+    assert not store.changed()
+    # a landing: a new ticker's partition, and an amended bar of T01 beside its old one
+    write_dataset(hive_lake, "prices", _bars(["NEW"], 20), partition_by="ticker", mode="append")
+    later = _bars(["T01"], 5, start="2021-07-01")
+    write_dataset(hive_lake, "prices", later, partition_by="ticker", mode="append")
+    bump_generation(hive_lake)
+    assert store.changed() and store.cached() == []
+    assert "NEW" in store.groups("prices") and store.knows("NEW") and len(store.rows("prices", "NEW")) == 20
+    assert len(store.rows("prices", "T01")) == BARS + 5
+    rows, stamps = store.sorted_rows("prices", "T01")
+    assert np.all(np.diff(stamps) >= 0) and len(rows) == BARS + 5
+
+
+def test_mixed_layouts_read_per_ticker_as_a_whole_read_filtered(tmp_path):
+    # the bundled flat file with a dictionary ticker column, and the receiver's ticker= partitions beside it
+    root = tmp_path / "mixed"
+    write_dataset(root, "prices", _bars(TICKERS[:4]))
+    write_dataset(root, "prices", _bars(["T02", "T09"], 10, start="2022-01-03"), partition_by="ticker", mode="append")
+    reader = LakeReader(root)
+    whole = read_dataset(root, "prices")
+    for ticker in ("T02", "T09", "T01", "NOPE"):
+        want = whole[whole["ticker"].astype("string") == ticker].reset_index(drop=True)
+        got = reader.read("prices", where={"ticker": ticker})
+        pd.testing.assert_frame_equal(got, want, check_categorical=False)
+        assert list(got.dtypes.astype(str)) == list(whole.dtypes.astype(str))
+    store = _lazy(root)
+    assert len(store.rows("prices", "T02")) == BARS + 10 and store.keys_of("prices") == ["T01", "T02", "T03", "T04",
+                                                                                          "T09"]  # fmt: skip
+
+
+def test_where_on_a_keyed_dataset_keeps_the_record_written_last(tmp_path):
+    root = tmp_path / "keyed"
+    rates = pd.DataFrame(
+        {"bank": ["ECB", "FED"], "date": ["2024-01-02"] * 2, "name": ["MRO", "FFR"], "rate": [4.5, 5.5]}
+    )
+    write_dataset(root, "interest_rates", rates)
+    amended = rates.iloc[[1]].assign(rate=5.25)
+    write_dataset(root, "interest_rates", amended, partition_by="bank", mode="append")
+    reader = LakeReader(root)
+    assert reader.read("interest_rates", where={"bank": "FED"})["rate"].tolist() == [5.25]
+    assert reader.read("interest_rates", where={"bank": "ECB"})["rate"].tolist() == [4.5]
+
+
+def test_the_memory_option_reads_sizes():
+    from fdkit.cli import build_parser
+
+    assert parse_bytes("512MB") == 512 * 2**20 and parse_bytes("1.5GB") == int(1.5 * 2**30)
+    for bad in ("lots", "12 parsecs", "10KB"):
+        with pytest.raises(ValueError):
+            parse_bytes(bad)
+    assert build_parser().parse_args(["serve", "--memory", "256MB"]).memory == "256MB"
