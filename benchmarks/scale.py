@@ -1,0 +1,196 @@
+#!/usr/bin/env python3
+"""``fdkit serve`` over synthetic market-scale lakes: start time, memory and latency as the lake grows.
+
+Usage::
+
+    python benchmarks/synth_lake.py /tmp/lake-200 --tickers 200      # and 2000, 10000 ...
+    python benchmarks/scale.py /tmp/lake-200 /tmp/lake-2000 [--queries 1000] [--connections 8] [--memory 1GB]
+                               [--markdown FILE]
+
+For each lake (written by ``benchmarks/synth_lake.py``), ``fdkit serve --data LAKE`` starts in its own process and
+the load generator runs in another (this script with ``--load``: aiohttp keep-alive connections on one event
+loop). Reported per lake: the seconds from launch to the first ``/healthz`` answer (ready) and to the first
+``/prices`` answer, the server's RSS after ``--queries`` distinct random single-ticker ``/prices`` queries (random
+tickers of the lake, random ranges of 1 to 1,500 days in 2005-2026) and its peak RSS, p50/p99 of those queries,
+and, between the first and the last lake, the growth ratios. Most tickers of a large lake are asked once, so most
+queries read from disk: the figures are of the lazy data path, not of a warm memo.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from urllib.request import Request, urlopen
+
+ROOT = Path(__file__).resolve().parent.parent
+KEY = "scale-benchmark-key-0123456789"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _rss(pid: int) -> tuple[int, int]:
+    """Current and peak resident set size of a process, in bytes."""
+    fields = dict(line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines() if ":" in line)
+    return int(fields["VmRSS"].split()[0]) * 1024, int(fields["VmHWM"].split()[0]) * 1024
+
+
+def _get(url: str, timeout: float = 120) -> int:
+    with urlopen(Request(url, headers={"X-API-KEY": KEY}), timeout=timeout) as r:  # noqa: S310 (loopback only)
+        r.read()
+        return int(r.status)
+
+
+def queries(tickers: list[str], n: int, seed: int) -> list[dict[str, str]]:
+    """``n`` distinct ``/prices`` queries: a random ticker and a range of 1 to 1,500 days in 2005-2026."""
+    rng = random.Random(seed)
+    out: list[dict[str, str]] = []
+    seen: set[tuple[str, int, int]] = set()
+    base = 12_784  # 2005-01-01 as days since the epoch
+    while len(out) < n:
+        t, start = rng.choice(tickers), base + rng.randrange(0, 7_600)
+        end = start + rng.randrange(1, 1_500)
+        if (t, start, end) in seen:
+            continue
+        seen.add((t, start, end))
+        day = lambda d: time.strftime("%Y-%m-%d", time.gmtime(d * 86_400))  # noqa: E731
+        out.append({"ticker": t, "interval": "day", "start_date": day(start), "end_date": day(end)})
+    return out
+
+
+async def _drive(url: str, qs: list[dict[str, str]], connections: int) -> dict:
+    import aiohttp
+
+    latencies: list[float] = []
+    statuses: dict[int, int] = {}
+    todo = iter(qs)
+    connector = aiohttp.TCPConnector(limit=connections)
+    timeout = aiohttp.ClientTimeout(total=120)
+    async with aiohttp.ClientSession(connector=connector, timeout=timeout, headers={"X-API-KEY": KEY}) as session:
+
+        async def worker() -> None:
+            for q in todo:
+                t = time.perf_counter()
+                async with session.get(url + "/prices", params=q) as r:
+                    await r.read()
+                    statuses[r.status] = statuses.get(r.status, 0) + 1
+                latencies.append(time.perf_counter() - t)
+
+        t0 = time.perf_counter()
+        await asyncio.gather(*(worker() for _ in range(connections)))
+        elapsed = time.perf_counter() - t0
+    xs = sorted(latencies)
+
+    def pct(p: float) -> float:
+        return xs[min(len(xs) - 1, int(p / 100 * len(xs)))] * 1000
+
+    return {"requests": len(xs), "seconds": elapsed, "p50_ms": pct(50), "p99_ms": pct(99), "statuses": statuses}
+
+
+def _tickers(lake: Path) -> list[str]:
+    return sorted(p.name.split("=", 1)[1] for p in (lake / "prices").iterdir() if p.name.startswith("ticker="))
+
+
+def measure(lake: Path, n_queries: int, connections: int, memory: str, seed: int) -> dict:
+    """Start ``fdkit serve`` on ``lake``, drive it, and return the figures."""
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}"
+    with tempfile.TemporaryDirectory() as tmp:
+        keys = Path(tmp) / "keys"
+        keys.write_text(f"{KEY} pro\n")
+        env = {**os.environ, "FDKIT_CACHE_DIR": tmp}
+        cmd = [sys.executable, "-m", "fdkit.cli", "serve", "--data", str(lake), "--port", str(port), "--keys",
+               str(keys), "--memory", memory]  # fmt: skip
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            while True:
+                try:
+                    if _get(url + "/healthz", timeout=2) == 200:
+                        break
+                except OSError:
+                    if proc.poll() is not None:
+                        raise RuntimeError(f"fdkit serve exited with {proc.returncode}") from None
+                    time.sleep(0.02)
+            ready = time.perf_counter() - t0
+            names = _tickers(lake)
+            first_q = queries(names, 1, seed + 1)[0]
+            _get(url + "/prices?" + "&".join(f"{k}={v}" for k, v in first_q.items()))
+            first = time.perf_counter() - t0
+            rss_ready = _rss(proc.pid)[0]
+            with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+                json.dump(queries(names, n_queries, seed), f)
+            out = subprocess.run([sys.executable, __file__, "--load", url, f.name, "--connections", str(connections)],
+                                 capture_output=True, text=True, check=True, timeout=3600)  # fmt: skip
+            os.unlink(f.name)
+            load = json.loads(out.stdout)
+            rss, peak = _rss(proc.pid)
+        finally:
+            proc.send_signal(signal.SIGINT)
+            try:
+                proc.wait(20)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+    files = list((lake / "prices").rglob("*.parquet"))
+    return {"lake": str(lake), "tickers": len(names), "price_files": len(files),
+            "price_bytes": sum(p.stat().st_size for p in files), "ready_s": ready, "first_prices_s": first,
+            "rss_ready_mb": rss_ready / 2**20, "rss_mb": rss / 2**20, "peak_rss_mb": peak / 2**20, **load}  # fmt: skip
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("lakes", nargs="+")
+    ap.add_argument("--queries", type=int, default=1000)
+    ap.add_argument("--connections", type=int, default=8)
+    ap.add_argument("--memory", default="1GB", help="fdkit serve --memory")
+    ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--markdown", help="append the table to this file")
+    ap.add_argument("--load", action="store_true", help=argparse.SUPPRESS)  # the load generator's own process
+    args = ap.parse_args(argv)
+    if args.load:
+        url, path = args.lakes
+        print(json.dumps(asyncio.run(_drive(url, json.loads(Path(path).read_text()), args.connections))))
+        return 0
+    load = os.getloadavg()
+    print(f"{os.cpu_count()} cores, load average {load[0]:.2f}", file=sys.stderr)
+    results = []
+    for lake in args.lakes:
+        r = measure(Path(lake), args.queries, args.connections, args.memory, args.seed)
+        print(json.dumps(r), flush=True)
+        results.append(r)
+    lines = ["| lake | ready | first /prices | RSS at ready | RSS after queries (peak) | p50 / p99 | statuses |",
+             "|---|---:|---:|---:|---:|---:|---|"]  # fmt: skip
+    for r in results:
+        lines.append(f"| {r['tickers']:,} tickers ({r['price_files']:,} price files, {r['price_bytes'] / 2**30:.2f} "
+                     f"GB) | {r['ready_s']:.2f} s | {r['first_prices_s']:.2f} s | {r['rss_ready_mb']:.0f} MB | "
+                     f"{r['rss_mb']:.0f} MB ({r['peak_rss_mb']:.0f} MB) | {r['p50_ms']:.1f} / {r['p99_ms']:.1f} ms | "
+                     f"{r['statuses']} |")  # fmt: skip
+    if len(results) > 1:
+        a, b = results[0], results[-1]
+        ratio = {k: b[k] / a[k] for k in ("ready_s", "first_prices_s", "rss_mb", "p99_ms")}
+        lines.append(f"\nGrowth {a['tickers']:,} -> {b['tickers']:,} tickers: ready x{ratio['ready_s']:.2f}, "
+                     f"first /prices x{ratio['first_prices_s']:.2f}, RSS x{ratio['rss_mb']:.2f}, "
+                     f"p99 x{ratio['p99_ms']:.2f}.")  # fmt: skip
+    text = "\n".join(lines)
+    print(text)
+    if args.markdown:
+        with open(args.markdown, "a") as f:
+            f.write(text + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
