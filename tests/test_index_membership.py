@@ -179,7 +179,8 @@ def test_the_sp500_has_about_500_members(lake):
 def test_current_tickers_follow_ticker_changes_only(fixture_spells):
     s = fixture_spells[fixture_spells["index"] == "sp500"].set_index("ticker")
     assert s.loc["LEHMQ", "current_ticker"] == "LEH"  # renamed the day after its spell ended
-    assert s.loc["G", "current_ticker"] == "G"  # a merger's successor (PG) is another company
+    # a merger's successor (PG) is another company, and G is Genpact's today: Gillette is served as G_2005
+    assert s.loc["G", "current_ticker"] == "G_2005"
     assert s.loc["TSLA", "current_ticker"] == "TSLQ"  # a running spell follows a later change
     assert s.loc["AAPL", "current_ticker"] == "AAPL"
 

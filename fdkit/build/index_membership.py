@@ -25,22 +25,20 @@ Example:
 
 from __future__ import annotations
 
-import re
-
 import pandas as pd
 
 from fdkit.build.common import tuples
+from fdkit.build.identity import company_tickers, renames_of, same_company
 from fdkit.build.stage import Context, Provenance, Stage, dataset
 
 INDICES = ("sp500", "sp400", "sp600")
 FOLDER = "data-real-3/index-membership"
 EVENTS = "data-real-4/index-membership-extra/us_symbol_events.csv"
-SOURCES = (*(f"{FOLDER}/{index}_{part}.csv" for index in INDICES for part in ("seed", "changes", "current")), EVENTS)
+#: which symbols each price file holds and over which dates: tells a symbol reused after a gap from one that traded on
+COVERAGE = "data-real-5/prices/coverage_index.csv.gz"
+SOURCES = (*(f"{FOLDER}/{index}_{part}.csv" for index in INDICES for part in ("seed", "changes", "current")), EVENTS,
+           COVERAGE)  # fmt: skip
 COLUMNS = ["index", "ticker", "name", "cik", "start_date", "end_date"]
-#: a rename ends the old symbol's spell the day before the change: the change follows the spell's end within this
-_RENAME_SLACK = pd.Timedelta(days=7)
-
-_SUFFIXES = re.compile(r"\b(INC|CORP|CORPORATION|CO|COMPANY|LTD|LIMITED|PLC|THE|HOLDINGS|HLDGS|GROUP|NEW|CLASS|CL)\b")
 
 
 def _text(value: object) -> str | None:
@@ -91,30 +89,6 @@ def membership_spells(index: str, seed: pd.DataFrame, changes: pd.DataFrame, cur
     return out[COLUMNS].sort_values(["ticker", "start_date"], kind="stable").reset_index(drop=True)
 
 
-def _words(name: object) -> list[str]:
-    """A company name's words, without punctuation or corporate suffixes (``Apple Inc.`` -> ``['APPLE']``)."""
-    return _SUFFIXES.sub(" ", re.sub(r"[^A-Z0-9 ]", " ", str(name).upper())).split()
-
-
-def same_company(a: object, b: object) -> bool:
-    """Whether two names name one company: the shorter's words begin the longer's (suffixes aside).
-
-    Args:
-        a: a name.
-        b: another.
-
-    Returns:
-        ``True`` where they agree; ``False`` where either is empty.
-
-    Example:
-        >>> same_company("Apple", "Apple Inc."), same_company("Hansen Natural", "Monster Beverage")
-        (True, False)
-    """
-    x, y = _words(a), _words(b)
-    n = min(len(x), len(y))
-    return n > 0 and x[:n] == y[:n]
-
-
 def with_ciks(spells: pd.DataFrame, known: pd.DataFrame) -> pd.DataFrame:
     """The CIK of each spell as the lake knows the company: one CIK per ticker across the lake.
 
@@ -154,58 +128,11 @@ def with_ciks(spells: pd.DataFrame, known: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def current_tickers(spells: pd.DataFrame, changes: pd.DataFrame) -> pd.Series:
-    """The symbol each spell's company trades under today: its ticker, followed through ticker changes.
-
-    Only ``ticker_change`` events count (a merger's successor is another company). A spell that ended the day
-    before its ticker changed (a rename: the source ends the old symbol's spell and starts the new one's) takes the
-    new symbol, and so on through later changes of that symbol (WLP -> ANTM in 2014 -> ELV in 2022); a change
-    dated inside a spell (the source kept the old symbol: CDAY -> DAY in 2024) counts too, and a running spell
-    follows every change dated after its start.
-
-    Args:
-        spells: ``ticker``, ``start_date``, ``end_date``.
-        changes: ``event_date``, ``event_type``, ``old_symbol``, ``new_symbol`` (text).
-
-    Returns:
-        One symbol per spell, aligned to ``spells``.
-
-    Example:
-        >>> spells = pd.DataFrame({"ticker": ["WLP", "FB", "G"], "start_date": pd.to_datetime(["2005-01-03"] * 3),
-        ...                        "end_date": pd.to_datetime(["2014-12-02", "2022-06-08", "2005-10-02"])})
-        >>> changes = pd.DataFrame({"event_date": ["2014-12-03", "2022-06-28", "2022-06-09"],
-        ...                         "event_type": ["ticker_change"] * 3, "old_symbol": ["WLP", "ANTM", "FB"],
-        ...                         "new_symbol": ["ANTM", "ELV", "META"]})
-        >>> current_tickers(spells, changes).tolist()
-        ['ELV', 'META', 'G']
-    """
-    renames: dict[str, list[tuple[pd.Timestamp, str]]] = {}
-    for r in tuples(changes[changes["event_type"] == "ticker_change"]):
-        new = _text(r.new_symbol)
-        if new is not None:
-            key = str(r.old_symbol).replace(".", "-")
-            renames.setdefault(key, []).append((pd.Timestamp(r.event_date), new.replace(".", "-")))
-    out = []
-    for r in tuples(spells):
-        symbol, since = r.ticker, r.start_date
-        ended = r.end_date
-        for _ in range(10):  # a bound: each hop moves forward in time
-            hops = sorted(
-                (day, new) for day, new in renames.get(symbol, [])
-                if day > since and (pd.isna(ended) or day <= ended + _RENAME_SLACK)
-            )  # fmt: skip
-            if not hops:
-                break
-            since, symbol = hops[0]
-            ended = pd.NaT  # the renamed company runs on under its new symbol
-        out.append(symbol)
-    return pd.Series(out, index=spells.index, dtype="string")
-
-
 def build_index_membership(
     sources: dict[str, tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]],
     companies: pd.DataFrame,
     changes: pd.DataFrame | None = None,
+    coverage: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
     """The ``index_membership`` rows of every index, tickers in the lake's spelling (``BRK-B``).
 
@@ -213,6 +140,7 @@ def build_index_membership(
         sources: index name -> (seed, changes, current), read as text.
         companies: the lake's company facts (``ticker``, ``name``, ``cik``).
         changes: symbol events (``ticker_change`` rows give ``current_ticker``); none: every spell keeps its own.
+        coverage: the price files' symbol coverage (see :func:`fdkit.build.identity.company_tickers`).
 
     Returns:
         One row per spell, sorted by index, ticker and start, with ``current_ticker``.
@@ -223,8 +151,9 @@ def build_index_membership(
     today = today.assign(ticker=today["ticker"].str.replace(".", "-", regex=False))
     known = pd.concat([companies[["ticker", "name", "cik"]].astype({"ticker": str}), today], ignore_index=True)
     out = with_ciks(spells, known.drop_duplicates(["ticker", "cik"]))
-    empty = pd.DataFrame(columns=["event_date", "event_type", "old_symbol", "new_symbol"])
-    out["current_ticker"] = current_tickers(out, empty if changes is None else changes)
+    events = pd.DataFrame(columns=["event_date", "event_type", "old_symbol", "new_symbol"])
+    renames = renames_of(events if changes is None else changes, [sources[i][1] for i in sorted(sources)])
+    out["current_ticker"] = company_tickers(out, renames, coverage)
     return out.sort_values(["index", "ticker", "start_date"], kind="stable").reset_index(drop=True)
 
 
@@ -234,12 +163,15 @@ def _index_membership(ctx: Context) -> dict[str, pd.DataFrame]:
 
     sources = {i: (read(i, "seed"), read(i, "changes"), read(i, "current")) for i in INDICES}
     changes = pd.read_csv(ctx.source(EVENTS), dtype=str, keep_default_na=False)
-    return {"index_membership": build_index_membership(sources, ctx["company_facts"], changes)}
+    coverage = pd.read_csv(ctx.source(COVERAGE), parse_dates=["first_date", "last_date"])
+    coverage["symbol"] = coverage["symbol"].astype(str).str.replace(".", "-", regex=False)
+    return {"index_membership": build_index_membership(sources, ctx["company_facts"], changes, coverage)}
 
 
 _PROVENANCE = Provenance(
     "../shared/data-real-3/index-membership/sp500_*.csv, sp400_*.csv, sp600_*.csv (seed roster, changes, today's "
-    "members; package pitindex 0.2.1, folder pitindex/data/); CIKs also from `company_facts`; ticker changes from "
+    "members; package pitindex 0.2.1, folder pitindex/data/); CIKs also from `company_facts`; which symbols the "
+    "price files hold when, from ../shared/data-real-5/prices/coverage_index.csv.gz; ticker changes from "
     "../shared/data-real-4/index-membership-extra/us_symbol_events.csv (package index-constitution 1.0.1)",
     "MIT (pitindex, Ariel Nacamulli; index-constitution contributors); reconstructed from Wikipedia's constituent "
     "lists and fja05680/sp500",
@@ -260,7 +192,14 @@ _PROVENANCE = Provenance(
     "the symbol the company trades under today: the spell's ticker followed through the ticker changes of "
     "../shared/data-real-4/index-membership-extra/us_symbol_events.csv (package index-constitution 1.0.1, MIT; "
     "ticker_change rows only: a merger's successor is another company), a spell ending the day before its "
-    "symbol changed taking the new one (FB -> META 2022-06-09, ANTM -> ELV 2022-06-28).",
+    "symbol changed taking the new one (FB -> META 2022-06-09, ANTM -> ELV 2022-06-28); the membership files' "
+    "own 'rename -> NEW' removals count as ticker changes too (ABC -> COR 2023-08-30). One symbol, one company "
+    "(fdkit.build.identity): spells of one symbol are one company unless their CIKs or the first words of their "
+    "names differ, or more than five years separate them with a name unknown and no price file shows the symbol "
+    "trading in between; where two companies end at one symbol, the one holding it now keeps it and the other is "
+    "served as SYMBOL_YEAR, the year its last spell ended (G_2005 Gillette, DELL_2013 the Dell taken private, "
+    "COR_2021 CoreSite, ECHO_2021 Echo Global Logistics), a symbol no exchange uses; reviewed exceptions "
+    "(fdkit.build.identity.ONE_COMPANY): PCG, OI, CLF, IRT.",
     "a reconstruction from public lists, not S&P's files; a handful of dates can be a day off. Join other "
     "datasets on CIK or on dates, not on the symbol alone (a symbol may since belong to another company). XOM: "
     "the source and the SEC ticker file give CIK 0000034088, company_facts (the S&P list of 2026-08-08) "
