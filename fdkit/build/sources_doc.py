@@ -149,7 +149,9 @@ def write_sources_md(
     lines += _coverage(written)
     lines += _invariants(out)
     lines.append(LEFT_OUT)
-    (out / "SOURCES.md").write_text("\n".join(lines))
+    text = "\n".join(lines)
+    kept = _kept_section(out / "SOURCES.md")
+    (out / "SOURCES.md").write_text(text.rstrip("\n") + "\n\n" + kept if kept else text)
     _write_concepts(out)
 
 
@@ -252,3 +254,17 @@ def _write_concepts(out: Path) -> None:
         "",
     ]
     (out / "CONCEPTS.md").write_text("\n".join(lines))
+
+
+#: the section the history package's build writes into ``SOURCES.md`` (its coverage table), kept across rebuilds
+KEPT_BEGIN = "<!-- price-history-coverage"
+KEPT_END = "<!-- /price-history-coverage -->"
+
+
+def _kept_section(path: Path) -> str:
+    """The marked section of an existing ``SOURCES.md`` (empty when none): another build's, not this one's."""
+    if not path.exists():
+        return ""
+    text = path.read_text()
+    start, end = text.find(KEPT_BEGIN), text.find(KEPT_END)
+    return text[start : end + len(KEPT_END)] + "\n" if 0 <= start < end else ""

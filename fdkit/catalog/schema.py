@@ -59,6 +59,9 @@ KNOWN_CATEGORIES: Mapping[str, tuple[str, ...]] = MappingProxyType(
         **{f"{p}_{s}_surprise": ("BEAT", "MEET", "MISS") for p in ("quarterly", "annual") for s in ("revenue", "eps")},
         "filing_window": ("AFTER_HOURS", "DURING_MARKET", "PRE_MARKET", "WEEKEND"),
         "holding_type": ("derivative", "non_derivative"),
+        # price history: what ``close`` is on a row (fdkit.build.history)
+        "basis": ("adjusted_only", "as_traded", "price_only"),
+        "price_source": ("ml4t", "pystock", "stooq_2017", "stooq_2025", "wiki", "yahoo_index"),
     }
 )
 
@@ -265,6 +268,21 @@ _SCHEMAS: dict[str, dict[str, str]] = {
         "low": F,
         "close": F,
         "volume": INT,
+    },  # fmt: skip
+    # twenty years of daily closes of every company ever in the S&P 500/400/600 (an fdkit extension, shipped by
+    # the fdkit-history package): close = as traded on today's split basis (missing where no raw close exists),
+    # adj_close = split- and dividend-adjusted (total return) on the basis of adjusted_as_of, dividend = cash per
+    # share on the close's basis on an ex-date (0 on other as-traded days, missing where close is)
+    "price_history": {
+        "ticker": C,
+        "date": D,
+        "close": F,
+        "adj_close": F,
+        "dividend": F,
+        "volume": INT,
+        "basis": C,
+        "adjusted_as_of": D,
+        "price_source": C,
     },  # fmt: skip
     "crypto_prices": {
         "ticker": C,

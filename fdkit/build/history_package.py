@@ -1,0 +1,182 @@
+"""Build the ``fdkit-history`` data package: the price history stage over a built lake, written by year.
+
+Usage::
+
+    python -m fdkit.build.history_package [SOURCE_DIR] [--lake data] [--out history/fdkit_history/_data]
+
+It reads ``index_membership`` and ``splits`` from the lake (the main build's), runs
+:data:`fdkit.build.history.PRICE_HISTORY` on the sources, writes ``price_history/part-YYYY.parquet`` (rows sorted
+by ticker and date, small row groups, so one company's rows are read without the rest) and puts the coverage table
+of every month-end into the lake's ``SOURCES.md`` (between markers the main build keeps).
+
+Example:
+    >>> spells = pd.DataFrame({"index": ["sp500"] * 2, "current_ticker": ["A", "B"], "ticker": ["A", "B"],
+    ...                        "start_date": pd.to_datetime(["2005-01-03"] * 2), "end_date": pd.NaT})
+    >>> bars = pd.DataFrame({"ticker": ["A"], "date": pd.to_datetime(["2005-01-31"])})
+    >>> coverage(bars, spells, ["2005-01-31"])[["index", "members", "priced", "missing"]].values.tolist()
+    [['sp500', 2, 1, 'B']]
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from fdkit.build.driver import run_stage
+from fdkit.build.history import PRICE_HISTORY, PROVENANCE
+from fdkit.build.pipeline import ROOT, source_roots
+from fdkit.lake.io import read_dataset
+
+__all__ = ["MARK_BEGIN", "MARK_END", "coverage", "coverage_markdown", "main", "write_history"]
+
+MARK_BEGIN = "<!-- price-history-coverage: written by python -m fdkit.build.history_package -->"
+MARK_END = "<!-- /price-history-coverage -->"
+ROW_GROUP = 16_384
+
+
+def write_history(df: pd.DataFrame, out: Path) -> list[Path]:
+    """Write the history as one Parquet file a year (float32 prices: the sources' own precision).
+
+    Args:
+        df: the ``price_history`` rows.
+        out: the package's data folder (``price_history/`` is made in it, emptied first).
+
+    Returns:
+        The files written.
+    """
+    base = out / "price_history"
+    base.mkdir(parents=True, exist_ok=True)
+    for old in base.glob("*.parquet"):
+        old.unlink()
+    df = df.sort_values(["ticker", "date"], kind="stable")
+    files = []
+    for year, part in df.groupby(df["date"].dt.year, sort=True):
+        table = pa.table({
+            "ticker": pa.array(part["ticker"].astype(str)).dictionary_encode(),
+            "date": pa.array(part["date"].dt.date, pa.date32()),
+            "close": pa.array(part["close"].astype("float32"), from_pandas=True),
+            "adj_close": pa.array(part["adj_close"].astype("float32"), from_pandas=True),
+            "dividend": pa.array(part["dividend"].astype("float32"), from_pandas=True),
+            "volume": pa.array(part["volume"].astype("Int64"), pa.int64(), from_pandas=True),
+            "basis": pa.array(part["basis"].astype(str)).dictionary_encode(),
+            "adjusted_as_of": pa.array(part["adjusted_as_of"].dt.date, pa.date32()),
+            "price_source": pa.array(part["price_source"].astype(str)).dictionary_encode(),
+        })  # fmt: skip
+        path = base / f"part-{year}.parquet"
+        pq.write_table(table, path, compression="zstd", compression_level=9, row_group_size=ROW_GROUP)
+        files.append(path)
+    return files
+
+
+def coverage(bars: pd.DataFrame, spells: pd.DataFrame, month_ends: Sequence[str]) -> pd.DataFrame:
+    """The share of each index's members of each month-end with a bar on that month's last trading day.
+
+    Args:
+        bars: ``ticker``, ``date`` of the history.
+        spells: ``index_membership`` rows.
+        month_ends: the month-ends.
+
+    Returns:
+        ``index``, ``month``, ``members``, ``priced``, ``share``, ``missing`` (the unpriced members' tickers of the
+        time, space-separated).
+    """
+    days = np.sort(bars["date"].unique())
+    have = set(zip(bars["ticker"].astype(str), bars["date"], strict=True))
+    rows = []
+    for d in pd.to_datetime(list(month_ends)):
+        traded = days[days <= np.datetime64(d)]
+        if not len(traded):
+            continue
+        day = pd.Timestamp(traded[-1])
+        live = spells[(spells["start_date"] <= d) & (spells["end_date"].isna() | (spells["end_date"] >= d))]
+        for index, g in live.groupby("index", observed=True, sort=True):
+            ok = [(str(t), day) in have for t in g["current_ticker"]]
+            rows.append({"index": str(index), "month": d, "members": len(g), "priced": int(sum(ok)),
+                         "share": float(np.mean(ok)) if ok else np.nan,
+                         "missing": " ".join(sorted(t for t, o in zip(g["ticker"].astype(str), ok, strict=True)
+                                                    if not o))})  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def coverage_markdown(cov: pd.DataFrame, rejects: pd.DataFrame) -> str:
+    """The coverage section of ``SOURCES.md``: worst share a year per index, the worst months' missing names."""
+    cov = cov.assign(year=cov["month"].dt.year)
+    table = cov.pivot_table(index="year", columns="index", values="share", aggfunc="min")
+    lines = [MARK_BEGIN, "", "## `price_history` (the fdkit-history package, `history/`)", "",
+             f"* sources: {PROVENANCE.sources}", f"* licence: {PROVENANCE.licence}", f"* method: {PROVENANCE.method}",
+             f"* caveats: {PROVENANCE.caveats}", "",
+             "### Coverage of the price history (fdkit-history) by index membership", "",
+             "Share of each month-end's members with a bar on the month's last trading day (the lowest month of "
+             "each year; the S&P 400 list starts 2011-11-20, the S&P 600 list 2021-03-31). Targets: 95% from 2008, "
+             "90% before.", "", "| year | " + " | ".join(table.columns) + " |",
+             "|---|" + "---|" * len(table.columns)]  # fmt: skip
+    for year, r in table.iterrows():
+        lines.append(f"| {year} | " + " | ".join("" if pd.isna(v) else f"{v:.1%}" for v in r) + " |")
+    sp500 = cov[cov["index"] == "sp500"]
+    below = [f"{m:%Y-%m}" for m, s in zip(sp500["month"], sp500["share"], strict=True)
+             if s < (0.95 if m.year >= 2008 else 0.90)]  # fmt: skip
+    lines += ["", "Below target (sp500): " + ", ".join(below) + ".", "",
+              "The three worst S&P 500 months and their unpriced members:", ""]  # fmt: skip
+    for worst in sp500.nsmallest(3, "share").itertuples(index=False):
+        lines.append(f"- {worst.month:%Y-%m-%d}: {worst.priced}/{worst.members} ({worst.share:.1%}); missing: "
+                     f"{worst.missing}")  # fmt: skip
+    lines += ["", "Why: each Stooq dump holds only the names listed on its date, so a company that died between "
+              "2012-09 (the end of the raw 2000-2012 set) and 2013-02 (the start of WIKI), or between 2017-11 and "
+              "2025-07, lacks those months; names that died 2005-2007 outside the 2008/2012 lists are in no source; "
+              "LBO'd or reused symbols are served under SYMBOL_YEAR (index_membership). Sources not used for a "
+              "company because they disagree with a nearer one:", ""]  # fmt: skip
+    for bad in rejects.itertuples(index=False):
+        lines.append(f"- {bad.identity}: {bad.source} ({bad.reason})")
+    return "\n".join([*lines, "", MARK_END, ""])
+
+
+def put_section(sources_md: Path, section: str) -> None:
+    """Replace (or append) the marked coverage section of ``SOURCES.md``."""
+    text = sources_md.read_text() if sources_md.exists() else ""
+    pattern = re.compile(re.escape(MARK_BEGIN) + r".*?" + re.escape(MARK_END) + r"\n?", re.S)
+    text = pattern.sub("", text).rstrip("\n") + "\n\n" + section
+    sources_md.write_text(text)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The command line (see the module's docstring).
+
+    Args:
+        argv: arguments (default ``sys.argv[1:]``).
+
+    Returns:
+        The exit status.
+    """
+    ap = argparse.ArgumentParser(
+        prog="python -m fdkit.build.history_package", description=(__doc__ or "").split("\n")[0]
+    )
+    ap.add_argument("source", nargs="?", default=str(ROOT.parent / "shared" / "data-real"), help="data-real folder")
+    ap.add_argument("--lake", default=str(ROOT / "data"), help="the built lake (index_membership, splits)")
+    ap.add_argument("--out", default=str(ROOT / "history" / "fdkit_history" / "_data"), help="package data folder")
+    args = ap.parse_args(argv)
+    lake = Path(args.lake)
+    inputs = {name: read_dataset(lake, name) for name in PRICE_HISTORY.needs}
+    result = run_stage(PRICE_HISTORY, source_roots(Path(args.source)), inputs)
+    history = result["price_history"]
+    files = write_history(history, Path(args.out))
+    months = pd.date_range("2005-01-31", "2025-06-30", freq="ME").strftime("%Y-%m-%d").tolist()
+    cov = coverage(history[["ticker", "date"]], inputs["index_membership"], months)
+    put_section(lake / "SOURCES.md", coverage_markdown(cov, result["history_rejects"]))
+    size = sum(f.stat().st_size for f in files) / 1e6
+    print(
+        f"price_history: {len(history):,d} rows, {history['ticker'].nunique():,d} companies, {len(files)} files, "
+        f"{size:.1f} MB"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

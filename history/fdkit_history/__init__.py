@@ -1,0 +1,17 @@
+"""fdkit-history: the ``price_history`` dataset of fdkit's embedded service, as a separate data package.
+
+It holds ``_data/price_history/part-YYYY.parquet``, built from the repository by
+``python -m fdkit.build.history_package`` (see ``SOURCES.md`` beside this package). fdkit finds it through the
+``fdkit.lakes`` entry point: installed, ``fdkit.price_history(...)`` and ``fdkit serve`` serve it.
+
+Example:
+    >>> (DATA_DIR / "price_history").is_dir()
+    True
+"""
+
+from pathlib import Path
+
+__all__ = ["DATA_DIR"]
+
+#: the folder holding the package's datasets (a lake of its own)
+DATA_DIR = Path(__file__).resolve().parent / "_data"
