@@ -23,7 +23,7 @@ import pandas as pd
 from fdkit.client.dispatch import DateLike, Errors, call
 from fdkit.client.session import Client, default_client
 
-__all__ = ["income_statements", "balance_sheets", "cash_flow_statements", "segmented_revenues", "income_statement_segments", "balance_sheet_segments", "cash_flow_statement_segments", "segmented_financials", "financial_statements", "as_reported_income_statements", "as_reported_balance_sheets", "as_reported_cash_flow_statements", "as_reported_financials", "financial_metrics", "financial_metrics_snapshot", "screen", "financials_search", "line_items", "prices", "crypto_prices", "price_snapshot", "market_price_snapshot", "crypto_price_snapshot", "news", "filings", "filing_items", "insider_trades", "insider_ownership", "institutional_ownership", "institutional_holdings", "index_funds", "company_facts", "interest_rates", "interest_rate_snapshot", "inflation_snapshot", "labor_snapshot", "inflation", "labor", "yield_curve_snapshot", "yield_curve", "statement_vintages", "splits", "dividends", "index_members", "analyst_estimates", "earnings", "kpi_guidance", "kpi_non_gaap", "kpi_metrics"]
+__all__ = ["income_statements", "balance_sheets", "cash_flow_statements", "segmented_revenues", "income_statement_segments", "balance_sheet_segments", "cash_flow_statement_segments", "segmented_financials", "financial_statements", "as_reported_income_statements", "as_reported_balance_sheets", "as_reported_cash_flow_statements", "as_reported_financials", "financial_metrics", "financial_metrics_snapshot", "screen", "financials_search", "line_items", "prices", "crypto_prices", "price_snapshot", "market_price_snapshot", "crypto_price_snapshot", "news", "filings", "filing_items", "insider_trades", "insider_ownership", "institutional_ownership", "institutional_holdings", "index_funds", "company_facts", "interest_rates", "interest_rate_snapshot", "inflation_snapshot", "labor_snapshot", "inflation", "labor", "yield_curve_snapshot", "yield_curve", "statement_vintages", "splits", "dividends", "price_history", "index_members", "analyst_estimates", "earnings", "kpi_guidance", "kpi_non_gaap", "kpi_metrics"]
 
 
 @overload
@@ -1701,6 +1701,41 @@ def dividends(ticker: str | Sequence[str], start_date: DateLike | None = None, e
         'DataFrame'
     """
     return call(client or default_client(), 'dividends', {'ticker': ticker, 'start_date': start_date, 'end_date': end_date, 'limit': limit}, raw=raw, errors=errors, progress=progress, unknown=unknown)
+
+
+@overload
+def price_history(ticker: str | Sequence[str], start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | Literal['default'] | None = 'default', *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> pd.DataFrame: ...
+@overload
+def price_history(ticker: str | Sequence[str], start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | Literal['default'] | None = 'default', *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any: ...
+def price_history(ticker: str | Sequence[str], start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | Literal['default'] | None = 'default', *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any:
+    """Daily closes 2004-2025 of every company ever in the S&P 500/400/600, dead ones until they stopped trading (an fdkit extension, served when the fdkit-history package is installed). close is the as-traded close on today's split basis, missing where no raw close exists; adj_close the split- and dividend-adjusted close on the basis of adjusted_as_of (returns are comparable within one basis); basis says which the row has (as_traded, adjusted_only, price_only); price_source the dump it comes from.
+
+    ``GET /prices/history`` -> a typed frame indexed ``('ticker', 'date')``.
+
+    Args:
+        ticker: Ticker symbol, e.g. AAPL. (required; a list fetches each concurrently)
+        start_date: First date, inclusive (YYYY-MM-DD).
+        end_date: Last date, inclusive (YYYY-MM-DD).
+        limit: Total records wanted. Values above 10000 are clamped to it. (default: the service's 5000, with a TruncatedWarning when more exist; None: everything)
+        raw: return the decoded JSON instead of a frame.
+        errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
+        progress: progress bar (default: only on a terminal).
+        **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
+        client: the client (default: the default client).
+
+    Returns:
+        A DataFrame (or JSON with ``raw=True``).
+
+    Raises:
+        BadRequestError: invalid parameters. NotFoundError: unknown ticker. FdkitError: any other failure.
+
+    Example:
+        >>> import fdkit
+        >>> df = fdkit.price_history(ticker='LEH', start_date='2008-09-01', end_date='2008-09-30')
+        >>> type(df).__name__
+        'DataFrame'
+    """
+    return call(client or default_client(), 'price_history', {'ticker': ticker, 'start_date': start_date, 'end_date': end_date, 'limit': limit}, raw=raw, errors=errors, progress=progress, unknown=unknown)
 
 
 @overload

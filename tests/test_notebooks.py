@@ -10,8 +10,8 @@ import pytest
 NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("*.ipynb"))
 
 
-def test_there_are_nine_notebooks():
-    assert len(NOTEBOOKS) == 9
+def test_there_are_ten_notebooks():
+    assert len(NOTEBOOKS) == 10
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)

@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 
 from fdkit.lake.io import dataset_schema, default_data_dir, list_datasets, read_dataset, write_dataset
+from fdkit.lake.reader import LakeReader
 from fdkit.lake.validate import INVARIANTS, format_report, validate
 
 DATA = default_data_dir()
@@ -62,7 +63,7 @@ def _corrupt(tmp_path: Path, dataset: str, change: Callable[[pd.DataFrame], pd.D
         if name != dataset and not (root / name).exists():
             os.symlink(DATA / name, root / name)
     schema = dataset_schema(dataset)
-    df = change(read_dataset(DATA, dataset, schema=schema).copy())
+    df = change(LakeReader(DATA).read(dataset, schema=schema).copy())  # a data package's dataset too
     write_dataset(root, dataset, df, schema=schema)
     return root
 
@@ -230,6 +231,23 @@ def _subtotal_off(seg):
     return seg
 
 
+def _few(df: pd.DataFrame) -> pd.DataFrame:
+    return df[df["ticker"].astype(str).isin(["AAPL", "LEH", "WB"])].copy()
+
+
+def _adjusted_served_as_close(df: pd.DataFrame) -> pd.DataFrame:
+    df = _few(df)
+    only = df["basis"].astype(str) == "adjusted_only"
+    df.loc[only, "close"] = df.loc[only, "adj_close"]  # the toy-scale mistake: an adjusted close passed as close
+    return df
+
+
+def _two_companies_under_one_symbol(df: pd.DataFrame) -> pd.DataFrame:
+    df = _few(df)
+    other = df[df["ticker"].astype(str) == "LEH"].assign(ticker="WB")  # another company's history under WB
+    return pd.concat([df, other], ignore_index=True)
+
+
 BITES: dict[str, tuple[str, Callable[[pd.DataFrame], pd.DataFrame]]] = {
     "balance_sheet_identity": ("balance_sheets", _unbalanced),
     "unique_statement_rows": ("income_statements", _duplicate_row),
@@ -257,6 +275,8 @@ BITES: dict[str, tuple[str, Callable[[pd.DataFrame], pd.DataFrame]]] = {
     "segment_members_within_revenue": ("segmented_revenues", _subtotal_kept),
     "filing_date_follows_acceptance": ("income_statements", _acceptance_read_as_utc),
     "subtotals_are_their_members_sums": ("segmented_revenues", _subtotal_off),
+    "history_says_its_basis": ("price_history", _adjusted_served_as_close),
+    "history_one_company_per_ticker_day": ("price_history", _two_companies_under_one_symbol),
 }
 
 

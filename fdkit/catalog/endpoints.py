@@ -946,6 +946,26 @@ _ENDPOINTS: tuple[Endpoint, ...] = (
                        "of prices. The service's daily prices are already adjusted for them: add them only to raw "
                        "closes.", split_adjusted=True),
     Endpoint(
+        name="price_history",
+        path="/prices/history",
+        response_key="prices",
+        schema="price_history",
+        index=("ticker", "date"),
+        params=(TICKER_REQ, *START_END, _limit(5000, 10000)),
+        page_size=5000,
+        default_limit=5000,
+        newest_first=False,
+        dataset="price_history",
+        tier="free",
+        record_key=("ticker", "date"),
+        ttl=DAY,
+        summary="Daily closes 2004-2025 of every company ever in the S&P 500/400/600, dead ones until they stopped "
+        "trading (an fdkit extension, served when the fdkit-history package is installed). close is the as-traded "
+        "close on today's split basis, missing where no raw close exists; adj_close the split- and "
+        "dividend-adjusted close on the basis of adjusted_as_of (returns are comparable within one basis); basis "
+        "says which the row has (as_traded, adjusted_only, price_only); price_source the dump it comes from.",
+    ),
+    Endpoint(
         name="index_members",
         path="/index-members",
         response_key="index_members",
@@ -1117,6 +1137,7 @@ _VALID: dict[str, dict[str, Any] | None] = {
     "yield_curve": {"start_date": "2023-01-01", "end_date": "2023-03-31"},
     "inflation": {"series": "cpi_core", "start_date": "2022-01-01", "end_date": "2022-12-31"},
     "splits": {"ticker": "NVDA"},
+    "price_history": {"ticker": "LEH", "start_date": "2008-09-01", "end_date": "2008-09-30"},
     "dividends": {"ticker": "AAPL", "start_date": "2020-01-01"},
     "index_members": {"index": "sp500", "date": "2016-06-30"},
     "statement_vintages": {"ticker": "AAPL", "field": "revenue", "period": "annual", "report_period": "2009-09-26"},
@@ -1175,6 +1196,7 @@ _INVALID: dict[str, dict[str, Any] | None] = {
     "yield_curve": {"limit": 0},
     "inflation": {"series": "cpi_gold"},
     "splits": {},
+    "price_history": {"ticker": "AAPL", "end_date": "2008-02-30"},
     "dividends": {"ticker": "AAPL", "start_date": "2020-13-01"},
     "index_members": {"index": "nasdaq100", "date": "2016-06-30"},
     "statement_vintages": {"ticker": "AAPL", "period": "weekly"},

@@ -1622,6 +1622,39 @@ class DatasetMethods:
         return call(cast("Client", self), 'dividends', {'ticker': ticker, 'start_date': start_date, 'end_date': end_date, 'limit': limit}, raw=raw, errors=errors, progress=progress, unknown=unknown)
 
     @overload
+    def price_history(self, ticker: str | Sequence[str], start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | Literal['default'] | None = 'default', *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
+    @overload
+    def price_history(self, ticker: str | Sequence[str], start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | Literal['default'] | None = 'default', *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any: ...
+    def price_history(self, ticker: str | Sequence[str], start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | Literal['default'] | None = 'default', *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any:
+        """Daily closes 2004-2025 of every company ever in the S&P 500/400/600, dead ones until they stopped trading (an fdkit extension, served when the fdkit-history package is installed). close is the as-traded close on today's split basis, missing where no raw close exists; adj_close the split- and dividend-adjusted close on the basis of adjusted_as_of (returns are comparable within one basis); basis says which the row has (as_traded, adjusted_only, price_only); price_source the dump it comes from.
+
+        ``GET /prices/history`` -> a typed frame indexed ``('ticker', 'date')``.
+
+        Args:
+            ticker: Ticker symbol, e.g. AAPL. (required; a list fetches each concurrently)
+            start_date: First date, inclusive (YYYY-MM-DD).
+            end_date: Last date, inclusive (YYYY-MM-DD).
+            limit: Total records wanted. Values above 10000 are clamped to it. (default: the service's 5000, with a TruncatedWarning when more exist; None: everything)
+            raw: return the decoded JSON instead of a frame.
+            errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
+            progress: progress bar (default: only on a terminal).
+            **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
+
+        Returns:
+            A DataFrame (or JSON with ``raw=True``).
+
+        Raises:
+            BadRequestError: invalid parameters. NotFoundError: unknown ticker. FdkitError: any other failure.
+
+        Example:
+            >>> import fdkit
+            >>> df = fdkit.Client().price_history(ticker='LEH', start_date='2008-09-01', end_date='2008-09-30')
+            >>> type(df).__name__
+            'DataFrame'
+        """
+        return call(cast("Client", self), 'price_history', {'ticker': ticker, 'start_date': start_date, 'end_date': end_date, 'limit': limit}, raw=raw, errors=errors, progress=progress, unknown=unknown)
+
+    @overload
     def index_members(self, index: Literal['sp500', 'sp400', 'sp600', 'sp1500'], date: DateLike | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
     @overload
     def index_members(self, index: Literal['sp500', 'sp400', 'sp600', 'sp1500'], date: DateLike | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any: ...

@@ -28,7 +28,8 @@ import pandas as pd
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from fdkit.lake.io import DatasetFiles, generation_stamp, list_datasets, read_dataset, require_lake
+from fdkit.lake.extensions import extension_roots
+from fdkit.lake.io import DatasetFiles, default_data_dir, generation_stamp, list_datasets, read_dataset, require_lake
 
 __all__ = ["LakeReader"]
 
@@ -42,6 +43,9 @@ class LakeReader:
 
     def __init__(self, root: str | os.PathLike[str]) -> None:
         self.root = Path(root)
+        # the bundled lake also serves the datasets of installed data packages (fdkit-history)
+        bundled = self.root.resolve() == default_data_dir().resolve()
+        self.extensions = extension_roots() if bundled else ()
 
     @classmethod
     def open(cls, root: str | os.PathLike[str]) -> LakeReader:
@@ -78,7 +82,21 @@ class LakeReader:
             >>> "income_statements" in LakeReader(default_data_dir()).names()
             True
         """
-        return [n for n in list_datasets(self.root) if not n.startswith(("_", "."))]
+        own = list_datasets(self.root)
+        extra = [n for root in self.extensions for n in list_datasets(root)]
+        return sorted(n for n in {*own, *extra} if not n.startswith(("_", ".")))
+
+    def home(self, name: str) -> Path:
+        """The lake folder holding dataset ``name``: this lake's, else the first data package's that has it.
+
+        Example:
+            >>> from fdkit.lake import default_data_dir
+            >>> LakeReader(default_data_dir()).home("prices") == default_data_dir()
+            True
+        """
+        if (self.root / name).exists():
+            return self.root
+        return next((root for root in self.extensions if (root / name).is_dir()), self.root)
 
     def files(self, name: str) -> DatasetFiles:
         """The files of dataset ``name`` grouped by layout and indexed by partition value (no file is opened).
@@ -88,7 +106,7 @@ class LakeReader:
             >>> LakeReader(default_data_dir()).files("prices").nbytes > 0
             True
         """
-        return DatasetFiles.of(self.root, name)
+        return DatasetFiles.of(self.home(name), name)
 
     def read(
         self,
@@ -120,7 +138,7 @@ class LakeReader:
             ['ECB']
         """
         wanted = None if columns is None else list(dict.fromkeys([*columns, *(where or {})]))
-        df = read_dataset(self.root, name, schema=schema, columns=wanted, where=where, files=files)
+        df = read_dataset(self.home(name), name, schema=schema, columns=wanted, where=where, files=files)
         for column, value in (where or {}).items():
             df = df[(df[column].astype("string") == str(value)).fillna(False).to_numpy(dtype=bool)]
         if columns is not None:

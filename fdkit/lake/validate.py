@@ -469,6 +469,29 @@ def _bars(lake: Lake) -> pd.DataFrame:
     return p.loc[weekend | dup, ["ticker", "time"]].assign(weekend=weekend[weekend | dup])
 
 
+@invariant("history_says_its_basis", "price_history")
+def _history_basis(lake: Lake) -> pd.DataFrame:
+    """Every price_history row says its basis, and an adjusted close is never served as close."""
+    h = lake["price_history"]
+    basis = h["basis"].astype("string")
+    wrong = (
+        basis.isna()
+        | h["adj_close"].isna()
+        | h["adjusted_as_of"].isna()
+        | ((basis == "adjusted_only") & h["close"].notna())
+        | ((basis != "adjusted_only") & h["close"].isna())
+    ).fillna(True)
+    return h.loc[wrong.to_numpy(dtype=bool), ["ticker", "date", "close", "adj_close", "basis"]]
+
+
+@invariant("history_one_company_per_ticker_day", "price_history")
+def _history_unique(lake: Lake) -> pd.DataFrame:
+    """price_history holds one bar per ticker and day, on a weekday (one company per symbol and date)."""
+    h = lake["price_history"]
+    bad = h.duplicated(["ticker", "date"], keep=False) | (h["date"].dt.day_of_week >= 5)
+    return h.loc[bad, ["ticker", "date", "price_source"]]
+
+
 # ------------------------------------------------------------------------------------------------------------------
 # other datasets
 # ------------------------------------------------------------------------------------------------------------------
