@@ -21,6 +21,10 @@ from fdkit.lake.io import read_dataset
 REPO = Path(__file__).resolve().parents[1]
 PACKAGE = REPO / "history" / "fdkit_history" / "_data"
 SHARED = REPO.parent / "shared"
+#: the raw source files the data are checked against (beside the clone, as the build reads them)
+needs_sources = pytest.mark.skipif(
+    not (SHARED / "data-real-5" / "SOURCES.md").exists(), reason="../shared/data-real-5 is not beside this clone"
+)
 
 
 @pytest.fixture(scope="module")
@@ -140,6 +144,7 @@ def test_dead_names_trade_until_they_stop_and_are_members_of_their_dates():
     assert "WB" in set(fdkit.index_members("sp500", "2008-06-30").index.get_level_values("ticker"))
 
 
+@needs_sources
 def test_as_traded_closes_match_the_raw_files(history):
     raw = pd.read_parquet(SHARED / "data-real-5/prices-sp500-raw-2000-2012/"
                           "ml4t_sp500_2008_2012_members_daily_raw_2000_2012.parquet",
@@ -154,6 +159,7 @@ def test_as_traded_closes_match_the_raw_files(history):
     assert np.allclose(m["close"] * factor, m["close_raw"], rtol=1e-6)
 
 
+@needs_sources
 def test_total_returns_match_yahoo_where_closes_are_as_traded(history):
     # independent: Yahoo's adjusted closes 2003-2023 of the long-history names (data-real), computed by Yahoo from
     # raw closes and dividends; the history's as-traded rows build theirs from other raw files' closes and the
@@ -173,6 +179,7 @@ def test_total_returns_match_yahoo_where_closes_are_as_traded(history):
     assert (diff[~traded] <= 1e-3).mean() > 0.99
 
 
+@needs_sources
 def test_no_splice_moves_a_price(history):
     # where the served rows pass from one source to another on one basis, the day's return is the return the raw
     # file of either source gives for that day (read here with plain pandas)
