@@ -23,7 +23,7 @@ import pandas as pd
 from fdkit.client.dispatch import DateLike, Errors, call
 from fdkit.client.session import Client, default_client
 
-__all__ = ["income_statements", "balance_sheets", "cash_flow_statements", "segmented_revenues", "income_statement_segments", "balance_sheet_segments", "cash_flow_statement_segments", "segmented_financials", "financial_statements", "as_reported_income_statements", "as_reported_balance_sheets", "as_reported_cash_flow_statements", "as_reported_financials", "financial_metrics", "financial_metrics_snapshot", "screen", "financials_search", "line_items", "prices", "crypto_prices", "price_snapshot", "market_price_snapshot", "crypto_price_snapshot", "news", "filings", "filing_items", "insider_trades", "insider_ownership", "institutional_ownership", "institutional_holdings", "index_funds", "company_facts", "interest_rates", "interest_rate_snapshot", "inflation_snapshot", "labor_snapshot", "inflation", "labor", "yield_curve_snapshot", "yield_curve", "statement_vintages", "splits", "dividends", "price_history", "index_members", "analyst_estimates", "earnings", "kpi_guidance", "kpi_non_gaap", "kpi_metrics"]
+__all__ = ["income_statements", "balance_sheets", "cash_flow_statements", "segmented_revenues", "income_statement_segments", "balance_sheet_segments", "cash_flow_statement_segments", "segmented_financials", "financial_statements", "as_reported_income_statements", "as_reported_balance_sheets", "as_reported_cash_flow_statements", "as_reported_financials", "financial_metrics", "financial_metrics_snapshot", "screen", "financials_search", "line_items", "prices", "crypto_prices", "price_snapshot", "market_price_snapshot", "crypto_price_snapshot", "news", "filings", "filing_items", "insider_trades", "insider_ownership", "institutional_ownership", "institutional_holdings", "index_funds", "company_facts", "interest_rates", "interest_rate_snapshot", "inflation_snapshot", "labor_snapshot", "inflation", "labor", "yield_curve_snapshot", "yield_curve", "statement_vintages", "splits", "dividends", "price_history", "delistings", "index_members", "analyst_estimates", "earnings", "kpi_guidance", "kpi_non_gaap", "kpi_metrics"]
 
 
 @overload
@@ -1736,6 +1736,41 @@ def price_history(ticker: str | Sequence[str], start_date: DateLike | None = Non
         'DataFrame'
     """
     return call(client or default_client(), 'price_history', {'ticker': ticker, 'start_date': start_date, 'end_date': end_date, 'limit': limit}, raw=raw, errors=errors, progress=progress, unknown=unknown)
+
+
+@overload
+def delistings(ticker: str | Sequence[str], start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | Literal['default'] | None = 'default', *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> pd.DataFrame: ...
+@overload
+def delistings(ticker: str | Sequence[str], start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | Literal['default'] | None = 'default', *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any: ...
+def delistings(ticker: str | Sequence[str], start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | Literal['default'] | None = 'default', *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any:
+    """The last trading day of a company of the price history that stopped trading (an fdkit extension, with the fdkit-history package): its last bar, its adjusted close, bankrupt / acquired where the sources say, and data_end where the last bar is only where the sources end.
+
+    ``GET /delistings`` -> a typed frame indexed ``('ticker', 'date')``.
+
+    Args:
+        ticker: Ticker symbol, e.g. AAPL. (required; a list fetches each concurrently)
+        start_date: First date, inclusive (YYYY-MM-DD).
+        end_date: Last date, inclusive (YYYY-MM-DD).
+        limit: Total records wanted. Values above 1000 are clamped to it. (default: the service's 100, with a TruncatedWarning when more exist; None: everything)
+        raw: return the decoded JSON instead of a frame.
+        errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
+        progress: progress bar (default: only on a terminal).
+        **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
+        client: the client (default: the default client).
+
+    Returns:
+        A DataFrame (or JSON with ``raw=True``).
+
+    Raises:
+        BadRequestError: invalid parameters. NotFoundError: unknown ticker. FdkitError: any other failure.
+
+    Example:
+        >>> import fdkit
+        >>> df = fdkit.delistings(ticker='LEH')
+        >>> type(df).__name__
+        'DataFrame'
+    """
+    return call(client or default_client(), 'delistings', {'ticker': ticker, 'start_date': start_date, 'end_date': end_date, 'limit': limit}, raw=raw, errors=errors, progress=progress, unknown=unknown)
 
 
 @overload

@@ -212,3 +212,22 @@ def test_no_splice_moves_a_price(history):
         if refs and min(abs(s.r - r) for r in refs) > 0.02:
             off.append((str(s.ticker), s.date.date(), round(s.r, 3), [round(r, 3) for r in refs]))
     assert len(off) <= len(splices) // 200, off[:20]  # a split or distribution on the splice day itself at most
+
+
+def test_a_delisting_is_data():
+    leh = fdkit.delistings("LEH")
+    (day,) = leh.index.get_level_values("date")
+    assert day.strftime("%Y-%m") == "2008-09"
+    assert leh["delisting_kind"].astype(str).tolist() == ["bankrupt"] and not leh["data_end"].iloc[0]
+    wb = fdkit.delistings("WB")
+    assert wb.index.get_level_values("date")[0].year == 2008
+    assert fdkit.delistings("AAPL").empty  # still trading when the sources end
+
+
+def test_delistings_are_the_last_bars(history):
+    d = read_dataset(PACKAGE, "delistings")
+    last = history.groupby("ticker", observed=True)["date"].max()
+    assert len(d) > 300
+    assert (d.set_index("ticker")["date"] == last.reindex(d["ticker"].astype(str)).to_numpy()).all()
+    ends = d["data_end"].to_numpy(dtype=bool)
+    assert 0 < ends.sum() < len(d)  # some end where a dump ends: flagged, not passed off as delistings

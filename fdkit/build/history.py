@@ -37,11 +37,9 @@ import numpy as np
 import pandas as pd
 
 from fdkit.build.history_basis import as_traded, chain_source
-from fdkit.build.stage import Context, Provenance, Stage, dataset, intermediate
+from fdkit.build.stage import Context
 
 __all__ = [
-    "PRICE_HISTORY",
-    "PROVENANCE",
     "SOURCES_OF",
     "WINDOWS",
     "Source",
@@ -432,68 +430,3 @@ def build_history(bars: dict[str, pd.DataFrame], spells: pd.DataFrame, renames: 
         rejects.extend(bad)
     out = pd.concat(parts, ignore_index=True).sort_values(["ticker", "date"], kind="stable")
     return out.reset_index(drop=True), pd.DataFrame(rejects, columns=["identity", "source", "reason"])
-
-
-#: the S&P 500 index level (Yahoo ^GSPC via FinanceToolkit, MIT), the benchmark of a reconstruction from members
-GSPC = "data-real/prices/gspc_daily_2000_2025.csv"
-MEMBERSHIP_CHANGES = tuple(f"data-real-3/index-membership/{i}_changes.csv" for i in ("sp400", "sp500", "sp600"))
-EVENTS = "data-real-4/index-membership-extra/us_symbol_events.csv"
-
-
-def _price_history(ctx: Context) -> dict[str, pd.DataFrame]:
-    from fdkit.build.identity import renames_of
-
-    bars = {name: read_source(ctx, src) for name, src in SOURCES_OF.items()}
-    events = pd.read_csv(ctx.source(EVENTS), dtype=str, keep_default_na=False)
-    changes = [pd.read_csv(ctx.source(p), dtype=str, keep_default_na=False) for p in MEMBERSHIP_CHANGES]
-    history, rejects = build_history(bars, ctx["index_membership"], renames_of(events, changes), ctx["splits"])
-    return {"price_history": pd.concat([history, index_level(ctx)], ignore_index=True), "history_rejects": rejects}
-
-
-def index_level(ctx: Context) -> pd.DataFrame:
-    """The S&P 500 index level as ``^GSPC`` rows: a price index (no dividends), so ``basis`` is ``price_only``."""
-    g = pd.read_csv(ctx.source(GSPC), parse_dates=["date"])
-    g = g[g["date"] >= START].sort_values("date")
-    return pd.DataFrame({"ticker": "^GSPC", "date": g["date"], "close": g["close"], "adj_close": g["close"],
-                         "dividend": np.nan, "volume": g["volume"].astype("Int64"), "basis": "price_only",
-                         "adjusted_as_of": g["date"].max(), "price_source": "yahoo_index"})  # fmt: skip
-
-
-PROVENANCE = Provenance(
-    "../shared/data-real-5/prices-sp500-raw-2000-2012/ (ml4t: Yahoo raw OHLC + adjusted close of the S&P 500 lists "
-    "of 2008 and 2012, via rohansaphal97/machine-learning-for-trading @57f878856002), ../shared/data-real-5/prices/"
-    "stooq_kaggle_sp1500_daily_adj_2005_2017.parquet (Kaggle 'Huge Stock Market Dataset', Stooq), "
-    "../shared/data-real-5/prices/stooq_sp1500_daily_adj_2017_2025.parquet (Stooq bulk download via "
-    "gregwu/stock_db @7c8614093b3f), ../shared/data-real-5/prices-sp500-pit-2013-2018/ (Quandl WIKI via "
-    "teddykoker/survivorship-free-spy @0bcc715e2dd3), ../shared/data-real-2/prices/pystock (raw + Yahoo adjusted "
-    "2015-03 .. 2017-03); identities from index_membership; ^GSPC (the S&P 500 index level) from "
-    "../shared/data-real/prices/gspc_daily_2000_2025.csv (Yahoo via JerBouma/FinanceToolkit, MIT)",
-    "Kaggle CC0 (the 2005-2017 Stooq dump); Stooq's terms of use (the 2017-2025 dump); Yahoo data redistributed "
-    "without a licence file (ml4t, pystock CC BY-SA 4.0 for the packaging); Quandl WIKI (community, free); "
-    "reference and research use",
-    "one row per company and trading day 2004-01-02 .. 2025-07-09 for every company of index_membership (its "
-    "current_ticker): each date from the source spelled nearest to it (fdkit.build.history.WINDOWS), a source's "
-    "symbol given to the company holding it on the dump date (renames followed, reused symbols left to their "
-    "owner of the time), only its contiguous run of bars around the company's index spells. adj_close = the "
-    "split- and dividend-adjusted close, linked across sources by the median ratio on their common days "
-    "(adjusted_as_of = the reference date of the chain; it changes where two sources share no day, and returns "
-    "are not computed across such a break). close = the raw close divided by the splits after it (found in the "
-    "raw/adjusted ratio, across the 2012-2015 gap, and in the split table after 2015): the as-traded price on "
-    "today's split basis, only where a raw close exists (ml4t 2004-2012, pystock 2015-2017). basis = as_traded "
-    "(both), adjusted_only (no raw close: close is missing, never an adjusted close), price_only (a dead name "
-    "whose source left the adjusted close unadjusted: adj_close = close, dividends missing). Two sources that "
-    "disagree on over 5% of their common days' returns are two companies under one symbol: the one spelled "
-    "farther from those days is not used for that company.",
-    "survivors only outside 2000-2012 (ml4t) and 2013-2018 (WIKI): names that died 2012-09 .. 2013-02 or "
-    "2017-11 .. 2025-07 lack those months (see the coverage table); volumes are each source's own (split-adjusted "
-    "in the adjusted files, raw x later splits in the raw ones); open/high/low are not kept.",
-)
-
-PRICE_HISTORY = Stage(
-    "price_history",
-    "Daily closes 2004-2025 of every S&P 500/400/600 company, each row with its basis (the fdkit-history package)",
-    _price_history,
-    sources=(*(s.path for s in SOURCES_OF.values()), *MEMBERSHIP_CHANGES, EVENTS, GSPC),
-    needs=("index_membership", "splits"),
-    outputs=(dataset("price_history", PROVENANCE), intermediate("history_rejects")),
-)

@@ -31,9 +31,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from fdkit.build.driver import run_stage
-from fdkit.build.history import PRICE_HISTORY, PROVENANCE
+from fdkit.build.history_stage import PRICE_HISTORY, PROVENANCE
 from fdkit.build.pipeline import ROOT, source_roots
-from fdkit.lake.io import read_dataset
+from fdkit.lake.io import read_dataset, write_dataset
 
 __all__ = ["MARK_BEGIN", "MARK_END", "coverage", "coverage_markdown", "main", "write_history"]
 
@@ -167,6 +167,7 @@ def main(argv: list[str] | None = None) -> int:
     result = run_stage(PRICE_HISTORY, source_roots(Path(args.source)), inputs)
     history = result["price_history"]
     files = write_history(history, Path(args.out))
+    files += write_dataset(Path(args.out), "delistings", result["delistings"], schema="delistings")
     months = pd.date_range("2005-01-31", "2025-06-30", freq="ME").strftime("%Y-%m-%d").tolist()
     cov = coverage(history[["ticker", "date"]], inputs["index_membership"], months)
     put_section(lake / "SOURCES.md", coverage_markdown(cov, result["history_rejects"]))

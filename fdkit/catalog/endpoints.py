@@ -965,6 +965,10 @@ _ENDPOINTS: tuple[Endpoint, ...] = (
         "dividend-adjusted close on the basis of adjusted_as_of (returns are comparable within one basis); basis "
         "says which the row has (as_traded, adjusted_only, price_only); price_source the dump it comes from.",
     ),
+    _corporate_actions("delistings", "The last trading day of a company of the price history that stopped "
+                       "trading (an fdkit extension, with the fdkit-history package): its last bar, its adjusted "
+                       "close, bankrupt / acquired where the sources say, and data_end where the last bar is only "
+                       "where the sources end."),
     Endpoint(
         name="index_members",
         path="/index-members",
@@ -1138,6 +1142,7 @@ _VALID: dict[str, dict[str, Any] | None] = {
     "inflation": {"series": "cpi_core", "start_date": "2022-01-01", "end_date": "2022-12-31"},
     "splits": {"ticker": "NVDA"},
     "price_history": {"ticker": "LEH", "start_date": "2008-09-01", "end_date": "2008-09-30"},
+    "delistings": {"ticker": "LEH"},
     "dividends": {"ticker": "AAPL", "start_date": "2020-01-01"},
     "index_members": {"index": "sp500", "date": "2016-06-30"},
     "statement_vintages": {"ticker": "AAPL", "field": "revenue", "period": "annual", "report_period": "2009-09-26"},
@@ -1197,6 +1202,7 @@ _INVALID: dict[str, dict[str, Any] | None] = {
     "inflation": {"series": "cpi_gold"},
     "splits": {},
     "price_history": {"ticker": "AAPL", "end_date": "2008-02-30"},
+    "delistings": {},
     "dividends": {"ticker": "AAPL", "start_date": "2020-13-01"},
     "index_members": {"index": "nasdaq100", "date": "2016-06-30"},
     "statement_vintages": {"ticker": "AAPL", "period": "weekly"},

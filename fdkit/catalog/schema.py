@@ -61,6 +61,7 @@ KNOWN_CATEGORIES: Mapping[str, tuple[str, ...]] = MappingProxyType(
         "holding_type": ("derivative", "non_derivative"),
         # price history: what ``close`` is on a row (fdkit.build.history)
         "basis": ("adjusted_only", "as_traded", "price_only"),
+        "delisting_kind": ("acquired", "bankrupt", "unknown"),
         "price_source": ("ml4t", "pystock", "stooq_2017", "stooq_2025", "wiki", "yahoo_index"),
     }
 )
@@ -284,6 +285,8 @@ _SCHEMAS: dict[str, dict[str, str]] = {
         "adjusted_as_of": D,
         "price_source": C,
     },  # fmt: skip
+    # the last trading day of a company of the price history that stopped trading (an fdkit extension)
+    "delistings": {"ticker": C, "date": D, "adj_close": F, "delisting_kind": C, "reason": S, "data_end": B},
     "crypto_prices": {
         "ticker": C,
         "time": T,

@@ -1655,6 +1655,39 @@ class DatasetMethods:
         return call(cast("Client", self), 'price_history', {'ticker': ticker, 'start_date': start_date, 'end_date': end_date, 'limit': limit}, raw=raw, errors=errors, progress=progress, unknown=unknown)
 
     @overload
+    def delistings(self, ticker: str | Sequence[str], start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | Literal['default'] | None = 'default', *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
+    @overload
+    def delistings(self, ticker: str | Sequence[str], start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | Literal['default'] | None = 'default', *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any: ...
+    def delistings(self, ticker: str | Sequence[str], start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | Literal['default'] | None = 'default', *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any:
+        """The last trading day of a company of the price history that stopped trading (an fdkit extension, with the fdkit-history package): its last bar, its adjusted close, bankrupt / acquired where the sources say, and data_end where the last bar is only where the sources end.
+
+        ``GET /delistings`` -> a typed frame indexed ``('ticker', 'date')``.
+
+        Args:
+            ticker: Ticker symbol, e.g. AAPL. (required; a list fetches each concurrently)
+            start_date: First date, inclusive (YYYY-MM-DD).
+            end_date: Last date, inclusive (YYYY-MM-DD).
+            limit: Total records wanted. Values above 1000 are clamped to it. (default: the service's 100, with a TruncatedWarning when more exist; None: everything)
+            raw: return the decoded JSON instead of a frame.
+            errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
+            progress: progress bar (default: only on a terminal).
+            **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
+
+        Returns:
+            A DataFrame (or JSON with ``raw=True``).
+
+        Raises:
+            BadRequestError: invalid parameters. NotFoundError: unknown ticker. FdkitError: any other failure.
+
+        Example:
+            >>> import fdkit
+            >>> df = fdkit.Client().delistings(ticker='LEH')
+            >>> type(df).__name__
+            'DataFrame'
+        """
+        return call(cast("Client", self), 'delistings', {'ticker': ticker, 'start_date': start_date, 'end_date': end_date, 'limit': limit}, raw=raw, errors=errors, progress=progress, unknown=unknown)
+
+    @overload
     def index_members(self, index: Literal['sp500', 'sp400', 'sp600', 'sp1500'], date: DateLike | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
     @overload
     def index_members(self, index: Literal['sp500', 'sp400', 'sp600', 'sp1500'], date: DateLike | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any: ...
