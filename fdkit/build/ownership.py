@@ -9,19 +9,35 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from fdkit.build.common import SEC_PD, split_factor, tuples
+from fdkit.build.common import R2, SEC_PD, norm_ticker, split_factor, tuples
 from fdkit.build.stage import Context, Provenance, Stage, dataset
 from fdkit.catalog.schema import OWNERSHIP_FORMS
 from fdkit.research.ratios import price_on_or_before
 
 FORM345 = "data-real/insider/form345_transactions_parsed.csv"
+FORM4 = "data-real-2/insider/form4_nonderiv_transactions_sp500_2022_2026.csv.gz"
 RAW_DOCUMENTS = "data-real/insider/raw/*"
 FORM13F = "data-real/insider/form13f_holdings_parsed.csv"
 SEC_TICKERS = "data-real/company/sec_company_tickers.csv"
 
 _CODES = {"S": "Sale", "P": "Purchase", "A": "Grant", "M": "Option Exercise", "F": "Tax Withholding",
           "G": "Gift", "D": "Disposition to Issuer", "C": "Conversion", "J": "Other",
-          "X": "Option Exercise"}  # fmt: skip
+          "X": "Option Exercise", "L": "Small Acquisition", "I": "Discretionary", "U": "Tender of Shares",
+          "W": "Will or Laws of Descent", "K": "Equity Swap", "Z": "Voting Trust"}  # fmt: skip
+#: Form 4 codes whose direction the SEC's definition fixes (the other codes, G J I W K Z, go either way)
+_ACQUIRED, _DISPOSED = frozenset("ACLMPX"), frozenset("DFSU")
+#: what the Form 4 table writes for an issuer with no listed symbol (non-traded funds): no ticker to serve them under
+NO_SYMBOL = frozenset({"N/A", "NONE"})
+#: symbols of the Form 4 table reviewed by hand, (symbol as filed, issuer as filed) -> the issuer's symbol: garbled
+#: or mistyped symbols (``FN`` is Fabrinet's, ``BNY`` is BNY Mellon's in the lake), and renames the index membership
+#: spells do not hold (Fiserv FI 2023-2025 -> FISV, NortonLifeLock -> Gen Digital, Rubicon RBT -> RBTC on the OTC)
+FORM4_SYMBOLS = {("-", "HONEYWELL INTERNATIONAL INC"): "HON", ("NCLH]", "Norwegian Cruise Line Holdings Ltd."): "NCLH",
+                 ("PARAA,PARA", "Paramount Global"): "PARA", ("fo9jod#z", "Sandisk Corp"): "SNDK",
+                 ("LLYVA/K", "Liberty Live Holdings, Inc."): "LLYVA", ("BRKB", "BERKSHIRE HATHAWAY INC"): "BRK-B",
+                 ("ISGR", "INTUITIVE SURGICAL INC"): "ISRG", ("OMCV", "OMNICOM GROUP INC."): "OMC",
+                 ("FN", "DoorDash, Inc."): "DASH", ("BNY", "BLACKROCK NEW YORK MUNICIPAL INCOME TRUST"): "BNY_2024",
+                 ("FI", "FISERV INC"): "FISV", ("NLOK", "NortonLifeLock Inc."): "GEN",
+                 ("NLOK", "Gen Digital Inc."): "GEN", ("RBT", "Rubicon Technologies, Inc."): "RBTC"}  # fmt: skip
 
 
 def signature_dates(paths: list[Path]) -> dict[tuple[str, str, str], str]:
@@ -111,6 +127,134 @@ def build_insiders(
             hold.sort_values(order, kind="stable").reset_index(drop=True))  # fmt: skip
 
 
+def served_symbols(symbol: pd.Series, day: pd.Series, members: pd.DataFrame) -> pd.Series:
+    """The ticker the lake serves a company under, from the symbol it filed under on a day.
+
+    A membership spell of the symbol holding the day gives its company's ticker (``FB`` 2022 -> ``META``, ``PEAK``
+    -> ``DOC``); a symbol no spell holds keeps its spelling where it is some company's ticker today or no spell
+    knows it, else takes the ticker of its nearest spell (``BLL`` filed days after the rename -> ``BALL``).
+
+    Args:
+        symbol: symbols in the lake's spelling.
+        day: the day of each row.
+        members: ``index_membership`` (``ticker``, ``start_date``, ``end_date``, ``current_ticker``).
+
+    Returns:
+        The served ticker of each row.
+    """
+    spells = members[["ticker", "start_date", "end_date", "current_ticker"]].astype({"ticker": str})
+    spells = spells.assign(start_date=pd.to_datetime(spells["start_date"]), end_date=pd.to_datetime(spells["end_date"]))
+    today = set(spells["current_ticker"].astype(str))
+    out = symbol.astype(object).copy()
+    for sym, idx in symbol.groupby(symbol, sort=True).groups.items():
+        own = spells[spells["ticker"] == sym]
+        if own.empty or set(own["current_ticker"]) == {sym}:
+            continue
+        for i in idx:
+            d = day[i]
+            inside = own[(own["start_date"] <= d) & (own["end_date"].isna() | (own["end_date"] >= d))]
+            if len(inside):
+                out[i] = inside["current_ticker"].iloc[0]
+            elif sym not in today:
+                gap = np.minimum((own["start_date"] - d).abs(), (own["end_date"].fillna(d) - d).abs())
+                out[i] = own["current_ticker"].iloc[int(np.argmin(gap.to_numpy()))]
+    return out
+
+
+def _directions(code: pd.Series, owner: pd.Series, day: pd.Series, shares: pd.Series, after: pd.Series) -> np.ndarray:
+    """+1 acquired, -1 disposed, 0 unknown: by the code where it fixes the direction, else by the holding after.
+
+    For a gift, an "other" or another two-way code, the owner's previous row (by day, then the source's order) says
+    it where its holding after plus or minus the shares is this row's holding after; a holding after smaller than
+    the shares can only follow a disposition.
+    """
+    sign = np.where(code.isin(_ACQUIRED), 1, np.where(code.isin(_DISPOSED), -1, 0))
+    order = np.lexsort((np.arange(len(code)), day.to_numpy(), owner.to_numpy()))
+    o_after, o_owner = after.to_numpy()[order], owner.to_numpy()[order]
+    prev = np.r_[np.nan, o_after[:-1]]
+    prev[np.r_[True, o_owner[1:] != o_owner[:-1]]] = np.nan
+    prev_after = np.empty(len(code))
+    prev_after[order] = prev
+    sh, af = shares.to_numpy(dtype=float), after.to_numpy(dtype=float)
+    up = np.isclose(prev_after + sh, af, rtol=1e-9, atol=1e-3)
+    down = np.isclose(prev_after - sh, af, rtol=1e-9, atol=1e-3) | (af < sh)
+    either = np.where(up & ~down, 1, np.where(down & ~up, -1, 0))
+    return np.where(sign != 0, sign, np.where(sh == 0, 1, either))
+
+
+def build_form4_trades(raw: pd.DataFrame, members: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, int]]:
+    """Insider trades from the Form 4 non-derivative transaction table (no filing date, accession or table II).
+
+    Args:
+        raw: the table as text (``keep_default_na=False``: an empty cell is ``""``).
+        members: ``index_membership``, for the served tickers (:func:`served_symbols`).
+
+    Returns:
+        The ``insider_trades`` rows (unsorted) and counts: ``rows``, ``no_symbol``, ``repeated``, ``direction_unknown``.
+    """
+    counts = {"rows": len(raw)}
+    keep = ~raw["ticker"].str.strip().str.upper().isin(NO_SYMBOL)
+    counts["no_symbol"] = int((~keep).sum())
+    df = raw[keep].reset_index(drop=True)
+    fixed = [FORM4_SYMBOLS.get(k) for k in zip(df["ticker"], df["issuer_name"], strict=True)]
+    symbol = norm_ticker(pd.Series(fixed, dtype=object).fillna(df["ticker"]))
+    day = pd.to_datetime(df["transaction_date"].str[:10], format="%Y-%m-%d")  # one date carries "-05:00"
+    ticker = served_symbols(symbol, day, members)
+
+    def num(c: str) -> pd.Series:
+        return pd.to_numeric(df[c].replace("", None), errors="raise").astype(float)
+
+    shares, price, after = num("transaction_shares"), num("transaction_price"), num("shares_after_transaction")
+    code = df["transaction_type"].str.strip()
+    way = _directions(code, ticker + "|" + df["reporting_owner_cik"], day, shares, after)
+    signed = np.where(way < 0, -shares, shares)
+    out = pd.DataFrame({"ticker": ticker, "filing_date": pd.NaT, "issuer": df["issuer_name"],
+                        "name": df["reporting_owner"], "title": df["reporting_owner_position"].replace("", None),
+                        "is_board_director": pd.NA, "transaction_date": day, "transaction_shares": signed,
+                        "transaction_price_per_share": price, "transaction_value": shares * price,
+                        "shares_owned_before_transaction": (after - signed).where(way != 0),
+                        "shares_owned_after_transaction": after, "security_title": None,
+                        "transaction_type": code.map(_CODES).fillna(code), "accession_number": None,
+                        "form_type": "4", "owner_cik": df["reporting_owner_cik"]})  # fmt: skip
+    key = ["ticker", "owner_cik", "transaction_date", "transaction_type", "transaction_shares",
+           "transaction_price_per_share", "shares_owned_after_transaction"]  # fmt: skip
+    repeated = out.duplicated(key)  # one filing under a company's old and new symbol
+    counts["repeated"] = int(repeated.sum())
+    out = out[~repeated]
+    counts["direction_unknown"] = int((way[~repeated.to_numpy()] == 0).sum())
+    return out.drop(columns="owner_cik").reset_index(drop=True), counts
+
+
+def merge_trades(filed: pd.DataFrame, form4: pd.DataFrame) -> tuple[pd.DataFrame, int]:
+    """The parsed filings' trades plus the Form 4 table's rows they do not already hold.
+
+    A Form 4 row is the same transaction as a filed one where ticker, day, insider, type, signed shares, price and
+    holding after agree; the filed row (with its filing date and accession) is kept.
+
+    Args:
+        filed: :func:`build_insiders` trades.
+        form4: :func:`build_form4_trades` rows.
+
+    Returns:
+        Both by ticker: the filed rows by filing date and accession, then the Form 4 rows newest transaction first;
+        and the number of Form 4 rows dropped as already filed.
+    """
+    key = ["ticker", "transaction_date", "name", "transaction_type", "transaction_shares",
+           "transaction_price_per_share", "shares_owned_after_transaction"]  # fmt: skip
+
+    def keys(df: pd.DataFrame) -> pd.Series:
+        k = df[key].assign(transaction_date=pd.to_datetime(df["transaction_date"]), name=df["name"].str.upper())
+        return pd.Series(list(k.itertuples(index=False, name=None)), index=df.index)
+
+    seen = keys(form4).isin(set(keys(filed)))
+    filed = filed.assign(filing_date=pd.to_datetime(filed["filing_date"]))
+    filed = filed.sort_values(["ticker", "filing_date", "accession_number"], kind="stable")
+    # no filing date: the service's newest-first order keeps these as stored, so the newest transactions first
+    new = form4[~seen].sort_values(["ticker", "transaction_date", "name"], ascending=[True, False, True], kind="stable")
+    both = pd.concat([filed, new], ignore_index=True).sort_values("ticker", kind="stable")
+    return both.reset_index(drop=True), int(seen.sum())
+
+
 def _norm_name(s: str) -> str:
     s = re.sub(r"[^A-Z0-9 ]", " ", str(s).upper())
     s = re.sub(r"\b(INC|CORP|CORPORATION|CO|COMPANY|LTD|PLC|CLASS|CL|THE|HLDGS|HOLDINGS|NEW|COM)\b", " ", s)
@@ -182,6 +326,9 @@ def build_institutional(
 def _insiders(ctx: Context) -> dict[str, pd.DataFrame]:
     df = pd.read_csv(ctx.source(FORM345), dtype=str)
     trades, holdings = build_insiders(df, ctx["filings_index"], signature_dates(ctx.glob(RAW_DOCUMENTS)))
+    raw = pd.read_csv(ctx.source(FORM4), dtype=str, keep_default_na=False)
+    form4, _ = build_form4_trades(raw, ctx["index_membership"])
+    trades, _ = merge_trades(trades, form4)
     return {"insider_trades": trades, "insider_ownership": holdings}
 
 
@@ -192,10 +339,32 @@ def _institutional(ctx: Context) -> dict[str, pd.DataFrame]:
 
 
 _PROVENANCE_TRADES = Provenance(
-    "insider/form345_transactions_parsed.csv, insider/raw/*.xml, insider/insider_filings_index_*.csv",
+    "insider/form345_transactions_parsed.csv, insider/raw/*.xml, insider/insider_filings_index_*.csv; "
+    f"{R2}insider/form4_nonderiv_transactions_sp500_2022_2026.csv.gz (Form 4 table I rows parsed by "
+    "kenny-hk/sec-form4-api @a95e4465f0d7, MIT)",
     SEC_PD,
-    "transaction rows; filing date from the EDGAR index, else the signature date, else the period of report; "
-    "shares negative for dispositions",
+    "transaction rows of the parsed filings (22 rows, 6 tickers): filing date from the EDGAR index, else the "
+    "signature date, else the period of report; shares negative for dispositions. Plus the Form 4 table's "
+    "89,655 rows (785 symbols as filed): 98 without a listed symbol (NONE 77, N/A 21: non-traded funds) are left "
+    "out, 0 repeat another row of the same company (owner CIK, day, code, shares, price, holding after), 1 is a "
+    "transaction of the parsed filings (AAPL 2022-05-04), kept once as filed; 89,556 rows added: 89,578 rows, 766 "
+    "tickers. Values as the table gives them: issuer, name, title (the owner's position; null where empty), "
+    "transaction day, shares, price (null where empty), holding after; transaction_value = shares x price; "
+    "transaction_type = the code's name; form_type 4. Tickers in the lake's spelling (BRK.B -> BRK-B) and served "
+    "under the company's ticker of today through the index membership spells (FB -> META, BK -> BNY, MMC -> MRSH, "
+    "PEAK -> DOC, PARA -> SKYD, SATS -> ECHO, ...); garbled symbols and renames the spells lack reviewed by hand "
+    "(fdkit/build/ownership.py FORM4_SYMBOLS: '-' -> HON, FN (DoorDash) -> DASH, FI -> FISV, NLOK -> GEN; the "
+    "BlackRock New York Municipal Income Trust's row under BNY -> BNY_2024): 1,088 rows served under another "
+    "symbol than filed. Direction (the table has no acquired/disposed flag): codes A C L M P X acquired, D F S U "
+    "disposed; the two-way codes G I J W (4,236 rows) by the owner's previous row (its holding after plus or minus "
+    "the shares is this row's) or a holding after below the shares (a disposition)",
+    "the Form 4 table has no filing date, accession number, security title, director flag or derivative table: "
+    "those fields are null on its rows (served after the filed rows of a ticker, newest transaction first; a "
+    "filing-date filter leaves them out); 2,453 rows of two-way codes "
+    "have no known direction: their shares are positive and shares_owned_before_transaction is null. Coverage is "
+    "incomplete (about 15-27k rows a year 2022-2024, fewer after; the source's quarterly files were partly "
+    "overwritten); one TMUS row dated 2028-05-24 and a few before 2022 are the source's. CDAY and FLT rows follow "
+    "the membership spells to DAY_2024 and CPAY_2024, apart from DAY and CPAY",
 )
 
 _PROVENANCE_OWNERSHIP = Provenance(
@@ -223,8 +392,8 @@ INSIDERS = Stage(
     "insiders",
     "Insider trades (Form 4) and holdings (Forms 3 and 5)",
     _insiders,
-    sources=(FORM345, RAW_DOCUMENTS),
-    needs=("filings_index",),
+    sources=(FORM345, RAW_DOCUMENTS, FORM4),
+    needs=("filings_index", "index_membership"),
     outputs=(
         dataset("insider_trades", _PROVENANCE_TRADES),
         dataset("insider_ownership", _PROVENANCE_OWNERSHIP),
