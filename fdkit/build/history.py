@@ -111,6 +111,8 @@ NOT_THE_COMPANY = {
     ("ml4t", "CFC+A"): (START, "CFC+A is a $25-par Countrywide preferred or trust line, not the common stock"),
     ("pystock", "MS"): (START, "the source mixes in another security's bars under MS (2017-02-14/15 at ~25.6)"),
     ("pystock", "NEE"): (START, "the source mixes in another security's bars under NEE (months at ~23-30)"),
+    ("pystock", "TCO"): (START, "the source mixes in another security's bars under TCO (2015-09-15 .. 18 at ~207 "
+                         "among ~74)"),
 }  # fmt: skip
 
 #: symbols a dump spells as they were before a rename the membership sources do not record, or the other way round

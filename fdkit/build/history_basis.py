@@ -67,19 +67,29 @@ def _later(splits: pd.Series, dates: pd.Series) -> np.ndarray:
 
 
 def pystock_splits(p: pd.DataFrame, reference: pd.DataFrame | None, identity: str, table: pd.DataFrame) -> np.ndarray:
-    """The split factor of each ``pystock`` bar: the splits its raw close shows against an adjusted reference.
+    """The split factor of each ``pystock`` bar: the splits the source itself shows, then the table's.
 
-    Against the ``stooq_2017`` adjusted closes of the company (when they share 20 days or more), a split is a day
-    the raw/adjusted ratio steps by a split ratio (the split table misses some and dates others a day late);
-    the split table gives the splits after the last bar, and every split where there is no reference.
+    ``pystock`` was crawled daily, so its adjusted close differs from the raw close on the eve of an ex-date only:
+    by a split ratio on the eve of a split (NFLX 7:1 on 2015-07-15, BTU 1:15 on 2015-10-01), by the cash on the
+    eve of a dividend. Where it shows no split, the company's ``stooq_2017`` adjusted closes are the reference (a
+    day the raw/adjusted ratio steps by a split ratio), else the split table; the table gives the splits after the
+    last bar.
     """
+    after = split_factor(table, pd.Series([identity]), pd.Series([p["date"].max()]))[0]
+    eve = (p["raw"] / p["adj_src"]).to_numpy()
+    own = {}
+    for day, ratio in zip(p["date"].iloc[1:], eve[:-1], strict=True):
+        step = _snap(float(ratio)) if ratio >= 1.15 or ratio <= 1 / 1.15 else None
+        if step is not None and step != 1:
+            own[day] = step
+    if own:
+        return _later(pd.Series(own, dtype="float64"), p["date"]) * after
     tail = split_factor(table, pd.Series(identity, index=p.index), p["date"])
     if reference is None:
         return tail
     m = p[["date", "raw"]].merge(reference[["date", "adj"]].rename(columns={"adj": "adj_src"}), on="date")
     if len(m) < 20:
         return tail
-    after = split_factor(table, pd.Series([identity]), pd.Series([p["date"].max()]))[0]
     return _later(inner_splits(m.sort_values("date")), p["date"]) * after
 
 

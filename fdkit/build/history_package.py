@@ -31,7 +31,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from fdkit.build.driver import run_stage
-from fdkit.build.history_stage import PRICE_HISTORY, PROVENANCE
+from fdkit.build.history_stage import DELISTINGS, PRICE_HISTORY, PROVENANCE
 from fdkit.build.pipeline import ROOT, source_roots
 from fdkit.lake.io import read_dataset, write_dataset
 
@@ -113,6 +113,8 @@ def coverage_markdown(cov: pd.DataFrame, rejects: pd.DataFrame) -> str:
     lines = [MARK_BEGIN, "", "## `price_history` (the fdkit-history package, `history/`)", "",
              f"* sources: {PROVENANCE.sources}", f"* licence: {PROVENANCE.licence}", f"* method: {PROVENANCE.method}",
              f"* caveats: {PROVENANCE.caveats}", "",
+             "## `delistings` (the fdkit-history package)", "", f"* sources: {DELISTINGS.sources}",
+             f"* licence: {DELISTINGS.licence}", f"* method: {DELISTINGS.method}", "",
              "### Coverage of the price history (fdkit-history) by index membership", "",
              "Share of each month-end's members with a bar on the month's last trading day (the lowest month of "
              "each year; the S&P 400 list starts 2011-11-20, the S&P 600 list 2021-03-31). Targets: 95% from 2008, "

@@ -16,7 +16,7 @@ from fdkit.build.history import SOURCES_OF, START, build_history, read_source
 from fdkit.build.identity import renames_of
 from fdkit.build.stage import Context, Provenance, Stage, dataset, intermediate
 
-__all__ = ["PRICE_HISTORY", "PROVENANCE", "delistings", "index_level"]
+__all__ = ["DELISTINGS", "PRICE_HISTORY", "PROVENANCE", "delistings", "index_level"]
 
 #: the S&P 500 index level (Yahoo ^GSPC via FinanceToolkit, MIT), the benchmark of a reconstruction from members
 GSPC = "data-real/prices/gspc_daily_2000_2025.csv"

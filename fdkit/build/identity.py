@@ -198,7 +198,10 @@ def company_tickers(spells: pd.DataFrame, renames: pd.DataFrame, coverage: pd.Da
     for i, (_, hops) in enumerate(walked):  # a rename joins the spell to the new symbol's spell of that day
         if hops:
             day, new = hops[0]
-            near = s[(s["ticker"] == new) & ((s["start_date"] - day).abs() <= RENAME_SLACK)].index
+            after = pd.Timestamp(str(s.at[i, "end_date"])) + pd.Timedelta(days=1)  # or the day the index applied it
+            starts = s["start_date"]
+            near = s[(s["ticker"] == new) & (((starts - day).abs() <= RENAME_SLACK)
+                                            | ((starts - after).abs() <= RENAME_SLACK))].index  # fmt: skip
             for j in near:
                 parent[find(i)] = find(j)
     company = [find(i) for i in range(len(s))]

@@ -347,7 +347,7 @@ _PROVENANCE_TRADES = Provenance(
     "signature date, else the period of report; shares negative for dispositions. Plus the Form 4 table's "
     "89,655 rows (785 symbols as filed): 98 without a listed symbol (NONE 77, N/A 21: non-traded funds) are left "
     "out, 0 repeat another row of the same company (owner CIK, day, code, shares, price, holding after), 1 is a "
-    "transaction of the parsed filings (AAPL 2022-05-04), kept once as filed; 89,556 rows added: 89,578 rows, 766 "
+    "transaction of the parsed filings (AAPL 2022-05-04), kept once as filed; 89,556 rows added: 89,578 rows, 764 "
     "tickers. Values as the table gives them: issuer, name, title (the owner's position; null where empty), "
     "transaction day, shares, price (null where empty), holding after; transaction_value = shares x price; "
     "transaction_type = the code's name; form_type 4. Tickers in the lake's spelling (BRK.B -> BRK-B) and served "
