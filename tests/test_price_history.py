@@ -231,3 +231,21 @@ def test_delistings_are_the_last_bars(history):
     assert (d.set_index("ticker")["date"] == last.reindex(d["ticker"].astype(str)).to_numpy()).all()
     ends = d["data_end"].to_numpy(dtype=bool)
     assert 0 < ends.sum() < len(d)  # some end where a dump ends: flagged, not passed off as delistings
+
+
+@needs_sources
+def test_no_split_is_guessed_across_the_2012_2015_gap(history):
+    # at each company's last raw 2004-2012 bar, the raw file's close over the served close is exactly the split
+    # table's splits after that day: a split nobody recorded is never made up (BKNG 2012-09-11 stays 617.76)
+    ml4t = history[(history["price_source"] == "ml4t") & (history["basis"] == "as_traded")]
+    last = ml4t.sort_values("date").groupby("ticker", observed=True).tail(1)
+    raw = pd.read_parquet(SHARED / "data-real-5/prices-sp500-raw-2000-2012/"
+                          "ml4t_sp500_2008_2012_members_daily_raw_2000_2012.parquet",
+                          columns=["symbol", "date", "close"])  # fmt: skip
+    raw = raw.assign(symbol=raw["symbol"].str.replace(".", "-", regex=False), date=pd.to_datetime(raw["date"]))
+    m = last.merge(raw, left_on=["ticker", "date"], right_on=["symbol", "date"], suffixes=("", "_raw"))
+    assert len(m) > 300
+    splits = read_dataset(REPO / "data", "splits")
+    later = [splits.loc[(splits["ticker"].astype(str) == t) & (splits["date"] > d), "ratio"].prod()
+             for t, d in zip(m["ticker"].astype(str), m["date"], strict=True)]  # fmt: skip
+    assert np.allclose(m["close_raw"] / m["close"], later, rtol=1e-5)

@@ -97,9 +97,11 @@ def as_traded(pieces: list[pd.DataFrame], identity: str, table: pd.DataFrame) ->
     """Give the raw pieces a ``close`` on today's split basis (in place); others keep ``close`` missing.
 
     A ``pystock`` close is its :func:`chain_source` ``continuous`` close. An ``ml4t`` close is divided by the splits
-    inside it, those of the gap to ``pystock`` (the raw/adjusted ratio's step across the gap, rounded to a split
-    ratio net of at most 30% of dividends) and the table's after that; a company whose bars end before 2015-03-20
-    has no later split. Where the gap cannot be read (no ``pystock`` bars, bars after 2015), ``close`` stays missing.
+    inside it and the split table's after it, where the 2012-09 .. 2015-03 gap to ``pystock`` is known to hold no
+    other split: one total-return chain spans it and the raw/adjusted ratios at its two ends agree within 12% (the
+    distributions of 2.5 years) once the table's splits are taken out. A company whose bars end before 2015-03-20
+    takes the table's splits after its last bar. Elsewhere (a break in the chain, a spin-off or a high yield across
+    the gap, no ``pystock`` bars) ``close`` stays missing: a split is never guessed.
     """
     later = [p for p in pieces if p["source"].iloc[0] == "pystock"]
     last_day = max(p["date"].max() for p in pieces)
@@ -113,22 +115,20 @@ def as_traded(pieces: list[pd.DataFrame], identity: str, table: pd.DataFrame) ->
         elif name == "ml4t":
             inside = inner_splits(p)
             continuous = p["continuous"]
+            gap, tail = None, 1.0
             if later and later[0]["adjusted_as_of"].iloc[0] == p["adjusted_as_of"].iloc[0]:
+                # one total-return chain across 2012-09 .. 2015-03: raw/adjusted at both ends differ by the splits
+                # between them and the distributions; accepted only where no split can hide in it (within 12%:
+                # dividends) or where the split table has the split; a spin-off or a high yield is no split
                 a, b = p.iloc[-1], later[0].iloc[0]
-                x = (a["raw"] / a["adj"]) / (b["raw"] / b["adj"]) / float(_later(inside, pd.Series([a["date"]]))[0])
-                fits = [s for s in SPLIT_STEPS if s <= x * 1.03 and x / s <= 1.3]  # net of dividends
-                gap = max(fits) if fits else None
+                x = (a["raw"] / a["adj"]) / (b["raw"] / b["adj"])
+                table_gap = split_factor(table, pd.Series([identity]), pd.Series([a["date"]]))[0] / split_factor(
+                    table, pd.Series([identity]), pd.Series([b["date"]]))[0]  # fmt: skip
+                if 0.97 <= x / table_gap <= 1.12:
+                    gap = table_gap
                 tail = split_factor(table, pd.Series([identity]), pd.Series([b["date"]]))[0]
-            elif last_day < PYSTOCK_START:
-                gap, tail = 1.0, 1.0
-            elif later:  # a break: the raw closes across the gap, a split where they step by a ratio of 2 or more
-                a, b = p.iloc[-1], later[0].iloc[0]
-                x = a["raw"] / b["raw"] / float(_later(inside, pd.Series([a["date"]]))[0])
-                step = _snap(x, tolerance=0.2)
-                gap = step if step is not None and (step >= 2 or step <= 0.5) else 1.0
-                tail = split_factor(table, pd.Series([identity]), pd.Series([b["date"]]))[0]
-            else:
-                gap = None
+            elif last_day < PYSTOCK_START:  # dead before the split table starts: no later split is known
+                gap, tail = 1.0, split_factor(table, pd.Series([identity]), pd.Series([p["date"].max()]))[0]
             if gap is not None:
                 f = _later(inside, p["date"]) * gap * tail
                 p["close"] = p["raw"] / f

@@ -163,6 +163,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("source", nargs="?", default=str(ROOT.parent / "shared" / "data-real"), help="data-real folder")
     ap.add_argument("--lake", default=str(ROOT / "data"), help="the built lake (index_membership, splits)")
     ap.add_argument("--out", default=str(ROOT / "history" / "fdkit_history" / "_data"), help="package data folder")
+    ap.add_argument("--docs", default=str(ROOT / "history" / "SOURCES.md"), help="the package's SOURCES.md")
     args = ap.parse_args(argv)
     lake = Path(args.lake)
     inputs = {name: read_dataset(lake, name) for name in PRICE_HISTORY.needs}
@@ -172,7 +173,9 @@ def main(argv: list[str] | None = None) -> int:
     files += write_dataset(Path(args.out), "delistings", result["delistings"], schema="delistings")
     months = pd.date_range("2005-01-31", "2025-06-30", freq="ME").strftime("%Y-%m-%d").tolist()
     cov = coverage(history[["ticker", "date"]], inputs["index_membership"], months)
-    put_section(lake / "SOURCES.md", coverage_markdown(cov, result["history_rejects"]))
+    section = coverage_markdown(cov, result["history_rejects"])
+    put_section(lake / "SOURCES.md", section)
+    Path(args.docs).write_text("# fdkit-history: provenance and coverage\n\n" + section)
     size = sum(f.stat().st_size for f in files) / 1e6
     print(
         f"price_history: {len(history):,d} rows, {history['ticker'].nunique():,d} companies, {len(files)} files, "

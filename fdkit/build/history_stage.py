@@ -118,26 +118,32 @@ PROVENANCE = Provenance(
     "one row per company and trading day 2004-01-02 .. 2025-07-09 for every company of index_membership (its "
     "current_ticker): each date from the source spelled nearest to it (fdkit.build.history.WINDOWS), a source's "
     "symbol given to the company holding it on the dump date (renames followed, reused symbols left to their "
-    "owner of the time), only its contiguous run of bars around the company's index spells. adj_close = the "
-    "split- and dividend-adjusted close, linked across sources by the median ratio on their common days "
-    "(adjusted_as_of = the reference date of the chain; it changes where two sources share no day, and returns "
-    "are not computed across such a break). close = the raw close divided by the splits after it (found in the "
-    "raw/adjusted ratio, across the 2012-2015 gap, and in the split table after 2015): the as-traded price on "
-    "today's split basis, only where a raw close exists (ml4t 2004-2012, pystock 2015-2017). basis = as_traded "
+    "owner of the time), only its contiguous run of bars around the company's index spells; single bad bars the "
+    "next bar takes back are dropped. adj_close = the split- and dividend-adjusted close: for the raw sources "
+    "rebuilt from raw closes and the distributions they show (ml4t: the step of its adjusted/raw ratio on an "
+    "ex-date; pystock: the eve-of-ex-date difference of its daily-crawled adjusted close), then linked across "
+    "sources by the median ratio on the 10 common days nearest each splice (adjusted_as_of = the reference date "
+    "of the chain; it changes where two sources share no day near a splice, and returns are not computed across "
+    "such a break). close = the raw close divided by the splits after it (found in the raw/adjusted ratio, in "
+    "pystock's eve ratio, and in the split table after 2015; across the 2012-2015 gap only where no split can "
+    "hide in it, else close is missing: a split is never guessed): the as-traded price on today's split basis, "
+    "only where a raw close exists (ml4t 2004-2012, pystock 2015-2017). dividend = cash per share on the close's "
+    "basis on an ex-date. basis = as_traded "
     "(both), adjusted_only (no raw close: close is missing, never an adjusted close), price_only (a dead name "
     "whose source left the adjusted close unadjusted: adj_close = close, dividends missing). Two sources that "
     "disagree on over 5% of their common days' returns are two companies under one symbol: the one spelled "
     "farther from those days is not used for that company.",
     "survivors only outside 2000-2012 (ml4t) and 2013-2018 (WIKI): names that died 2012-09 .. 2013-02 or "
-    "2017-11 .. 2025-07 lack those months (see the coverage table); volumes are each source's own (split-adjusted "
-    "in the adjusted files, raw x later splits in the raw ones); open/high/low are not kept.",
+    "2017-11 .. 2025-07 lack those months (see the coverage table), and some live ones lack 2012-09 .. 2013-02 "
+    "too where the 2017 dump spells them otherwise (a basis break there); volumes are each source's own "
+    "(split-adjusted in the adjusted files, raw x later splits in the raw ones); open/high/low are not kept.",
 )
 
 DELISTINGS = Provenance(
     "the price history (its last bar per company); reasons from the removal reasons of "
     "../shared/data-real-3/index-membership/*_changes.csv and the delisting notes of "
     "../shared/data-real-4/index-membership-extra/us_symbol_events.csv",
-    "as the price history and the membership sources (MIT)",
+    "as the price history (its sources' terms) and the membership sources (MIT: pitindex, index-constitution)",
     "one row per company whose bars end more than five days before the sources do: date = its last bar, "
     "adj_close its adjusted close; delisting_kind = bankrupt / acquired where the source's text says so (Chapter "
     "11, bankrupt; acquired, merged, bought, taken private), else unknown; data_end = the last bar is a dump's "

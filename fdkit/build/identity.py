@@ -27,7 +27,15 @@ import pandas as pd
 
 from fdkit.build.common import tuples
 
-__all__ = ["ONE_COMPANY", "REUSE_GAP", "company_tickers", "renames_of", "same_company", "traded_through"]
+__all__ = [
+    "ONE_COMPANY",
+    "REUSE_GAP",
+    "TWO_COMPANIES",
+    "company_tickers",
+    "renames_of",
+    "same_company",
+    "traded_through",
+]
 
 #: spells of one symbol this far apart, one of them without a name, are two companies (DELL 2013 -> 2024)
 REUSE_GAP = pd.Timedelta(days=5 * 365)
@@ -35,6 +43,9 @@ REUSE_GAP = pd.Timedelta(days=5 * 365)
 #: (PG&E listed as "Pacific Gas & Electric"; O-I Glass's 2019 holding company has a new CIK; Cleveland-Cliffs;
 #: Independence Realty Trust)
 ONE_COMPANY = frozenset({"PCG", "OI", "CLF", "IRT"})
+#: symbols reviewed by hand whose spells are two companies although no source says so (LSI: LSI Corp, in the S&P
+#: 500 until 2014, and Life Storage, in the S&P 400 from 2016, 2.6 years apart)
+TWO_COMPANIES = frozenset({"LSI"})
 #: a rename ends the old symbol's spell the day before the change: the change follows the spell's end within this
 RENAME_SLACK = pd.Timedelta(days=7)
 _RUNNING = pd.Timestamp("2200-01-01")  # the end of a spell still running, for ordering
@@ -192,6 +203,7 @@ def company_tickers(spells: pd.DataFrame, renames: pd.DataFrame, coverage: pd.Da
                 )
                 moved = any(w[1] and w[1][0][0] <= a.start_date + RENAME_SLACK for w in (walked[m] for m in members))
                 conflict = a.ticker not in ONE_COMPANY and any(_conflict(a, s.loc[m]) for m in members)
+                reused = reused or (a.ticker in TWO_COMPANIES and pd.notna(last_end) and a.start_date > last_end)
                 if a.ticker in ONE_COMPANY or (not reused and not moved and not conflict):
                     parent[find(i)] = find(j)
                     break

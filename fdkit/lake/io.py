@@ -39,6 +39,7 @@ from fdkit.frames.dtypes import as_category
 
 __all__ = [
     "default_data_dir",
+    "bundled_data_dir",
     "require_lake",
     "fingerprint",
     "list_datasets",
@@ -177,6 +178,16 @@ def default_data_dir() -> Path:
     env = os.environ.get("FDKIT_DATA")
     if env:
         return Path(env).expanduser()
+    return bundled_data_dir()
+
+
+def bundled_data_dir() -> Path:
+    """Return the lake fdkit ships (``fdkit/_data`` in a wheel, the checkout's ``data/``), whatever ``FDKIT_DATA`` says.
+
+    Example:
+        >>> bundled_data_dir().name in ("data", "_data")
+        True
+    """
     here = Path(__file__).resolve().parents[1]  # the fdkit package (this module is fdkit/lake/io.py)
     shipped = here / "_data"
     if shipped.is_dir():

@@ -29,7 +29,14 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from fdkit.lake.extensions import extension_roots
-from fdkit.lake.io import DatasetFiles, default_data_dir, generation_stamp, list_datasets, read_dataset, require_lake
+from fdkit.lake.io import (
+    DatasetFiles,
+    bundled_data_dir,
+    generation_stamp,
+    list_datasets,
+    read_dataset,
+    require_lake,
+)
 
 __all__ = ["LakeReader"]
 
@@ -43,8 +50,9 @@ class LakeReader:
 
     def __init__(self, root: str | os.PathLike[str]) -> None:
         self.root = Path(root)
-        # the bundled lake also serves the datasets of installed data packages (fdkit-history)
-        bundled = self.root.resolve() == default_data_dir().resolve()
+        # the bundled lake also serves the datasets of installed data packages (fdkit-history); a lake of the
+        # user's (FDKIT_DATA, a mirror, a landing) is served as it is
+        bundled = self.root.resolve() == bundled_data_dir().resolve()
         self.extensions = extension_roots() if bundled else ()
 
     @classmethod
@@ -94,7 +102,7 @@ class LakeReader:
             >>> LakeReader(default_data_dir()).home("prices") == default_data_dir()
             True
         """
-        if (self.root / name).exists():
+        if name in list_datasets(self.root):
             return self.root
         return next((root for root in self.extensions if (root / name).is_dir()), self.root)
 

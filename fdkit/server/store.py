@@ -256,11 +256,16 @@ class Store:
         return sorted(self._values(name, key))
 
     def known_tickers(self) -> set[str]:
-        """Every ticker any dataset mentions (a ticker outside this set is unknown: 404)."""
+        """Every ticker any dataset of the lake itself mentions (a ticker outside this set is unknown: 404).
+
+        A data package's dataset (the price history's dead names) makes a ticker known to that dataset's own
+        endpoints only: ``/financials`` of Lehman stays a 404, not an empty answer.
+        """
         if self._known is None:
             known: set[str] = set()
             for name in self.lake.names():
-                known.update(self._values(name, "ticker"))
+                if self.lake.home(name) == self.lake.root:
+                    known.update(self._values(name, "ticker"))
             with self._lock:
                 self._known = known
         return self._known

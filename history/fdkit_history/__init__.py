@@ -1,8 +1,9 @@
 """fdkit-history: the ``price_history`` dataset of fdkit's embedded service, as a separate data package.
 
-It holds ``_data/price_history/part-YYYY.parquet``, built from the repository by
-``python -m fdkit.build.history_package`` (see ``SOURCES.md`` beside this package). fdkit finds it through the
-``fdkit.lakes`` entry point: installed, ``fdkit.price_history(...)`` and ``fdkit serve`` serve it.
+It holds ``_data/price_history/part-YYYY.parquet`` and ``_data/delistings``, built from the repository by
+``python -m fdkit.build.history_package`` (provenance and coverage: ``history/SOURCES.md`` and the checkout's
+``data/SOURCES.md``). fdkit finds it through the ``fdkit.lakes`` entry point: installed,
+``fdkit.price_history(...)``, ``fdkit.delistings(...)`` and ``fdkit serve`` serve it.
 
 Example:
     >>> (DATA_DIR / "price_history").is_dir()
