@@ -227,6 +227,13 @@ def holders(spells: pd.DataFrame, renames: pd.DataFrame, day: pd.Timestamp) -> d
 
     Returns:
         symbol -> identity (``current_ticker``).
+
+    Example:
+        >>> spells = pd.DataFrame({"ticker": ["COR", "COR"], "current_ticker": ["COR_2021", "COR"],
+        ...                        "start_date": pd.to_datetime(["2017-08-10", "2023-08-30"])})
+        >>> none = pd.DataFrame({"day": pd.to_datetime([]), "old": [], "new": []})
+        >>> [holders(spells, none, pd.Timestamp(day))["COR"] for day in ("2017-11-10", "2025-07-09")]
+        ['COR_2021', 'COR']
     """
     claims: dict[str, list[tuple[pd.Timestamp, str]]] = {}
     first = spells.groupby("current_ticker")["start_date"].transform("min")
@@ -263,6 +270,15 @@ def assign(bars: pd.DataFrame, ids: pd.DataFrame, src: Source, owner: dict[str, 
 
     Returns:
         The kept bars with ``identity``, ``source`` and ``run`` (``symbol:run``).
+
+    Example:
+        >>> ids = pd.DataFrame({"identity": ["X"], "first_start": pd.to_datetime(["2010-01-04"]),
+        ...                     "last_end": pd.to_datetime(["2010-12-31"])})
+        >>> days = pd.to_datetime(["2010-06-01", "2010-06-02", "2014-01-02"])  # 2014: another security's run
+        >>> bars = pd.DataFrame({"symbol": "X", "date": days, "adj": 1.0, "adj_src": 1.0, "raw": float("nan"),
+        ...                      "volume": pd.array([1, 1, 1], dtype="Int64")})
+        >>> assign(bars, ids, SOURCES_OF["stooq_2017"], {"X": "X"})["date"].dt.year.tolist()
+        [2010, 2010]
     """
     df = bars[bars["symbol"].isin(owner)].copy()
     df["identity"] = df["symbol"].map(owner)

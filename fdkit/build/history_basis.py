@@ -44,6 +44,12 @@ def inner_splits(piece: pd.DataFrame) -> pd.Series:
 
     Returns:
         ``date`` (ex-date) -> ratio.
+
+    Example:
+        >>> days = pd.to_datetime(["2005-02-24", "2005-02-25", "2005-02-28"])
+        >>> piece = pd.DataFrame({"date": days, "raw": [88.0, 89.0, 44.9], "adj_src": [1.0, 1.011, 1.02]})
+        >>> inner_splits(piece).tolist()  # AAPL's 2:1 of 2005-02-28
+        [2.0]
     """
     unadjusted = bool(np.allclose(piece["raw"], piece["adj_src"], rtol=1e-4))
     q = piece["raw"] if unadjusted else piece["raw"] / piece["adj_src"]
@@ -178,6 +184,11 @@ def distributions(p: pd.DataFrame, continuous: pd.Series, source: str) -> pd.Ser
 
     Returns:
         Cash per share aligned to ``p`` (0 where none).
+
+    Example:
+        >>> p = pd.DataFrame({"raw": [40.33, 40.0, 40.2], "adj_src": [40.0, 40.0, 40.2]})
+        >>> distributions(p, p["raw"], "pystock").round(2).tolist()  # KO's 0.33 on the day after the eve
+        [0.0, 0.33, 0.0]
     """
     scale = (continuous / p["raw"]).to_numpy()
     if source == "pystock":

@@ -141,7 +141,17 @@ def coverage_markdown(cov: pd.DataFrame, rejects: pd.DataFrame) -> str:
 
 
 def put_section(sources_md: Path, section: str) -> None:
-    """Replace (or append) the marked coverage section of ``SOURCES.md``."""
+    """Replace (or append) the marked coverage section of ``SOURCES.md``.
+
+    Example:
+        >>> import tempfile
+        >>> md = Path(tempfile.mkdtemp()) / "SOURCES.md"
+        >>> _ = md.write_text("# lake")
+        >>> put_section(md, " ".join([MARK_BEGIN, "v1", MARK_END]))
+        >>> put_section(md, " ".join([MARK_BEGIN, "v2", MARK_END]))
+        >>> md.read_text().count("v2"), md.read_text().count("v1")
+        (1, 0)
+    """
     text = sources_md.read_text() if sources_md.exists() else ""
     pattern = re.compile(re.escape(MARK_BEGIN) + r".*?" + re.escape(MARK_END) + r"\n?", re.S)
     text = pattern.sub("", text).rstrip("\n") + "\n\n" + section
