@@ -27,15 +27,17 @@ import aiohttp
 FIXED = {"ticker": "AAPL", "interval": "day", "start_date": "2024-01-02", "end_date": "2024-12-31"}
 
 
-def random_queries(tickers: list[str], n: int, seed: int) -> list[dict[str, str]]:
-    """``n`` distinct ``/prices`` queries: a ticker and a date range of 1 to 1,500 days in 2004-2026."""
+def random_queries(
+    tickers: list[str], n: int, seed: int, base: int = 12_420, span: int = 8_000
+) -> list[dict[str, str]]:
+    """``n`` distinct ``/prices`` queries: a ticker and a date range of 1 to 1,500 days starting in the ``span``
+    days from ``base`` (days since the epoch; default 2004-01-02 .. 2026)."""
     rng = random.Random(seed)
     seen: set[tuple[str, int, int]] = set()
     out = []
-    base = 12_420  # 2004-01-02 as days since the epoch
     while len(out) < n:
         t = rng.choice(tickers)
-        start = base + rng.randrange(0, 8_000)
+        start = base + rng.randrange(0, span)
         end = start + rng.randrange(1, 1_500)
         if (t, start, end) in seen:
             continue

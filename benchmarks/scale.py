@@ -22,7 +22,6 @@ import argparse
 import asyncio
 import json
 import os
-import random
 import signal
 import socket
 import subprocess
@@ -31,6 +30,8 @@ import tempfile
 import time
 from pathlib import Path
 from urllib.request import Request, urlopen
+
+from aload import random_queries  # the load generator beside this script (python benchmarks/scale.py)
 
 ROOT = Path(__file__).resolve().parent.parent
 KEY = "scale-benchmark-key-0123456789"
@@ -56,19 +57,7 @@ def _get(url: str, timeout: float = 120) -> int:
 
 def queries(tickers: list[str], n: int, seed: int) -> list[dict[str, str]]:
     """``n`` distinct ``/prices`` queries: a random ticker and a range of 1 to 1,500 days in 2005-2026."""
-    rng = random.Random(seed)
-    out: list[dict[str, str]] = []
-    seen: set[tuple[str, int, int]] = set()
-    base = 12_784  # 2005-01-01 as days since the epoch
-    while len(out) < n:
-        t, start = rng.choice(tickers), base + rng.randrange(0, 7_600)
-        end = start + rng.randrange(1, 1_500)
-        if (t, start, end) in seen:
-            continue
-        seen.add((t, start, end))
-        day = lambda d: time.strftime("%Y-%m-%d", time.gmtime(d * 86_400))  # noqa: E731
-        out.append({"ticker": t, "interval": "day", "start_date": day(start), "end_date": day(end)})
-    return out
+    return random_queries(tickers, n, seed, base=12_784, span=7_600)  # 2005-01-01 as days since the epoch
 
 
 async def _drive(url: str, qs: list[dict[str, str]], connections: int) -> dict:
