@@ -4,6 +4,11 @@
   identity and the API key, so two keys never share answers and the file name reveals neither.
 * Directory mode ``0700``; JSON serializer (no pickle); only ``200`` responses are stored; TTLs come from the
   endpoint catalog per request; ``stale_if_error`` serves an expired answer when the service is down.
+* Every stored answer is sealed with a SHA-256 of its serialized bytes (body and metadata) when it is received,
+  a last stage of requests-cache's serializer pipeline (:data:`VERIFIED_SERIALIZER`); :class:`VerifiedSQLiteCache`
+  checks it before anything is deserialized. An entry that fails (bit flips, truncation, an entry of an older
+  fdkit without a seal, metadata requests-cache cannot read back) is deleted and fetched again, or, offline, is a
+  :class:`~fdkit.errors.CacheError` naming the entry: corrupted bytes are never served.
 * The key is sent as ``X-API-KEY``. requests-cache redacts ignored headers by exact name only, so
   :class:`KeySafeSession` renames any casing of an auth header to one canonical spelling before the request is
   cached, and that spelling is in ``ignored_parameters``: the stored request carries ``REDACTED``.
@@ -23,14 +28,16 @@ from __future__ import annotations
 
 import hashlib
 import os
+import sqlite3
 import time
+import warnings
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import platformdirs
 import requests
-from requests_cache import CachedResponse, CachedSession
+from requests_cache import CachedResponse, CachedSession, SerializerPipeline, Stage, json_serializer
 from requests_cache.backends.sqlite import SQLiteCache
 from requests_cache.cache_keys import create_key
 from requests_cache.policy.settings import DEFAULT_IGNORED_PARAMS
@@ -51,6 +58,8 @@ __all__ = [
     "is_cache_miss",
     "FetchCache",
     "fetch_key",
+    "VerifiedSQLiteCache",
+    "VERIFIED_SERIALIZER",
 ]
 
 API_KEY_HEADER = "X-API-KEY"
@@ -109,6 +118,93 @@ def _server_agnostic_key(request: Any, **kwargs: Any) -> str:
     req = request.copy()
     req.url = urlunsplit(("http", "fds", path, parts.query, ""))
     return create_key(req, **kwargs)
+
+
+_SEAL = b"fdkit-sha256:"
+
+
+class _Unverified(Exception):
+    """A stored answer whose bytes do not match the checksum sealed with it.
+
+    Never one of requests-cache's deserialisation errors, which it would swallow as a silent miss.
+    """
+
+
+def _seal(text: str | bytes) -> bytes:
+    body = text.encode() if isinstance(text, str) else bytes(text)
+    return _SEAL + hashlib.sha256(body).hexdigest().encode() + b"\n" + body
+
+
+def _unseal(value: str | bytes) -> str:
+    if isinstance(value, str):
+        raise _Unverified("it carries no checksum (stored by an older fdkit)")
+    value = bytes(value)
+    if not value.startswith(_SEAL):
+        raise _Unverified("it carries no checksum")
+    digest, newline, body = value[len(_SEAL) :].partition(b"\n")
+    if not newline or hashlib.sha256(body).hexdigest().encode() != digest:
+        raise _Unverified("its bytes do not match the SHA-256 stored when it was received")
+    return body.decode()
+
+
+#: requests-cache's JSON pipeline plus a last stage that seals the serialized bytes with their SHA-256 (and checks
+#: the seal before anything else reads them back)
+VERIFIED_SERIALIZER = SerializerPipeline(
+    [*json_serializer.copy().stages, Stage(dumps=_seal, loads=_unseal)], name="fdkit-json-sha256", is_binary=True
+)
+
+
+class VerifiedSQLiteCache(SQLiteCache):
+    """requests-cache's SQLite backend whose answers are verified before use.
+
+    Answers are written through :data:`VERIFIED_SERIALIZER` (JSON sealed with the SHA-256 of its bytes). Reading an
+    entry that fails its checksum, or whose metadata requests-cache cannot structure again (a cattrs validation
+    error, a decoding error), deletes it and answers a miss, so the session fetches it again; offline (nothing can
+    be fetched) it raises :class:`~fdkit.errors.CacheError` naming the entry and the file.
+
+    Args:
+        db_path: the namespace's database file.
+        offline: raise instead of answering a miss.
+
+    Example:
+        >>> import tempfile
+        >>> b = VerifiedSQLiteCache(Path(tempfile.mkdtemp()) / "n.sqlite")
+        >>> b.get_response("absent") is None
+        True
+    """
+
+    def __init__(self, db_path: str | os.PathLike[str], *, offline: bool = False, **kwargs: Any) -> None:
+        super().__init__(Path(db_path), serializer=VERIFIED_SERIALIZER.copy(), wal=True, **kwargs)
+        self.offline = offline
+
+    def get_response(self, key: str, default: Any = None) -> Any:
+        """The verified answer stored under ``key``, or ``default`` (absent, or corrupted and dropped).
+
+        Raises:
+            CacheError: a corrupted entry in offline mode.
+        """
+        try:
+            return super().get_response(key, default)
+        except sqlite3.OperationalError as exc:
+            if "locked" in str(exc) or "busy" in str(exc):
+                raise
+            problem = f"unreadable: {exc}"
+        except _Unverified as exc:
+            problem = str(exc)
+        except Exception as exc:  # e.g. cattrs' ClassValidationError: metadata that does not structure again
+            problem = f"its metadata cannot be read back ({type(exc).__name__})"
+        try:
+            with self.responses.connection(commit=True) as con:
+                con.execute(f"delete from {self.responses.table_name} where key = ?", (key,))
+        except sqlite3.Error:
+            pass
+        where = f"the cached answer {key} in {Path(str(self.db_path)).name}"
+        if self.offline:
+            raise CacheError(f"{where} is corrupted ({problem}); it was dropped and offline mode cannot fetch it "
+                             "again", error="Corrupted cache entry")  # fmt: skip
+        warnings.warn(f"fdkit: {where} failed its checksum ({problem}); it was dropped and is fetched again",
+                      stacklevel=2)  # fmt: skip
+        return default
 
 
 class KeySafeSession(OriginBoundAuth, CachedSession):
@@ -261,7 +357,7 @@ def make_session(
     root = cache_root(cache_dir, create=True)
     path = root / f"{namespace}.sqlite"
     _check_sqlite(path)
-    backend = SQLiteCache(path, serializer="json", wal=True)
+    backend = VerifiedSQLiteCache(path, offline=offline)
     if max_cache_bytes is not None:
         trim(backend, path, max_cache_bytes)
     session = KeySafeSession(
@@ -281,9 +377,6 @@ def make_session(
 
 def _check_sqlite(path: Path) -> None:
     """An unreadable cache database is set aside (with a warning) rather than served from or crashed on."""
-    import sqlite3
-    import warnings
-
     if not path.exists():
         return
     # cheap on every open (no scan of the whole file): the header, then the schema must read
@@ -388,8 +481,6 @@ def cache_info(cache_dir: str | os.PathLike[str] | None = None) -> list[dict[str
         >>> cache_info(tempfile.mkdtemp())
         []
     """
-    import sqlite3
-
     root = cache_root(cache_dir)
     rows = []
     for ns in _namespaces(root):
@@ -487,8 +578,6 @@ class FetchCache:
         Raises:
             CacheError: a corrupted entry in offline mode.
         """
-        import warnings
-
         row = self._conn().execute(f"select expires, digest, body from {self.TABLE} where key = ?", (key,)).fetchone()
         if row is None:
             return None

@@ -1,0 +1,130 @@
+"""Reliability III, the last items: verified HTTP-cache entries, the server's memory bound, idle connections,
+disk full during a landing, broken datasets named (issue 29, items 3, 9 and 10).
+
+Every test here failed before the change it covers (see RELIABILITY.md).
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+import sqlite3
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import fdkit
+from fdkit.client.cache import cache_root
+from fdkit.errors import CacheError
+
+# --------------------------------------------------------------------------------------------------------------
+# item 3: the HTTP cache's entries are verified before use
+
+
+def _http_db(cache_dir: Path) -> Path:
+    [db] = [p for p in cache_root(str(cache_dir)).glob("*.sqlite") if not p.name.endswith(".fetch.sqlite")]
+    return db
+
+
+def _drop_fetch_cache(cache_dir: Path) -> None:
+    """The fetch cache (whole fetches, checksummed already) absent: every read goes through the HTTP cache."""
+    for p in cache_root(str(cache_dir)).glob("*.fetch.sqlite*"):
+        p.unlink()
+
+
+_CONTENT = re.compile(rb'"_content": "([A-Za-z0-9+/=]*)"')
+
+
+def _body_digit(value: bytes) -> bytes:
+    """Change one digit inside the stored body (valid base64, valid JSON: a plausible wrong number)."""
+    m = _CONTENT.search(value)
+    assert m, value[:200]
+    body = bytearray(base64.b64decode(m.group(1)))
+    digits = [i for i, b in enumerate(body) if 0x31 <= b <= 0x38]
+    i = digits[len(digits) // 2]
+    body[i] ^= 0x01 if body[i] != 0x38 else 0x0F  # 1 <-> 0, 8 -> 7: always a digit again
+    return value[: m.start(1)] + base64.b64encode(bytes(body)) + value[m.end(1) :]
+
+
+def _bit_flip(value: bytes) -> bytes:
+    flipped = bytearray(value)
+    flipped[len(flipped) * 3 // 5] ^= 0x04
+    return bytes(flipped)
+
+
+def _truncated(value: bytes) -> bytes:
+    return value[: len(value) * 2 // 3]
+
+
+def _metadata(value: bytes) -> bytes:
+    """The status code no longer an integer: requests-cache's cattrs structuring refuses the record."""
+    assert b'"status_code": 200' in value
+    return value.replace(b'"status_code": 200', b'"status_code": "2x0"', 1)
+
+
+CORRUPTIONS: dict[str, Callable[[bytes], bytes]] = {
+    "body_digit": _body_digit,
+    "bit_flip": _bit_flip,
+    "truncated": _truncated,
+    "metadata": _metadata,
+}
+
+
+def _corrupt_http_cache(cache_dir: Path, change: Callable[[bytes], bytes]) -> int:
+    db = _http_db(cache_dir)
+    with sqlite3.connect(db) as con:
+        rows = con.execute("select key, value from responses").fetchall()
+        for key, value in rows:
+            raw = value.encode() if isinstance(value, str) else bytes(value)
+            bad = change(raw)
+            con.execute("update responses set value = ? where key = ?",
+                        (bad.decode("utf-8", "replace") if isinstance(value, str) else bad, key))  # fmt: skip
+    return len(rows)
+
+
+def _fetch(server, cache_dir: Path, what: str, **kw) -> pd.DataFrame:
+    c = fdkit.Client(
+        server.api_key, server.base_url, cache_dir=str(cache_dir), progress=False, max_workers=1, **kw
+    )  # one worker: the same requests (JSON first, then Arrow) every time
+    try:
+        if what == "prices":
+            return c.prices(["AAPL", "MSFT"], start_date="2021-07-01", end_date="2021-12-31")
+        return c.income_statements(["AAPL", "MSFT", "NVDA"], period="quarterly", limit=8)
+    finally:
+        c.close()
+
+
+@pytest.mark.parametrize("what", ["prices", "income_statements"])
+@pytest.mark.parametrize("corruption", sorted(CORRUPTIONS))
+def test_a_corrupted_http_cache_entry_is_refetched_online_never_served(ref_server, tmp_path, what, corruption):
+    good = _fetch(ref_server, tmp_path, what)
+    _drop_fetch_cache(tmp_path)
+    assert _corrupt_http_cache(tmp_path, CORRUPTIONS[corruption]) >= 2
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        again = _fetch(ref_server, tmp_path, what)
+    pd.testing.assert_frame_equal(again, good)  # never AAPL's volume of 1,369,837,820 for 195,432,700
+    assert any("failed its checksum" in str(w.message) for w in caught), [str(w.message) for w in caught]
+    _drop_fetch_cache(tmp_path)  # what was fetched again was stored again, sealed: offline reads it
+    pd.testing.assert_frame_equal(_fetch(ref_server, tmp_path, what, offline=True), good)
+
+
+@pytest.mark.parametrize("what", ["prices", "income_statements"])
+@pytest.mark.parametrize("corruption", sorted(CORRUPTIONS))
+def test_a_corrupted_http_cache_entry_offline_is_a_cache_error_naming_it(ref_server, tmp_path, what, corruption):
+    _fetch(ref_server, tmp_path, what)
+    _drop_fetch_cache(tmp_path)
+    _corrupt_http_cache(tmp_path, CORRUPTIONS[corruption])
+    with sqlite3.connect(_http_db(tmp_path)) as con:
+        keys = {k for (k,) in con.execute("select key from responses")}
+    with pytest.raises(CacheError) as info:
+        _fetch(ref_server, tmp_path, what, offline=True)
+    message = str(info.value)
+    assert any(k in message for k in keys) and _http_db(tmp_path).name in message, message
+    assert "corrupted" in message and "offline" in message
+    with sqlite3.connect(_http_db(tmp_path)) as con:  # the entry that failed is gone
+        left = {k for (k,) in con.execute("select key from responses")}
+    assert not any(k in message for k in left)
