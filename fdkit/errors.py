@@ -34,6 +34,7 @@ __all__ = [
     "CacheMissError",
     "CacheError",
     "PaginationError",
+    "MissingPayloadError",
     "StaleDataWarning",
     "LakeError",
     "error_for_status",
@@ -222,6 +223,47 @@ class PaginationError(TransportError):
     An empty page with a new cursor, a cursor seen before, more pages than ``limit`` can need, or a
     ``next_page_url`` on another origin than the service's.
     """
+
+
+class MissingPayloadError(FdkitError):
+    """A 2xx answer without the key its endpoint keeps its records under (``{"data": [...]}`` for ``prices``).
+
+    Never read as "no records": the answer is not the one the endpoint documents (another service at the base URL,
+    a proxy's page, a changed API). The message names the missing key and the keys the answer has.
+
+    Attributes:
+        key: the missing key (``"prices"``).
+        keys: the top-level keys the answer had.
+
+    Example:
+        >>> err = MissingPayloadError.of("/prices", "prices", {"data": []})
+        >>> err.key, err.keys
+        ('prices', ['data'])
+        >>> print(err.message)
+        the answer of /prices has no 'prices' key (its keys: data); is the base URL a Financial Data Service?
+    """
+
+    def __init__(self, message: str, *, key: str = "", keys: list[str] | None = None, **kw: Any) -> None:
+        super().__init__(message, **kw)
+        self.key = key
+        self.keys = list(keys or [])
+
+    @classmethod
+    def of(cls, path: str, key: str, body: Any) -> MissingPayloadError:
+        """The error for ``body``, the answer of ``path``, that lacks ``key``.
+
+        Args:
+            path: the request path.
+            key: the endpoint's response key.
+            body: the decoded answer.
+
+        Returns:
+            The error, naming the key and the answer's keys.
+        """
+        keys = [str(k) for k in body] if isinstance(body, dict) else []
+        has = ", ".join(keys[:12]) + (", ..." if len(keys) > 12 else "") if keys else "none"
+        return cls(f"the answer of {path} has no {key!r} key (its keys: {has}); is the base URL a Financial Data "
+                   "Service?", key=key, keys=keys, error="Missing payload", path=path)  # fmt: skip
 
 
 class StaleDataWarning(UserWarning):

@@ -74,6 +74,21 @@ class Shape:
         """
         return body.get(key)
 
+    def wrapper_keys(self, key: str) -> tuple[str, ...]:
+        """The top-level keys one of which every answer of the endpoint has (an answer without any is refused).
+
+        Args:
+            key: the endpoint's response key.
+
+        Returns:
+            The keys (the response key itself, for most shapes).
+
+        Example:
+            >>> SHAPES["flat"].wrapper_keys("prices"), SHAPES["index_funds"].wrapper_keys("holdings")
+            (('prices',), ('holdings', 'funds'))
+        """
+        return (key,)
+
     def flatten(self, records: Sequence[Mapping[str, Any]]) -> list[Record]:
         """Payload records -> flat rows.
 
@@ -186,10 +201,12 @@ class SegmentItems(Shape):
         for rep in records:
             head = {k: v for k, v in rep.items() if k != "items"}
             for i, item in enumerate(rep.get("items") or []):
+                if not isinstance(item, dict):
+                    continue
                 base = {**head, "name": item.get("name", item.get("line_item")), "amount": item.get("amount"),
                         "start_period": item.get("start_period"), "end_period": item.get("end_period"),
                         "item": i}  # fmt: skip
-                members = item.get("segments") or [{}]
+                members = [m for m in item.get("segments") or [] if isinstance(m, dict)] or [{}]
                 for j, m in enumerate(members):
                     rows.append({**base, "segment_label": m.get("label"), "segment_type": m.get("type"),
                                  "xbrl_member": m.get("xbrl_member"), "is_subtotal": m.get("is_subtotal"),
@@ -243,7 +260,11 @@ class LineItems(Shape):
                 if line_item in header or not isinstance(cats, dict):
                     continue
                 for category, entries in cats.items():
-                    for e in entries or []:
+                    if not isinstance(entries, list):  # a field beside the breakdowns (a note, an object): not one
+                        continue
+                    for e in entries:
+                        if not isinstance(e, dict):
+                            continue
                         rows.append({**head, "line_item": line_item, "category": category, "label": e.get("label"),
                                      "value": e.get("value"), **{k: e.get(k) for k in _MEMBER_EXTRAS}})  # fmt: skip
         return rows
@@ -387,6 +408,9 @@ class IndexFunds(Shape):
             return [{"fund": f.get("ticker"), "fund_name": f.get("name"), "fund_cik": f.get("cik"), **held,
                      **{k: f.get(k) for k in self._POSITION}} for f in body["funds"]]  # fmt: skip
         return None
+
+    def wrapper_keys(self, key: str) -> tuple[str, ...]:  # noqa: D102
+        return ("holdings", "funds")
 
 
 _NODE_FIELDS = ("label", "full_label", "value", "parent")

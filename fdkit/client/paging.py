@@ -18,7 +18,7 @@ from collections.abc import Callable, Sized
 from dataclasses import dataclass, field
 from typing import Any
 
-from fdkit.errors import InvalidCursorError, PaginationError, TransportError
+from fdkit.errors import InvalidCursorError, MissingPayloadError, PaginationError, TransportError
 
 __all__ = ["collect", "Collected", "progress_enabled"]
 
@@ -101,6 +101,7 @@ def collect(
     max_pages: int = 100_000,
     record_key: tuple[str, ...] = (),
     chunk: Callable[[dict[str, Any]], Sized] | None = None,
+    where: str = "",
 ) -> Collected:
     """Walk the pages of one request.
 
@@ -116,12 +117,14 @@ def collect(
             earlier page is dropped. Without a key nothing is dropped (identical rows can be distinct facts).
         chunk: a page's rows as one sized object (an Arrow page between fdkit peers): the walk keeps them in
             ``chunks``, unjoined, and leaves ``records`` empty; the caller joins them and cuts them to ``limit``.
+        where: the request's path, for errors.
 
     Returns:
         A :class:`Collected`.
 
     Raises:
         InvalidCursorError: when the cursor is rejected again after one restart.
+        MissingPayloadError: a page without ``key`` (not an empty page: an answer of something else).
         PaginationError: when the walk would not end: a page URL seen before, a page with no records that still
             names a next page, or more than ``max_pages`` pages (with a ``limit`` the walk ends at it, since every
             page holds a record).
@@ -142,7 +145,7 @@ def collect(
                 first = get(None, refresh)
                 pages += 1
                 chunks = [chunk(first)] if chunk else []
-                records = [] if chunk else list(_records(first, key))
+                records = [] if chunk else list(_records(first, key, where))
                 count = len(chunks[0]) if chunk else len(records)
                 seen: set[str] = set()
                 next_url = first.get("next_page_url")
@@ -164,7 +167,7 @@ def collect(
                     pages += 1
                     if bar is not None:
                         bar.update(1)
-                    got = chunk(page) if chunk else _records(page, key)
+                    got = chunk(page) if chunk else _records(page, key, where)
                     next_url = page.get("next_page_url")
                     if not len(got) and next_url:
                         raise PaginationError(
@@ -214,8 +217,10 @@ def _drop_duplicates(records: list[Any], fields: tuple[str, ...], what: str) -> 
     return out
 
 
-def _records(body: dict[str, Any], key: str) -> list[Any]:
-    value = body.get(key)
+def _records(body: dict[str, Any], key: str, where: str) -> list[Any]:
+    if key not in body:
+        raise MissingPayloadError.of(where or key, key, body)
+    value = body[key]
     if value is None:
         return []
     if isinstance(value, list):

@@ -29,6 +29,7 @@ from urllib3.util.retry import Retry
 
 from fdkit.catalog import endpoints as _catalog
 from fdkit.catalog.endpoints import Endpoint
+from fdkit.catalog.shapes import SHAPES
 from fdkit.client import compound, embedded
 from fdkit.client.cache import (
     API_KEY_HEADER,
@@ -51,6 +52,7 @@ from fdkit.errors import (
     CacheMissError,
     FdkitError,
     LakeError,
+    MissingPayloadError,
     PaginationError,
     RateLimitError,
     StaleDataWarning,
@@ -499,7 +501,8 @@ class Client(DatasetMethods):
         clean = _clean_params(ep, params or {})
         query, body = (None, clean) if ep.method == "POST" else (clean, None)
         if not ep.paginated:
-            return self.request(ep.method, ep.path, params=query, json=body, ttl=ep.ttl, refresh=refresh)
+            return _with_payload(ep, self.request(ep.method, ep.path, params=query, json=body, ttl=ep.ttl,
+                                                  refresh=refresh))  # fmt: skip
         self._ensure()
         fc, key = self._fetch_cache, fetch_key(ep.name, clean)
         if fc is not None and not refresh:
@@ -515,7 +518,7 @@ class Client(DatasetMethods):
         limit = clean.get("limit", ep.default_limit)
         show = self.settings.progress if progress is None else progress
         walked = collect(get, ep.response_key, limit=limit, progress=show, description=ep.name,
-                         record_key=ep.record_key)  # fmt: skip
+                         record_key=ep.record_key, where=ep.path)  # fmt: skip
         merged = {k: v for k, v in walked.first.items() if k != "next_page_url"}
         records = walked.records
         if ep.time_index and "limit" not in clean and limit and len(records) >= limit and clean.get("end_date"):
@@ -554,7 +557,7 @@ class Client(DatasetMethods):
             part, body, nxt = self.request_page(url or ep.path, params=clean if url is None else None, ttl=ep.ttl,
                                                 refresh=refresh or again)  # fmt: skip
             if part is None:  # a JSON answer (a service that does not speak Arrow after all): its columns
-                part = response_part(ep, clean, body or {})
+                part = response_part(ep, clean, _with_payload(ep, body or {}))
             return {"next_page_url": nxt, "part": part}
 
         limit = clean.get("limit", ep.default_limit)
@@ -756,6 +759,16 @@ class Client(DatasetMethods):
                 for who, exc in failures.items():
                     warnings.warn(f"{ep.name}: {who}: {exc}", stacklevel=3)
         return results, failures
+
+
+def _with_payload(ep: Endpoint, body: dict[str, Any]) -> dict[str, Any]:
+    """The answer, if it has the key its endpoint keeps its records under (never read as "no records").
+
+    A document answer (no response key: ``/filings/items/types``) is its own payload.
+    """
+    if ep.response_key and not any(k in body for k in SHAPES[ep.shape].wrapper_keys(ep.response_key)):
+        raise MissingPayloadError.of(ep.path, ep.response_key, body)
+    return body
 
 
 def _is_loopback(url: str | None) -> bool:
