@@ -239,10 +239,13 @@ def test_splits_and_dividends_stages():
     splits = run_stage(corporate_actions.SPLITS, ROOTS, inputs)["splits"]
     assert splits.columns.tolist() == ["ticker", "date", "ratio", "source"]
     rows = splits.assign(date=splits["date"].dt.strftime("%Y-%m-%d")).values.tolist()
+    after = "split table (coffee-cpu; ex-date = the trading day after the distribution date)"
     assert rows == [
-        ["BBB", "2016-06-02", 3.0, "split table (coffee-cpu)"],  # distribution date -> the next trading day
+        ["BBB", "2016-06-02", 3.0, after],  # distribution date -> the next trading day
         ["CCC", "2010-01-05", 2.0, "LEAN factor file"],
-        ["DDD", "2016-06-01", 2.0, "split table (coffee-cpu)"],  # the close pairs say so too: the table wins
+        ["DDD", "2016-06-01", 2.0, after],  # the close pairs say so too: the table wins
+        # the note states the first split-adjusted session, which is the table's own date: not a day later
+        ["FFF", "2016-06-02", 2.0, "split table (coffee-cpu; ex-date stated in its note)"],
     ]  # ZZZ is not a member: its close pairs are not read
     dividends = run_stage(corporate_actions.DIVIDENDS, ROOTS, {"splits": splits})["dividends"]
     assert dividends[["ticker", "dividend"]].values.tolist() == [["EEE", 0.4]]
@@ -290,3 +293,13 @@ def test_a_stage_on_the_real_sources_reproduces_the_lake(stage, tmp_path):
 def test_a_dataset_output_defaults_to_its_own_schema():
     assert dataset("news", Provenance("s", "l", "m")).schema == "news"
     assert dataset("prices_minute", Provenance("s", "l", "m"), schema="prices").schema == "prices"
+
+
+def test_split_ex_dates_are_the_ones_the_split_table_notes_state():
+    """Where the real split table's note states the first split-adjusted session, the lake's ex-date is that day."""
+    stated = {"TSLA": [("2020-08-31", 5.0), ("2022-08-25", 3.0)], "NVDA": [("2021-07-20", 4.0), ("2024-06-10", 10.0)],
+              "AAPL": [("2020-08-31", 4.0)], "V": [("2015-03-19", 4.0)]}  # fmt: skip
+    lake = read_dataset(default_data_dir(), "splits")
+    for ticker, events in stated.items():
+        mine = lake[(lake["ticker"].astype(str) == ticker) & (lake["date"] >= "2015-01-01")]
+        assert list(zip(mine["date"].dt.strftime("%Y-%m-%d"), mine["ratio"], strict=True)) == events, ticker

@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from fractions import Fraction
 
@@ -77,13 +78,59 @@ def trading_day_after(calendar: pd.DatetimeIndex) -> Callable[[pd.Timestamp], pd
     return next_trading_day
 
 
+#: how the split table's notes state the first day traded on the new basis, most explicit first
+_EX_DATE_STATEMENTS = (
+    r"[Ss]plit-adjusted (?:[A-Za-z]+ )?trading (?:on [A-Za-z]+ )?(?:began|begins|commenced|started)",
+    r"[Ee]x-(?:distribution )?date\)?:?",
+    r"[Cc]onsolidated shares began trading",
+    r"began trading on a split-adjusted basis(?: on)?",
+)
+_NOTE_DAY = r"\s*(?:on\s+)?([A-Z][a-z]{2,8}\.? \d{1,2},? \d{4})"
+
+
+def stated_ex_date(note: str | float | None) -> pd.Timestamp | None:
+    """The ex-date a split table note states (the first day traded on the new basis), or ``None``.
+
+    The table's ``date`` is documented as the distribution date, but for a third of the notes that state the
+    first split-adjusted session (37 of 120) the ``date`` is already that session (TSLA 2020-08-31, NVDA
+    2021-07-20): the note is the better witness.
+
+    Args:
+        note: the row's ``notes`` text (may be missing).
+
+    Returns:
+        The stated day, or ``None`` where the note states none.
+
+    Example:
+        >>> stated_ex_date("Record date Aug 21, 2020. Split-adjusted trading began Aug 31, 2020.")
+        Timestamp('2020-08-31 00:00:00')
+        >>> stated_ex_date("Class C shares distributed Apr 7, 2016 (ex-date Apr 8, 2016).")
+        Timestamp('2016-04-08 00:00:00')
+        >>> stated_ex_date("Payable on or about Jan 30, 2015.") is None
+        True
+    """
+    if not isinstance(note, str):
+        return None
+    for statement in _EX_DATE_STATEMENTS:
+        m = re.search(statement + _NOTE_DAY, note)
+        if m:
+            day = pd.to_datetime(m.group(1).replace(".", "").replace(",", ""), format="%b %d %Y", errors="coerce")
+            if pd.isna(day):
+                day = pd.to_datetime(m.group(1).replace(",", ""), format="%B %d %Y", errors="coerce")
+            if not pd.isna(day):
+                return pd.Timestamp(day)
+    return None
+
+
 def _table_splits(cs: pd.DataFrame, next_day: Callable[[pd.Timestamp], pd.Timestamp]) -> list[dict]:
-    """The community split table: its date is the distribution date, the ex-date the next trading day."""
+    """The community split table: the ex-date its note states, else the trading day after its distribution date."""
     rows = []
     for r in tuples(cs):
-        ex = next_day(r.date)
+        stated = stated_ex_date(getattr(r, "notes", None))
+        ex, how = (stated, "ex-date stated in its note") if stated is not None else (next_day(r.date), "ex-date = "
+                   "the trading day after the distribution date")  # fmt: skip
         rows.append({"ticker": r.symbol, "date": ex, "ratio": float(r.ratioNew) / float(r.ratioOld),
-                     "source": "split table (coffee-cpu)"})  # fmt: skip
+                     "source": f"split table (coffee-cpu; {how})"})  # fmt: skip
     return rows
 
 
@@ -208,8 +255,9 @@ _PROVENANCE_SPLITS = Provenance(
     f"{R2}corporate_actions/stock_splits_2015_2026_coffee-cpu.csv; prices/lean_factor_files.csv; the raw and "
     f"adjusted closes of {R2}prices/pystock_us_equities_daily_2015_2017.parquet",
     "MIT (split table); Apache-2.0 (LEAN); " + PYSTOCK,
-    "one row per (ticker, ex-date): ratio = new shares per old share. Precedence: the split table (its date is "
-    "the distribution date; the ex-date is the next trading day), LEAN factor files (a change of split "
+    "one row per (ticker, ex-date): ratio = new shares per old share. Precedence: the split table (the ex-date its "
+    "note states, 'split-adjusted trading began ...' or 'ex-date ...', for 120 of its 136 rows; otherwise its "
+    "date is the distribution date and the ex-date the next trading day), LEAN factor files (a change of split "
     "factor), then the pystock close pairs (around an event the crawl's adjusted close carries the event's "
     "price factor; a factor within 1% of q/p with p, q <= 10 is a p-for-q split, dated by the day the raw "
     "close moves by it; other factors are dividends or spin-offs). Only splits up to 2026-02-25. Complete for "
