@@ -15,7 +15,7 @@ import secrets
 import sys
 import tempfile  # noqa: F401  (used by the doctest)
 from collections.abc import Sequence
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from fdkit.errors import suggest
 
@@ -163,10 +163,13 @@ def _get(args: argparse.Namespace) -> int:
     from fdkit.catalog.endpoints import get as get_endpoint
 
     ep = get_endpoint(args.dataset)
-    params = {}
+    params: dict[str, Any] = {}
     for p in ep.params:
         value = getattr(args, p.name, None)
         if value is None or value == []:
+            continue
+        if p.name == "limit" and value == "all":
+            params["limit"] = None
             continue
         if p.type == "array" and p.items == "filter":
             try:
@@ -388,6 +391,16 @@ def _date(text: str) -> str:
 _PY_TYPES = {"integer": int, "number": float, "string": str, "date": _date}
 
 
+def _limit(text: str) -> int | str:
+    """``--limit``: a number of records, or ``all`` (``limit=None`` in Python: everything)."""
+    if text.strip().lower() == "all":
+        return "all"
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a number of records or 'all', not {text!r}") from None
+
+
 def _add_dataset_parser(sub: argparse._SubParsersAction, ep) -> None:
     p = sub.add_parser(ep.name, help=ep.summary, description=f"{ep.summary} ({ep.method} {ep.path})")
     if ep.ticker_param:
@@ -410,7 +423,9 @@ def _add_dataset_parser(sub: argparse._SubParsersAction, ep) -> None:
             else:
                 kw["nargs"] = "+"
         else:
-            kw["type"] = _PY_TYPES[param.type]
+            kw["type"] = _limit if param.name == "limit" else _PY_TYPES[param.type]
+            if param.name == "limit":
+                kw["help"] += "; 'all' for every record (limit=None in Python)"
             if param.enum:
                 kw["choices"] = list(param.enum)
             if param.repeatable or param.name == ep.ticker_param:

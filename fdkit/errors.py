@@ -16,7 +16,10 @@ Example:
 from __future__ import annotations
 
 import difflib
+import os
+import sys
 import threading
+import warnings
 from collections.abc import Iterable
 from typing import Any
 
@@ -44,6 +47,8 @@ __all__ = [
     "suggest",
     "TruncatedWarning",
     "NarrowTypeWarning",
+    "user_stacklevel",
+    "warn_user",
 ]
 
 _SECRETS: set[str] = set()
@@ -368,3 +373,54 @@ def http_status(exc: FdkitError) -> int:
         if isinstance(exc, cls):
             return status
     return 500
+
+
+#: the folder of the fdkit package: frames whose file is under it are fdkit's own, never the user's line
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def user_stacklevel(skip: int = 0) -> int:
+    """The ``stacklevel`` that makes a warning point at the first line outside the fdkit package (the user's).
+
+    Python 3.12's ``warnings.warn(skip_file_prefixes=...)`` does this; fdkit supports 3.11, so the frames are
+    walked here, once for every warning of the package. In a worker thread with no user frame the outermost
+    frame is named.
+
+    Args:
+        skip: frames between the caller and ``warnings.warn`` (0 when the caller itself calls it).
+
+    Returns:
+        The level for ``warnings.warn`` in the caller (1 is the caller's own line).
+
+    Example:
+        >>> import warnings
+        >>> with warnings.catch_warnings(record=True) as caught:
+        ...     warnings.simplefilter("always")
+        ...     warnings.warn("here", stacklevel=user_stacklevel())
+        >>> caught[0].filename.startswith(_PACKAGE_DIR)
+        False
+    """
+    frame = sys._getframe(1 + skip)
+    level = 1
+    while frame.f_back is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+        frame = frame.f_back
+        level += 1
+    return level
+
+
+def warn_user(message: str, category: type[Warning] = UserWarning) -> None:
+    """``warnings.warn`` pointing at the user's line (the first frame outside fdkit), not at fdkit's own.
+
+    Args:
+        message: the warning's text (it says what to do, in Python and on the command line where both exist).
+        category: the warning class.
+
+    Example:
+        >>> import warnings
+        >>> with warnings.catch_warnings(record=True) as caught:
+        ...     warnings.simplefilter("always")
+        ...     warn_user("fdkit: something to know", TruncatedWarning)
+        >>> caught[0].category.__name__, caught[0].filename.startswith(_PACKAGE_DIR)
+        ('TruncatedWarning', False)
+    """
+    warnings.warn(message, category, stacklevel=user_stacklevel(skip=1) + 1)

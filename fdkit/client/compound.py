@@ -20,7 +20,7 @@ import pandas as pd
 
 from fdkit.catalog import endpoints as _catalog
 from fdkit.client.dispatch import Errors, call
-from fdkit.errors import TruncatedWarning
+from fdkit.errors import TruncatedWarning, warn_user
 from fdkit.frames.typed import exhibits_frame
 
 if TYPE_CHECKING:
@@ -100,9 +100,9 @@ def financials(
     for w in caught:
         if issubclass(w.category, TruncatedWarning):
             message = re.sub(r"^\w+\(\)", "financials()", str(w.message), count=1)
-            warnings.warn(message, TruncatedWarning, stacklevel=3)
+            warn_user(message, TruncatedWarning)
         else:
-            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)  # already at the user's line
     return out.sort_index()
 
 

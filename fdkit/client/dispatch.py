@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import datetime
 import re
-import warnings
 from collections.abc import Mapping
 from datetime import date
 from typing import TYPE_CHECKING, Any, Literal
@@ -25,7 +24,7 @@ import pandas as pd
 
 from fdkit.catalog.endpoints import CATALOG, Endpoint, Param
 from fdkit.client.parts import fetch_part
-from fdkit.errors import BadRequestError, TruncatedWarning, redact, suggest
+from fdkit.errors import BadRequestError, TruncatedWarning, redact, suggest, warn_user
 from fdkit.frames.pointintime import attach_filing_times
 from fdkit.frames.typed import frame_from_parts, to_frame
 
@@ -301,11 +300,10 @@ def _trimmed_body(ep: Endpoint, body: Any, default: int) -> Any:
 def _warn_truncated(ep: Endpoint, default: int, which: list[str]) -> None:
     named = [w for w in which if w]
     whose = f" for {', '.join(named[:10])}{' and more' if len(named) > 10 else ''}" if named else ""
-    warnings.warn(
+    warn_user(
         f"{ep.name}() returned the default {default} record{'s' if default != 1 else ''}{whose}, and more exist: "
-        f"pass limit=None for all of them, or a larger limit",
+        f"pass limit=None for all of them, or a larger limit (fdkit get {ep.name}: --limit all, or --limit N)",
         TruncatedWarning,
-        stacklevel=5,  # the user's call (through the generated function and call())
     )
 
 
@@ -315,9 +313,9 @@ def _warn_capped(ep: Endpoint, ok: list, fan: str | None) -> None:
     cap = ep.param("limit").max
     full = [str(p.get(fan, "")) for p, (_t, n, _c) in ok if cap is not None and n >= cap]
     if full:
-        warnings.warn(
+        warn_user(
             f"{ep.name}() returned the service's maximum of {cap} records per request"
-            f"{' for ' + ', '.join(full[:10]) if fan else ''}; narrow the query (dates) to get the rest",
+            f"{' for ' + ', '.join(full[:10]) if fan else ''}; narrow the query (dates) to get the rest "
+            f"(fdkit get {ep.name}: --start-date/--end-date, or the filters in --help)",
             TruncatedWarning,
-            stacklevel=4,  # the user's call (through the generated function and call())
         )

@@ -18,7 +18,7 @@ from collections.abc import Callable, Sized
 from dataclasses import dataclass, field
 from typing import Any
 
-from fdkit.errors import InvalidCursorError, MissingPayloadError, PaginationError, TransportError
+from fdkit.errors import InvalidCursorError, MissingPayloadError, PaginationError, TransportError, warn_user
 
 __all__ = ["collect", "Collected", "progress_enabled"]
 
@@ -202,8 +202,6 @@ def collect(
 
 def _drop_duplicates(records: list[Any], fields: tuple[str, ...], what: str) -> list[Any]:
     """Records whose key repeats are kept once (the first), and counted in a warning."""
-    import warnings
-
     seen: set[tuple[Any, ...]] = set()
     out = []
     for r in records:
@@ -212,8 +210,9 @@ def _drop_duplicates(records: list[Any], fields: tuple[str, ...], what: str) -> 
             seen.add(k)
             out.append(r)
     if len(out) < len(records):
-        warnings.warn(f"fdkit: {what}: the service repeated {len(records) - len(out)} record(s) across pages; "
-                      "each is kept once", stacklevel=4)  # fmt: skip
+        warn_user(
+            f"fdkit: {what}: the service repeated {len(records) - len(out)} record(s) across pages; each is kept once"
+        )
     return out
 
 

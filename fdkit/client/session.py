@@ -60,6 +60,7 @@ from fdkit.errors import (
     error_for_status,
     redact,
     register_secret,
+    warn_user,
 )
 from fdkit.frames.typed import ARROW_STREAM, FORMATS_HEADER, PageRows, Part, join_parts, part_from_bytes, response_part
 from fdkit.wire import transport
@@ -643,16 +644,15 @@ class Client(DatasetMethods):
 
     def _cached(self, fc: FetchCache, key: str, what: str) -> bytes | None:
         """A fetch-cache hit (offline: stale ones too, with a warning naming their age)."""
-        import warnings
-
         offline = self.settings.offline
         hit = fc.entry(key, allow_stale=offline, offline=offline)
         if hit is None:
             return None
         body, late = hit
         if late > 0:
-            warnings.warn(f"fdkit: {what}: serving a cached answer that expired {late / 3600:.1f} h ago (offline)",
-                          StaleDataWarning, stacklevel=4)  # fmt: skip
+            warn_user(f"fdkit: {what}: serving a cached answer that expired {late / 3600:.1f} h ago (offline; "
+                      "to fetch again: fdkit.configure(offline=False), or unset FDKIT_OFFLINE)",
+                      StaleDataWarning)  # fmt: skip
         return body
 
     def clean_params(self, endpoint: str | Endpoint, params: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -754,10 +754,9 @@ class Client(DatasetMethods):
             if errors == "raise":
                 raise next(iter(failures.values()))
             if errors == "warn":
-                import warnings
-
                 for who, exc in failures.items():
-                    warnings.warn(f"{ep.name}: {who}: {exc}", stacklevel=3)
+                    warn_user(f"{ep.name}: {who} skipped (errors='warn'; named in df.attrs['missing']; errors='ignore' "
+                              f"skips quietly, fdkit get {ep.name}: --errors ignore): {exc}")  # fmt: skip
         return results, failures
 
 
@@ -827,7 +826,6 @@ def _origin(url: str) -> str:
 
 def _warn_if_stale(response: requests.Response, path: str) -> None:
     """An expired cached answer (offline, or served because the service failed) says so, with its age."""
-    import warnings
     from datetime import datetime
 
     if not getattr(response, "from_cache", False) or not getattr(response, "is_expired", False):
@@ -837,8 +835,9 @@ def _warn_if_stale(response: requests.Response, path: str) -> None:
     if created is not None:
         now = datetime.now(UTC) if created.tzinfo else datetime.utcnow()
         age = f" {(now - created).total_seconds() / 3600:.1f} h old"
-    warnings.warn(f"fdkit: {path}: serving an expired cached answer{age} (offline, or the service failed)",
-                  StaleDataWarning, stacklevel=4)  # fmt: skip
+    warn_user(
+        f"fdkit: {path}: serving an expired cached answer{age} (offline, or the service failed)", StaleDataWarning
+    )
 
 
 def _decode_quietly(content: bytes) -> Any:

@@ -1,0 +1,88 @@
+"""The first hour of a new user (issue 30, items 14, 16, 17, 19 and 20): what fdkit says, where, and what it sends.
+
+Every call goes to the embedded server over the bundled lake (or ``fdkit serve``), never to a mock.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import subprocess
+import sys
+import warnings
+
+import pytest
+
+import fdkit
+from fdkit.errors import TruncatedWarning
+
+
+def _here() -> int:
+    """The line number of the caller's line."""
+    frame = inspect.currentframe()
+    assert frame is not None and frame.f_back is not None
+    return frame.f_back.f_lineno
+
+
+# -- 17. warnings point at the user's line and say the CLI spelling ------------------------------------------------
+def _caught(call):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        line = call()
+    return caught, line
+
+
+def test_a_truncated_warning_points_at_the_users_line():
+    def one():
+        fdkit.income_statements("AAPL", period="annual")
+        return _here() - 1
+
+    def method():
+        fdkit.Client(progress=False).balance_sheets("AAPL", period="quarterly")
+        return _here() - 1
+
+    def bundle():
+        fdkit.financials("AAPL", period="quarterly")
+        return _here() - 1
+
+    for call in (one, method, bundle):
+        caught, line = _caught(call)
+        truncated = [w for w in caught if issubclass(w.category, TruncatedWarning)]
+        assert len(truncated) == 1, [str(w.message) for w in caught]
+        w = truncated[0]
+        assert (w.filename, w.lineno) == (__file__, line), (call.__name__, w.filename, w.lineno)
+        assert "limit=None" in str(w.message) and "--limit all" in str(w.message)
+
+
+def test_errors_warn_points_at_the_users_line_and_says_the_cli_spelling():
+    def call():
+        df = fdkit.company_facts(["AAPL", "NOPE"], errors="warn")
+        assert list(df.attrs["missing"]) == ["NOPE"]
+        return _here() - 2
+
+    caught, line = _caught(call)
+    (w,) = [w for w in caught if "NOPE" in str(w.message)]
+    assert (w.filename, w.lineno) == (__file__, line)
+    assert "--errors ignore" in str(w.message) and "attrs['missing']" in str(w.message)
+
+
+def test_the_cli_takes_limit_all_where_python_takes_limit_none(tmp_path):
+    run = [sys.executable, "-m", "fdkit.cli", "get", "income_statements", "AAPL", "-o", str(tmp_path / "x.csv")]
+    env = {**os.environ, "FDKIT_CACHE_DIR": str(tmp_path / "cache")}
+    capped = subprocess.run(run, capture_output=True, text=True, timeout=300, env=env)
+    assert capped.returncode == 0 and "TruncatedWarning" in capped.stderr and "--limit all" in capped.stderr
+    every = subprocess.run([*run, "--limit", "all"], capture_output=True, text=True, timeout=300, env=env)
+    assert every.returncode == 0 and "TruncatedWarning" not in every.stderr, every.stderr
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", TruncatedWarning)
+        want = len(fdkit.income_statements("AAPL", limit=None))
+    assert f"wrote {want} rows" in every.stderr and want > 4
+    bad = subprocess.run([*run, "--limit", "many"], capture_output=True, text=True, timeout=300, env=env)
+    assert bad.returncode == 2 and "'all'" in bad.stderr
+
+
+@pytest.mark.parametrize("limit", [None, 4])
+def test_no_warning_when_the_user_chose_a_limit(limit):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", TruncatedWarning)
+        fdkit.income_statements("AAPL", limit=limit)
