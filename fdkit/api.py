@@ -65,7 +65,7 @@ def income_statements(ticker: str | Sequence[str] | None = None, cik: str | None
 
     Example:
         >>> import fdkit
-        >>> df = fdkit.income_statements(ticker='AAPL', period='annual')
+        >>> df = fdkit.income_statements(ticker='AAPL', period='annual', limit=4)
         >>> type(df).__name__
         'DataFrame'
     """
@@ -157,7 +157,7 @@ def cash_flow_statements(ticker: str | Sequence[str] | None = None, cik: str | N
 
     Example:
         >>> import fdkit
-        >>> df = fdkit.cash_flow_statements(cik='0000320193', period='ttm')
+        >>> df = fdkit.cash_flow_statements(cik='0000320193', period='ttm', limit=4)
         >>> type(df).__name__
         'DataFrame'
     """
@@ -203,7 +203,7 @@ def segmented_revenues(ticker: str | Sequence[str] | None = None, cik: str | Non
 
     Example:
         >>> import fdkit
-        >>> df = fdkit.segmented_revenues(ticker='AAPL', period='annual', report_period='2023-09-30')
+        >>> df = fdkit.segmented_revenues(ticker='AAPL', period='annual', report_period='2023-09-30', limit=4)
         >>> type(df).__name__
         'DataFrame'
     """
@@ -249,7 +249,7 @@ def income_statement_segments(ticker: str | Sequence[str] | None = None, cik: st
 
     Example:
         >>> import fdkit
-        >>> df = fdkit.income_statement_segments(ticker='AAPL', period='annual')
+        >>> df = fdkit.income_statement_segments(ticker='AAPL', period='annual', limit=4)
         >>> type(df).__name__
         'DataFrame'
     """
@@ -295,7 +295,7 @@ def balance_sheet_segments(ticker: str | Sequence[str] | None = None, cik: str |
 
     Example:
         >>> import fdkit
-        >>> df = fdkit.balance_sheet_segments(ticker='AAPL', period='annual')
+        >>> df = fdkit.balance_sheet_segments(ticker='AAPL', period='annual', limit=4)
         >>> type(df).__name__
         'DataFrame'
     """
@@ -341,7 +341,7 @@ def cash_flow_statement_segments(ticker: str | Sequence[str] | None = None, cik:
 
     Example:
         >>> import fdkit
-        >>> df = fdkit.cash_flow_statement_segments(ticker='AAPL', period='annual')
+        >>> df = fdkit.cash_flow_statement_segments(ticker='AAPL', period='annual', limit=4)
         >>> type(df).__name__
         'DataFrame'
     """
@@ -387,7 +387,7 @@ def segmented_financials(ticker: str | Sequence[str] | None = None, cik: str | N
 
     Example:
         >>> import fdkit
-        >>> df = fdkit.segmented_financials(ticker='AAPL', period='annual')
+        >>> df = fdkit.segmented_financials(ticker='AAPL', period='annual', limit=4)
         >>> type(df).__name__
         'DataFrame'
     """
@@ -479,7 +479,7 @@ def as_reported_income_statements(ticker: str | Sequence[str] | None = None, cik
 
     Example:
         >>> import fdkit
-        >>> df = fdkit.as_reported_income_statements(ticker='AAPL', period='annual')
+        >>> df = fdkit.as_reported_income_statements(ticker='AAPL', period='annual', limit=4)
         >>> type(df).__name__
         'DataFrame'
     """
@@ -571,7 +571,7 @@ def as_reported_cash_flow_statements(ticker: str | Sequence[str] | None = None, 
 
     Example:
         >>> import fdkit
-        >>> df = fdkit.as_reported_cash_flow_statements(ticker='AAPL', period='annual', report_period_gte='2020-01-01')
+        >>> df = fdkit.as_reported_cash_flow_statements(ticker='AAPL', period='annual', report_period_gte='2020-01-01', limit=4)
         >>> type(df).__name__
         'DataFrame'
     """
@@ -733,7 +733,7 @@ def screen(filters: Sequence[Mapping[str, Any]], limit: int | Literal['default']
 
     Example:
         >>> import fdkit
-        >>> df = fdkit.screen(filters=[{'field': 'revenue', 'operator': 'gt', 'value': 100000000000.0}], period='annual')
+        >>> df = fdkit.screen(filters=[{'field': 'revenue', 'operator': 'gt', 'value': 100000000000.0}], period='annual', limit=10)
         >>> type(df).__name__
         'DataFrame'
     """
@@ -771,7 +771,7 @@ def financials_search(filters: Sequence[Mapping[str, Any]], limit: int | Literal
 
     Example:
         >>> import fdkit
-        >>> df = fdkit.financials_search(filters=[{'field': 'revenue', 'operator': 'gt', 'value': 100000000000.0}], period='annual', order_by='-ticker')
+        >>> df = fdkit.financials_search(filters=[{'field': 'revenue', 'operator': 'gt', 'value': 100000000000.0}], period='annual', order_by='-ticker', limit=100)
         >>> type(df).__name__
         'DataFrame'
     """
@@ -1129,7 +1129,7 @@ def insider_trades(ticker: str | Sequence[str], limit: int | Literal['default'] 
 
     Example:
         >>> import fdkit
-        >>> df = fdkit.insider_trades(ticker='AAPL')
+        >>> df = fdkit.insider_trades(ticker='AAPL', limit=10)
         >>> type(df).__name__
         'DataFrame'
     """
@@ -1169,7 +1169,7 @@ def insider_ownership(ticker: str | Sequence[str], limit: int | Literal['default
 
     Example:
         >>> import fdkit
-        >>> df = fdkit.insider_ownership(ticker='SNOW')
+        >>> df = fdkit.insider_ownership(ticker='SNOW', limit=10)
         >>> type(df).__name__
         'DataFrame'
     """
@@ -1208,7 +1208,7 @@ def institutional_ownership(ticker: str | Sequence[str] | None = None, investor:
 
     Example:
         >>> import fdkit
-        >>> df = fdkit.institutional_ownership(ticker='AAPL')
+        >>> df = fdkit.institutional_ownership(ticker='AAPL', limit=10)
         >>> type(df).__name__
         'DataFrame'
     """
@@ -1480,7 +1480,7 @@ def inflation(series: Literal['cpi_all_items', 'cpi_core'] | None = None, start_
 
     Example:
         >>> import fdkit
-        >>> df = fdkit.inflation(series='cpi_core', start_date='2022-01-01', end_date='2022-12-31')
+        >>> df = fdkit.inflation(series='cpi_core', start_date='2022-01-01', end_date='2022-12-31', limit=10000)
         >>> type(df).__name__
         'DataFrame'
     """
@@ -1515,7 +1515,7 @@ def labor(series: Literal['average_hourly_earnings', 'initial_jobless_claims', '
 
     Example:
         >>> import fdkit
-        >>> df = fdkit.labor(series='unemployment_rate', start_date='2020-01-01', end_date='2020-12-31')
+        >>> df = fdkit.labor(series='unemployment_rate', start_date='2020-01-01', end_date='2020-12-31', limit=10000)
         >>> type(df).__name__
         'DataFrame'
     """
@@ -1580,7 +1580,7 @@ def yield_curve(start_date: DateLike | None = None, end_date: DateLike | None = 
 
     Example:
         >>> import fdkit
-        >>> df = fdkit.yield_curve(start_date='2023-01-01', end_date='2023-03-31')
+        >>> df = fdkit.yield_curve(start_date='2023-01-01', end_date='2023-03-31', limit=5000)
         >>> type(df).__name__
         'DataFrame'
     """
@@ -1626,7 +1626,7 @@ def statement_vintages(ticker: str | Sequence[str], field: str | None = None, pe
 
     Example:
         >>> import fdkit
-        >>> df = fdkit.statement_vintages(ticker='AAPL', field='revenue', period='annual', report_period='2009-09-26')
+        >>> df = fdkit.statement_vintages(ticker='AAPL', field='revenue', period='annual', report_period='2009-09-26', limit=1000)
         >>> type(df).__name__
         'DataFrame'
     """
@@ -1661,7 +1661,7 @@ def splits(ticker: str | Sequence[str], start_date: DateLike | None = None, end_
 
     Example:
         >>> import fdkit
-        >>> df = fdkit.splits(ticker='NVDA')
+        >>> df = fdkit.splits(ticker='NVDA', limit=100)
         >>> type(df).__name__
         'DataFrame'
     """
@@ -1696,7 +1696,7 @@ def dividends(ticker: str | Sequence[str], start_date: DateLike | None = None, e
 
     Example:
         >>> import fdkit
-        >>> df = fdkit.dividends(ticker='AAPL', start_date='2020-01-01')
+        >>> df = fdkit.dividends(ticker='AAPL', start_date='2020-01-01', limit=100)
         >>> type(df).__name__
         'DataFrame'
     """
@@ -1731,7 +1731,7 @@ def price_history(ticker: str | Sequence[str], start_date: DateLike | None = Non
 
     Example:
         >>> import fdkit
-        >>> df = fdkit.price_history(ticker='LEH', start_date='2008-09-01', end_date='2008-09-30')
+        >>> df = fdkit.price_history(ticker='LEH', start_date='2008-09-01', end_date='2008-09-30', limit=5000)
         >>> type(df).__name__
         'DataFrame'
     """
@@ -1766,7 +1766,7 @@ def delistings(ticker: str | Sequence[str], start_date: DateLike | None = None, 
 
     Example:
         >>> import fdkit
-        >>> df = fdkit.delistings(ticker='LEH')
+        >>> df = fdkit.delistings(ticker='LEH', limit=100)
         >>> type(df).__name__
         'DataFrame'
     """
@@ -1833,7 +1833,7 @@ def analyst_estimates(ticker: str | Sequence[str], period: Literal['annual', 'qu
 
     Example:
         >>> import fdkit
-        >>> df = fdkit.analyst_estimates(ticker='AAPL')
+        >>> df = fdkit.analyst_estimates(ticker='AAPL', limit=10)
         >>> type(df).__name__
         'DataFrame'
     """
@@ -1903,7 +1903,7 @@ def kpi_guidance(ticker: str | Sequence[str], metric_name: str | None = None, pe
 
     Example:
         >>> import fdkit
-        >>> df = fdkit.kpi_guidance(ticker='AAPL')
+        >>> df = fdkit.kpi_guidance(ticker='AAPL', limit=10)
         >>> type(df).__name__
         'DataFrame'
     """
@@ -1940,7 +1940,7 @@ def kpi_non_gaap(ticker: str | Sequence[str], metric_name: str | None = None, pe
 
     Example:
         >>> import fdkit
-        >>> df = fdkit.kpi_non_gaap(ticker='AAPL')
+        >>> df = fdkit.kpi_non_gaap(ticker='AAPL', limit=10)
         >>> type(df).__name__
         'DataFrame'
     """
@@ -1977,7 +1977,7 @@ def kpi_metrics(ticker: str | Sequence[str], metric_name: str | None = None, per
 
     Example:
         >>> import fdkit
-        >>> df = fdkit.kpi_metrics(ticker='AAPL')
+        >>> df = fdkit.kpi_metrics(ticker='AAPL', limit=10)
         >>> type(df).__name__
         'DataFrame'
     """

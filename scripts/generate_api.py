@@ -115,8 +115,11 @@ def params_text(ep: Endpoint) -> tuple[str, list[str]]:
 
 
 def example_call(ep: Endpoint) -> str:
-    """The first catalog example as Python keyword arguments."""
+    """The first catalog example as Python keyword arguments, saying the default limit where one applies (an
+    example that leaves it out would warn that more records exist, in every doctest run)."""
     example: dict[str, Any] = dict(ep.examples[0]) if ep.examples else {}
+    if ep.finite_default is not None and "limit" in ep.param_names:
+        example.setdefault("limit", ep.finite_default)
     return ", ".join(f"{k}={v!r}" for k, v in example.items())
 
 

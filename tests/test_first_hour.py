@@ -86,3 +86,19 @@ def test_no_warning_when_the_user_chose_a_limit(limit):
     with warnings.catch_warnings():
         warnings.simplefilter("error", TruncatedWarning)
         fdkit.income_statements("AAPL", limit=limit)
+
+
+# -- 20. the suite's own doctests raise no warning of fdkit's own making -------------------------------------------
+def test_the_generated_examples_raise_no_warning_of_fdkits_own():
+    import doctest
+
+    import fdkit.api
+    import fdkit.client.methods
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for module in (fdkit.api, fdkit.client.methods):
+            result = doctest.testmod(module, optionflags=doctest.ELLIPSIS, report=False)
+            assert result.failed == 0 and result.attempted > 50, (module.__name__, result)
+    ours = [f"{w.category.__name__}: {w.message}" for w in caught if w.category.__module__.startswith("fdkit")]
+    assert ours == []

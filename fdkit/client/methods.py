@@ -68,7 +68,7 @@ class DatasetMethods:
 
         Example:
             >>> import fdkit
-            >>> df = fdkit.Client().income_statements(ticker='AAPL', period='annual')
+            >>> df = fdkit.Client().income_statements(ticker='AAPL', period='annual', limit=4)
             >>> type(df).__name__
             'DataFrame'
         """
@@ -156,7 +156,7 @@ class DatasetMethods:
 
         Example:
             >>> import fdkit
-            >>> df = fdkit.Client().cash_flow_statements(cik='0000320193', period='ttm')
+            >>> df = fdkit.Client().cash_flow_statements(cik='0000320193', period='ttm', limit=4)
             >>> type(df).__name__
             'DataFrame'
         """
@@ -200,7 +200,7 @@ class DatasetMethods:
 
         Example:
             >>> import fdkit
-            >>> df = fdkit.Client().segmented_revenues(ticker='AAPL', period='annual', report_period='2023-09-30')
+            >>> df = fdkit.Client().segmented_revenues(ticker='AAPL', period='annual', report_period='2023-09-30', limit=4)
             >>> type(df).__name__
             'DataFrame'
         """
@@ -244,7 +244,7 @@ class DatasetMethods:
 
         Example:
             >>> import fdkit
-            >>> df = fdkit.Client().income_statement_segments(ticker='AAPL', period='annual')
+            >>> df = fdkit.Client().income_statement_segments(ticker='AAPL', period='annual', limit=4)
             >>> type(df).__name__
             'DataFrame'
         """
@@ -288,7 +288,7 @@ class DatasetMethods:
 
         Example:
             >>> import fdkit
-            >>> df = fdkit.Client().balance_sheet_segments(ticker='AAPL', period='annual')
+            >>> df = fdkit.Client().balance_sheet_segments(ticker='AAPL', period='annual', limit=4)
             >>> type(df).__name__
             'DataFrame'
         """
@@ -332,7 +332,7 @@ class DatasetMethods:
 
         Example:
             >>> import fdkit
-            >>> df = fdkit.Client().cash_flow_statement_segments(ticker='AAPL', period='annual')
+            >>> df = fdkit.Client().cash_flow_statement_segments(ticker='AAPL', period='annual', limit=4)
             >>> type(df).__name__
             'DataFrame'
         """
@@ -376,7 +376,7 @@ class DatasetMethods:
 
         Example:
             >>> import fdkit
-            >>> df = fdkit.Client().segmented_financials(ticker='AAPL', period='annual')
+            >>> df = fdkit.Client().segmented_financials(ticker='AAPL', period='annual', limit=4)
             >>> type(df).__name__
             'DataFrame'
         """
@@ -464,7 +464,7 @@ class DatasetMethods:
 
         Example:
             >>> import fdkit
-            >>> df = fdkit.Client().as_reported_income_statements(ticker='AAPL', period='annual')
+            >>> df = fdkit.Client().as_reported_income_statements(ticker='AAPL', period='annual', limit=4)
             >>> type(df).__name__
             'DataFrame'
         """
@@ -552,7 +552,7 @@ class DatasetMethods:
 
         Example:
             >>> import fdkit
-            >>> df = fdkit.Client().as_reported_cash_flow_statements(ticker='AAPL', period='annual', report_period_gte='2020-01-01')
+            >>> df = fdkit.Client().as_reported_cash_flow_statements(ticker='AAPL', period='annual', report_period_gte='2020-01-01', limit=4)
             >>> type(df).__name__
             'DataFrame'
         """
@@ -706,7 +706,7 @@ class DatasetMethods:
 
         Example:
             >>> import fdkit
-            >>> df = fdkit.Client().screen(filters=[{'field': 'revenue', 'operator': 'gt', 'value': 100000000000.0}], period='annual')
+            >>> df = fdkit.Client().screen(filters=[{'field': 'revenue', 'operator': 'gt', 'value': 100000000000.0}], period='annual', limit=10)
             >>> type(df).__name__
             'DataFrame'
         """
@@ -742,7 +742,7 @@ class DatasetMethods:
 
         Example:
             >>> import fdkit
-            >>> df = fdkit.Client().financials_search(filters=[{'field': 'revenue', 'operator': 'gt', 'value': 100000000000.0}], period='annual', order_by='-ticker')
+            >>> df = fdkit.Client().financials_search(filters=[{'field': 'revenue', 'operator': 'gt', 'value': 100000000000.0}], period='annual', order_by='-ticker', limit=100)
             >>> type(df).__name__
             'DataFrame'
         """
@@ -1080,7 +1080,7 @@ class DatasetMethods:
 
         Example:
             >>> import fdkit
-            >>> df = fdkit.Client().insider_trades(ticker='AAPL')
+            >>> df = fdkit.Client().insider_trades(ticker='AAPL', limit=10)
             >>> type(df).__name__
             'DataFrame'
         """
@@ -1118,7 +1118,7 @@ class DatasetMethods:
 
         Example:
             >>> import fdkit
-            >>> df = fdkit.Client().insider_ownership(ticker='SNOW')
+            >>> df = fdkit.Client().insider_ownership(ticker='SNOW', limit=10)
             >>> type(df).__name__
             'DataFrame'
         """
@@ -1155,7 +1155,7 @@ class DatasetMethods:
 
         Example:
             >>> import fdkit
-            >>> df = fdkit.Client().institutional_ownership(ticker='AAPL')
+            >>> df = fdkit.Client().institutional_ownership(ticker='AAPL', limit=10)
             >>> type(df).__name__
             'DataFrame'
         """
@@ -1411,7 +1411,7 @@ class DatasetMethods:
 
         Example:
             >>> import fdkit
-            >>> df = fdkit.Client().inflation(series='cpi_core', start_date='2022-01-01', end_date='2022-12-31')
+            >>> df = fdkit.Client().inflation(series='cpi_core', start_date='2022-01-01', end_date='2022-12-31', limit=10000)
             >>> type(df).__name__
             'DataFrame'
         """
@@ -1444,7 +1444,7 @@ class DatasetMethods:
 
         Example:
             >>> import fdkit
-            >>> df = fdkit.Client().labor(series='unemployment_rate', start_date='2020-01-01', end_date='2020-12-31')
+            >>> df = fdkit.Client().labor(series='unemployment_rate', start_date='2020-01-01', end_date='2020-12-31', limit=10000)
             >>> type(df).__name__
             'DataFrame'
         """
@@ -1505,7 +1505,7 @@ class DatasetMethods:
 
         Example:
             >>> import fdkit
-            >>> df = fdkit.Client().yield_curve(start_date='2023-01-01', end_date='2023-03-31')
+            >>> df = fdkit.Client().yield_curve(start_date='2023-01-01', end_date='2023-03-31', limit=5000)
             >>> type(df).__name__
             'DataFrame'
         """
@@ -1549,7 +1549,7 @@ class DatasetMethods:
 
         Example:
             >>> import fdkit
-            >>> df = fdkit.Client().statement_vintages(ticker='AAPL', field='revenue', period='annual', report_period='2009-09-26')
+            >>> df = fdkit.Client().statement_vintages(ticker='AAPL', field='revenue', period='annual', report_period='2009-09-26', limit=1000)
             >>> type(df).__name__
             'DataFrame'
         """
@@ -1582,7 +1582,7 @@ class DatasetMethods:
 
         Example:
             >>> import fdkit
-            >>> df = fdkit.Client().splits(ticker='NVDA')
+            >>> df = fdkit.Client().splits(ticker='NVDA', limit=100)
             >>> type(df).__name__
             'DataFrame'
         """
@@ -1615,7 +1615,7 @@ class DatasetMethods:
 
         Example:
             >>> import fdkit
-            >>> df = fdkit.Client().dividends(ticker='AAPL', start_date='2020-01-01')
+            >>> df = fdkit.Client().dividends(ticker='AAPL', start_date='2020-01-01', limit=100)
             >>> type(df).__name__
             'DataFrame'
         """
@@ -1648,7 +1648,7 @@ class DatasetMethods:
 
         Example:
             >>> import fdkit
-            >>> df = fdkit.Client().price_history(ticker='LEH', start_date='2008-09-01', end_date='2008-09-30')
+            >>> df = fdkit.Client().price_history(ticker='LEH', start_date='2008-09-01', end_date='2008-09-30', limit=5000)
             >>> type(df).__name__
             'DataFrame'
         """
@@ -1681,7 +1681,7 @@ class DatasetMethods:
 
         Example:
             >>> import fdkit
-            >>> df = fdkit.Client().delistings(ticker='LEH')
+            >>> df = fdkit.Client().delistings(ticker='LEH', limit=100)
             >>> type(df).__name__
             'DataFrame'
         """
@@ -1744,7 +1744,7 @@ class DatasetMethods:
 
         Example:
             >>> import fdkit
-            >>> df = fdkit.Client().analyst_estimates(ticker='AAPL')
+            >>> df = fdkit.Client().analyst_estimates(ticker='AAPL', limit=10)
             >>> type(df).__name__
             'DataFrame'
         """
@@ -1810,7 +1810,7 @@ class DatasetMethods:
 
         Example:
             >>> import fdkit
-            >>> df = fdkit.Client().kpi_guidance(ticker='AAPL')
+            >>> df = fdkit.Client().kpi_guidance(ticker='AAPL', limit=10)
             >>> type(df).__name__
             'DataFrame'
         """
@@ -1845,7 +1845,7 @@ class DatasetMethods:
 
         Example:
             >>> import fdkit
-            >>> df = fdkit.Client().kpi_non_gaap(ticker='AAPL')
+            >>> df = fdkit.Client().kpi_non_gaap(ticker='AAPL', limit=10)
             >>> type(df).__name__
             'DataFrame'
         """
@@ -1880,7 +1880,7 @@ class DatasetMethods:
 
         Example:
             >>> import fdkit
-            >>> df = fdkit.Client().kpi_metrics(ticker='AAPL')
+            >>> df = fdkit.Client().kpi_metrics(ticker='AAPL', limit=10)
             >>> type(df).__name__
             'DataFrame'
         """
