@@ -19,6 +19,7 @@ import pytest
 import fdkit
 from fdkit.client.cache import cache_root
 from fdkit.errors import CacheError
+from fdkit.lake.io import default_data_dir
 
 # --------------------------------------------------------------------------------------------------------------
 # item 3: the HTTP cache's entries are verified before use
@@ -128,3 +129,77 @@ def test_a_corrupted_http_cache_entry_offline_is_a_cache_error_naming_it(ref_ser
     with sqlite3.connect(_http_db(tmp_path)) as con:  # the entry that failed is gone
         left = {k for (k,) in con.execute("select key from responses")}
     assert not any(k in message for k in left)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# item 9: the answer memo counts the bytes its answers really hold
+
+
+def _prices_answers(app, queries):
+    from fdkit.catalog.endpoints import get
+    from fdkit.server.app import _memo_key
+    from fdkit.server.params import validate_query
+
+    ep = get("prices")
+    for q in queries:
+        query = validate_query(ep, list(q.items()))
+        answer = app.state.answer_for(ep, query, _memo_key(ep, query))
+        answer.records[:100].to_list()  # what a JSON page asks of it
+
+
+def _random_prices_queries(n: int, seed: int) -> list[dict[str, str]]:
+    import random
+
+    rng = random.Random(seed)
+    tickers = ["AAPL", "MSFT", "NVDA", "JPM", "KO", "XOM", "IBM", "WMT"]
+    out = {}
+    while len(out) < n:
+        start = pd.Timestamp("2005-01-03") + pd.Timedelta(days=rng.randrange(7_000))
+        end = start + pd.Timedelta(days=rng.randrange(1, 1_500))
+        q = {"ticker": rng.choice(tickers), "interval": "day", "start_date": f"{start:%Y-%m-%d}",
+             "end_date": f"{end:%Y-%m-%d}"}  # fmt: skip
+        out[tuple(q.values())] = q
+    return list(out.values())
+
+
+def test_the_answer_memo_counts_at_least_the_bytes_its_answers_really_hold():
+    import gc
+    import tracemalloc
+
+    from fdkit.server.app import create_app
+
+    app = create_app(default_data_dir())
+    queries = _random_prices_queries(4_000, seed=29)
+    _prices_answers(app, queries[:500])  # the store reads its tickers' rows and values first
+    gc.collect()
+    memo = app.state.memo
+    before_bytes, before_n = memo.bytes, len(memo)
+    tracemalloc.start()
+    try:
+        start = tracemalloc.get_traced_memory()[0]
+        _prices_answers(app, queries[500:])
+        gc.collect()
+        real = tracemalloc.get_traced_memory()[0] - start
+    finally:
+        tracemalloc.stop()
+    n, counted = len(memo) - before_n, memo.bytes - before_bytes
+    assert n == 3_500  # every answer kept: the memo's budget is far from reached
+    print(f"per entry: counted {counted / n:,.0f} B, really allocated {real / n:,.0f} B")
+    assert real <= counted <= 1.5 * real  # before: 576 B counted per entry where 5,380 B were allocated
+
+
+def test_a_kept_prices_answer_does_not_hold_the_frame_the_store_let_go():
+    import gc
+    import weakref
+
+    from fdkit.server.app import create_app
+
+    app = create_app(default_data_dir())
+    _prices_answers(app, _random_prices_queries(20, seed=3))
+    store = app.state.store
+    frames = [weakref.ref(v[0]) for v in (store.cache.peek(k) for k in store.cache.keys()) if isinstance(v, tuple)]
+    assert frames and len(app.state.memo) == 20
+    store.cache.clear()  # the store lets its sorted frames go (as its LRU does under its own budget)
+    gc.collect()
+    assert all(f() is None for f in frames)  # before: every memo entry kept its ticker's whole frame alive
+    _prices_answers(app, _random_prices_queries(20, seed=3))  # the kept answers read the frames again when asked

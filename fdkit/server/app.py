@@ -42,7 +42,7 @@ from fdkit.server.auth import Keys, load_keys, plan_allows
 from fdkit.server.cursors import CursorSigner
 from fdkit.server.docs import DOCS_ASSETS_PATH, docs_asset, docs_page
 from fdkit.server.handlers import answers_at_once, handle
-from fdkit.server.memo import AnswerMemo
+from fdkit.server.memo import PAGE_OVERHEAD, AnswerMemo, compact, deep_bytes, object_bytes
 from fdkit.server.openapi import IGNORED_HEADER, build_openapi
 from fdkit.server.params import validate_body, validate_query
 from fdkit.server.rows import FrameRecords, encode_lazy
@@ -51,6 +51,9 @@ from fdkit.server.usage import USAGE_HEADER, Usage, key_id
 from fdkit.wire.responses import error_response, json_response, problem_response, read_capped
 
 __all__ = ["create_app", "app_from_env", "DirectRoutes"]
+
+#: an :class:`~fdkit.server.handlers.Answer` object itself (its attributes), measured with tracemalloc
+ANSWER_BYTES = 256
 
 _FORMATS = f"application/json, {ARROW_STREAM}"  # advertised on every data answer (FORMATS_HEADER)
 #: rows of one Arrow page: fewer, larger pages between peers (the cursor is an offset, so pages of either size mix)
@@ -258,7 +261,8 @@ def _add_route(app: FastAPI, ep: Endpoint) -> Callable[[Request], Awaitable[Resp
                     page = _page(request, ep, query, key, offset, page_rows, arrow)  # microseconds: no thread hop
                 else:
                     page = await run_in_threadpool(_page, request, ep, query, key, offset, page_rows, arrow)
-                state.pages.get_or_make(page_key, lambda: page, lambda p: len(p[0]) + 256)
+                page = (compact(page[0]), *page[1:])  # orjson's buffer is up to 3x the page's length
+                state.pages.get_or_make(page_key, lambda: page, lambda p: len(p[0]) + PAGE_OVERHEAD)
             body, media, extra = page
             headers = {FORMATS_HEADER: _FORMATS} if state.arrow else {}
             headers.update(extra)
@@ -286,7 +290,9 @@ def _wants_arrow(request: Request, ep: Endpoint) -> bool:
 def _memo_key(ep: Endpoint, query: dict[str, Any]) -> tuple[str, bytes]:
     """What an answer depends on: the endpoint and the query (but ``limit``, which only cuts a list)."""
     key_query = {k: v for k, v in query.items() if k != "limit"} if ep.kind == "list" else query
-    return ep.name, orjson.dumps(key_query, option=orjson.OPT_SORT_KEYS)
+    # a compact copy: orjson's own bytes object keeps its 4 KB write buffer (measured with tracemalloc), which
+    # was most of what a memo entry really held
+    return ep.name, compact(orjson.dumps(key_query, option=orjson.OPT_SORT_KEYS))
 
 
 def _page(request: Request, ep: Endpoint, query: dict[str, Any], key: tuple[str, bytes], offset: int,
@@ -351,10 +357,16 @@ def cursor_secret_from_env() -> bytes | None:
 
 
 def _answer_size(answer: Any) -> int:
+    """The bytes an answer really holds, for the memo's budget.
+
+    Its lazy records (the objects they own, not the store's columns they view) or its Python values all the way
+    down, plus the answer itself.
+    """
+    own = ANSWER_BYTES + object_bytes(answer.top)
     if isinstance(answer.records, FrameRecords):
-        return answer.records.nbytes()
+        return answer.records.nbytes() + own
     value = answer.records if answer.records is not None else answer.obj if answer.body is None else answer.body
-    return len(orjson.dumps(value)) + 64
+    return deep_bytes(value) + own
 
 
 def _valid_key(request: Request) -> str:

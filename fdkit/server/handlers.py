@@ -301,8 +301,14 @@ def prices(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
         df = df.assign(time_milliseconds=(df["time"].astype("int64") // 1_000_000).astype("Int64"))
         return Answer(records=to_records(df, cols), top={"ticker": ticker})
     # the data path: a view of time-sorted columns; only the rows of the page sent become records
+    # the memo keeps positions and getters, never the store's frame (which the store may let go of)
     values = partial(store.sorted_values, source, ticker, cols)
-    return Answer(records=FrameRecords(rows, cols, values, first, stop), top={"ticker": ticker})
+    frame = partial(_sorted_frame, store, source, ticker)
+    return Answer(records=FrameRecords(frame, cols, values, first, stop), top={"ticker": ticker})
+
+
+def _sorted_frame(store: Store, source: str, ticker: str) -> pd.DataFrame:
+    return store.sorted_rows(source, ticker)[0]
 
 
 def _midnight_ns(day: str, days_after: int = 0) -> int:

@@ -1,32 +1,101 @@
 """The server's memos: least recently used first out, bounded by bytes (not entries).
 
 An answer is kept under the key of what changes it (the endpoint and the validated query without ``limit``, which
-only slices the list). Its size is the length of its JSON, so no query can pin more than the budget. The store
-keeps what it read from the lake (a ticker's rows, its sorted columns) in one too, sized by their memory.
+only slices the list). Its size is the memory it really holds (measured: see :data:`ENTRY_OVERHEAD`), so no query
+can pin more than the budget: the value's size as its maker says, plus the key's objects and the memo's own
+bookkeeping per entry. The store keeps what it read from the lake (a ticker's rows, its sorted columns) in one too,
+sized by their memory.
 
 Example:
-    >>> m = AnswerMemo(budget=100)
+    >>> m = AnswerMemo(budget=1000)
     >>> m.get_or_make("k", lambda: ["x" * 10], lambda v: 12)
     ['xxxxxxxxxx']
-    >>> m.bytes, len(m)
-    (12, 1)
+    >>> m.bytes == 12 + object_bytes("k") + ENTRY_OVERHEAD, len(m)
+    (True, 1)
 """
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from typing import Any
 
-__all__ = ["AnswerMemo"]
+__all__ = ["AnswerMemo", "compact", "object_bytes", "ENTRY_OVERHEAD", "PAGE_OVERHEAD", "deep_bytes"]
+
+#: what the memo itself allocates per entry (its ordered-dict node and the ``(value, size)`` tuple), measured with
+#: tracemalloc, rounded up
+ENTRY_OVERHEAD = 160
+#: a kept page's tuple, media type and headers besides its body
+PAGE_OVERHEAD = 512
+
+
+def compact(data: bytes) -> bytes:
+    """A copy of ``data`` that holds its length only (orjson's bytes keep their larger write buffer).
+
+    Example:
+        >>> compact(b"abc")
+        b'abc'
+    """
+    return bytes(memoryview(data))
+
+
+def object_bytes(*objs: Any) -> int:
+    """The memory of plain values and of what tuples, lists and dicts of them hold directly (one level).
+
+    As ``sys.getsizeof`` counts it plus 16 bytes per object for the allocator (instances: their size only, so that
+    their attribute dictionary is not made by asking).
+
+    Example:
+        >>> object_bytes("ab") == sys.getsizeof("ab") + 16
+        True
+    """
+    total = 0
+    for obj in objs:
+        total += sys.getsizeof(obj) + 16
+        if isinstance(obj, dict):
+            inner: Any = [x for kv in obj.items() for x in kv]
+        elif isinstance(obj, (tuple, list)):
+            inner = obj
+        else:
+            continue
+        total += sum(sys.getsizeof(x) + 16 for x in inner if isinstance(x, (str, bytes, int, float)))
+    return total
+
+
+def deep_bytes(value: Any) -> int:
+    """The memory of a JSON-like value: dicts, lists, tuples, strings, numbers ... all the way down.
+
+    Each object is counted once, as ``sys.getsizeof`` counts it plus 16 bytes per object for the allocator.
+
+    Example:
+        >>> deep_bytes(["ab", "ab"]) < deep_bytes(["ab", "cd"])  # one string object counted once
+        True
+    """
+    seen: set[int] = set()
+    total = 0
+    stack = [value]
+    while stack:
+        obj = stack.pop()
+        if id(obj) in seen:
+            continue
+        seen.add(id(obj))
+        total += sys.getsizeof(obj) + 16
+        if isinstance(obj, dict):
+            stack.extend(obj.keys())
+            stack.extend(obj.values())
+        elif isinstance(obj, (list, tuple)):
+            stack.extend(obj)
+    return total
 
 
 class AnswerMemo:
     """A thread-safe LRU memo bounded by the summed size of its values.
 
     Args:
-        budget: the most bytes kept; an answer larger than the budget is answered but not kept.
+        budget: the most bytes kept; an answer larger than the budget is answered but not kept. An entry counts
+            its value's size (as ``size`` says), its key's objects and :data:`ENTRY_OVERHEAD`.
     """
 
     def __init__(self, budget: int = 128 * 2**20) -> None:
@@ -47,10 +116,10 @@ class AnswerMemo:
         """The keys kept, least recently used first.
 
         Example:
-            >>> m = AnswerMemo(budget=10)
+            >>> m = AnswerMemo(budget=300)  # room for one entry of 6 bytes, its key and the memo's own
             >>> _ = m.get_or_make("a", lambda: 1, lambda v: 6); _ = m.get_or_make("b", lambda: 2, lambda v: 6)
-            >>> m.keys(), m.bytes
-            (['b'], 6)
+            >>> m.keys(), m.bytes == 6 + object_bytes("b") + ENTRY_OVERHEAD
+            (['b'], True)
         """
         with self._lock:
             return list(self._items)
@@ -82,7 +151,7 @@ class AnswerMemo:
                     return hit[0]
             try:
                 value = make()
-                n = size(value)
+                n = size(value) + object_bytes(key) + ENTRY_OVERHEAD
                 if n <= self.budget:
                     self.put(key, value, n)
             finally:
@@ -94,6 +163,7 @@ class AnswerMemo:
     def put(self, key: Hashable, value: Any, n: int) -> None:
         """Keep ``value`` under ``key`` as ``n`` bytes, dropping the least recently used beyond the budget.
 
+        ``n`` is the whole entry's size (:meth:`get_or_make` adds the key's and the memo's own bytes to the value's).
         A value larger than the whole budget is not kept.
         """
         if n > self.budget:

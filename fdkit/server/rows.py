@@ -21,14 +21,20 @@ import pandas as pd
 
 from fdkit.frames.typed import to_records
 
-__all__ = ["FrameRecords", "encode_lazy"]
+__all__ = ["FrameRecords", "encode_lazy", "RECORDS_BYTES"]
+
+#: what one lazy sequence of a ``/prices`` answer allocates besides the frame it views: the object, its field list
+#: and the two getters (``functools.partial`` with their arguments), measured with tracemalloc over 5,000 answers
+#: (the whole entry measured 1,655 bytes where 1,895 are counted), rounded up
+RECORDS_BYTES = 768
 
 
 class FrameRecords(Sequence[dict[str, Any]]):
     """Rows ``start:stop`` of a typed frame as a sequence of records; slices are positions, not copies.
 
     Args:
-        base: the rows, typed as the lake types them (an Arrow page is made of its slice).
+        base: the rows, typed as the lake types them (an Arrow page is made of its slice), or what returns them
+            (the store's kept frame: an answer kept in the memo then holds no frame the store has let go).
         fields: the record's fields, in order.
         values: makes the JSON-ready values of every field of ``base`` (once per ticker, kept by the store), so a
             page's records are list slices zipped, with no pandas work per request; ``None``: made from the frame.
@@ -37,14 +43,20 @@ class FrameRecords(Sequence[dict[str, Any]]):
         stop: the row after the last (default: the end of ``base``).
     """
 
-    def __init__(self, base: pd.DataFrame, fields: list[str],
+    def __init__(self, base: pd.DataFrame | Callable[[], pd.DataFrame], fields: list[str],
                  values: Callable[[], dict[str, list[Any]]] | None = None, start: int = 0,
                  stop: int | None = None) -> None:  # fmt: skip
-        self.base = base
-        self.fields = [f for f in fields if f in base.columns]
+        self._base = base
+        frame = base() if callable(base) else base
+        self.fields = [f for f in fields if f in frame.columns]
         self.values = values
         self.start = start
-        self.stop = len(base) if stop is None else stop
+        self.stop = len(frame) if stop is None else stop
+
+    @property
+    def base(self) -> pd.DataFrame:
+        """The whole typed frame these rows are positions of."""
+        return self._base() if callable(self._base) else self._base
 
     def __len__(self) -> int:
         return max(0, self.stop - self.start)
@@ -60,7 +72,7 @@ class FrameRecords(Sequence[dict[str, Any]]):
             first, last, step = key.indices(len(self))
             if step != 1:
                 raise ValueError("FrameRecords slices step by one")
-            return FrameRecords(self.base, self.fields, self.values, self.start + first,
+            return FrameRecords(self._base, self.fields, self.values, self.start + first,
                                 self.start + max(first, last))  # fmt: skip
         if not -len(self) <= key < len(self):
             raise IndexError(key)
@@ -81,8 +93,20 @@ class FrameRecords(Sequence[dict[str, Any]]):
         return [dict(zip(self.fields, row, strict=True)) for row in zip(*columns, strict=True)]
 
     def nbytes(self) -> int:
-        """The memory the answer holds, for the memo's byte budget: positions into the store's columns."""
-        return 64 * len(self.fields) + 128
+        """The memory these records hold, for the memo's byte budget.
+
+        :data:`RECORDS_BYTES` for the objects of the sequence, its field list and its getters (measured), plus a
+        frame handed in whole (its ``memory_usage(deep=True)``); a frame that comes from a getter (the store's) is
+        not held, so not counted.
+
+        Example:
+            >>> FrameRecords(pd.DataFrame({"x": [1.0] * 1000}), ["x"]).nbytes() > 8000
+            True
+        """
+        total = RECORDS_BYTES + 8 * len(self.fields)
+        if isinstance(self._base, pd.DataFrame):
+            total += int(self._base.memory_usage(index=True, deep=True).sum())
+        return total
 
 
 def encode_lazy(obj: Any) -> Any:
