@@ -53,7 +53,7 @@ def income_statements(ticker: str | Sequence[str] | None = None, cik: str | None
         as_of: only what was filed on or before this day (point in time; sent as filing_date_lte and checked on the frame, so a service without the filter gives the same rows).
         raw: return the decoded JSON instead of a frame.
         errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
-        progress: progress bar (default: only on a terminal).
+        progress: progress bar (default: on a terminal or in Jupyter, for calls over half a second).
         **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
         client: the client (default: the default client).
 
@@ -99,7 +99,7 @@ def balance_sheets(ticker: str | Sequence[str] | None = None, cik: str | None = 
         as_of: only what was filed on or before this day (point in time; sent as filing_date_lte and checked on the frame, so a service without the filter gives the same rows).
         raw: return the decoded JSON instead of a frame.
         errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
-        progress: progress bar (default: only on a terminal).
+        progress: progress bar (default: on a terminal or in Jupyter, for calls over half a second).
         **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
         client: the client (default: the default client).
 
@@ -145,7 +145,7 @@ def cash_flow_statements(ticker: str | Sequence[str] | None = None, cik: str | N
         as_of: only what was filed on or before this day (point in time; sent as filing_date_lte and checked on the frame, so a service without the filter gives the same rows).
         raw: return the decoded JSON instead of a frame.
         errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
-        progress: progress bar (default: only on a terminal).
+        progress: progress bar (default: on a terminal or in Jupyter, for calls over half a second).
         **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
         client: the client (default: the default client).
 
@@ -191,7 +191,7 @@ def segmented_revenues(ticker: str | Sequence[str] | None = None, cik: str | Non
         as_of: only what was filed on or before this day (point in time; sent as filing_date_lte and checked on the frame, so a service without the filter gives the same rows).
         raw: return the decoded JSON instead of a frame.
         errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
-        progress: progress bar (default: only on a terminal).
+        progress: progress bar (default: on a terminal or in Jupyter, for calls over half a second).
         **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
         client: the client (default: the default client).
 
@@ -237,7 +237,7 @@ def income_statement_segments(ticker: str | Sequence[str] | None = None, cik: st
         as_of: only what was filed on or before this day (point in time; sent as filing_date_lte and checked on the frame, so a service without the filter gives the same rows).
         raw: return the decoded JSON instead of a frame.
         errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
-        progress: progress bar (default: only on a terminal).
+        progress: progress bar (default: on a terminal or in Jupyter, for calls over half a second).
         **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
         client: the client (default: the default client).
 
@@ -283,7 +283,7 @@ def balance_sheet_segments(ticker: str | Sequence[str] | None = None, cik: str |
         as_of: only what was filed on or before this day (point in time; sent as filing_date_lte and checked on the frame, so a service without the filter gives the same rows).
         raw: return the decoded JSON instead of a frame.
         errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
-        progress: progress bar (default: only on a terminal).
+        progress: progress bar (default: on a terminal or in Jupyter, for calls over half a second).
         **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
         client: the client (default: the default client).
 
@@ -329,7 +329,7 @@ def cash_flow_statement_segments(ticker: str | Sequence[str] | None = None, cik:
         as_of: only what was filed on or before this day (point in time; sent as filing_date_lte and checked on the frame, so a service without the filter gives the same rows).
         raw: return the decoded JSON instead of a frame.
         errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
-        progress: progress bar (default: only on a terminal).
+        progress: progress bar (default: on a terminal or in Jupyter, for calls over half a second).
         **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
         client: the client (default: the default client).
 
@@ -375,7 +375,7 @@ def segmented_financials(ticker: str | Sequence[str] | None = None, cik: str | N
         as_of: only what was filed on or before this day (point in time; sent as filing_date_lte and checked on the frame, so a service without the filter gives the same rows).
         raw: return the decoded JSON instead of a frame.
         errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
-        progress: progress bar (default: only on a terminal).
+        progress: progress bar (default: on a terminal or in Jupyter, for calls over half a second).
         **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
         client: the client (default: the default client).
 
@@ -421,7 +421,7 @@ def financial_statements(ticker: str | Sequence[str] | None = None, cik: str | N
         as_of: only what was filed on or before this day (point in time; sent as filing_date_lte and checked on the frame, so a service without the filter gives the same rows).
         raw: return the decoded JSON instead of a frame.
         errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
-        progress: progress bar (default: only on a terminal).
+        progress: progress bar (default: on a terminal or in Jupyter, for calls over half a second).
         **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
         client: the client (default: the default client).
 
@@ -467,7 +467,7 @@ def as_reported_income_statements(ticker: str | Sequence[str] | None = None, cik
         as_of: only what was filed on or before this day (point in time; sent as filing_date_lte and checked on the frame, so a service without the filter gives the same rows).
         raw: return the decoded JSON instead of a frame.
         errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
-        progress: progress bar (default: only on a terminal).
+        progress: progress bar (default: on a terminal or in Jupyter, for calls over half a second).
         **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
         client: the client (default: the default client).
 
@@ -513,7 +513,7 @@ def as_reported_balance_sheets(ticker: str | Sequence[str] | None = None, cik: s
         as_of: only what was filed on or before this day (point in time; sent as filing_date_lte and checked on the frame, so a service without the filter gives the same rows).
         raw: return the decoded JSON instead of a frame.
         errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
-        progress: progress bar (default: only on a terminal).
+        progress: progress bar (default: on a terminal or in Jupyter, for calls over half a second).
         **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
         client: the client (default: the default client).
 
@@ -559,7 +559,7 @@ def as_reported_cash_flow_statements(ticker: str | Sequence[str] | None = None, 
         as_of: only what was filed on or before this day (point in time; sent as filing_date_lte and checked on the frame, so a service without the filter gives the same rows).
         raw: return the decoded JSON instead of a frame.
         errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
-        progress: progress bar (default: only on a terminal).
+        progress: progress bar (default: on a terminal or in Jupyter, for calls over half a second).
         **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
         client: the client (default: the default client).
 
@@ -605,7 +605,7 @@ def as_reported_financials(ticker: str | Sequence[str] | None = None, cik: str |
         as_of: only what was filed on or before this day (point in time; sent as filing_date_lte and checked on the frame, so a service without the filter gives the same rows).
         raw: return the decoded JSON instead of a frame.
         errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
-        progress: progress bar (default: only on a terminal).
+        progress: progress bar (default: on a terminal or in Jupyter, for calls over half a second).
         **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
         client: the client (default: the default client).
 
@@ -651,7 +651,7 @@ def financial_metrics(ticker: str | Sequence[str] | None = None, cik: str | None
         as_of: only what was filed on or before this day (point in time; sent as filing_date_lte and checked on the frame, so a service without the filter gives the same rows).
         raw: return the decoded JSON instead of a frame.
         errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
-        progress: progress bar (default: only on a terminal).
+        progress: progress bar (default: on a terminal or in Jupyter, for calls over half a second).
         **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
         client: the client (default: the default client).
 
@@ -684,7 +684,7 @@ def financial_metrics_snapshot(ticker: str | Sequence[str] | None = None, cik: s
         cik: SEC Central Index Key, used in place of ticker.
         raw: return the decoded JSON instead of a frame.
         errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
-        progress: progress bar (default: only on a terminal).
+        progress: progress bar (default: on a terminal or in Jupyter, for calls over half a second).
         **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
         client: the client (default: the default client).
 
@@ -721,7 +721,7 @@ def screen(filters: Sequence[Mapping[str, Any]], limit: int | Literal['default']
         as_of: only what was filed on or before this day (point in time; sent as filing_date_lte and checked on the frame, so a service without the filter gives the same rows).
         raw: return the decoded JSON instead of a frame.
         errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
-        progress: progress bar (default: only on a terminal).
+        progress: progress bar (default: on a terminal or in Jupyter, for calls over half a second).
         **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
         client: the client (default: the default client).
 
@@ -759,7 +759,7 @@ def financials_search(filters: Sequence[Mapping[str, Any]], limit: int | Literal
         as_of: only what was filed on or before this day (point in time; sent as filing_date_lte and checked on the frame, so a service without the filter gives the same rows).
         raw: return the decoded JSON instead of a frame.
         errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
-        progress: progress bar (default: only on a terminal).
+        progress: progress bar (default: on a terminal or in Jupyter, for calls over half a second).
         **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
         client: the client (default: the default client).
 
@@ -797,7 +797,7 @@ def line_items(tickers: Sequence[str], line_items: Sequence[str], period: Litera
         as_of: only what was filed on or before this day (point in time; sent as filing_date_lte and checked on the frame, so a service without the filter gives the same rows).
         raw: return the decoded JSON instead of a frame.
         errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
-        progress: progress bar (default: only on a terminal).
+        progress: progress bar (default: on a terminal or in Jupyter, for calls over half a second).
         **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
         client: the client (default: the default client).
 
@@ -835,7 +835,7 @@ def prices(ticker: str | Sequence[str], interval: Literal['minute', 'day', 'week
         limit: Total records wanted. Values above 5000 are clamped to it. (the service assumes 5000)
         raw: return the decoded JSON instead of a frame.
         errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
-        progress: progress bar (default: only on a terminal).
+        progress: progress bar (default: on a terminal or in Jupyter, for calls over half a second).
         **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
         client: the client (default: the default client).
 
@@ -873,7 +873,7 @@ def crypto_prices(ticker: str | Sequence[str], interval: Literal['day', 'week', 
         limit: Total records wanted. Values above 5000 are clamped to it. (the service assumes 5000)
         raw: return the decoded JSON instead of a frame.
         errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
-        progress: progress bar (default: only on a terminal).
+        progress: progress bar (default: on a terminal or in Jupyter, for calls over half a second).
         **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
         client: the client (default: the default client).
 
@@ -905,7 +905,7 @@ def price_snapshot(ticker: str | Sequence[str], *, raw: bool = False, errors: Er
         ticker: Ticker symbol, e.g. AAPL. (required; a list fetches each concurrently)
         raw: return the decoded JSON instead of a frame.
         errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
-        progress: progress bar (default: only on a terminal).
+        progress: progress bar (default: on a terminal or in Jupyter, for calls over half a second).
         **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
         client: the client (default: the default client).
 
@@ -936,7 +936,7 @@ def market_price_snapshot(*, raw: bool = False, errors: Errors = 'raise', progre
     Args:
         raw: return the decoded JSON instead of a frame.
         errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
-        progress: progress bar (default: only on a terminal).
+        progress: progress bar (default: on a terminal or in Jupyter, for calls over half a second).
         **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
         client: the client (default: the default client).
 
@@ -968,7 +968,7 @@ def crypto_price_snapshot(ticker: str | Sequence[str], *, raw: bool = False, err
         ticker: Crypto pair, e.g. BTC-USD. (required; a list fetches each concurrently)
         raw: return the decoded JSON instead of a frame.
         errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
-        progress: progress bar (default: only on a terminal).
+        progress: progress bar (default: on a terminal or in Jupyter, for calls over half a second).
         **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
         client: the client (default: the default client).
 
@@ -1003,7 +1003,7 @@ def news(ticker: str | Sequence[str], start_date: DateLike | None = None, end_da
         limit: Total records wanted. Values above 100 are clamped to it. (default: the service's 5, with a TruncatedWarning when more exist; None: everything)
         raw: return the decoded JSON instead of a frame.
         errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
-        progress: progress bar (default: only on a terminal).
+        progress: progress bar (default: on a terminal or in Jupyter, for calls over half a second).
         **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
         client: the client (default: the default client).
 
@@ -1038,7 +1038,7 @@ def filings(ticker: str | Sequence[str] | None = None, cik: str | None = None, f
         limit: Total records wanted. (default: the service's 10, with a TruncatedWarning when more exist; None: everything)
         raw: return the decoded JSON instead of a frame.
         errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
-        progress: progress bar (default: only on a terminal).
+        progress: progress bar (default: on a terminal or in Jupyter, for calls over half a second).
         **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
         client: the client (default: the default client).
 
@@ -1076,7 +1076,7 @@ def filing_items(ticker: str | Sequence[str], filing_type: Literal['10-K', '10-Q
         include_exhibits: Include exhibit text (8-K). (the service assumes False)
         raw: return the decoded JSON instead of a frame.
         errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
-        progress: progress bar (default: only on a terminal).
+        progress: progress bar (default: on a terminal or in Jupyter, for calls over half a second).
         **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
         client: the client (default: the default client).
 
@@ -1117,7 +1117,7 @@ def insider_trades(ticker: str | Sequence[str], limit: int | Literal['default'] 
         as_of: only what was filed on or before this day (point in time; sent as filing_date_lte and checked on the frame, so a service without the filter gives the same rows).
         raw: return the decoded JSON instead of a frame.
         errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
-        progress: progress bar (default: only on a terminal).
+        progress: progress bar (default: on a terminal or in Jupyter, for calls over half a second).
         **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
         client: the client (default: the default client).
 
@@ -1157,7 +1157,7 @@ def insider_ownership(ticker: str | Sequence[str], limit: int | Literal['default
         as_of: only what was filed on or before this day (point in time; sent as filing_date_lte and checked on the frame, so a service without the filter gives the same rows).
         raw: return the decoded JSON instead of a frame.
         errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
-        progress: progress bar (default: only on a terminal).
+        progress: progress bar (default: on a terminal or in Jupyter, for calls over half a second).
         **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
         client: the client (default: the default client).
 
@@ -1196,7 +1196,7 @@ def institutional_ownership(ticker: str | Sequence[str] | None = None, investor:
         report_period_lt: report_period < (YYYY-MM-DD).
         raw: return the decoded JSON instead of a frame.
         errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
-        progress: progress bar (default: only on a terminal).
+        progress: progress bar (default: on a terminal or in Jupyter, for calls over half a second).
         **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
         client: the client (default: the default client).
 
@@ -1235,7 +1235,7 @@ def institutional_holdings(ticker: str | Sequence[str] | None = None, filer_cik:
         report_period_lt: report_period < (YYYY-MM-DD).
         raw: return the decoded JSON instead of a frame.
         errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
-        progress: progress bar (default: only on a terminal).
+        progress: progress bar (default: on a terminal or in Jupyter, for calls over half a second).
         **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
         client: the client (default: the default client).
 
@@ -1272,7 +1272,7 @@ def index_funds(ticker: str | Sequence[str] | None = None, holding: str | None =
         offset: Rows to skip. (the service assumes 0)
         raw: return the decoded JSON instead of a frame.
         errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
-        progress: progress bar (default: only on a terminal).
+        progress: progress bar (default: on a terminal or in Jupyter, for calls over half a second).
         **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
         client: the client (default: the default client).
 
@@ -1305,7 +1305,7 @@ def company_facts(ticker: str | Sequence[str] | None = None, cik: str | None = N
         cik: SEC Central Index Key, used in place of ticker.
         raw: return the decoded JSON instead of a frame.
         errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
-        progress: progress bar (default: only on a terminal).
+        progress: progress bar (default: on a terminal or in Jupyter, for calls over half a second).
         **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
         client: the client (default: the default client).
 
@@ -1339,7 +1339,7 @@ def interest_rates(bank: str | Sequence[str], start_date: DateLike | None = None
         end_date: Last date, inclusive (YYYY-MM-DD).
         raw: return the decoded JSON instead of a frame.
         errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
-        progress: progress bar (default: only on a terminal).
+        progress: progress bar (default: on a terminal or in Jupyter, for calls over half a second).
         **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
         client: the client (default: the default client).
 
@@ -1371,7 +1371,7 @@ def interest_rate_snapshot(bank: str | Sequence[str] | None = None, *, raw: bool
         bank: Central bank code (default: every bank). (a list fetches each concurrently)
         raw: return the decoded JSON instead of a frame.
         errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
-        progress: progress bar (default: only on a terminal).
+        progress: progress bar (default: on a terminal or in Jupyter, for calls over half a second).
         **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
         client: the client (default: the default client).
 
@@ -1402,7 +1402,7 @@ def inflation_snapshot(*, raw: bool = False, errors: Errors = 'raise', progress:
     Args:
         raw: return the decoded JSON instead of a frame.
         errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
-        progress: progress bar (default: only on a terminal).
+        progress: progress bar (default: on a terminal or in Jupyter, for calls over half a second).
         **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
         client: the client (default: the default client).
 
@@ -1433,7 +1433,7 @@ def labor_snapshot(*, raw: bool = False, errors: Errors = 'raise', progress: boo
     Args:
         raw: return the decoded JSON instead of a frame.
         errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
-        progress: progress bar (default: only on a terminal).
+        progress: progress bar (default: on a terminal or in Jupyter, for calls over half a second).
         **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
         client: the client (default: the default client).
 
@@ -1468,7 +1468,7 @@ def inflation(series: Literal['cpi_all_items', 'cpi_core'] | None = None, start_
         limit: Total records wanted. Values above 10000 are clamped to it. (default: the service's 10000, with a TruncatedWarning when more exist; None: everything)
         raw: return the decoded JSON instead of a frame.
         errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
-        progress: progress bar (default: only on a terminal).
+        progress: progress bar (default: on a terminal or in Jupyter, for calls over half a second).
         **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
         client: the client (default: the default client).
 
@@ -1503,7 +1503,7 @@ def labor(series: Literal['average_hourly_earnings', 'initial_jobless_claims', '
         limit: Total records wanted. Values above 10000 are clamped to it. (default: the service's 10000, with a TruncatedWarning when more exist; None: everything)
         raw: return the decoded JSON instead of a frame.
         errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
-        progress: progress bar (default: only on a terminal).
+        progress: progress bar (default: on a terminal or in Jupyter, for calls over half a second).
         **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
         client: the client (default: the default client).
 
@@ -1534,7 +1534,7 @@ def yield_curve_snapshot(*, raw: bool = False, errors: Errors = 'raise', progres
     Args:
         raw: return the decoded JSON instead of a frame.
         errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
-        progress: progress bar (default: only on a terminal).
+        progress: progress bar (default: on a terminal or in Jupyter, for calls over half a second).
         **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
         client: the client (default: the default client).
 
@@ -1568,7 +1568,7 @@ def yield_curve(start_date: DateLike | None = None, end_date: DateLike | None = 
         limit: Total records wanted. Values above 5000 are clamped to it. (default: the service's 5000, with a TruncatedWarning when more exist; None: everything)
         raw: return the decoded JSON instead of a frame.
         errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
-        progress: progress bar (default: only on a terminal).
+        progress: progress bar (default: on a terminal or in Jupyter, for calls over half a second).
         **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
         client: the client (default: the default client).
 
@@ -1614,7 +1614,7 @@ def statement_vintages(ticker: str | Sequence[str], field: str | None = None, pe
         as_of: only what was filed on or before this day (point in time; sent as filing_date_lte and checked on the frame, so a service without the filter gives the same rows).
         raw: return the decoded JSON instead of a frame.
         errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
-        progress: progress bar (default: only on a terminal).
+        progress: progress bar (default: on a terminal or in Jupyter, for calls over half a second).
         **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
         client: the client (default: the default client).
 
@@ -1649,7 +1649,7 @@ def splits(ticker: str | Sequence[str], start_date: DateLike | None = None, end_
         limit: Total records wanted. Values above 1000 are clamped to it. (default: the service's 100, with a TruncatedWarning when more exist; None: everything)
         raw: return the decoded JSON instead of a frame.
         errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
-        progress: progress bar (default: only on a terminal).
+        progress: progress bar (default: on a terminal or in Jupyter, for calls over half a second).
         **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
         client: the client (default: the default client).
 
@@ -1684,7 +1684,7 @@ def dividends(ticker: str | Sequence[str], start_date: DateLike | None = None, e
         limit: Total records wanted. Values above 1000 are clamped to it. (default: the service's 100, with a TruncatedWarning when more exist; None: everything)
         raw: return the decoded JSON instead of a frame.
         errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
-        progress: progress bar (default: only on a terminal).
+        progress: progress bar (default: on a terminal or in Jupyter, for calls over half a second).
         **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
         client: the client (default: the default client).
 
@@ -1719,7 +1719,7 @@ def price_history(ticker: str | Sequence[str], start_date: DateLike | None = Non
         limit: Total records wanted. Values above 10000 are clamped to it. (default: the service's 5000, with a TruncatedWarning when more exist; None: everything)
         raw: return the decoded JSON instead of a frame.
         errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
-        progress: progress bar (default: only on a terminal).
+        progress: progress bar (default: on a terminal or in Jupyter, for calls over half a second).
         **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
         client: the client (default: the default client).
 
@@ -1754,7 +1754,7 @@ def delistings(ticker: str | Sequence[str], start_date: DateLike | None = None, 
         limit: Total records wanted. Values above 1000 are clamped to it. (default: the service's 100, with a TruncatedWarning when more exist; None: everything)
         raw: return the decoded JSON instead of a frame.
         errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
-        progress: progress bar (default: only on a terminal).
+        progress: progress bar (default: on a terminal or in Jupyter, for calls over half a second).
         **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
         client: the client (default: the default client).
 
@@ -1787,7 +1787,7 @@ def index_members(index: Literal['sp500', 'sp400', 'sp600', 'sp1500'], date: Dat
         date: The members on this day (YYYY-MM-DD); without it, every membership spell of the index's history.
         raw: return the decoded JSON instead of a frame.
         errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
-        progress: progress bar (default: only on a terminal).
+        progress: progress bar (default: on a terminal or in Jupyter, for calls over half a second).
         **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
         client: the client (default: the default client).
 
@@ -1821,7 +1821,7 @@ def analyst_estimates(ticker: str | Sequence[str], period: Literal['annual', 'qu
         limit: Total records wanted. (default: the service's 10, with a TruncatedWarning when more exist; None: everything)
         raw: return the decoded JSON instead of a frame.
         errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
-        progress: progress bar (default: only on a terminal).
+        progress: progress bar (default: on a terminal or in Jupyter, for calls over half a second).
         **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
         client: the client (default: the default client).
 
@@ -1854,7 +1854,7 @@ def earnings(ticker: str | Sequence[str], limit: int | Literal['default'] | None
         limit: Total records wanted. (default: the service's 10, with a TruncatedWarning when more exist; None: everything)
         raw: return the decoded JSON instead of a frame.
         errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
-        progress: progress bar (default: only on a terminal).
+        progress: progress bar (default: on a terminal or in Jupyter, for calls over half a second).
         **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
         client: the client (default: the default client).
 
@@ -1891,7 +1891,7 @@ def kpi_guidance(ticker: str | Sequence[str], metric_name: str | None = None, pe
         limit: Total records wanted. (default: the service's 10, with a TruncatedWarning when more exist; None: everything)
         raw: return the decoded JSON instead of a frame.
         errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
-        progress: progress bar (default: only on a terminal).
+        progress: progress bar (default: on a terminal or in Jupyter, for calls over half a second).
         **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
         client: the client (default: the default client).
 
@@ -1928,7 +1928,7 @@ def kpi_non_gaap(ticker: str | Sequence[str], metric_name: str | None = None, pe
         limit: Total records wanted. (default: the service's 10, with a TruncatedWarning when more exist; None: everything)
         raw: return the decoded JSON instead of a frame.
         errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
-        progress: progress bar (default: only on a terminal).
+        progress: progress bar (default: on a terminal or in Jupyter, for calls over half a second).
         **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
         client: the client (default: the default client).
 
@@ -1965,7 +1965,7 @@ def kpi_metrics(ticker: str | Sequence[str], metric_name: str | None = None, per
         limit: Total records wanted. (default: the service's 10, with a TruncatedWarning when more exist; None: everything)
         raw: return the decoded JSON instead of a frame.
         errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
-        progress: progress bar (default: only on a terminal).
+        progress: progress bar (default: on a terminal or in Jupyter, for calls over half a second).
         **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
         client: the client (default: the default client).
 

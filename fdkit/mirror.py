@@ -116,7 +116,7 @@ def mirror(
         start_date: first day of price history.
         end_date: last day of price history (default today).
         force: redo pairs the lake already has.
-        progress: a progress bar (default: only on a terminal).
+        progress: a progress bar (default: on a terminal or in Jupyter).
 
     Returns:
         A :class:`MirrorReport`; failures are collected, not raised.

@@ -148,7 +148,7 @@ def docstring(ep: Endpoint, target: str, indent: str) -> str:
     lines += [
         "    raw: return the decoded JSON instead of a frame.",
         "    errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.",
-        "    progress: progress bar (default: only on a terminal).",
+        "    progress: progress bar (default: on a terminal or in Jupyter, for calls over half a second).",
         "    **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.",
     ]
     if target == "fdkit":

@@ -102,3 +102,25 @@ def test_the_generated_examples_raise_no_warning_of_fdkits_own():
             assert result.failed == 0 and result.attempted > 50, (module.__name__, result)
     ours = [f"{w.category.__name__}: {w.message}" for w in caught if w.category.__module__.startswith("fdkit")]
     assert ours == []
+
+
+def test_a_jupyter_kernel_shows_progress_bars_by_default(tmp_path):
+    import nbformat
+    from nbclient import NotebookClient
+
+    code = (
+        "from fdkit.client.paging import in_jupyter, progress_bar, progress_enabled\n"
+        "print(in_jupyter(), progress_enabled(None), progress_enabled(False))\n"
+        "for _ in progress_bar(range(3), desc='fdkit-bar', delay=0): pass"
+    )
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(code)])
+    NotebookClient(nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
+    outputs = nb.cells[0].outputs
+    stdout = "".join(o.get("text", "") for o in outputs if o.get("name") == "stdout")
+    drawn = "".join(o.get("text", "") for o in outputs if o.get("name") == "stderr")
+    drawn += "".join(str(o.get("data", {})) for o in outputs if o.get("output_type") == "display_data")
+    assert stdout.split() == ["True", "True", "False"]
+    assert "fdkit-bar" in drawn  # the bar itself: a widget with ipywidgets, else the text bar on stderr
+    from fdkit.client.paging import in_jupyter
+
+    assert not in_jupyter()  # this process is no kernel

@@ -36,7 +36,7 @@ class Settings:
         offline: answer from the cache only.
         timeout: seconds per HTTP request.
         max_workers: threads for multi-ticker fetches.
-        progress: progress bars (``None``: only on a terminal).
+        progress: progress bars (``None``: on a terminal or in Jupyter, for calls over half a second).
         embedded: no key and no base URL were configured, so the embedded service serves ``data/``.
         deadline: seconds one request may take with all its retries and waits (default ``10 * timeout``).
         max_retry_after: the longest ``Retry-After`` worth waiting for; a longer one raises ``RateLimitError``.

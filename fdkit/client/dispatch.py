@@ -79,7 +79,7 @@ def call(
         params: the service's parameters (``None`` values are left out); the ticker parameter may be a list.
         raw: return the decoded JSON (a list of bodies for a list of tickers).
         errors: for a list of tickers: ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
-        progress: progress bars (default: only on a terminal).
+        progress: progress bars (default: on a terminal or in Jupyter, for calls over half a second).
         unknown: keywords the function does not have (a typo): refused, naming the valid parameters.
         as_of: point in time: sent as ``filing_date_lte`` (unless that is given) and applied to the frame's
             ``filing_date`` too, so a service that ignores the filter gives the same rows.

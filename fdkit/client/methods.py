@@ -57,7 +57,7 @@ class DatasetMethods:
             as_of: only what was filed on or before this day (point in time; sent as filing_date_lte and checked on the frame, so a service without the filter gives the same rows).
             raw: return the decoded JSON instead of a frame.
             errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
-            progress: progress bar (default: only on a terminal).
+            progress: progress bar (default: on a terminal or in Jupyter, for calls over half a second).
             **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
 
         Returns:
@@ -101,7 +101,7 @@ class DatasetMethods:
             as_of: only what was filed on or before this day (point in time; sent as filing_date_lte and checked on the frame, so a service without the filter gives the same rows).
             raw: return the decoded JSON instead of a frame.
             errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
-            progress: progress bar (default: only on a terminal).
+            progress: progress bar (default: on a terminal or in Jupyter, for calls over half a second).
             **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
 
         Returns:
@@ -145,7 +145,7 @@ class DatasetMethods:
             as_of: only what was filed on or before this day (point in time; sent as filing_date_lte and checked on the frame, so a service without the filter gives the same rows).
             raw: return the decoded JSON instead of a frame.
             errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
-            progress: progress bar (default: only on a terminal).
+            progress: progress bar (default: on a terminal or in Jupyter, for calls over half a second).
             **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
 
         Returns:
@@ -189,7 +189,7 @@ class DatasetMethods:
             as_of: only what was filed on or before this day (point in time; sent as filing_date_lte and checked on the frame, so a service without the filter gives the same rows).
             raw: return the decoded JSON instead of a frame.
             errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
-            progress: progress bar (default: only on a terminal).
+            progress: progress bar (default: on a terminal or in Jupyter, for calls over half a second).
             **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
 
         Returns:
@@ -233,7 +233,7 @@ class DatasetMethods:
             as_of: only what was filed on or before this day (point in time; sent as filing_date_lte and checked on the frame, so a service without the filter gives the same rows).
             raw: return the decoded JSON instead of a frame.
             errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
-            progress: progress bar (default: only on a terminal).
+            progress: progress bar (default: on a terminal or in Jupyter, for calls over half a second).
             **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
 
         Returns:
@@ -277,7 +277,7 @@ class DatasetMethods:
             as_of: only what was filed on or before this day (point in time; sent as filing_date_lte and checked on the frame, so a service without the filter gives the same rows).
             raw: return the decoded JSON instead of a frame.
             errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
-            progress: progress bar (default: only on a terminal).
+            progress: progress bar (default: on a terminal or in Jupyter, for calls over half a second).
             **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
 
         Returns:
@@ -321,7 +321,7 @@ class DatasetMethods:
             as_of: only what was filed on or before this day (point in time; sent as filing_date_lte and checked on the frame, so a service without the filter gives the same rows).
             raw: return the decoded JSON instead of a frame.
             errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
-            progress: progress bar (default: only on a terminal).
+            progress: progress bar (default: on a terminal or in Jupyter, for calls over half a second).
             **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
 
         Returns:
@@ -365,7 +365,7 @@ class DatasetMethods:
             as_of: only what was filed on or before this day (point in time; sent as filing_date_lte and checked on the frame, so a service without the filter gives the same rows).
             raw: return the decoded JSON instead of a frame.
             errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
-            progress: progress bar (default: only on a terminal).
+            progress: progress bar (default: on a terminal or in Jupyter, for calls over half a second).
             **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
 
         Returns:
@@ -409,7 +409,7 @@ class DatasetMethods:
             as_of: only what was filed on or before this day (point in time; sent as filing_date_lte and checked on the frame, so a service without the filter gives the same rows).
             raw: return the decoded JSON instead of a frame.
             errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
-            progress: progress bar (default: only on a terminal).
+            progress: progress bar (default: on a terminal or in Jupyter, for calls over half a second).
             **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
 
         Returns:
@@ -453,7 +453,7 @@ class DatasetMethods:
             as_of: only what was filed on or before this day (point in time; sent as filing_date_lte and checked on the frame, so a service without the filter gives the same rows).
             raw: return the decoded JSON instead of a frame.
             errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
-            progress: progress bar (default: only on a terminal).
+            progress: progress bar (default: on a terminal or in Jupyter, for calls over half a second).
             **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
 
         Returns:
@@ -497,7 +497,7 @@ class DatasetMethods:
             as_of: only what was filed on or before this day (point in time; sent as filing_date_lte and checked on the frame, so a service without the filter gives the same rows).
             raw: return the decoded JSON instead of a frame.
             errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
-            progress: progress bar (default: only on a terminal).
+            progress: progress bar (default: on a terminal or in Jupyter, for calls over half a second).
             **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
 
         Returns:
@@ -541,7 +541,7 @@ class DatasetMethods:
             as_of: only what was filed on or before this day (point in time; sent as filing_date_lte and checked on the frame, so a service without the filter gives the same rows).
             raw: return the decoded JSON instead of a frame.
             errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
-            progress: progress bar (default: only on a terminal).
+            progress: progress bar (default: on a terminal or in Jupyter, for calls over half a second).
             **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
 
         Returns:
@@ -585,7 +585,7 @@ class DatasetMethods:
             as_of: only what was filed on or before this day (point in time; sent as filing_date_lte and checked on the frame, so a service without the filter gives the same rows).
             raw: return the decoded JSON instead of a frame.
             errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
-            progress: progress bar (default: only on a terminal).
+            progress: progress bar (default: on a terminal or in Jupyter, for calls over half a second).
             **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
 
         Returns:
@@ -629,7 +629,7 @@ class DatasetMethods:
             as_of: only what was filed on or before this day (point in time; sent as filing_date_lte and checked on the frame, so a service without the filter gives the same rows).
             raw: return the decoded JSON instead of a frame.
             errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
-            progress: progress bar (default: only on a terminal).
+            progress: progress bar (default: on a terminal or in Jupyter, for calls over half a second).
             **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
 
         Returns:
@@ -660,7 +660,7 @@ class DatasetMethods:
             cik: SEC Central Index Key, used in place of ticker.
             raw: return the decoded JSON instead of a frame.
             errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
-            progress: progress bar (default: only on a terminal).
+            progress: progress bar (default: on a terminal or in Jupyter, for calls over half a second).
             **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
 
         Returns:
@@ -695,7 +695,7 @@ class DatasetMethods:
             as_of: only what was filed on or before this day (point in time; sent as filing_date_lte and checked on the frame, so a service without the filter gives the same rows).
             raw: return the decoded JSON instead of a frame.
             errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
-            progress: progress bar (default: only on a terminal).
+            progress: progress bar (default: on a terminal or in Jupyter, for calls over half a second).
             **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
 
         Returns:
@@ -731,7 +731,7 @@ class DatasetMethods:
             as_of: only what was filed on or before this day (point in time; sent as filing_date_lte and checked on the frame, so a service without the filter gives the same rows).
             raw: return the decoded JSON instead of a frame.
             errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
-            progress: progress bar (default: only on a terminal).
+            progress: progress bar (default: on a terminal or in Jupyter, for calls over half a second).
             **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
 
         Returns:
@@ -767,7 +767,7 @@ class DatasetMethods:
             as_of: only what was filed on or before this day (point in time; sent as filing_date_lte and checked on the frame, so a service without the filter gives the same rows).
             raw: return the decoded JSON instead of a frame.
             errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
-            progress: progress bar (default: only on a terminal).
+            progress: progress bar (default: on a terminal or in Jupyter, for calls over half a second).
             **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
 
         Returns:
@@ -803,7 +803,7 @@ class DatasetMethods:
             limit: Total records wanted. Values above 5000 are clamped to it. (the service assumes 5000)
             raw: return the decoded JSON instead of a frame.
             errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
-            progress: progress bar (default: only on a terminal).
+            progress: progress bar (default: on a terminal or in Jupyter, for calls over half a second).
             **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
 
         Returns:
@@ -839,7 +839,7 @@ class DatasetMethods:
             limit: Total records wanted. Values above 5000 are clamped to it. (the service assumes 5000)
             raw: return the decoded JSON instead of a frame.
             errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
-            progress: progress bar (default: only on a terminal).
+            progress: progress bar (default: on a terminal or in Jupyter, for calls over half a second).
             **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
 
         Returns:
@@ -869,7 +869,7 @@ class DatasetMethods:
             ticker: Ticker symbol, e.g. AAPL. (required; a list fetches each concurrently)
             raw: return the decoded JSON instead of a frame.
             errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
-            progress: progress bar (default: only on a terminal).
+            progress: progress bar (default: on a terminal or in Jupyter, for calls over half a second).
             **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
 
         Returns:
@@ -898,7 +898,7 @@ class DatasetMethods:
         Args:
             raw: return the decoded JSON instead of a frame.
             errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
-            progress: progress bar (default: only on a terminal).
+            progress: progress bar (default: on a terminal or in Jupyter, for calls over half a second).
             **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
 
         Returns:
@@ -928,7 +928,7 @@ class DatasetMethods:
             ticker: Crypto pair, e.g. BTC-USD. (required; a list fetches each concurrently)
             raw: return the decoded JSON instead of a frame.
             errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
-            progress: progress bar (default: only on a terminal).
+            progress: progress bar (default: on a terminal or in Jupyter, for calls over half a second).
             **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
 
         Returns:
@@ -961,7 +961,7 @@ class DatasetMethods:
             limit: Total records wanted. Values above 100 are clamped to it. (default: the service's 5, with a TruncatedWarning when more exist; None: everything)
             raw: return the decoded JSON instead of a frame.
             errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
-            progress: progress bar (default: only on a terminal).
+            progress: progress bar (default: on a terminal or in Jupyter, for calls over half a second).
             **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
 
         Returns:
@@ -994,7 +994,7 @@ class DatasetMethods:
             limit: Total records wanted. (default: the service's 10, with a TruncatedWarning when more exist; None: everything)
             raw: return the decoded JSON instead of a frame.
             errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
-            progress: progress bar (default: only on a terminal).
+            progress: progress bar (default: on a terminal or in Jupyter, for calls over half a second).
             **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
 
         Returns:
@@ -1030,7 +1030,7 @@ class DatasetMethods:
             include_exhibits: Include exhibit text (8-K). (the service assumes False)
             raw: return the decoded JSON instead of a frame.
             errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
-            progress: progress bar (default: only on a terminal).
+            progress: progress bar (default: on a terminal or in Jupyter, for calls over half a second).
             **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
 
         Returns:
@@ -1069,7 +1069,7 @@ class DatasetMethods:
             as_of: only what was filed on or before this day (point in time; sent as filing_date_lte and checked on the frame, so a service without the filter gives the same rows).
             raw: return the decoded JSON instead of a frame.
             errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
-            progress: progress bar (default: only on a terminal).
+            progress: progress bar (default: on a terminal or in Jupyter, for calls over half a second).
             **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
 
         Returns:
@@ -1107,7 +1107,7 @@ class DatasetMethods:
             as_of: only what was filed on or before this day (point in time; sent as filing_date_lte and checked on the frame, so a service without the filter gives the same rows).
             raw: return the decoded JSON instead of a frame.
             errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
-            progress: progress bar (default: only on a terminal).
+            progress: progress bar (default: on a terminal or in Jupyter, for calls over half a second).
             **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
 
         Returns:
@@ -1144,7 +1144,7 @@ class DatasetMethods:
             report_period_lt: report_period < (YYYY-MM-DD).
             raw: return the decoded JSON instead of a frame.
             errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
-            progress: progress bar (default: only on a terminal).
+            progress: progress bar (default: on a terminal or in Jupyter, for calls over half a second).
             **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
 
         Returns:
@@ -1181,7 +1181,7 @@ class DatasetMethods:
             report_period_lt: report_period < (YYYY-MM-DD).
             raw: return the decoded JSON instead of a frame.
             errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
-            progress: progress bar (default: only on a terminal).
+            progress: progress bar (default: on a terminal or in Jupyter, for calls over half a second).
             **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
 
         Returns:
@@ -1216,7 +1216,7 @@ class DatasetMethods:
             offset: Rows to skip. (the service assumes 0)
             raw: return the decoded JSON instead of a frame.
             errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
-            progress: progress bar (default: only on a terminal).
+            progress: progress bar (default: on a terminal or in Jupyter, for calls over half a second).
             **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
 
         Returns:
@@ -1247,7 +1247,7 @@ class DatasetMethods:
             cik: SEC Central Index Key, used in place of ticker.
             raw: return the decoded JSON instead of a frame.
             errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
-            progress: progress bar (default: only on a terminal).
+            progress: progress bar (default: on a terminal or in Jupyter, for calls over half a second).
             **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
 
         Returns:
@@ -1279,7 +1279,7 @@ class DatasetMethods:
             end_date: Last date, inclusive (YYYY-MM-DD).
             raw: return the decoded JSON instead of a frame.
             errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
-            progress: progress bar (default: only on a terminal).
+            progress: progress bar (default: on a terminal or in Jupyter, for calls over half a second).
             **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
 
         Returns:
@@ -1309,7 +1309,7 @@ class DatasetMethods:
             bank: Central bank code (default: every bank). (a list fetches each concurrently)
             raw: return the decoded JSON instead of a frame.
             errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
-            progress: progress bar (default: only on a terminal).
+            progress: progress bar (default: on a terminal or in Jupyter, for calls over half a second).
             **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
 
         Returns:
@@ -1338,7 +1338,7 @@ class DatasetMethods:
         Args:
             raw: return the decoded JSON instead of a frame.
             errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
-            progress: progress bar (default: only on a terminal).
+            progress: progress bar (default: on a terminal or in Jupyter, for calls over half a second).
             **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
 
         Returns:
@@ -1367,7 +1367,7 @@ class DatasetMethods:
         Args:
             raw: return the decoded JSON instead of a frame.
             errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
-            progress: progress bar (default: only on a terminal).
+            progress: progress bar (default: on a terminal or in Jupyter, for calls over half a second).
             **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
 
         Returns:
@@ -1400,7 +1400,7 @@ class DatasetMethods:
             limit: Total records wanted. Values above 10000 are clamped to it. (default: the service's 10000, with a TruncatedWarning when more exist; None: everything)
             raw: return the decoded JSON instead of a frame.
             errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
-            progress: progress bar (default: only on a terminal).
+            progress: progress bar (default: on a terminal or in Jupyter, for calls over half a second).
             **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
 
         Returns:
@@ -1433,7 +1433,7 @@ class DatasetMethods:
             limit: Total records wanted. Values above 10000 are clamped to it. (default: the service's 10000, with a TruncatedWarning when more exist; None: everything)
             raw: return the decoded JSON instead of a frame.
             errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
-            progress: progress bar (default: only on a terminal).
+            progress: progress bar (default: on a terminal or in Jupyter, for calls over half a second).
             **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
 
         Returns:
@@ -1462,7 +1462,7 @@ class DatasetMethods:
         Args:
             raw: return the decoded JSON instead of a frame.
             errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
-            progress: progress bar (default: only on a terminal).
+            progress: progress bar (default: on a terminal or in Jupyter, for calls over half a second).
             **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
 
         Returns:
@@ -1494,7 +1494,7 @@ class DatasetMethods:
             limit: Total records wanted. Values above 5000 are clamped to it. (default: the service's 5000, with a TruncatedWarning when more exist; None: everything)
             raw: return the decoded JSON instead of a frame.
             errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
-            progress: progress bar (default: only on a terminal).
+            progress: progress bar (default: on a terminal or in Jupyter, for calls over half a second).
             **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
 
         Returns:
@@ -1538,7 +1538,7 @@ class DatasetMethods:
             as_of: only what was filed on or before this day (point in time; sent as filing_date_lte and checked on the frame, so a service without the filter gives the same rows).
             raw: return the decoded JSON instead of a frame.
             errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
-            progress: progress bar (default: only on a terminal).
+            progress: progress bar (default: on a terminal or in Jupyter, for calls over half a second).
             **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
 
         Returns:
@@ -1571,7 +1571,7 @@ class DatasetMethods:
             limit: Total records wanted. Values above 1000 are clamped to it. (default: the service's 100, with a TruncatedWarning when more exist; None: everything)
             raw: return the decoded JSON instead of a frame.
             errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
-            progress: progress bar (default: only on a terminal).
+            progress: progress bar (default: on a terminal or in Jupyter, for calls over half a second).
             **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
 
         Returns:
@@ -1604,7 +1604,7 @@ class DatasetMethods:
             limit: Total records wanted. Values above 1000 are clamped to it. (default: the service's 100, with a TruncatedWarning when more exist; None: everything)
             raw: return the decoded JSON instead of a frame.
             errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
-            progress: progress bar (default: only on a terminal).
+            progress: progress bar (default: on a terminal or in Jupyter, for calls over half a second).
             **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
 
         Returns:
@@ -1637,7 +1637,7 @@ class DatasetMethods:
             limit: Total records wanted. Values above 10000 are clamped to it. (default: the service's 5000, with a TruncatedWarning when more exist; None: everything)
             raw: return the decoded JSON instead of a frame.
             errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
-            progress: progress bar (default: only on a terminal).
+            progress: progress bar (default: on a terminal or in Jupyter, for calls over half a second).
             **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
 
         Returns:
@@ -1670,7 +1670,7 @@ class DatasetMethods:
             limit: Total records wanted. Values above 1000 are clamped to it. (default: the service's 100, with a TruncatedWarning when more exist; None: everything)
             raw: return the decoded JSON instead of a frame.
             errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
-            progress: progress bar (default: only on a terminal).
+            progress: progress bar (default: on a terminal or in Jupyter, for calls over half a second).
             **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
 
         Returns:
@@ -1701,7 +1701,7 @@ class DatasetMethods:
             date: The members on this day (YYYY-MM-DD); without it, every membership spell of the index's history.
             raw: return the decoded JSON instead of a frame.
             errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
-            progress: progress bar (default: only on a terminal).
+            progress: progress bar (default: on a terminal or in Jupyter, for calls over half a second).
             **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
 
         Returns:
@@ -1733,7 +1733,7 @@ class DatasetMethods:
             limit: Total records wanted. (default: the service's 10, with a TruncatedWarning when more exist; None: everything)
             raw: return the decoded JSON instead of a frame.
             errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
-            progress: progress bar (default: only on a terminal).
+            progress: progress bar (default: on a terminal or in Jupyter, for calls over half a second).
             **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
 
         Returns:
@@ -1764,7 +1764,7 @@ class DatasetMethods:
             limit: Total records wanted. (default: the service's 10, with a TruncatedWarning when more exist; None: everything)
             raw: return the decoded JSON instead of a frame.
             errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
-            progress: progress bar (default: only on a terminal).
+            progress: progress bar (default: on a terminal or in Jupyter, for calls over half a second).
             **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
 
         Returns:
@@ -1799,7 +1799,7 @@ class DatasetMethods:
             limit: Total records wanted. (default: the service's 10, with a TruncatedWarning when more exist; None: everything)
             raw: return the decoded JSON instead of a frame.
             errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
-            progress: progress bar (default: only on a terminal).
+            progress: progress bar (default: on a terminal or in Jupyter, for calls over half a second).
             **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
 
         Returns:
@@ -1834,7 +1834,7 @@ class DatasetMethods:
             limit: Total records wanted. (default: the service's 10, with a TruncatedWarning when more exist; None: everything)
             raw: return the decoded JSON instead of a frame.
             errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
-            progress: progress bar (default: only on a terminal).
+            progress: progress bar (default: on a terminal or in Jupyter, for calls over half a second).
             **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
 
         Returns:
@@ -1869,7 +1869,7 @@ class DatasetMethods:
             limit: Total records wanted. (default: the service's 10, with a TruncatedWarning when more exist; None: everything)
             raw: return the decoded JSON instead of a frame.
             errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
-            progress: progress bar (default: only on a terminal).
+            progress: progress bar (default: on a terminal or in Jupyter, for calls over half a second).
             **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
 
         Returns:

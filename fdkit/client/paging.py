@@ -49,7 +49,8 @@ def progress_enabled(progress: bool | None) -> bool:
     """Decide whether to show a progress bar.
 
     Args:
-        progress: ``True``/``False`` to force; ``None`` shows it only when stderr is a terminal.
+        progress: ``True``/``False`` to force; ``None`` shows it when stderr is a terminal or the code runs in a
+            Jupyter kernel (where stderr is no terminal but a bar is drawn in the cell's output).
 
     Returns:
         Whether tqdm should draw.
@@ -60,16 +61,34 @@ def progress_enabled(progress: bool | None) -> bool:
     """
     if progress is not None:
         return bool(progress)
+    if in_jupyter():
+        return True
     try:
         return sys.stderr.isatty()
     except (AttributeError, ValueError):
         return False
 
 
+def in_jupyter() -> bool:
+    """Whether this code runs in a Jupyter kernel (an IPython shell that has a kernel), never importing IPython.
+
+    Example:
+        >>> in_jupyter()  # the test suite runs outside any kernel
+        False
+    """
+    ipython = sys.modules.get("IPython")
+    if ipython is None or "ipykernel" not in sys.modules:
+        return False
+    get = getattr(ipython, "get_ipython", None)
+    shell = get() if callable(get) else None
+    return getattr(shell, "kernel", None) is not None
+
+
 def progress_bar(iterable: Any = None, **kwargs: Any) -> Any:
     """A tqdm progress bar: the notebook widget where ipywidgets is installed, the text bar everywhere else.
 
-    ``tqdm.auto`` warns in every notebook that lacks ipywidgets; fdkit never imports it there.
+    ``tqdm.auto`` warns in every notebook that lacks ipywidgets; fdkit never imports it there. A bar appears only
+    once a call has taken half a second (``delay``): quick calls draw nothing.
 
     Args:
         iterable: what to wrap (``None`` for a manually updated bar).
@@ -88,6 +107,7 @@ def progress_bar(iterable: Any = None, **kwargs: Any) -> Any:
         from tqdm.auto import tqdm
     else:
         from tqdm.std import tqdm
+    kwargs.setdefault("delay", 0.5)
     return tqdm(iterable, **kwargs)
 
 

@@ -87,7 +87,7 @@ class Client(DatasetMethods):
         max_workers: threads for multi-ticker fetches (at most ``fdkit.client.embedded.MAX_WORKERS``, 2, with the
             embedded service, which shares the process: measured, 8 threads held +30 MB of RSS for a 20-ticker panel
             against +18 MB with 2, for no speed).
-        progress: progress bars; ``None`` shows them only on a terminal.
+        progress: progress bars; ``None`` shows them on a terminal or in Jupyter (calls over half a second).
         retry: the one retry policy of every request (default :func:`fdkit.client.cache.make_retry`): the attempts
             urllib3 repeats (connection and read errors, 429/5xx) and the ones fdkit repeats for a body cut short,
             too slow or broken spend the same ``total`` and follow its backoff. A refused connection is not retried.
