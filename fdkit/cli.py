@@ -62,8 +62,10 @@ def _serve(args: argparse.Namespace) -> int:
           f"{f' ({args.workers} worker processes)' if args.workers > 1 else ''}", file=sys.stderr)  # fmt: skip
     if not args.keys and not os.environ.get("FDKIT_SERVER_KEYS"):
         print(f"fdkit serve: no keys configured; generated key: {keys.first}", file=sys.stderr)
-    # keep-alive connections idle for 5 s are closed; headers are capped by the HTTP parser (httptools/h11)
-    common = {"log_level": args.log_level, "access_log": False, "timeout_keep_alive": 5}
+    # keep-alive connections idle for 5 s are closed; headers are capped by the HTTP parser (httptools/h11); a
+    # connection that does not send a whole request head within FDKIT_HEADER_TIMEOUT (10 s) is closed
+    common = {"log_level": args.log_level, "access_log": False, "timeout_keep_alive": 5,
+              "http": "fdkit.server.protocol:HttpProtocol"}  # fmt: skip
     if args.workers > 1:
         # worker processes build their own app from the environment, sharing one listening socket, the keys and
         # the cursor secret (a cursor one worker issues opens on any other)

@@ -203,3 +203,49 @@ def test_a_kept_prices_answer_does_not_hold_the_frame_the_store_let_go():
     gc.collect()
     assert all(f() is None for f in frames)  # before: every memo entry kept its ticker's whole frame alive
     _prices_answers(app, _random_prices_queries(20, seed=3))  # the kept answers read the frames again when asked
+
+
+# --------------------------------------------------------------------------------------------------------------
+# item 10 (a): connections that never send a whole request head are closed
+
+
+def _closed_within(sock, seconds: float) -> bool:
+    """Whether the server closes ``sock`` (recv answers b'' or a reset) within ``seconds``."""
+    sock.settimeout(max(0.05, seconds))
+    try:
+        return sock.recv(1) == b""
+    except TimeoutError:
+        return False
+    except ConnectionResetError:
+        return True
+
+
+def test_idle_and_half_sent_connections_are_closed_while_requests_are_served(test_lake):
+    import socket
+    import time
+
+    import requests
+
+    from fdkit.server import create_app, serve_app
+
+    bound = 1.0
+    app = create_app(test_lake, {"k" * 32: "pro"})
+    with serve_app(app, header_timeout=bound) as srv:
+        host, port = srv.base_url.removeprefix("http://").split(":")
+        idle = []
+        for i in range(200):
+            s = socket.create_connection((host, int(port)))
+            if i % 2:  # half a request head, never finished
+                s.sendall(b"GET /prices?ticker=AAA HTTP/1.1\r\nHost: x\r\n")
+            idle.append(s)
+        opened = time.monotonic()
+        r = requests.get(srv.base_url + "/healthz", timeout=10)  # served meanwhile
+        assert r.status_code == 200
+        try:
+            closed = [_closed_within(s, bound + 5 - (time.monotonic() - opened)) for s in idle]
+        finally:
+            for s in idle:
+                s.close()
+        assert all(closed), f"{closed.count(False)} of 200 connections still open after {bound + 5:g} s"
+        r = requests.get(srv.base_url + "/healthz", timeout=10)  # and after
+        assert r.status_code == 200

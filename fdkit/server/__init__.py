@@ -65,7 +65,8 @@ class ServerHandle:
 
 
 def serve_app(app: Any, *, host: str = "127.0.0.1", port: int = 0, timeout: float = 30.0,
-              keys: Keys | None = None, data: Path | None = None) -> ServerHandle:  # fmt: skip
+              keys: Keys | None = None, data: Path | None = None,
+              header_timeout: float | None = None) -> ServerHandle:  # fmt: skip
     """Run any ASGI app with uvicorn in a background thread on ``host:port`` (0 = an ephemeral port).
 
     Args:
@@ -75,6 +76,8 @@ def serve_app(app: Any, *, host: str = "127.0.0.1", port: int = 0, timeout: floa
         timeout: seconds to wait for it to be up.
         keys: keys to report on the handle.
         data: lake to report on the handle.
+        header_timeout: seconds a connection has to send a request head before it is closed (default
+            :data:`fdkit.server.protocol.HEADER_TIMEOUT`).
 
     Returns:
         A :class:`ServerHandle`.
@@ -86,8 +89,11 @@ def serve_app(app: Any, *, host: str = "127.0.0.1", port: int = 0, timeout: floa
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port))
     bound_port = sock.getsockname()[1]
+    from fdkit.server.protocol import HEADER_TIMEOUT, protocol_class
+
+    http = protocol_class(HEADER_TIMEOUT if header_timeout is None else header_timeout)
     config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off", timeout_keep_alive=30,
-                            backlog=2048)  # fmt: skip
+                            backlog=2048, http=http)  # fmt: skip
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True, name="fdkit-serve")
     thread.start()
