@@ -249,3 +249,98 @@ def test_idle_and_half_sent_connections_are_closed_while_requests_are_served(tes
         assert all(closed), f"{closed.count(False)} of 200 connections still open after {bound + 5:g} s"
         r = requests.get(srv.base_url + "/healthz", timeout=10)  # and after
         assert r.status_code == 200
+
+
+# --------------------------------------------------------------------------------------------------------------
+# item 10 (b): a full disk during a landing is a JSON 507, nothing acknowledged, the redelivery lands once
+
+HOOK_SECRET = "whsec_reliability_iv"
+
+
+def _statement_event() -> dict:
+    from fdkit.webhooks import events_from_lake
+
+    events = events_from_lake(default_data_dir(), since="2024-10-01", until="2024-12-31",
+                              datasets=["income_statements"])  # fmt: skip
+    return next(e for e in events if e["data"]["object"]["ticker"] == "AAPL"
+                and len(e["data"]["object"]["income_statements"]) > 1)  # fmt: skip
+
+
+def _post_event(url: str, event: dict):
+    import orjson
+    import requests
+
+    from fdkit.webhooks import sign
+
+    body = orjson.dumps(event)
+    return requests.post(url, data=body, headers={"X-FDS-Signature": sign(HOOK_SECRET, body)}, timeout=30)
+
+
+@pytest.mark.parametrize("where", ["files", "commit"])
+def test_a_full_disk_during_a_landing_is_a_json_507_and_the_redelivery_lands_once(tmp_path, monkeypatch, where):
+    import errno
+
+    import fdkit.webhooks.receiver as receiver
+    from fdkit.server import serve_app
+    from fdkit.webhooks import create_receiver
+    from fdkit.webhooks.receiver import read_landed
+
+    event = _statement_event()
+    records = len(event["data"]["object"]["income_statements"])
+    lake = tmp_path / "lake"
+    app = create_receiver(lake, HOOK_SECRET)
+    full = {"on": True}
+    if where == "files":
+        real_write = receiver.atomic_write_bytes
+        written = []
+
+        def write(path, data):  # the first file is written, the next finds the disk full
+            if full["on"] and written:
+                raise OSError(errno.ENOSPC, "No space left on device", str(path))
+            written.append(path)
+            real_write(path, data)
+
+        monkeypatch.setattr(receiver, "atomic_write_bytes", write)
+    else:
+        real_commit = receiver.Landing.commit
+
+        def commit(self, ev):  # the files are written, recording the id finds the disk full
+            if full["on"]:
+                raise sqlite3.OperationalError("database or disk is full")
+            real_commit(self, ev)
+
+        monkeypatch.setattr(receiver.Landing, "commit", commit)
+    with serve_app(app) as srv:
+        r = _post_event(srv.base_url + "/hook", event)
+        assert r.status_code == 507, r.text
+        assert r.headers["content-type"].startswith("application/json")
+        body = r.json()
+        assert set(body) == {"error", "message"} and "disk is full" in body["message"]
+        assert "Traceback" not in r.text and str(event["id"]) in body["message"]
+        assert app.state.landing.landed_ids() == []  # nothing acknowledged
+        full["on"] = False  # space again: the sender delivers the event again
+        again = _post_event(srv.base_url + "/hook", event)
+        assert again.status_code == 200 and again.json()["status"] == "landed", again.text
+        third = _post_event(srv.base_url + "/hook", event)
+        assert third.json()["status"] == "duplicate"
+    rows = read_landed(lake, "income_statements")
+    assert len(rows) == records  # exactly once: what the failed attempt left was replaced
+    assert app.state.landing.landed_ids() == [str(event["id"])]
+
+
+def test_another_write_failure_during_a_landing_is_a_json_503(tmp_path, monkeypatch):
+    import errno
+
+    import fdkit.webhooks.receiver as receiver
+    from fdkit.server import serve_app
+    from fdkit.webhooks import create_receiver
+
+    def write(path, data):
+        raise OSError(errno.EIO, "Input/output error", str(path))
+
+    monkeypatch.setattr(receiver, "atomic_write_bytes", write)
+    app = create_receiver(tmp_path / "lake", HOOK_SECRET)
+    with serve_app(app) as srv:
+        r = _post_event(srv.base_url + "/hook", _statement_event())
+    assert r.status_code == 503 and set(r.json()) == {"error", "message"} and "Input/output" in r.json()["message"]
+    assert app.state.landing.landed_ids() == []

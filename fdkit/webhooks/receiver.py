@@ -50,6 +50,7 @@ Example:
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import logging
 import os
@@ -416,17 +417,46 @@ def _check_rows(rule: LandingRule, event: Event, rows: list[dict[str, Any]]) -> 
             )
 
 
+#: errnos of a full disk (or quota): 507 Insufficient Storage
+_FULL = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}
+
+
 def _land(landing: Landing, event: Event, body: bytes) -> Response:
+    """Land one event and answer; nothing is acknowledged unless its files are written and its id recorded.
+
+    A write that fails (a full disk: 507, any other OS or database error: 503) answers JSON ``{"error",
+    "message"}`` and records nothing, so the sender delivers the event again; the files an event writes are named by
+    its records, so a redelivery replaces what a failed attempt left and the event lands once.
+    """
     with landing.lock:
-        if landing.seen(str(event.id)):
-            return json_response({"status": "duplicate", "id": str(event.id)})
         try:
-            n = landing.land(event)
-        except (UnsafePathError, PoisonEvent) as exc:  # 400, so the sender stops retrying a poison event
-            landing.dead_letter(str(event.id), event.type, str(exc), body)
-            return error_response(400, "Invalid event", f"event {event.id}: {exc}")
-        landing.commit(event)
+            if landing.seen(str(event.id)):
+                return json_response({"status": "duplicate", "id": str(event.id)})
+            try:
+                n = landing.land(event)
+            except (UnsafePathError, PoisonEvent) as exc:  # 400, so the sender stops retrying a poison event
+                _dead_letter(landing, event, str(exc), body)
+                return error_response(400, "Invalid event", f"event {event.id}: {exc}")
+            landing.commit(event)
+        except (OSError, sqlite3.Error) as exc:
+            return _write_failed(event, exc)
     return json_response({"status": "landed", "id": str(event.id), "records": n})
+
+
+def _dead_letter(landing: Landing, event: Event, reason: str, body: bytes) -> None:
+    try:
+        landing.dead_letter(str(event.id), event.type, reason, body)
+    except OSError as exc:  # the refusal stands: a full disk only loses the dead letter (logged)
+        log.error("webhook event %s: the dead letter could not be written: %s", event.id, exc)
+
+
+def _write_failed(event: Event, exc: BaseException) -> Response:
+    full = (isinstance(exc, OSError) and exc.errno in _FULL) or "full" in str(exc).lower()
+    what = "the disk is full" if full else f"{type(exc).__name__}: {exc}"[:200]
+    log.error("webhook event %s (%s) not landed: %s", event.id, event.type, what)
+    status, title = (507, "Insufficient Storage") if full else (503, "Service Unavailable")
+    return error_response(status, title, f"event {event.id} was not landed ({what}); nothing was acknowledged: "
+                          "deliver it again later")  # fmt: skip
 
 
 def read_landed(lake: str | os.PathLike[str], dataset: str) -> pd.DataFrame:
