@@ -1,4 +1,5 @@
-"""The client reading answers it did not expect, over real HTTP (issue 30, items 11 and 12).
+"""The client reading answers it did not expect and sending what the documents allow, over real HTTP (issue 30,
+items 11, 12 and 14).
 
 The embedded server never sends such answers, so a small local HTTP server stands in front of the real one
 (``fdkit serve`` over the bundled lake): it forwards each request, alters the real JSON answer the way a test asks
@@ -12,13 +13,17 @@ import threading
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+from urllib.parse import parse_qsl, urlsplit
 
 import pandas as pd
 import pytest
 import requests
+from reference import reference_document
 
 import fdkit
-from fdkit.errors import MissingPayloadError
+from fdkit.catalog.endpoints import CATALOG
+from fdkit.client.dispatch import DEFAULTS
+from fdkit.errors import BadRequestError, MissingPayloadError
 
 Alter = Callable[[str, dict[str, Any]], dict[str, Any]]
 
@@ -29,12 +34,14 @@ class _Proxy:
     def __init__(self, upstream: str, key: str) -> None:
         self.upstream, self.key = upstream, key
         self.alter: Alter = lambda path, body: body
+        self.seen: list[tuple[str, str, Any]] = []  # (method, path with query, JSON body) of every request
         proxy = self
 
         class Handler(BaseHTTPRequestHandler):
             def _answer(self, method: str) -> None:
                 size = int(self.headers.get("Content-Length") or 0)
                 data = self.rfile.read(size) if size else None
+                proxy.seen.append((method, self.path, json.loads(data) if data else None))
                 r = requests.request(method, proxy.upstream + self.path, data=data, timeout=60,
                                      headers={"X-API-KEY": proxy.key, "Content-Type": "application/json",
                                               "Accept": "application/json"})  # fmt: skip
@@ -178,3 +185,95 @@ def test_an_empty_answer_is_still_an_empty_frame(proxy):
     proxy.alter = alter
     df = proxy.client().prices("AAPL", start_date="2024-01-02", end_date="2024-01-31")
     assert len(df) == 0
+
+
+# -- 14. the client sends only what the documents allow ------------------------------------------------------------
+def _resolve(doc: dict[str, Any], node: dict[str, Any]) -> dict[str, Any]:
+    while "$ref" in node:
+        target: Any = doc
+        for part in node["$ref"].lstrip("#/").split("/"):
+            target = target[part]
+        node = target
+    return node
+
+
+def _documented(ep) -> tuple[str, set[str]] | None:
+    """The document that describes ``ep``'s path (2026, else 2025) and the parameters (or body fields) it lists."""
+    for name in ("openapi.json", "openapi-simonxabris-2025.json"):
+        doc = reference_document(name)
+        op = doc["paths"].get(ep.path, {}).get(ep.method.lower())
+        if op is None:
+            continue
+        names = {_resolve(doc, p)["name"] for p in op.get("parameters", [])}
+        if "requestBody" in op:
+            body = _resolve(doc, op["requestBody"]["content"]["application/json"]["schema"])
+            names |= set(body.get("properties", {}))
+        return name, names
+    return None
+
+
+DOCUMENTED = [name for name, ep in CATALOG.items() if ep.kind != "listing"]
+
+
+@pytest.mark.parametrize("name", DOCUMENTED)
+def test_the_catalog_names_every_parameter_its_document_lacks(name):
+    ep = CATALOG[name]
+    found = _documented(ep)
+    if found is None:  # an fdkit extension route: every parameter is fdkit's
+        assert ep.extension_params == ()
+        return
+    _, allowed = found
+    assert set(ep.extension_params) == set(ep.param_names) - allowed, (name, sorted(set(ep.param_names) - allowed))
+
+
+def _sent(seen: list[tuple[str, str, Any]]) -> set[str]:
+    """The parameters the client chose (a next page's URL is the service's own, followed verbatim: left out)."""
+    names: set[str] = set()
+    for _method, path, body in seen:
+        query = {k for k, _ in parse_qsl(urlsplit(path).query)}
+        if "cursor" not in query:
+            names |= query | set(body or {})
+    return names
+
+
+@pytest.mark.parametrize("name", [n for n in DOCUMENTED if CATALOG[n].examples])
+def test_the_client_sends_only_what_the_document_allows(proxy, name):
+    ep = CATALOG[name]
+    found = _documented(ep)
+    if found is None:
+        pytest.skip(f"{ep.path} is an fdkit extension: no document to compare with")
+    document, allowed = found
+    example = dict(ep.examples[0])
+    fn = getattr(proxy.client(), name)
+    asked = [k for k in example if k in ep.extension_params]
+    if asked:  # the caller asked for an extension: refused before anything is sent, naming it
+        with pytest.raises(BadRequestError, match=asked[0]) as e:
+            fn(**example)
+        assert "fdkit serve" in e.value.message
+        assert not [s for s in proxy.seen if urlsplit(s[1]).path.rstrip("/") == ep.path]
+        example = {k: v for k, v in example.items() if k not in ep.extension_params}
+        if any(p.required and p.name not in example and p.name not in DEFAULTS.get(name, {}) for p in ep.params):
+            return
+        proxy.seen.clear()
+    try:
+        fn(**({"limit": None, **example} if ep.finite_default else example))
+    except fdkit.errors.NotFoundError:
+        pass  # no data for it in the bundled lake: what was sent is still what counts
+    requests_ = [s for s in proxy.seen if urlsplit(s[1]).path.rstrip("/") == ep.path]
+    assert requests_, name
+    sent = _sent(requests_)
+    assert sent <= allowed, (name, document, sorted(sent - allowed))
+
+
+def test_as_of_sends_nothing_the_document_lacks_and_still_filters(proxy, ref_server):
+    want = _real(ref_server).income_statements("AAPL", period="quarterly", limit=None, as_of="2020-01-01")
+    got = proxy.client().income_statements("AAPL", period="quarterly", limit=None, as_of="2020-01-01")
+    assert "filing_date_lte" not in _sent(proxy.seen)
+    pd.testing.assert_frame_equal(got, want)
+    assert len(got) and got["filing_date"].max() <= pd.Timestamp("2020-01-01")
+
+
+def test_a_long_bar_range_is_continued_without_an_undocumented_limit(proxy):
+    df = proxy.client().prices("AAPL", start_date="2003-01-01", end_date="2026-01-01")
+    assert len(df) > 5000 and df.index.is_unique
+    assert "limit" not in _sent(proxy.seen)

@@ -125,6 +125,10 @@ class Endpoint:
         response_schema: the JSON schema of the whole 200 body, for answers that are documents rather than
             records (``/filings/items/types``: an object keyed by form type); the handler's answer is then the
             body itself.
+        extension_params: parameters the service's own document for this path does not list (the 2026 one, or
+            the 2025 one for a path only it has): fdkit's extensions, which the client sends only to an fdkit
+            peer (``fdkit serve``, the embedded default); ``tests/test_first_hour.py`` checks the list against
+            the documents.
     """
 
     name: str
@@ -159,6 +163,7 @@ class Endpoint:
     record_key: tuple[str, ...] = ()
     split_adjusted: bool = False
     response_schema: Mapping[str, Any] | None = None
+    extension_params: tuple[str, ...] = ()
 
     def param(self, name: str) -> Param:
         """Return the parameter called ``name``.
@@ -1215,6 +1220,26 @@ _INVALID: dict[str, dict[str, Any] | None] = {
 }
 
 
+_FILED = tuple(p.name for p in FILING_DATE_FILTERS)
+_REPORTED = tuple(p.name for p in REPORT_PERIOD_FILTERS)
+#: the parameters of a documented path that its document does not list (see ``Endpoint.extension_params``)
+_EXTENSION_PARAMS: Mapping[str, tuple[str, ...]] = MappingProxyType({
+    **{name: _FILED for name in (
+        "income_statements", "balance_sheets", "cash_flow_statements", "income_statement_segments",
+        "balance_sheet_segments", "cash_flow_statement_segments", "segmented_financials", "financial_statements",
+        "as_reported_income_statements", "as_reported_balance_sheets", "as_reported_cash_flow_statements",
+        "as_reported_financials", "financial_metrics")},
+    "segmented_revenues": _FILED + _REPORTED,
+    "screen": ("currency", "filing_date_lte", "period"),
+    "financials_search": ("filing_date_lte",),
+    "line_items": ("end_date", "filing_date_lte"),
+    "prices": ("interval_multiplier", "label", "limit"),
+    "crypto_prices": ("label",),
+    "news": ("start_date", "end_date"),
+    "institutional_ownership": _REPORTED,
+})  # fmt: skip
+
+
 def _with_examples(ep: Endpoint) -> Endpoint:
     valid = _VALID.get(ep.name, {} if ep.kind == "listing" else None)
     invalid = _INVALID.get(ep.name)
@@ -1222,6 +1247,7 @@ def _with_examples(ep: Endpoint) -> Endpoint:
         ep,
         examples=ep.examples or ((valid,) if valid is not None else ()),
         invalid_examples=ep.invalid_examples or ((invalid,) if invalid is not None else ()),
+        extension_params=ep.extension_params or _EXTENSION_PARAMS.get(ep.name, ()),
     )
 
 

@@ -119,6 +119,8 @@ def call(
     clean = {k: ([_normalise(x) for x in v] if k != fan and isinstance(v, list) else _normalise(v))
              for k, v in merged.items()}  # fmt: skip
     _check_params(ep, clean, given={k for k, v in params.items() if v is not None})
+    if any(k in ep.extension_params for k in clean) and not client.speaks_fdkit():
+        clean = _documented_only(ep, clean, given={k for k, v in params.items() if v is not None})
     missing = [p.name for p in ep.params if p.required and p.name not in clean]
     if missing:
         raise BadRequestError(f"{ep.name}() needs {', '.join(map(repr, missing))}", error="Missing parameter",
@@ -227,6 +229,25 @@ def _conflict(ep: Endpoint, both: list[str], clean: Mapping[str, Any], given: se
             text += (f"; {value!r} went to {name}, but it is a value of {meant[0]}: pass {meant[0]}={value!r} by name "
                      f"({name} comes before {meant[0]} in the function's parameters)")  # fmt: skip
     return text
+
+
+def _documented_only(ep: Endpoint, clean: dict[str, Any], given: set[str]) -> dict[str, Any]:
+    """The request as the service's document allows it (a service that is not fdkit's own).
+
+    What fdkit added itself is left out (``as_of``'s ``filing_date_lte``: the frame is filtered by it anyway); an
+    extension the caller asked for is refused.
+    """
+    asked = [k for k in clean if k in ep.extension_params and k in given]
+    if asked:
+        raise BadRequestError(
+            f"{ep.name}(): {', '.join(asked)} {'is an fdkit extension' if len(asked) == 1 else 'are fdkit extensions'}"
+            f" of {ep.path} that the service's document does not list, so fdkit does not send "
+            f"{'it' if len(asked) == 1 else 'them'} to this service; fdkit serve (or the embedded default, with no "
+            "key and no base URL) answers them",
+            error="Invalid parameter",
+            path=ep.path,
+        )
+    return {k: v for k, v in clean.items() if k not in ep.extension_params}
 
 
 def _known_by(df: pd.DataFrame, as_of: pd.Timestamp | None) -> pd.DataFrame:

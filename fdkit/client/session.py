@@ -148,6 +148,7 @@ class Client(DatasetMethods):
         self._identity: str | None = None
         self._fetch_cache: FetchCache | None = None
         self._arrow: bool | None = None  # whether the service answers Arrow pages (learned from its answers)
+        self._peer: bool | None = None  # whether the service is fdkit's own (X-Fdkit-Formats on its answers)
 
     # -- configuration --------------------------------------------------------------------------------------
     @property
@@ -335,6 +336,28 @@ class Client(DatasetMethods):
         """
         return bool(self._arrow)
 
+    def speaks_fdkit(self) -> bool:
+        """Whether the service is fdkit's own (``fdkit serve``, the embedded default).
+
+        fdkit's own answers the parameters fdkit adds to the documents (``Endpoint.extension_params``); any other
+        service is sent only what its document lists. Learned from ``X-Fdkit-Formats`` on the service's answers;
+        when nothing was answered yet, one documented keyless listing (``/macro/interest-rates/banks``) is asked.
+        A service that cannot be asked is not assumed to be fdkit's.
+
+        Example:
+            >>> Client().speaks_fdkit()
+            True
+        """
+        self._ensure()
+        if self.settings.embedded or self._peer:
+            return True
+        if self._peer is None:
+            try:
+                self.request("GET", "/macro/interest-rates/banks", ttl=3600)
+            except FdkitError:
+                return False
+        return bool(self._peer)
+
     def _exchange(self, method: str, path_or_url: str, *, params: Mapping[str, Any] | None, json: Any,
                   ttl: int | None, refresh: bool, accept: str,
                   decode: Callable[[requests.Response, bytes], Any]) -> Any:  # fmt: skip
@@ -428,6 +451,7 @@ class Client(DatasetMethods):
                     formats = response.headers.get(FORMATS_HEADER)
                     if formats is not None:
                         self._arrow = ARROW_STREAM in formats
+                    self._peer = self._peer or formats is not None
                     try:
                         result = decode(response, content)
                     except _BadBody as exc:
@@ -605,7 +629,9 @@ class Client(DatasetMethods):
             last = str(out[-1].get(when) or "")
             if not last or last[:10] > str(clean["end_date"]):
                 break
-            window = {**clean, "start_date": last[:10], "limit": cap}
+            window = {**clean, "start_date": last[:10]}
+            if "limit" not in ep.extension_params or self.speaks_fdkit():  # else the service's own cap pages
+                window["limit"] = cap
             more = self.fetch(ep, window, refresh=refresh, progress=False).get(ep.response_key) or []
             fresh = [r for r in more if str(r.get(when) or "") > last]
             out.extend(fresh)
