@@ -344,3 +344,30 @@ def test_another_write_failure_during_a_landing_is_a_json_503(tmp_path, monkeypa
         r = _post_event(srv.base_url + "/hook", _statement_event())
     assert r.status_code == 503 and set(r.json()) == {"error", "message"} and "Input/output" in r.json()["message"]
     assert app.state.landing.landed_ids() == []
+
+
+# --------------------------------------------------------------------------------------------------------------
+# item 10 (c): a dataset the service cannot read is named, never a silent empty frame
+
+
+def test_a_broken_dataset_is_named_in_the_frame_with_errors_ignore(test_lake, tmp_path):
+    import shutil
+
+    from fdkit.lake.reader import LakeReader
+
+    lake = tmp_path / "lake"
+    shutil.copytree(test_lake, lake)
+    tickers = sorted(LakeReader.open(lake).distinct("prices"))[:2]
+    for p in (lake / "prices").rglob("*.parquet"):  # cut short, as a full disk or a killed copy leaves it
+        p.write_bytes(p.read_bytes()[:200])
+    with fdkit.server.start(lake) as srv:
+        c = fdkit.Client(srv.api_key, srv.base_url, cache=False, progress=False, retry=0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # errors="ignore" warns nothing
+            df = c.prices(tickers, start_date="2024-01-02", end_date="2024-03-28", errors="ignore")
+        with pytest.warns(UserWarning, match="dataset 'prices' cannot be read"):
+            c.prices(tickers, start_date="2024-01-02", end_date="2024-03-28", errors="warn")
+        c.close()
+    assert df.empty and sorted(df.attrs["missing"]) == tickers
+    for why in df.attrs["missing"].values():  # before: "the server failed to answer; please retry"
+        assert "dataset 'prices' cannot be read" in why and "Dataset unreadable" in why, why

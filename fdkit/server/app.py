@@ -28,6 +28,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 import orjson
+import pyarrow as pa
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response
@@ -35,7 +36,14 @@ from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from fdkit.catalog.endpoints import CATALOG, Endpoint
-from fdkit.errors import AuthenticationError, BadRequestError, FdkitError, InvalidCursorError, PaymentRequiredError
+from fdkit.errors import (
+    AuthenticationError,
+    BadRequestError,
+    FdkitError,
+    InvalidCursorError,
+    LakeError,
+    PaymentRequiredError,
+)
 from fdkit.frames.typed import ARROW_STREAM, FORMATS_HEADER, part_bytes, part_of_rows, records_of, response_part
 from fdkit.server import reported  # noqa: F401  (registers the as-reported handlers)
 from fdkit.server.auth import Keys, load_keys, plan_allows
@@ -274,11 +282,27 @@ def _add_route(app: FastAPI, ep: Endpoint) -> Callable[[Request], Awaitable[Resp
             response = problem_response(exc)
             response.headers.update(_ignored_header(ignored) or {})
             return response
+        except (pa.ArrowException, OSError) as exc:  # a file of the lake that cannot be read: say which dataset
+            log.exception("the dataset %s of the lake could not be read on %s", ep.dataset, request.url.path)
+            return problem_response(unreadable(ep, exc))
 
     route.__name__ = ep.name
     for path in (ep.path, ep.path + "/"):
         app.add_api_route(path, route, methods=[ep.method], include_in_schema=False)
     return route
+
+
+def unreadable(ep: Endpoint, exc: BaseException) -> LakeError:
+    """The error of a request whose dataset cannot be read (a corrupted or truncated file): a 500 naming it.
+
+    Example:
+        >>> from fdkit.catalog.endpoints import get
+        >>> unreadable(get("prices"), OSError("Parquet magic bytes not found")).message
+        "the service's dataset 'prices' cannot be read (OSError: Parquet magic bytes not found); its files need repair"
+    """
+    brief = str(exc).splitlines()[0][:160] if str(exc) else ""
+    return LakeError(f"the service's dataset {ep.dataset!r} cannot be read ({type(exc).__name__}: {brief}); its "
+                     "files need repair", status=500, error="Dataset unreadable")  # fmt: skip
 
 
 def _wants_arrow(request: Request, ep: Endpoint) -> bool:
