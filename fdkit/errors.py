@@ -38,6 +38,8 @@ __all__ = [
     "CacheError",
     "PaginationError",
     "MissingPayloadError",
+    "ConfigurationError",
+    "DateRangeWarning",
     "StaleDataWarning",
     "LakeError",
     "error_for_status",
@@ -269,6 +271,14 @@ class MissingPayloadError(FdkitError):
         has = ", ".join(keys[:12]) + (", ..." if len(keys) > 12 else "") if keys else "none"
         return cls(f"the answer of {path} has no {key!r} key (its keys: {has}); is the base URL a Financial Data "
                    "Service?", key=key, keys=keys, error="Missing payload", path=path)  # fmt: skip
+
+
+class ConfigurationError(FdkitError, ValueError):
+    """A setting fdkit cannot use (a base URL without ``http://`` or ``https://``), named with where it came from."""
+
+
+class DateRangeWarning(UserWarning):
+    """Dates asked for lie outside a ticker's data: the frame is empty there, and the warning says where the data is."""
 
 
 class StaleDataWarning(UserWarning):

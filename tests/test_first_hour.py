@@ -124,3 +124,56 @@ def test_a_jupyter_kernel_shows_progress_bars_by_default(tmp_path):
     from fdkit.client.paging import in_jupyter
 
     assert not in_jupyter()  # this process is no kernel
+
+
+# -- 19. the slips of a first hour are named -----------------------------------------------------------------------
+@pytest.mark.parametrize("given", ["AAPL,MSFT", "AAPL MSFT", "aapl, msft"])
+def test_several_tickers_in_one_string_get_the_list_spelling(given):
+    with pytest.raises(fdkit.BadRequestError) as e:
+        fdkit.prices(given, start_date="2024-01-02", end_date="2024-01-05")
+    assert "['AAPL', 'MSFT']" in e.value.message and "fdkit get prices AAPL MSFT" in e.value.message
+
+
+def test_a_dotted_share_class_gets_the_dash_spelling():
+    with pytest.raises(fdkit.NotFoundError) as e:
+        fdkit.prices("BRK.B", start_date="2024-01-02", end_date="2024-01-05")
+    assert "'BRK-B'" in e.value.message
+    assert len(fdkit.prices("BRK-B", start_date="2024-01-02", end_date="2024-01-05")) == 4
+
+
+def test_a_positional_slip_names_where_the_value_went():
+    with pytest.raises(fdkit.BadRequestError) as e:
+        fdkit.income_statements("AAPL", "annual")
+    assert "'annual' went to cik" in e.value.message and "period='annual'" in e.value.message
+
+
+def test_dates_outside_the_data_warn_at_the_users_line():
+    from fdkit.errors import DateRangeWarning
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        before = fdkit.prices("AAPL", start_date="1990-01-02", end_date="2004-01-05")
+        line = _here() - 1
+        nothing = fdkit.prices(["AAPL", "NVDA"], start_date="1980-01-02", end_date="1981-01-05")
+        inside = fdkit.prices("AAPL", start_date="2024-01-02", end_date="2024-03-28")
+    said = [w for w in caught if issubclass(w.category, DateRangeWarning)]
+    assert len(said) == 2 and len(before) and len(nothing) == 0 and len(inside)
+    assert "AAPL's bars start on 2003-" in str(said[0].message) and (said[0].filename, said[0].lineno) == (
+        __file__,
+        line,
+    )
+    assert "AAPL has no bars" in str(said[1].message) and "NVDA has no bars" in str(said[1].message)
+
+
+@pytest.mark.parametrize("url", ["localhost:8000", "api.financialdatasets.ai", "127.0.0.1:8000/"])
+def test_a_base_url_without_a_scheme_is_explained(url, monkeypatch):
+    from fdkit.errors import ConfigurationError
+
+    monkeypatch.setenv("FDKIT_BASE_URL", url)
+    monkeypatch.setenv("FINANCIAL_DATASETS_API_KEY", "first-hour-key-0001")
+    with pytest.raises(ConfigurationError) as e:
+        fdkit.Client().prices("AAPL", start_date="2024-01-02", end_date="2024-01-05")
+    assert f"FDKIT_BASE_URL={url!r}" in e.value.message and "://" + url.rstrip("/") in e.value.message
+    assert "first-hour-key-0001" not in str(e.value)
+    with pytest.raises(ConfigurationError, match=r"Client\(base_url="):
+        _ = fdkit.Client(base_url=url, api_key="first-hour-key-0001").settings

@@ -127,7 +127,7 @@ class Endpoint:
             body itself.
         extension_params: parameters the service's own document for this path does not list (the 2026 one, or
             the 2025 one for a path only it has): fdkit's extensions, which the client sends only to an fdkit
-            peer (``fdkit serve``, the embedded default); ``tests/test_first_hour.py`` checks the list against
+            peer (``fdkit serve``, the embedded default); ``tests/test_client_answers.py`` checks the list against
             the documents.
     """
 

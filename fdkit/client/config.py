@@ -218,7 +218,28 @@ def resolve(env: Mapping[str, str] | None = None, **args: Any) -> Settings:
         merged["api_key"] = normalise_key(merged["api_key"])
     s = Settings(**{k: v for k, v in merged.items() if k in _FIELDS})
     if s.base_url:
+        _check_base_url(s.base_url, "Client(base_url={!r})" if args.get("base_url") else (
+            "fdkit.configure(base_url={!r})" if overrides.get("base_url") else "FDKIT_BASE_URL={!r}"))  # fmt: skip
         return replace(s, base_url=s.base_url.rstrip("/"))
     if s.api_key:
         return replace(s, base_url=PUBLIC_BASE_URL)
     return replace(s, embedded=True)
+
+
+def _check_base_url(url: str, where: str) -> None:
+    """A base URL is ``http://`` or ``https://`` and a host; anything else is explained before a request fails."""
+    from urllib.parse import urlsplit
+
+    from fdkit.errors import ConfigurationError
+
+    parts = urlsplit(url.strip())
+    if parts.scheme in ("http", "https") and parts.netloc:
+        return
+    guess = url.strip().split("://", 1)[-1].lstrip("/")
+    local = guess.startswith(("localhost", "127.", "[::1]", "0.0.0.0"))
+    raise ConfigurationError(
+        f"{where.format(url)} is not a URL fdkit can send to: it needs a scheme and a host, e.g. "
+        f"{'http' if local else 'https'}://{guess} (fdkit serve listens on http://127.0.0.1:<port>; with no base URL "
+        "and no key fdkit serves its bundled data offline)",
+        error="Invalid base URL",
+    )

@@ -24,7 +24,15 @@ import pandas as pd
 
 from fdkit.catalog.endpoints import CATALOG, Endpoint, Param
 from fdkit.client.parts import fetch_part
-from fdkit.errors import BadRequestError, TruncatedWarning, redact, suggest, warn_user
+from fdkit.errors import (
+    BadRequestError,
+    DateRangeWarning,
+    NotFoundError,
+    TruncatedWarning,
+    redact,
+    suggest,
+    warn_user,
+)
 from fdkit.frames.pointintime import attach_filing_times
 from fdkit.frames.typed import frame_from_parts, to_frame
 
@@ -133,6 +141,21 @@ def call(
         requests_ = [{**clean, fan: k} for k in keys]
     else:
         requests_ = [clean]
+    if fan is not None:
+        for q in requests_:
+            _check_ticker(ep, fan, q.get(fan))
+    try:
+        return _fetch_frame(client, ep, requests_, clean, params, counted, many=many, raw=raw, errors=errors,
+                            progress=progress, as_of=as_of)  # fmt: skip
+    except NotFoundError as exc:
+        raise _with_ticker_hint(exc, [str(q.get(fan)) for q in requests_] if fan else []) from None
+
+
+def _fetch_frame(client: Client, ep: Endpoint, requests_: list[dict[str, Any]], clean: dict[str, Any],
+                 params: Mapping[str, Any], counted: int | None, *, many: bool, raw: bool, errors: Errors,
+                 progress: bool | None, as_of: Any) -> Any:  # fmt: skip
+    """Fetch the requests and assemble the frame (or the JSON with ``raw=True``)."""
+    fan = ep.ticker_param
     if raw or ep.kind == "search":
         ok, failed = client.fetch_many(ep, requests_, errors=errors, progress=progress)
         if counted is not None:
@@ -150,7 +173,76 @@ def call(
         parts = _trimmed_parts(ep, ok, counted, fan)
     elif "limit" in ep.param_names and "limit" in params and params["limit"] is None:
         _warn_capped(ep, ok, fan)
-    return _named_missing(attach_filing_times(_known_by(frame_from_parts(ep, parts, clean), as_of)), failed)
+    frame = frame_from_parts(ep, parts, clean)
+    _warn_outside_data(ep, frame, clean, [str(q.get(fan)) for q, _ in ok] if fan else [], many=many)
+    return _named_missing(attach_filing_times(_known_by(frame, as_of)), failed)
+
+
+def _check_ticker(ep: Endpoint, fan: str, value: Any) -> None:
+    """Several tickers in one string are refused before anything is sent, with the list spelling."""
+    if not isinstance(value, str):
+        return
+    parts = [t for t in re.split(r"[\s,;]+", value.strip()) if t]
+    if len(parts) > 1:
+        listed = "[" + ", ".join(repr(t.upper()) for t in parts) + "]"
+        raise BadRequestError(
+            f"{ep.name}(): {fan}={value!r} looks like {len(parts)} {fan}s in one string: pass a list, "
+            f"{ep.name}({listed}, ...) (fdkit get {ep.name} {' '.join(t.upper() for t in parts)})",
+            error="Invalid parameter",
+            path=ep.path,
+        )
+
+
+def _with_ticker_hint(exc: NotFoundError, tickers: list[str]) -> NotFoundError:
+    """A class share spelled with a dot (``BRK.B``) that was not found: name the dash spelling the service uses."""
+    dotted = [t for t in tickers if "." in t and t in exc.message]
+    if not dotted:
+        return exc
+    hint = ", ".join(f"{t!r} -> {t.replace('.', '-')!r}" for t in dotted)
+    return NotFoundError(f"{exc.message}; share classes are spelled with a dash: {hint}", status=exc.status,
+                         error=exc.error, path=exc.path, body=exc.body)  # fmt: skip
+
+
+#: how far the first or last bar may lie from the dates asked before a DateRangeWarning (holidays, thin trading)
+_SLACK = pd.Timedelta(days=31)
+
+
+def _warn_outside_data(ep: Endpoint, frame: pd.DataFrame, clean: Mapping[str, Any], tickers: list[str], *,
+                       many: bool) -> None:  # fmt: skip
+    """Bars asked for where the data has none: one warning.
+
+    For one ticker: no bars in the range, or its first bar a month after ``start_date`` or its last a month before
+    a past ``end_date`` (unless a ``limit`` cut the range). For several: only when none has a bar in the range (a
+    universe's members have histories of their own lengths).
+    """
+    if ep.time_index is None or not clean.get("start_date") or not tickers:
+        return
+    start, end = pd.Timestamp(str(clean["start_date"])), pd.Timestamp(str(clean.get("end_date") or "2262-01-01"))
+    today = pd.Timestamp.today().normalize()
+    times = frame.index.get_level_values(ep.time_index) if ep.time_index in frame.index.names else None
+    if times is None or "ticker" not in frame.index.names:
+        return
+    times = pd.DatetimeIndex(times)
+    if times.tz is not None:
+        times = times.tz_convert(None)
+    spans = pd.Series(times, index=frame.index.get_level_values("ticker")).groupby(level=0).agg(["min", "max"])
+    if many and len(spans):
+        return
+    said = []
+    for t in tickers:
+        if t not in spans.index:
+            said.append(f"{t} has no bars from {start:%Y-%m-%d} to {end:%Y-%m-%d}")
+            continue
+        if "limit" in clean:
+            continue
+        first, last = pd.Timestamp(str(spans.at[t, "min"])), pd.Timestamp(str(spans.at[t, "max"]))
+        if first - start > _SLACK:
+            said.append(f"{t}'s bars start on {first:%Y-%m-%d}, after the start_date asked ({start:%Y-%m-%d})")
+        if end - last > _SLACK and end <= today:
+            said.append(f"{t}'s bars end on {last:%Y-%m-%d}, before the end_date asked ({end:%Y-%m-%d})")
+    if said:
+        more = f" and {len(said) - 5} more" if len(said) > 5 else ""
+        warn_user(f"{ep.name}(): dates outside the data: {'; '.join(said[:5])}{more}", DateRangeWarning)
 
 
 def _named_missing(df: pd.DataFrame, failed: Mapping[str, Exception]) -> pd.DataFrame:
