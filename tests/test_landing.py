@@ -8,6 +8,7 @@ import shutil
 import uuid
 
 import orjson
+import pandas as pd
 import pytest
 import requests
 from examples import EXAMPLES
@@ -92,15 +93,47 @@ def test_every_dataset_reads_whole_with_its_schema_after_landings(landed):
         assert len(df) >= len(read_dataset(DATA, name)), name
 
 
-#: invariants a landing is still allowed to break, each an open item of the reliability work: a ticker whose first
-#: filings arrive by webhook has no four quarters for its TTM rows yet; a landed statement is the latest filing, not
-#: the first report; landed segment events carry no subtotal marks
-LANDING_GAPS = {"ttm_is_last_four_quarters", "statements_are_first_reports", "subtotals_are_their_members_sums"}
-
-
-def test_validate_runs_every_invariant_on_the_landed_lake(landed):
+def test_validate_is_clean_on_the_landed_lake(landed):
+    # before: the TTM rows of a ticker whose first filings landed by webhook had no four quarters to match, its
+    # statements had no vintages (the receiver did not land them), and a redelivered segment filing doubled its
+    # members (segmented_financials had no record key): three invariants failed after any landing
     before = {r.name: r.ok for r in validate(DATA)}
-    after = {r.name: r.ok for r in validate(landed)}  # crashed on duplicate keys before records were keyed
+    after = {r.name: (r.ok, r.violations) for r in validate(landed)}
     assert set(after) == set(before) and all(before.values())
-    assert {name for name, ok in after.items() if not ok} <= LANDING_GAPS
-    assert after["unique_statement_rows"] and after["inflation_changes_by_date"]
+    assert {name: v for name, (ok, v) in after.items() if not ok} == {}
+    assert after["unique_statement_rows"][0] and after["inflation_changes_by_date"][0]
+
+
+def test_a_landed_filing_lands_its_vintages_once(landed):
+    vintages = LakeReader(landed).read("statement_vintages")
+    new = vintages[vintages["ticker"].astype(str) == "ZZZQ"]
+    assert {"revenue", "net_income", "total_assets"} <= set(new["field"].astype(str))
+    key = ["ticker", "period", "report_period", "field", "filing_date"]
+    assert not vintages.duplicated(key).any()  # the window's filings the lake already had are one vintage each
+
+
+def test_an_amendment_landed_after_its_original_keeps_validate_clean(tmp_path):
+    from fdkit.webhooks import make_event
+
+    lake = tmp_path / "lake"
+    shutil.copytree(DATA, lake)
+    inc = read_dataset(DATA, "income_statements")
+    row = inc[(inc["ticker"].astype(str) == "AAPL") & (inc["period"].astype(str) == "annual")].iloc[-1]
+    record = {k: (None if v != v else v.isoformat()[:10] if hasattr(v, "isoformat") else v)
+              for k, v in row.to_dict().items() if k != "ticker"}  # fmt: skip
+    record = {**record, "revenue": float(row["revenue"]) * 0.99}  # the amendment restates revenue
+    filed = (row["filing_date"] + pd.Timedelta(days=60)).date().isoformat()
+    amended = {"ticker": "AAPL", "accession_number": "0000320193-99-000001", "filing_date": filed,
+               "form_type": "10-K/A", "income_statements": [{**record, "filing_date": filed, "form_type": "10-K/A",
+                                                             "accession_number": "0000320193-99-000001"}]}  # fmt: skip
+    with fdkit.server.serve_app(create_receiver(lake, SECRET)) as srv:
+        body = orjson.dumps(make_event("income_statements", amended))
+        r = requests.post(srv.base_url + "/hook", data=body, headers={"X-FDS-Signature": sign(SECRET, body)},
+                          timeout=30)  # fmt: skip
+        assert r.status_code == 200, r.text
+    served = LakeReader(lake).read("income_statements")
+    now = served[(served["ticker"].astype(str) == "AAPL") & (served["report_period"] == row["report_period"])
+                 & (served["period"].astype(str) == "annual")]  # fmt: skip
+    assert now["form_type"].astype(str).tolist() == ["10-K/A"]  # the amendment replaced the row
+    results = {r.name: r.violations for r in validate(lake, only=["statements_are_first_reports"])}
+    assert results == {"statements_are_first_reports": 0}

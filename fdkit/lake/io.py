@@ -588,6 +588,9 @@ RECORD_KEYS: dict[str, tuple[str, ...]] = {
     "inflation": ("series", "date"),
     "labor": ("series", "date"),
     "yield_curve": ("date",),
+    # a segment line of one filing's statement; a vintage is one field's value as one filing reported it
+    "segmented_financials": ("ticker", "report_period", "period", "statement", "line_item", "category", "label"),
+    "statement_vintages": ("ticker", "period", "report_period", "field", "filing_date"),
 }  # fmt: skip
 
 

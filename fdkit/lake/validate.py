@@ -226,15 +226,24 @@ def _quarters_sum(lake: Lake) -> pd.DataFrame:
 
 @invariant("ttm_is_last_four_quarters", "income_statements")
 def _ttm(lake: Lake) -> pd.DataFrame:
-    """A TTM row equals the sum of the four quarters ending at its report period."""
+    """A TTM row equals the sum of the four quarters ending at its report period, where the lake's quarters reach back.
+
+    A TTM row of a ticker whose quarters in the lake begin inside its twelve months (its first filings landed by
+    webhook, the earlier quarters never held) has nothing to be checked against and is not a violation; a TTM row
+    whose quarters the lake does reach back to must equal their sum.
+    """
     inc = lake["income_statements"]
     inc = inc.assign(ticker=inc["ticker"].astype(str), period=inc["period"].astype(str))
     q = inc[inc["period"] == "quarterly"].sort_values(["ticker", "report_period"])
+    first_quarter = q.groupby("ticker")["report_period"].min()
     cols = [c for c in ("revenue", "net_income") if c in q.columns]
     rolled = q.groupby("ticker")[cols].rolling(4, min_periods=4).sum().reset_index(level=0, drop=True)
     span = q.groupby("ticker")["report_period"].diff(3).dt.days
     ref = q[["ticker", "report_period"]].assign(**{c: rolled[c] for c in cols}, span=span)
     ttm = inc[inc["period"] == "ttm"][["ticker", "report_period", *cols]]
+    # the first of the four quarters ends about nine months (273 days) before the TTM's report period
+    held = ttm["ticker"].map(first_quarter) <= ttm["report_period"] - pd.Timedelta(days=250)
+    ttm = ttm[held.fillna(False).astype(bool)]
     m = ttm.merge(ref, on=["ticker", "report_period"], how="left", suffixes=("", "_q"))
     bad = m["span"].isna() | ~m["span"].between(250, 300)
     for c in cols:
@@ -315,7 +324,11 @@ def _eps_basis(lake: Lake) -> pd.DataFrame:
 
 @invariant("statements_are_first_reports", "income_statements", "balance_sheets", "statement_vintages")
 def _first_reports(lake: Lake) -> pd.DataFrame:
-    """An annual row's revenue, net income and total assets are the first reported vintage, filed by its filing date."""
+    """An annual row's revenue, net income and total assets are the first reported vintage, filed by its filing date.
+
+    A row of an amendment (form ``.../A``: a landed 10-K/A replaces the row it amends) is instead its own filing's
+    vintage (the value filed on its filing date).
+    """
     v = lake["statement_vintages"]
     v = v.assign(ticker=v["ticker"].astype(str), field=v["field"].astype(str), period=v["period"].astype(str))
     first = v.sort_values("filing_date", kind="stable").drop_duplicates(["ticker", "field", "period", "report_period"])
@@ -323,12 +336,22 @@ def _first_reports(lake: Lake) -> pd.DataFrame:
     for name, field, period in (("income_statements", "revenue", "annual"), ("income_statements", "net_income",
                                 "annual"), ("balance_sheets", "total_assets", "instant")):  # fmt: skip
         df = lake[name]
-        df = df[df["period"].astype(str) == "annual"][["ticker", "report_period", "filing_date", field]].dropna()
+        df = df[df["period"].astype(str) == "annual"]
+        amended = df["form_type"].astype(str).str.endswith("/A") if "form_type" in df.columns else False
+        df = df.assign(amended=amended)[["ticker", "report_period", "filing_date", "amended", field]].dropna()
         df = df.assign(ticker=df["ticker"].astype(str))
         f = first[(first["field"] == field) & (first["period"] == period)]
         m = df.merge(f[["ticker", "report_period", "value", "filing_date"]], on=["ticker", "report_period"],
                      how="left", suffixes=("", "_first"))  # fmt: skip
-        off = m["value"].isna() | (m["filing_date_first"] > m["filing_date"]) | (_rel(m[field], m["value"]) > 1e-9)
+        own = v[(v["field"] == field) & (v["period"] == period)][["ticker", "report_period", "filing_date", "value"]]
+        m = m.merge(own.rename(columns={"value": "value_own"}), on=["ticker", "report_period", "filing_date"],
+                    how="left").drop_duplicates(["ticker", "report_period", "filing_date"])  # fmt: skip
+        off_first = (
+            m["value"].isna() | (m["filing_date_first"] > m["filing_date"]) | (_rel(m[field], m["value"]) > 1e-9)
+        )
+        off_amended = (m["value_own"].isna() | (_rel(m[field], m["value_own"]) > 1e-9)
+                       | ~(m["filing_date_first"] < m["filing_date"]))  # fmt: skip
+        off = off_amended.where(m["amended"].astype(bool), off_first)
         bad.append(m.loc[off].assign(field=field))
     return pd.concat(bad, ignore_index=True)
 
@@ -495,6 +518,34 @@ def _history_unique(lake: Lake) -> pd.DataFrame:
 # ------------------------------------------------------------------------------------------------------------------
 # other datasets
 # ------------------------------------------------------------------------------------------------------------------
+@invariant("no_negative_revenue", "income_statements")
+def _negative_revenue(lake: Lake) -> pd.DataFrame:
+    """No revenue below zero (a Q4 of mismatched concepts): a value failing that is served missing, its reason in quality."""
+    inc = lake["income_statements"]
+    return inc.loc[inc["revenue"] < 0, ["ticker", "period", "report_period", "revenue"]]
+
+
+@invariant("quarter_revenue_in_band_or_marked", "income_statements")
+def _quarter_band(lake: Lake) -> pd.DataFrame:
+    """A quarter's revenue is within 0.5-2x the median of its ticker's neighbouring quarters, or quality says why not."""
+    inc = lake["income_statements"]
+    q = inc[inc["period"].astype(str) == "quarterly"].sort_values(["ticker", "report_period"])
+    q = q.assign(ticker=q["ticker"].astype(str))
+    med = pd.Series(np.nan, index=q.index)
+    for _, g in q.groupby("ticker", sort=False):
+        v = g["revenue"].to_numpy(dtype=float)
+        for k, idx in enumerate(g.index):
+            around = np.r_[v[max(0, k - 4) : k], v[k + 1 : k + 5]]
+            around = around[np.isfinite(around) & (around > 0)]
+            if len(around) >= 3:
+                med[idx] = float(np.median(around))
+    ratio = q["revenue"] / med
+    quality = q["quality"].astype("string") if "quality" in q.columns else pd.Series(pd.NA, index=q.index)
+    marked = quality.str.contains("revenue:", regex=False).fillna(False).astype(bool)
+    off = ratio.notna() & ~ratio.between(0.5, 2.0) & ~marked
+    return q.loc[off, ["ticker", "report_period", "revenue"]].assign(ratio=ratio[off])
+
+
 def close_near(keys: pd.DataFrame, prices: pd.DataFrame, days: int = 7) -> pd.Series:
     """The last close on or before each ``report_period``, if it is at most ``days`` old (else NaN)."""
     from fdkit.research.ratios import price_on_or_before

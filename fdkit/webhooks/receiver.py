@@ -144,6 +144,12 @@ class LandingRule:
         return (event.family,) if self.per == "period" else ()
 
 
+#: statement datasets whose landed filings also land their values as ``statement_vintages`` (what the lake's
+#: first-report invariant reads)
+VINTAGE_DATASETS = ("income_statements", "balance_sheets", "cash_flow_statements")
+#: numeric fields of a statement record that are not reported values
+_NOT_VINTAGES = {"cik", "fiscal_year", "fiscal_quarter", "report_period", "filing_date"}
+
 #: every event family's landing rule (see the module docstring's table)
 LANDING: dict[str, LandingRule] = {
     **{f: LandingRule(f, "ticker", ("report_period", "period"), per="record", revision="newest_filing",
@@ -252,7 +258,38 @@ class Landing:
             if rule.amends:
                 path = self._amendments(path, head, group)
             n += self._write(rule.dataset, df, rule.partition, key, to=path)
+        if rule.dataset in VINTAGE_DATASETS:
+            self._vintages(rule, head, rows)
         return n
+
+    def _vintages(self, rule: LandingRule, head: dict[str, Any], rows: list[dict[str, Any]]) -> None:
+        """Stage the values a statement filing reports as ``statement_vintages`` rows (one file per filing).
+
+        The lake keeps every reported value of a statement field with the filing that reported it; a filing that
+        arrives by webhook is one more vintage, whether its statement row lands or an older filing arriving late
+        is ignored. Balance-sheet values are ``instant``; TTM rows are derived, not reported, and have none.
+        """
+        out = []
+        for rec in rows:
+            period = "instant" if rule.dataset == "balance_sheets" else str(rec.get("period"))
+            if period not in ("annual", "quarterly", "instant") or str(rec.get("period")) == "ttm":
+                continue
+            for name, value in rec.items():
+                if name in _NOT_VINTAGES or isinstance(value, bool) or not isinstance(value, (int, float)):
+                    continue
+                if value != value:  # NaN
+                    continue
+                out.append({"ticker": rec["ticker"], "period": period, "report_period": rec["report_period"],
+                            "field": name, "value": float(value),
+                            "filing_date": rec.get("filing_date") or head.get("filing_date"),
+                            "accession_number": rec.get("accession_number") or head.get("accession_number"),
+                            "form_type": rec.get("form_type") or head.get("form_type")})  # fmt: skip
+        if not out or _missing(out[0]["filing_date"]):
+            return
+        first = out[0]
+        key = _safe("vintage", rule.dataset, first["filing_date"], first["form_type"], first["accession_number"])
+        path = self._path("statement_vintages", "ticker", first["ticker"], key)
+        self._write("statement_vintages", pd.DataFrame(out), "ticker", key, to=path)
 
     def _path(self, dataset: str, partition: str | None, value: Any, key: str) -> Path:
         folder = self.lake / safe_segment(dataset, "dataset")
