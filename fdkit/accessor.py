@@ -23,6 +23,7 @@ from fdkit.frames.filters import apply_filters, filters_from_kwargs
 from fdkit.frames.pointintime import filing_times
 from fdkit.research import factors as _factors
 from fdkit.research import plot as _plot
+from fdkit.research.plot import FISCAL_PERIODS_ATTR
 from fdkit.research.ratios import FAMILIES, compute_ratios, trailing_twelve_months
 from fdkit.research.sessions import known_from
 from fdkit.research.universe import member_mask
@@ -59,6 +60,21 @@ def _date_level(df: pd.DataFrame) -> str:
         if n != "ticker" and pd.api.types.is_datetime64_any_dtype(df.index.get_level_values(n)):
             return n
     raise ValueError("the frame has no date index level; expected an fdkit frame indexed (ticker, <date>)")
+
+
+def _one_fiscal_period(df: pd.DataFrame, fiscal_period: str) -> pd.DataFrame:
+    """The rows of one fiscal period (``FY2016``); a period the frame lacks is refused, naming those it has."""
+    from fdkit.errors import BadRequestError
+
+    if "fiscal_period" not in df.columns:
+        raise BadRequestError("screen(fiscal_period=...) needs a frame with a fiscal_period column (statements)")
+    periods = df["fiscal_period"].astype("string")
+    keep = (periods == fiscal_period).fillna(False).to_numpy(dtype=bool)
+    if not keep.any():
+        have = sorted(set(periods.dropna()), reverse=True)
+        raise BadRequestError(f"screen(): no rows of fiscal period {fiscal_period!r}; the frame has "
+                              f"{', '.join(have[:12])}{' ...' if len(have) > 12 else ''}")  # fmt: skip
+    return df[keep]
 
 
 def _has_ticker(df: pd.DataFrame) -> bool:
@@ -283,7 +299,10 @@ class FdsAccessor:
             raise BadRequestError(f"unknown ratio families {unknown}; known: {', '.join(FAMILIES)}")
         if prices is not None:
             prices = _on_basis_of(self._df, prices, splits)
-        return compute_ratios(df, prices, growth=growth or "growth" in families, families=families, lag=lag)
+        out = compute_ratios(df, prices, growth=growth or "growth" in families, families=families, lag=lag)
+        if FISCAL_PERIODS_ATTR in self._df.attrs:  # a screen's periods travel to the plot's title
+            out.attrs[FISCAL_PERIODS_ATTR] = dict(self._df.attrs[FISCAL_PERIODS_ATTR])
+        return out
 
     def adjust(
         self, to: str = "adjusted", splits: pd.DataFrame | None = None, *, source: str | None = None
@@ -416,27 +435,44 @@ class FdsAccessor:
         """
         return _factors.quantile_returns(self._df, factor, forward, n, cumulative=cumulative)
 
-    def screen(self, filters: list[dict[str, Any]] | None = None, **kwargs: Any) -> pd.DataFrame:
+    def screen(self, filters: list[dict[str, Any]] | None = None, *, fiscal_period: str | None = None,
+               **kwargs: Any) -> pd.DataFrame:  # fmt: skip
         """Keep the rows passing every filter (AND), sorted by ticker: the service screener's semantics.
+
+        A screen compares companies on one fiscal period: ``fiscal_period="FY2016"`` keeps that period's rows
+        first. Without it (the service's screener: each company's latest period), the fiscal periods of the rows
+        kept are counted in ``attrs["fiscal_periods"]`` and named in the title of ``.fds.ratios().fds.plot()``,
+        so a comparison of FY2016 with FY2025 says so.
 
         Args:
             filters: ``[{field, operator eq|gt|gte|lt|lte|in, value}]``.
+            fiscal_period: compare only the rows of this fiscal period (``FY2016``, ``Q3 2024``: the frame's
+                ``fiscal_period`` values).
             **kwargs: the keyword form, e.g. ``revenue__gt=1e11``, ``ticker=["AAPL", "NVDA"]``.
 
         Returns:
             The matching rows.
 
         Raises:
-            BadRequestError: naming an unknown field or operator or a bad value.
+            BadRequestError: naming an unknown field or operator or a bad value, or a fiscal period the frame
+                does not have (naming those it has).
 
         Example:
             >>> import fdkit
-            >>> f = fdkit.financials(["AAPL", "NVDA"], period="annual", limit=1)
-            >>> f.fds.screen(revenue__gt=3e11).index.get_level_values("ticker").tolist()
-            ['AAPL']
+            >>> f = fdkit.financials(["AAPL", "NVDA", "MSFT"], period="annual", limit=None)
+            >>> big = f.fds.screen(revenue__gt=5e10, fiscal_period="FY2016")
+            >>> big.index.get_level_values("ticker").tolist(), big.attrs["fiscal_periods"]
+            (['AAPL', 'MSFT'], {'FY2016': 2})
         """
+        df = self._df
+        if fiscal_period is not None:
+            df = _one_fiscal_period(df, fiscal_period)
         all_filters = list(filters or []) + filters_from_kwargs(**kwargs)
-        return apply_filters(self._df, all_filters)
+        out = apply_filters(df, all_filters)
+        if "fiscal_period" in out.columns:
+            counts = out["fiscal_period"].astype("string").value_counts(dropna=True).sort_index()
+            out.attrs[FISCAL_PERIODS_ATTR] = {str(k): int(v) for k, v in counts.items()}
+        return out
 
     def asof(
         self,

@@ -177,3 +177,37 @@ def test_a_base_url_without_a_scheme_is_explained(url, monkeypatch):
     assert "first-hour-key-0001" not in str(e.value)
     with pytest.raises(ConfigurationError, match=r"Client\(base_url="):
         _ = fdkit.Client(base_url=url, api_key="first-hour-key-0001").settings
+
+
+# -- 16. a screen compares one fiscal period, and its plot stays readable ------------------------------------------
+def _no_overlap(labels) -> bool:
+    boxes = sorted((b.y0, b.y1) for b in (t.get_window_extent() for t in labels if t.get_text()))
+    return all(a[1] <= b[0] + 0.5 for a, b in zip(boxes, boxes[1:], strict=False))
+
+
+def test_a_screen_of_latest_reports_names_its_mixed_periods():
+    latest = fdkit.financials(fdkit.available("balance_sheets"), period="annual", limit=1)
+    big = latest.fds.screen(revenue__gt=1e11)  # the service's screener: each company's latest period
+    periods = big.attrs["fiscal_periods"]
+    assert len(periods) > 1 and sum(periods.values()) == len(big)
+    ax = big.fds.ratios().fds.plot(kind="ratios", column="net_margin")
+    assert "latest of each ticker" in ax.get_title() and all(p in ax.get_title() for p in list(periods)[:2])
+
+
+def test_a_screen_on_one_fiscal_period_and_a_readable_plot_of_20_tickers():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    annual = fdkit.financials(fdkit.available("balance_sheets"), period="annual", limit=None)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        big = annual.fds.screen(revenue__gt=5e10, fiscal_period="FY2016")
+    assert set(big["fiscal_period"].astype(str)) == {"FY2016"} and big.attrs["fiscal_periods"] == {"FY2016": len(big)}
+    assert len(big) >= 20 and big.index.get_level_values("ticker").is_unique
+    ax = big.fds.ratios().fds.plot(kind="ratios", column="net_margin")
+    ax.figure.canvas.draw()
+    assert ax.get_title() == "net_margin, FY2016"
+    assert len([t for t in ax.get_yticklabels() if t.get_text()]) == len(big)
+    assert _no_overlap(ax.get_yticklabels())
+    with pytest.raises(fdkit.BadRequestError, match="FY2016"):
+        annual.fds.screen(revenue__gt=5e10, fiscal_period="FY1999")

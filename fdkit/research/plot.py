@@ -10,11 +10,38 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import pandas as pd
 
-__all__ = ["price_lines", "statement_lines", "segment_bars", "ratio_bars", "ic_bars", "quantile_lines", "event_lines"]
+__all__ = ["price_lines", "statement_lines", "segment_bars", "ratio_bars", "ic_bars", "quantile_lines", "event_lines",
+           "FISCAL_PERIODS_ATTR", "fiscal_periods_text"]  # fmt: skip
+
+#: the ``DataFrame.attrs`` key where a screen counts the fiscal periods of its rows (``{"FY2016": 12}``)
+FISCAL_PERIODS_ATTR = "fiscal_periods"
+#: more bars than this are drawn horizontally, sorted, on a figure as tall as they need (labels never overlap)
+_MANY_BARS = 12
+
+
+def fiscal_periods_text(counts: Mapping[str, int]) -> str:
+    """Fiscal periods and their row counts, most rows first, for a title or a warning.
+
+    Args:
+        counts: rows per fiscal period.
+
+    Returns:
+        ``"FY2016"`` for one period, ``"FY2016 x12, FY2025 x4"`` for several.
+
+    Example:
+        >>> fiscal_periods_text({"FY2025": 4, "FY2016": 12}), fiscal_periods_text({"FY2016": 3})
+        ('FY2016 x12, FY2025 x4', 'FY2016')
+    """
+    if len(counts) == 1:
+        return str(next(iter(counts)))
+    ordered = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    shown = ", ".join(f"{k} x{v}" for k, v in ordered[:4])
+    return shown + (f" and {len(ordered) - 4} more" if len(ordered) > 4 else "")
 
 
 def _axes(ax: Any) -> Any:
@@ -136,7 +163,11 @@ def segment_bars(
 
 
 def ratio_bars(df: pd.DataFrame, columns: list[str] | None = None, *, ax: Any = None, title: str | None = None) -> Any:
-    """Bars comparing tickers on ratios (the latest row of each ticker).
+    """Bars comparing tickers on ratios (the latest row of each ticker), readable at any number of tickers.
+
+    Up to a dozen tickers: vertical bars; more: horizontal bars sorted by the first ratio on a figure as tall as
+    they need, so labels never overlap. The title names the fiscal period compared (from a screen's
+    ``attrs["fiscal_periods"]`` or the rows' ``fiscal_period``), or the mix of periods when the latest rows differ.
 
     Args:
         df: a ratio frame indexed ``(ticker, report_period)``.
@@ -146,14 +177,43 @@ def ratio_bars(df: pd.DataFrame, columns: list[str] | None = None, *, ax: Any = 
 
     Returns:
         The Axes.
+
+    Example:
+        >>> import matplotlib; matplotlib.use("Agg")
+        >>> rows = pd.DataFrame({"net_margin": [0.2, 0.3], "fiscal_period": ["FY2016", "FY2016"]},
+        ...     index=pd.MultiIndex.from_tuples([("A", pd.Timestamp("2016-12-31")), ("B", pd.Timestamp("2016-09-30"))],
+        ...                                     names=["ticker", "report_period"]))
+        >>> ratio_bars(rows, ["net_margin"]).get_title()
+        'net_margin, FY2016'
     """
-    ax = _axes(ax)
     latest = df.sort_index().groupby(level="ticker", observed=True).tail(1).droplevel(-1)
     numeric = [c for c in latest.columns if pd.api.types.is_float_dtype(latest[c])]
     columns = columns or numeric[:4]
-    latest[columns].plot.bar(ax=ax, rot=0)
-    ax.set_title(title or "Ratios, latest period")
-    ax.grid(alpha=0.3, axis="y")
+    periods = df.attrs.get(FISCAL_PERIODS_ATTR)
+    if not periods and "fiscal_period" in latest.columns:
+        periods = latest["fiscal_period"].astype("string").value_counts(dropna=True).to_dict()
+    what = ", ".join(columns) if len(columns) <= 2 else "Ratios"
+    if periods:
+        when = fiscal_periods_text(periods)
+        when = f"latest of each ticker: {when}" if len(periods) > 1 else when
+    else:
+        when = "latest period"
+    many = len(latest) > _MANY_BARS
+    if ax is None:
+        import matplotlib.pyplot as plt
+
+        _, ax = plt.subplots(figsize=(9, max(4.5, 0.3 * len(latest) * (len(columns) if many else 0) + 1.5)))
+    if many:
+        table = latest[columns].sort_values(columns[0], na_position="first")
+        table.plot.barh(ax=ax, width=0.8)
+        ax.tick_params(axis="y", labelsize="small")
+        ax.grid(alpha=0.3, axis="x")
+    else:
+        latest[columns].plot.bar(ax=ax, rot=45 if len(latest) > 6 else 0)
+        ax.grid(alpha=0.3, axis="y")
+    ax.set_title(title or f"{what}, {when}")
+    if len(columns) == 1 and ax.get_legend() is not None:
+        ax.get_legend().remove()
     return ax
 
 
