@@ -211,3 +211,56 @@ def test_a_screen_on_one_fiscal_period_and_a_readable_plot_of_20_tickers():
     assert _no_overlap(ax.get_yticklabels())
     with pytest.raises(fdkit.BadRequestError, match="FY2016"):
         annual.fds.screen(revenue__gt=5e10, fiscal_period="FY1999")
+
+
+# -- 20. the docs say what the tool does ----------------------------------------------------------------------------
+ROOT = __import__("pathlib").Path(__file__).resolve().parents[1]
+
+
+def _readme() -> str:
+    return " ".join((ROOT / "README.md").read_text().split())  # one line: quotes broken over lines join
+
+
+def test_the_readmes_cache_info_line_is_what_the_command_prints(tmp_path):
+    import re
+
+    env = {**os.environ, "FDKIT_CACHE_DIR": str(tmp_path)}
+    run = [sys.executable, "-m", "fdkit.cli", "cache", "info"]
+    empty = subprocess.run(run, capture_output=True, text=True, timeout=120, env=env)
+    assert "`no cache files`" in _readme() and empty.stdout.strip() == "no cache files"
+    fetch = "import fdkit; fdkit.prices('AAPL', start_date='2024-01-02', end_date='2024-01-05')"
+    subprocess.run([sys.executable, "-c", fetch], capture_output=True, timeout=300, env=env, check=True)
+    printed = subprocess.run(run, capture_output=True, text=True, timeout=120, env=env).stdout.strip().splitlines()
+    (documented,) = re.findall(r"`([0-9a-f]{20} +\d+ responses +[\d.]+ MB +\S+\.sqlite)`", _readme())
+    shape = re.compile(r"[0-9a-f]{20} +\d+ responses +[\d.]+ MB +\S+\.sqlite")
+    assert printed and all(shape.fullmatch(line) for line in printed), printed
+    assert documented.split()[2:4] == printed[0].split()[2:4] == ["responses", documented.split()[3]]
+
+
+def test_every_extra_the_docs_name_exists_and_every_extra_is_named():
+    import re
+    import tomllib
+
+    extras = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"])
+    named = set(re.findall(r"\.\[(\w+)\]", _readme() + (ROOT / "CONTRIBUTING.md").read_text()))
+    assert named <= extras, named - extras
+    assert extras <= named, extras - named  # lake, notebooks, bench, dev: each says how it is installed
+
+
+def test_fdkit_serve_prints_the_generated_key_as_the_readme_says(tmp_path):
+    prefix = "fdkit serve: no keys configured; generated key:"
+    assert f"`{prefix} fdk_...`" in _readme()
+    proc = subprocess.Popen([sys.executable, "-m", "fdkit.cli", "serve", "--port", "0"], stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, cwd=tmp_path)  # fmt: skip
+    try:
+        lines = []
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            lines.append(line)
+            if prefix in line or len(lines) > 20:
+                break
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    (said,) = [line for line in lines if prefix in line]
+    assert said.split(prefix)[1].strip().startswith("fdk_")
