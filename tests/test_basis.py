@@ -19,7 +19,7 @@ def nvda(ref_client):
 def test_service_frames_say_they_are_adjusted(ref_client, nvda):
     px, ttm = nvda
     assert basis_of(px) == basis_of(ttm) == "adjusted"
-    assert basis_of(ref_client.financial_metrics("NVDA", period="ttm")) == "adjusted"
+    assert basis_of(ref_client.financial_metrics("NVDA", period="ttm", limit=4)) == "adjusted"
     assert basis_of(ref_client.news("AAPL", limit=1)) is None  # nothing per share in news
 
 
