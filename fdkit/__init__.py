@@ -31,9 +31,12 @@ from fdkit.errors import (
     BadRequestError,
     CacheError,
     CacheMissError,
+    ConfigurationError,
+    DateRangeWarning,
     FdkitError,
     InvalidCursorError,
     LakeError,
+    MissingPayloadError,
     NarrowTypeWarning,
     NotFoundError,
     PaginationError,
@@ -79,6 +82,9 @@ __all__ = [
     "StaleDataWarning",
     "TruncatedWarning",
     "NarrowTypeWarning",
+    "MissingPayloadError",
+    "ConfigurationError",
+    "DateRangeWarning",
 ]
 
 
