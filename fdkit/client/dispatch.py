@@ -229,7 +229,7 @@ def _warn_outside_data(ep: Endpoint, frame: pd.DataFrame, clean: Mapping[str, An
     if many and len(spans):
         return
     said = []
-    for t in tickers:
+    for t in (str(t).upper() for t in tickers):  # a ticker as typed ('aapl') is the service's 'AAPL'
         if t not in spans.index:
             said.append(f"{t} has no bars from {start:%Y-%m-%d} to {end:%Y-%m-%d}")
             continue
