@@ -278,3 +278,10 @@ def test_a_long_bar_range_is_continued_without_an_undocumented_limit(proxy):
     df = proxy.client().prices("AAPL", start_date="2003-10-30", end_date="2026-01-01")  # the lake's first AAPL bar on
     assert len(df) > 5000 and df.index.is_unique
     assert "limit" not in _sent(proxy.seen)
+
+
+def test_a_bar_limit_the_document_lacks_is_applied_to_the_frame(proxy, ref_server):
+    want = _real(ref_server).prices(["AAPL", "MSFT"], start_date="2024-01-02", end_date="2024-03-28", limit=7)
+    got = proxy.client().prices(["AAPL", "MSFT"], start_date="2024-01-02", end_date="2024-03-28", limit=7)
+    assert "limit" not in _sent(proxy.seen) and len(got) == 14
+    pd.testing.assert_frame_equal(got, want)

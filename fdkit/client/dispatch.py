@@ -127,7 +127,10 @@ def call(
     clean = {k: ([_normalise(x) for x in v] if k != fan and isinstance(v, list) else _normalise(v))
              for k, v in merged.items()}  # fmt: skip
     _check_params(ep, clean, given={k for k, v in params.items() if v is not None})
+    cut = None  # a bar limit the service's document lacks: applied to the frame instead of sent
     if any(k in ep.extension_params for k in clean) and not client.speaks_fdkit():
+        if ep.time_index and "limit" in ep.extension_params and isinstance(clean.get("limit"), int):
+            cut = clean.pop("limit")
         clean = _documented_only(ep, clean, given={k for k, v in params.items() if v is not None})
     missing = [p.name for p in ep.params if p.required and p.name not in clean]
     if missing:
@@ -145,10 +148,13 @@ def call(
         for q in requests_:
             _check_ticker(ep, fan, q.get(fan))
     try:
-        return _fetch_frame(client, ep, requests_, clean, params, counted, many=many, raw=raw, errors=errors,
-                            progress=progress, as_of=as_of)  # fmt: skip
+        out = _fetch_frame(client, ep, requests_, clean, params, counted, many=many, raw=raw, errors=errors,
+                           progress=progress, as_of=as_of)  # fmt: skip
     except NotFoundError as exc:
         raise _with_ticker_hint(exc, [str(q.get(fan)) for q in requests_] if fan else []) from None
+    if cut is not None and isinstance(out, pd.DataFrame) and len(out):
+        out = out[(out.groupby(level=0, observed=True).cumcount() < cut).to_numpy()]
+    return out
 
 
 def _fetch_frame(client: Client, ep: Endpoint, requests_: list[dict[str, Any]], clean: dict[str, Any],
@@ -326,8 +332,8 @@ def _conflict(ep: Endpoint, both: list[str], clean: Mapping[str, Any], given: se
 def _documented_only(ep: Endpoint, clean: dict[str, Any], given: set[str]) -> dict[str, Any]:
     """The request as the service's document allows it (a service that is not fdkit's own).
 
-    What fdkit added itself is left out (``as_of``'s ``filing_date_lte``: the frame is filtered by it anyway); an
-    extension the caller asked for is refused.
+    What fdkit added itself is left out (``as_of``'s ``filing_date_lte``: the frame is filtered by it anyway; a
+    bar ``limit``, cut from the frame by the caller); any other extension the caller asked for is refused.
     """
     asked = [k for k in clean if k in ep.extension_params and k in given]
     if asked:

@@ -341,8 +341,9 @@ class Client(DatasetMethods):
 
         fdkit's own answers the parameters fdkit adds to the documents (``Endpoint.extension_params``); any other
         service is sent only what its document lists. Learned from ``X-Fdkit-Formats`` on the service's answers;
-        when nothing was answered yet, one documented keyless listing (``/macro/interest-rates/banks``) is asked.
-        A service that cannot be asked is not assumed to be fdkit's.
+        when nothing was answered yet, one documented keyless listing (``/macro/interest-rates/banks``) is asked
+        once, without the key and without retries. A service that cannot be asked (or offline) is not assumed to
+        be fdkit's.
 
         Example:
             >>> Client().speaks_fdkit()
@@ -351,11 +352,13 @@ class Client(DatasetMethods):
         self._ensure()
         if self.settings.embedded or self._peer:
             return True
-        if self._peer is None:
-            try:
-                self.request("GET", "/macro/interest-rates/banks", ttl=3600)
-            except FdkitError:
+        if self._peer is None and not self.settings.offline:
+            try:  # one attempt, no key (the document needs none there), no retries: a question, not a fetch
+                answer = requests.get(f"{self.base_url}/macro/interest-rates/banks", allow_redirects=False,
+                                      timeout=min(5.0, float(self.settings.timeout or 5.0)))  # fmt: skip
+            except requests.RequestException:
                 return False
+            self._peer = FORMATS_HEADER in answer.headers
         return bool(self._peer)
 
     def _exchange(self, method: str, path_or_url: str, *, params: Mapping[str, Any] | None, json: Any,
