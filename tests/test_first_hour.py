@@ -181,8 +181,9 @@ def test_a_base_url_without_a_scheme_is_explained(url, monkeypatch):
 
 # -- 16. a screen compares one fiscal period, and its plot stays readable ------------------------------------------
 def _no_overlap(labels) -> bool:
-    boxes = sorted((b.y0, b.y1) for b in (t.get_window_extent() for t in labels if t.get_text()))
-    return all(a[1] <= b[0] + 0.5 for a, b in zip(boxes, boxes[1:], strict=False))
+    """No two drawn labels cover each other (their boxes may touch: half a pixel of slack)."""
+    boxes = [t.get_window_extent().shrunk(0.98, 0.9) for t in labels if t.get_text()]
+    return not any(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1 :])
 
 
 def test_a_screen_of_latest_reports_names_its_mixed_periods():
@@ -264,3 +265,17 @@ def test_fdkit_serve_prints_the_generated_key_as_the_readme_says(tmp_path):
         proc.wait(timeout=30)
     (said,) = [line for line in lines if prefix in line]
     assert said.split(prefix)[1].strip().startswith("fdk_")
+
+
+def test_a_price_plot_of_25_tickers_keeps_its_legend_beside_the_lines():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    tickers = fdkit.available("prices")[:25]
+    ax = fdkit.prices(tickers, start_date="2016-01-04", end_date="2016-03-31").fds.plot(rebase=100)
+    ax.figure.canvas.draw()
+    legend = ax.get_legend()
+    assert len(legend.get_texts()) == 25
+    assert legend.get_window_extent().x0 >= ax.get_window_extent().x1  # beside the axes, not over the lines
+    assert legend.get_window_extent().x1 <= ax.figure.bbox.x1  # and inside the figure (a saved image shows it)
+    assert _no_overlap(legend.get_texts())

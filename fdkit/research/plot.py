@@ -53,6 +53,17 @@ def _axes(ax: Any) -> Any:
     return ax
 
 
+def _legend(ax: Any, entries: int) -> None:
+    """The legend inside the axes for a few lines; beside them, in columns of 20, for more (never over the data)."""
+    if entries <= _MANY_BARS:
+        ax.legend(loc="best", fontsize="small")
+    else:
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="x-small", ncol=-(-entries // 20),
+                  frameon=False)  # fmt: skip
+        if ax.figure.get_layout_engine() is None:  # make room for it (a figure with its own layout keeps it)
+            ax.figure.set_layout_engine("constrained")
+
+
 def _wide(df: pd.DataFrame, column: str) -> pd.DataFrame:
     return df.fds.wide(column)
 
@@ -79,7 +90,7 @@ def price_lines(df: pd.DataFrame, column: str = "close", *, rebase: float | None
         ax.plot(wide.index, wide[ticker], label=ticker, linewidth=1.2)
     ax.set_ylabel(f"{column} (rebased to {rebase:g})" if rebase is not None else column)
     ax.set_title(title or ("Performance" if rebase is not None else f"{column.title()} by ticker"))
-    ax.legend(loc="best", fontsize="small")
+    _legend(ax, len(wide.columns))
     ax.grid(alpha=0.3)
     return ax
 
@@ -106,7 +117,7 @@ def statement_lines(df: pd.DataFrame, column: str, *, ax: Any = None, scale: flo
     unit = {1e9: " (billions)", 1e6: " (millions)", 1.0: ""}.get(scale, f" (/{scale:g})")
     ax.set_ylabel(f"{column}{unit}")
     ax.set_title(title or f"{column.replace('_', ' ').title()} over time")
-    ax.legend(loc="best", fontsize="small")
+    _legend(ax, len(wide.columns))
     ax.grid(alpha=0.3)
     return ax
 
