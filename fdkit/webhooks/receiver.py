@@ -159,7 +159,7 @@ LANDING: dict[str, LandingRule] = {
                       amends=True, required=("ticker", "name"))
        for f in ("insider_trades", "insider_ownership")},
     **{f: LandingRule("segmented_financials", "ticker", ("report_period", "period"), per="period", endpoint=f,
-                      required=("ticker", "report_period", "period"))
+                      required=("ticker", "report_period", "period", "statement", "line_item", "category", "label"))
        for f in ("income_statement_segments", "balance_sheet_segments", "cash_flow_statement_segments")},
     "earnings": LandingRule("earnings", "ticker", ("report_period", "source_type"), endpoint="earnings",
                             required=("ticker", "report_period", "source_type")),
