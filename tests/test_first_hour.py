@@ -279,3 +279,11 @@ def test_a_price_plot_of_25_tickers_keeps_its_legend_beside_the_lines():
     assert legend.get_window_extent().x0 >= ax.get_window_extent().x1  # beside the axes, not over the lines
     assert legend.get_window_extent().x1 <= ax.figure.bbox.x1  # and inside the figure (a saved image shows it)
     assert _no_overlap(legend.get_texts())
+
+
+@pytest.mark.parametrize(("value", "want"), [("0", False), ("1", True), (None, None)])
+def test_fdkit_progress_in_the_environment(value, want):
+    from fdkit.client.config import resolve
+
+    assert resolve(env={} if value is None else {"FDKIT_PROGRESS": value}).progress is want
+    assert ("`FDKIT_PROGRESS=0`" in _readme()) is True

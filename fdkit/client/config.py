@@ -210,6 +210,8 @@ def resolve(env: Mapping[str, str] | None = None, **args: Any) -> Settings:
         from_env["cache_dir"] = env["FDKIT_CACHE_DIR"]
     if env.get("FDKIT_OFFLINE"):
         from_env["offline"] = env["FDKIT_OFFLINE"].strip().lower() in _TRUE
+    if env.get("FDKIT_PROGRESS"):  # e.g. 0 for notebooks executed headless, whose outputs are kept
+        from_env["progress"] = env["FDKIT_PROGRESS"].strip().lower() in _TRUE
 
     merged: dict[str, Any] = {}
     for layer in (from_env, overrides, {k: v for k, v in args.items() if v is not None}):
