@@ -66,7 +66,7 @@ def _workers(proc: psutil.Process, n: int) -> list[psutil.Process]:
         return [proc]
     deadline = time.time() + 60
     while time.time() < deadline:
-        kids = [k for k in proc.children(recursive=True) if "multiprocessing" not in " ".join(k.cmdline())]
+        kids = [k for k in proc.children(recursive=True) if "spawn_main" in " ".join(k.cmdline())]
         if len(kids) >= n:
             return sorted(kids, key=lambda k: k.pid)[:n]
         time.sleep(0.2)

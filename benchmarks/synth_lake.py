@@ -52,8 +52,11 @@ def bars(names: list[str], n_bars: int, rng: np.random.Generator) -> pd.DataFram
     # volatility clusters: a slowly wandering multiplier; fat tails: Student-t shocks
     regime = np.exp(np.cumsum(rng.normal(0, 0.05, (k, n_bars)), axis=1) * 0.2)
     shocks = rng.standard_t(4, (k, n_bars)) / np.sqrt(2)
-    ret = drift + base_vol * np.clip(regime, 0.3, 4) * shocks
+    # no daily move past +49% / -33% (the lake's invariant daily_moves_explained: no undocumented move beyond 50%)
+    ret = np.clip(drift + base_vol * np.clip(regime, 0.3, 4) * shocks, -0.4, 0.4)
     close = rng.uniform(5, 300, (k, 1)) * np.exp(np.cumsum(ret, axis=1))
+    # a walk that drifts under $1 is scaled up (same returns): closes rounded to 1/100 of a cent near zero jump
+    close *= np.maximum(1.0, 1.0 / close.min(axis=1, keepdims=True))
     prev = np.concatenate([close[:, :1], close[:, :-1]], axis=1)
     open_ = prev * np.exp(rng.normal(0, 0.004, (k, n_bars)))
     span = np.abs(rng.normal(0, 0.6, (k, n_bars))) * base_vol
@@ -82,7 +85,11 @@ def statements(names: list[str], first: pd.Timestamp, rng: np.random.Generator) 
         "ticker": np.repeat(names, q), "report_period": ends, "fiscal_period": np.tile(
             [f"{d.year}-Q{(d.month - 1) // 3 + 1}" for d in quarters], k),
         "period": "quarterly", "currency": "USD",
-        "filing_date": ends + np.timedelta64(35, "D"),
+        "filing_date": ends + np.timedelta64(35, "D"), "form_type": "10-Q",
+        # the identifiers every statement row names (invariant identifiers_present), the CIK of facts()
+        "cik": np.repeat([f"{9_000_000 + int(t[1:]) - 1:010d}" for t in names], q),
+        "filing_url": np.repeat([f"https://www.sec.gov/Archives/edgar/data/{9_000_000 + int(t[1:]) - 1}/synthetic.htm"
+                                 for t in names], q),
         "revenue": revenue.ravel(), "cost_of_revenue": (revenue * (1 - margin)).ravel(),
         "gross_profit": (revenue * margin).ravel(), "net_income": net.ravel(),
         "earnings_per_share": (net / shares).ravel(),
