@@ -248,6 +248,19 @@ def _two_companies_under_one_symbol(df: pd.DataFrame) -> pd.DataFrame:
     return pd.concat([df, other], ignore_index=True)
 
 
+def _garbage_q4_served(df: pd.DataFrame) -> pd.DataFrame:
+    i = _one(df, "WFC", "quarterly", "2015-12-31")  # the source's Q4: FY - Q1..Q3 of mismatched concepts
+    df.loc[i, "revenue"] = -51_364_000_000.0
+    df.loc[i, "quality"] = pd.NA
+    return df
+
+
+def _unmarked_outlier(df: pd.DataFrame) -> pd.DataFrame:
+    i = _one(df, "AAPL", "quarterly", "2016-03-26")
+    df.loc[i, "revenue"] = df.loc[i, "revenue"] * 10  # another concept's figure, passed through unmarked
+    return df
+
+
 BITES: dict[str, tuple[str, Callable[[pd.DataFrame], pd.DataFrame]]] = {
     "balance_sheet_identity": ("balance_sheets", _unbalanced),
     "unique_statement_rows": ("income_statements", _duplicate_row),
@@ -277,6 +290,8 @@ BITES: dict[str, tuple[str, Callable[[pd.DataFrame], pd.DataFrame]]] = {
     "subtotals_are_their_members_sums": ("segmented_revenues", _subtotal_off),
     "history_says_its_basis": ("price_history", _adjusted_served_as_close),
     "history_one_company_per_ticker_day": ("price_history", _two_companies_under_one_symbol),
+    "no_negative_revenue": ("income_statements", _garbage_q4_served),
+    "quarter_revenue_in_band_or_marked": ("income_statements", _unmarked_outlier),
 }
 
 

@@ -40,6 +40,43 @@ def read_reports(path: Path) -> pd.DataFrame:
     return pd.read_csv(path, parse_dates=["end_date", "first_seen_date"])
 
 
+#: sightings of one report whose total assets are below this share of the largest are another filer's
+PARENT_ASSET_SHARE = 0.67
+
+
+def parent_filer_only(p: pd.DataFrame) -> pd.DataFrame:
+    """The sightings of the filer a symbol belongs to, where two filers' reports share it.
+
+    The crawler filed a parent and its separately listed subsidiary under one symbol (NRG Energy and NRG Yield,
+    Diamondback and Viper, HollyFrontier and Holly Energy Partners, PBF Energy and PBF Logistics, Noble Energy and
+    Noble Midstream ...: 16 symbols), so a period has two reports that differ in every figure. The parent
+    consolidates the subsidiary: its total assets are the larger, and the symbol is its. Sightings of a report
+    (ticker, end date, form) whose assets are under :data:`PARENT_ASSET_SHARE` of the report's largest are dropped;
+    a revision of one filer's report moves its assets far less. On a symbol found shared that way, a report only
+    the subsidiary filed (NRG's 10-K for 2015 is NRG Yield's alone) is dropped too: its assets are under that share
+    of the median of the parent's reports.
+
+    Args:
+        p: pystock report sightings (``ticker``, ``end_date``, ``doc_type``, ``assets``).
+
+    Returns:
+        The sightings kept.
+
+    Example:
+        >>> p = pd.DataFrame({"ticker": ["NRG"] * 4, "end_date": pd.to_datetime(["2015-03-31"] * 3 + ["2015-12-31"]),
+        ...                   "doc_type": ["10-Q"] * 3 + ["10-K"], "assets": [6.6e9, 40.3e9, 40.4e9, 7.8e9]})
+        >>> parent_filer_only(p)["assets"].tolist()
+        [40300000000.0, 40400000000.0]
+    """
+    largest = p.groupby(["ticker", "end_date", "doc_type"])["assets"].transform("max")
+    other = p["assets"] < PARENT_ASSET_SHARE * largest
+    shared = set(p.loc[other, "ticker"])
+    kept = p[~other]
+    parent = kept[kept["ticker"].isin(shared)].groupby("ticker")["assets"].median()
+    alone = kept["ticker"].map(parent) * PARENT_ASSET_SHARE > kept["assets"]
+    return kept[~alone]
+
+
 def broad_statements(reports: pd.DataFrame, tickers: set[str], splits: pd.DataFrame, max_lag: int) -> pd.DataFrame:
     """Annual and quarterly statement rows of ``tickers`` from the pystock reports, first sightings only.
 
@@ -62,6 +99,11 @@ def broad_statements(reports: pd.DataFrame, tickers: set[str], splits: pd.DataFr
     # the filing and the crawl would put their per-share values on the wrong basis), so they are left out
     p = p[p["first_seen_date"] > p["first_seen_date"].min()]
     p = p[p["ticker"].isin(tickers) & ~p["amend"].astype(bool) & p["doc_type"].isin(["10-Q", "10-K"])]
+    p = parent_filer_only(p)
+    # a sighting dated before its period ends is another report under a wrong end date (NRG's FY2015 10-K seen
+    # 2016-02-29 as ending 2016-12-31, every figure empty): it is no first sighting of that period
+    lag = (p["first_seen_date"] - p["end_date"]).dt.days
+    p = p[lag >= 1]
     p = p.sort_values(["ticker", "end_date", "doc_type", "first_seen_date"], kind="stable")
     p = p.drop_duplicates(["ticker", "end_date", "doc_type"], keep="first")
     lag = (p["first_seen_date"] - p["end_date"]).dt.days
@@ -135,6 +177,7 @@ def pystock_vintages(reports: pd.DataFrame, tickers: set[str], splits: pd.DataFr
     p["ticker"] = norm_ticker(p["symbol"])
     p = p[(p["first_seen_date"] > p["first_seen_date"].min()) & p["ticker"].isin(tickers)
           & p["doc_type"].isin(["10-Q", "10-K"])]  # fmt: skip
+    p = parent_filer_only(p)
     p = p[(p["first_seen_date"] - p["end_date"]).dt.days >= 1]
     first = p.groupby(["ticker", "end_date", "doc_type"])["first_seen_date"].transform("min")
     p = p[(first - p["end_date"]).dt.days <= max_lag]

@@ -32,7 +32,8 @@ LEFT_OUT = """\
 * SEC Financial Statement Data Sets 2009q3-2010q2 (data-real-2): not used yet; with prices for only ~30 tickers
   in 2010 they would add little point-in-time coverage (see the table below). A candidate for the next build.
 * pystock EPS of issuers with several share classes can be another class's (Visa reads $5.32 for a quarter of
-  about $0.80 per class A share); pystock has no share counts to check it against.
+  about $0.80 per class A share); pystock has no share counts to check it against. Such an EPS is served missing
+  only where it exceeds the share price (ERIE; `fdkit.build.quality`), so Visa's stays.
 * Prices: MS and NEE 2015-2017 (the source mixes in another security's bars); dividends after the basis date
   of each source are not in the S&P 500 members' prices (split-adjusted only).
 * KPIs (`/kpi/*`): no source in data-real; the endpoints answer with empty lists.
@@ -147,6 +148,7 @@ def write_sources_md(
             lines.append(f"| {r.ticker} | {r.price_factor:.6f} | {r.split_factor:g} | {r.overlap_days} |")
         lines.append("")
     lines += _coverage(written)
+    lines += _fill_rates(written)
     lines += _invariants(out)
     lines.append(LEFT_OUT)
     text = "\n".join(lines)
@@ -202,6 +204,40 @@ def _coverage(written: Mapping[str, pd.DataFrame]) -> list[str]:
         known = set(q["ticker"].astype(str))
         bars = set(px.loc[day_of == day, "ticker"].astype(str))
         lines.append(f"| {d} | {len(known)} | {len(bars)} | {len(known & bars)} | {why[d]} |")
+    return [*lines, ""]
+
+
+#: the cross-section window of the fill-rate table (the pystock reports' span)
+FILL_WINDOW = ("2015-01-01", "2017-06-30")
+
+
+def _fill_rates(written: Mapping[str, pd.DataFrame]) -> list[str]:
+    """Per statement field: the share of rows with a value, and the values rejected or derived.
+
+    Shares over all annual and quarterly rows and over the 2015-2017 cross-section; rejected (a sanity rule set
+    them missing) and derived values are counted from ``quality``.
+    """
+    lines = ["## Field fill rates of the statements", "",
+             "Share of annual and quarterly rows with a value: all rows, and the rows of the 2015-2017 cross-section "
+             f"(report periods {FILL_WINDOW[0]} .. {FILL_WINDOW[1]}, the pystock reports, which carry revenue, "
+             "operating and net income, EPS, dividends per share, total and current assets, current liabilities, "
+             "cash, equity and the three cash-flow totals only). *rejected*: values the source gave that failed a "
+             "sanity rule and are served missing, their reason in the row's `quality` (`fdkit.build.quality`); "
+             "*derived*: values computed, not reported (weighted shares = net income / EPS), named there too.", "",
+             "| dataset | field | all rows | 2015-2017 | rejected | derived |",
+             "|---|---|---:|---:|---:|---:|"]  # fmt: skip
+    for name in ("income_statements", "balance_sheets", "cash_flow_statements"):
+        df = written[name]
+        df = df[df["period"].astype(str) != "ttm"]
+        window = df[(df["report_period"] >= FILL_WINDOW[0]) & (df["report_period"] <= FILL_WINDOW[1])]
+        notes = df["quality"].astype("string") if "quality" in df.columns else pd.Series(pd.NA, index=df.index)
+        fields = [c for c in df.columns if str(df[c].dtype) in ("float64", "Float64")]
+        for f in fields:
+            rejected = int(notes.str.contains(rf"(?:^|; ){f}: [^;]*served missing", regex=True).fillna(False).sum())
+            derived = int(notes.str.contains(rf"(?:^|; )[a-z_, ]*\b{f}\b[a-z_, ]*: derived", regex=True)
+                          .fillna(False).sum())  # fmt: skip
+            lines.append(f"| {name} | {f} | {df[f].notna().mean():.1%} | {window[f].notna().mean():.1%} | "
+                         f"{rejected} | {derived} |")  # fmt: skip
     return [*lines, ""]
 
 

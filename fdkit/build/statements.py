@@ -14,6 +14,7 @@ import pandas as pd
 from fdkit.build.common import PYSTOCK, R2, SEC_PD, company_ciks
 from fdkit.build.concepts import FLOW_FIELDS, SEC
 from fdkit.build.filings import acceptance_times, iso_times
+from fdkit.build.quality import screen_statements
 from fdkit.build.stage import Context, Provenance, Stage, dataset, intermediate
 from fdkit.catalog.schema import SCHEMAS, STATEMENT_FIELDS
 
@@ -141,6 +142,10 @@ def _ttm(df: pd.DataFrame) -> pd.DataFrame:
                     rec[f] = float(vals.sum()) if vals.notna().all() else np.nan
             rec["period"] = "ttm"
             rec["fiscal_period"] = f"TTM-{last['fiscal_period']}"
+            if "quality" in window.columns:  # a sum carries the notes of the quarters it adds up
+                notes = [f"{fp}: {q}" for fp, q in zip(window["fiscal_period"], window["quality"], strict=True)
+                         if isinstance(q, str)]  # fmt: skip
+                rec["quality"] = "; ".join(notes) if notes else pd.NA
             rec["form_type"] = None  # a sum of four filings is no one filing's form
             rows.append(rec)
     return pd.DataFrame(rows, columns=df.columns)
@@ -189,6 +194,7 @@ def _statements(ctx: Context) -> dict[str, pd.DataFrame]:
     ciks = company_ciks(sec, ctx["members"], uni)
     rows = join_statements(ctx["xbrl_statements"], ctx["pystock_statements"],
                            set(ctx["companyfacts_tickers"]["ticker"]))  # fmt: skip
+    rows = screen_statements(rows, ctx["prices"])
     table = finish_statements(rows, ciks, ctx["filings_index"])
     out = {name: table[[c for c in SCHEMAS[name] if c in table.columns]] for name in STATEMENT_FIELDS}
     out["income_statements"] = with_usd_amounts(out["income_statements"])
@@ -218,7 +224,15 @@ _PROVENANCE = {
         "pystock rows (tickers without companyfacts, periods without XBRL rows): the crawler's first sighting "
         "is the filing date (the filing day or the day after; sightings on its first day, 2015-03-23, are "
         "left out: they are no filing dates), amended reports left out, 10-Q cash flows differenced within the "
-        "fiscal year, Q4 = FY - (Q1+Q2+Q3). cik on every row; filing_url = the EDGAR filing index where the "
+        "fiscal year, Q4 = FY - (Q1+Q2+Q3); where two filers' reports share a symbol (a parent and its listed "
+        "subsidiary: NRG and NRG Yield, 16 symbols) the parent's, the one with the larger total assets, and "
+        "sightings dated before their period's end (another report under a wrong end date) are no first "
+        "sightings. SANITY RULES (fdkit.build.quality): a value that fails one is served missing with the reason "
+        "in `quality` (an extension): negative revenue, a quarter's revenue outside 0.2-5x the median of its "
+        "neighbouring quarters (outside 0.5-2x: kept, marked), a year's outside 0.5-2x four times its quarters' "
+        "median, an annualised EPS above the share price, a Q4 differenced from a rejected value; weighted "
+        "shares the source lacks are net income / EPS (|EPS| >= 0.10, within 0.8-1.25x the ticker's counts "
+        "around it), marked derived in `quality`. cik on every row; filing_url = the EDGAR filing index where the "
         "accession is known, else the EDGAR list of the company's filings of that form up to the filing day "
         "(pystock rows and some instance documents name no accession). filing_datetime (an extension, as on "
         "earnings): the SEC's acceptance time in Eastern Time where the submissions index has the accession. "
@@ -237,7 +251,7 @@ STATEMENTS = Stage(
     "The statement table (XBRL and pystock rows, TTM, CIK, filing URL) and the three statement datasets",
     _statements,
     sources=("data-real/company/sec_company_tickers.csv", "data-real/company/universe.csv"),
-    needs=("xbrl_statements", "pystock_statements", "companyfacts_tickers", "members", "filings_index"),
+    needs=("xbrl_statements", "pystock_statements", "companyfacts_tickers", "members", "filings_index", "prices"),
     outputs=(
         intermediate("statements"),
         *(dataset(name, Provenance(*_PROVENANCE[name])) for name in STATEMENT_FIELDS),

@@ -226,14 +226,18 @@ _KPI_BASE = {
 }
 
 _SCHEMAS: dict[str, dict[str, str]] = {
-    "income_statements": {**STATEMENT_HEADER, **_floats(*INCOME_FIELDS, *INCOME_USD_FIELDS)},
+    # extension ``quality``: why a value the source gave is missing (it failed a sanity rule) and which values are
+    # derived rather than reported (fdkit.build.quality); missing on a clean row
+    "income_statements": {**STATEMENT_HEADER, **_floats(*INCOME_FIELDS, *INCOME_USD_FIELDS), "quality": S},
     "balance_sheets": {**STATEMENT_HEADER, **_floats(*BALANCE_FIELDS)},
     "cash_flow_statements": {**STATEMENT_HEADER, **_floats(*CASH_FLOW_FIELDS)},
     # the three statements of one period side by side (/financials): a field two statements report (net income)
     # keeps the income statement's value, the filing header the income statement's
     "financial_statements": {
         **STATEMENT_HEADER,
-        **_floats(*INCOME_FIELDS, *INCOME_USD_FIELDS, *BALANCE_FIELDS, *CASH_FLOW_FIELDS),
+        **_floats(*INCOME_FIELDS, *INCOME_USD_FIELDS),
+        "quality": S,
+        **_floats(*BALANCE_FIELDS, *CASH_FLOW_FIELDS),
     },  # fmt: skip
     "financial_metrics": {**STATEMENT_HEADER, **_floats(*METRIC_FIELDS)},
     "segmented_revenues": {**SEGMENT_REPORT, "items": N},

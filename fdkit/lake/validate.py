@@ -518,6 +518,34 @@ def _history_unique(lake: Lake) -> pd.DataFrame:
 # ------------------------------------------------------------------------------------------------------------------
 # other datasets
 # ------------------------------------------------------------------------------------------------------------------
+@invariant("no_negative_revenue", "income_statements")
+def _negative_revenue(lake: Lake) -> pd.DataFrame:
+    """No revenue below zero (a Q4 of mismatched concepts): a value failing that is served missing, its reason in quality."""
+    inc = lake["income_statements"]
+    return inc.loc[inc["revenue"] < 0, ["ticker", "period", "report_period", "revenue"]]
+
+
+@invariant("quarter_revenue_in_band_or_marked", "income_statements")
+def _quarter_band(lake: Lake) -> pd.DataFrame:
+    """A quarter's revenue is within 0.5-2x the median of its ticker's neighbouring quarters, or quality says why not."""
+    inc = lake["income_statements"]
+    q = inc[inc["period"].astype(str) == "quarterly"].sort_values(["ticker", "report_period"])
+    q = q.assign(ticker=q["ticker"].astype(str))
+    med = pd.Series(np.nan, index=q.index)
+    for _, g in q.groupby("ticker", sort=False):
+        v = g["revenue"].to_numpy(dtype=float)
+        for k, idx in enumerate(g.index):
+            around = np.r_[v[max(0, k - 4) : k], v[k + 1 : k + 5]]
+            around = around[np.isfinite(around) & (around > 0)]
+            if len(around) >= 3:
+                med[idx] = float(np.median(around))
+    ratio = q["revenue"] / med
+    quality = q["quality"].astype("string") if "quality" in q.columns else pd.Series(pd.NA, index=q.index)
+    marked = quality.str.contains("revenue:", regex=False).fillna(False).astype(bool)
+    off = ratio.notna() & ~ratio.between(0.5, 2.0) & ~marked
+    return q.loc[off, ["ticker", "report_period", "revenue"]].assign(ratio=ratio[off])
+
+
 def close_near(keys: pd.DataFrame, prices: pd.DataFrame, days: int = 7) -> pd.Series:
     """The last close on or before each ``report_period``, if it is at most ``days`` old (else NaN)."""
     from fdkit.research.ratios import price_on_or_before

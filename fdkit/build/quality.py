@@ -1,0 +1,286 @@
+"""Sanity rules for statement values: a value that fails one is served as missing, its reason recorded.
+
+The sources pass garbage through (issue: a Q4 computed as FY - Q1..Q3 where the source read different concepts for
+the year and the quarters, one share class's EPS beside another's). Each rule here looks at one class of failure,
+sets the failing values to missing and says why in the row's ``quality`` column (``"; "``-joined notes, missing
+when the row is clean). Values that are *derived* rather than reported (weighted shares from net income / EPS) are
+named there too, so a user can tell a reported number from a computed one.
+
+Rules run in order (:data:`RULES`); a Q4 derived from a rejected value of its fiscal year is rejected after them.
+Adding a rule is one function of ``(rows, context) -> notes`` registered in :data:`RULES`.
+
+Example:
+    >>> import pandas as pd
+    >>> rows = pd.DataFrame({"ticker": ["X"] * 5, "period": ["quarterly"] * 4 + ["annual"],
+    ...     "fiscal_period": ["FY2016-Q1", "FY2016-Q2", "FY2016-Q3", "FY2016-Q4", "FY2016"],
+    ...     "report_period": pd.to_datetime(["2016-03-31", "2016-06-30", "2016-09-30", "2016-12-31", "2016-12-31"]),
+    ...     "revenue": [10.0, 11.0, 12.0, -2.0, 31.0], "net_income": [1.0, 1.0, 1.0, 1.0, 4.0],
+    ...     "earnings_per_share": [0.1, 0.1, 0.1, 0.1, 0.4]})
+    >>> out = screen_statements(rows)
+    >>> out["revenue"].tolist()[3]
+    nan
+    >>> out["quality"].tolist()[3].split("; ")
+    ['revenue: negative (-2) in the source, served missing', 'weighted_average_shares: derived as net income / EPS']
+    >>> out["weighted_average_shares"].tolist()
+    [10.0, 10.0, 10.0, 10.0, 10.0]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+#: a quarter whose revenue is this far from the median of its ticker's neighbouring quarters is no quarter's revenue
+REJECT_BAND = (0.2, 5.0)
+#: ... and this far is kept but marked (seasonal businesses reach 3x: a holiday quarter)
+MARK_BAND = (0.5, 2.0)
+#: a fiscal year's revenue this far from four times its quarters' median is another concept's
+ANNUAL_BAND = (0.5, 2.0)
+#: the largest earnings yield (annualised EPS / price) taken for real: above it the EPS is another share class's
+#: or another unit's (a price-to-earnings ratio under 1)
+MAX_EARNINGS_YIELD = 1.0
+#: EPS smaller than this (in absolute value) gives no share count (a cent of rounding is over 5% of it)
+MIN_EPS_FOR_SHARES = 0.10
+#: a derived share count this far from the median of the ticker's counts around it is dropped
+SHARE_BAND = (0.8, 1.25)
+
+Notes = dict[Any, list[str]]
+Rule = Callable[[pd.DataFrame, pd.DataFrame | None], Notes]
+
+
+def _fmt(x: float) -> str:
+    return f"{x / 1e9:,.2f}bn" if abs(x) >= 1e8 else f"{x:,.4g}"
+
+
+def negative_revenue(rows: pd.DataFrame, prices: pd.DataFrame | None = None) -> Notes:
+    """Revenue below zero: no company sells a negative amount (a Q4 differenced from mismatched concepts).
+
+    Args:
+        rows: statement rows (``revenue``); values failing are set to missing in place.
+        prices: unused.
+
+    Returns:
+        Row label -> notes.
+
+    Example:
+        >>> df = pd.DataFrame({"revenue": [5.0, -1.0]})
+        >>> negative_revenue(df), df["revenue"].tolist()
+        ({1: ['revenue: negative (-1) in the source, served missing']}, [5.0, nan])
+    """
+    bad = rows.index[rows["revenue"] < 0]
+    notes = {i: [f"revenue: negative ({_fmt(float(rows['revenue'][i]))}) in the source, served missing"] for i in bad}
+    rows.loc[bad, "revenue"] = np.nan
+    return notes
+
+
+def _neighbour_median(q: pd.DataFrame, field: str, reach: int = 4, least: int = 3) -> pd.Series:
+    """Per row, the median of the same ticker's other rows' values within ``reach`` rows (``least`` needed)."""
+    out = pd.Series(np.nan, index=q.index)
+    for _, g in q.sort_values("report_period").groupby("ticker", sort=False):
+        v = g[field].to_numpy(dtype=float)
+        for k, idx in enumerate(g.index):
+            around = np.r_[v[max(0, k - reach) : k], v[k + 1 : k + 1 + reach]]
+            around = around[np.isfinite(around) & (around > 0)]
+            if len(around) >= least:
+                out[idx] = float(np.median(around))
+    return out
+
+
+def quarter_out_of_band(rows: pd.DataFrame, prices: pd.DataFrame | None = None) -> Notes:
+    """A quarter's revenue against the median of its neighbouring quarters (up to four each side).
+
+    Outside :data:`REJECT_BAND` it is another concept's figure (ABBV FY2015-Q2: 51m among ~5bn) and is set to
+    missing; outside :data:`MARK_BAND` only it is kept and marked (seasonal quarters).
+
+    Args:
+        rows: statement rows (``ticker``, ``period``, ``report_period``, ``revenue``); changed in place.
+        prices: unused.
+
+    Returns:
+        Row label -> notes.
+
+    Example:
+        >>> df = pd.DataFrame({"ticker": ["X"] * 5, "period": ["quarterly"] * 5,
+        ...                    "report_period": pd.date_range("2016-03-31", periods=5, freq="QE"),
+        ...                    "revenue": [10.0, 0.1, 11.0, 25.0, 10.0]})
+        >>> sorted(quarter_out_of_band(df)), df["revenue"].tolist()
+        ([1, 3], [10.0, nan, 11.0, 25.0, 10.0])
+    """
+    q = rows[(rows["period"] == "quarterly") & rows["revenue"].notna()]
+    ratio = q["revenue"] / _neighbour_median(q, "revenue")
+    notes: Notes = {}
+    revenue = q["revenue"].to_dict()
+    for i, r in ratio.dropna().items():
+        if not REJECT_BAND[0] <= r <= REJECT_BAND[1]:
+            notes[i] = [f"revenue: {_fmt(float(revenue[i]))} is {r:.3g}x the median of its neighbouring "
+                        "quarters (outside 0.2-5x: another concept's figure), served missing"]  # fmt: skip
+            rows.loc[i, "revenue"] = np.nan
+        elif not MARK_BAND[0] <= r <= MARK_BAND[1]:
+            notes[i] = [f"revenue: {r:.3g}x the median of its neighbouring quarters (outside 0.5-2x; kept)"]
+    return notes
+
+
+def annual_out_of_band(rows: pd.DataFrame, prices: pd.DataFrame | None = None) -> Notes:
+    """A fiscal year's revenue against four times the median of the ticker's quarters around its end.
+
+    F FY2016: 10.25bn where its quarters are ~35bn each: set to missing.
+
+    Args:
+        rows: statement rows (``ticker``, ``period``, ``report_period``, ``revenue``); changed in place.
+        prices: unused.
+
+    Returns:
+        Row label -> notes.
+
+    Example:
+        >>> df = pd.DataFrame({"ticker": ["F"] * 5, "period": ["quarterly"] * 4 + ["annual"],
+        ...                    "report_period": pd.to_datetime(["2016-03-31", "2016-06-30", "2016-09-30",
+        ...                                                     "2016-12-31", "2016-12-31"]),
+        ...                    "revenue": [35.0, 37.0, 33.0, 36.0, 10.25]})
+        >>> list(annual_out_of_band(df)), df["revenue"].tolist()[-1]
+        ([4], nan)
+    """
+    q = rows[(rows["period"] == "quarterly") & rows["revenue"].notna() & (rows["revenue"] > 0)]
+    notes: Notes = {}
+    for i in rows.index[(rows["period"] == "annual") & rows["revenue"].notna()]:
+        end = pd.Timestamp(rows["report_period"][i])
+        near = q[(q["ticker"] == rows["ticker"][i]) & (q["report_period"] > end - pd.Timedelta(days=400))
+                 & (q["report_period"] <= end + pd.Timedelta(days=100))]  # fmt: skip
+        if len(near) < 3:
+            continue
+        r = float(rows["revenue"][i]) / (4 * float(near["revenue"].median()))
+        if not ANNUAL_BAND[0] <= r <= ANNUAL_BAND[1]:
+            notes[i] = [f"revenue: {_fmt(float(rows['revenue'][i]))} is {r:.3g}x four times its quarters' median "
+                        "(another concept's figure), served missing"]  # fmt: skip
+            rows.loc[i, "revenue"] = np.nan
+    return notes
+
+
+def implausible_eps(rows: pd.DataFrame, prices: pd.DataFrame | None = None) -> Notes:
+    """EPS whose annualised value exceeds the share price (P/E under 1): another share class's or unit's.
+
+    ERIE FY2015: 566.75 a share against a price of ~80 (the Class B figure beside Class A quarters).
+
+    Args:
+        rows: statement rows (``ticker``, ``period``, ``report_period``, EPS fields); changed in place.
+        prices: ``ticker``, ``time`` and ``close`` on the rows' split basis (no prices: no check).
+
+    Returns:
+        Row label -> notes.
+
+    Example:
+        >>> df = pd.DataFrame({"ticker": ["E", "E"], "period": ["annual", "quarterly"],
+        ...                    "report_period": pd.to_datetime(["2015-12-31", "2016-03-31"]),
+        ...                    "earnings_per_share": [566.75, 0.83]})
+        >>> px = pd.DataFrame({"ticker": ["E"], "time": pd.to_datetime(["2015-12-30"], utc=True), "close": [80.0]})
+        >>> list(implausible_eps(df, px)), df["earnings_per_share"].tolist()
+        ([0], [nan, 0.83])
+    """
+    if prices is None or prices.empty:
+        return {}
+    px = prices[["ticker", "time", "close"]].dropna()
+    px = px.assign(ticker=px["ticker"].astype(str), day=px["time"].dt.tz_localize(None).astype("datetime64[ns]"))
+    keys = rows[["ticker", "report_period"]].assign(ticker=rows["ticker"].astype(str),
+                                                    day=rows["report_period"].astype("datetime64[ns]"))  # fmt: skip
+    keys = keys.reset_index(names="_row").sort_values("day")
+    near = pd.merge_asof(keys, px.sort_values("day")[["ticker", "day", "close"]], on="day", by="ticker",
+                         tolerance=pd.Timedelta(days=10))  # fmt: skip
+    close = near.set_index("_row")["close"].reindex(rows.index)
+    per_year = rows["period"].map({"quarterly": 4.0, "annual": 1.0, "ttm": 1.0})
+    notes: Notes = {}
+    for field in ("earnings_per_share", "earnings_per_share_diluted"):
+        if field not in rows.columns:
+            continue
+        ey = rows[field] * per_year / close
+        for i in rows.index[ey > MAX_EARNINGS_YIELD]:
+            notes.setdefault(i, []).append(f"{field}: {float(rows[field][i]):,.4g} against a close of {close[i]:,.4g} "
+                                           "(P/E under 1: another share class or unit), served missing")  # fmt: skip
+            rows.loc[i, field] = np.nan
+    return notes
+
+
+def derived_shares(rows: pd.DataFrame, prices: pd.DataFrame | None = None) -> Notes:
+    """Weighted shares where the source reports none: net income / EPS (basic and diluted), marked as derived.
+
+    Only where |EPS| is at least :data:`MIN_EPS_FOR_SHARES`, the two have the same sign and the count is within
+    :data:`SHARE_BAND` of the median of at least two of the ticker's counts around it (four rows each side):
+    a count that stands alone, or apart, is a net income that is not the EPS's (non-controlling interests,
+    another class, a Q4's EPS taken as FY - Q1..Q3 over changing counts).
+
+    Args:
+        rows: statement rows; changed in place.
+        prices: unused.
+
+    Returns:
+        Row label -> notes.
+
+    Example:
+        >>> df = pd.DataFrame({"ticker": ["X"] * 4, "report_period": pd.date_range("2016-03-31", periods=4, freq="QE"),
+        ...                    "net_income": [2e9, 2.1e9, 1e6, 2e9], "earnings_per_share": [2.0, 2.0, 0.01, 2.0]})
+        >>> derived_shares(df)[0], df["weighted_average_shares"].tolist()
+        (['weighted_average_shares: derived as net income / EPS'], [1000000000.0, 1050000000.0, nan, 1000000000.0])
+    """
+    derived: dict[Any, list[str]] = {}
+    for eps, shares in (("earnings_per_share", "weighted_average_shares"),
+                        ("earnings_per_share_diluted", "weighted_average_shares_diluted")):  # fmt: skip
+        if eps not in rows.columns or "net_income" not in rows.columns:
+            continue
+        if shares not in rows.columns:
+            rows[shares] = np.nan
+        n = rows["net_income"] / rows[eps]
+        ok = rows[shares].isna() & (rows[eps].abs() >= MIN_EPS_FOR_SHARES) & (n > 0)
+        candidate = rows[shares].where(~ok, n.round())
+        # a count far from the ticker's other counts around it is a net income that is not the EPS's (non-
+        # controlling interests, another class): no count rather than a wrong one
+        if {"ticker", "report_period"} <= set(rows.columns):
+            ratio = candidate / _neighbour_median(rows.assign(_n=candidate), "_n", least=2)
+            ok &= ratio.between(*SHARE_BAND)
+        rows.loc[ok, shares] = n[ok].round()
+        for i in rows.index[ok]:
+            derived.setdefault(i, []).append(shares)
+    return {i: [f"{', '.join(fields)}: derived as net income / EPS"] for i, fields in derived.items()}
+
+
+#: the rules in the order they run; a Q4 derived from a rejected value is rejected after them
+RULES: tuple[Rule, ...] = (negative_revenue, quarter_out_of_band, annual_out_of_band, implausible_eps,
+                           derived_shares)  # fmt: skip
+
+
+def _q4_of_rejected(rows: pd.DataFrame, rejected: pd.Series) -> Notes:
+    """A Q4 revenue is FY - Q1..Q3: where any of those was rejected, so is the Q4 (and it is not marked kept)."""
+    fy = rows["fiscal_period"].astype(str).str.extract(r"^(FY\d{4})")[0]
+    key = rows["ticker"].astype(str) + "|" + fy.fillna("")
+    bad_years = set(key[rejected & fy.notna()])
+    q4 = rows.index[(rows["period"] == "quarterly") & rows["fiscal_period"].astype(str).str.endswith("-Q4")
+                    & key.isin(bad_years) & rows["revenue"].notna()]  # fmt: skip
+    rows.loc[q4, "revenue"] = np.nan
+    return {i: ["revenue: Q4 = FY - Q1..Q3 and one of those was rejected, served missing"] for i in q4}
+
+
+def screen_statements(rows: pd.DataFrame, prices: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The rows with every :data:`RULES` applied: failing values missing, the reasons in ``quality``.
+
+    Args:
+        rows: annual and quarterly statement rows (``ticker``, ``period``, ``fiscal_period``, ``report_period``,
+            ``revenue``, ``net_income``, EPS).
+        prices: daily closes on the rows' split basis for :func:`implausible_eps` (optional).
+
+    Returns:
+        A copy with ``quality`` (string; missing on clean rows).
+    """
+    out = rows.copy()
+    before = out["revenue"].notna()
+    notes: Notes = {}
+    for rule in RULES:
+        for i, ns in rule(out, prices).items():
+            notes.setdefault(i, []).extend(ns)
+    for i, ns in _q4_of_rejected(out, before & out["revenue"].isna()).items():
+        notes[i] = [n for n in notes.get(i, []) if "(kept" not in n] + ns
+    quality = pd.Series(pd.NA, index=out.index, dtype="string")
+    for i, ns in notes.items():
+        quality[i] = "; ".join(ns)
+    out["quality"] = quality
+    return out
