@@ -5,6 +5,12 @@ Usage::
 
     python benchmarks/landings.py kill [--events 300] [--kills 10]
     python benchmarks/landings.py walkers [--walkers 10] [--seconds 60]
+    python benchmarks/landings.py diskfull --fs MOUNT [--events 100]    # MOUNT: a small filesystem of its own
+
+``diskfull``: the receiver's lake lies on ``--fs`` (e.g. ``mount -t tmpfs -o size=3m tmpfs /tmp/tinyfs``), a filler
+file takes all but 64 KB of it, and ``--events`` events are delivered once each: the landings that find the disk
+full must answer JSON 507 and be recorded as not landed. Then the filler is removed and every event is delivered
+again: each lands exactly once (no id twice, no duplicated record).
 
 ``kill``: ``fdkit webhooks listen`` runs in its own process over a copy of the bundled lake; the sender
 (:func:`fdkit.webhooks.deliver`, retrying with backoff) delivers ``--events`` real events of the bundled lake
@@ -213,6 +219,61 @@ def walkers(n_walkers: int, seconds: float, seed: int) -> dict:
     }
 
 
+def diskfull(fs: Path, n_events: int) -> dict:
+    """Land events on a full filesystem, then again with room: 507s first, then every event exactly once."""
+    events = _events(n_events)
+    lake = fs / "lake"
+    shutil.rmtree(lake, ignore_errors=True)
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}/hook"
+    proc = _listener(lake, port)
+    filler = fs / "filler"
+    try:
+        free = shutil.disk_usage(fs).free
+        with open(filler, "wb") as f:
+            f.write(b"\0" * max(0, free - 64 * 1024))
+        statuses: dict[int, int] = {}
+        bodies_json = True
+        for e in events:  # once each, no retry: what a full disk answers
+            r = requests.post(url, data=json.dumps(e).encode(), headers={"X-FDS-Signature": _sign(e)}, timeout=60)
+            statuses[r.status_code] = statuses.get(r.status_code, 0) + 1
+            if r.status_code >= 500:
+                bodies_json &= r.headers.get("content-type", "").startswith("application/json") and set(r.json()) == {
+                    "error",
+                    "message",
+                }
+        landing = Landing(lake)
+        landed_full = len(landing.landed_ids())
+        landing.close()
+        filler.unlink()
+        report = deliver(events, [Destination(url, SECRET)], base_delay=0.05, max_attempts=5, workers=2)
+    finally:
+        filler.unlink(missing_ok=True)
+        proc.terminate()
+        proc.wait(30)
+    landing = Landing(lake)
+    landed = landing.landed_ids()
+    landing.close()
+    reader = LakeReader(lake)
+    dupes = 0
+    for name, key in RECORD_KEYS.items():
+        if name in reader.names():
+            df = reader.read(name)
+            dupes += int(df.duplicated([k for k in key if k in df.columns]).sum())
+    shutil.rmtree(lake, ignore_errors=True)
+    return {"events": len(events), "first_pass_statuses": statuses, "error_bodies_json": bodies_json,
+            "landed_while_full": landed_full, "second_pass_acked": len(report.acked),
+            "second_pass_failed": len(report.failed), "landed": len(landed),
+            "landed_twice": len(landed) - len(set(landed)),
+            "not_landed": len({e["id"] for e in events} - set(landed)), "duplicated_records": dupes}  # fmt: skip
+
+
+def _sign(event: dict) -> str:
+    from fdkit.webhooks import sign
+
+    return sign(SECRET, json.dumps(event).encode())
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="what", required=True)
@@ -224,7 +285,13 @@ def main(argv: list[str] | None = None) -> int:
     w.add_argument("--walkers", type=int, default=10)
     w.add_argument("--seconds", type=float, default=60.0)
     w.add_argument("--seed", type=int, default=3)
+    d = sub.add_parser("diskfull")
+    d.add_argument("--fs", required=True, type=Path)
+    d.add_argument("--events", type=int, default=100)
     args = ap.parse_args(argv)
+    if args.what == "diskfull":
+        print(json.dumps(diskfull(args.fs, args.events)))
+        return 0
     print(f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f}", file=sys.stderr)
     out = kill(args.events, args.kills, args.seed) if args.what == "kill" else walkers(args.walkers, args.seconds,
                                                                                        args.seed)  # fmt: skip
