@@ -371,3 +371,26 @@ def test_a_broken_dataset_is_named_in_the_frame_with_errors_ignore(test_lake, tm
     assert df.empty and sorted(df.attrs["missing"]) == tickers
     for why in df.attrs["missing"].values():  # before: "the server failed to answer; please retry"
         assert "dataset 'prices' cannot be read" in why and "Dataset unreadable" in why, why
+
+
+def _unsealed(cache_dir: Path) -> int:
+    """Every entry as fdkit stored it before answers were sealed: requests-cache's JSON text."""
+    with sqlite3.connect(_http_db(cache_dir)) as con:
+        rows = con.execute("select key, value from responses").fetchall()
+        for key, value in rows:
+            con.execute("update responses set value = ? where key = ?", (bytes(value).split(b"\n", 1)[1].decode(), key))
+    return len(rows)
+
+
+def test_an_entry_of_an_older_fdkit_is_fetched_again_quietly_and_refused_offline(ref_server, tmp_path):
+    good = _fetch(ref_server, tmp_path, "prices")
+    _drop_fetch_cache(tmp_path)
+    assert _unsealed(tmp_path) >= 2
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # not a corruption: no warning
+        again = _fetch(ref_server, tmp_path, "prices")
+    pd.testing.assert_frame_equal(again, good)
+    _drop_fetch_cache(tmp_path)
+    assert _unsealed(tmp_path) >= 2  # (the online read stored them again, sealed)
+    with pytest.raises(CacheError, match="no checksum"):
+        _fetch(ref_server, tmp_path, "prices", offline=True)

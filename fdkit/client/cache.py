@@ -6,9 +6,10 @@
   endpoint catalog per request; ``stale_if_error`` serves an expired answer when the service is down.
 * Every stored answer is sealed with a SHA-256 of its serialized bytes (body and metadata) when it is received,
   a last stage of requests-cache's serializer pipeline (:data:`VERIFIED_SERIALIZER`); :class:`VerifiedSQLiteCache`
-  checks it before anything is deserialized. An entry that fails (bit flips, truncation, an entry of an older
-  fdkit without a seal, metadata requests-cache cannot read back) is deleted and fetched again, or, offline, is a
-  :class:`~fdkit.errors.CacheError` naming the entry: corrupted bytes are never served.
+  checks it before anything is deserialized. An entry that fails (bit flips, truncation, metadata requests-cache
+  cannot read back) is deleted and fetched again with a warning, or, offline, is a :class:`~fdkit.errors.CacheError`
+  naming the entry: corrupted bytes are never served. An older fdkit's entry (no seal) is fetched again quietly
+  (offline: the same error, as it cannot be verified).
 * The key is sent as ``X-API-KEY``. requests-cache redacts ignored headers by exact name only, so
   :class:`KeySafeSession` renames any casing of an auth header to one canonical spelling before the request is
   cached, and that spelling is in ``ignored_parameters``: the stored request carries ``REDACTED``.
@@ -129,6 +130,10 @@ class _Unverified(Exception):
     Never one of requests-cache's deserialisation errors, which it would swallow as a silent miss.
     """
 
+    def __init__(self, message: str, *, unsealed: bool = False) -> None:
+        super().__init__(message)
+        self.unsealed = unsealed  # written before answers were sealed: not corrupted, only unverifiable
+
 
 def _seal(text: str | bytes) -> bytes:
     body = text.encode() if isinstance(text, str) else bytes(text)
@@ -137,10 +142,10 @@ def _seal(text: str | bytes) -> bytes:
 
 def _unseal(value: str | bytes) -> str:
     if isinstance(value, str):
-        raise _Unverified("it carries no checksum (stored by an older fdkit)")
+        raise _Unverified("it carries no checksum (stored by an older fdkit)", unsealed=True)
     value = bytes(value)
     if not value.startswith(_SEAL):
-        raise _Unverified("it carries no checksum")
+        raise _Unverified("it carries no checksum", unsealed=value.lstrip().startswith(b"{"))
     digest, newline, body = value[len(_SEAL) :].partition(b"\n")
     if not newline or hashlib.sha256(body).hexdigest().encode() != digest:
         raise _Unverified("its bytes do not match the SHA-256 stored when it was received")
@@ -189,10 +194,13 @@ class VerifiedSQLiteCache(SQLiteCache):
             if "locked" in str(exc) or "busy" in str(exc):
                 raise
             problem = f"unreadable: {exc}"
+            quiet = False
         except _Unverified as exc:
             problem = str(exc)
+            quiet = exc.unsealed and not self.offline  # an older fdkit's entry is fetched again without a word
         except Exception as exc:  # e.g. cattrs' ClassValidationError: metadata that does not structure again
             problem = f"its metadata cannot be read back ({type(exc).__name__})"
+            quiet = False
         try:
             with self.responses.connection(commit=True) as con:
                 con.execute(f"delete from {self.responses.table_name} where key = ?", (key,))
@@ -202,8 +210,9 @@ class VerifiedSQLiteCache(SQLiteCache):
         if self.offline:
             raise CacheError(f"{where} is corrupted ({problem}); it was dropped and offline mode cannot fetch it "
                              "again", error="Corrupted cache entry")  # fmt: skip
-        warnings.warn(f"fdkit: {where} failed its checksum ({problem}); it was dropped and is fetched again",
-                      stacklevel=2)  # fmt: skip
+        if not quiet:
+            warnings.warn(f"fdkit: {where} failed its checksum ({problem}); it was dropped and is fetched again",
+                          stacklevel=2)  # fmt: skip
         return default
 
 
