@@ -404,17 +404,21 @@ def _tickers_join(lake: Lake) -> pd.DataFrame:
 
 @invariant("pe_matches_price_over_eps", "financial_metrics", "income_statements", "prices")
 def _pe(lake: Lake) -> pd.DataFrame:
-    """Served P/E within 1% of (last close on or before the period end) / diluted (else basic) EPS of the row."""
-    from fdkit.research.ratios import price_on_or_before
+    """Served P/E within 1% of (last close on or before the period end) / a year's diluted (else basic) EPS.
+
+    A year's EPS: the row's, or on a quarterly row the sum of its four trailing quarters' (missing if one is).
+    """
+    from fdkit.research.ratios import price_on_or_before, trailing_year
 
     fm = lake["financial_metrics"]
     inc = lake["income_statements"][["ticker", "period", "report_period", "earnings_per_share",
                                      "earnings_per_share_diluted", "net_income"]]  # fmt: skip
+    inc = inc.assign(eps=inc["earnings_per_share_diluted"].fillna(inc["earnings_per_share"])).reset_index(drop=True)
+    inc["eps"] = trailing_year(inc, {"eps": inc["eps"]})["eps"]
     m = fm[["ticker", "period", "report_period", "price_to_earnings_ratio"]].merge(
         inc, on=["ticker", "period", "report_period"], how="inner")  # fmt: skip
-    m = m[m["period"].astype(str) != "quarterly"]
     price = price_on_or_before(m, lake["prices"])
-    eps = m["earnings_per_share_diluted"].fillna(m["earnings_per_share"])
+    eps = m["eps"]
     want = price / eps
     off = want.notna() & (eps > 0)
     off &= ~(_rel(m["price_to_earnings_ratio"], want) <= 0.01)
@@ -520,14 +524,14 @@ def _history_unique(lake: Lake) -> pd.DataFrame:
 # ------------------------------------------------------------------------------------------------------------------
 @invariant("no_negative_revenue", "income_statements")
 def _negative_revenue(lake: Lake) -> pd.DataFrame:
-    """No revenue below zero (a Q4 of mismatched concepts): a value failing that is served missing, its reason in quality."""
+    """No revenue below zero (a Q4 of mismatched concepts): such a value is served missing, its reason in quality."""
     inc = lake["income_statements"]
     return inc.loc[inc["revenue"] < 0, ["ticker", "period", "report_period", "revenue"]]
 
 
 @invariant("quarter_revenue_in_band_or_marked", "income_statements")
 def _quarter_band(lake: Lake) -> pd.DataFrame:
-    """A quarter's revenue is within 0.5-2x the median of its ticker's neighbouring quarters, or quality says why not."""
+    """A quarter's revenue is within 0.5-2x the median of its ticker's neighbouring quarters, or quality marks it."""
     inc = lake["income_statements"]
     q = inc[inc["period"].astype(str) == "quarterly"].sort_values(["ticker", "report_period"])
     q = q.assign(ticker=q["ticker"].astype(str))

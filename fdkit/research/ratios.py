@@ -26,7 +26,8 @@ Families and formulas (``days`` is 365 for annual/ttm rows, 91.25 for quarterly 
 * growth (period over period within ticker and period type, matched by date: the row ``lag`` x 3 months
   (quarterly, ttm) or ``lag`` x 12 months (annual) earlier, within 20 days; none there, no growth): revenue,
   earnings (net income), book value, EPS, free cash flow, operating income, EBITDA (operating income + D&A).
-* valuation (needs prices: the last close on or before ``report_period``): ``market_cap`` = price x
+* valuation (needs prices: the last close on or before ``report_period``; a quarterly row's flows are those of its
+  four trailing quarters, :func:`trailing_year`, missing where one is missing): ``market_cap`` = price x
   outstanding_shares (the weighted average shares where outstanding shares are not reported),
   ``enterprise_value`` = market_cap + total_debt - cash, ``price_to_earnings_ratio`` = price / diluted EPS
   (basic EPS where no diluted EPS is reported, else net income / weighted shares),
@@ -125,6 +126,39 @@ def _earlier_rows(keys: pd.DataFrame, lag: int) -> np.ndarray:
     out = np.full(n, -1, dtype=np.int64)
     hit = m["_prev"].notna().to_numpy()
     out[m["_row"].to_numpy()[hit]] = m["_prev"].to_numpy()[hit].astype(np.int64)
+    return out
+
+
+def trailing_year(keys: pd.DataFrame, flows: dict[str, pd.Series]) -> dict[str, pd.Series]:
+    """A year's worth of each flow per row: a quarterly row's sum with its three preceding quarters, else the row's.
+
+    The quarters are matched by the calendar (:func:`_earlier_rows`); where one of the four is missing, or has no
+    value, the sum is missing.
+
+    Args:
+        keys: ``ticker``, ``period`` and ``report_period`` per row.
+        flows: name -> values on the rows.
+
+    Returns:
+        name -> the year's values.
+
+    Example:
+        >>> keys = pd.DataFrame({"ticker": ["X"] * 5, "period": ["quarterly"] * 4 + ["annual"],
+        ...                      "report_period": pd.to_datetime(["2016-03-31", "2016-06-30", "2016-09-30",
+        ...                                                       "2016-12-31", "2016-12-31"])})
+        >>> trailing_year(keys, {"eps": pd.Series([1.0, 2.0, 3.0, 4.0, 10.0])})["eps"].tolist()
+        [nan, nan, nan, 10.0, 10.0]
+    """
+    quarterly = keys["period"].astype(str).to_numpy() == "quarterly"
+    earlier = [_earlier_rows(keys, lag) for lag in (1, 2, 3)]
+    out = {}
+    for name, values in flows.items():
+        v = values.to_numpy(dtype="float64")
+        total = v.copy()
+        for prev in earlier:
+            add = np.where(prev >= 0, v[np.maximum(prev, 0)], np.nan)
+            total = total + add
+        out[name] = pd.Series(np.where(quarterly, total, v), index=values.index, dtype="float64")
     return out
 
 
@@ -254,16 +288,21 @@ def compute_ratios(
         price = price_on_or_before(keys, prices)
         mcap = price * g["outstanding_shares"]
         ev = mcap + g["total_debt"].fillna(0.0) - g["cash_and_equivalents"].fillna(0.0)
+        # a price is a multiple of a year's flows: a quarterly row's are its four trailing quarters (missing where
+        # one of them is), never one quarter's (KO Q1 2015: P/E 82.8 on a quarter's EPS)
+        eps = g["earnings_per_share_diluted"].fillna(g["earnings_per_share"])
+        year = trailing_year(keys, {"eps": eps, "revenue": g["revenue"], "ebitda": g["ebitda"],
+                                    "free_cash_flow": g["free_cash_flow"]})  # fmt: skip
         # price over diluted EPS (basic where no diluted figure is reported): both on the price's split basis
-        pe = _div(price, g["earnings_per_share_diluted"].fillna(g["earnings_per_share"]))
+        pe = _div(price, year["eps"])
         out["market_cap"] = mcap
         out["enterprise_value"] = ev
         out["price_to_earnings_ratio"] = pe
         out["price_to_book_ratio"] = _div(mcap, g["shareholders_equity"])
-        out["price_to_sales_ratio"] = _div(mcap, g["revenue"])
-        out["enterprise_value_to_ebitda_ratio"] = _div(ev, g["ebitda"])
-        out["enterprise_value_to_revenue_ratio"] = _div(ev, g["revenue"])
-        out["free_cash_flow_yield"] = _div(g["free_cash_flow"], mcap)
+        out["price_to_sales_ratio"] = _div(mcap, year["revenue"])
+        out["enterprise_value_to_ebitda_ratio"] = _div(ev, year["ebitda"])
+        out["enterprise_value_to_revenue_ratio"] = _div(ev, year["revenue"])
+        out["free_cash_flow_yield"] = _div(year["free_cash_flow"], mcap)
         eg = growth_cols.get("earnings_growth")
         out["peg_ratio"] = _div(pe, eg * 100.0) if eg is not None else pd.Series(np.nan, index=df.index)
     return pd.DataFrame({k: v.astype("float64") for k, v in out.items()}, index=df.index)
