@@ -79,3 +79,20 @@ def test_a_symbol_two_filers_share_serves_the_parent(ref_client):
     inc = ref_client.income_statements("NRG", period="quarterly", limit=None)
     row = _row(inc, "2016-09-30")
     assert row["revenue"] == parent["revenues"] and row["net_income"] == parent["net_income"]
+
+
+def test_a_quarterly_pe_is_the_price_over_four_trailing_quarters_eps(ref_client):
+    """Issue 26 item 9: KO's Q1 2015 P/E read 82.8 on one quarter's EPS; a multiple is of a year's earnings."""
+    inc = ref_client.income_statements("KO", period="quarterly", limit=None).sort_index()
+    metrics = ref_client.financial_metrics("KO", period="quarterly", limit=None).sort_index()
+    px = ref_client.prices("KO", start_date="2015-01-01", end_date="2017-06-30")
+    closes = px.xs("KO", level="ticker")["close"]
+    eps = inc["earnings_per_share_diluted"].fillna(inc["earnings_per_share"]).xs("KO", level="ticker")
+    pe = metrics["price_to_earnings_ratio"].xs("KO", level="ticker")
+    first = eps.index[:3]
+    assert pe.reindex(first).isna().all()  # no three earlier quarters: no year of earnings, no multiple
+    for day in eps.index[3:]:
+        year_eps = eps.loc[:day].iloc[-4:].sum()
+        close = closes[closes.index.tz_localize(None) <= day].iloc[-1]
+        assert pe[day] == pytest.approx(close / year_eps, rel=1e-9), day
+    assert pe.dropna().between(10, 40).all()  # was 40-112 on single quarters
