@@ -25,6 +25,7 @@ from fdkit.research import factors as _factors
 from fdkit.research import plot as _plot
 from fdkit.research.plot import FISCAL_PERIODS_ATTR
 from fdkit.research.ratios import FAMILIES, compute_ratios, trailing_twelve_months
+from fdkit.research.returns import total_return_close
 from fdkit.research.sessions import known_from
 from fdkit.research.universe import member_mask
 
@@ -394,6 +395,43 @@ class FdsAccessor:
             [1, 2]
         """
         return _factors.quantiles(self._df, factor, n)
+
+    def total_return(self, dividends: pd.DataFrame | None = None) -> pd.DataFrame:
+        """A copy with ``tr_close``: the close with every distribution it does not carry put back.
+
+        The day's return of ``tr_close`` is ``(close + distributions going ex) / previous close`` (cash dividends,
+        specials, a spin-off's shares: EBAY on 2015-07-20 returns +1%, not -57%); each ticker's last ``tr_close``
+        equals its close. Distributions the service marks ``in_prices`` (the closes already carry them) are not
+        added again (:func:`fdkit.research.returns.total_return_close`).
+
+        Args:
+            dividends: the distributions (``ticker``, ``date``, ``dividend``, ``in_prices``); default:
+                ``fdkit.dividends`` of the frame's tickers, on the frame's split basis.
+
+        Returns:
+            The frame with a float64 ``tr_close`` column.
+
+        Example:
+            >>> import fdkit
+            >>> px = fdkit.prices("EBAY", start_date="2015-07-15", end_date="2015-07-21")
+            >>> tr = px.fds.total_return()
+            >>> tr["close"].pct_change().round(3).tolist()[3], tr["tr_close"].pct_change().round(3).tolist()[3]
+            (-0.569, 0.01)
+        """
+        if dividends is None:
+            tickers = sorted({str(t) for t in self._df.index.get_level_values("ticker")})
+            from fdkit.api import dividends as fetch_dividends  # noqa: PLC0415 - fetched only when not given
+
+            fetched = fetch_dividends(tickers, limit=None, errors="ignore")
+            want, have = basis_of(self._df), basis_of(fetched)
+            if want is not None and have is not None and want != have:  # e.g. prices moved to the raw basis
+                fetched = rebase(fetched, want, _split_table(self._df, None), source=have)
+            dividends = fetched.reset_index()
+        elif "ticker" not in dividends.columns:
+            dividends = dividends.reset_index()
+        out = self._df.copy()
+        out["tr_close"] = total_return_close(self._df, dividends)
+        return out
 
     def turnover(self, factor: str, n: int = 5) -> pd.DataFrame:
         """Per date, the share of each factor quantile's names that are new since the previous date.

@@ -247,9 +247,16 @@ def test_splits_and_dividends_stages():
         # the note states the first split-adjusted session, which is the table's own date: not a day later
         ["FFF", "2016-06-02", 2.0, "split table (coffee-cpu; ex-date stated in its note)"],
     ]  # ZZZ is not a member: its close pairs are not read
-    dividends = run_stage(corporate_actions.DIVIDENDS, ROOTS, {"splits": splits})["dividends"]
-    assert dividends[["ticker", "dividend"]].values.tolist() == [["EEE", 0.4]]
+    # the lake's prices: EEE (a long-history name: its dividends are in its closes) and BBB, DDD (pystock raw
+    # closes: their distributions come from the eve of each ex-date)
+    bars = _pystock_bars()
+    lake = pd.concat([main[["ticker", "time", "close"]],
+                      bars.assign(time=bars["date"].dt.tz_localize("UTC"))[["ticker", "time", "close"]]])  # fmt: skip
+    inputs = {"splits": splits, "prices": lake, "prices_main": main, "pystock_prices": bars}
+    dividends = run_stage(corporate_actions.DIVIDENDS, ROOTS, inputs)["dividends"]
+    assert dividends[["ticker", "dividend", "kind", "in_prices"]].values.tolist() == [["EEE", 0.4, "cash", True]]
     assert dividends["date"].tolist() == [pd.Timestamp("2021-02-25")]
+    # DDD's eve (2016-05-31: 100 beside 50) is its 2-for-1 split of the table, no distribution; BBB has none
 
 
 def test_simple_stages_write_a_typed_lake(tmp_path):

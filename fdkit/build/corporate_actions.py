@@ -6,7 +6,9 @@
   carries the event's price factor; a factor within 1% of q/p, p and q at most 10, is a p-for-q split; other
   factors are dividends or spin-offs, not splits). Only splits on or before the price basis date are kept:
   everything in the lake is on the share basis of that day.
-* **Dividends** (``dividends``): the steps of Yahoo's adjusted-close factor, on the lake's split basis.
+* **Dividends** (``dividends``): the steps of Yahoo's adjusted-close factor, on the lake's split basis (the 36
+  long-history names, already in their prices), and the distributions of the pystock names (cash, special or in
+  kind) from the eve of each ex-date (:func:`pystock_distributions`), not in their prices.
 """
 
 from __future__ import annotations
@@ -247,8 +249,66 @@ def _splits(ctx: Context) -> dict[str, pd.DataFrame]:
     return {"splits": build_splits(cs, lean, calendar, raw[raw["ticker"].isin(wanted)])}
 
 
+#: a distribution worth more than this share of the eve's close is no regular cash dividend (a spin-off, a special)
+SPECIAL_SHARE = 0.10
+
+
+def pystock_distributions(raw: pd.DataFrame, prices: pd.DataFrame, splits: pd.DataFrame) -> pd.DataFrame:
+    """Distributions per share of the names whose lake prices are pystock's raw closes (2015-2017).
+
+    Each crawl adjusted the closes before it for the events up to the crawl and each day kept its latest crawl, so
+    on the eve of an ex-date the adjusted close is below the close by the distribution (KO 2015-06-10: 40.33 and
+    40.00, the 0.33 dividend; EBAY 2015-07-17: 66.29 and 27.90, the PayPal shares distributed). A split shows the
+    same way; an eve before a split of the split table is no distribution (NI's 2015-07-02 Columbia Pipeline
+    spin-off, 2.55x, is not the 5-for-2 split it resembles: the table has none). The amount is put on the lake's
+    split basis (that of the prices) and dated by the next bar, the ex-date. Above :data:`SPECIAL_SHARE` of the
+    eve's close it is ``special_or_in_kind`` (spin-offs, special dividends), else ``cash``. None of these are in the
+    lake's prices of these names (raw closes): ``in_prices`` is false.
+
+    Args:
+        raw: the pystock bars (``ticker``, ``date``, ``close``, ``adj_close``).
+        prices: the lake's daily bars (``ticker``, ``time``, ``close``) of the names to read.
+        splits: the split table (``ticker``, ``date``).
+
+    Returns:
+        ``ticker``, ``date``, ``dividend``, ``kind``, ``in_prices``, ``source``.
+
+    Example:
+        >>> raw = pd.DataFrame({"ticker": ["KO"] * 3, "date": pd.to_datetime(["2015-06-10", "2015-06-11",
+        ...                     "2015-06-12"]), "close": [40.33, 40.1, 39.96], "adj_close": [40.0, 40.1, 39.96]})
+        >>> px = raw.assign(time=raw["date"].dt.tz_localize("UTC"))[["ticker", "time", "close"]]
+        >>> none = pd.DataFrame({"ticker": [], "date": pd.to_datetime([])})
+        >>> pystock_distributions(raw, px, none)[["date", "dividend", "kind"]].values.tolist()
+        [[Timestamp('2015-06-11 00:00:00'), 0.33, 'cash']]
+    """
+    lake = prices[["ticker", "time", "close"]].assign(ticker=prices["ticker"].astype(str),
+                                                      date=prices["time"].dt.tz_localize(None))  # fmt: skip
+    m = raw[["ticker", "date", "close", "adj_close"]].merge(lake[["ticker", "date", "close"]], on=["ticker", "date"],
+                                                          suffixes=("", "_lake"))  # fmt: skip
+    m = m.sort_values(["ticker", "date"]).reset_index(drop=True)
+    split_days = set(zip(splits["ticker"].astype(str), pd.to_datetime(splits["date"]), strict=True))
+    same = m["ticker"].eq(m["ticker"].shift(-1))
+    # the eve's difference on the lake's basis, on the next bar of the same ticker (the ex-date)
+    eve = ((m["close"] - m["adj_close"]) * m["close_lake"] / m["close"]).where(same & (m["adj_close"] < m["close"]))
+    cash = eve.shift().round(6)
+    split_next = pd.Series([(t, d) in split_days for t, d in zip(m["ticker"], m["date"], strict=True)], index=m.index)
+    hit = (cash > 0) & ~split_next & ~np.isclose(m["close"].shift(), m["adj_close"].shift(), rtol=1e-6)
+    share = cash / m["close_lake"].shift()
+    out = pd.DataFrame({"ticker": m.loc[hit, "ticker"], "date": m.loc[hit, "date"], "dividend": cash[hit],
+                        "kind": np.where(share[hit] > SPECIAL_SHARE, "special_or_in_kind", "cash")})  # fmt: skip
+    return out.assign(in_prices=False, source="pystock adjusted close (eve of the ex-date, derived)")
+
+
 def _dividends(ctx: Context) -> dict[str, pd.DataFrame]:
-    return {"dividends": build_dividends(pd.read_csv(ctx.source(OLD_DAILY), parse_dates=["date"]), ctx["splits"])}
+    yahoo = build_dividends(pd.read_csv(ctx.source(OLD_DAILY), parse_dates=["date"]), ctx["splits"])
+    yahoo = yahoo.assign(kind="cash", in_prices=True)  # the long-history names' closes are dividend-adjusted
+    prices = ctx["prices"]
+    broad = set(prices["ticker"].astype(str)) - set(yahoo["ticker"]) - set(ctx["prices_main"]["ticker"].astype(str))
+    raw = ctx["pystock_prices"]
+    pystock = pystock_distributions(raw[raw["ticker"].isin(broad)], prices[prices["ticker"].astype(str).isin(broad)],
+                                    ctx["splits"])  # fmt: skip
+    out = pd.concat([yahoo, pystock], ignore_index=True).sort_values(["ticker", "date"], kind="stable")
+    return {"dividends": out[["ticker", "date", "dividend", "kind", "in_prices", "source"]].reset_index(drop=True)}
 
 
 _PROVENANCE_SPLITS = Provenance(
@@ -274,7 +334,12 @@ _PROVENANCE_DIVIDENDS = Provenance(
     "from the file's split basis (2023-10-27) to the ex-date's, rounded to 4 decimals as paid, then put on "
     "the lake's basis (AAPL 2012-08-09: 2.65 as paid, 2.65/28 in the lake; NVDA's 2024 10-for-1: 0.04 -> "
     "0.004). Checked against LEAN's factor files (AAPL, BAC, IBM) and the 10-K dividends per share "
-    "(tests). The lake's daily prices are already dividend-adjusted; pystock members have no dividends.",
+    "(tests). These rows are in the lake's prices already (in_prices: the 36 long-history names' closes are "
+    "dividend-adjusted). The other S&P 500 members (raw closes 2015-2017, pystock): every distribution the "
+    "crawler's adjusted close shows, the close minus the adjusted close on the eve of the ex-date, on the "
+    "prices' split basis; above 10% of the eve's close it is special_or_in_kind (spin-offs: EBAY/PayPal "
+    "2015-07-20, HPQ/HPE 2015-11-02, BAX/Baxalta, NI/Columbia Pipeline, YUM/Yum China), else cash; not in the "
+    "prices (in_prices false): `df.fds.total_return()` adds them.",
 )
 
 SPLITS = Stage(
@@ -288,10 +353,10 @@ SPLITS = Stage(
 
 DIVIDENDS = Stage(
     "dividends",
-    "Cash dividends per share by ex-date from the steps of Yahoo's adjusted close",
+    "Distributions per share by ex-date: Yahoo's adjusted-close steps (36 names), pystock's eve differences (the rest)",
     _dividends,
     sources=(OLD_DAILY,),
-    needs=("splits",),
+    needs=("splits", "prices", "prices_main", "pystock_prices"),
     outputs=(dataset("dividends", _PROVENANCE_DIVIDENDS),),
 )
 

@@ -62,6 +62,7 @@ KNOWN_CATEGORIES: Mapping[str, tuple[str, ...]] = MappingProxyType(
         # price history: what ``close`` is on a row (fdkit.build.history)
         "basis": ("adjusted_only", "as_traded", "price_only"),
         "delisting_kind": ("acquired", "bankrupt", "unknown"),
+        "kind": ("cash", "special_or_in_kind"),  # dividends
         "price_source": ("ml4t", "pystock", "stooq_2017", "stooq_2025", "wiki", "yahoo_index"),
     }
 )
@@ -466,7 +467,9 @@ _SCHEMAS: dict[str, dict[str, str]] = {
     # corporate actions (an fdkit extension): ratio = new shares per old share (4.0 for a 4-for-1 split)
     "splits": {"ticker": C, "date": D, "ratio": F, "source": C},
     # cash dividends per share by ex-date, on the split basis of prices (an fdkit extension)
-    "dividends": {"ticker": C, "date": D, "dividend": F, "source": C},
+    # kind: cash, or special_or_in_kind (a spin-off's shares, a special dividend); in_prices: the lake's prices of
+    # the ticker already carry it (dividend-adjusted closes), so a total return must not add it again
+    "dividends": {"ticker": C, "date": D, "dividend": F, "kind": C, "in_prices": B, "source": C},
     # every reported value of a statement field with the filing that reported it (an fdkit extension)
     "statement_vintages": {
         "ticker": C,
