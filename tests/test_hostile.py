@@ -26,7 +26,7 @@ import pytest
 import requests
 
 import fdkit
-from fdkit.client.cache import FetchCache, cache_root, clear_cache, make_session
+from fdkit.client.cache import FetchCache, _check_sqlite, cache_root, clear_cache, make_session
 from fdkit.errors import CacheError, FdkitError, PaginationError, RateLimitError, StaleDataWarning, TransportError
 
 CANARY = "canary-9e1c2b7d-HOSTILE-key"
@@ -344,6 +344,29 @@ def test_an_unreadable_cache_file_is_set_aside(make_client, test_server, tmp_pat
     with pytest.warns(UserWarning, match="unreadable"):
         df = make_client().company_facts("AAA")
     assert df.index.tolist() == ["AAA"] and list(root.glob("*.corrupt-*"))
+
+
+def test_a_cache_file_another_process_holds_is_not_set_aside(tmp_path):
+    """Processes share a cache folder: a database locked by a long write (or checkpointed) is busy, not broken.
+
+    Setting it aside (and unlinking its -wal/-shm) broke every other process's open database ('file is not a
+    database', 'malformed' in the doctests of a parallel run).
+    """
+    path = tmp_path / "ns.sqlite"
+    holder = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    holder.execute("pragma journal_mode=wal")
+    holder.execute("pragma locking_mode=exclusive")  # others wait (then 'database is locked') until it closes
+    holder.execute("create table t (x)")
+    holder.execute("insert into t values (1)")
+    release = threading.Timer(6.0, holder.close)  # longer than sqlite3's default 5 s wait
+    release.start()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            _check_sqlite(path)
+    finally:
+        release.join()
+    assert path.exists() and not list(tmp_path.glob("*.corrupt-*"))
 
 
 def test_the_cache_folder_is_fdkits_own(tmp_path, make_client):

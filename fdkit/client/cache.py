@@ -27,13 +27,15 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import sqlite3
 import time
 import warnings
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 import platformdirs
@@ -46,6 +48,8 @@ from urllib3.util.retry import Retry
 
 from fdkit.errors import CacheError
 from fdkit.wire.transport import DeadlineAdapter, FdkitRetry, OriginBoundAuth
+
+_T = TypeVar("_T")
 
 __all__ = [
     "API_KEY_HEADER",
@@ -366,9 +370,9 @@ def make_session(
     root = cache_root(cache_dir, create=True)
     path = root / f"{namespace}.sqlite"
     _check_sqlite(path)
-    backend = VerifiedSQLiteCache(path, offline=offline)
+    backend = opened_while_shared(lambda: VerifiedSQLiteCache(path, offline=offline))
     if max_cache_bytes is not None:
-        trim(backend, path, max_cache_bytes)
+        opened_while_shared(lambda: trim(backend, path, max_cache_bytes))
     session = KeySafeSession(
         backend=backend,
         allowable_codes=(200,),
@@ -384,23 +388,72 @@ def make_session(
     return session
 
 
-def _check_sqlite(path: Path) -> None:
-    """An unreadable cache database is set aside (with a warning) rather than served from or crashed on."""
-    if not path.exists():
-        return
+def opened_while_shared(open_: Callable[[], _T], attempts: int = 8) -> _T:
+    """Run ``open_`` (opening or setting up a cache database) again while another process holds the file.
+
+    Processes share a cache folder: two opening a new database at once race to switch it to write-ahead logging,
+    and the loser reads 'database is locked' (or, while the winner builds the log, a transient I/O error) at once,
+    without waiting for the busy timeout. Such an attempt is repeated after a short, growing pause.
+
+    Args:
+        open_: the opening step.
+        attempts: how many times to try.
+
+    Returns:
+        What ``open_`` returns.
+
+    Example:
+        >>> opened_while_shared(lambda: 42)
+        42
+    """
+    for attempt in range(attempts):
+        try:
+            return open_()
+        except sqlite3.OperationalError:
+            if attempt == attempts - 1:
+                raise
+            time.sleep(0.05 * 2**attempt)
+    raise AssertionError("unreachable")
+
+
+def _sqlite_problem(path: Path) -> str | None:
+    """Why a cache database cannot be read, or ``None`` when it can (or is only busy: in use, not broken)."""
     # cheap on every open (no scan of the whole file): the header, then the schema must read
     try:
         with open(path, "rb") as f:
             header = f.read(16)
-        if header and header != b"SQLite format 3\x00":
+        if len(header) == 16 and header != b"SQLite format 3\x00":  # shorter: still being written
             raise sqlite3.DatabaseError("file is not a database")
-        with sqlite3.connect(path) as db:
+        with contextlib.closing(sqlite3.connect(path, timeout=30)) as db:
             db.execute("select count(*) from sqlite_master").fetchone()
-        return
+        return None
+    except sqlite3.OperationalError:
+        # locked, busy, or an I/O error while another process recovers or checkpoints the shared file: the file
+        # is in use, not broken; setting it aside (and its -wal/-shm) would break that process's open database
+        return None
     except sqlite3.DatabaseError as exc:
-        problem = str(exc)
+        return str(exc)
+    except FileNotFoundError:  # set aside by another process meanwhile
+        return None
+
+
+def _check_sqlite(path: Path) -> None:
+    """An unreadable cache database is set aside (with a warning) rather than served from or crashed on.
+
+    Processes share a cache folder, so a file is set aside only when it fails twice, a moment apart: a file
+    another process is creating or checkpointing is not a broken one.
+    """
+    if not path.exists() or _sqlite_problem(path) is None:
+        return
+    time.sleep(0.2)
+    problem = _sqlite_problem(path)
+    if problem is None:
+        return
     bad = path.with_name(path.name + f".corrupt-{int(time.time())}")
-    path.rename(bad)
+    try:
+        path.rename(bad)
+    except FileNotFoundError:  # another process set it aside first
+        return
     for extra in (path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
         extra.unlink(missing_ok=True)
     warnings.warn(f"fdkit: the cache file {path.name} was unreadable ({problem}); it was moved aside and answers "
@@ -561,15 +614,23 @@ class FetchCache:
         self._local = threading.local()
         self._sqlite = sqlite3
         _check_sqlite(self.path)
-        with self._conn() as db:
-            db.execute(f"create table if not exists {self.TABLE} "
-                       "(key text primary key, expires real, digest blob, body blob)")  # fmt: skip
+
+        def create() -> None:
+            with self._conn() as db:
+                db.execute(f"create table if not exists {self.TABLE} "
+                           "(key text primary key, expires real, digest blob, body blob)")  # fmt: skip
+
+        opened_while_shared(create)
 
     def _conn(self) -> Any:
         db = getattr(self._local, "db", None)
         if db is None:
             db = self._sqlite.connect(self.path, timeout=30)
-            db.execute("pragma journal_mode=wal")
+            try:
+                db.execute("pragma journal_mode=wal")
+            except self._sqlite.OperationalError:
+                db.close()  # another process is switching the new file to WAL: the caller tries again
+                raise
             self._local.db = db
         return db
 
