@@ -13,12 +13,6 @@ import tempfile
 _OWN = "FDKIT_CACHE_DIR" not in os.environ
 if _OWN:
     os.environ["FDKIT_CACHE_DIR"] = tempfile.mkdtemp(prefix="fdkit-test-cache-")
-    os.environ["FDKIT_TEST_CACHE_ROOT"] = os.environ["FDKIT_CACHE_DIR"]
-# each xdist worker keeps its own cache folder under the run's (sharing one between processes is tested on its own,
-# in tests/test_hostile.py; two workers hammering one folder corrupt it now and then: a known open problem)
-_WORKER = os.environ.get("PYTEST_XDIST_WORKER")
-if _WORKER and os.environ.get("FDKIT_TEST_CACHE_ROOT") == os.environ.get("FDKIT_CACHE_DIR"):
-    os.environ["FDKIT_CACHE_DIR"] = os.path.join(os.environ["FDKIT_TEST_CACHE_ROOT"], _WORKER)
 
 
 def pytest_unconfigure(config):  # noqa: D103

@@ -710,3 +710,26 @@ def test_a_poison_event_lands_nothing_answers_400_and_is_dead_lettered(tmp_path)
     assert (
         [d["id"] for d in dead] == [event["id"]] and "total_assets" in dead[0]["reason"] or "lots" in dead[0]["reason"]
     )
+
+
+def test_a_fetch_cache_file_that_stops_being_a_database_midway_is_set_aside(tmp_path):
+    """The file is overwritten while the client has it open: the next read is a miss, never a raw sqlite3 error."""
+    fc = FetchCache(tmp_path / "ns.fetch.sqlite")
+    fc.put("k", b'{"x": 1}', ttl=60)
+    assert fc.get("k") == b'{"x": 1}'
+    fc._local.db.close()
+    fc._local.db = None
+    for extra in tmp_path.glob("ns.fetch.sqlite-*"):
+        extra.unlink()
+    (tmp_path / "ns.fetch.sqlite").write_bytes(b"this is not a database" * 300)
+    with pytest.warns(UserWarning, match="moved aside"):
+        assert fc.get("k") is None
+    fc.put("k", b'{"x": 2}', ttl=60)  # a fresh file
+    assert fc.get("k") == b'{"x": 2}' and list(tmp_path.glob("*.corrupt-*"))
+    fc._local.db.close()
+    fc._local.db = None
+    for extra in tmp_path.glob("ns.fetch.sqlite-*"):
+        extra.unlink()
+    (tmp_path / "ns.fetch.sqlite").write_bytes(b"this is not a database" * 300)
+    with pytest.raises(fdkit.errors.CacheError, match="offline"), pytest.warns(UserWarning, match="moved aside"):
+        fc.entry("k", offline=True)

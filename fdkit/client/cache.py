@@ -418,12 +418,11 @@ def opened_while_shared(open_: Callable[[], _T], attempts: int = 8) -> _T:
 
 def _sqlite_problem(path: Path) -> str | None:
     """Why a cache database cannot be read, or ``None`` when it can (or is only busy: in use, not broken)."""
-    # cheap on every open (no scan of the whole file): the header, then the schema must read
+    # cheap on every open (no scan of the whole file): the schema must read. Only through SQLite: opening and
+    # closing the file any other way (a Python open() to read its header) drops every POSIX lock this process's
+    # SQLite connections hold on it, and another process then writes under them: the way to corrupt a database
+    # (sqlite.org/howtocorrupt.html, 2.2)
     try:
-        with open(path, "rb") as f:
-            header = f.read(16)
-        if len(header) == 16 and header != b"SQLite format 3\x00":  # shorter: still being written
-            raise sqlite3.DatabaseError("file is not a database")
         with contextlib.closing(sqlite3.connect(path, timeout=30)) as db:
             db.execute("select count(*) from sqlite_master").fetchone()
         return None
@@ -648,7 +647,16 @@ class FetchCache:
         Raises:
             CacheError: a corrupted entry in offline mode.
         """
-        row = self._conn().execute(f"select expires, digest, body from {self.TABLE} where key = ?", (key,)).fetchone()
+        try:
+            row = self._conn().execute(f"select expires, digest, body from {self.TABLE} where key = ?",
+                                       (key,)).fetchone()  # fmt: skip
+        except self._sqlite.DatabaseError as exc:
+            if not self._set_aside(exc):
+                raise
+            if offline:
+                raise CacheError(f"the fetch cache {self.path.name} was unreadable ({exc}); it was moved aside and "
+                                 "offline mode cannot fetch its answers again") from None  # fmt: skip
+            return None
         if row is None:
             return None
         expires, digest, body = row
@@ -674,9 +682,36 @@ class FetchCache:
     def put(self, key: str, body: bytes, ttl: int) -> None:
         """Store a body for ``ttl`` seconds (``-1``: never expires), with its checksum."""
         expires = -1.0 if ttl < 0 else time.time() + ttl
-        with self._conn() as db:
-            db.execute(f"insert or replace into {self.TABLE} values (?, ?, ?, ?)",
-                       (key, expires, hashlib.sha256(body).digest(), body))  # fmt: skip
+        for attempt in range(2):
+            try:
+                with self._conn() as db:
+                    db.execute(f"insert or replace into {self.TABLE} values (?, ?, ?, ?)",
+                               (key, expires, hashlib.sha256(body).digest(), body))  # fmt: skip
+                return
+            except self._sqlite.DatabaseError as exc:
+                if attempt or not self._set_aside(exc):
+                    raise
+
+    def _set_aside(self, exc: Exception) -> bool:
+        """A fetch-cache file that stopped being a database is moved aside and started afresh (True), once a call.
+
+        Busy or locked files are not (False): they are in use, not broken.
+        """
+        if isinstance(exc, self._sqlite.OperationalError) and ("locked" in str(exc) or "busy" in str(exc)):
+            return False
+        db = getattr(self._local, "db", None)
+        if db is not None:
+            db.close()
+            self._local.db = None
+        bad = self.path.with_name(self.path.name + f".corrupt-{int(time.time())}")
+        with contextlib.suppress(FileNotFoundError):
+            self.path.rename(bad)
+        warnings.warn(f"fdkit: the fetch cache {self.path.name} was unreadable ({exc}); it was moved aside and "
+                      "answers are fetched again", stacklevel=4)  # fmt: skip
+        with self._conn() as fresh:
+            fresh.execute(f"create table if not exists {self.TABLE} "
+                          "(key text primary key, expires real, digest blob, body blob)")  # fmt: skip
+        return True
 
 
 def fetch_key(endpoint: str, params: dict[str, Any]) -> str:
