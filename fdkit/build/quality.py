@@ -33,6 +33,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from fdkit.frames.neighbours import neighbour_median
+
 #: a quarter whose revenue is this far from the median of its ticker's neighbouring quarters is no quarter's revenue
 REJECT_BAND = (0.2, 5.0)
 #: ... and this far is kept but marked (seasonal businesses reach 3x: a holiday quarter)
@@ -76,19 +78,6 @@ def negative_revenue(rows: pd.DataFrame, prices: pd.DataFrame | None = None) -> 
     return notes
 
 
-def _neighbour_median(q: pd.DataFrame, field: str, reach: int = 4, least: int = 3) -> pd.Series:
-    """Per row, the median of the same ticker's other rows' values within ``reach`` rows (``least`` needed)."""
-    out = pd.Series(np.nan, index=q.index)
-    for _, g in q.sort_values("report_period").groupby("ticker", sort=False):
-        v = g[field].to_numpy(dtype=float)
-        for k, idx in enumerate(g.index):
-            around = np.r_[v[max(0, k - reach) : k], v[k + 1 : k + 1 + reach]]
-            around = around[np.isfinite(around) & (around > 0)]
-            if len(around) >= least:
-                out[idx] = float(np.median(around))
-    return out
-
-
 def quarter_out_of_band(rows: pd.DataFrame, prices: pd.DataFrame | None = None) -> Notes:
     """A quarter's revenue against the median of its neighbouring quarters (up to four each side).
 
@@ -110,7 +99,7 @@ def quarter_out_of_band(rows: pd.DataFrame, prices: pd.DataFrame | None = None) 
         ([1, 3], [10.0, nan, 11.0, 25.0, 10.0])
     """
     q = rows[(rows["period"] == "quarterly") & rows["revenue"].notna()]
-    ratio = q["revenue"] / _neighbour_median(q, "revenue")
+    ratio = q["revenue"] / neighbour_median(q, "revenue")
     notes: Notes = {}
     revenue = q["revenue"].to_dict()
     for i, r in ratio.dropna().items():
@@ -236,7 +225,7 @@ def derived_shares(rows: pd.DataFrame, prices: pd.DataFrame | None = None) -> No
         # a count far from the ticker's other counts around it is a net income that is not the EPS's (non-
         # controlling interests, another class): no count rather than a wrong one
         if {"ticker", "report_period"} <= set(rows.columns):
-            ratio = candidate / _neighbour_median(rows.assign(_n=candidate), "_n", least=2)
+            ratio = candidate / neighbour_median(rows.assign(_n=candidate), "_n", least=2)
             ok &= ratio.between(*SHARE_BAND)
         rows.loc[ok, shares] = n[ok].round()
         for i in rows.index[ok]:

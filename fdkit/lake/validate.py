@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from fdkit.frames.neighbours import neighbour_median
 from fdkit.lake.reader import LakeReader
 from fdkit.research.sessions import EASTERN, edgar_filing_date
 
@@ -535,15 +536,7 @@ def _quarter_band(lake: Lake) -> pd.DataFrame:
     inc = lake["income_statements"]
     q = inc[inc["period"].astype(str) == "quarterly"].sort_values(["ticker", "report_period"])
     q = q.assign(ticker=q["ticker"].astype(str))
-    med = pd.Series(np.nan, index=q.index)
-    for _, g in q.groupby("ticker", sort=False):
-        v = g["revenue"].to_numpy(dtype=float)
-        for k, idx in enumerate(g.index):
-            around = np.r_[v[max(0, k - 4) : k], v[k + 1 : k + 5]]
-            around = around[np.isfinite(around) & (around > 0)]
-            if len(around) >= 3:
-                med[idx] = float(np.median(around))
-    ratio = q["revenue"] / med
+    ratio = q["revenue"] / neighbour_median(q, "revenue")
     quality = q["quality"].astype("string") if "quality" in q.columns else pd.Series(pd.NA, index=q.index)
     marked = quality.str.contains("revenue:", regex=False).fillna(False).astype(bool)
     off = ratio.notna() & ~ratio.between(0.5, 2.0) & ~marked
