@@ -1453,16 +1453,16 @@ def labor_snapshot(*, raw: bool = False, errors: Errors = 'raise', progress: boo
 
 
 @overload
-def inflation(series: Literal['cpi_all_items', 'cpi_core'] | None = None, start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | Literal['default'] | None = 'default', *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> pd.DataFrame: ...
+def inflation(series: Literal['cpi_all_items', 'cpi_commodities_less_food_energy', 'cpi_core', 'cpi_energy', 'cpi_energy_commodities', 'cpi_energy_services', 'cpi_food', 'cpi_food_at_home', 'cpi_food_away_from_home', 'cpi_gasoline', 'cpi_services_less_energy', 'cpi_shelter'] | None = None, start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | Literal['default'] | None = 'default', *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> pd.DataFrame: ...
 @overload
-def inflation(series: Literal['cpi_all_items', 'cpi_core'] | None = None, start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | Literal['default'] | None = 'default', *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any: ...
-def inflation(series: Literal['cpi_all_items', 'cpi_core'] | None = None, start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | Literal['default'] | None = 'default', *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any:
+def inflation(series: Literal['cpi_all_items', 'cpi_commodities_less_food_energy', 'cpi_core', 'cpi_energy', 'cpi_energy_commodities', 'cpi_energy_services', 'cpi_food', 'cpi_food_at_home', 'cpi_food_away_from_home', 'cpi_gasoline', 'cpi_services_less_energy', 'cpi_shelter'] | None = None, start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | Literal['default'] | None = 'default', *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any: ...
+def inflation(series: Literal['cpi_all_items', 'cpi_commodities_less_food_energy', 'cpi_core', 'cpi_energy', 'cpi_energy_commodities', 'cpi_energy_services', 'cpi_food', 'cpi_food_at_home', 'cpi_food_away_from_home', 'cpi_gasoline', 'cpi_services_less_energy', 'cpi_shelter'] | None = None, start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | Literal['default'] | None = 'default', *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any:
     """Consumer price index history (monthly levels; changes against the month and year before, by date).
 
     ``GET /macro/inflation`` -> a typed frame indexed ``('series', 'date')``.
 
     Args:
-        series: One series (default: all). (one of cpi_all_items, cpi_core)
+        series: One series (default: all). (one of cpi_all_items, cpi_commodities_less_food_energy, cpi_core, cpi_energy, cpi_energy_commodities, cpi_energy_services, cpi_food, cpi_food_at_home, ...)
         start_date: First date, inclusive (YYYY-MM-DD).
         end_date: Last date, inclusive (YYYY-MM-DD).
         limit: Total records wanted. Values above 10000 are clamped to it. (default: the service's 10000, with a TruncatedWarning when more exist; None: everything)
@@ -1488,16 +1488,16 @@ def inflation(series: Literal['cpi_all_items', 'cpi_core'] | None = None, start_
 
 
 @overload
-def labor(series: Literal['average_hourly_earnings', 'initial_jobless_claims', 'job_openings', 'labor_force_participation_rate', 'nonfarm_payrolls', 'u6_unemployment_rate', 'unemployment_rate'] | None = None, start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | Literal['default'] | None = 'default', *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> pd.DataFrame: ...
+def labor(series: Literal['average_hourly_earnings', 'continued_claims', 'initial_jobless_claims', 'insured_unemployment_rate', 'job_openings', 'labor_force_participation_rate', 'nonfarm_payrolls', 'u6_unemployment_rate', 'unemployment_rate'] | None = None, start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | Literal['default'] | None = 'default', *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> pd.DataFrame: ...
 @overload
-def labor(series: Literal['average_hourly_earnings', 'initial_jobless_claims', 'job_openings', 'labor_force_participation_rate', 'nonfarm_payrolls', 'u6_unemployment_rate', 'unemployment_rate'] | None = None, start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | Literal['default'] | None = 'default', *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any: ...
-def labor(series: Literal['average_hourly_earnings', 'initial_jobless_claims', 'job_openings', 'labor_force_participation_rate', 'nonfarm_payrolls', 'u6_unemployment_rate', 'unemployment_rate'] | None = None, start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | Literal['default'] | None = 'default', *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any:
-    """Labour-market history (BLS via FRED): payrolls, unemployment, participation, earnings, openings, claims; change from the previous observation.
+def labor(series: Literal['average_hourly_earnings', 'continued_claims', 'initial_jobless_claims', 'insured_unemployment_rate', 'job_openings', 'labor_force_participation_rate', 'nonfarm_payrolls', 'u6_unemployment_rate', 'unemployment_rate'] | None = None, start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | Literal['default'] | None = 'default', *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any: ...
+def labor(series: Literal['average_hourly_earnings', 'continued_claims', 'initial_jobless_claims', 'insured_unemployment_rate', 'job_openings', 'labor_force_participation_rate', 'nonfarm_payrolls', 'u6_unemployment_rate', 'unemployment_rate'] | None = None, start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | Literal['default'] | None = 'default', *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any:
+    """Labour-market history (BLS via FRED): payrolls, unemployment, participation, earnings, openings, claims; change from the prior period and from a year earlier (in percent too, but for series measured in percent).
 
     ``GET /macro/labor`` -> a typed frame indexed ``('series', 'date')``.
 
     Args:
-        series: One series (default: all). (one of average_hourly_earnings, initial_jobless_claims, job_openings, labor_force_participation_rate, nonfarm_payrolls, u6_unemployment_rate, unemployment_rate)
+        series: One series (default: all). (one of average_hourly_earnings, continued_claims, initial_jobless_claims, insured_unemployment_rate, job_openings, labor_force_participation_rate, nonfarm_payrolls, u6_unemployment_rate, ...)
         start_date: First date, inclusive (YYYY-MM-DD).
         end_date: Last date, inclusive (YYYY-MM-DD).
         limit: Total records wanted. Values above 10000 are clamped to it. (default: the service's 10000, with a TruncatedWarning when more exist; None: everything)

@@ -474,6 +474,11 @@ def _small_lake(root):
     ]  # weekly, the week covered
     labor += [{"series": s, "date": "2025-01-01", "value": 1.0} for s in
               ("nonfarm_payrolls", "unemployment_rate", "u6_unemployment_rate", "job_openings")]  # fmt: skip
+    # the claims release of the week ending 2025-01-11 publishes continued claims for the week before
+    labor += [
+        {"series": s, "date": "2025-01-04", "value": v}
+        for s, v in (("continued_claims", 1_867_000.0), ("insured_unemployment_rate", 1.2))
+    ]
     write_dataset(root, "labor", pd.DataFrame(labor))
     write_dataset(root, "inflation", pd.DataFrame([{"series": f"cpi_{i:02d}", "date": "2025-01-01", "value": 100.0 + i,
                                                     "change_1m_pct": 0.1, "change_12m_pct": 2.9}
@@ -506,9 +511,16 @@ def test_generator_rules_on_a_small_lake(small_lake_events):
         assert [r["metric_name"] for r in ev.payload[family]] == ["load_factor", "asm"]
     labor = {(e.payload["release"], e.payload["date"]): e for e in by_type["labor.created"]}
     assert set(labor) == {("jobless_claims", "2025-01-04"), ("jobless_claims", "2025-01-11"),
-                          ("employment_situation", "2025-01-01"), ("jolts", "2025-01-01")}  # fmt: skip
-    assert [r["series"] for r in labor[("employment_situation", "2025-01-01")].payload["labor"]] == [
+                          ("jobs_report", "2025-01-01"), ("job_openings", "2025-01-01")}  # fmt: skip
+    assert [r["series"] for r in labor[("jobs_report", "2025-01-01")].payload["labor"]] == [
         "nonfarm_payrolls", "u6_unemployment_rate", "unemployment_rate"]  # fmt: skip
+    claims = {r["series"]: r["date"] for r in labor[("jobless_claims", "2025-01-11")].payload["labor"]}
+    assert claims == {"continued_claims": "2025-01-04", "initial_jobless_claims": "2025-01-11",
+                      "insured_unemployment_rate": "2025-01-04"}  # fmt: skip
+    assert [r["series"] for r in labor[("jobless_claims", "2025-01-04")].payload["labor"]] == ["initial_jobless_claims"]
+    assert {"value", "change", "change_year", "change_year_pct"} <= set(
+        labor[("jobs_report", "2025-01-01")].payload["labor"][0]
+    )
     (infl,) = by_type["inflation.created"]  # all twelve series of the release, with the seed's change fields
     assert len(infl.payload["inflation"]) == 12 and infl.payload["date"] == "2025-01-01"
     assert {"change_1m_pct", "change_12m_pct"} <= set(infl.payload["inflation"][0])

@@ -1,4 +1,4 @@
-"""Macro series: policy rates (Fed, ECB), the Treasury par yield curve, CPI inflation and labour-market series."""
+"""Macro series: policy rates (Fed, ECB), the Treasury par yield curve, the CPI release and labour-market series."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ FED_TARGET = "data-real/rates/fred_DFEDTAR_fed_funds_target_1982_2008.csv"
 FED_UPPER = "data-real/rates/fred_DFEDTARU_fed_funds_target_upper_2008_2025.csv"
 ECB_RATES = "data-real/rates/ecb_key_interest_rates_daily_1999_2024.csv"
 YIELD_CURVE = "data-real/rates/us_treasury_par_yield_curve_daily_2021_2023.csv"
-CPI = "data-real/macro/us_cpi_monthly_1913_2026.csv"
+CPI_RELEASE = "registry/cpi_release_series.csv.gz"
 FRED = "data-real-2/macro/fred_us_macro_long_1980_2025.csv.gz"
 
 #: FRED/BLS labour-market series served by /macro/labor (series id -> lake series name)
@@ -23,6 +23,23 @@ LABOR_SERIES = {
     "AHETPI": "average_hourly_earnings",
     "JTSJOL": "job_openings",
     "ICSA": "initial_jobless_claims",
+}
+#: BLS series id -> the lake's inflation series: the twelve series of the CPI release's summary table (CPI-U, U.S.
+#: city average; all items not seasonally adjusted, the others seasonally adjusted), as the registry extract holds
+#: them (scripts/extract_registry_data.py)
+CPI_SERIES = {
+    "CUUR0000SA0": "cpi_all_items",
+    "CUSR0000SA0L1E": "cpi_core",
+    "CUSR0000SAF1": "cpi_food",
+    "CUSR0000SAF11": "cpi_food_at_home",
+    "CUSR0000SEFV": "cpi_food_away_from_home",
+    "CUSR0000SA0E": "cpi_energy",
+    "CUSR0000SACE": "cpi_energy_commodities",
+    "CUSR0000SETB01": "cpi_gasoline",
+    "CUSR0000SEHF": "cpi_energy_services",
+    "CUSR0000SACL1E": "cpi_commodities_less_food_energy",
+    "CUSR0000SASLE": "cpi_services_less_energy",
+    "CUSR0000SAH1": "cpi_shelter",
 }
 #: Treasury column -> yield_curve tenor
 _TENORS = {"1 Mo": "1_month", "2 Mo": "2_month", "3 Mo": "3_month", "4 Mo": "4_month", "6 Mo": "6_month",
@@ -76,69 +93,81 @@ def build_yield_curve(df: pd.DataFrame) -> pd.DataFrame:
     return df.rename(columns={"Date": "date", **_TENORS}).sort_values("date").reset_index(drop=True)
 
 
-def fred_series(fred: pd.DataFrame, series_id: str) -> pd.DataFrame:
-    """One FRED series as ``date``, ``value``.
-
-    Args:
-        fred: the long FRED file (``series_id``, ``date``, ``value``).
-        series_id: the series.
-
-    Returns:
-        Its observations by date.
-    """
-    return fred[fred["series_id"] == series_id][["date", "value"]].sort_values("date").reset_index(drop=True)
-
-
-def build_inflation(cpi: pd.DataFrame, core: pd.DataFrame) -> pd.DataFrame:
-    """CPI (all items, 1913-2026) and core CPI (FRED CPILFESL, 1980-2025) with their changes.
+def build_inflation(release: pd.DataFrame) -> pd.DataFrame:
+    """The CPI release's twelve series with their changes from a month and a year earlier.
 
     Changes are computed by date, so a missing month gives a missing change, never a change against the wrong
     month.
 
     Args:
-        cpi: the CPI file (``Date``, ``Index``).
-        core: core CPI (``date``, ``value``).
+        release: the registry extract (``series_id``, ``date``, ``value``; see :data:`CPI_SERIES`).
 
     Returns:
         ``series``, ``date``, ``value``, ``change_1m_pct``, ``change_12m_pct`` (percent).
+
+    Example:
+        >>> months = pd.date_range("2023-01-01", periods=13, freq="MS")
+        >>> release = pd.DataFrame({"series_id": "CUSR0000SAH1", "date": months, "value": [100.0] * 12 + [104.0]})
+        >>> build_inflation(release).iloc[-1][["series", "change_1m_pct", "change_12m_pct"]].tolist()
+        ['cpi_shelter', 4.0, 4.0]
     """
-    cpi = cpi.rename(columns={"Date": "date", "Index": "value"})[["date", "value"]]
     rows = []
-    for name, df in (("cpi_all_items", cpi), ("cpi_core", core)):
+    for sid, df in release[release["series_id"].isin(list(CPI_SERIES))].groupby("series_id", sort=True):
         df = df.dropna(subset=["value"]).sort_values("date")
         level = df.set_index("date")["value"].astype(float)
         v = df["value"].astype(float).to_numpy()
         prev_m = level.reindex(df["date"] - pd.DateOffset(months=1)).to_numpy()
         prev_y = level.reindex(df["date"] - pd.DateOffset(years=1)).to_numpy()
-        rows.append(pd.DataFrame({"series": name, "date": df["date"].to_numpy(), "value": v,
+        rows.append(pd.DataFrame({"series": CPI_SERIES[str(sid)], "date": df["date"].to_numpy(), "value": v,
                                   "change_1m_pct": (v / prev_m - 1) * 100,
                                   "change_12m_pct": (v / prev_y - 1) * 100}))  # fmt: skip
     out = pd.concat(rows, ignore_index=True)
     out[["change_1m_pct", "change_12m_pct"]] = out[["change_1m_pct", "change_12m_pct"]].round(6)
-    return out
+    return out.sort_values(["series", "date"]).reset_index(drop=True)
+
+
+#: labour series measured in percent: their change from a year earlier is in points, never in percent
+PERCENT_SERIES = frozenset({"unemployment_rate", "u6_unemployment_rate", "labor_force_participation_rate"})
 
 
 def build_labor(fred: pd.DataFrame) -> pd.DataFrame:
-    """Labour-market series (FRED/BLS): value and change from the previous observation (missing if absent).
+    """Labour-market series (FRED/BLS) with their changes from the prior period and from a year earlier.
+
+    Each change is taken against the observation of that date (a month or a week earlier; a year: twelve months or
+    52 weeks), so a missing observation gives a missing change, never one against the wrong period.
 
     Args:
-        fred: the long FRED file.
+        fred: the long FRED file (``series_id``, ``date``, ``value``).
 
     Returns:
-        ``series``, ``date``, ``value``, ``change`` (a month earlier; claims: a week).
+        ``series``, ``date``, ``value``, ``change`` (from the prior month; claims: week), ``change_year`` (from a
+        year earlier) and ``change_year_pct`` (that change in percent; missing for series measured in percent).
+
+    Example:
+        >>> months = pd.date_range("2023-01-01", periods=13, freq="MS")
+        >>> fred = pd.DataFrame({"series_id": "PAYEMS", "date": months, "value": [100.0] * 12 + [103.0]})
+        >>> build_labor(fred).iloc[-1][["change", "change_year", "change_year_pct"]].tolist()
+        [3.0, 3.0, 3.0]
     """
     fred = fred[fred["series_id"].isin(list(LABOR_SERIES))]
     parts = []
     for sid, g in fred.groupby("series_id", sort=True):
-        g = g.sort_values("date")
-        step = pd.DateOffset(weeks=1) if sid == "ICSA" else pd.DateOffset(months=1)
+        g = g.dropna(subset=["value"]).sort_values("date")
+        weekly = sid == "ICSA"
+        step, year = (pd.DateOffset(weeks=1), pd.DateOffset(weeks=52)) if weekly else \
+            (pd.DateOffset(months=1), pd.DateOffset(months=12))  # fmt: skip
         level = g.set_index("date")["value"]
-        prev = level.reindex(g["date"] - step).to_numpy()
-        value = g["value"].to_numpy()
-        parts.append(pd.DataFrame({"series": LABOR_SERIES[str(sid)], "date": g["date"].to_numpy(), "value": value,
-                                   "change": value - prev}))  # fmt: skip
-    out = pd.concat(parts, ignore_index=True).dropna(subset=["value"])
-    out["change"] = out["change"].round(6)
+        value = g["value"].to_numpy(dtype=float)
+        prev = level.reindex(g["date"] - step).to_numpy(dtype=float)
+        a_year_ago = level.reindex(g["date"] - year).to_numpy(dtype=float)
+        name = LABOR_SERIES[str(sid)]
+        pct = (value / a_year_ago - 1) * 100 if name not in PERCENT_SERIES else float("nan")
+        parts.append(pd.DataFrame({"series": name, "date": g["date"].to_numpy(), "value": value,
+                                   "change": value - prev, "change_year": value - a_year_ago,
+                                   "change_year_pct": pct}))  # fmt: skip
+    out = pd.concat(parts, ignore_index=True)
+    changes = ["change", "change_year", "change_year_pct"]
+    out[changes] = out[changes].round(6)
     return out.sort_values(["series", "date"]).reset_index(drop=True)
 
 
@@ -156,8 +185,7 @@ def _yield_curve(ctx: Context) -> dict[str, pd.DataFrame]:
 
 
 def _inflation(ctx: Context) -> dict[str, pd.DataFrame]:
-    core = fred_series(_read_dated(ctx, FRED), "CPILFESL")
-    return {"inflation": build_inflation(_read_dated(ctx, CPI, "Date"), core)}
+    return {"inflation": build_inflation(_read_dated(ctx, CPI_RELEASE))}
 
 
 def _labor(ctx: Context) -> dict[str, pd.DataFrame]:
@@ -178,19 +206,30 @@ _PROVENANCE_YIELD_CURVE = Provenance(
 )
 
 _PROVENANCE_INFLATION = Provenance(
-    f"macro/us_cpi_monthly_1913_2026.csv (cpi_all_items), {R2}macro/fred_us_macro_long_1980_2025.csv.gz "
-    "(CPILFESL: cpi_core 1980-2025)",
-    "BLS via ODC-PDDL-1.0 repository; BLS via FRED, public domain",
-    "index level, change_1m_pct and change_12m_pct (percent), computed by date: a missing month "
-    "(October 2025) gives missing changes against it, never a change against the wrong month. Two series "
-    "of the CPI release's twelve are in the sources, so an inflation event carries two entries",
+    "registry/cpi_release_series.csv.gz (the repository's sources/registry/: the twelve CPI-U series of the BLS "
+    "CPI release's summary table extracted from the PyPI package cpi 2.1.0's cpi.db by "
+    "scripts/extract_registry_data.py)",
+    "BLS CPI database, public domain; the cpi package (palewire/cpi), MIT licence",
+    "cpi_all_items (not seasonally adjusted, 1913-), cpi_core (all items less food and energy) and cpi_food, "
+    "cpi_food_at_home, cpi_food_away_from_home, cpi_energy, cpi_energy_commodities, cpi_gasoline, "
+    "cpi_energy_services, cpi_commodities_less_food_energy, cpi_services_less_energy, cpi_shelter (seasonally "
+    "adjusted, as BLS revises them: February 2026 factors) to 2026-08; index level, change_1m_pct and "
+    "change_12m_pct (percent), computed by date: a missing month (October 2025, shutdown) gives missing changes "
+    "against it, never a change against the wrong month. Checked against independent files in tests: all items "
+    "equals data-real's BLS CPI-U file on all 1,360 common months; core is within 0.05% of FRED's CPILFESL "
+    "(data-real-2, vintage 2026-01-02; equal before 2021, the months BLS's later seasonal factors revise)",
 )
 
 _PROVENANCE_LABOR = Provenance(
     f"{R2}macro/fred_us_macro_long_1980_2025.csv.gz (PAYEMS, UNRATE, U6RATE, CIVPART, AHETPI, JTSJOL, ICSA)",
     "BLS / US Department of Labor via FRED, public domain",
     "the FRED vintage of 2026-01-02 (not real-time vintages); change = value - the value a month (claims: a "
-    "week) earlier, by date: missing where that observation is missing (October 2025, shutdown)",
+    "week) earlier, change_year = value - the value twelve months (claims: 52 weeks) earlier, change_year_pct = "
+    "that change in percent (missing for the three series measured in percent), each by date: missing where that "
+    "observation is missing (October 2025, shutdown). Releases: jobs_report (payrolls, both unemployment rates, "
+    "participation, hourly earnings), job_openings (JOLTS), jobless_claims (initial claims; continued claims and "
+    "the insured unemployment rate, which the release dates a week earlier, are not in the sources: a landed "
+    "event's entries for them are kept and served)",
 )
 
 INTEREST_RATES = Stage(
@@ -211,9 +250,9 @@ YIELD_CURVE_STAGE = Stage(
 
 INFLATION = Stage(
     "inflation",
-    "CPI and core CPI with their 1-month and 12-month changes",
+    "The CPI release's twelve series with their 1-month and 12-month changes",
     _inflation,
-    sources=(CPI, FRED),
+    sources=(CPI_RELEASE,),
     outputs=(dataset("inflation", _PROVENANCE_INFLATION),),
 )
 

@@ -73,6 +73,9 @@ STAGES: tuple[Stage, ...] = (
 
 #: the checkout this module lives in (the default source is ``../shared/data-real`` beside it, the lake ``data/``)
 ROOT = Path(__file__).resolve().parents[2]
+#: data extracted from registry packages (``scripts/extract_registry_data.py``), kept in the repository: the source
+#: folder ``registry``
+REGISTRY = ROOT / "sources" / "registry"
 
 
 def source_roots(src: Path) -> dict[str, Path]:
@@ -82,7 +85,8 @@ def source_roots(src: Path) -> dict[str, Path]:
         src: the ``data-real`` folder.
 
     Returns:
-        Folder name (the first part of a stage's source path) -> path.
+        Folder name (the first part of a stage's source path) -> path; ``registry`` is a sibling folder of that
+        name if there is one, else the repository's ``sources/registry`` (extracts from registry packages).
 
     Example:
         >>> source_roots(Path("/x/shared/data-real"))["data-real"].as_posix()
@@ -90,6 +94,7 @@ def source_roots(src: Path) -> dict[str, Path]:
     """
     roots = {p.name: p for p in sorted(src.parent.iterdir()) if p.is_dir()} if src.parent.is_dir() else {}
     roots["data-real"] = src
+    roots.setdefault("registry", REGISTRY)  # a sibling folder named registry (a test's fixture tree) comes first
     return roots
 
 

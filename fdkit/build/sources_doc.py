@@ -100,7 +100,8 @@ def provenance_of(stages: Sequence[Stage]) -> dict[str, Provenance]:
 
 def _source_folders(stages: Sequence[Stage]) -> str:
     folders = sorted({rel.split("/", 1)[0] for s in stages for rel in s.sources})
-    names = [f"`../shared/{f}`" for f in folders]
+    names = [f"`../shared/{f}`" if f != "registry" else "the repository's `sources/registry` (extracts from registry "
+             "packages, see its SOURCES.md)" for f in folders]  # fmt: skip
     return ", ".join(names[:-1]) + (" and " if len(names) > 1 else "") + names[-1] if names else "no source folder"
 
 

@@ -254,10 +254,16 @@ START_END_REQ = (
     Param("end_date", "date", required=True, description="Last date, inclusive (YYYY-MM-DD).", example="2024-03-28"),
 )
 #: the series of the inflation and labour datasets (names as the lake stores them)
-INFLATION_SERIES = ("cpi_all_items", "cpi_core")
+INFLATION_SERIES = (
+    "cpi_all_items", "cpi_commodities_less_food_energy", "cpi_core", "cpi_energy", "cpi_energy_commodities",
+    "cpi_energy_services", "cpi_food", "cpi_food_at_home", "cpi_food_away_from_home", "cpi_gasoline",
+    "cpi_services_less_energy", "cpi_shelter",
+)  # fmt: skip
+#: (continued claims and the insured unemployment rate come with the weekly claims release: none in the bundled
+#: sources, served from a lake that landed them)
 LABOR_SERIES = (
-    "average_hourly_earnings", "initial_jobless_claims", "job_openings", "labor_force_participation_rate",
-    "nonfarm_payrolls", "u6_unemployment_rate", "unemployment_rate",
+    "average_hourly_earnings", "continued_claims", "initial_jobless_claims", "insured_unemployment_rate",
+    "job_openings", "labor_force_participation_rate", "nonfarm_payrolls", "u6_unemployment_rate", "unemployment_rate",
 )  # fmt: skip
 
 START_END = (
@@ -898,7 +904,7 @@ _ENDPOINTS: tuple[Endpoint, ...] = (
     _series_history(
         "labor", "/macro/labor", LABOR_SERIES,
         "Labour-market history (BLS via FRED): payrolls, unemployment, participation, earnings, openings, claims; "
-        "change from the previous observation.",
+        "change from the prior period and from a year earlier (in percent too, but for series measured in percent).",
     ),  # fmt: skip
     _snapshot(
         "yield_curve_snapshot", "/macro/yield-curve/snapshot", "yield_curve", "yield_curve",

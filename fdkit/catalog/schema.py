@@ -463,7 +463,7 @@ _SCHEMAS: dict[str, dict[str, str]] = {
     },  # fmt: skip
     "kpi_non_gaap": {**_KPI_BASE, "gaap_equivalent": S, "key_adjustments": S},
     "inflation": {"series": C, "date": D, "value": F, "change_1m_pct": F, "change_12m_pct": F},
-    "labor": {"series": C, "date": D, "value": F, "change": F},
+    "labor": {"series": C, "date": D, "value": F, "change": F, "change_year": F, "change_year_pct": F},
     # corporate actions (an fdkit extension): ratio = new shares per old share (4.0 for a 4-for-1 split)
     "splits": {"ticker": C, "date": D, "ratio": F, "source": C},
     # cash dividends per share by ex-date, on the split basis of prices (an fdkit extension)

@@ -166,7 +166,7 @@ class InterestRatesPayload(_Payload):
 
 
 class LaborPayload(_Payload):
-    """A labour-market release (e.g. ``jobless_claims``, dated the week it covers)."""
+    """A labour-market release: ``jobs_report``, ``job_openings`` or ``jobless_claims`` (dated the week it covers)."""
 
     release: str
     date: str
@@ -368,7 +368,12 @@ def example_payload(family: str) -> dict[str, Any]:
         "interest_rates": {"bank": "FED", "date": "2024-11-07", "interest_rates": [
             {"bank": "FED", "date": "2024-11-07", "name": "Federal Funds Target Rate (midpoint)", "rate": 4.625}]},
         "labor": {"release": "jobless_claims", "date": "2024-11-02", "labor": [
-            {"series": "initial_jobless_claims", "date": "2024-11-02", "value": 221000.0, "change": 1000.0}]},
+            {"series": "continued_claims", "date": "2024-10-26", "value": 1892000.0, "change": 26000.0,
+             "change_year": 66000.0, "change_year_pct": 3.614458},
+            {"series": "initial_jobless_claims", "date": "2024-11-02", "value": 221000.0, "change": -3000.0,
+             "change_year": 3000.0, "change_year_pct": 1.376147},
+            {"series": "insured_unemployment_rate", "date": "2024-10-26", "value": 1.2, "change": 0.0,
+             "change_year": 0.0, "change_year_pct": None}]},
         "yield_curve": {"date": "2024-11-01", "yield_curve": {"date": "2024-11-01", "1_month": 4.73,
                         "10_year": 4.38, "30_year": 4.56}},
         "filing_items.metadata": {"ticker": "AAPL", "cik": "0000320193", "filing_type": "10-K",

@@ -16,8 +16,9 @@ Rules (each has a test):
 * inflation: one event per month, header dated the first of the month, one entry per series of the month;
 * interest rates: one event per (bank, decision date) carrying ``date`` and a single entry equal to that bank's
   snapshot row then; a revision of an already-published (bank, date) fires nothing;
-* labor: one event per (release, date): ``jobless_claims`` (weekly, dated the week it covers),
-  ``employment_situation`` and ``jolts`` (monthly);
+* labor: one event per (release, date): ``jobs_report`` and ``job_openings`` (monthly), ``jobless_claims``
+  (weekly, dated the week its initial claims cover; continued claims and insured unemployment a week earlier);
+  each entry carries its value and its changes from the prior period and from a year earlier;
 * yield curve: one event per date, the curve under ``yield_curve`` with one key per tenor;
 * filing items: one ``filing_items.metadata.created`` per filing with the items ``/filings/items`` accepts.
 
@@ -148,19 +149,27 @@ def _kpi_events(dataset: str, df: pd.DataFrame, facts: pd.DataFrame, livemode: b
 
 #: labour releases and the lake series each publishes (one event per release and date)
 LABOR_RELEASES: dict[str, tuple[str, ...]] = {
-    "jobless_claims": ("initial_jobless_claims",),
-    "employment_situation": ("average_hourly_earnings", "labor_force_participation_rate", "nonfarm_payrolls",
-                             "u6_unemployment_rate", "unemployment_rate"),
-    "jolts": ("job_openings",),
+    "jobs_report": ("average_hourly_earnings", "labor_force_participation_rate", "nonfarm_payrolls",
+                    "u6_unemployment_rate", "unemployment_rate"),
+    "job_openings": ("job_openings",),
+    "jobless_claims": ("continued_claims", "initial_jobless_claims", "insured_unemployment_rate"),
 }  # fmt: skip
 _RELEASE_OF = {series: release for release, names in LABOR_RELEASES.items() for series in names}
+#: series a release publishes for the week before the one it is dated (the weekly claims release's continued claims)
+_WEEK_BEFORE = frozenset({"continued_claims", "insured_unemployment_rate"})
 
 
 def _labor_events(df: pd.DataFrame, livemode: bool) -> list[tuple]:
-    """One event per (release, date); weekly jobless claims are dated the week they cover."""
+    """One event per (release, date): the jobs report and job openings monthly, jobless claims weekly.
+
+    A claims event is dated the week its initial claims cover; its continued claims and insured unemployment
+    entries keep their own date, a week earlier, as the release publishes them.
+    """
     out = []
     df = df.assign(_release=df["series"].astype(str).map(_RELEASE_OF)).dropna(subset=["_release"])
-    for (release, day), g in df.groupby(["_release", "date"], sort=True):
+    lag = df["series"].astype(str).isin(_WEEK_BEFORE).to_numpy()
+    df = df.assign(_day=df["date"].where(~lag, df["date"] + pd.Timedelta(weeks=1)))
+    for (release, day), g in df.groupby(["_release", "_day"], sort=True):
         d = _day(day)
         payload = {"release": str(release), "date": d,
                    "labor": to_records(g.sort_values("series"), fields_of("labor"))}  # fmt: skip
