@@ -301,6 +301,43 @@ def test_every_8k_item_carries_its_exhibits_list(ref_server):
     assert seen
 
 
+# -- company facts' history ----------------------------------------------------------------------------------------
+def _ticker_changes_in_the_raw_file() -> list[tuple[str, str, str]]:
+    """(date, old, new) of every ticker_change row of data-real-4's symbol events, parsed here with csv."""
+    import csv
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "shared/data-real-4/index-membership-extra/us_symbol_events.csv"
+    if not path.exists():
+        pytest.skip("../shared/data-real-4 is not beside this clone")
+    with open(path, newline="") as f:
+        return [(r["event_date"], r["old_symbol"], r["new_symbol"]) for r in csv.DictReader(f)
+                if r["event_type"] == "ticker_change"]  # fmt: skip
+
+
+def test_company_facts_events_are_ticker_changes_in_the_spec_shape(ref_server):
+    raw = _ticker_changes_in_the_raw_file()
+    assert ("2022-06-09", "FB", "META") in raw
+    meta = _get(ref_server, "/company/facts", {"ticker": "META"}).json()["company_facts"]["events"]
+    assert meta == [{"type": "ticker_change", "date": "2022-06-09", "ticker": "META", "previous_ticker": "FB"}]
+    # a chain, oldest first, each change one row of the raw file
+    elv = _get(ref_server, "/company/facts", {"ticker": "ELV"}).json()["company_facts"]["events"]
+    assert [(e["date"], e["previous_ticker"], e["ticker"]) for e in elv] == [
+        ("2014-12-03", "WLP", "ANTM"), ("2022-06-28", "ANTM", "ELV")]  # fmt: skip
+    assert all(t in raw for t in [(e["date"], e["previous_ticker"], e["ticker"]) for e in elv])
+    # former names keep their own fields (an extension), no null fields of the other type
+    aapl = _get(ref_server, "/company/facts", {"ticker": "AAPL"}).json()["company_facts"]["events"]
+    assert aapl and all(set(e) == {"type", "name", "start_date", "end_date"} for e in aapl)
+    # every served ticker change of a company is one of the sources' changes (raw file or a membership rename)
+    served = 0
+    for ticker in ("META", "ELV", "COR", "AAPL", "MSFT"):
+        for e in _get(ref_server, "/company/facts", {"ticker": ticker}).json()["company_facts"]["events"]:
+            if e["type"] == "ticker_change":
+                served += 1
+                assert set(e) == {"type", "date", "ticker", "previous_ticker"}
+    assert served == 4
+
+
 # -- 5. /docs offline -----------------------------------------------------------------------------------------------
 class _Refs(HTMLParser):
     def __init__(self) -> None:

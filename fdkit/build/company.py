@@ -9,12 +9,16 @@ import pandas as pd
 
 from fdkit.build.common import company_ciks, tuples
 from fdkit.build.concepts import SEC
+from fdkit.build.identity import renames_of
+from fdkit.build.index_membership import EVENTS, FOLDER, INDICES
 from fdkit.build.stage import Context, Provenance, Stage, dataset
 
 UNIVERSE = "data-real/company/universe.csv"
 PROFILES = "data-real/company/sec_entity_profiles_AAPL_MSFT_NVDA_TSLA.csv"
 EMPLOYEES = "data-real/company/employees_from_10k.csv"
 SEC_TICKERS = "data-real/company/sec_company_tickers.csv"
+#: ticker changes: the symbol events of data-real-4 and the membership files' "rename -> NEW" removals
+MEMBERSHIP_CHANGES = tuple(f"{FOLDER}/{index}_changes.csv" for index in INDICES)
 
 
 def build_company_facts(
@@ -25,6 +29,7 @@ def build_company_facts(
     statements: pd.DataFrame,
     daily: pd.DataFrame,
     members: pd.DataFrame,
+    renames: pd.DataFrame,
 ) -> pd.DataFrame:
     """The universe's companies, then the other S&P 500 members (name, CIK, sector, industry, location).
 
@@ -39,6 +44,7 @@ def build_company_facts(
         statements: the statement table (shares outstanding).
         daily: the daily bars (last close).
         members: the S&P 500 members.
+        renames: every known ticker change (:func:`fdkit.build.identity.renames_of`).
 
     Returns:
         One row per company.
@@ -76,7 +82,7 @@ def build_company_facts(
             "sic_code": p["sic"] if p is not None else None,
             "sic_industry": p["sic_description"] if p is not None else None,
             "sic_sector": None, "website_url": None, "weighted_average_shares": shares_v,
-            "events": company_events(p["former_names"] if p is not None else None),
+            "events": company_events(p["former_names"] if p is not None else None, ticker_changes(t, renames)),
         })  # fmt: skip
     known = {r["ticker"] for r in rows}
     for m in tuples(members):
@@ -84,18 +90,52 @@ def build_company_facts(
             continue
         rows.append({"ticker": m.ticker, "name": m.name, "cik": m.cik, "industry": m.industry, "sector": m.sector,
                      "category": "Common Stock", "is_active": True, "location": m.location,
-                     "sec_filings_url": f"{SEC}/cgi-bin/browse-edgar?action=getcompany&CIK={m.cik}"})  # fmt: skip
+                     "sec_filings_url": f"{SEC}/cgi-bin/browse-edgar?action=getcompany&CIK={m.cik}",
+                     "events": company_events(None, ticker_changes(m.ticker, renames))})  # fmt: skip
     return pd.DataFrame(rows)
 
 
-def company_events(former_names: object) -> list[dict[str, str | None]]:
-    """The company's history as the 2026 ``events`` array.
+def ticker_changes(ticker: str, renames: pd.DataFrame) -> list[dict[str, str | None]]:
+    """The ticker changes that led to ``ticker``, oldest first, as ``ticker_change`` events.
+
+    Walks back from today's symbol: the rename to it, the rename to the symbol before, ... (each earlier than the
+    one after it, so a reused symbol never pulls in another company's history).
+
+    Args:
+        ticker: the company's symbol today (lake spelling).
+        renames: ``day``, ``old``, ``new`` (:func:`fdkit.build.identity.renames_of`).
+
+    Returns:
+        ``{type: "ticker_change", date, ticker, previous_ticker}`` per change.
+
+    Example:
+        >>> renames = pd.DataFrame({"day": pd.to_datetime(["2022-06-09"]), "old": ["FB"], "new": ["META"]})
+        >>> ticker_changes("META", renames)
+        [{'type': 'ticker_change', 'date': '2022-06-09', 'ticker': 'META', 'previous_ticker': 'FB'}]
+    """
+    out: list[dict[str, str | None]] = []
+    symbol, before = ticker, pd.Timestamp.max
+    while True:
+        hits = renames[(renames["new"] == symbol) & (renames["day"] < before)]
+        if hits.empty or len(out) > 20:
+            return out[::-1]
+        hit = hits.iloc[-1]  # the latest rename to this symbol before the change after it
+        out.append({"type": "ticker_change", "date": hit["day"].strftime("%Y-%m-%d"), "ticker": symbol,
+                    "previous_ticker": hit["old"]})  # fmt: skip
+        symbol, before = hit["old"], hit["day"]
+
+
+def company_events(
+    former_names: object, changes: list[dict[str, str | None]] | None = None
+) -> list[dict[str, str | None]]:
+    """The company's history as the ``events`` array: its ticker changes, then its former names.
 
     One ``former_name`` event per name the SEC lists (``APPLE INC (2007-01-10..2019-08-05)|...``), with the dates
     the name was in use.
 
     Args:
         former_names: the SEC profile's ``former_names`` (missing for companies without a profile).
+        changes: the company's :func:`ticker_changes`.
 
     Returns:
         The events.
@@ -104,7 +144,7 @@ def company_events(former_names: object) -> list[dict[str, str | None]]:
         >>> company_events("APPLE COMPUTER INC (1994-01-26..2007-01-04)")
         [{'type': 'former_name', 'name': 'APPLE COMPUTER INC', 'start_date': '1994-01-26', 'end_date': '2007-01-04'}]
     """
-    events: list[dict[str, str | None]] = []
+    events: list[dict[str, str | None]] = list(changes or [])
     for part in str(former_names).split("|") if isinstance(former_names, str) else []:
         m = re.match(r"^(.*?)\s*\((\d{4}-\d{2}-\d{2})?\.\.(\d{4}-\d{2}-\d{2})?\)$", part.strip())
         if m:
@@ -119,15 +159,22 @@ def _company_facts(ctx: Context) -> dict[str, pd.DataFrame]:
     emp = pd.read_csv(ctx.source(EMPLOYEES), dtype=str).set_index("ticker")
     members = ctx["members"]
     ciks = company_ciks(pd.read_csv(ctx.source(SEC_TICKERS), dtype=str), members, uni)
-    return {"company_facts": build_company_facts(uni, prof, emp, ciks, ctx["statements"], ctx["prices"], members)}
+    events = pd.read_csv(ctx.source(EVENTS), dtype=str, keep_default_na=False)
+    changes = [pd.read_csv(ctx.source(f), dtype=str, keep_default_na=False) for f in MEMBERSHIP_CHANGES]
+    return {"company_facts": build_company_facts(uni, prof, emp, ciks, ctx["statements"], ctx["prices"], members,
+                                                 renames_of(events, changes))}  # fmt: skip
 
 
 _PROVENANCE = Provenance(
     "company/universe.csv, company/sec_entity_profiles_AAPL_MSFT_NVDA_TSLA.csv, company/employees_from_10k.csv",
     "S&P 500 constituents ODC-PDDL-1.0; SEC data public domain",
     "GICS sector/sub-industry, HQ, CIK; SIC and exchange where the SEC profile is bundled; market cap = last "
-    "close x the latest shares outstanding (else weighted shares), both on the split basis; former_tickers "
-    "holds the SEC former names. The other S&P 500 members (company/sp500_constituents.csv) with name, CIK, "
+    "close x the latest shares outstanding (else weighted shares), both on the split basis; events: the "
+    "company's ticker changes as the spec shapes them ({type: ticker_change, date, ticker = the symbol from that "
+    "day}, with previous_ticker, an extension), walked back from today's symbol through the ticker_change rows of "
+    "data-real-4's us_symbol_events.csv and the membership files' 'rename -> NEW' removals (FB -> META 2022-06-09), "
+    "then the SEC former names ({type: former_name, name, start_date, end_date}, an extension) where a profile is "
+    "bundled. The other S&P 500 members (company/sp500_constituents.csv) with name, CIK, "
     "sector, industry and location. Class shares are spelled with a dash (BRK-B) everywhere.",
 )
 
@@ -135,7 +182,7 @@ COMPANY_FACTS = Stage(
     "company_facts",
     "Company facts of the universe and the other S&P 500 members",
     _company_facts,
-    sources=(UNIVERSE, PROFILES, EMPLOYEES, SEC_TICKERS),
+    sources=(UNIVERSE, PROFILES, EMPLOYEES, SEC_TICKERS, EVENTS, *MEMBERSHIP_CHANGES),
     needs=("statements", "prices", "members"),
     outputs=(dataset("company_facts", _PROVENANCE),),
 )

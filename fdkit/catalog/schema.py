@@ -27,8 +27,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from types import MappingProxyType
 
-__all__ = ["SCHEMAS", "LOGICAL_TYPES", "KNOWN_CATEGORIES", "SEGMENT_REPORT", "pandas_dtype", "fields_of",
-           "STATEMENT_FIELDS", "OWNERSHIP_FORMS", "WIRE_TYPES"]  # fmt: skip
+__all__ = ["SCHEMAS", "LOGICAL_TYPES", "KNOWN_CATEGORIES", "COMPANY_EVENT_FIELDS", "SEGMENT_REPORT", "pandas_dtype",
+           "fields_of", "STATEMENT_FIELDS", "OWNERSHIP_FORMS", "WIRE_TYPES"]  # fmt: skip
 
 F, INT, S, C, B, D, T, N = "float", "int", "string", "category", "bool", "date", "datetime", "nested"
 
@@ -64,6 +64,16 @@ KNOWN_CATEGORIES: Mapping[str, tuple[str, ...]] = MappingProxyType(
         "delisting_kind": ("acquired", "bankrupt", "unknown"),
         "kind": ("cash", "special_or_in_kind"),  # dividends
         "price_source": ("ml4t", "pystock", "stooq_2017", "stooq_2025", "wiki", "yahoo_index"),
+    }
+)
+
+
+#: the fields of each type of company-facts event: the spec's ticker change (``ticker`` = the symbol from ``date``
+#: on; ``previous_ticker`` = the one before, an fdkit extension) and fdkit's former names (SEC submissions)
+COMPANY_EVENT_FIELDS: Mapping[str, tuple[str, ...]] = MappingProxyType(
+    {
+        "ticker_change": ("type", "date", "ticker", "previous_ticker"),
+        "former_name": ("type", "name", "start_date", "end_date"),
     }
 )
 
@@ -420,7 +430,7 @@ _SCHEMAS: dict[str, dict[str, str]] = {
         "sic_sector": S,
         "website_url": S,
         "weighted_average_shares": F,
-        # the company's history: [{type, name, start_date, end_date}] (former names, from SEC submissions)
+        # the company's history, each entry with the fields of its type (COMPANY_EVENT_FIELDS)
         "events": N,
     },  # fmt: skip
     "interest_rates": {"bank": C, "date": D, "name": S, "rate": F},

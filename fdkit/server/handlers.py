@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from fdkit.catalog.endpoints import FILING_ITEM_TITLES, Endpoint
-from fdkit.catalog.schema import SCHEMAS, YIELD_TENORS, fields_of
+from fdkit.catalog.schema import COMPANY_EVENT_FIELDS, SCHEMAS, YIELD_TENORS, fields_of
 from fdkit.catalog.shapes import SEGMENT_LINE_ITEMS, SHAPES
 from fdkit.errors import BadRequestError, NotFoundError
 from fdkit.frames.filters import FIELD_ALIASES, apply_filters, resolve_field
@@ -487,8 +487,16 @@ def company_facts(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
         raise NotFound(f"no company facts for {ticker}")
     facts = to_records(rows.iloc[:1], fields_of("company_facts"))[0]
     events = rows["events"].iloc[0] if "events" in rows.columns else None
-    facts["events"] = [] if events is None else [dict(e) for e in events]  # none known: an empty history
+    facts["events"] = [] if events is None else [_company_event(dict(e)) for e in events]  # none known: empty
     return Answer(obj=facts)
+
+
+def _company_event(entry: dict[str, Any]) -> dict[str, Any]:
+    """One history entry with the fields of its type (the lake stores the union of every type's fields)."""
+    fields = COMPANY_EVENT_FIELDS.get(str(entry.get("type")))
+    if fields is None:  # a type this version does not know (a landed lake's): what it carries
+        return {k: v for k, v in entry.items() if v is not None}
+    return {k: entry.get(k) for k in fields}
 
 
 @handles("institutional_ownership")

@@ -78,12 +78,19 @@ _NESTED: dict[tuple[str, str], dict[str, Any]] = {
         "type": "array",
         "items": {
             "type": "object",
+            "description": "The company's history: ticker changes ({type: ticker_change, date, ticker: the symbol from "
+            "that date on; previous_ticker: the one before, an fdkit extension}) and former names ({type: "
+            "former_name, name, start_date, end_date}, from SEC submissions; an fdkit extension).",
             "properties": {
                 "type": {"type": "string"},
+                "date": {"type": ["string", "null"], "format": "date"},
+                "ticker": {"type": ["string", "null"]},
+                "previous_ticker": {"type": ["string", "null"]},
                 "name": {"type": ["string", "null"]},
                 "start_date": {"type": ["string", "null"], "format": "date"},
                 "end_date": {"type": ["string", "null"], "format": "date"},
             },
+            "required": ["type"],
         },
     },
     ("filing_items", "exhibits"): {
