@@ -124,6 +124,15 @@ class Hostile(http.server.ThreadingHTTPServer):
                             time.sleep(0.25)
                     except OSError:
                         return
+                elif mode == "trickleheaders":  # a header line every 0.25 s: each read is quick, the headers never end
+                    self.send_response(200)
+                    try:
+                        for i in range(120):
+                            self.send_header(f"X-Slow-{i}", "x")
+                            self.flush_headers()
+                            time.sleep(0.25)
+                    except OSError:
+                        return
                 elif mode == "stall":
                     time.sleep(30)
                 elif mode == "bomb":  # 200 MB of zeros, ~200 kB on the wire
@@ -234,7 +243,7 @@ def test_records_repeated_across_pages_are_dropped_with_a_warning(hostile):
     assert len(times) == len(set(times)) == 8
 
 
-@pytest.mark.parametrize("mode", ["trickle", "stall"])
+@pytest.mark.parametrize("mode", ["trickle", "trickleheaders", "stall"])
 def test_a_trickling_or_stalled_service_fails_at_the_deadline(hostile, mode):
     exc, took = _timed(lambda: _client(hostile.url(mode), timeout=1.5, deadline=4).fetch("prices", PRICES))
     assert isinstance(exc, TransportError) and took < 4 + 2.5, (exc, took)
@@ -553,7 +562,8 @@ def test_every_integer_parameter_refuses_huge_values(ref_server):
 
 
 # -- webhooks -----------------------------------------------------------------------------------------------
-def test_a_trickling_receiver_is_a_failed_attempt_at_the_deadline_and_retried():
+@pytest.mark.parametrize("part", ["body", "headers"])
+def test_a_trickling_receiver_is_a_failed_attempt_at_the_deadline_and_retried(part):
     from fdkit.webhooks import Destination, deliver, make_event
 
     calls: list[float] = []
@@ -571,6 +581,13 @@ def test_a_trickling_receiver_is_a_failed_attempt_at_the_deadline_and_retried():
                 self.wfile.write(b"ok")
                 return
             self.send_response(200)
+            try:
+                for i in range(40 if part == "headers" else 0):  # a header line every 0.5 s for 20 s
+                    self.send_header(f"X-Slow-{i}", "x")
+                    self.flush_headers()
+                    time.sleep(0.5)
+            except OSError:
+                return
             self.send_header("Content-Length", "40")
             self.end_headers()
             try:

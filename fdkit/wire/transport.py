@@ -7,6 +7,9 @@
 * :class:`FdkitRetry` is urllib3's retry policy with two limits: backoff never sleeps past the call's deadline, and a
   ``Retry-After`` longer than ``max_retry_after`` is not slept at all: :class:`RetryAfterTooLong` is raised at once
   and the client turns it into ``RateLimitError(retry_after=...)``.
+* The status line and headers are watched too: a server that trickles them (a header line a second, each socket
+  read well inside its timeout) has its connection shut when the call's deadline passes (one timer per request,
+  cancelled as soon as the headers are in), and the call raises :class:`DeadlineExceeded`.
 * :func:`deadline` sets the deadline of the calls made inside it (thread-local: urllib3 retries in the caller's
   thread). Every attempt's connect and read timeouts are cut to what is left of it (:class:`DeadlineTimeout`), and
   so is every socket read of a body: no layer waits past the call's deadline.
@@ -29,6 +32,7 @@ Example:
 from __future__ import annotations
 
 import contextlib
+import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -37,6 +41,8 @@ from urllib.parse import urlsplit
 
 import requests
 from requests.adapters import HTTPAdapter
+from urllib3.connection import HTTPConnection, HTTPSConnection
+from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 from urllib3.exceptions import MaxRetryError, NewConnectionError, ProtocolError, ReadTimeoutError
 from urllib3.util.retry import Retry
 from urllib3.util.timeout import Timeout
@@ -173,6 +179,55 @@ def _cut(seconds: Any) -> Any:
     if left <= 0:
         raise DeadlineExceeded("the call's deadline passed before another wait could start")
     return left if not isinstance(seconds, int | float) else min(float(seconds), left)
+
+
+class _Watched:
+    """Remembers, per thread, the connection the current request is sent on (for the header watchdog)."""
+
+    def request(self, *args: Any, **kwargs: Any) -> Any:  # noqa: D102
+        watchdog = getattr(_STATE, "watchdog", None)
+        if watchdog is not None:
+            watchdog.connection = self
+        return super().request(*args, **kwargs)  # type: ignore[misc]
+
+
+class _WatchedHTTPConnection(_Watched, HTTPConnection):
+    pass
+
+
+class _WatchedHTTPSConnection(_Watched, HTTPSConnection):
+    pass
+
+
+class _WatchedHTTPPool(HTTPConnectionPool):
+    ConnectionCls = _WatchedHTTPConnection
+
+
+class _WatchedHTTPSPool(HTTPSConnectionPool):
+    ConnectionCls = _WatchedHTTPSConnection  # type: ignore[assignment]
+
+
+class _HeaderWatchdog:
+    """Shuts the connection of this thread's request when ``seconds`` pass before its headers arrived."""
+
+    def __init__(self, seconds: float) -> None:
+        self.fired = False
+        self.connection: Any = None  # set by the connection the request is sent on (this thread's)
+        _STATE.watchdog = self
+        self._timer = threading.Timer(seconds, self._fire)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def _fire(self) -> None:
+        sock = getattr(self.connection, "sock", None)
+        self.fired = True
+        if sock is not None:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+
+    def cancel(self) -> None:
+        self._timer.cancel()
+        _STATE.watchdog = None
 
 
 _NO_POOL: Any = None  # a read timeout the client counts itself happened outside any connection pool
@@ -334,6 +389,11 @@ class DeadlineAdapter(HTTPAdapter):
         super().__init__(*args, **kwargs)
         self.max_bytes = max_bytes
 
+    def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
+        """The pool manager of requests, its connections remembered for the header watchdog."""
+        super().init_poolmanager(*args, **kwargs)
+        self.poolmanager.pool_classes_by_scheme = {"http": _WatchedHTTPPool, "https": _WatchedHTTPSPool}
+
     @property
     def max_retries(self) -> Retry:
         """The retry policy of the next send: the call's budget as spent so far, else the adapter's own."""
@@ -356,7 +416,20 @@ class DeadlineAdapter(HTTPAdapter):
         connect, read = timeout if isinstance(timeout, tuple) else (timeout, timeout)
         _STATE.attempt_started = time.monotonic()
         cut: Any = DeadlineTimeout(connect=connect, read=read)  # requests passes a urllib3 Timeout on as it is
-        response = super().send(request, stream=True, timeout=cut, verify=verify, cert=cert, proxies=proxies)
+        watchdog = _HeaderWatchdog(left) if left is not None else None
+        try:
+            response = super().send(request, stream=True, timeout=cut, verify=verify, cert=cert, proxies=proxies)
+        except requests.RequestException as exc:
+            if watchdog is not None and watchdog.fired:
+                raise DeadlineExceeded(f"the call's deadline passed while waiting for the headers of "
+                                       f"{request.url}") from exc  # fmt: skip
+            raise
+        finally:
+            if watchdog is not None:
+                watchdog.cancel()
+        if watchdog is not None and watchdog.fired:  # the headers were cut short: never an answer
+            response.close()
+            raise DeadlineExceeded(f"the call's deadline passed while waiting for the headers of {request.url}")
         budget = getattr(_STATE, "budget", None)
         spent = getattr(response.raw, "retries", None)
         if budget is not None and isinstance(spent, Retry):
