@@ -204,7 +204,7 @@ class _WatchedHTTPPool(HTTPConnectionPool):
 
 
 class _WatchedHTTPSPool(HTTPSConnectionPool):
-    ConnectionCls = _WatchedHTTPSConnection  # type: ignore[assignment]
+    ConnectionCls = _WatchedHTTPSConnection
 
 
 class _HeaderWatchdog:
