@@ -69,7 +69,7 @@ value (never a made-up one). `tests/test_reference_fuzz.py` lists the same place
   `fdkit/build/earnings_signals.py`); EPS/revenue beats and misses, guidance, segment, non-GAAP and backlog
   signals need estimates, guidance and KPIs no source holds, so none of those fires; an entry without a signal
   has no `signals`. `filing_datetime`/`filing_window` are null where the SEC submissions index of the four bundled
-  companies has no acceptance time (85 of 3,120 releases have one).
+  companies has no acceptance time (85 of 3,117 releases have one).
 """
 
 
