@@ -73,8 +73,6 @@ DOCUMENT_ERRORS: dict[tuple[str, str], str] = {
     ("SegmentMetadata", "filing_url"): _NO_ACCESSION,
     ("SegmentMetadata", "fiscal_period"): "as-reported periods older than the statement datasets have no fiscal "
     "label in the lake",
-    ("InstitutionalHolding", "form_type"): "the parsed 13F information tables do not say whether they came with a "
-    "13F-HR or a 13F-HR/A",
     ("Filing", "report_date"): "forms without a period of report (8-K/A, 144, SC 13G ...) have none (EDGAR leaves "
     "reportDate empty)",
     ("PriceSnapshot", "market_cap"): "a ticker whose share count the sources lack has no market cap",
@@ -94,15 +92,13 @@ DOCUMENT_ERRORS: dict[tuple[str, str], str] = {
     ("News", "sentiment"): "no sentiment is computed for the bundled headlines (data/SOURCES.md)",
     ("News", "author"): "headlines whose source names no author",
     ("FilingItemsResponse", "accession_number"): _NO_ACCESSION,
-    ("FilingItemsResponse", "quarter"): "a 10-K or 8-K has no fiscal quarter: null (the wire-fidelity issue asks "
-    "for null; the document types it integer)",
+    ("FilingItemsResponse", "quarter"): "an 8-K reports an event, not a period: null (a 10-Q's and a 10-K's "
+    "quarter are integers; data/SOURCES.md)",
 }
 #: places whose documented type is wrong rather than too strict about null: checked as any value
 DOCUMENT_TYPE_ERRORS = {
     ("search_results", "additionalProperties"): "the screener's and line items' metric fields are numbers; the "
     "document types the additional properties as strings",
-    ("Price", "volume"): "the 2025 document reuses the equity Price record for crypto pairs, whose volumes are "
-    "fractional units; typed integer there",
 }
 
 

@@ -35,6 +35,7 @@ def crypto_daily(new: pd.DataFrame, old: pd.DataFrame) -> pd.DataFrame:
     daily = pd.concat([old.drop(columns=["adj_close"]), new], ignore_index=True).rename(columns={"symbol": "ticker"})
     daily = daily.dropna(subset=["close"]).sort_values(["ticker", "date"]).drop_duplicates(["ticker", "date"])
     daily["time"] = daily["date"].dt.tz_localize("UTC")
+    daily["volume"] = daily["volume"].round().astype("Int64")  # whole units of the quote currency
     return daily[COLUMNS].reset_index(drop=True)
 
 
@@ -65,7 +66,8 @@ def _crypto(ctx: Context) -> dict[str, pd.DataFrame]:
 _PROVENANCE_DAILY = Provenance(
     "crypto/btc_eth_sol_usd_daily_yahoo_2021_2026.csv (2021-), crypto/btc_eth_usd_daily_yahoo_2014_2022.csv",
     YAHOO + "; the 2014-2022 file's repository is MIT",
-    "UTC daily bars, spliced at 2021-01-01",
+    "UTC daily bars, spliced at 2021-01-01; volume a whole number (the files' volumes are whole), served as the "
+    "2025 document's integer",
 )
 
 _PROVENANCE_MINUTE = Provenance(
@@ -81,7 +83,7 @@ CRYPTO = Stage(
     sources=(NEW_DAILY, OLD_DAILY, MINUTE),
     outputs=(
         dataset("crypto_prices", _PROVENANCE_DAILY),
-        dataset("crypto_prices_minute", _PROVENANCE_MINUTE, schema="crypto_prices"),
+        dataset("crypto_prices_minute", _PROVENANCE_MINUTE),
     ),
 )
 

@@ -11,6 +11,7 @@ import pandas as pd
 
 from fdkit.build.common import SEC_PD
 from fdkit.build.earnings_dates import CITATION, release_dates
+from fdkit.build.earnings_signals import earnings_signals
 from fdkit.build.filings import acceptance_times, filing_window, iso_times
 from fdkit.build.stage import Context, Provenance, Stage, dataset
 from fdkit.catalog.schema import EARNINGS_DERIVED, EARNINGS_DIMENSION, EARNINGS_MARGINS, METRIC_FIELDS, SCHEMAS
@@ -79,15 +80,25 @@ def _change(now: pd.Series, before: pd.Series) -> pd.Series:
     return (now - before) / base
 
 
-def _earlier(df: pd.DataFrame, days: int, slack: int) -> pd.DataFrame:
-    """For each row, the same ticker's row whose report period ended ``days`` (+/- ``slack``) before it."""
+def _earlier(df: pd.DataFrame, days: int, slack: int, filed: pd.Series | None = None) -> pd.DataFrame:
+    """For each row, the same ticker's row whose report period ended ``days`` (+/- ``slack``) before it.
+
+    With ``filed`` (each row's filing date), point in time: a row filed after the one it is compared with is no
+    match (its values were not known then).
+    """
     left = df.reset_index()[["ticker", "report_period"]].assign(
         _want=lambda d: d["report_period"] - pd.Timedelta(days=days)
     )
     right = df.reset_index().rename(columns={"report_period": "_rp"})
     found = pd.merge_asof(left.sort_values("_want"), right.sort_values("_rp"), left_on="_want", right_on="_rp",
                           by="ticker", direction="nearest", tolerance=pd.Timedelta(days=slack))  # fmt: skip
-    return found.set_index(["ticker", "report_period"]).reindex(df.index)
+    found = found.set_index(["ticker", "report_period"]).reindex(df.index)
+    if filed is not None:
+        then = pd.Series(filed.to_numpy(), index=df.index)
+        earlier_filed = then.reindex(pd.MultiIndex.from_arrays([found.index.get_level_values(0), found["_rp"]]))
+        late = earlier_filed.to_numpy() > then.to_numpy()
+        found.loc[late, [c for c in found.columns if c != "_rp"]] = np.nan
+    return found.drop(columns=["_rp", "_want"], errors="ignore")
 
 
 def earnings_derived(frame: pd.DataFrame, prefix: str) -> pd.DataFrame:
@@ -98,8 +109,9 @@ def earnings_derived(frame: pd.DataFrame, prefix: str) -> pd.DataFrame:
     annual payload (trailing twelve months) changes against the year before.
     """
     cur = frame[[c for c in frame.columns if c.startswith(prefix + "_")]].rename(columns=lambda c: c[len(prefix) + 1 :])
-    prev = _earlier(cur, 91 if prefix == "quarterly" else 365, 20)
-    year = _earlier(cur, 365, 20)
+    filed = frame["filing_date"] if "filing_date" in frame.columns else None
+    prev = _earlier(cur, 91 if prefix == "quarterly" else 365, 20, filed)
+    year = _earlier(cur, 365, 20, filed)
     out = pd.DataFrame(index=cur.index)
     for m, base in EARNINGS_MARGINS.items():
         cur[m] = cur[base] / cur["revenue"].where(cur["revenue"] != 0)
@@ -155,11 +167,17 @@ def build_earnings(all_statements: pd.DataFrame, index: pd.DataFrame,
     out["source_type"] = q["form_type"].str.replace("/A", "", regex=False)
     out["filing_date"] = q["filing_date"]
     out["accession_number"] = q["accession_number"]
+    out["filing_url"] = q["filing_url"]
     out = out.join(earnings_derived(out, "quarterly")).join(earnings_derived(out, "annual"))
     stamp = acceptance_times(out["accession_number"], index)
     out["filing_datetime"] = iso_times(stamp)
     out["filing_window"] = filing_window(stamp)
+    capex = out[["quarterly_capital_expenditure"]].rename(columns=lambda c: c.removeprefix("quarterly_"))
+    year_ago = _earlier(capex, 365, 20, out["filing_date"])["capital_expenditure"].to_numpy()
     out = out.reset_index()
+    fired = [earnings_signals({**{str(k): v for k, v in r.items()}, "capex_year_ago": ya})
+             for r, ya in zip(out.to_dict("records"), year_ago, strict=True)]  # fmt: skip
+    out["signals"] = pd.Series(fired, index=out.index, dtype=object)
     if releases is not None:
         out["release_date"] = release_dates(out, releases)
     return out
@@ -193,7 +211,14 @@ _PROVENANCE_ESTIMATES = Provenance(
 _PROVENANCE_EARNINGS = Provenance(
     "the statement datasets; release dates from " + CITATION,
     SEC_PD,
-    "one record per quarterly report: the quarter and the TTM figures; estimates not filled. release_date (an "
+    "one record per quarterly report: the quarter and the TTM figures; estimates not filled (no consensus "
+    "estimates in the sources). Changes against the previous quarter and the same fiscal quarter a year "
+    "earlier (report period 91 / 365 days before, +/- 20), POINT IN TIME: the earlier row as first reported and "
+    "only if filed on or before this one. signals: the document's growth and margin signals from the quarter's "
+    "year-over-year changes (fdkit/build/earnings_signals.py: revenue 10%/20%, net income, EPS and capex "
+    "spending 15%/30%, a margin 100 bps; importance HIGH strong tier, MEDIUM lower tier, LOW margin; at most 8), "
+    "omitted where none fires. accession_number as the statement's; filing_url = the statement's (the EDGAR "
+    "filing index, else the EDGAR list of the company's filings of that form up to the filing day). release_date (an "
     "fdkit extension) = the latest 8-K Item 2.02 date after the period ended and on or before the report was "
     "filed: the day the results were announced (no time of day: a release after the close moves prices the next "
     "session)",

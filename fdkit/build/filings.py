@@ -83,12 +83,30 @@ def _section_rows(s: dict, base: dict) -> list[dict]:
     return [{**base, "number": number, "name": s.get("title"), "text": s["text"]}]
 
 
+def _filing_quarter(form: str, fiscal_period: str | None, filed: str) -> int | None:
+    """The fiscal quarter a 10-Q or 10-K reports (a 10-K closes the fiscal year: quarter 4); none for an 8-K.
+
+    The quarter of the statement filed the same day where the lake has one (``FY2025-Q3`` -> 3), else a 10-Q's
+    calendar quarter 45 days before filing.
+
+    Example:
+        >>> _filing_quarter("10-K", None, "2024-11-01"), _filing_quarter("10-Q", "FY2025-Q3", "2025-08-01")
+        (4, 3)
+    """
+    if form == "10-K":
+        return int(fiscal_period[-1]) if fiscal_period else 4
+    if form == "10-Q":
+        return int(fiscal_period[-1]) if fiscal_period else (pd.Timestamp(filed) - pd.Timedelta(days=45)).quarter
+    return None
+
+
 def build_filing_items(sections: list[dict], index: pd.DataFrame, statements: pd.DataFrame) -> pd.DataFrame:
     """The ``filing_items`` rows: 10-K items, 10-Q part items and the items of an 8-K, with their text.
 
     Args:
         sections: the parsed filing sections (``ticker``, ``form``, ``filing_date``, ``item``, ``text``, ...).
-        index: the submissions index (accession numbers of sections that name none).
+        index: the submissions index (accession numbers of sections that name none; else the one accession of the
+            statements of that form filed the same day).
         statements: the statement table (a 10-Q's fiscal quarter is that of the statement filed the same day).
 
     Returns:
@@ -98,6 +116,10 @@ def build_filing_items(sections: list[dict], index: pd.DataFrame, statements: pd
     fiscal_q = {(r.ticker, str(r.filing_date)[:10]): r.fiscal_period
                 for r in tuples(statements[statements["period"] == "quarterly"])
                 if not pd.isna(r.filing_date)}  # fmt: skip
+    filed_with: dict[tuple[str, str, str], set[str]] = {}
+    for r in tuples(statements[statements["accession_number"].notna()]):
+        key = (r.ticker, str(r.filing_date)[:10], str(r.form_type))
+        filed_with.setdefault(key, set()).add(str(r.accession_number))
     for s in sections:
         ticker, form, filed = s["ticker"], s["form"], s["filing_date"]
         m = re.search(r"\d{10}-\d{2}-\d{6}", s.get("source", ""))
@@ -105,10 +127,10 @@ def build_filing_items(sections: list[dict], index: pd.DataFrame, statements: pd
         if accn is None and len(index):
             hit = index[(index["ticker"] == ticker) & (index["form"] == form) & (index["filingDate"] == filed)]
             accn = hit["accessionNumber"].iloc[0] if len(hit) else None
-        quarter = None
-        if form == "10-Q":
-            fp = fiscal_q.get((ticker, filed))
-            quarter = int(fp[-1]) if fp else (pd.Timestamp(filed) - pd.Timedelta(days=45)).quarter
+        if accn is None:  # the statements' filing of that form that day, where exactly one accession is known
+            known = filed_with.get((ticker, filed, form), set())
+            accn = next(iter(known)) if len(known) == 1 else None
+        quarter = _filing_quarter(form, fiscal_q.get((ticker, filed)), filed)
         base = {"ticker": ticker, "filing_date": filed, "accession_number": accn, "filing_type": form,
                 "year": int(filed[:4]), "quarter": quarter}  # fmt: skip
         rows.extend(_section_rows(s, base))
@@ -224,8 +246,13 @@ FILING_ITEMS = Stage(
             Provenance(
                 "text/sec_filing_sections.jsonl.gz",
                 SEC_PD,
-                "10-K items as Item-N, 10-Q as Part-P,Item-N, 8-K split on its 'Item X.XX' headings; 10-Q quarter = "
-                "the fiscal quarter of the statement filed that day, else the calendar quarter 45 days before filing",
+                "10-K items as Item-N, 10-Q as Part-P,Item-N, 8-K split on its 'Item X.XX' headings; quarter (the "
+                "document's 'quarter of the filing') = the fiscal quarter of the statement filed that day: a 10-Q's "
+                "quarter, a 10-K's fiscal Q4 (the quarter closing the year it reports); else a 10-Q's calendar "
+                "quarter 45 days before filing, a 10-K's 4. An 8-K reports an event, not a period: its quarter is "
+                "null. accession_number: the section source's, else the submissions index's filing of that form that "
+                "day, else the one accession of the statements of that form filed that day (GOOGL's 10-K); null for "
+                "the others (their sources name none)",
             ),
         ),
     ),

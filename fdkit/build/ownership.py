@@ -18,6 +18,9 @@ FORM345 = "data-real/insider/form345_transactions_parsed.csv"
 FORM4 = "data-real-2/insider/form4_nonderiv_transactions_sp500_2022_2026.csv.gz"
 RAW_DOCUMENTS = "data-real/insider/raw/*"
 FORM13F = "data-real/insider/form13f_holdings_parsed.csv"
+#: the form of every information table of FORM13F: its SOURCES.md (data-real, section d) lists them as "Parsed
+#: 13F-HR information tables" of six filings and names no amendment (13F-HR/A) among them
+FORM13F_TYPE = "13F-HR"
 SEC_TICKERS = "data-real/company/sec_company_tickers.csv"
 
 _CODES = {"S": "Sale", "P": "Purchase", "A": "Grant", "M": "Option Exercise", "F": "Tax Withholding",
@@ -304,7 +307,7 @@ def build_institutional(
                         "investor": df["manager"].str.upper().to_numpy(),
                         "investor_cik": df["accession"].str[:10].to_numpy(), "shares": shares * k,
                         "market_value": value, "filing_date": filed.to_numpy(),
-                        "accession_number": df["accession"].to_numpy(),
+                        "accession_number": df["accession"].to_numpy(), "form_type": FORM13F_TYPE,
                         "put_call": df["put_call"].to_numpy(),
                         "name_of_issuer": df["name_of_issuer"].to_numpy(), "cusip": df["cusip"].to_numpy(),
                         "title_of_class": df["title_of_class"].to_numpy()})  # fmt: skip
@@ -315,6 +318,7 @@ def build_institutional(
         market_value=("market_value", "sum"),
         filing_date=("filing_date", "first"),
         accession_number=("accession_number", "first"),
+        form_type=("form_type", "first"),
         name_of_issuer=("name_of_issuer", "first"),
         cusip=("cusip", "first"),
         title_of_class=("title_of_class", "first"),
@@ -384,8 +388,9 @@ _PROVENANCE_INSTITUTIONAL = Provenance(
     "and are multiplied by 1,000, and so are the filings after it whose median value / shares is about a "
     "thousandth of the close (filers that kept reporting thousands); share counts on the split basis; rows "
     "of one (ticker, period, investor, put/call) summed. name_of_issuer, cusip and title_of_class as the "
-    "13F reports them; /institutional-holdings serves these rows in the 2026 shape, where form_type is null "
-    "(the parsed information tables do not say whether they came with a 13F-HR or a 13F-HR/A)",
+    "13F reports them; form_type = 13F-HR: the source lists its tables as those of 13F-HR filings (data-real "
+    "SOURCES.md, section d: 'Parsed 13F-HR information tables') and names no 13F-HR/A among them (the tables "
+    "themselves carry no form); /institutional-holdings serves these rows in the 2026 shape",
 )
 
 INSIDERS = Stage(

@@ -45,19 +45,31 @@ The 2026 document marks these fields as never null; the service answers null whe
 value (never a made-up one). `tests/test_reference_fuzz.py` lists the same places as the document's errors.
 * Statement line items a company does not report (a bank's inventory, most companies' deposit liabilities), and
   ratios whose inputs are missing.
-* `accession_number` / `filing_url` of statements, segments and earnings from pystock filings and some XBRL
-  instance documents (the sources name no accession); the filing URL is then the EDGAR list of the company's
-  filings of that form.
+* `accession_number` of statements, segments and earnings from pystock filings and some XBRL instance documents
+  (the sources name no accession: the earnings rows of 2015-2017 and PG's two of 2025; the submissions index,
+  which could match one, covers AAPL, MSFT, NVDA and TSLA only, from 2018-2019, whose rows carry theirs). Their
+  `filing_url` is then the EDGAR list of the company's filings of that form up to the filing day (never null).
 * Company facts the sources lack for a company: SIC sector, website, listing date, number of employees, exchange.
 * `filings.report_date` of forms without a period of report (EDGAR leaves it empty: 8-K/A, 144, SC 13G ...).
 * `price_snapshot.market_cap` where the share count is not in the sources; `news.author` and `news.sentiment`
   (no sentiment is computed).
-* `institutional_holdings.form_type`: the parsed information tables do not say 13F-HR or 13F-HR/A.
 * As-reported reports of periods the statement datasets do not hold have no `fiscal_period`.
-* Earnings fields the 2026 document returns "only when calculable" (changes, margins, surprises, estimates) are
-  left out of the record, not null, where the lake cannot derive them; `signals` is left out (no estimates or
-  guidance in the sources, so none fires). `filing_datetime`/`filing_window` are null where the SEC submissions
-  index of the four bundled companies has no acceptance time (85 of 3,120 releases have one).
+* `/filings/items` `accession_number` of the 10-Ks whose section source names none and which neither the
+  submissions index nor the statements filed that day identify (AMZN, HD, IBM, JNJ, KO, MA, META, NFLX, PG, UNH,
+  V, WMT: their statements come from instance documents without an accession).
+* `/filings/items` `quarter` of an 8-K: an 8-K reports an event, not a period (the document defines the quarter
+  for 10-Q filings; a 10-K's is 4, the quarter closing the fiscal year it reports).
+* `/index-funds`: the fund header's `filing_date` and `total_net_assets` and the positions' `weight`,
+  `market_value`, `shares`, `cusip` and `isin` (also the security header's `cusip`/`isin`): SPY's holdings are
+  the S&P 500 constituents list (index membership), not the fund's N-PORT filing, which no source holds.
+* Earnings fields the 2026 document returns "only when calculable" are left out of the record, not null, where
+  the lake cannot derive them: `estimated_revenue`, `estimated_earnings_per_share` and the surprises always (no
+  consensus estimates in the sources), changes without the quarter or year before (or whose earlier report was
+  filed later). `signals` fire from the year-over-year changes only (revenue, net income, EPS, capex, margins:
+  `fdkit/build/earnings_signals.py`); EPS/revenue beats and misses, guidance, segment, non-GAAP and backlog
+  signals need estimates, guidance and KPIs no source holds, so none of those fires; an entry without a signal
+  has no `signals`. `filing_datetime`/`filing_window` are null where the SEC submissions index of the four bundled
+  companies has no acceptance time (85 of 3,117 releases have one).
 """
 
 

@@ -15,6 +15,8 @@ from fdkit.build.stage import Context, Provenance, Stage, dataset, intermediate
 CONSTITUENTS = "data-real/company/sp500_constituents.csv"
 #: the list date of company/sp500_constituents.csv (its repository commit, data-real/SOURCES.md)
 CONSTITUENTS_AS_OF = "2026-08-08"
+#: where SPY's holdings come from (the fund header's ``source``): index membership, not a filing of the fund
+SPY_SOURCE = f"index membership: the S&P 500 constituents list of {CONSTITUENTS_AS_OF} (datasets/s-and-p-500-companies)"
 
 
 def universe(sp: pd.DataFrame) -> pd.DataFrame:
@@ -54,7 +56,8 @@ def spy_holdings(sp: pd.DataFrame) -> pd.DataFrame:
                          "ticker": norm_ticker(sp["Symbol"]), "name": sp["Security"], "cusip": None, "isin": None,
                          "weight": np.nan, "market_value": np.nan, "shares": np.nan, "asset_class": "equity",
                          "as_of": pd.Timestamp(CONSTITUENTS_AS_OF), "filing_date": pd.NaT,
-                         "resolution_status": "resolved"}).sort_values("ticker", ignore_index=True)  # fmt: skip
+                         "resolution_status": "resolved", "source": SPY_SOURCE,
+                         "total_net_assets": np.nan}).sort_values("ticker", ignore_index=True)  # fmt: skip
 
 
 def _constituents(ctx: Context) -> dict[str, pd.DataFrame]:
@@ -67,7 +70,9 @@ _PROVENANCE_INDEX_FUNDS = Provenance(
     "ODC-PDDL-1.0",
     "SPY (SPDR S&P 500 ETF Trust, CIK 0000884394) as index membership: one row per member; the fund's filed "
     "positions are not in the sources, so weight, market_value, shares, cusip and isin are missing (null), "
-    "never estimated",
+    "never estimated, and so are the header's filing_date (no N-PORT filing) and total_net_assets; the header's "
+    "source says 'index membership: the S&P 500 constituents list of 2026-08-08 ...', total_holdings and "
+    "holdings_resolved count the members (503, every one a ticker)",
 )
 
 CONSTITUENTS_STAGE = Stage(

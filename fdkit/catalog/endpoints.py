@@ -847,13 +847,22 @@ _ENDPOINTS: tuple[Endpoint, ...] = (
         "The reference data holds SPY as S&P 500 membership (weights, values and shares not published there).",
         response_schema={"oneOf": [
             {"type": "object", "required": ["ticker", "fund", "holdings"], "properties": {
-                "ticker": {"type": "string"}, "fund": {"type": "object"},
+                "ticker": {"type": "string"}, "fund": {"type": "object", "properties": {
+                    **{k: {"type": "string"} for k in ("name", "cik", "asset_class", "source")},
+                    "as_of": {"type": "string", "format": "date"},
+                    "filing_date": {"type": ["string", "null"], "format": "date"},
+                    "total_net_assets": {"type": ["number", "null"]},
+                    **{k: {"type": "integer"} for k in ("total_holdings", "holdings_resolved", "returned",
+                                                         "offset")}}},
                 "holdings": {"type": "array", "items": {"type": "object", "properties": {
                     **{k: {"type": ["string", "null"]} for k in ("ticker", "name", "cusip", "isin")},
                     **{k: {"type": ["number", "null"]} for k in ("weight", "market_value", "shares")},
                     "asset_class": {"type": "string"}, "resolution_status": {"type": "string"}}}}}},
             {"type": "object", "required": ["holding", "security", "funds"], "properties": {
-                "holding": {"type": "string"}, "security": {"type": "object"},
+                "holding": {"type": "string"}, "security": {"type": "object", "properties": {
+                    "ticker": {"type": "string"},
+                    **{k: {"type": ["string", "null"]} for k in ("name", "cusip", "isin")},
+                    **{k: {"type": "integer"} for k in ("total_funds", "returned", "offset")}}},
                 "funds": {"type": "array", "items": {"type": "object", "properties": {
                     **{k: {"type": ["string", "null"]} for k in ("ticker", "name", "cik", "asset_class", "as_of",
                                                                   "filing_date")},

@@ -302,7 +302,19 @@ _SCHEMAS: dict[str, dict[str, str]] = {
     },  # fmt: skip
     # the last trading day of a company of the price history that stopped trading (an fdkit extension)
     "delistings": {"ticker": C, "date": D, "adj_close": F, "delisting_kind": C, "reason": S, "data_end": B},
+    # daily crypto bars: volume is a whole number (the 2025 document's Price record types it integer)
     "crypto_prices": {
+        "ticker": C,
+        "time": T,
+        "time_milliseconds": INT,
+        "open": F,
+        "high": F,
+        "low": F,
+        "close": F,
+        "volume": INT,
+    },  # fmt: skip
+    # Coinbase minute trade bars (a lake dataset no endpoint serves): volume in coins, fractional
+    "crypto_prices_minute": {
         "ticker": C,
         "time": T,
         "time_milliseconds": INT,
@@ -388,6 +400,8 @@ _SCHEMAS: dict[str, dict[str, str]] = {
         "market_value": F,
         "filing_date": D,
         "accession_number": S,
+        # the form the information table came with: 13F-HR (an original) or 13F-HR/A (an amendment)
+        "form_type": C,
         "put_call": C,
         # the 2026 record's identifiers of the held security, as the 13F reports them
         "name_of_issuer": S,
@@ -456,6 +470,8 @@ _SCHEMAS: dict[str, dict[str, str]] = {
         "filing_url": S,
         # the day the results were announced (8-K Item 2.02), an fdkit extension: before the 10-Q/10-K's filing
         "release_date": D,
+        # the 2026 record's signals: [{type, metric, period, headline, importance, details}] (omitted when none)
+        "signals": N,
         **{f"quarterly_{f}": F for f in EARNINGS_DIMENSION},
         **{f"annual_{f}": F for f in EARNINGS_DIMENSION},
         **{f"{p}_{f}": F for p, fields in EARNINGS_DERIVED.items() for f in fields},
@@ -514,10 +530,12 @@ _SCHEMAS: dict[str, dict[str, str]] = {
 # the rows of /financials/segments: every statement's segment values, each saying its statement
 _SCHEMAS["statement_segments"] = {**_SCHEMAS["segmented_financials"], "statement": C}
 
-# an index fund's holdings, one row per (fund, held security) (/index-funds)
+# an index fund's holdings, one row per (fund, held security) (/index-funds); source and total_net_assets are the
+# fund header's (the provenance of the holdings, the fund's net assets in USD: the weights' denominator)
 _SCHEMAS["index_funds"] = {
     "fund": C, "fund_name": S, "fund_cik": S, "ticker": C, "name": S, "cusip": S, "isin": S, "weight": F,
     "market_value": F, "shares": F, "asset_class": C, "as_of": D, "filing_date": D, "resolution_status": C,
+    "source": S, "total_net_assets": F,
 }  # fmt: skip
 
 # as-reported line items, one row per (report, statement, line item) (/financials/*/as-reported)

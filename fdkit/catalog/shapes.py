@@ -399,8 +399,8 @@ class IndexFunds(Shape):
         if isinstance(body.get("holdings"), list):
             fund = body.get("fund") or {}
             head = {"fund": body.get("ticker") or fund.get("ticker"), "fund_name": fund.get("name"),
-                    "fund_cik": fund.get("cik"), "as_of": fund.get("as_of"),
-                    "filing_date": fund.get("filing_date")}  # fmt: skip
+                    "fund_cik": fund.get("cik"), "as_of": fund.get("as_of"), "filing_date": fund.get("filing_date"),
+                    "source": fund.get("source"), "total_net_assets": fund.get("total_net_assets")}  # fmt: skip
             return [{**head, **h} for h in body["holdings"]]
         if isinstance(body.get("funds"), list):
             sec = body.get("security") or {}

@@ -67,7 +67,6 @@ GENERATION_FILE = ".fdkit-generation"
 LAKE_SCHEMAS: dict[str, str | None] = {
     "segmented_revenues": "segment_rows",  # exploded items, nested on the way out by the server
     "prices_minute": "prices",
-    "crypto_prices_minute": "crypto_prices",
     "filing_exhibits": None,
     "filing_metadata": "filings",  # landed by the webhook receiver
 }

@@ -219,7 +219,19 @@ def earnings(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
     """Earnings records, the flat lake columns nested back by the endpoint's shape."""
     ticker = _ticker(store, ep, q)
     df = _sorted(store.rows("earnings", ticker or ""), ep)
-    return Answer(records=SHAPES[ep.shape].nest(to_records(df, fields_of("earnings"))))
+    records = SHAPES[ep.shape].nest(to_records(df, fields_of("earnings")))
+    if "signals" in df.columns:  # the document: "returned only when at least one signal fires"
+        for rec, fired in zip(records, df["signals"], strict=True):
+            if fired is not None and len(fired):
+                rec["signals"] = [_signal(s) for s in fired]
+    return Answer(records=records)
+
+
+def _signal(stored: Any) -> dict[str, Any]:
+    """A stored signal as the document's ``Signal``: its null details left out (the document omits them)."""
+    sig = dict(stored)
+    sig["details"] = {k: v for k, v in dict(sig.get("details") or {}).items() if v is not None}
+    return sig
 
 
 @handles("segmented_revenues")
@@ -463,7 +475,7 @@ def filing_items(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
         "filing_type": q["filing_type"],
         "accession_number": accession,
         "year": int(q["year"]),
-        "quarter": None if q["filing_type"] != "10-Q" or pd.isna(latest["quarter"]) else int(latest["quarter"]),
+        "quarter": None if pd.isna(latest["quarter"]) else int(latest["quarter"]),  # a 10-Q's, a 10-K's Q4
         "filing_date": latest["filing_date"].strftime("%Y-%m-%d"),
     }
     return Answer(obj=items, top=top)
@@ -532,7 +544,7 @@ def institutional_holdings(store: Store, ep: Endpoint, q: dict[str, Any]) -> Ans
     df = df.sort_values(["report_period", "market_value", "ticker"], ascending=[False, False, True], kind="stable")
     out = pd.DataFrame({
         "ticker": df["ticker"], "name_of_issuer": df["name_of_issuer"], "cusip": df["cusip"],
-        "report_period": df["report_period"], "filing_date": df["filing_date"], "form_type": None,
+        "report_period": df["report_period"], "filing_date": df["filing_date"], "form_type": df["form_type"],
         "accession_number": df["accession_number"], "title_of_class": df["title_of_class"], "put_call": df["put_call"],
         "shares": df["shares"].round().astype("Int64"), "value_usd": df["market_value"].round().astype("Int64"),
         "reported_price": df["price"], "filer_cik": df["investor_cik"], "filer_name": df["investor"],
@@ -559,15 +571,19 @@ def index_funds(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
         rows = df[(df["fund"].astype("string") == fund).to_numpy(dtype=bool)].sort_values("ticker", kind="stable")
         if rows.empty and fund not in set(store.keys_of("index_funds", "fund")):
             raise NotFound(f"Fund {fund} not found; see /index-funds/tickers")
-        head = to_records(rows.iloc[:1], ["fund_name", "fund_cik", "as_of", "asset_class"])
+        head = to_records(rows.iloc[:1], ["fund_name", "fund_cik", "asset_class", "as_of", "filing_date", "source",
+                                          "total_net_assets"])  # fmt: skip
         first = head[0] if head else {}
-        resolved = int((rows["resolution_status"].astype("string") == "resolved").sum())
-        header = {"ticker": fund, "name": first.get("fund_name"), "cik": first.get("fund_cik"),
-                  "as_of": first.get("as_of"), "asset_class": first.get("asset_class"),
-                  "holdings_count": len(rows), "resolved_count": resolved}  # fmt: skip
+        resolved = int((rows["resolution_status"].astype("string") == "resolved").fillna(False).sum())
         cols = ["ticker", "name", "cusip", "isin", "weight", "market_value", "shares", "asset_class",
                 "resolution_status"]  # fmt: skip
-        return Answer(body={"ticker": fund, "fund": header, "holdings": to_records(rows.iloc[start:stop], cols)})
+        page = to_records(rows.iloc[start:stop], cols)
+        header = {"ticker": fund, "name": first.get("fund_name"), "cik": first.get("fund_cik"),
+                  "asset_class": first.get("asset_class"), "as_of": first.get("as_of"),
+                  "filing_date": first.get("filing_date"), "source": first.get("source"),
+                  "total_net_assets": first.get("total_net_assets"), "total_holdings": len(rows),
+                  "holdings_resolved": resolved, "returned": len(page), "offset": start}  # fmt: skip
+        return Answer(body={"ticker": fund, "fund": header, "holdings": page})
     held = str(q["holding"]).strip().upper()
     rows = df[(df["ticker"].astype("string") == held).to_numpy(dtype=bool)].sort_values("fund", kind="stable")
     if rows.empty and held not in store.known_tickers():
@@ -575,8 +591,12 @@ def index_funds(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
     funds = rows.drop(columns=["ticker", "name"]).rename(columns={"fund": "ticker", "fund_name": "name",
                                                                   "fund_cik": "cik"})  # fmt: skip
     cols = ["ticker", "name", "cik", "asset_class", "as_of", "filing_date", "weight", "market_value", "shares"]
-    security = {"ticker": held, "name": None if rows.empty else rows["name"].iloc[0], "funds_count": len(rows)}
-    return Answer(body={"holding": held, "security": security, "funds": to_records(funds.iloc[start:stop], cols)})
+    page = to_records(funds.iloc[start:stop], cols)
+    ids = to_records(rows.iloc[:1], ["name", "cusip", "isin"])
+    first = ids[0] if ids else {}
+    security = {"ticker": held, "name": first.get("name"), "cusip": first.get("cusip"), "isin": first.get("isin"),
+                "total_funds": len(rows), "returned": len(page), "offset": start}  # fmt: skip
+    return Answer(body={"holding": held, "security": security, "funds": page})
 
 
 # ---------------------------------------------------------------------------------------------------------

@@ -74,6 +74,21 @@ _NESTED: dict[tuple[str, str], dict[str, Any]] = {
             },
         },
     },
+    ("earnings", "signals"): {
+        "type": "array",
+        "items": {
+            "type": "object",
+            "required": ["type", "headline"],
+            "properties": {
+                "type": {"type": "string"},
+                "metric": {"type": ["string", "null"]},
+                "period": {"type": ["string", "null"]},
+                "headline": {"type": "string"},
+                "importance": {"type": "string", "enum": ["HIGH", "MEDIUM", "LOW"]},
+                "details": {"type": "object", "additionalProperties": True},
+            },
+        },
+    },
     ("company_facts", "events"): {
         "type": "array",
         "items": {
