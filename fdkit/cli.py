@@ -16,6 +16,7 @@ import sys
 import tempfile  # noqa: F401  (used by the doctest)
 from collections.abc import Sequence
 from typing import Any, NoReturn
+from urllib.parse import urlsplit
 
 from fdkit.errors import suggest
 
@@ -259,7 +260,8 @@ def _replay(args: argparse.Namespace) -> int:
     dests = _destinations(load_destinations, args.destinations)
     data = args.data or default_data_dir()
     require_lake(data)
-    events = events_from_lake(data, since=args.since, until=args.until, livemode=not args.test)
+    events = events_from_lake(data, since=args.since, until=args.until, livemode=not args.test,
+                              base_url=_public_url(args))  # fmt: skip
     total = sum(1 for d in dests for e in events if d.wants(e["type"]))
     last = [time.monotonic()]
 
@@ -277,6 +279,14 @@ def _replay(args: argparse.Namespace) -> int:
         first = next(iter(report.failed.values()))
         print(f"fdkit events: {len(report.failed)} event(s) not delivered; first: {first}", file=sys.stderr)
     return 0 if not report.failed else 1
+
+
+def _public_url(args: argparse.Namespace) -> str:
+    """The base URL events point at (``filing_items`` URLs): --public-url, else FDKIT_PUBLIC_URL, else loopback."""
+    url = args.public_url or os.environ.get("FDKIT_PUBLIC_URL") or "http://127.0.0.1:8000"
+    if urlsplit(url).scheme not in ("http", "https") or not urlsplit(url).netloc:
+        raise _UsageError(f"--public-url must be an http(s) URL such as https://fds.example.com, not {url!r}")
+    return url.rstrip("/")
 
 
 def _destinations(load, path: str):
@@ -303,7 +313,7 @@ def _test_events(args: argparse.Namespace) -> int:
     dests = _destinations(load_destinations, args.destinations)
     wanted = [args.type] if args.type else list(EVENT_TYPES)
     latest: dict[str, dict] = {}
-    for event in events_from_lake(args.data or default_data_dir(), livemode=False):
+    for event in events_from_lake(args.data or default_data_dir(), livemode=False, base_url=_public_url(args)):
         if event["type"] in wanted:
             latest[event["type"]] = event  # events come in date order: the last one of a type wins
     examples = [t for t in wanted if t not in latest]
@@ -523,6 +533,11 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--until", type=_date, help="last date (YYYY-MM-DD)")
     rp.add_argument("--data", help="lake (default: the bundled reference data)")
     rp.add_argument("--destinations", required=True, help="JSON file: [{url, secret, api_version, types}]")
+    rp.add_argument(
+        "--public-url",
+        help="base URL of the service the events' URLs point at (default "
+        "$FDKIT_PUBLIC_URL, else http://127.0.0.1:8000)",
+    )
     rp.add_argument("--log", help="delivery log (JSON lines)")
     rp.add_argument("--test", action="store_true", help="send test events (livemode false)")
     rp.add_argument(
@@ -536,6 +551,11 @@ def build_parser() -> argparse.ArgumentParser:
     te.add_argument("--type", help="only this event type, e.g. income_statements.created")
     te.add_argument("--data", help="lake (default: the bundled reference data)")
     te.add_argument("--destinations", required=True, help="JSON file: [{url, secret, api_version, types}]")
+    te.add_argument(
+        "--public-url",
+        help="base URL of the service the events' URLs point at (default "
+        "$FDKIT_PUBLIC_URL, else http://127.0.0.1:8000)",
+    )
     te.add_argument("--log", help="delivery log (JSON lines)")
     te.set_defaults(func=_test_events)
 

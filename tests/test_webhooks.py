@@ -601,3 +601,58 @@ def test_an_amended_filing_sent_again_stays_replaced(receiver):
     got = read_landed(receiver.lake, "insider_trades")
     assert got["transaction_shares"].tolist() == [-150.0]
     assert len(list((receiver.lake / "_webhooks" / "amended").rglob("*.parquet"))) == 1
+
+
+# -- envelope times, batches and one event per filing (issue 30, item 7) -------------------------------------------
+def test_created_is_when_the_event_was_recorded_not_the_data_date():
+    before = int(time.time())
+    events = events_from_lake(DATA, since="2024-01-01", until="2024-01-31")
+    assert events and all(before <= e["created"] <= int(time.time()) + 1 for e in events)
+
+
+def test_insider_events_go_out_in_the_next_mornings_batch():
+    by_filing = {}
+    for e in events_from_lake(DATA, datasets=["insider_trades", "insider_ownership"]):
+        by_filing.setdefault(e["data"]["object"]["filing_date"], []).append(e)
+    filed = sorted(by_filing)[0]
+    batch = (pd.Timestamp(filed) + pd.Timedelta(days=1)).strftime("%Y-%m-%d")
+    # a window of the filing day alone holds none of them; the batch day's holds them all
+    insider = ["insider_trades", "insider_ownership"]
+    assert not events_from_lake(DATA, since=filed, until=filed, datasets=insider)
+    again = events_from_lake(DATA, since=batch, until=batch, datasets=insider)
+    assert {e["id"] for e in again} == {e["id"] for e in by_filing[filed]}
+
+
+def test_segment_entries_carry_no_filing_date():
+    events = [e for e in events_from_lake(DATA, datasets=["segmented_financials"])]
+    assert events
+    for e in events:
+        payload = e["data"]["object"]
+        assert payload["filing_date"]  # the header has it
+        family = e["type"].removesuffix(".created")
+        assert all("filing_date" not in entry for entry in payload[family])
+
+
+def test_two_filings_of_one_type_on_one_day_are_two_metadata_events(tmp_path):
+    items = read_dataset(DATA, "filing_items")
+    one = items[items["accession_number"].notna()].iloc[[0]]
+    twin = one.assign(accession_number=one["accession_number"].astype(str).str[:-1] + "9")
+    df = pd.concat([one, twin], ignore_index=True)
+    found = events_for_rows(
+        "filing_items", df, facts=read_dataset(DATA, "company_facts"), base_url="https://fds.example"
+    )
+    accessions = sorted(e["data"]["object"]["accession_number"] for _, e in found)
+    assert accessions == sorted(df["accession_number"].astype(str)) and len({e["id"] for _, e in found}) == 2
+    assert all(e["data"]["object"]["url"].startswith("https://fds.example/filings/items?") for _, e in found)
+
+
+def test_the_events_commands_point_urls_at_the_public_url(receiver, tmp_path):
+    from fdkit.cli import main
+
+    dests = tmp_path / "d.json"
+    dests.write_text(orjson.dumps([{"url": receiver.base_url + "/hook", "secret": SECRET}]).decode())
+    assert main(["events", "test", "--type", "filing_items.metadata.created", "--destinations", str(dests),
+                 "--public-url", "https://fds.example.com/"]) == 0  # fmt: skip
+    landed = read_landed(receiver.lake, "filing_metadata")
+    assert landed["url"].astype(str).str.startswith("https://fds.example.com/filings/items?").all()
+    assert main(["events", "test", "--destinations", str(dests), "--public-url", "fds.example.com"]) == 2

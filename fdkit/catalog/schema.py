@@ -26,9 +26,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from types import MappingProxyType
+from typing import Any
 
-__all__ = ["SCHEMAS", "LOGICAL_TYPES", "KNOWN_CATEGORIES", "COMPANY_EVENT_FIELDS", "SEGMENT_REPORT", "pandas_dtype",
-           "fields_of", "STATEMENT_FIELDS", "OWNERSHIP_FORMS", "WIRE_TYPES"]  # fmt: skip
+__all__ = ["SCHEMAS", "LOGICAL_TYPES", "KNOWN_CATEGORIES", "COMPANY_EVENT_FIELDS", "NESTED_ITEMS", "SEGMENT_REPORT",
+           "pandas_dtype", "fields_of", "STATEMENT_FIELDS", "OWNERSHIP_FORMS", "WIRE_TYPES"]  # fmt: skip
 
 F, INT, S, C, B, D, T, N = "float", "int", "string", "category", "bool", "date", "datetime", "nested"
 
@@ -74,6 +75,24 @@ COMPANY_EVENT_FIELDS: Mapping[str, tuple[str, ...]] = MappingProxyType(
     {
         "ticker_change": ("type", "date", "ticker", "previous_ticker"),
         "former_name": ("type", "name", "start_date", "end_date"),
+    }
+)
+
+
+#: the entries of nested columns: (record schema, column) -> entry field -> logical type (a mapping: a nested
+#: object). The lake writes these columns with exactly this Arrow type, so that files written apart (a mirror's
+#: partition per ticker, a landing) agree whatever their rows hold: a part whose entries are all of one kind, or
+#: that has none, would otherwise infer a type of its own, and the dataset's parts could not be read together.
+NESTED_ITEMS: Mapping[tuple[str, str], Mapping[str, Any]] = MappingProxyType(
+    {
+        ("company_facts", "events"): dict.fromkeys(
+            ("type", "date", "ticker", "previous_ticker", "name", "start_date", "end_date"), "string"
+        ),
+        ("earnings", "signals"): {
+            **dict.fromkeys(("type", "metric", "period", "headline", "importance"), "string"),
+            "details": dict.fromkeys(("current", "yoy_chg", "yoy_chg_bps"), "float"),
+        },
+        ("filing_items", "exhibits"): dict.fromkeys(("number", "description", "url", "text"), "string"),
     }
 )
 

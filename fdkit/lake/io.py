@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import json
 import os
 import re
 import tempfile
@@ -33,7 +34,7 @@ import pyarrow.compute as pc
 import pyarrow.dataset as pads
 import pyarrow.parquet as pq
 
-from fdkit.catalog.schema import SCHEMAS, N, pandas_dtype
+from fdkit.catalog.schema import NESTED_ITEMS, SCHEMAS, N, pandas_dtype
 from fdkit.errors import LakeError
 from fdkit.frames.dtypes import as_category
 
@@ -350,8 +351,47 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
         raise
 
 
-def _table(df: pd.DataFrame) -> pa.Table:
-    return pa.Table.from_pandas(df.reset_index(drop=True), preserve_index=False)
+_ARROW_SCALARS = {"string": pa.string(), "float": pa.float64(), "int": pa.int64(), "bool": pa.bool_()}
+
+
+def nested_type(entry: Mapping[str, Any]) -> pa.DataType:
+    """The Arrow type of a nested column declared in :data:`fdkit.catalog.schema.NESTED_ITEMS`: a list of structs.
+
+    Args:
+        entry: entry field -> logical type (``string``, ``float``, ``int``, ``bool``) or a mapping (an object).
+
+    Returns:
+        ``list<struct<...>>``.
+
+    Example:
+        >>> str(nested_type({"type": "string", "details": {"current": "float"}}))
+        'list<item: struct<type: string, details: struct<current: double>>>'
+    """
+
+    def struct(fields: Mapping[str, Any]) -> pa.StructType:
+        return pa.struct([(k, struct(v) if isinstance(v, Mapping) else _ARROW_SCALARS[v]) for k, v in fields.items()])
+
+    return pa.list_(struct(entry))
+
+
+def _entries(value: Any) -> list[Any] | None:
+    """A nested cell as Python lists (read back from Parquet: a NumPy array; from a frame: JSON text; missing: None)."""
+    if value is None or value is pd.NA or (isinstance(value, float) and value != value):
+        return None
+    if isinstance(value, str):
+        value = json.loads(value)
+    return None if value is None else list(value)
+
+
+def _table(df: pd.DataFrame, schema: str | None = None) -> pa.Table:
+    df = df.reset_index(drop=True)
+    entries = {c: NESTED_ITEMS.get((schema, str(c))) for c in df.columns} if schema else {}
+    declared = {c: nested_type(e) for c, e in entries.items() if e is not None}
+    table = pa.Table.from_pandas(df.drop(columns=list(declared)), preserve_index=False)
+    for column, kind in declared.items():  # one type whatever the rows hold (see NESTED_ITEMS)
+        array = pa.array([_entries(v) for v in df[column]], type=kind)
+        table = table.add_column(list(df.columns).index(column), column, array)
+    return table
 
 
 def write_dataset(
@@ -447,7 +487,7 @@ def plan_write(
         if partition_by:
             sub = sub.drop(columns=[partition_by])
         sink = pa.BufferOutputStream()
-        pq.write_table(_table(sub), sink, compression="zstd")
+        pq.write_table(_table(sub, schema), sink, compression="zstd")
         planned.append((_inside(Path(root), folder / f"{stem}.parquet"), sink.getvalue().to_pybytes()))
     return planned
 

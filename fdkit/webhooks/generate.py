@@ -7,9 +7,11 @@ Rules (each has a test):
   (FY minus nine months) and the TTM entries, TTM first; a 10-Q's carries its quarter, then the TTM entry. TTM
   entries have no form type (null). A Form 5 with both trades and holdings fires an ``insider_trades`` and an
   ``insider_ownership`` event with the same accession number; ownership events come only from Forms 3 and 5
-  (and their amendments): Form 4 rows are trades;
+  (and their amendments): Form 4 rows are trades; insider events go out once a day, in the early-morning (UTC)
+  batch of the previous day's filings, so their effective date is the day after the filing;
 * segments: one event per filing and statement (``income_statement_segments`` ...), records nested as the
-  ``/financials/*/segments`` endpoints nest them; the form type is named by the period (the lake keeps none);
+  ``/financials/*/segments`` endpoints nest them, without a ``filing_date`` (the header carries it); the form type
+  is named by the period (the lake keeps none);
 * release-level KPIs (``forward_guidance``, ``non_gaap_metrics``, ``operating_kpis``): one event per (ticker,
   report period) with the company's sector;
 * earnings: one event per (ticker, report period, source form): a quarter may fire twice (8-K, then 10-Q/10-K);
@@ -20,7 +22,11 @@ Rules (each has a test):
   (weekly, dated the week its initial claims cover; continued claims and insured unemployment a week earlier);
   each entry carries its value and its changes from the prior period and from a year earlier;
 * yield curve: one event per date, the curve under ``yield_curve`` with one key per tenor;
-* filing items: one ``filing_items.metadata.created`` per filing with the items ``/filings/items`` accepts.
+* filing items: one ``filing_items.metadata.created`` per filing (two of one type on one day are two events, each
+  under its accession) with the items ``/filings/items`` accepts and a ``url`` on the service's public base.
+
+Every envelope's ``created`` is the Unix time the event was recorded (made), not a time derived from the data's
+date: the payload carries the dates.
 
 Event ids are UUIDv5 of the event's identity, so replaying the same window twice yields the same ids (receivers
 deduplicate them).
@@ -60,11 +66,6 @@ def _eid(*parts: Any) -> str:
     return str(uuid.uuid5(NAMESPACE, "|".join(str(p) for p in parts)))
 
 
-def _ts(day: Any) -> int:
-    ts = pd.Timestamp(day)
-    return int((ts.tz_localize("UTC") if ts.tzinfo is None else ts).timestamp())
-
-
 def _text_or_none(value: object) -> str | None:
     """A group key as text, or ``None`` where it is missing (``None``, NaN, ``pd.NA``)."""
     return None if value is None or value is pd.NA or (isinstance(value, float) and value != value) else str(value)
@@ -74,6 +75,8 @@ def _day(value: Any) -> str:
     return pd.Timestamp(value).strftime("%Y-%m-%d")
 
 
+#: insider filings are sent once a day, early in the morning (UTC), in a batch of the previous day's filings
+INSIDER_BATCH_LAG = pd.Timedelta(days=1)
 _ORDER = {"annual": {"ttm": 0, "annual": 1, "quarterly": 2}, "quarterly": {"quarterly": 0, "ttm": 1, "annual": 2}}
 
 
@@ -99,12 +102,17 @@ def _statement_events(name: str, df: pd.DataFrame, livemode: bool) -> list[tuple
         payload = {"ticker": str(ticker), "accession_number": acc, "filing_date": day, "form_type": form,
                    name: to_records(g, fields)}  # fmt: skip
         eid = _eid(name, ticker, acc, day)
-        out.append((day, make_event(name, payload, livemode=livemode, created=_ts(filed), event_id=eid)))
+        out.append((day, make_event(name, payload, livemode=livemode, event_id=eid)))
     return out
 
 
 _SEGMENT_FAMILY = {"income_statement": "income_statement_segments", "balance_sheet": "balance_sheet_segments",
                    "cash_flow_statement": "cash_flow_statement_segments"}  # fmt: skip
+
+
+def _without_filing_date(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Segment entries as events carry them: the filing date is the event header's, never an entry's."""
+    return [{k: v for k, v in e.items() if k != "filing_date"} for e in entries]
 
 
 def _segment_events(df: pd.DataFrame, livemode: bool) -> list[tuple[str, dict[str, Any]]]:
@@ -120,8 +128,8 @@ def _segment_events(df: pd.DataFrame, livemode: bool) -> list[tuple[str, dict[st
             acc = _text_or_none(accession)
             payload = {"ticker": str(ticker), "accession_number": acc, "filing_date": day,
                        "form_type": "10-K" if annual else "10-Q",
-                       family: shape.nest(to_records(rows, shape.row_fields()))}  # type: ignore[attr-defined]  # fmt: skip
-            out.append((day, make_event(family, payload, livemode=livemode, created=_ts(filed),
+                       family: _without_filing_date(shape.nest(to_records(rows, shape.row_fields())))}  # type: ignore[attr-defined]  # fmt: skip
+            out.append((day, make_event(family, payload, livemode=livemode,
                                         event_id=_eid(family, ticker, acc, day))))  # fmt: skip
     return out
 
@@ -142,7 +150,7 @@ def _kpi_events(dataset: str, df: pd.DataFrame, facts: pd.DataFrame, livemode: b
         sector = _text_or_none(sectors.get(str(ticker)))
         payload = {"ticker": str(ticker), "accession_number": None, "sector": sector, "report_period": day,
                    family: records}  # fmt: skip
-        out.append((day, make_event(family, payload, livemode=livemode, created=_ts(day),
+        out.append((day, make_event(family, payload, livemode=livemode,
                                     event_id=_eid(family, ticker, day))))  # fmt: skip
     return out
 
@@ -173,12 +181,13 @@ def _labor_events(df: pd.DataFrame, livemode: bool) -> list[tuple]:
         d = _day(day)
         payload = {"release": str(release), "date": d,
                    "labor": to_records(g.sort_values("series"), fields_of("labor"))}  # fmt: skip
-        out.append((d, make_event("labor", payload, livemode=livemode, created=_ts(d),
+        out.append((d, make_event("labor", payload, livemode=livemode,
                                   event_id=_eid("labor", release, d))))  # fmt: skip
     return out
 
 
 def _insider_events(name: str, df: pd.DataFrame, livemode: bool) -> list[tuple[str, dict[str, Any]]]:
+    """One event per filing, sent in the next morning's daily batch (effective the day after the filing)."""
     out = []
     fields = fields_of(name)
     if name == "insider_ownership":
@@ -190,7 +199,7 @@ def _insider_events(name: str, df: pd.DataFrame, livemode: bool) -> list[tuple[s
         day = _day(filed)
         head = {"ticker": str(ticker), "accession_number": acc, "filing_date": day, "form_type": str(form)}
         payload = {**head, name: to_records(g, fields)}
-        out.append((day, make_event(name, payload, livemode=livemode, created=_ts(filed),
+        out.append((_day(pd.Timestamp(day) + INSIDER_BATCH_LAG), make_event(name, payload, livemode=livemode,
                                                     event_id=_eid(name, ticker, acc, form, _day(filed)))))  # fmt: skip
     return out
 
@@ -202,8 +211,7 @@ def _earnings_events(df: pd.DataFrame, livemode: bool) -> list[tuple[str, dict[s
         if item.get("source_type") not in ("8-K", "10-Q", "10-K"):
             continue
         eid = _eid("earnings", item["ticker"], item["report_period"], item["source_type"])
-        out.append((item["filing_date"], make_event("earnings", item, livemode=livemode,
-                                                    created=_ts(item["filing_date"]), event_id=eid)))  # fmt: skip
+        out.append((item["filing_date"], make_event("earnings", item, livemode=livemode, event_id=eid)))  # fmt: skip
     return out
 
 
@@ -215,7 +223,7 @@ def _rate_events(df: pd.DataFrame, livemode: bool, published: set[tuple[str, str
             continue
         published.add(key)
         payload = {"bank": rec["bank"], "date": rec["date"], "interest_rates": [rec]}
-        out.append((rec["date"], make_event("interest_rates", payload, livemode=livemode, created=_ts(rec["date"]),
+        out.append((rec["date"], make_event("interest_rates", payload, livemode=livemode,
                                             event_id=_eid("interest_rates", *key))))  # fmt: skip
     return out
 
@@ -227,7 +235,7 @@ def _inflation_events(df: pd.DataFrame, livemode: bool) -> list[tuple[str, dict]
         if not d.endswith("-01"):
             continue
         payload = {"date": d, "inflation": to_records(g.sort_values("series"), fields_of("inflation"))}
-        out.append((d, make_event("inflation", payload, livemode=livemode, created=_ts(d),
+        out.append((d, make_event("inflation", payload, livemode=livemode,
                                   event_id=_eid("inflation", d))))  # fmt: skip
     return out
 
@@ -236,7 +244,7 @@ def _curve_events(df: pd.DataFrame, livemode: bool) -> list[tuple[str, dict]]:
     out = []
     for rec in to_records(df, ["date", *YIELD_TENORS]):
         payload = {"date": rec["date"], "yield_curve": rec}
-        out.append((rec["date"], make_event("yield_curve", payload, livemode=livemode, created=_ts(rec["date"]),
+        out.append((rec["date"], make_event("yield_curve", payload, livemode=livemode,
                                             event_id=_eid("yield_curve", rec["date"]))))  # fmt: skip
     return out
 
@@ -244,13 +252,13 @@ def _curve_events(df: pd.DataFrame, livemode: bool) -> list[tuple[str, dict]]:
 def _filing_item_events(df: pd.DataFrame, facts: pd.DataFrame, base_url: str, livemode: bool) -> list[tuple]:
     out = []
     ciks = {str(t): str(c) for t, c in zip(facts["ticker"], facts["cik"], strict=True) if isinstance(c, str)}
-    for (ticker, ftype, filed), g in df.groupby(["ticker", "filing_type", "filing_date"], observed=True, sort=True):
+    keys = ["ticker", "filing_type", "filing_date", "accession_number"]
+    for (ticker, ftype, filed, accession), g in df.groupby(keys, observed=True, sort=True, dropna=False):
         cik = ciks.get(str(ticker))
         if cik is None:
             continue
         d = _day(filed)
-        accession = g["accession_number"].dropna()
-        acc = str(accession.iloc[0]) if len(accession) else None
+        acc = _text_or_none(accession)  # two filings of one type on one day: two events, each its accession
         query = {"ticker": str(ticker), "filing_type": str(ftype), "year": int(d[:4])}
         if pd.notna(g["quarter"].iloc[0]):
             query["quarter"] = int(g["quarter"].iloc[0])
@@ -259,8 +267,8 @@ def _filing_item_events(df: pd.DataFrame, facts: pd.DataFrame, base_url: str, li
         payload = {"ticker": str(ticker), "cik": cik.zfill(10), "filing_type": str(ftype), "accession_number": acc,
                    "filing_date": d, "available_items": sorted({str(n) for n in g["number"]}),
                    "url": f"{base_url.rstrip('/')}/filings/items?{urlencode(query)}"}  # fmt: skip
-        out.append((d, make_event("filing_items.metadata", payload, livemode=livemode, created=_ts(d),
-                                  event_id=_eid("filing_items", ticker, ftype, d))))  # fmt: skip
+        eid = _eid("filing_items", ticker, ftype, d, *([acc] if acc else []))  # the id of old: unchanged without one
+        out.append((d, make_event("filing_items.metadata", payload, livemode=livemode, event_id=eid)))
     return out
 
 
@@ -345,12 +353,13 @@ def events_from_lake(root: str | os.PathLike[str], *, since: str | None = None, 
     for name in datasets:
         df = lake.read(name)
         col = _DATE_COLUMN.get(name, "filing_date")
+        lag = INSIDER_BATCH_LAG if name in ("insider_trades", "insider_ownership") else pd.Timedelta(0)
         if col in df.columns:
             keep = df[col].notna()
-            if since:
-                keep &= df[col] >= pd.Timestamp(since)
+            if since:  # the window is of effective dates: an insider filing's is its batch's
+                keep &= df[col] + lag >= pd.Timestamp(since)
             if until:
-                keep &= df[col] <= pd.Timestamp(until)
+                keep &= df[col] + lag <= pd.Timestamp(until)
             if name == "interest_rates" and since:  # earlier decisions count as published
                 for rec in to_records(df[df[col] < pd.Timestamp(since)], ["bank", "date"]):
                     published.add((rec["bank"], rec["date"]))
