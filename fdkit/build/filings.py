@@ -12,6 +12,7 @@ import re
 import numpy as np
 import pandas as pd
 
+from fdkit.build.accessions import accession_of
 from fdkit.build.common import SEC_PD, tuples
 from fdkit.build.concepts import SEC
 from fdkit.build.stage import Context, Provenance, Stage, dataset, intermediate
@@ -83,12 +84,15 @@ def _section_rows(s: dict, base: dict) -> list[dict]:
     return [{**base, "number": number, "name": s.get("title"), "text": s["text"]}]
 
 
-def build_filing_items(sections: list[dict], index: pd.DataFrame, statements: pd.DataFrame) -> pd.DataFrame:
+def build_filing_items(sections: list[dict], known: pd.DataFrame, statements: pd.DataFrame) -> pd.DataFrame:
     """The ``filing_items`` rows: 10-K items, 10-Q part items and the items of an 8-K, with their text.
+
+    A section's accession is the one its source names, else that of the one registered filing of the company and
+    form filed that day (:func:`fdkit.build.accessions.accession_of`), else missing.
 
     Args:
         sections: the parsed filing sections (``ticker``, ``form``, ``filing_date``, ``item``, ``text``, ...).
-        index: the submissions index (accession numbers of sections that name none).
+        known: the register of filings (accession numbers of sections that name none).
         statements: the statement table (a 10-Q's fiscal quarter is that of the statement filed the same day).
 
     Returns:
@@ -102,9 +106,8 @@ def build_filing_items(sections: list[dict], index: pd.DataFrame, statements: pd
         ticker, form, filed = s["ticker"], s["form"], s["filing_date"]
         m = re.search(r"\d{10}-\d{2}-\d{6}", s.get("source", ""))
         accn = m.group(0) if m else None
-        if accn is None and len(index):
-            hit = index[(index["ticker"] == ticker) & (index["form"] == form) & (index["filingDate"] == filed)]
-            accn = hit["accessionNumber"].iloc[0] if len(hit) else None
+        if accn is None:
+            accn = accession_of(known, ticker, form, filed)
         quarter = None
         if form == "10-Q":
             fp = fiscal_q.get((ticker, filed))
@@ -195,7 +198,7 @@ def _filings(ctx: Context) -> dict[str, pd.DataFrame]:
 def _filing_items(ctx: Context) -> dict[str, pd.DataFrame]:
     with gzip.open(ctx.source("data-real/text/sec_filing_sections.jsonl.gz"), "rt") as fh:
         sections = [json.loads(line) for line in fh]
-    return {"filing_items": build_filing_items(sections, ctx["filings_index"], ctx["statements"])}
+    return {"filing_items": build_filing_items(sections, ctx["known_filings"], ctx["statements"])}
 
 
 FILINGS = Stage(
@@ -217,7 +220,7 @@ FILING_ITEMS = Stage(
     "Items of 10-K, 10-Q and 8-K filings with their text",
     _filing_items,
     sources=("data-real/text/sec_filing_sections.jsonl.gz",),
-    needs=("filings_index", "statements"),
+    needs=("known_filings", "statements"),
     outputs=(
         dataset(
             "filing_items",
@@ -225,7 +228,9 @@ FILING_ITEMS = Stage(
                 "text/sec_filing_sections.jsonl.gz",
                 SEC_PD,
                 "10-K items as Item-N, 10-Q as Part-P,Item-N, 8-K split on its 'Item X.XX' headings; 10-Q quarter = "
-                "the fiscal quarter of the statement filed that day, else the calendar quarter 45 days before filing",
+                "the fiscal quarter of the statement filed that day, else the calendar quarter 45 days before filing; "
+                "accession_number: the one the section's source names, else that of the one filing of the company "
+                "and form filed that day in the SEC submissions indexes or companyfacts (GOOGL's 10-K), else null",
             ),
         ),
     ),
