@@ -25,15 +25,24 @@ STATEMENT_FAMILIES = ("income_statements", "balance_sheets", "cash_flow_statemen
 
 
 def _renamed(event: dict, ticker: str) -> dict:
-    """The same filing event for a ticker the lake has never seen."""
+    """The same filing event for a ticker the lake has never seen (its accession another filer's: one accession
+    names one company's filing)."""
     out = copy.deepcopy(event)
     out["id"] = str(uuid.uuid5(uuid.NAMESPACE_URL, f"{event['id']}/{ticker}"))
     obj = out["data"]["object"]
+
+    def own(accession: object) -> object:
+        return "9999999999" + accession[10:] if isinstance(accession, str) else accession
+
     obj["ticker"] = ticker
+    if "accession_number" in obj:
+        obj["accession_number"] = own(obj["accession_number"])
     for value in obj.values():
         for rec in value if isinstance(value, list) else []:
             if isinstance(rec, dict) and "ticker" in rec:
                 rec["ticker"] = ticker
+                if "accession_number" in rec:
+                    rec["accession_number"] = own(rec["accession_number"])
     return out
 
 

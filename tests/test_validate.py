@@ -261,6 +261,15 @@ def _unmarked_outlier(df: pd.DataFrame) -> pd.DataFrame:
     return df
 
 
+def _accession_of_another_company(df: pd.DataFrame) -> pd.DataFrame:
+    """A segment row given a filing of another company (a match across companies)."""
+    has = df["accession_number"].notna()
+    nvda = df.index[has & (df["ticker"].astype(str) == "NVDA")][0]
+    aapl = df.loc[has & (df["ticker"].astype(str) == "AAPL"), "accession_number"].iloc[0]
+    df.loc[nvda, "accession_number"] = aapl
+    return df
+
+
 BITES: dict[str, tuple[str, Callable[[pd.DataFrame], pd.DataFrame]]] = {
     "balance_sheet_identity": ("balance_sheets", _unbalanced),
     "unique_statement_rows": ("income_statements", _duplicate_row),
@@ -275,6 +284,7 @@ BITES: dict[str, tuple[str, Callable[[pd.DataFrame], pd.DataFrame]]] = {
     "statements_are_first_reports": ("income_statements", _restated_value_at_the_first_filing_date),
     "free_cash_flow_formula": ("cash_flow_statements", _fcf_without_capex),
     "identifiers_present": ("income_statements", _no_cik),
+    "accessions_name_one_company": ("segmented_financials", _accession_of_another_company),
     "tickers_join_across_datasets": ("company_facts", _dotted_ticker),
     "pe_matches_price_over_eps": ("financial_metrics", _pe_off),
     "market_cap_matches_price_times_shares": ("company_facts", _market_cap_off),
@@ -311,3 +321,16 @@ def test_a_comparative_filing_date_is_caught(tmp_path):
     lake = _corrupt(tmp_path, "income_statements", _comparative_filing_date)
     (result,) = validate(lake, only=["filed_after_period_for_that_period"])
     assert result.violations == 1
+
+
+def _accession_without_dashes(df: pd.DataFrame) -> pd.DataFrame:
+    i = df.index[df["accession_number"].notna()][0]
+    df.loc[i, "accession_number"] = str(df.loc[i, "accession_number"]).replace("-", "")
+    return df
+
+
+def test_a_malformed_accession_is_caught(tmp_path):
+    lake = _corrupt(tmp_path, "segmented_financials", _accession_without_dashes)
+    (result,) = validate(lake, only=["accessions_name_one_company"])
+    assert result.violations == 1
+    assert result.examples["problem"].tolist() == ["not 10-2-6 digits"]

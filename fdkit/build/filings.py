@@ -12,6 +12,7 @@ import re
 import numpy as np
 import pandas as pd
 
+from fdkit.build.accessions import accession_of
 from fdkit.build.common import SEC_PD, tuples
 from fdkit.build.concepts import SEC
 from fdkit.build.stage import Context, Provenance, Stage, dataset, intermediate
@@ -100,13 +101,15 @@ def _filing_quarter(form: str, fiscal_period: str | None, filed: str) -> int | N
     return None
 
 
-def build_filing_items(sections: list[dict], index: pd.DataFrame, statements: pd.DataFrame) -> pd.DataFrame:
+def build_filing_items(sections: list[dict], known: pd.DataFrame, statements: pd.DataFrame) -> pd.DataFrame:
     """The ``filing_items`` rows: 10-K items, 10-Q part items and the items of an 8-K, with their text.
+
+    A section's accession is the one its source names, else that of the one registered filing of the company and
+    form filed that day (:func:`fdkit.build.accessions.accession_of`), else missing.
 
     Args:
         sections: the parsed filing sections (``ticker``, ``form``, ``filing_date``, ``item``, ``text``, ...).
-        index: the submissions index (accession numbers of sections that name none; else the one accession of the
-            statements of that form filed the same day).
+        known: the register of filings (accession numbers of sections that name none).
         statements: the statement table (a 10-Q's fiscal quarter is that of the statement filed the same day).
 
     Returns:
@@ -116,20 +119,12 @@ def build_filing_items(sections: list[dict], index: pd.DataFrame, statements: pd
     fiscal_q = {(r.ticker, str(r.filing_date)[:10]): r.fiscal_period
                 for r in tuples(statements[statements["period"] == "quarterly"])
                 if not pd.isna(r.filing_date)}  # fmt: skip
-    filed_with: dict[tuple[str, str, str], set[str]] = {}
-    for r in tuples(statements[statements["accession_number"].notna()]):
-        key = (r.ticker, str(r.filing_date)[:10], str(r.form_type))
-        filed_with.setdefault(key, set()).add(str(r.accession_number))
     for s in sections:
         ticker, form, filed = s["ticker"], s["form"], s["filing_date"]
         m = re.search(r"\d{10}-\d{2}-\d{6}", s.get("source", ""))
         accn = m.group(0) if m else None
-        if accn is None and len(index):
-            hit = index[(index["ticker"] == ticker) & (index["form"] == form) & (index["filingDate"] == filed)]
-            accn = hit["accessionNumber"].iloc[0] if len(hit) else None
-        if accn is None:  # the statements' filing of that form that day, where exactly one accession is known
-            known = filed_with.get((ticker, filed, form), set())
-            accn = next(iter(known)) if len(known) == 1 else None
+        if accn is None:
+            accn = accession_of(known, ticker, form, filed)
         quarter = _filing_quarter(form, fiscal_q.get((ticker, filed)), filed)
         base = {"ticker": ticker, "filing_date": filed, "accession_number": accn, "filing_type": form,
                 "year": int(filed[:4]), "quarter": quarter}  # fmt: skip
@@ -217,7 +212,7 @@ def _filings(ctx: Context) -> dict[str, pd.DataFrame]:
 def _filing_items(ctx: Context) -> dict[str, pd.DataFrame]:
     with gzip.open(ctx.source("data-real/text/sec_filing_sections.jsonl.gz"), "rt") as fh:
         sections = [json.loads(line) for line in fh]
-    return {"filing_items": build_filing_items(sections, ctx["filings_index"], ctx["statements"])}
+    return {"filing_items": build_filing_items(sections, ctx["known_filings"], ctx["statements"])}
 
 
 FILINGS = Stage(
@@ -239,7 +234,7 @@ FILING_ITEMS = Stage(
     "Items of 10-K, 10-Q and 8-K filings with their text",
     _filing_items,
     sources=("data-real/text/sec_filing_sections.jsonl.gz",),
-    needs=("filings_index", "statements"),
+    needs=("known_filings", "statements"),
     outputs=(
         dataset(
             "filing_items",
@@ -250,9 +245,9 @@ FILING_ITEMS = Stage(
                 "document's 'quarter of the filing') = the fiscal quarter of the statement filed that day: a 10-Q's "
                 "quarter, a 10-K's fiscal Q4 (the quarter closing the year it reports); else a 10-Q's calendar "
                 "quarter 45 days before filing, a 10-K's 4. An 8-K reports an event, not a period: its quarter is "
-                "null. accession_number: the section source's, else the submissions index's filing of that form that "
-                "day, else the one accession of the statements of that form filed that day (GOOGL's 10-K); null for "
-                "the others (their sources name none)",
+                "null. accession_number: the one the section's source names, else that of the one filing of the "
+                "company and form filed that day in the SEC submissions indexes or companyfacts (GOOGL's 10-K), else "
+                "null",
             ),
         ),
     ),

@@ -23,6 +23,7 @@ from pathlib import Path
 import pandas as pd
 
 from fdkit.build import (
+    accessions,
     company,
     corporate_actions,
     crypto,
@@ -54,6 +55,7 @@ STAGES: tuple[Stage, ...] = (
     *universe.STAGES,
     *filings.STAGES,
     *facts.STAGES,
+    *accessions.STAGES,
     *prices.STAGES,
     *corporate_actions.STAGES,
     *pystock.STAGES,

@@ -8,6 +8,7 @@ revenue; subtotals are marked (``is_subtotal``, ``parent_label``) so a sum over 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from itertools import combinations
 from pathlib import Path
 from typing import cast
@@ -15,6 +16,8 @@ from typing import cast
 import numpy as np
 import pandas as pd
 
+from fdkit.build.accessions import accession_of as registered_accession
+from fdkit.build.accessions import filing_index_urls
 from fdkit.build.common import SEC_PD, tuples
 from fdkit.build.concepts import CONCEPT_ORDER, CONCEPTS, MAX_FILING_LAG
 from fdkit.build.stage import Context, Provenance, Stage, dataset
@@ -185,17 +188,22 @@ def _descendants(parents: np.ndarray, i: int) -> list[int]:
 
 
 def build_segments(
-    seg: pd.DataFrame, filed_of: dict[str, str], statements: pd.DataFrame
+    seg: pd.DataFrame,
+    filed_of: dict[str, str],
+    statements: pd.DataFrame,
+    accession_of: Mapping[str, str] | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Exploded segment revenue items and segmented financial line items from dimensional XBRL facts.
 
     Args:
         seg: the dimensional facts (text columns ``ticker``, ``concept``, ``dimensions``, ``period_start``, ...).
         filed_of: instance document (``filing``) -> its filing day.
-        statements: the statement table (each period's revenue, to check breakdowns against).
+        statements: the statement table (each period's revenue, to check breakdowns against; the CIKs).
+        accession_of: instance document -> its accession number, where known (:func:`instance_accessions`).
 
     Returns:
-        The segment items (one row per item x member) and the segmented financial line items.
+        The segment items (one row per item x member; a report's accession where all its items come from one
+        filing) and the segmented financial line items (each with its filing's accession and EDGAR index URL).
     """
     seg = seg.copy()
     seg["filing_date"] = seg["filing"].map(filed_of)
@@ -228,10 +236,11 @@ def build_segments(
     for (ticker, end, period), g in rev.groupby(["ticker", "end", "period"], sort=True):
         g = g.sort_values(["members", "concept"], kind="stable").reset_index(drop=True)
         filing_date = g["filing_date"].min()
+        accession = _report_accession(g["filing"], accession_of or {})
         for i, r in enumerate(tuples(g)):
             for j, (stype, member) in enumerate(r.members):
                 items.append({"ticker": ticker, "report_period": end, "period": period, "currency": "USD",
-                              "filing_date": filing_date, "item": i, "member": j,
+                              "filing_date": filing_date, "accession_number": accession, "item": i, "member": j,
                               "name": r.concept.split(":", 1)[1], "amount": r.value, "start_period": r.start,
                               "end_period": r.end, "segment_label": _member_label(member), "segment_type": stype,
                               "xbrl_member": member, "is_subtotal": bool(r.is_subtotal),
@@ -247,9 +256,19 @@ def build_segments(
         "line_item": fin["concept"].map(line_items), "category": fin["members"].map(lambda m: m[0][0]),
         "label": fin["members"].map(lambda m: _member_label(m[0][1])), "value": fin["value"],
         "xbrl_member": fin["members"].map(lambda m: m[0][1]),
+        "accession_number": fin["filing"].map(dict(accession_of or {})).astype("string"),
     }).drop_duplicates(["ticker", "report_period", "period", "line_item", "category", "label"])  # fmt: skip
+    ciks = dict(zip(statements["ticker"].astype(str), statements["cik"], strict=True)) \
+        if "cik" in statements.columns else {}  # fmt: skip
+    fin_rows["filing_url"] = filing_index_urls(fin_rows["ticker"].astype(str).map(ciks), fin_rows["accession_number"])
     fin_rows = _with_hierarchy(fin_rows, ["ticker", "report_period", "period", "line_item", "category"], revenue_of)
     return items_df, fin_rows.sort_values(["ticker", "report_period", "line_item", "category", "label"])
+
+
+def _report_accession(filings: pd.Series, accession_of: Mapping[str, str]) -> str | None:
+    """A segment report's accession: that of its one filing, ``None`` where its items come from several or none."""
+    found = {accession_of.get(f) for f in filings}
+    return found.pop() if len(found) == 1 else None
 
 
 def _with_hierarchy(rows: pd.DataFrame, group: list[str], revenue_of: dict) -> pd.DataFrame:
@@ -331,6 +350,37 @@ def instance_filing_days(paths: list[Path], index: pd.DataFrame, facts: pd.DataF
     return filed_of
 
 
+def instance_accessions(filed_of: Mapping[str, str], known: pd.DataFrame) -> dict[str, str]:
+    """The accession number of each bundled instance document whose filing the register knows.
+
+    A document is ``<ticker>_<form>_<label>_<period end | filed<day>>``: its accession is that of the one
+    registered filing of its company and form filed on its filing day (and, where the name gives the period end,
+    reporting that period) (:func:`fdkit.build.accessions.accession_of`).
+
+    Args:
+        filed_of: document (file stem) -> its filing day (:func:`instance_filing_days`).
+        known: the register of filings (intermediate ``known_filings``).
+
+    Returns:
+        File stem -> accession number, for the documents one registered filing matches.
+
+    Example:
+        >>> known = pd.DataFrame({"ticker": ["X"], "form": ["10-K"], "accession_number": ["0000000001-25-000001"],
+        ...                       "filing_date": [pd.Timestamp("2025-02-05")], "report_date": [pd.NaT]})
+        >>> instance_accessions({"X_10-K_FY2024_filed2025-02-05": "2025-02-05", "Y_10-K_FY2024_filed2025-02-05":
+        ...                      "2025-02-05"}, known)
+        {'X_10-K_FY2024_filed2025-02-05': '0000000001-25-000001'}
+    """
+    out = {}
+    for stem, filed in sorted(filed_of.items()):
+        ticker, form, *_, last = stem.split("_")
+        period = None if last.startswith("filed") else last
+        accession = registered_accession(known, ticker, form, filed, period)
+        if accession is not None:
+            out[stem] = accession
+    return out
+
+
 def typed_segment_items(df: pd.DataFrame) -> pd.DataFrame:
     """The lake dtypes of ``segmented_revenues`` (exploded items: not a record schema, ``segment_rows`` + header).
 
@@ -343,7 +393,8 @@ def typed_segment_items(df: pd.DataFrame) -> pd.DataFrame:
     base = conform(df, "segment_items")
     base["fiscal_period"] = df["fiscal_period"].astype("string").astype("category")
     base["currency"] = df["currency"].astype("category")
-    base["accession_number"] = pd.Series(pd.NA, index=df.index, dtype="string")
+    base["accession_number"] = df["accession_number"].astype("string") if "accession_number" in df.columns \
+        else pd.Series(pd.NA, index=df.index, dtype="string")  # fmt: skip
     base["filing_date"] = pd.to_datetime(df["filing_date"])
     base["item"] = df["item"].astype("Int64")
     base["member"] = df["member"].astype("Int64")
@@ -368,7 +419,7 @@ def _segments(ctx: Context) -> dict[str, pd.DataFrame]:
     statements = ctx["statements"]
     filed_of = instance_filing_days(ctx.glob(INSTANCE_FACTS), ctx["filings_index"], ctx["facts"])
     seg = pd.read_csv(ctx.source(SEGMENT_FACTS), dtype=str)
-    items, fin = build_segments(seg, filed_of, statements)
+    items, fin = build_segments(seg, filed_of, statements, instance_accessions(filed_of, ctx["known_filings"]))
     return {
         "segmented_revenues": with_fiscal_labels(items, statements),
         "segmented_financials": with_fiscal_labels(fin, statements),
@@ -393,7 +444,10 @@ _PROVENANCE_REVENUES = Provenance(
     "split); if none does, the axis is ambiguous and left out of that report (Apple's FY2010 product lines "
     "mixed with its geographic segments). Without a revenue figure, subtotals are marked the same way. "
     "fiscal_period from the statement of the same (ticker, report_period, period), missing where the lake "
-    "has no such statement",
+    "has no such statement. accession_number: that of the instance document's filing, the one filing of the "
+    "company and form filed that day (and, where the file name gives the period end, reporting it) in the SEC "
+    "submissions indexes or companyfacts (fdkit.build.accessions); null where a report's items come from several "
+    "documents or neither source covers the company (the bundled documents name no accession)",
 )
 
 _PROVENANCE_FINANCIALS = Provenance(
@@ -401,7 +455,9 @@ _PROVENANCE_FINANCIALS = Provenance(
     SEC_PD,
     "revenue, gross profit, operating income by one product or segment member; fiscal_period as for "
     "segmented_revenues; subtotals marked as there (revenue: only where the hierarchy reproduces the "
-    "period's revenue, nothing marked or left out otherwise)",
+    "period's revenue, nothing marked or left out otherwise); accession_number as segmented_revenues (each row "
+    "that of its own document), filing_url the EDGAR index of that filing (as on the statements), null without "
+    "an accession",
 )
 
 SEGMENTS = Stage(
@@ -409,7 +465,7 @@ SEGMENTS = Stage(
     "Segment revenue items and segmented line items from the dimensional XBRL facts",
     _segments,
     sources=(SEGMENT_FACTS, INSTANCE_FACTS),
-    needs=("filings_index", "facts", "statements"),
+    needs=("filings_index", "facts", "statements", "known_filings"),
     outputs=(
         dataset("segmented_revenues", _PROVENANCE_REVENUES, schema=None, typed=typed_segment_items),
         dataset("segmented_financials", _PROVENANCE_FINANCIALS, schema=None, typed=typed_segmented_financials),

@@ -45,10 +45,10 @@ The 2026 document marks these fields as never null; the service answers null whe
 value (never a made-up one). `tests/test_reference_fuzz.py` lists the same places as the document's errors.
 * Statement line items a company does not report (a bank's inventory, most companies' deposit liabilities), and
   ratios whose inputs are missing.
-* `accession_number` of statements, segments and earnings from pystock filings and some XBRL instance documents
-  (the sources name no accession: the earnings rows of 2015-2017 and PG's two of 2025; the submissions index,
-  which could match one, covers AAPL, MSFT, NVDA and TSLA only, from 2018-2019, whose rows carry theirs). Their
-  `filing_url` is then the EDGAR list of the company's filings of that form up to the filing day (never null).
+* `accession_number` where no source names the filing's accession (counts and reasons per dataset in
+  "Accession numbers" above: statements, segments and earnings from pystock filings of 2015-2017 and some XBRL
+  instance documents); a statement's or an earnings record's filing URL is then the EDGAR list of the company's
+  filings of that form up to the filing day (never null), a segment row's is null.
 * Company facts the sources lack for a company: SIC sector, website, listing date, number of employees, exchange.
 * `filings.report_date` of forms without a period of report (EDGAR leaves it empty: 8-K/A, 144, SC 13G ...).
 * `price_snapshot.market_cap` where the share count is not in the sources; `news.author` and `news.sentiment`
@@ -162,6 +162,7 @@ def write_sources_md(
         lines.append("")
     lines += _coverage(written)
     lines += _fill_rates(written)
+    lines += _accessions(written)
     lines += _invariants(out)
     lines.append(LEFT_OUT)
     text = "\n".join(lines)
@@ -251,6 +252,57 @@ def _fill_rates(written: Mapping[str, pd.DataFrame]) -> list[str]:
                           .fillna(False).sum())  # fmt: skip
             lines.append(f"| {name} | {f} | {df[f].notna().mean():.1%} | {window[f].notna().mean():.1%} | "
                          f"{rejected} | {derived} |")  # fmt: skip
+    return [*lines, ""]
+
+
+_STATEMENTS_WHY = (
+    "filed 2015-2017: pystock rows (the crawler kept no accession; companyfacts covers none of these companies "
+    "and the submissions indexes start 2015-03 for AAPL, later for MSFT, NVDA, TSLA; the SEC Financial Statement "
+    "Data Sets cover 2009-2010 and 2021 filings only); filed 2024 or later: instance documents of companies "
+    "neither a submissions index nor companyfacts covers"
+)
+#: why the rows of a dataset without an accession have none (every source of the dataset was searched)
+NO_ACCESSION_WHY = {
+    "income_statements": _STATEMENTS_WHY,
+    "balance_sheets": _STATEMENTS_WHY,
+    "cash_flow_statements": _STATEMENTS_WHY,
+    "financial_metrics": "as income_statements",
+    "earnings": "as income_statements (an earnings record is its quarterly statement's report)",
+    "statement_vintages": "as income_statements: pystock reports and instance documents of companies no source "
+    "with accessions covers",
+    "segmented_revenues": "instance documents of companies neither a submissions index nor companyfacts covers "
+    "(the documents name no accession)",
+    "segmented_financials": "as segmented_revenues",
+    "filing_items": "10-K/10-Q sections of companies neither a submissions index nor companyfacts covers (the "
+    "sections name their HTML file, not the accession)",
+    "insider_trades": "the S&P 500 Form 4 table (data-real-2) has no accession and no filing date, and the issuer "
+    "indexes of AAPL, MSFT, NVDA, TSLA name no reporting owner, so a transaction cannot be tied to one filing; "
+    "the bundled SNOW and 374Water documents name none and their issuers have no index",
+    "insider_ownership": "the bundled Snowflake Forms 3 and 5 name no accession and Snowflake has no index",
+}
+
+
+def _accessions(written: Mapping[str, pd.DataFrame]) -> list[str]:
+    """Per dataset with accession numbers: how many rows carry one, and why the rest cannot."""
+    lines = ["## Accession numbers", "",
+             "Rows that carry the SEC accession number of the filing they come from: the one their source names, "
+             "else the one filing of the same company and form filed the same day (and, where the row knows it, "
+             "reporting the same period) in the SEC submissions indexes or companyfacts (`fdkit.build.accessions`); "
+             "never a guess across companies, forms or days. The rest have none because:", "",
+             "| dataset | rows | with accession | without | of these filed by 2017 / later / undated | tickers "
+             "without | why the rest has none |", "|---|---:|---:|---:|---:|---:|---|"]  # fmt: skip
+    for name, df in sorted(written.items()):
+        if "accession_number" not in df.columns:
+            continue
+        has = df["accession_number"].notna()
+        without = int((~has).sum())
+        filed = pd.to_datetime(df.loc[~has, "filing_date"]) if "filing_date" in df.columns else pd.Series()
+        early = int((filed.dt.year <= 2017).sum()) if len(filed) else 0
+        undated = int(filed.isna().sum()) if len(filed) else without
+        split = f"{early:,} / {without - early - undated:,} / {undated:,}"
+        tickers = df.loc[~has, "ticker"].astype(str).nunique() if "ticker" in df.columns else 0
+        why = NO_ACCESSION_WHY.get(name, "-") if without else "-"
+        lines.append(f"| `{name}` | {len(df):,} | {int(has.sum()):,} | {without:,} | {split} | {tickers} | {why} |")
     return [*lines, ""]
 
 

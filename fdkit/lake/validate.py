@@ -382,6 +382,30 @@ def _identifiers(lake: Lake) -> pd.DataFrame:
     return pd.concat(bad, ignore_index=True)
 
 
+#: datasets whose accession is not the company's own filing (a 13F is the manager's, over many issuers)
+NOT_THE_COMPANYS_FILING = ("institutional_ownership",)
+
+
+@invariant("accessions_name_one_company", "filings")
+def _accessions(lake: Lake) -> pd.DataFrame:
+    """Every accession number is 10-2-6 digits and names one company's filing across the datasets (13F aside)."""
+    bad: list[dict[str, str]] = []
+    owners: dict[str, set[str]] = {}
+    for name in sorted(lake.names - set(NOT_THE_COMPANYS_FILING)):
+        df = lake[name]
+        if "accession_number" not in df.columns or "ticker" not in df.columns:
+            continue
+        pairs = df[["ticker", "accession_number"]].dropna().astype(str).drop_duplicates()
+        malformed = pairs[~pairs["accession_number"].str.fullmatch(r"\d{10}-\d{2}-\d{6}")]
+        bad.extend({"dataset": name, "accession_number": a, "problem": "not 10-2-6 digits"}
+                   for a in malformed["accession_number"])  # fmt: skip
+        for ticker, accession in zip(pairs["ticker"], pairs["accession_number"], strict=True):
+            owners.setdefault(accession, set()).add(ticker)
+    bad.extend({"dataset": "*", "accession_number": a, "problem": f"tickers {sorted(t)}"}
+               for a, t in owners.items() if len(t) > 1)  # fmt: skip
+    return pd.DataFrame(bad)
+
+
 @invariant("tickers_join_across_datasets", "company_facts")
 def _tickers_join(lake: Lake) -> pd.DataFrame:
     """One spelling per company (class shares with '-', never '.') and one CIK per ticker across datasets."""
