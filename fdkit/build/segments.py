@@ -265,6 +265,94 @@ def build_segments(
     return items_df, fin_rows.sort_values(["ticker", "report_period", "line_item", "category", "label"])
 
 
+#: dimensional facts of the balance sheet and the cash flow statement served as segmented line items: concept ->
+#: (statement, line item, sign): the cash flow statement's capital expenditure is an outflow (negative), as on the
+#: statements; ASC 280's "expenditures for additions to long-lived assets" is the segment disclosure of it
+STATEMENT_SEGMENT_CONCEPTS: dict[str, tuple[str, str, float]] = {
+    "us-gaap:Assets": ("balance_sheet", "total_assets", 1.0),
+    "us-gaap:InventoryNet": ("balance_sheet", "inventory", 1.0),
+    "us-gaap:SegmentExpenditureAdditionToLongLivedAssets": ("cash_flow_statement", "capital_expenditure", -1.0),
+    "us-gaap:DepreciationDepletionAndAmortization": ("cash_flow_statement", "depreciation_and_amortization", 1.0),
+    "us-gaap:DepreciationAndAmortization": ("cash_flow_statement", "depreciation_and_amortization", 1.0),
+}
+
+
+def statement_segment_facts(paths: list[Path]) -> pd.DataFrame:
+    """The balance-sheet and cash-flow facts of :data:`STATEMENT_SEGMENT_CONCEPTS` of the instance documents.
+
+    Args:
+        paths: the instance documents (``<ticker>_<form>_<label>_<end | filed day>.csv.gz``).
+
+    Returns:
+        ``filing`` (file stem), ``ticker``, ``form``, ``concept``, ``dimensions``, ``start``, ``end``, ``instant``,
+        ``value`` (text as read), for facts with dimensions.
+    """
+    frames = []
+    for p in paths:
+        stem = p.name[: -len(".csv.gz")]
+        df = pd.read_csv(p, dtype=str, usecols=["concept", "value", "period_start", "period_end", "instant",
+                                                "dimensions"])  # fmt: skip
+        df = df[df["concept"].isin(list(STATEMENT_SEGMENT_CONCEPTS)) & df["dimensions"].notna()]
+        ticker, form = stem.split("_")[:2]
+        frames.append(df.assign(filing=stem, ticker=ticker, form=form))
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+def build_statement_segments(facts: pd.DataFrame, filed_of: Mapping[str, str], statements: pd.DataFrame,
+                             accession_of: Mapping[str, str] | None = None) -> pd.DataFrame:  # fmt: skip
+    """Segmented balance-sheet and cash-flow line items: one product or segment member each, point in time.
+
+    A balance-sheet item is the member's amount at the document's period end (a 10-K's annual, a 10-Q's quarterly
+    report); a cash-flow item one of a year (> 300 days) or a quarter (< 100 days). Only a period's own report
+    counts (filed within :data:`MAX_FILING_LAG` days of the period's end; the first document that gives it).
+
+    Args:
+        facts: :func:`statement_segment_facts`.
+        filed_of: document -> filing day.
+        statements: the statement table (CIKs, for the filing URLs).
+        accession_of: document -> accession number, where known.
+
+    Returns:
+        Rows of ``segmented_financials`` with their ``statement``.
+    """
+    if facts.empty:
+        return pd.DataFrame()
+    rows = []
+    for r in tuples(facts.assign(filing_date=facts["filing"].map(filed_of)).dropna(subset=["filing_date", "value"])):
+        dims = [d.split("=", 1) for d in re.split(r"[|;]", str(r.dimensions)) if "=" in d]
+        if len(dims) != 1 or _AXES.get(dims[0][0]) not in ("product", "segment"):
+            continue  # one product or segment member, nothing else (consolidation items, other axes)
+        end = pd.Timestamp(r.period_end)
+        period: str | None
+        if str(r.instant) == "True":
+            period = "annual" if r.form == "10-K" else "quarterly"
+        else:
+            days = (end - pd.Timestamp(r.period_start)).days + 1
+            period = "annual" if days > 300 else "quarterly" if days < 100 else None
+        lag = (pd.Timestamp(r.filing_date) - end).days
+        if period is None or not 1 <= lag <= MAX_FILING_LAG:
+            continue
+        statement, item, sign = STATEMENT_SEGMENT_CONCEPTS[r.concept]
+        member = dims[0][1]
+        value = sign * float(r.value) + 0.0  # + 0.0: a negated zero is zero
+        rows.append({"ticker": r.ticker, "report_period": end, "period": period, "currency": "USD",
+                     "filing_date": r.filing_date, "statement": statement, "line_item": item,
+                     "category": _AXES[dims[0][0]], "label": _member_label(member), "value": value,
+                     "xbrl_member": member, "accession_number": (accession_of or {}).get(r.filing),
+                     "_rank": list(STATEMENT_SEGMENT_CONCEPTS).index(r.concept)})  # fmt: skip
+    if not rows:
+        return pd.DataFrame()
+    df = pd.DataFrame(rows).sort_values(["filing_date", "_rank"], kind="stable")
+    keys = ["ticker", "report_period", "period", "line_item", "category", "label"]
+    df = df.drop_duplicates(keys, keep="first").drop(columns="_rank")  # the first report; the preferred concept
+    df["accession_number"] = df["accession_number"].astype("string")
+    ciks = dict(zip(statements["ticker"].astype(str), statements["cik"], strict=True)) \
+        if "cik" in statements.columns else {}  # fmt: skip
+    df["filing_url"] = filing_index_urls(df["ticker"].astype(str).map(ciks), df["accession_number"])
+    df = _with_hierarchy(df, ["ticker", "report_period", "period", "line_item", "category"], {})
+    return df.sort_values(["ticker", "report_period", "statement", "line_item", "category", "label"])
+
+
 def _report_accession(filings: pd.Series, accession_of: Mapping[str, str]) -> str | None:
     """A segment report's accession: that of its one filing, ``None`` where its items come from several or none."""
     found = {accession_of.get(f) for f in filings}
@@ -419,7 +507,11 @@ def _segments(ctx: Context) -> dict[str, pd.DataFrame]:
     statements = ctx["statements"]
     filed_of = instance_filing_days(ctx.glob(INSTANCE_FACTS), ctx["filings_index"], ctx["facts"])
     seg = pd.read_csv(ctx.source(SEGMENT_FACTS), dtype=str)
-    items, fin = build_segments(seg, filed_of, statements, instance_accessions(filed_of, ctx["known_filings"]))
+    accessions = instance_accessions(filed_of, ctx["known_filings"])
+    items, fin = build_segments(seg, filed_of, statements, accessions)
+    other = build_statement_segments(statement_segment_facts(ctx.glob(INSTANCE_FACTS)), filed_of, statements,
+                                     accessions)  # fmt: skip
+    fin = pd.concat([fin, other], ignore_index=True) if len(other) else fin
     return {
         "segmented_revenues": with_fiscal_labels(items, statements),
         "segmented_financials": with_fiscal_labels(fin, statements),
@@ -453,7 +545,14 @@ _PROVENANCE_REVENUES = Provenance(
 _PROVENANCE_FINANCIALS = Provenance(
     "as segmented_revenues",
     SEC_PD,
-    "revenue, gross profit, operating income by one product or segment member; fiscal_period as for "
+    "revenue, gross profit, operating income by one product or segment member; from the instance documents' "
+    "dimensional facts too, the balance sheet's total_assets (Assets) and inventory (InventoryNet) at the "
+    "report's period end and the cash flow statement's capital_expenditure (ASC 280's "
+    "SegmentExpenditureAdditionToLongLivedAssets, negated to the statements' outflow sign) and "
+    "depreciation_and_amortization (DepreciationDepletionAndAmortization, else DepreciationAndAmortization) by "
+    "one product or segment member, a period's own report only (the first document giving it); goodwill by "
+    "segment, the most common of these disclosures, is no field of the statements and is left out; "
+    "fiscal_period as for "
     "segmented_revenues; subtotals marked as there (revenue: only where the hierarchy reproduces the "
     "period's revenue, nothing marked or left out otherwise); accession_number as segmented_revenues (each row "
     "that of its own document), filing_url the EDGAR index of that filing (as on the statements), null without "
