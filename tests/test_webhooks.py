@@ -656,3 +656,32 @@ def test_the_events_commands_point_urls_at_the_public_url(receiver, tmp_path):
     landed = read_landed(receiver.lake, "filing_metadata")
     assert landed["url"].astype(str).str.startswith("https://fds.example.com/filings/items?").all()
     assert main(["events", "test", "--destinations", str(dests), "--public-url", "fds.example.com"]) == 2
+
+
+def test_a_quarter_fires_its_release_8k_then_its_report():
+    import csv
+    from pathlib import Path
+
+    raw = Path(__file__).resolve().parents[2] / "shared/data-real-3/earnings-dates/earnings_dates.csv"
+    if not raw.exists():
+        pytest.skip("../shared/data-real-3 is not beside this clone")
+    with open(raw, newline="") as f:
+        released = {(r["ticker"], r["earnings_date"]) for r in csv.DictReader(f)}
+    events = [parse_event(e) for e in events_from_lake(DATA, since="2016-01-01", until="2016-12-31",
+                                                       datasets=["earnings"])]  # fmt: skip
+    eightk = [e for e in events if e.payload["source_type"] == "8-K"]
+    assert len(eightk) >= 100
+    assert all((e.payload["ticker"], e.payload["filing_date"]) in released for e in eightk)  # the source's days
+    reports = {(e.payload["ticker"], e.payload["report_period"]): e for e in events
+               if e.payload["source_type"] in ("10-Q", "10-K")}  # fmt: skip
+    ev = next(e for e in eightk if e.payload["ticker"] == "MMM" and ("MMM", e.payload["report_period"]) in reports)
+    report = reports[("MMM", ev.payload["report_period"])]
+    assert ev.payload["filing_date"] <= report.payload["filing_date"]  # the release first
+    for field in ("revenue", "earnings_per_share", "net_income"):
+        assert ev.payload["quarterly"][field] == report.payload["quarterly"][field]
+    assert ev.payload["quarterly"]["total_assets"] is None and not ev.payload.get("signals")
+    # a release inside a window fires even when its report is filed after it
+    day = ev.payload["filing_date"]
+    found = events_from_lake(DATA, since=day, until=day, datasets=["earnings"])
+    (late,) = [e for e in found if e["data"]["object"]["ticker"] == "MMM"]
+    assert late["data"]["object"]["source_type"] == "8-K"

@@ -36,7 +36,18 @@ LEFT_OUT = """\
   only where it exceeds the share price (ERIE; `fdkit.build.quality`), so Visa's stays.
 * Prices: MS and NEE 2015-2017 (the source mixes in another security's bars); dividends after the basis date
   of each source are not in the S&P 500 members' prices (split-adjusted only).
-* KPIs (`/kpi/*`): no source in data-real; the endpoints answer with empty lists.
+* KPIs (`/kpi/*`) and the webhook events `forward_guidance`, `non_gaap_metrics` and `operating_kpis`: no source
+  holds guidance, non-GAAP measures or operating KPIs (the bundled 8-K texts are Items 5.02 and 9.01 only, no
+  earnings press release or its exhibit 99.1; the XBRL facts are GAAP). The endpoints answer with empty lists and
+  these three event types are never generated from data (`fdkit events test` sends a spec-shaped example).
+* Earnings releases (8-K, Item 2.02): the sources date them (`release_date`) but hold no release text, so a
+  release's webhook event carries the quarter's headline figures (revenue, EPS, net income and their changes) as
+  the 10-Q/10-K that followed filed them, no accession, acceptance time or URL; `/earnings` serves one record per
+  quarterly report (its 10-Q/10-K) with its `release_date`, not a separate 8-K record.
+* Segmented balance-sheet and cash-flow items other than total assets, inventory, capital expenditure and
+  depreciation: goodwill by segment, the most common such disclosure, is no field of the statements.
+* `/ipos` (IPO registration statements: S-1, F-1, 424B4): no source holds them, and none of the three reference
+  documents describes the operation; not served.
 * BoE/BoJ/BoC/RBA rate levels: only decision dates exist in data-real.
 
 ## Null where the record truly lacks the value

@@ -14,7 +14,9 @@ Rules (each has a test):
   is named by the period (the lake keeps none);
 * release-level KPIs (``forward_guidance``, ``non_gaap_metrics``, ``operating_kpis``): one event per (ticker,
   report period) with the company's sector;
-* earnings: one event per (ticker, report period, source form): a quarter may fire twice (8-K, then 10-Q/10-K);
+* earnings: one event per (ticker, report period, source form): a quarter fires twice where its release day is
+  known (the 8-K of that day with the quarter's headline figures: revenue, EPS, net income and their changes; then
+  the 10-Q/10-K with every figure);
 * inflation: one event per month, header dated the first of the month, one entry per series of the month;
 * interest rates: one event per (bank, decision date) carrying ``date`` and a single entry equal to that bank's
   snapshot row then; a revision of an already-published (bank, date) fires nothing;
@@ -204,10 +206,33 @@ def _insider_events(name: str, df: pd.DataFrame, livemode: bool) -> list[tuple[s
     return out
 
 
+#: what an earnings release (8-K, Item 2.02) carries in its event: the quarter's headline figures and their changes
+_PRESS_RELEASE = ("revenue", "earnings_per_share", "net_income")
+_RELEASE_FIELDS = frozenset({
+    "ticker", "report_period", "fiscal_period", "currency", "release_date",
+    *(f"quarterly_{x}{s}" for x in _PRESS_RELEASE for s in ("", "_chg", "_yoy_chg")),
+    *(f"quarterly_net_margin{s}" for s in ("", "_chg_bps", "_chg_pct", "_yoy_chg_bps", "_yoy_chg_pct")),
+})  # fmt: skip
+
+
+def _release_record(row: dict[str, Any]) -> dict[str, Any]:
+    """The 8-K of a quarterly report's release day as an earnings record: its headline figures, nothing else.
+
+    The figures are the quarter's as first filed (the 10-Q/10-K that followed the release): the sources hold the
+    release's date, not its exhibit, and a release's headline figures are those the report then files.
+    """
+    out = {k: (v if k in _RELEASE_FIELDS else None) for k, v in row.items()}
+    return {**out, "source_type": "8-K", "filing_date": row["release_date"], "signals": None}
+
+
 def _earnings_events(df: pd.DataFrame, livemode: bool) -> list[tuple[str, dict[str, Any]]]:
+    """One event per (ticker, report period, form): the 10-Q/10-K, and before it the 8-K of its release day."""
     out = []
     rows = to_records(df.dropna(subset=["filing_date"]), fields_of("earnings"))
-    for item in SHAPES[CATALOG["earnings"].shape].nest(rows):
+    releases = [_release_record(r) for r in rows
+                if r.get("release_date") and r.get("source_type") in ("10-Q", "10-K")
+                and r["release_date"] <= r["filing_date"]]  # fmt: skip
+    for item in SHAPES[CATALOG["earnings"].shape].nest([*releases, *rows]):
         if item.get("source_type") not in ("8-K", "10-Q", "10-K"):
             continue
         eid = _eid("earnings", item["ticker"], item["report_period"], item["source_type"])
@@ -360,11 +385,15 @@ def events_from_lake(root: str | os.PathLike[str], *, since: str | None = None, 
                 keep &= df[col] + lag >= pd.Timestamp(since)
             if until:
                 keep &= df[col] + lag <= pd.Timestamp(until)
+            if name == "earnings" and "release_date" in df.columns:  # a release (8-K) inside, its report after
+                keep |= df["release_date"].between(pd.Timestamp(since or "1900-01-01"),
+                                                   pd.Timestamp(until or "2999-12-31"))  # fmt: skip
             if name == "interest_rates" and since:  # earlier decisions count as published
                 for rec in to_records(df[df[col] < pd.Timestamp(since)], ["bank", "date"]):
                     published.add((rec["bank"], rec["date"]))
             df = df[keep]
         found.extend(events_for_rows(name, df, livemode=livemode, base_url=base_url, facts=facts,
                                      published=published))  # fmt: skip
+    found = [(d, e) for d, e in found if (not since or d >= since) and (not until or d <= until)]
     found.sort(key=lambda x: (x[0], x[1]["type"], x[1]["id"]))
     return [e for _, e in found]
