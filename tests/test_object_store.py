@@ -49,24 +49,28 @@ def s3(tmp_path_factory):
     proc, endpoint = _moto(tmp / "moto.log")
     aws = {"AWS_ENDPOINT_URL": endpoint, "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
            "AWS_DEFAULT_REGION": "us-east-1"}  # fmt: skip
-    with pytest.MonkeyPatch.context() as mp:
-        for k, v in aws.items():
-            mp.setenv(k, v)
-        fs, _ = pafs.FileSystem.from_uri(f"s3://{BUCKET}/?allow_bucket_creation=true")
-        fs.create_dir(BUCKET)
-        bundled = LakeReader(bundled_data_dir())
-        for name in bundled.names():  # the bundled lake's datasets and those of installed data packages
-            pafs.copy_files(str(Path(bundled.home(name)) / name), f"{BUCKET}/lake/{name}", destination_filesystem=fs)
-        hive = write_test_lake(tmp / "hive")
-        prices = LakeReader(hive).read("prices")
-        (tmp / "flat" / "prices").mkdir(parents=True)  # one file of many row groups, in ticker order
-        table = pa.Table.from_pandas(conform(prices, "prices"), preserve_index=False)
-        pq.write_table(table, tmp / "flat" / "prices" / "part-0.parquet", row_group_size=50)
-        write_dataset(hive, "prices", prices, partition_by="ticker")
-        pafs.copy_files(str(hive), f"{BUCKET}/hive", destination_filesystem=fs)
-        pafs.copy_files(str(tmp / "flat"), f"{BUCKET}/flat", destination_filesystem=fs)
-        yield {"env": aws, "log": tmp / "moto.log", "hive": hive, "flat": tmp / "flat", "tmp": tmp}
-    stop(proc)
+    try:
+        with pytest.MonkeyPatch.context() as mp:
+            for k, v in aws.items():
+                mp.setenv(k, v)
+            fs, _ = pafs.FileSystem.from_uri(f"s3://{BUCKET}/?allow_bucket_creation=true")
+            fs.create_dir(BUCKET)
+            bundled = LakeReader(bundled_data_dir())
+            for name in bundled.names():  # the bundled lake's datasets and those of installed data packages
+                pafs.copy_files(
+                    str(Path(bundled.home(name)) / name), f"{BUCKET}/lake/{name}", destination_filesystem=fs
+                )
+            hive = write_test_lake(tmp / "hive")
+            prices = LakeReader(hive).read("prices")
+            (tmp / "flat" / "prices").mkdir(parents=True)  # one file of many row groups, in ticker order
+            table = pa.Table.from_pandas(conform(prices, "prices"), preserve_index=False)
+            pq.write_table(table, tmp / "flat" / "prices" / "part-0.parquet", row_group_size=50)
+            write_dataset(hive, "prices", prices, partition_by="ticker")
+            pafs.copy_files(str(hive), f"{BUCKET}/hive", destination_filesystem=fs)
+            pafs.copy_files(str(tmp / "flat"), f"{BUCKET}/flat", destination_filesystem=fs)
+            yield {"env": aws, "log": tmp / "moto.log", "hive": hive, "flat": tmp / "flat", "tmp": tmp}
+    finally:
+        stop(proc)
 
 
 @pytest.fixture(scope="module")
