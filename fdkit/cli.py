@@ -28,12 +28,12 @@ def _serve(args: argparse.Namespace) -> int:
 
     import uvicorn
 
-    from fdkit.lake.io import default_data_dir, require_lake
+    from fdkit.lake.io import default_lake, require_lake
     from fdkit.server.app import create_app
     from fdkit.server.auth import KeysFileError, load_keys
     from fdkit.server.store import parse_bytes
 
-    data = args.data or default_data_dir()
+    data = args.data or default_lake()
     try:
         memory = parse_bytes(args.memory)
     except ValueError as exc:
@@ -490,7 +490,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("serve", help="serve the Financial Data Service over a Parquet lake",
                        description="Serve the Financial Data Service API over a Parquet lake.")  # fmt: skip
-    s.add_argument("--data", help="lake directory (default: the bundled reference data)")
+    s.add_argument("--data", help="lake directory or s3://bucket/prefix URL (endpoint, credentials and region from "
+                   "the AWS environment variables; default: FDKIT_DATA, else the bundled reference data)")  # fmt: skip
     s.add_argument("--host", default="127.0.0.1", help="interface to bind (default 127.0.0.1)")
     s.add_argument("--port", type=_port, default=8000, help="TCP port, 1-65535, or 0 for any free port (default 8000)")
     s.add_argument("--keys", help="keys file: one key per line, optionally followed by a plan (pro|free)")

@@ -29,7 +29,7 @@ from urllib.parse import urlsplit
 
 import requests
 
-from fdkit.lake.io import default_data_dir, fingerprint, require_lake
+from fdkit.lake.io import default_lake, fingerprint, require_lake
 from fdkit.wire.transport import DeadlineAdapter
 
 __all__ = ["EMBEDDED_ORIGIN", "MAX_WORKERS", "EmbeddedAdapter", "identity", "service", "is_running", "rebase"]
@@ -56,7 +56,7 @@ def identity() -> str:
         >>> identity().startswith("embedded:")
         True
     """
-    return f"embedded:{fingerprint(default_data_dir())}"
+    return f"embedded:{fingerprint(default_lake())}"
 
 
 def is_running() -> bool:
@@ -88,7 +88,7 @@ def service() -> Any:
     global _HANDLE
     with _LOCK:
         if _HANDLE is None:
-            data = default_data_dir()
+            data = default_lake()
             require_lake(data)
             from fdkit import server  # FastAPI and uvicorn are imported only when the service really starts
 

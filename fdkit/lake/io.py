@@ -25,21 +25,26 @@ import tempfile
 import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any
 
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as pads
+import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
 from fdkit.catalog.schema import NESTED_ITEMS, SCHEMAS, N, pandas_dtype
 from fdkit.errors import LakeError
 from fdkit.frames.dtypes import as_category
+from fdkit.lake.location import LakeRoot, is_url, lake_root, locate
 
 __all__ = [
     "default_data_dir",
+    "default_lake",
+    "lake_root",
+    "LakeRoot",
     "bundled_data_dir",
     "require_lake",
     "fingerprint",
@@ -135,8 +140,12 @@ def generation_stamp(root: str | os.PathLike[str]) -> str | None:
         root: lake root.
 
     Returns:
-        An opaque stamp that differs after every :func:`bump_generation` (a stat, no read: it is asked per request).
+        An opaque stamp that differs after every :func:`bump_generation` (a stat, no read: it is asked per request;
+        for a lake in an object store, one ``HEAD`` request).
     """
+    if is_url(root):
+        info = locate(root).info(GENERATION_FILE)
+        return None if info.type == pafs.FileType.NotFound else f"{info.mtime_ns}:{info.size}"
     try:
         st = os.stat(Path(root) / GENERATION_FILE)
     except FileNotFoundError:
@@ -176,9 +185,27 @@ def default_data_dir() -> Path:
         True
     """
     env = os.environ.get("FDKIT_DATA")
+    if env and is_url(env):
+        raise LakeError(f"FDKIT_DATA names a lake in an object store ({env}): only `fdkit serve` and the embedded "
+                        "service read one; give this command a local folder")  # fmt: skip
     if env:
         return Path(env).expanduser()
     return bundled_data_dir()
+
+
+def default_lake() -> LakeRoot:
+    """Return the lake to serve: ``$FDKIT_DATA`` (a folder or an ``s3://`` URL), else :func:`bundled_data_dir`.
+
+    Returns:
+        A folder, or an object-store URL as text (see :func:`fdkit.lake.location.lake_root`).
+
+    Example:
+        >>> import os
+        >>> os.environ.get("FDKIT_DATA") is not None or default_lake() == bundled_data_dir()
+        True
+    """
+    env = os.environ.get("FDKIT_DATA")
+    return lake_root(env) if env else bundled_data_dir()
 
 
 def bundled_data_dir() -> Path:
@@ -216,8 +243,14 @@ def require_lake(root: str | os.PathLike[str]) -> list[str]:
         ...     print(str(exc)[:63])
         no Parquet lake at /nonexistent/lake: the folder does not exist
     """
-    path = Path(root)
     hint = "(set FDKIT_DATA or pass --data to point at a lake)"
+    if is_url(root):
+        url = lake_root(root)
+        names = list_datasets(url)  # a refused listing raises LakeError naming the URL and the store's reason
+        if not names:
+            raise LakeError(f"no Parquet lake at {url}: nothing under it holds a dataset (no */*.parquet) {hint}")
+        return names
+    path = Path(root)
     if not path.exists():
         raise LakeError(f"no Parquet lake at {path}: the folder does not exist {hint}")
     if not path.is_dir():
@@ -241,6 +274,12 @@ def fingerprint(root: str | os.PathLike[str]) -> str:
         >>> len(fingerprint(default_data_dir()))
         16
     """
+    if is_url(root):
+        h = hashlib.sha256(str(lake_root(root)).encode())
+        for info in sorted(locate(root).infos(), key=lambda i: i.path):
+            if info.path.endswith(".parquet"):
+                h.update(f"{info.path}:{info.size}:{info.mtime_ns}".encode())
+        return h.hexdigest()[:16]
     h = hashlib.sha256(str(Path(root).resolve()).encode())
     for p in sorted(Path(root).rglob("*.parquet")):
         st = p.stat()
@@ -261,6 +300,10 @@ def list_datasets(root: str | os.PathLike[str]) -> list[str]:
         >>> "prices" in list_datasets(default_data_dir())
         True
     """
+    if is_url(root):
+        loc = locate(root)
+        rel = [PurePath(i.path).relative_to(loc.path).parts for i in loc.infos() if i.path.endswith(".parquet")]
+        return sorted({parts[0] for parts in rel if len(parts) > 1})
     base = Path(root)
     if not base.exists():
         return []
@@ -469,6 +512,8 @@ def plan_write(
         >>> [p.name for p, _ in plan_write(tempfile.mkdtemp(), "interest_rates", df)]
         ['part-0.parquet']
     """
+    if is_url(root):
+        raise LakeError(f"cannot write to {root}: fdkit writes local lakes only (write one, then copy it to the store)")
     schema = schema or dataset_schema(name)
     if schema:
         df = conform(df, schema)
@@ -549,12 +594,17 @@ class DatasetFiles:
     ``("ticker",)`` for ``ticker=X/`` folders), and each group's files are indexed by partition value, so that the
     files of one ticker are found by a lookup. Row-group statistics of flat files are read on first use and kept.
 
+    A dataset in an object store is listed the same way (one listing request), its paths being the store's
+    (``bucket/lake/prices/part-0.parquet``) and ``filesystem`` the store's: every read opens files through it.
+
     Attributes:
         base: the dataset folder.
         files: every file, sorted by path.
         groups: partition columns -> the files of that layout (sorted).
         by_value: ``(partition columns, column)`` -> value -> files.
         nbytes: the summed size of the files on disk.
+        filesystem: the pyarrow filesystem the files are in (``None``: this machine's).
+        mtimes: each file's modification time in nanoseconds (which of several writers wrote last).
 
     Example:
         >>> listing = DatasetFiles.of(default_data_dir(), "prices")
@@ -562,12 +612,14 @@ class DatasetFiles:
         (['part-0.parquet'], [()])
     """
 
-    base: Path
-    files: list[Path]
-    groups: dict[tuple[str, ...], list[Path]]
-    by_value: dict[tuple[tuple[str, ...], str], dict[str, list[Path]]]
+    base: PurePath
+    files: list[PurePath]
+    groups: dict[tuple[str, ...], list[PurePath]]
+    by_value: dict[tuple[tuple[str, ...], str], dict[str, list[PurePath]]]
     nbytes: int
-    _ranges: dict[tuple[Path, str], list[tuple[object, object] | None] | None] = dataclasses.field(
+    filesystem: pafs.FileSystem | None = None
+    mtimes: dict[PurePath, int] = dataclasses.field(default_factory=dict, repr=False)
+    _ranges: dict[tuple[PurePath, str], list[tuple[object, object] | None] | None] = dataclasses.field(
         default_factory=dict, repr=False
     )
 
@@ -576,34 +628,55 @@ class DatasetFiles:
         """List dataset ``name`` of lake ``root`` (no file is opened; an absent dataset has no files).
 
         Args:
-            root: lake root.
+            root: lake root (a folder or an ``s3://`` URL).
             name: dataset name.
 
         Returns:
             The listing.
+
+        Raises:
+            UnsafePathError: ``name``, or an object's key below the dataset, is not made of plain path segments.
+            LakeError: the object store refused the listing (naming the URL).
         """
-        base = Path(root) / name
-        files = sorted(base.rglob("*.parquet")) if base.exists() else []
-        groups: dict[tuple[str, ...], list[Path]] = {}
-        by_value: dict[tuple[tuple[str, ...], str], dict[str, list[Path]]] = {}
-        nbytes = 0
+        safe_segment(name, "dataset name")
+        base: PurePath
+        filesystem = None
+        if is_url(root):
+            loc = locate(root)
+            base, filesystem = loc.join(name), loc.fs
+            found = [i for i in loc.infos(name) if i.type == pafs.FileType.File and i.path.endswith(".parquet")]
+            for i in found:  # a key whose segments a path would fold (``a//b``, ``..``) never names another object
+                for segment in i.path[len(str(base)) + 1 :].split("/"):
+                    safe_segment(segment, f"object key {i.path!r}:")
+            sized = {PurePath(i.path): (i.size or 0, i.mtime_ns or 0) for i in found}
+        else:
+            base = Path(root) / name
+            local = sorted(Path(base).rglob("*.parquet")) if Path(base).exists() else []
+            sized = {f: (st.st_size, st.st_mtime_ns) for f in local for st in [f.stat()]}
+        files = sorted(sized)
+        groups: dict[tuple[str, ...], list[PurePath]] = {}
+        by_value: dict[tuple[tuple[str, ...], str], dict[str, list[PurePath]]] = {}
         for f in files:
             pairs = [p.split("=", 1) for p in f.relative_to(base).parts[:-1] if "=" in p]
             part = tuple(k for k, _ in pairs)
             groups.setdefault(part, []).append(f)
             for k, v in pairs:
                 by_value.setdefault((part, k), {}).setdefault(v, []).append(f)
-            nbytes += f.stat().st_size
-        return cls(base, files, groups, by_value, nbytes)
+        nbytes = sum(size for size, _ in sized.values())
+        return cls(base, files, groups, by_value, nbytes, filesystem, {f: m for f, (_, m) in sized.items()})
 
-    def ranges(self, path: Path, column: str) -> list[tuple[object, object] | None] | None:
+    def open(self, path: PurePath) -> pq.ParquetFile:
+        """One of the listing's files, opened for reading (footer read; through the store for a remote lake)."""
+        return pq.ParquetFile(str(path), filesystem=self.filesystem)
+
+    def ranges(self, path: PurePath, column: str) -> list[tuple[object, object] | None] | None:
         """The ``(min, max)`` of ``column`` in each row group of a flat file, read from its footer once, then kept.
 
         ``None`` for a row group without statistics, and instead of the list when the file has no such column.
         """
         key = (path, column)
         if key not in self._ranges:
-            meta = pq.ParquetFile(path).metadata
+            meta = self.open(path).metadata
             names = [meta.schema.column(i).path for i in range(meta.num_columns)]
             if column not in names:
                 self._ranges[key] = None
@@ -655,7 +728,7 @@ def _scan(listing: DatasetFiles, columns: list[str] | None, keys: tuple[str, ...
     if dedupe and not set(where) <= set(keys):
         where = {}  # a later record of the key may no longer match: the key's rows are decided over every file
     wanted = None if columns is None else list(dict.fromkeys([*columns, *keys, *where]))
-    chosen: list[tuple[tuple[str, ...], list[Path]]] = []
+    chosen: list[tuple[tuple[str, ...], list[PurePath]]] = []
     for part, group in sorted(listing.groups.items()):
         for column, value in where.items():
             if column in part:
@@ -676,7 +749,7 @@ def _scan(listing: DatasetFiles, columns: list[str] | None, keys: tuple[str, ...
     )
     if dedupe:
         read = [f for _, group in chosen for f in group]
-        table = _last_written(table, read, keys) if set(keys) <= set(table.column_names) else table
+        table = _last_written(table, read, keys, listing.mtimes) if set(keys) <= set(table.column_names) else table
         table = table.drop_columns(["__filename"])
     if len(tables) > 1 or dedupe:
         for name in encoded:
@@ -689,9 +762,10 @@ def _scan(listing: DatasetFiles, columns: list[str] | None, keys: tuple[str, ...
     return table
 
 
-def _last_written(table: pa.Table, files: list[Path], keys: tuple[str, ...]) -> pa.Table:
+def _last_written(table: pa.Table, files: list[PurePath], keys: tuple[str, ...],
+                  mtimes: Mapping[PurePath, int]) -> pa.Table:  # fmt: skip
     """One row per key: the one from the file written last (then the last in that file), rows in read order."""
-    by_age = sorted(files, key=lambda f: (f.stat().st_mtime_ns, str(f)))
+    by_age = sorted(files, key=lambda f: (mtimes[f] if f in mtimes else Path(f).stat().st_mtime_ns, str(f)))
     rank = pc.index_in(table.column("__filename"), value_set=pa.array([str(f) for f in by_age]))
     order = table.append_column("__rank", rank).append_column("__row", pa.array(range(table.num_rows), pa.int64()))
     order = order.take(pc.sort_indices(order, sort_keys=[("__rank", "ascending"), ("__row", "ascending")]))
@@ -701,7 +775,7 @@ def _last_written(table: pa.Table, files: list[Path], keys: tuple[str, ...]) -> 
     return table.take(pc.take(rows, pc.sort_indices(rows)))
 
 
-def _scan_group(listing: DatasetFiles, files: list[Path], keys: tuple[str, ...], columns: list[str] | None,
+def _scan_group(listing: DatasetFiles, files: list[PurePath], keys: tuple[str, ...], columns: list[str] | None,
                 named: bool = False, where: dict[str, object] | None = None,
                 nothing: bool = False) -> pa.Table:  # fmt: skip
     """One layout's files as one table (a file at a time, unified, when their physical types disagree).
@@ -714,7 +788,7 @@ def _scan_group(listing: DatasetFiles, files: list[Path], keys: tuple[str, ...],
     partitioning = pads.partitioning(pa.schema([(k, pa.string()) for k in keys]), flavor="hive") if keys else None
     try:
         ds = pads.dataset([str(p) for p in files], format="parquet", partitioning=partitioning,
-                          partition_base_dir=str(base))  # fmt: skip
+                          partition_base_dir=str(base), filesystem=listing.filesystem)  # fmt: skip
         wanted = ds.schema.names if columns is None else [c for c in columns if c in ds.schema.names]
         if named:
             wanted = [*wanted, "__filename"]
@@ -757,7 +831,7 @@ def _row_groups(listing: DatasetFiles, ds: pads.FileSystemDataset, filters: dict
     """
     fragments = []
     for fragment in ds.get_fragments():
-        path = Path(fragment.path)
+        path = PurePath(fragment.path)
         keep: set[int] | None = None
         for column, value in filters.items():
             ranges = listing.ranges(path, column)

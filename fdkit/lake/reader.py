@@ -8,6 +8,8 @@ or rows, the distinct values of a key, whether a writer committed since) and hid
 disk. A new table format is a change of this class, not of its callers. A read with ``where`` opens only the
 files and row groups that may hold its rows (partition folders by name, flat files' row groups by their min/max
 statistics); a caller that keeps a :meth:`LakeReader.files` listing (the server's store) skips walking the folders.
+A lake in an object store (``s3://bucket/lake``, :mod:`fdkit.lake.location`) is read the same way, through
+pyarrow's S3 filesystem: the same pruning by partition folder and row-group statistics, one request per file read.
 
 Example:
     >>> from fdkit.lake import default_data_dir
@@ -21,12 +23,12 @@ Example:
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Mapping
 from pathlib import Path
 
 import pandas as pd
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from fdkit.lake.extensions import extension_roots
 from fdkit.lake.io import (
@@ -37,6 +39,10 @@ from fdkit.lake.io import (
     read_dataset,
     require_lake,
 )
+from fdkit.lake.location import LakeRoot, lake_root
+
+#: seconds a lake in an object store is trusted not to have changed (its change marker costs a request to ask)
+REMOTE_STAMP_SECONDS = 2.0
 
 __all__ = ["LakeReader"]
 
@@ -45,28 +51,30 @@ class LakeReader:
     """Read access to one lake.
 
     Args:
-        root: the lake directory (not checked: :meth:`open` checks).
+        root: the lake directory, or its ``s3://`` URL (not checked: :meth:`open` checks).
     """
 
     def __init__(self, root: str | os.PathLike[str]) -> None:
-        self.root = Path(root)
+        self.root: LakeRoot = lake_root(root)
         # the bundled lake also serves the datasets of installed data packages (fdkit-history); a lake of the
-        # user's (FDKIT_DATA, a mirror, a landing) is served as it is
-        bundled = self.root.resolve() == bundled_data_dir().resolve()
+        # user's (FDKIT_DATA, a mirror, a landing, an object store) is served as it is
+        bundled = isinstance(self.root, Path) and self.root.resolve() == bundled_data_dir().resolve()
         self.extensions = extension_roots() if bundled else ()
+        self._remote_stamp: tuple[float, str | None] | None = None
 
     @classmethod
     def open(cls, root: str | os.PathLike[str]) -> LakeReader:
         """A reader of a lake that exists and holds datasets.
 
         Args:
-            root: the lake directory.
+            root: the lake directory, or its ``s3://`` URL.
 
         Returns:
             The reader.
 
         Raises:
-            LakeError: the folder is missing or holds no dataset (the message names the path).
+            LakeError: the folder is missing or holds no dataset, or the store refuses the listing (no such bucket,
+                credentials refused): the message names the path or URL.
 
         Example:
             >>> import tempfile
@@ -94,7 +102,7 @@ class LakeReader:
         extra = [n for root in self.extensions for n in list_datasets(root)]
         return sorted(n for n in {*own, *extra} if not n.startswith(("_", ".")))
 
-    def home(self, name: str) -> Path:
+    def home(self, name: str) -> LakeRoot:
         """The lake folder holding dataset ``name``: this lake's, else the first data package's that has it.
 
         Example:
@@ -171,7 +179,7 @@ class LakeReader:
                 out.update(listing.by_value.get((part, column), {}))
                 continue
             for f in group:
-                pf = pq.ParquetFile(f)
+                pf = listing.open(f)
                 if column not in pf.schema_arrow.names:
                     return set()
                 for g in range(pf.num_row_groups):
@@ -182,9 +190,16 @@ class LakeReader:
     def stamp(self) -> str | None:
         """The lake's change marker: it differs after every writer's commit (a stat, cheap enough per request).
 
+        A lake in an object store is asked at most every :data:`REMOTE_STAMP_SECONDS` (a request each time).
+
         Example:
             >>> import tempfile
             >>> LakeReader(tempfile.mkdtemp()).stamp() is None
             True
         """
-        return generation_stamp(self.root)
+        if isinstance(self.root, Path):
+            return generation_stamp(self.root)
+        now = time.monotonic()
+        if self._remote_stamp is None or now - self._remote_stamp[0] >= REMOTE_STAMP_SECONDS:
+            self._remote_stamp = (now, generation_stamp(self.root))
+        return self._remote_stamp[1]

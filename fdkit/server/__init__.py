@@ -20,7 +20,7 @@ from typing import Any
 
 import uvicorn
 
-from fdkit.lake.io import default_data_dir
+from fdkit.lake.io import LakeRoot, default_lake, lake_root
 from fdkit.server.app import create_app
 from fdkit.server.auth import Keys, load_keys
 from fdkit.server.faults import FaultInjector, FaultPlan
@@ -32,7 +32,7 @@ class ServerHandle:
     """A running service: ``base_url``, ``api_key``, ``stop()``; also a context manager."""
 
     def __init__(self, server: uvicorn.Server, thread: threading.Thread, base_url: str, keys: Keys,
-                 app: Any, data: Path) -> None:  # fmt: skip
+                 app: Any, data: LakeRoot) -> None:  # fmt: skip
         self._server = server
         self._thread = thread
         self.base_url = base_url
@@ -65,7 +65,7 @@ class ServerHandle:
 
 
 def serve_app(app: Any, *, host: str = "127.0.0.1", port: int = 0, timeout: float = 30.0,
-              keys: Keys | None = None, data: Path | None = None,
+              keys: Keys | None = None, data: LakeRoot | None = None,
               header_timeout: float | None = None) -> ServerHandle:  # fmt: skip
     """Run any ASGI app with uvicorn in a background thread on ``host:port`` (0 = an ephemeral port).
 
@@ -122,7 +122,7 @@ def start(
     """Start the service in a background thread on loopback.
 
     Args:
-        data: lake directory (default: the bundled reference data, ``data/``).
+        data: lake directory or ``s3://`` URL (default: ``FDKIT_DATA``, else the bundled reference data).
         keys: keys file path, ``{key: plan}``, list of keys, or ``None`` (``FDKIT_SERVER_KEYS`` or one generated).
         port: TCP port (0 = an ephemeral one).
         host: interface (loopback by default).
@@ -138,7 +138,7 @@ def start(
     Raises:
         RuntimeError: when the server did not start in time.
     """
-    root = Path(data) if data is not None else default_data_dir()
+    root = lake_root(data) if data is not None else default_lake()
     key_table = keys if isinstance(keys, Keys) else load_keys(keys)
     app = create_app(root, key_table, cursor_secret=cursor_secret, public_url=public_url, arrow=arrow)
     asgi = FaultInjector(app, faults) if faults is not None else app

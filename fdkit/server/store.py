@@ -28,14 +28,13 @@ import re
 import sys
 import threading
 from collections.abc import Hashable, Iterator, Mapping
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from fdkit.frames.typed import json_columns
-from fdkit.lake.io import DatasetFiles, default_data_dir
+from fdkit.lake.io import DatasetFiles, LakeRoot, default_lake
 from fdkit.lake.reader import LakeReader
 from fdkit.server.memo import AnswerMemo
 
@@ -113,9 +112,9 @@ class Store:
         return cls(LakeReader.open(root), memory_bytes=memory_bytes)
 
     @staticmethod
-    def default_root() -> Path:
-        """The lake served when none is named: ``FDKIT_DATA``, else the bundled reference lake."""
-        return default_data_dir()
+    def default_root() -> LakeRoot:
+        """The lake served when none is named: ``FDKIT_DATA`` (a folder or an ``s3://`` URL), else the bundled lake."""
+        return default_lake()
 
     def changed(self) -> bool:
         """Whether a writer (the webhook receiver) committed to the lake since it was read; if so, forget it.
