@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from itertools import combinations
 from pathlib import Path
 from typing import cast
 
@@ -20,63 +19,15 @@ from fdkit.build.accessions import accession_of as registered_accession
 from fdkit.build.accessions import filing_index_urls
 from fdkit.build.common import SEC_PD, tuples
 from fdkit.build.concepts import CONCEPT_ORDER, CONCEPTS, MAX_FILING_LAG
+from fdkit.build.segment_members import AXES, member_label, one_breakdown, with_hierarchy
 from fdkit.build.stage import Context, Provenance, Stage, dataset
+from fdkit.build.statement_segments import build_statement_segments, statement_segment_facts
 from fdkit.lake.io import conform
 
 SEGMENT_FACTS = "data-real/segments/segment_product_geography_revenue_from_xbrl.csv"
 INSTANCE_FACTS = "data-real/fundamentals/xbrl_instance_facts/*_*.csv.gz"
 
-_AXES = {"srt:ProductOrServiceAxis": "product", "us-gaap:StatementBusinessSegmentsAxis": "segment",
-         "srt:StatementGeographicalAxis": "geography", "us-gaap:StatementGeographicalAxis": "geography"}  # fmt: skip
 _REVENUE = {"us-gaap:" + c for c in CONCEPTS["revenue"]}
-
-
-#: member names whose label the filer spells in a way camel case cannot tell (as printed in the filings)
-_MEMBER_LABELS = {
-    "IPhone": "iPhone", "IPad": "iPad", "Service": "Services", "ServicesAndOther": "Services and Other",
-    "WearablesHomeandAccessories": "Wearables, Home and Accessories", "OEMAndOther": "OEM and Other",
-    "ChinaIncludingHongKong": "China (including Hong Kong)", "GreaterChina": "Greater China",
-    "RestOfAsiaPacific": "Rest of Asia Pacific", "AsiaPacific": "Asia Pacific", "AppleIphone": "iPhone",
-    "AppleIpad": "iPad", "AppleMac": "Mac", "Ipod": "iPod",
-    "IphoneRelatedProductsAndServices": "iPhone and Related Products and Services",
-    "IpadRelatedProductsAndServices": "iPad and Related Products and Services",
-    "YouTubeAdvertisingRevenue": "YouTube Ads", "LinkedInCorporation": "LinkedIn", "MedTech": "MedTech",
-    "USCanada": "US & Canada", "A.Pacific": "Asia Pacific", "MajorProductLineDcor": "Major Product Line Décor",
-    "HealthandWellness": "Health and Wellness", "MexicoandCentralAmerica": "Mexico and Central America",
-    "SamsClubUS": "Sam's Club US", "NonUs": "Non-US", "Unitedhealthcare": "UnitedHealthcare",
-    "Optumhealth": "Optum Health", "Optuminsight": "Optum Insight", "Optumrx": "Optum Rx",
-    "ReportableSegment": "Reportable Segment",
-    "ReportableSegmentAggregationBeforeOtherOperatingSegment": "Reportable Segments before Other",
-}  # fmt: skip
-#: ISO 3166 country members (``country:US``)
-_COUNTRIES = {
-    "US": "United States", "CN": "China", "SG": "Singapore", "TW": "Taiwan", "JP": "Japan", "GB": "United Kingdom",
-    "IE": "Ireland", "DE": "Germany", "FR": "France", "IN": "India", "KR": "South Korea", "HK": "Hong Kong",
-    "CA": "Canada", "MX": "Mexico", "BR": "Brazil", "NL": "Netherlands", "CH": "Switzerland", "AU": "Australia",
-    "IL": "Israel", "IT": "Italy", "ES": "Spain", "SE": "Sweden", "BE": "Belgium", "LU": "Luxembourg",
-}  # fmt: skip
-_CONNECTORS = {"And": "and", "Of": "of", "Including": "including", "The": "the", "For": "for", "To": "to"}
-
-
-def _member_label(member: str) -> str:
-    """The human label of an XBRL member.
-
-    ``aapl:IPhoneMember`` -> ``iPhone``, ``srt:AmericasMember`` and ``aapl:AmericasSegmentMember`` ->
-    ``Americas``, ``country:US`` -> ``United States``, ``nvda:ProfessionalVisualizationMember`` -> ``Professional
-    Visualization``.
-    """
-    local = member.split(":", 1)[-1]
-    local = local[: -len("Member")] if local.endswith("Member") else local
-    if local in _MEMBER_LABELS:
-        return _MEMBER_LABELS[local]
-    if local.endswith("Segment") and len(local) > len("Segment"):
-        local = local[: -len("Segment")]
-    if local in _MEMBER_LABELS:
-        return _MEMBER_LABELS[local]
-    if local in _COUNTRIES:
-        return _COUNTRIES[local]
-    words = re.findall(r"[A-Z]+(?=[A-Z][a-z]|\d|$)|[A-Z]?[a-z]+|\d+|[A-Z]+", local)
-    return " ".join(_CONNECTORS.get(w, w) if i else w for i, w in enumerate(words)) or local
 
 
 def _leaves(rev: pd.DataFrame, revenue_of: dict) -> pd.DataFrame:
@@ -102,89 +53,12 @@ def _leaves(rev: pd.DataFrame, revenue_of: dict) -> pd.DataFrame:
         ticker, start, end, _ = cast("tuple[str, pd.Timestamp, pd.Timestamp, str]", key)
         total = revenue_of.get((ticker, end, "annual" if (end - start).days > 300 else "quarterly"))
         amounts = g["value"].to_numpy(dtype=float)
-        keep, parents, subtotal = _one_breakdown(amounts, total)
+        keep, parents, subtotal = one_breakdown(amounts, total)
         drop.extend(g.index[~keep])
         member = g["members"].map(lambda m: m[0][1]).to_numpy()
         rev.loc[g.index, "is_subtotal"] = subtotal
         rev.loc[g.index, "parent_member"] = [member[p] if p >= 0 else None for p in parents]
     return rev.drop(index=drop).drop(columns=["_axis", "_rank"])
-
-
-def _one_breakdown(amounts: np.ndarray, total: float | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Which members of one axis to keep, each member's parent and which members are subtotals.
-
-    A parent is the index of the member, -1 for none (see :func:`_leaves`).
-    """
-    n = len(amounts)
-    keep, none, no = np.ones(n, dtype=bool), np.full(n, -1), np.zeros(n, dtype=bool)
-    if total is not None and total > 0 and amounts.sum() <= 1.01 * total:
-        return keep, none, no
-    parents, subtotal = _parents(amounts)
-    if total is None or not total > 0:
-        return keep, parents, subtotal
-
-    def close(x: float) -> bool:
-        return abs(x - total) <= 0.01 * total
-
-    leaf = np.flatnonzero(~subtotal)
-    if close(amounts[leaf].sum()):
-        return keep, parents, subtotal
-    left_out = None
-    for size in (1, 2):
-        left_out = left_out or next((c for c in combinations(leaf, size)
-                                     if close(amounts[leaf].sum() - amounts[list(c)].sum())), None)  # fmt: skip
-    for size in (2, 3):
-        left_out = left_out or next((c for c in combinations(leaf, size) if close(amounts[list(c)].sum())
-                                     and close(amounts[leaf].sum() - amounts[list(c)].sum())), None)  # fmt: skip
-    if left_out is None:
-        return no.copy(), none, no
-    keep[list(left_out)] = False
-    for i in np.flatnonzero(subtotal):  # a subtotal of a member left out goes with it
-        if not keep[_descendants(parents, int(i))].all():
-            keep[i] = False
-    return keep, np.where(keep[np.maximum(parents, 0)] | (parents < 0), parents, -1), subtotal
-
-
-def _parents(amounts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Each member's parent (index, -1 for none) and which members are subtotals (up to 16 members).
-
-    A subtotal is a member equal (within 0.1%) to the sum of two or more smaller members. Subtotals form a tree
-    where their members nest (Product = iPhone + Mac + iPad + Wearables; Total = Product + Services): each member
-    names the smallest subtotal holding it. A subtotal cutting across another (Tesla's Sales and Services beside
-    its Automotive Revenues: automotive sales in both, leasing in one) is still a subtotal, named by no member.
-    """
-    n = len(amounts)
-    parents, subtotal = np.full(n, -1), np.zeros(n, dtype=bool)
-    if n > 16:
-        return parents, subtotal
-    covers: dict[int, frozenset[int]] = {}  # accepted subtotals -> the leaves below them
-    for i in np.argsort(amounts, kind="stable"):
-        target = amounts[i]
-        smaller = [j for j in range(n) if amounts[j] < target]
-        if not target > 0 or len(smaller) < 2 or amounts[smaller].sum() < 0.999 * target:
-            continue
-        for size in range(2, len(smaller) + 1):
-            hit = next((c for c in combinations(smaller, size)
-                        if abs(amounts[list(c)].sum() - target) <= 0.001 * target), None)  # fmt: skip
-            if hit:
-                break
-        if not hit:
-            continue
-        subtotal[i] = True
-        leaves = frozenset().union(*(covers.get(c, frozenset({c})) for c in hit))
-        if all(c <= leaves or not (c & leaves) for c in covers.values()):
-            covers[int(i)] = leaves
-            for c in hit:
-                parents[c] = i
-    return parents, subtotal
-
-
-def _descendants(parents: np.ndarray, i: int) -> list[int]:
-    """The members below member ``i``."""
-    below = [int(j) for j in np.flatnonzero(parents == i)]
-    for j in list(below):
-        below.extend(_descendants(parents, int(j)))
-    return below
 
 
 def build_segments(
@@ -212,12 +86,12 @@ def build_segments(
     rows = []
     for r in tuples(seg):
         dims = [d.split("=", 1) for d in re.split(r"[|;]", str(r.dimensions)) if "=" in d]
-        members = [(a, m) for a, m in dims if a in _AXES]
+        members = [(a, m) for a, m in dims if a in AXES]
         if not members or len(members) != len(dims):
             continue  # consolidation items, eliminations and other axes are not segment members
         rows.append({"ticker": r.ticker, "concept": r.concept, "start": r.period_start, "end": r.period_end,
                      "value": r.value, "filing_date": r.filing_date, "filing": r.filing,
-                     "members": tuple(sorted((_AXES[a], m) for a, m in members))})  # fmt: skip
+                     "members": tuple(sorted((AXES[a], m) for a, m in members))})  # fmt: skip
     df = pd.DataFrame(rows)
     df["start"], df["end"] = pd.to_datetime(df["start"]), pd.to_datetime(df["end"])
     df["days"] = (df["end"] - df["start"]).dt.days + 1
@@ -242,9 +116,9 @@ def build_segments(
                 items.append({"ticker": ticker, "report_period": end, "period": period, "currency": "USD",
                               "filing_date": filing_date, "accession_number": accession, "item": i, "member": j,
                               "name": r.concept.split(":", 1)[1], "amount": r.value, "start_period": r.start,
-                              "end_period": r.end, "segment_label": _member_label(member), "segment_type": stype,
+                              "end_period": r.end, "segment_label": member_label(member), "segment_type": stype,
                               "xbrl_member": member, "is_subtotal": bool(r.is_subtotal),
-                              "parent_label": _member_label(r.parent_member) if r.parent_member else None})  # fmt: skip
+                              "parent_label": member_label(r.parent_member) if r.parent_member else None})  # fmt: skip
     items_df = pd.DataFrame(items)
     line_items = {"us-gaap:OperatingIncomeLoss": "operating_income", "us-gaap:GrossProfit": "gross_profit",
                   **{c: "revenue" for c in _REVENUE}}  # fmt: skip
@@ -254,133 +128,21 @@ def build_segments(
         "ticker": fin["ticker"], "report_period": fin["end"], "period": fin["period"], "currency": "USD",
         "filing_date": fin["filing_date"], "statement": "income_statement",
         "line_item": fin["concept"].map(line_items), "category": fin["members"].map(lambda m: m[0][0]),
-        "label": fin["members"].map(lambda m: _member_label(m[0][1])), "value": fin["value"],
+        "label": fin["members"].map(lambda m: member_label(m[0][1])), "value": fin["value"],
         "xbrl_member": fin["members"].map(lambda m: m[0][1]),
         "accession_number": fin["filing"].map(dict(accession_of or {})).astype("string"),
     }).drop_duplicates(["ticker", "report_period", "period", "line_item", "category", "label"])  # fmt: skip
     ciks = dict(zip(statements["ticker"].astype(str), statements["cik"], strict=True)) \
         if "cik" in statements.columns else {}  # fmt: skip
     fin_rows["filing_url"] = filing_index_urls(fin_rows["ticker"].astype(str).map(ciks), fin_rows["accession_number"])
-    fin_rows = _with_hierarchy(fin_rows, ["ticker", "report_period", "period", "line_item", "category"], revenue_of)
+    fin_rows = with_hierarchy(fin_rows, ["ticker", "report_period", "period", "line_item", "category"], revenue_of)
     return items_df, fin_rows.sort_values(["ticker", "report_period", "line_item", "category", "label"])
-
-
-#: dimensional facts of the balance sheet and the cash flow statement served as segmented line items: concept ->
-#: (statement, line item, sign): the cash flow statement's capital expenditure is an outflow (negative), as on the
-#: statements; ASC 280's "expenditures for additions to long-lived assets" is the segment disclosure of it
-STATEMENT_SEGMENT_CONCEPTS: dict[str, tuple[str, str, float]] = {
-    "us-gaap:Assets": ("balance_sheet", "total_assets", 1.0),
-    "us-gaap:InventoryNet": ("balance_sheet", "inventory", 1.0),
-    "us-gaap:SegmentExpenditureAdditionToLongLivedAssets": ("cash_flow_statement", "capital_expenditure", -1.0),
-    "us-gaap:DepreciationDepletionAndAmortization": ("cash_flow_statement", "depreciation_and_amortization", 1.0),
-    "us-gaap:DepreciationAndAmortization": ("cash_flow_statement", "depreciation_and_amortization", 1.0),
-}
-
-
-def statement_segment_facts(paths: list[Path]) -> pd.DataFrame:
-    """The balance-sheet and cash-flow facts of :data:`STATEMENT_SEGMENT_CONCEPTS` of the instance documents.
-
-    Args:
-        paths: the instance documents (``<ticker>_<form>_<label>_<end | filed day>.csv.gz``).
-
-    Returns:
-        ``filing`` (file stem), ``ticker``, ``form``, ``concept``, ``dimensions``, ``start``, ``end``, ``instant``,
-        ``value`` (text as read), for facts with dimensions.
-    """
-    frames = []
-    for p in paths:
-        stem = p.name[: -len(".csv.gz")]
-        df = pd.read_csv(p, dtype=str, usecols=["concept", "value", "period_start", "period_end", "instant",
-                                                "dimensions"])  # fmt: skip
-        df = df[df["concept"].isin(list(STATEMENT_SEGMENT_CONCEPTS)) & df["dimensions"].notna()]
-        ticker, form = stem.split("_")[:2]
-        frames.append(df.assign(filing=stem, ticker=ticker, form=form))
-    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
-
-
-def build_statement_segments(facts: pd.DataFrame, filed_of: Mapping[str, str], statements: pd.DataFrame,
-                             accession_of: Mapping[str, str] | None = None) -> pd.DataFrame:  # fmt: skip
-    """Segmented balance-sheet and cash-flow line items: one product or segment member each, point in time.
-
-    A balance-sheet item is the member's amount at the document's period end (a 10-K's annual, a 10-Q's quarterly
-    report); a cash-flow item one of a year (> 300 days) or a quarter (< 100 days). Only a period's own report
-    counts (filed within :data:`MAX_FILING_LAG` days of the period's end; the first document that gives it).
-
-    Args:
-        facts: :func:`statement_segment_facts`.
-        filed_of: document -> filing day.
-        statements: the statement table (CIKs, for the filing URLs).
-        accession_of: document -> accession number, where known.
-
-    Returns:
-        Rows of ``segmented_financials`` with their ``statement``.
-    """
-    if facts.empty:
-        return pd.DataFrame()
-    rows = []
-    for r in tuples(facts.assign(filing_date=facts["filing"].map(filed_of)).dropna(subset=["filing_date", "value"])):
-        dims = [d.split("=", 1) for d in re.split(r"[|;]", str(r.dimensions)) if "=" in d]
-        if len(dims) != 1 or _AXES.get(dims[0][0]) not in ("product", "segment"):
-            continue  # one product or segment member, nothing else (consolidation items, other axes)
-        end = pd.Timestamp(r.period_end)
-        period: str | None
-        if str(r.instant) == "True":
-            period = "annual" if r.form == "10-K" else "quarterly"
-        else:
-            days = (end - pd.Timestamp(r.period_start)).days + 1
-            period = "annual" if days > 300 else "quarterly" if days < 100 else None
-        lag = (pd.Timestamp(r.filing_date) - end).days
-        if period is None or not 1 <= lag <= MAX_FILING_LAG:
-            continue
-        statement, item, sign = STATEMENT_SEGMENT_CONCEPTS[r.concept]
-        member = dims[0][1]
-        value = sign * float(r.value) + 0.0  # + 0.0: a negated zero is zero
-        rows.append({"ticker": r.ticker, "report_period": end, "period": period, "currency": "USD",
-                     "filing_date": r.filing_date, "statement": statement, "line_item": item,
-                     "category": _AXES[dims[0][0]], "label": _member_label(member), "value": value,
-                     "xbrl_member": member, "accession_number": (accession_of or {}).get(r.filing),
-                     "_rank": list(STATEMENT_SEGMENT_CONCEPTS).index(r.concept)})  # fmt: skip
-    if not rows:
-        return pd.DataFrame()
-    df = pd.DataFrame(rows).sort_values(["filing_date", "_rank"], kind="stable")
-    keys = ["ticker", "report_period", "period", "line_item", "category", "label"]
-    df = df.drop_duplicates(keys, keep="first").drop(columns="_rank")  # the first report; the preferred concept
-    df["accession_number"] = df["accession_number"].astype("string")
-    ciks = dict(zip(statements["ticker"].astype(str), statements["cik"], strict=True)) \
-        if "cik" in statements.columns else {}  # fmt: skip
-    df["filing_url"] = filing_index_urls(df["ticker"].astype(str).map(ciks), df["accession_number"])
-    df = _with_hierarchy(df, ["ticker", "report_period", "period", "line_item", "category"], {})
-    return df.sort_values(["ticker", "report_period", "statement", "line_item", "category", "label"])
 
 
 def _report_accession(filings: pd.Series, accession_of: Mapping[str, str]) -> str | None:
     """A segment report's accession: that of its one filing, ``None`` where its items come from several or none."""
     found = {accession_of.get(f) for f in filings}
     return found.pop() if len(found) == 1 else None
-
-
-def _with_hierarchy(rows: pd.DataFrame, group: list[str], revenue_of: dict) -> pd.DataFrame:
-    """Mark each group's subtotals (``is_subtotal``) and name each member's parent (``parent_label``).
-
-    Revenue members are checked against the period's revenue as segment items are (:func:`_one_breakdown`);
-    where no hierarchy reproduces the revenue (two breakdowns on one axis), nothing is marked and nothing left out.
-    Other line items have no total to check against: subtotals are the members equal to a sum of smaller ones.
-    """
-    rows = rows.assign(is_subtotal=False, parent_label=None)
-    for key, g in rows.groupby(group, sort=False, observed=True):
-        amounts = g["value"].to_numpy(dtype=float)
-        fields = dict(zip(group, key, strict=True))
-        if fields["line_item"] == "revenue":
-            total = revenue_of.get((fields["ticker"], fields["report_period"], fields["period"]))
-            keep, parents, subtotal = _one_breakdown(amounts, total)
-            if not keep.all():
-                continue
-        else:
-            parents, subtotal = _parents(amounts)
-        labels = g["label"].to_numpy()
-        rows.loc[g.index, "is_subtotal"] = subtotal
-        rows.loc[g.index, "parent_label"] = [labels[p] if p >= 0 else None for p in parents]
-    return rows
 
 
 def with_fiscal_labels(rows: pd.DataFrame, statements: pd.DataFrame) -> pd.DataFrame:
