@@ -196,7 +196,7 @@ def part_tag(endpoint: str | Endpoint) -> str:
         A hex digest.
 
     Example:
-        >>> part_tag("prices") == part_tag("prices") != part_tag("crypto_prices")
+        >>> part_tag("prices") == part_tag("prices") != part_tag("income_statements")
         True
     """
     import hashlib
