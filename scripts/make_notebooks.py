@@ -355,9 +355,12 @@ NOTEBOOKS: dict[str, list[tuple[str, str]]] = {
 
 
 def main() -> int:
+    import os
     import sys
 
     execute = "--execute" in sys.argv
+    if execute:  # the stored outputs without progress bars (a reader sees the results, not the waiting)
+        os.environ["FDKIT_PROGRESS"] = "0"
     OUT.mkdir(exist_ok=True)
     for name, cells in NOTEBOOKS.items():
         nb = new_notebook(cells=[new_markdown_cell(src) if kind == "md" else new_code_cell(src) for kind, src in cells])
