@@ -301,6 +301,14 @@ def test_every_8k_item_carries_its_exhibits_list(ref_server):
     assert seen
 
 
+def test_insider_ownership_holding_types_are_the_documents(ref_server):
+    """Item 3: ``holding_type`` is ``derivative`` / ``non_derivative`` (the Form 3/5 table), never ``common``."""
+    own = _get(ref_server, "/insider-ownership", {"ticker": "SNOW", "limit": 50}).json()["insider_ownership"]
+    kinds = {r["security_title"]: r["holding_type"] for r in own}
+    assert set(kinds.values()) == {"derivative", "non_derivative"}
+    assert kinds["Class A Common Stock"] == "non_derivative" and kinds["Stock Option (Right to Buy)"] == "derivative"
+
+
 # -- company facts' history ----------------------------------------------------------------------------------------
 def _ticker_changes_in_the_raw_file() -> list[tuple[str, str, str]]:
     """(date, old, new) of every ticker_change row of data-real-4's symbol events, parsed here with csv."""
