@@ -255,6 +255,9 @@ _KPI_BASE = {
     "source_url": S,
 }
 
+#: a bar of prices (equities and crypto alike: the 2025 document's Price record types volume integer)
+_BARS = {"ticker": C, "time": T, "time_milliseconds": INT, "open": F, "high": F, "low": F, "close": F, "volume": INT}
+
 _SCHEMAS: dict[str, dict[str, str]] = {
     # extension ``quality``: why a value the source gave is missing (it failed a sanity rule) and which values are
     # derived rather than reported (fdkit.build.quality); missing on a clean row
@@ -294,16 +297,7 @@ _SCHEMAS: dict[str, dict[str, str]] = {
         "parent_label": S,
     },  # fmt: skip
     "search_results": {"ticker": C, "report_period": D, "period": C, "currency": C, "filing_date": D},
-    "prices": {
-        "ticker": C,
-        "time": T,
-        "time_milliseconds": INT,
-        "open": F,
-        "high": F,
-        "low": F,
-        "close": F,
-        "volume": INT,
-    },  # fmt: skip
+    "prices": dict(_BARS),
     # twenty years of daily closes of every company ever in the S&P 500/400/600 (an fdkit extension, shipped by
     # the fdkit-history package): close = as traded on today's split basis (missing where no raw close exists),
     # adj_close = split- and dividend-adjusted (total return) on the basis of adjusted_as_of, dividend = cash per
@@ -321,28 +315,9 @@ _SCHEMAS: dict[str, dict[str, str]] = {
     },  # fmt: skip
     # the last trading day of a company of the price history that stopped trading (an fdkit extension)
     "delistings": {"ticker": C, "date": D, "adj_close": F, "delisting_kind": C, "reason": S, "data_end": B},
-    # daily crypto bars: volume is a whole number (the 2025 document's Price record types it integer)
-    "crypto_prices": {
-        "ticker": C,
-        "time": T,
-        "time_milliseconds": INT,
-        "open": F,
-        "high": F,
-        "low": F,
-        "close": F,
-        "volume": INT,
-    },  # fmt: skip
+    "crypto_prices": dict(_BARS),
     # Coinbase minute trade bars (a lake dataset no endpoint serves): volume in coins, fractional
-    "crypto_prices_minute": {
-        "ticker": C,
-        "time": T,
-        "time_milliseconds": INT,
-        "open": F,
-        "high": F,
-        "low": F,
-        "close": F,
-        "volume": F,
-    },  # fmt: skip
+    "crypto_prices_minute": {**_BARS, "volume": F},
     "price_snapshot": {
         "ticker": C,
         "price": F,
