@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from fdkit.build.accessions import filing_index_urls
 from fdkit.build.common import PYSTOCK, R2, SEC_PD, company_ciks
 from fdkit.build.concepts import FLOW_FIELDS, SEC
 from fdkit.build.filings import acceptance_times, iso_times
@@ -35,10 +36,8 @@ def finish_statements(rows: pd.DataFrame, ciks: dict[str, str], index: pd.DataFr
     full = pd.concat([rows, ttm], ignore_index=True)
     full["cik"] = full["ticker"].map(ciks)
     acc = full["accession_number"].astype("string")
-    cik_int = full["cik"].str.lstrip("0")
     filed = pd.to_datetime(full["filing_date"]).dt.strftime("%Y%m%d")
-    by_accession = SEC + "/Archives/edgar/data/" + cik_int + "/" + acc.str.replace("-", "", regex=False) + "/" \
-        + acc + "-index.htm"  # fmt: skip
+    by_accession = filing_index_urls(full["cik"], acc)
     # no accession in the source (pystock reports, some instance documents): the company's filings of that
     # form up to the filing day, newest first, so the filing is the first entry
     form = full["form_type"].fillna("10-Q").astype(str)
