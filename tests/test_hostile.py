@@ -562,6 +562,20 @@ def test_every_integer_parameter_refuses_huge_values(ref_server):
 
 
 # -- webhooks -----------------------------------------------------------------------------------------------
+def test_headers_trickled_through_a_proxy_end_at_the_deadline_too(hostile):
+    """The watchdog watches the connections of requests' proxy managers as well (``HTTP(S)_PROXY``)."""
+    from fdkit.wire import transport
+
+    s = requests.Session()
+    s.trust_env = False
+    s.mount("http://", transport.DeadlineAdapter(max_retries=0))
+    origin = hostile.url("trickleheaders").split("/trickleheaders")[0]
+    t = time.monotonic()
+    with pytest.raises(transport.DeadlineExceeded), transport.deadline(1.0):  # the test server acts as the proxy
+        s.get("http://example.invalid/trickleheaders/prices", proxies={"http": origin}, timeout=10)
+    assert time.monotonic() - t < 2.5
+
+
 @pytest.mark.parametrize("part", ["body", "headers"])
 def test_a_trickling_receiver_is_a_failed_attempt_at_the_deadline_and_retried(part):
     from fdkit.webhooks import Destination, deliver, make_event

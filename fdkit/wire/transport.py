@@ -182,13 +182,14 @@ def _cut(seconds: Any) -> Any:
 
 
 class _Watched:
-    """Remembers, per thread, the connection the current request is sent on (for the header watchdog)."""
+    """Hands the socket the current request waits on (per thread) to the header watchdog."""
 
     def request(self, *args: Any, **kwargs: Any) -> Any:  # noqa: D102
+        result = super().request(*args, **kwargs)  # type: ignore[misc]
         watchdog = getattr(_STATE, "watchdog", None)
         if watchdog is not None:
-            watchdog.connection = self
-        return super().request(*args, **kwargs)  # type: ignore[misc]
+            watchdog.watch(getattr(self, "sock", None))  # connected now: the socket the headers will come on
+        return result
 
 
 class _WatchedHTTPConnection(_Watched, HTTPConnection):
@@ -207,27 +208,53 @@ class _WatchedHTTPSPool(HTTPSConnectionPool):
     ConnectionCls = _WatchedHTTPSConnection
 
 
+_WATCHED_POOLS = {"http": _WatchedHTTPPool, "https": _WatchedHTTPSPool}
+
+
 class _HeaderWatchdog:
-    """Shuts the connection of this thread's request when ``seconds`` pass before its headers arrived."""
+    """Shuts the socket of this thread's request when ``seconds`` pass before its headers arrived.
+
+    It holds the socket itself, never the connection (a pooled connection may carry a later request on a new
+    socket), and once cancelled it does nothing, even when its timer already started to fire (one lock).
+    """
 
     def __init__(self, seconds: float) -> None:
         self.fired = False
-        self.connection: Any = None  # set by the connection the request is sent on (this thread's)
+        self._sock: Any = None
+        self._done = False
+        self._lock = threading.Lock()
         _STATE.watchdog = self
         self._timer = threading.Timer(seconds, self._fire)
         self._timer.daemon = True
         self._timer.start()
 
-    def _fire(self) -> None:
-        sock = getattr(self.connection, "sock", None)
-        self.fired = True
-        if sock is not None:
-            with contextlib.suppress(OSError):
-                sock.shutdown(socket.SHUT_RDWR)
+    def watch(self, sock: Any) -> None:
+        """The socket to shut if the deadline passes (the one the request was sent on)."""
+        with self._lock:
+            if self._done:
+                return
+            self._sock = sock
+            if self.fired and sock is not None:  # the deadline passed while the request was still being sent
+                with contextlib.suppress(OSError):
+                    sock.shutdown(socket.SHUT_RDWR)
 
-    def cancel(self) -> None:
+    def _fire(self) -> None:
+        with self._lock:
+            if self._done:
+                return
+            self.fired = True
+            if self._sock is not None:
+                with contextlib.suppress(OSError):
+                    self._sock.shutdown(socket.SHUT_RDWR)
+
+    def cancel(self) -> bool:
+        """Stop watching; return whether the watchdog had fired (its request's headers were cut short)."""
         self._timer.cancel()
+        with self._lock:
+            self._done, self._sock = True, None
+            fired = self.fired
         _STATE.watchdog = None
+        return fired
 
 
 _NO_POOL: Any = None  # a read timeout the client counts itself happened outside any connection pool
@@ -390,9 +417,15 @@ class DeadlineAdapter(HTTPAdapter):
         self.max_bytes = max_bytes
 
     def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
-        """The pool manager of requests, its connections remembered for the header watchdog."""
+        """The pool manager of requests, its connections watched by the header watchdog."""
         super().init_poolmanager(*args, **kwargs)
-        self.poolmanager.pool_classes_by_scheme = {"http": _WatchedHTTPPool, "https": _WatchedHTTPSPool}
+        self.poolmanager.pool_classes_by_scheme = _WATCHED_POOLS
+
+    def proxy_manager_for(self, proxy: str, **proxy_kwargs: Any) -> Any:
+        """The proxy manager of requests (``HTTP(S)_PROXY``), its connections watched as well."""
+        manager = super().proxy_manager_for(proxy, **proxy_kwargs)
+        manager.pool_classes_by_scheme = _WATCHED_POOLS
+        return manager
 
     @property
     def max_retries(self) -> Retry:
@@ -417,17 +450,19 @@ class DeadlineAdapter(HTTPAdapter):
         _STATE.attempt_started = time.monotonic()
         cut: Any = DeadlineTimeout(connect=connect, read=read)  # requests passes a urllib3 Timeout on as it is
         watchdog = _HeaderWatchdog(left) if left is not None else None
+        fired = False
         try:
             response = super().send(request, stream=True, timeout=cut, verify=verify, cert=cert, proxies=proxies)
         except requests.RequestException as exc:
-            if watchdog is not None and watchdog.fired:
+            fired = watchdog is not None and watchdog.cancel()
+            if fired:
                 raise DeadlineExceeded(f"the call's deadline passed while waiting for the headers of "
                                        f"{request.url}") from exc  # fmt: skip
             raise
         finally:
-            if watchdog is not None:
-                watchdog.cancel()
-        if watchdog is not None and watchdog.fired:  # the headers were cut short: never an answer
+            if watchdog is not None and not fired:
+                fired = watchdog.cancel()
+        if fired:  # the headers were cut short: never an answer
             response.close()
             raise DeadlineExceeded(f"the call's deadline passed while waiting for the headers of {request.url}")
         budget = getattr(_STATE, "budget", None)
