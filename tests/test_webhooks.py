@@ -685,3 +685,86 @@ def test_a_quarter_fires_its_release_8k_then_its_report():
     found = events_from_lake(DATA, since=day, until=day, datasets=["earnings"])
     (late,) = [e for e in found if e["data"]["object"]["ticker"] == "MMM"]
     assert late["data"]["object"]["source_type"] == "8-K"
+
+
+# -- review mends: windows, landed releases, signals, fields the catalog does not declare ----------------------------
+def test_a_claims_event_is_the_same_whatever_window_holds_it(tmp_path):
+    from fdkit.lake.io import write_dataset
+
+    labor = [{"series": "initial_jobless_claims", "date": "2024-11-02", "value": 221000.0},
+             {"series": "continued_claims", "date": "2024-10-26", "value": 1892000.0}]  # fmt: skip
+    write_dataset(tmp_path, "labor", pd.DataFrame(labor))
+    write_dataset(tmp_path, "company_facts", pd.DataFrame({"ticker": ["A"], "cik": ["0000000001"]}))
+    whole = events_from_lake(tmp_path, datasets=["labor"])
+    window = events_from_lake(tmp_path, since="2024-11-01", until="2024-11-30", datasets=["labor"])
+    assert [e["id"] for e in whole] == [e["id"] for e in window] and len(whole) == 1
+    assert whole[0]["data"] == window[0]["data"]  # one id, one content
+    assert events_from_lake(tmp_path, since="2024-10-20", until="2024-10-31", datasets=["labor"]) == []
+
+
+def test_window_dates_in_any_spelling():
+    import datetime as dt
+
+    padded = events_from_lake(DATA, since="2024-01-01", until="2024-12-31", datasets=["interest_rates"])
+    assert padded
+    for since in ("2024-1-1", dt.date(2024, 1, 1)):
+        found = events_from_lake(DATA, since=since, until="2024-12-31", datasets=["interest_rates"])
+        assert [e["id"] for e in found] == [e["id"] for e in padded]
+
+
+def test_report_events_carry_their_signals_and_releases_none():
+    events = [e["data"]["object"] for e in events_from_lake(DATA, since="2016-01-01", until="2016-12-31",
+                                                            datasets=["earnings"])]  # fmt: skip
+    reports = [e for e in events if e["source_type"] in ("10-Q", "10-K")]
+    fired = [e for e in reports if "signals" in e]
+    assert fired and all(e["signals"] and e["signals"][0]["type"] for e in fired)
+    assert all("signals" not in e for e in events if e["source_type"] == "8-K")
+    served = read_dataset(DATA, "earnings")
+    with_signals = served[served["signals"].map(lambda s: s is not None and len(s) > 0)]
+    one = fired[0]
+    row = with_signals[(with_signals["ticker"] == one["ticker"])
+                       & (with_signals["report_period"] == pd.Timestamp(one["report_period"]))]  # fmt: skip
+    assert [s["type"] for s in row["signals"].iloc[0]] == [s["type"] for s in one["signals"]]
+
+
+def test_a_landed_release_is_replayed_once(tmp_path):
+    import shutil
+
+    lake = tmp_path / "lake"
+    shutil.copytree(DATA, lake)
+    window = ("2016-04-20", "2016-05-10")
+    events = events_from_lake(lake, since=window[0], until=window[1], datasets=["earnings"])
+    releases = [e for e in events if e["data"]["object"]["source_type"] == "8-K"]
+    assert releases
+    from fdkit.webhooks.events import parse_event as parse
+    from fdkit.webhooks.receiver import Landing
+
+    landing = Landing(lake)  # what the receiver does with each delivered event
+    for e in releases:
+        landing.land(parse(e))
+        landing.commit(parse(e))
+    landing.close()
+    again = events_from_lake(lake, since=window[0], until=window[1], datasets=["earnings"])
+    assert len({e["id"] for e in again}) == len(again) == len(events)
+
+
+def test_fields_the_catalog_does_not_declare_survive_the_lake(tmp_path):
+    from fdkit.lake.io import write_dataset
+
+    facts = pd.DataFrame({"ticker": ["ZZZ"], "name": ["Zed"], "cik": ["0000000009"], "events": [[
+        {"type": "ticker_change", "date": "2024-01-02", "ticker": "ZZZ", "previous_ticker": "ZZ", "cusip": "123"},
+        {"type": "delisting", "date": "2025-01-02", "reason": "acquired"}]]})  # fmt: skip
+    write_dataset(tmp_path, "company_facts", facts)
+    signal = {"type": "EPS_BEAT", "metric": "earnings_per_share", "period": "quarterly", "headline": "beat",
+              "importance": "HIGH", "details": {"actual": 1.4, "estimate": 1.33, "surprise_pct": 5.3}}  # fmt: skip
+    earnings = pd.DataFrame({"ticker": ["ZZZ"], "report_period": ["2024-03-31"], "source_type": ["10-Q"],
+                             "filing_date": ["2024-04-30"], "signals": [[signal]]})  # fmt: skip
+    write_dataset(tmp_path, "earnings", earnings)
+    with fdkit.server.start(tmp_path) as srv:
+        headers = {"X-API-KEY": srv.api_key}
+        got = requests.get(srv.base_url + "/company/facts", params={"ticker": "ZZZ"}, headers=headers, timeout=30)
+        assert got.json()["company_facts"]["events"] == [
+            {"type": "ticker_change", "date": "2024-01-02", "ticker": "ZZZ", "previous_ticker": "ZZ", "cusip": "123"},
+            {"type": "delisting", "date": "2025-01-02", "reason": "acquired"}]  # fmt: skip
+        got = requests.get(srv.base_url + "/earnings", params={"ticker": "ZZZ"}, headers=headers, timeout=30)
+        assert got.json()["earnings"][0]["signals"] == [signal]

@@ -38,6 +38,7 @@ import pyarrow.parquet as pq
 from fdkit.catalog.schema import NESTED_ITEMS, SCHEMAS, N, pandas_dtype
 from fdkit.errors import LakeError
 from fdkit.frames.dtypes import as_category
+from fdkit.frames.nested import EXTRA, fit_entries
 from fdkit.lake.location import LakeRoot, is_url, lake_root, locate
 
 __all__ = [
@@ -408,11 +409,12 @@ def nested_type(entry: Mapping[str, Any]) -> pa.DataType:
 
     Example:
         >>> str(nested_type({"type": "string", "details": {"current": "float"}}))
-        'list<item: struct<type: string, details: struct<current: double>>>'
+        'list<item: struct<type: string, details: struct<current: double, _extra: string>, _extra: string>>'
     """
 
     def struct(fields: Mapping[str, Any]) -> pa.StructType:
-        return pa.struct([(k, struct(v) if isinstance(v, Mapping) else _ARROW_SCALARS[v]) for k, v in fields.items()])
+        declared = [(k, struct(v) if isinstance(v, Mapping) else _ARROW_SCALARS[v]) for k, v in fields.items()]
+        return pa.struct([*declared, (EXTRA, pa.string())])  # undeclared fields, as JSON (fdkit.frames.nested)
 
     return pa.list_(struct(entry))
 
@@ -431,8 +433,10 @@ def _table(df: pd.DataFrame, schema: str | None = None) -> pa.Table:
     entries = {c: NESTED_ITEMS.get((schema, str(c))) for c in df.columns} if schema else {}
     declared = {c: nested_type(e) for c, e in entries.items() if e is not None}
     table = pa.Table.from_pandas(df.drop(columns=list(declared)), preserve_index=False)
-    for column, kind in declared.items():  # one type whatever the rows hold (see NESTED_ITEMS)
-        array = pa.array([_entries(v) for v in df[column]], type=kind)
+    for column, kind in declared.items():  # one type whatever the rows hold (see NESTED_ITEMS), nothing dropped
+        spec = entries[column]
+        assert spec is not None
+        array = pa.array([fit_entries(_entries(v), spec) for v in df[column]], type=kind)
         table = table.add_column(list(df.columns).index(column), column, array)
     return table
 

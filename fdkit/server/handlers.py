@@ -25,6 +25,7 @@ from fdkit.catalog.schema import COMPANY_EVENT_FIELDS, SCHEMAS, YIELD_TENORS, fi
 from fdkit.catalog.shapes import SEGMENT_LINE_ITEMS, SHAPES
 from fdkit.errors import BadRequestError, NotFoundError
 from fdkit.frames.filters import FIELD_ALIASES, apply_filters, resolve_field
+from fdkit.frames.nested import restore_entry, signal_entry
 from fdkit.frames.typed import to_records
 from fdkit.server.params import ParamError
 from fdkit.server.rows import FrameRecords
@@ -223,15 +224,8 @@ def earnings(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
     if "signals" in df.columns:  # the document: "returned only when at least one signal fires"
         for rec, fired in zip(records, df["signals"], strict=True):
             if fired is not None and len(fired):
-                rec["signals"] = [_signal(s) for s in fired]
+                rec["signals"] = [signal_entry(s) for s in fired]
     return Answer(records=records)
-
-
-def _signal(stored: Any) -> dict[str, Any]:
-    """A stored signal as the document's ``Signal``: its null details left out (the document omits them)."""
-    sig = dict(stored)
-    sig["details"] = {k: v for k, v in dict(sig.get("details") or {}).items() if v is not None}
-    return sig
 
 
 @handles("segmented_revenues")
@@ -499,8 +493,11 @@ def company_facts(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
         raise NotFound(f"no company facts for {ticker}")
     facts = to_records(rows.iloc[:1], fields_of("company_facts"))[0]
     events = rows["events"].iloc[0] if "events" in rows.columns else None
-    facts["events"] = [] if events is None else [_company_event(dict(e)) for e in events]  # none known: empty
+    facts["events"] = [] if events is None else [_company_event(restore_entry(e)) for e in events]  # none: empty
     return Answer(obj=facts)
+
+
+_EVENT_FIELDS = frozenset(f for fields in COMPANY_EVENT_FIELDS.values() for f in fields)
 
 
 def _company_event(entry: dict[str, Any]) -> dict[str, Any]:
@@ -508,7 +505,8 @@ def _company_event(entry: dict[str, Any]) -> dict[str, Any]:
     fields = COMPANY_EVENT_FIELDS.get(str(entry.get("type")))
     if fields is None:  # a type this version does not know (a landed lake's): what it carries
         return {k: v for k, v in entry.items() if v is not None}
-    return {k: entry.get(k) for k in fields}
+    # its type's fields, and any a newer source added (kept by the lake), never another type's empty ones
+    return {**{k: entry.get(k) for k in fields}, **{k: v for k, v in entry.items() if k not in _EVENT_FIELDS}}
 
 
 @handles("institutional_ownership")

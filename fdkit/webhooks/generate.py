@@ -42,6 +42,7 @@ Example:
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 import uuid
 from collections.abc import Iterable
@@ -53,6 +54,7 @@ import pandas as pd
 from fdkit.catalog.endpoints import CATALOG
 from fdkit.catalog.schema import OWNERSHIP_FORMS, YIELD_TENORS, fields_of
 from fdkit.catalog.shapes import SHAPES
+from fdkit.frames.nested import signal_entry
 from fdkit.frames.typed import to_records
 from fdkit.lake.reader import LakeReader
 from fdkit.webhooks.events import make_event
@@ -221,20 +223,35 @@ def _release_record(row: dict[str, Any]) -> dict[str, Any]:
     The figures are the quarter's as first filed (the 10-Q/10-K that followed the release): the sources hold the
     release's date, not its exhibit, and a release's headline figures are those the report then files.
     """
-    out = {k: (v if k in _RELEASE_FIELDS else None) for k, v in row.items()}
-    return {**out, "source_type": "8-K", "filing_date": row["release_date"], "signals": None}
+    out = {k: (v if k in _RELEASE_FIELDS else None) for k, v in row.items() if k != "signals"}
+    return {**out, "source_type": "8-K", "filing_date": row["release_date"]}
 
 
 def _earnings_events(df: pd.DataFrame, livemode: bool) -> list[tuple[str, dict[str, Any]]]:
-    """One event per (ticker, report period, form): the 10-Q/10-K, and before it the 8-K of its release day."""
+    """One event per (ticker, report period, form): the 10-Q/10-K, and before it the 8-K of its release day.
+
+    A release comes from the report's ``release_date`` unless the lake holds that quarter's 8-K record itself (a
+    landed release event): then that record is the release. Signals travel as ``/earnings`` serves them, and only
+    where one fires.
+    """
     out = []
-    rows = to_records(df.dropna(subset=["filing_date"]), fields_of("earnings"))
+    df = df.dropna(subset=["filing_date"])
+    rows = to_records(df, fields_of("earnings"))
+    fired = df["signals"].tolist() if "signals" in df.columns else [None] * len(rows)
+    for row, signals in zip(rows, fired, strict=True):
+        if signals is not None and len(signals):
+            row["signals"] = [signal_entry(s) for s in signals]
+    landed = {(r["ticker"], r["report_period"]) for r in rows if r.get("source_type") == "8-K"}
     releases = [_release_record(r) for r in rows
                 if r.get("release_date") and r.get("source_type") in ("10-Q", "10-K")
-                and r["release_date"] <= r["filing_date"]]  # fmt: skip
-    for item in SHAPES[CATALOG["earnings"].shape].nest([*releases, *rows]):
+                and r["release_date"] <= r["filing_date"]
+                and (r["ticker"], r["report_period"]) not in landed]  # fmt: skip
+    for item, record in zip(SHAPES[CATALOG["earnings"].shape].nest([*releases, *rows]), [*releases, *rows],
+                            strict=True):  # fmt: skip
         if item.get("source_type") not in ("8-K", "10-Q", "10-K"):
             continue
+        if record.get("signals"):
+            item["signals"] = record["signals"]
         eid = _eid("earnings", item["ticker"], item["report_period"], item["source_type"])
         out.append((item["filing_date"], make_event("earnings", item, livemode=livemode, event_id=eid)))  # fmt: skip
     return out
@@ -355,14 +372,15 @@ REPLAYED = (*_STATEMENTS, "segmented_financials", "insider_trades", "insider_own
             "interest_rates", "inflation", "labor", "yield_curve", "filing_items")  # fmt: skip
 
 
-def events_from_lake(root: str | os.PathLike[str], *, since: str | None = None, until: str | None = None,
+def events_from_lake(root: str | os.PathLike[str], *, since: str | dt.date | None = None,
+                     until: str | dt.date | None = None,
                      datasets: Iterable[str] = REPLAYED, livemode: bool = True,
                      base_url: str = "http://127.0.0.1:8000") -> list[dict[str, Any]]:  # fmt: skip
     """Walk a lake in filing-date order and return the events the live service would have emitted.
 
     Args:
         root: the lake.
-        since: first effective date (inclusive, ``YYYY-MM-DD``).
+        since: first effective date (inclusive; ``YYYY-MM-DD``, any spelling pandas reads, or a date).
         until: last effective date (inclusive).
         datasets: which datasets to replay.
         livemode: false for test events.
@@ -372,13 +390,18 @@ def events_from_lake(root: str | os.PathLike[str], *, since: str | None = None, 
         Envelopes ordered by effective date, then type and id.
     """
     lake = LakeReader(root)
+    since, until = (None if d is None else _day(d) for d in (since, until))  # '2024-1-1', a date: one spelling
     facts = lake.read("company_facts")
     found: list[tuple[str, dict[str, Any]]] = []
     published: set[tuple[str, str]] = set()
     for name in datasets:
         df = lake.read(name)
         col = _DATE_COLUMN.get(name, "filing_date")
-        lag = INSIDER_BATCH_LAG if name in ("insider_trades", "insider_ownership") else pd.Timedelta(0)
+        lag: pd.Timedelta | pd.Series = INSIDER_BATCH_LAG if name in ("insider_trades", "insider_ownership") \
+            else pd.Timedelta(0)  # fmt: skip
+        if name == "labor" and "series" in df.columns:  # a week-before series belongs to the next week's release
+            lag = pd.Series(pd.Timedelta(0), index=df.index).mask(df["series"].astype(str).isin(_WEEK_BEFORE),
+                                                                  pd.Timedelta(weeks=1))  # fmt: skip
         if col in df.columns:
             keep = df[col].notna()
             if since:  # the window is of effective dates: an insider filing's is its batch's
