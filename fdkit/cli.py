@@ -289,6 +289,11 @@ def _public_url(args: argparse.Namespace) -> str:
     return url.rstrip("/")
 
 
+def _public_url_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--public-url", help="base URL of the service the events' URLs point at (default "
+                        "$FDKIT_PUBLIC_URL, else http://127.0.0.1:8000)")  # fmt: skip
+
+
 def _destinations(load, path: str):
     """Read a destinations file; a missing or malformed one is a usage error (one line, exit 2)."""
     try:
@@ -534,11 +539,7 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--until", type=_date, help="last date (YYYY-MM-DD)")
     rp.add_argument("--data", help="lake (default: the bundled reference data)")
     rp.add_argument("--destinations", required=True, help="JSON file: [{url, secret, api_version, types}]")
-    rp.add_argument(
-        "--public-url",
-        help="base URL of the service the events' URLs point at (default "
-        "$FDKIT_PUBLIC_URL, else http://127.0.0.1:8000)",
-    )
+    _public_url_option(rp)
     rp.add_argument("--log", help="delivery log (JSON lines)")
     rp.add_argument("--test", action="store_true", help="send test events (livemode false)")
     rp.add_argument(
@@ -552,11 +553,7 @@ def build_parser() -> argparse.ArgumentParser:
     te.add_argument("--type", help="only this event type, e.g. income_statements.created")
     te.add_argument("--data", help="lake (default: the bundled reference data)")
     te.add_argument("--destinations", required=True, help="JSON file: [{url, secret, api_version, types}]")
-    te.add_argument(
-        "--public-url",
-        help="base URL of the service the events' URLs point at (default "
-        "$FDKIT_PUBLIC_URL, else http://127.0.0.1:8000)",
-    )
+    _public_url_option(te)
     te.add_argument("--log", help="delivery log (JSON lines)")
     te.set_defaults(func=_test_events)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from fdkit.build.common import R2
@@ -93,6 +94,27 @@ def build_yield_curve(df: pd.DataFrame) -> pd.DataFrame:
     return df.rename(columns={"Date": "date", **_TENORS}).sort_values("date").reset_index(drop=True)
 
 
+def values_before(obs: pd.DataFrame, offset: pd.DateOffset) -> np.ndarray:
+    """The value observed ``offset`` before each observation's date (NaN where that observation is missing).
+
+    A change taken against it is never one against the wrong period (a gap gives a missing change).
+
+    Args:
+        obs: one series' observations (``date``, ``value``), no date twice.
+        offset: how far back.
+
+    Returns:
+        One float per row of ``obs``.
+
+    Example:
+        >>> obs = pd.DataFrame({"date": pd.to_datetime(["2024-01-01", "2024-03-01"]), "value": [1.0, 3.0]})
+        >>> values_before(obs, pd.DateOffset(months=2)).tolist(), values_before(obs, pd.DateOffset(months=1)).tolist()
+        ([nan, 1.0], [nan, nan])
+    """
+    level = obs.set_index("date")["value"].astype(float)
+    return level.reindex(obs["date"] - offset).to_numpy(dtype=float)
+
+
 def build_inflation(release: pd.DataFrame) -> pd.DataFrame:
     """The CPI release's twelve series with their changes from a month and a year earlier.
 
@@ -108,16 +130,15 @@ def build_inflation(release: pd.DataFrame) -> pd.DataFrame:
     Example:
         >>> months = pd.date_range("2023-01-01", periods=13, freq="MS")
         >>> release = pd.DataFrame({"series_id": "CUSR0000SAH1", "date": months, "value": [100.0] * 12 + [104.0]})
-        >>> build_inflation(release).iloc[-1][["series", "change_1m_pct", "change_12m_pct"]].tolist()
-        ['cpi_shelter', 4.0, 4.0]
+        >>> last = build_inflation(release).iloc[-1]
+        >>> last["series"], last[["change_1m_pct", "change_12m_pct"]].astype(float).tolist()
+        ('cpi_shelter', [4.0, 4.0])
     """
     rows = []
     for sid, df in release[release["series_id"].isin(list(CPI_SERIES))].groupby("series_id", sort=True):
         df = df.dropna(subset=["value"]).sort_values("date")
-        level = df.set_index("date")["value"].astype(float)
         v = df["value"].astype(float).to_numpy()
-        prev_m = level.reindex(df["date"] - pd.DateOffset(months=1)).to_numpy()
-        prev_y = level.reindex(df["date"] - pd.DateOffset(years=1)).to_numpy()
+        prev_m, prev_y = (values_before(df, pd.DateOffset(months=n)) for n in (1, 12))
         rows.append(pd.DataFrame({"series": CPI_SERIES[str(sid)], "date": df["date"].to_numpy(), "value": v,
                                   "change_1m_pct": (v / prev_m - 1) * 100,
                                   "change_12m_pct": (v / prev_y - 1) * 100}))  # fmt: skip
@@ -127,7 +148,8 @@ def build_inflation(release: pd.DataFrame) -> pd.DataFrame:
 
 
 #: labour series measured in percent: their change from a year earlier is in points, never in percent
-PERCENT_SERIES = frozenset({"unemployment_rate", "u6_unemployment_rate", "labor_force_participation_rate"})
+PERCENT_SERIES = frozenset({"unemployment_rate", "u6_unemployment_rate", "labor_force_participation_rate",
+                            "insured_unemployment_rate"})  # fmt: skip
 
 
 def build_labor(fred: pd.DataFrame) -> pd.DataFrame:
@@ -146,7 +168,7 @@ def build_labor(fred: pd.DataFrame) -> pd.DataFrame:
     Example:
         >>> months = pd.date_range("2023-01-01", periods=13, freq="MS")
         >>> fred = pd.DataFrame({"series_id": "PAYEMS", "date": months, "value": [100.0] * 12 + [103.0]})
-        >>> build_labor(fred).iloc[-1][["change", "change_year", "change_year_pct"]].tolist()
+        >>> build_labor(fred).iloc[-1][["change", "change_year", "change_year_pct"]].astype(float).tolist()
         [3.0, 3.0, 3.0]
     """
     fred = fred[fred["series_id"].isin(list(LABOR_SERIES))]
@@ -156,10 +178,8 @@ def build_labor(fred: pd.DataFrame) -> pd.DataFrame:
         weekly = sid == "ICSA"
         step, year = (pd.DateOffset(weeks=1), pd.DateOffset(weeks=52)) if weekly else \
             (pd.DateOffset(months=1), pd.DateOffset(months=12))  # fmt: skip
-        level = g.set_index("date")["value"]
         value = g["value"].to_numpy(dtype=float)
-        prev = level.reindex(g["date"] - step).to_numpy(dtype=float)
-        a_year_ago = level.reindex(g["date"] - year).to_numpy(dtype=float)
+        prev, a_year_ago = values_before(g, step), values_before(g, year)
         name = LABOR_SERIES[str(sid)]
         pct = (value / a_year_ago - 1) * 100 if name not in PERCENT_SERIES else float("nan")
         parts.append(pd.DataFrame({"series": name, "date": g["date"].to_numpy(), "value": value,
