@@ -165,7 +165,7 @@ NOTEBOOKS: dict[str, list[tuple[str, str]]] = {
         ("code", 'print(items.loc[items["number"] == "Item-1A", "text"].iloc[0][:800])'),
         (
             "code",
-            'trades = fdkit.insider_trades("AAPL")\n'
+            'trades = fdkit.insider_trades("AAPL", limit=10)  # the ten newest\n'
             'trades[["name", "title", "transaction_date", "transaction_shares", "transaction_price_per_share", '
             '"transaction_type"]]',
         ),
