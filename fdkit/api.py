@@ -23,7 +23,7 @@ import pandas as pd
 from fdkit.client.dispatch import DateLike, Errors, call
 from fdkit.client.session import Client, default_client
 
-__all__ = ["income_statements", "balance_sheets", "cash_flow_statements", "segmented_revenues", "income_statement_segments", "balance_sheet_segments", "cash_flow_statement_segments", "segmented_financials", "financial_statements", "as_reported_income_statements", "as_reported_balance_sheets", "as_reported_cash_flow_statements", "as_reported_financials", "financial_metrics", "financial_metrics_snapshot", "screen", "financials_search", "line_items", "prices", "crypto_prices", "price_snapshot", "market_price_snapshot", "crypto_price_snapshot", "news", "filings", "filing_items", "insider_trades", "insider_ownership", "institutional_ownership", "institutional_holdings", "index_funds", "company_facts", "interest_rates", "interest_rate_snapshot", "inflation_snapshot", "labor_snapshot", "inflation", "labor", "yield_curve_snapshot", "yield_curve", "statement_vintages", "splits", "dividends", "price_history", "delistings", "index_members", "analyst_estimates", "earnings", "kpi_guidance", "kpi_non_gaap", "kpi_metrics"]
+__all__ = ["income_statements", "balance_sheets", "cash_flow_statements", "segmented_revenues", "income_statement_segments", "balance_sheet_segments", "cash_flow_statement_segments", "segmented_financials", "financial_statements", "as_reported_income_statements", "as_reported_balance_sheets", "as_reported_cash_flow_statements", "as_reported_financials", "financial_metrics", "financial_metrics_snapshot", "screen", "financials_search", "line_items", "prices", "crypto_prices", "price_snapshot", "market_price_snapshot", "crypto_price_snapshot", "news", "filings", "ipos", "filing_items", "insider_trades", "insider_ownership", "institutional_ownership", "institutional_holdings", "index_funds", "company_facts", "interest_rates", "interest_rate_snapshot", "inflation_snapshot", "labor_snapshot", "inflation", "labor", "yield_curve_snapshot", "yield_curve", "statement_vintages", "splits", "dividends", "price_history", "delistings", "index_members", "analyst_estimates", "earnings", "kpi_guidance", "kpi_non_gaap", "kpi_metrics"]
 
 
 @overload
@@ -1055,6 +1055,41 @@ def filings(ticker: str | Sequence[str] | None = None, cik: str | None = None, f
         'DataFrame'
     """
     return call(client or default_client(), 'filings', {'ticker': ticker, 'cik': cik, 'filing_type': filing_type, 'limit': limit}, raw=raw, errors=errors, progress=progress, unknown=unknown)
+
+
+@overload
+def ipos(ticker: str | Sequence[str] | None = None, cik: str | None = None, filing_date: DateLike | None = None, limit: int | Literal['default'] | None = 'default', *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> pd.DataFrame: ...
+@overload
+def ipos(ticker: str | Sequence[str] | None = None, cik: str | None = None, filing_date: DateLike | None = None, limit: int | Literal['default'] | None = 'default', *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any: ...
+def ipos(ticker: str | Sequence[str] | None = None, cik: str | None = None, filing_date: DateLike | None = None, limit: int | Literal['default'] | None = 'default', *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any:
+    """IPO registration statements (S-1, F-1, their amendments, final prospectuses 424B1/424B4), newest first; every company's without a ticker or CIK.
+
+    ``GET /ipos`` -> a typed frame indexed ``('ticker', 'filing_date')``.
+
+    Args:
+        ticker: Ticker symbol, e.g. AAPL. (a list fetches each concurrently)
+        cik: SEC Central Index Key, used in place of ticker.
+        filing_date: Only filings of this day (YYYY-MM-DD).
+        limit: Total records wanted. (default: the service's 10, with a TruncatedWarning when more exist; None: everything)
+        raw: return the decoded JSON instead of a frame.
+        errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
+        progress: progress bar (default: on a terminal or in Jupyter, for calls over half a second).
+        **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
+        client: the client (default: the default client).
+
+    Returns:
+        A DataFrame (or JSON with ``raw=True``).
+
+    Raises:
+        BadRequestError: invalid parameters. NotFoundError: unknown ticker. FdkitError: any other failure.
+
+    Example:
+        >>> import fdkit
+        >>> df = fdkit.ipos(limit=5)
+        >>> type(df).__name__
+        'DataFrame'
+    """
+    return call(client or default_client(), 'ipos', {'ticker': ticker, 'cik': cik, 'filing_date': filing_date, 'limit': limit}, raw=raw, errors=errors, progress=progress, unknown=unknown)
 
 
 @overload

@@ -16,6 +16,7 @@ import time
 from html.parser import HTMLParser
 from urllib.parse import urljoin, urlsplit
 
+import pandas as pd
 import pytest
 import requests
 from reference import reference_document
@@ -390,3 +391,33 @@ def test_docs_render_headless_with_every_operation(ref_server):
     shown = set(re.findall(r'data-path="([^"]+)"', out.stdout))
     assert shown == {ep.path for ep in CATALOG.values()}, sorted({ep.path for ep in CATALOG.values()} - shown)
     assert "Financial Data Service (fdkit serve)" in out.stdout and fdkit.__version__ in out.stdout
+
+
+# -- /ipos ---------------------------------------------------------------------------------------------------------
+def test_ipos_answers_the_registration_statements_of_a_lake_newest_first(tmp_path):
+    """Item 6: /ipos is routed; the bundled lake holds no registration statement (an empty list), a lake that
+    holds them (a mirror of a service's filings) answers them, filtered and newest first."""
+    from fdkit.lake.io import write_dataset
+
+    with fdkit.server.start() as bundled:
+        r = _get(bundled, "/ipos", {"limit": 5})
+        assert r.status_code == 200 and r.json()["ipos"] == []
+        assert _get(bundled, "/ipos", {"filing_date": "2024-02-30"}).status_code == 400
+        assert _get(bundled, "/ipos", {"ticker": "AAPL", "cik": "320193"}).status_code == 400
+    rows = [("ARM", "0001973239", "0001193125-23-208437", "F-1", "2023-08-21"),
+            ("ARM", "0001973239", "0001193125-23-236452", "424B4", "2023-09-15"),
+            ("CART", "0001579091", "0001193125-23-222345", "S-1", "2023-08-25"),
+            ("CART", "0001579091", "0001193125-23-240015", "8-K", "2023-09-22")]  # fmt: skip
+    filings = pd.DataFrame(rows, columns=["ticker", "cik", "accession_number", "filing_type", "filing_date"])
+    write_dataset(tmp_path, "filings", filings.assign(url="https://www.sec.gov/x", report_date=None))
+    with fdkit.server.start(tmp_path) as srv:
+        got = _get(srv, "/ipos", {}).json()["ipos"]
+        assert [(r["ticker"], r["filing_type"], r["filing_date"]) for r in got] == [
+            ("ARM", "424B4", "2023-09-15"), ("CART", "S-1", "2023-08-25"), ("ARM", "F-1", "2023-08-21")]  # fmt: skip
+        assert got[0]["cik"] == 1973239 and got[0]["classification"] is None
+        one = _get(srv, "/ipos", {"ticker": "CART"}).json()["ipos"]
+        assert [r["accession_number"] for r in one] == ["0001193125-23-222345"]  # the 8-K is no registration
+        day = _get(srv, "/ipos", {"filing_date": "2023-08-21"}).json()["ipos"]
+        assert [r["ticker"] for r in day] == ["ARM"]
+        frame = fdkit.Client(srv.api_key, srv.base_url, cache=False, progress=False).ipos(limit=None)
+        assert len(frame) == 3 and str(frame.index.get_level_values("filing_date").dtype) == "datetime64[ns]"

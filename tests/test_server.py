@@ -54,7 +54,11 @@ def test_every_endpoint_answers_200_with_its_key_and_fields(ref_server, ep):
     assert ep.response_key in body
     value = body[ep.response_key]
     records = value if isinstance(value, list) else [value]
-    if ep.name.startswith("kpi_") or ep.name.endswith(("balance_sheet_segments", "cash_flow_statement_segments")):
+    if (
+        ep.name.startswith("kpi_")
+        or ep.name == "ipos"
+        or ep.name.endswith(("balance_sheet_segments", "cash_flow_statement_segments"))
+    ):
         assert records == []  # no source (documented in data/SOURCES.md)
         return
     assert records, ep.name

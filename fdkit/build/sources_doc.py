@@ -46,8 +46,12 @@ LEFT_OUT = """\
   quarterly report (its 10-Q/10-K) with its `release_date`, not a separate 8-K record.
 * Segmented balance-sheet and cash-flow items other than total assets, inventory, capital expenditure and
   depreciation: goodwill by segment, the most common such disclosure, is no field of the statements.
-* `/ipos` (IPO registration statements: S-1, F-1, 424B4): no source holds them, and none of the three reference
-  documents describes the operation; not served.
+* `/ipos` (IPO registration statements: S-1, F-1, their amendments, 424B1/424B4): no bundled source holds one
+  (the four companies' submissions have none; no EDGAR full index), so the bundled lake answers an empty list; a
+  lake whose `filings` hold them (a mirror of a service's filings) answers them. None of the three reference
+  documents describes the operation: its parameters follow the live service's (ticker, cik, filing_date, limit),
+  and `classification` (ipo, spac, shell_company, resale, other) stays null without a source that reads the cover
+  page.
 * BoE/BoJ/BoC/RBA rate levels: only decision dates exist in data-real.
 
 ## Null where the record truly lacks the value

@@ -253,6 +253,8 @@ START_END_REQ = (
     Param("start_date", "date", required=True, description="First date, inclusive (YYYY-MM-DD).", example="2024-01-02"),
     Param("end_date", "date", required=True, description="Last date, inclusive (YYYY-MM-DD).", example="2024-03-28"),
 )
+#: the forms of an initial public offering: registration statements, their amendments, the final prospectuses
+REGISTRATION_FORMS = ("S-1", "S-1/A", "F-1", "F-1/A", "424B1", "424B4")
 #: the series of the inflation and labour datasets (names as the lake stores them)
 INFLATION_SERIES = (
     "cpi_all_items", "cpi_commodities_less_food_energy", "cpi_core", "cpi_energy", "cpi_energy_commodities",
@@ -726,6 +728,24 @@ _ENDPOINTS: tuple[Endpoint, ...] = (
         summary="SEC filings of a company, newest first.",
     ),
     Endpoint(
+        name="ipos",
+        path="/ipos",
+        response_key="ipos",
+        schema="ipos",
+        index=("ticker", "filing_date"),
+        params=(
+            TICKER,
+            CIK,
+            Param("filing_date", "date", description="Only filings of this day (YYYY-MM-DD)."),
+            _limit(10),
+        ),
+        default_limit=10,
+        exclusive=(("ticker", "cik"),),
+        dataset="filings",
+        summary="IPO registration statements (S-1, F-1, their amendments, final prospectuses 424B1/424B4), newest "
+        "first; every company's without a ticker or CIK.",
+    ),
+    Endpoint(
         name="filing_items",
         path="/filings/items",
         response_key="items",
@@ -1146,6 +1166,7 @@ _VALID: dict[str, dict[str, Any] | None] = {
     "market_price_snapshot": {},
     "news": {"ticker": "AAPL", "limit": 25},
     "filings": {"ticker": "AAPL", "filing_type": ["10-K", "10-Q"], "limit": 12},
+    "ipos": {"limit": 5},
     "filing_items": {"ticker": "AAPL", "filing_type": "10-K", "year": 2024, "item": ["Item-1A"]},
     "insider_trades": {"ticker": "AAPL"},
     "insider_ownership": {"ticker": "SNOW"},
@@ -1206,6 +1227,7 @@ _INVALID: dict[str, dict[str, Any] | None] = {
     "market_price_snapshot": None,  # no parameters: every name is ignored, nothing can be a 400
     "news": {"ticker": "AAPL", "limit": 0},
     "filings": {},
+    "ipos": {"filing_date": "2024-02-30"},
     "filing_items": {"ticker": "AAPL", "filing_type": "20-F", "year": 2024},
     "insider_trades": {"ticker": "AAPL", "filing_date_gte": "yesterday"},
     "insider_ownership": {"ticker": "AAPL", "limit": -1},

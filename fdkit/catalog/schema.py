@@ -337,6 +337,17 @@ _SCHEMAS: dict[str, dict[str, str]] = {
         "report_date": D,
         "url": S,
     },  # fmt: skip
+    # IPO registration statements (fdkit.catalog.endpoints.REGISTRATION_FORMS) of the filings dataset; the offering
+    # is classified (ipo, spac, shell_company, resale, other) only where a source reads the cover page
+    "ipos": {
+        "ticker": C,
+        "cik": S,
+        "accession_number": S,
+        "filing_type": C,
+        "filing_date": D,
+        "url": S,
+        "classification": C,
+    },  # fmt: skip
     "filing_items": {
         "ticker": C,
         "filing_date": D,

@@ -1012,6 +1012,39 @@ class DatasetMethods:
         return call(cast("Client", self), 'filings', {'ticker': ticker, 'cik': cik, 'filing_type': filing_type, 'limit': limit}, raw=raw, errors=errors, progress=progress, unknown=unknown)
 
     @overload
+    def ipos(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, filing_date: DateLike | None = None, limit: int | Literal['default'] | None = 'default', *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
+    @overload
+    def ipos(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, filing_date: DateLike | None = None, limit: int | Literal['default'] | None = 'default', *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any: ...
+    def ipos(self, ticker: str | Sequence[str] | None = None, cik: str | None = None, filing_date: DateLike | None = None, limit: int | Literal['default'] | None = 'default', *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any:
+        """IPO registration statements (S-1, F-1, their amendments, final prospectuses 424B1/424B4), newest first; every company's without a ticker or CIK.
+
+        ``GET /ipos`` -> a typed frame indexed ``('ticker', 'filing_date')``.
+
+        Args:
+            ticker: Ticker symbol, e.g. AAPL. (a list fetches each concurrently)
+            cik: SEC Central Index Key, used in place of ticker.
+            filing_date: Only filings of this day (YYYY-MM-DD).
+            limit: Total records wanted. (default: the service's 10, with a TruncatedWarning when more exist; None: everything)
+            raw: return the decoded JSON instead of a frame.
+            errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
+            progress: progress bar (default: on a terminal or in Jupyter, for calls over half a second).
+            **unknown: none are accepted: a misspelt parameter raises ``BadRequestError`` naming the valid ones.
+
+        Returns:
+            A DataFrame (or JSON with ``raw=True``).
+
+        Raises:
+            BadRequestError: invalid parameters. NotFoundError: unknown ticker. FdkitError: any other failure.
+
+        Example:
+            >>> import fdkit
+            >>> df = fdkit.Client().ipos(limit=5)
+            >>> type(df).__name__
+            'DataFrame'
+        """
+        return call(cast("Client", self), 'ipos', {'ticker': ticker, 'cik': cik, 'filing_date': filing_date, 'limit': limit}, raw=raw, errors=errors, progress=progress, unknown=unknown)
+
+    @overload
     def filing_items(self, ticker: str | Sequence[str], filing_type: Literal['10-K', '10-Q', '8-K'], year: int, quarter: int | None = None, item: str | Sequence[str] | None = None, accession_number: str | None = None, include_exhibits: bool | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
     @overload
     def filing_items(self, ticker: str | Sequence[str], filing_type: Literal['10-K', '10-Q', '8-K'], year: int, quarter: int | None = None, item: str | Sequence[str] | None = None, accession_number: str | None = None, include_exhibits: bool | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any: ...

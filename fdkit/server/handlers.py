@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from fdkit.catalog.endpoints import FILING_ITEM_TITLES, Endpoint
+from fdkit.catalog.endpoints import FILING_ITEM_TITLES, REGISTRATION_FORMS, Endpoint
 from fdkit.catalog.schema import COMPANY_EVENT_FIELDS, SCHEMAS, YIELD_TENORS, fields_of
 from fdkit.catalog.shapes import SEGMENT_LINE_ITEMS, SHAPES
 from fdkit.errors import BadRequestError, NotFoundError
@@ -481,6 +481,20 @@ def filings(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
     records = generic_list(store, ep, q).records or []
     for r in records:
         r["cik"] = int(r["cik"]) if r.get("cik") else None
+    return Answer(records=records)
+
+
+@handles("ipos")
+def ipos(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
+    """The registration statements of initial public offerings among the filings, newest first."""
+    ticker = _ticker(store, ep, q) if q.get("ticker") or q.get("cik") else None
+    df = store.rows("filings", ticker) if ticker else store.frame("filings")
+    df = df[df["filing_type"].astype("string").isin(REGISTRATION_FORMS).fillna(False).to_numpy(dtype=bool)]
+    df = _sorted(_filter(df, ep, q), ep)
+    records = to_records(df, [f for f in fields_of("ipos") if f in df.columns])
+    for r in records:
+        r["cik"] = int(r["cik"]) if r.get("cik") else None
+        r.setdefault("classification", None)  # the cover page decides it: no bundled source reads one
     return Answer(records=records)
 
 
