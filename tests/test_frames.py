@@ -43,7 +43,14 @@ TWO = {
     "analyst_estimates": ("AAPL", ["AAPL", "NVDA"]),
     "earnings": ("AAPL", ["AAPL", "NVDA"]),
 }
-NO_DATA = {"balance_sheet_segments", "cash_flow_statement_segments", "kpi_guidance", "kpi_non_gaap", "kpi_metrics"}
+NO_DATA = {
+    "balance_sheet_segments",
+    "cash_flow_statement_segments",
+    "kpi_guidance",
+    "kpi_non_gaap",
+    "kpi_metrics",
+    "ipos",
+}  # the bundled lake has no such rows (data/SOURCES.md)
 FRAMED = [n for n, ep in CATALOG.items() if ep.kind != "listing" and EXAMPLES.get(n) is not None]
 
 
