@@ -22,7 +22,7 @@ from fdkit.frames.typed import ARROW_STREAM, FORMATS_HEADER, arrow_rows, part_fr
 from fdkit.lake.io import default_data_dir, read_dataset
 
 ARROW_ENDPOINTS = [ep.name for ep in CATALOG.values() if arrow_rows(ep) and ep.examples]
-_NO_ROWS = {"kpi_guidance", "kpi_non_gaap", "kpi_metrics"}  # the bundled lake has no KPI rows (SOURCES.md)
+_NO_ROWS = {"kpi_guidance", "kpi_non_gaap", "kpi_metrics", "ipos"}  # the bundled lake has none (SOURCES.md)
 
 
 def _clients(server, tmp_path):
