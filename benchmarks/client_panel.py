@@ -32,7 +32,8 @@ import psutil
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from memory import KEY, _free_port, _get, _tickers  # noqa: E402  (the sibling benchmark's helpers)
+from memory import KEY, _tickers  # noqa: E402  (the sibling benchmark's helpers)
+from serving import free_port, wait_ready  # noqa: E402
 
 
 def _client(url: str, tickers: list[str], start: str, end: str) -> dict:
@@ -86,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.client:
         print(json.dumps(_client(args.client, tickers, args.start, args.end)))
         return 0
-    port = _free_port()
+    port = free_port()
     url = f"http://127.0.0.1:{port}"
     with tempfile.TemporaryDirectory() as tmp:
         keys = Path(tmp) / "keys"
@@ -96,14 +97,7 @@ def main(argv: list[str] | None = None) -> int:
                                    str(port), "--keys", str(keys)], cwd=tmp, env=env,
                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
         try:
-            while True:
-                try:
-                    if _get(url + "/healthz", timeout=2) == 200:
-                        break
-                except OSError:
-                    if server.poll() is not None:
-                        raise RuntimeError(f"fdkit serve exited with {server.returncode}") from None
-                    time.sleep(0.1)
+            wait_ready(server, url, KEY, pause=0.1)
             out = subprocess.run([sys.executable, __file__, str(args.lake), "--tickers", str(args.tickers),
                                   "--start", args.start, "--end", args.end, "--client", url], env=env,
                                  capture_output=True, text=True, check=True)  # fmt: skip

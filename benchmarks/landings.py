@@ -33,7 +33,6 @@ import os
 import random
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -46,6 +45,8 @@ import requests
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from serving import free_port as _free_port  # noqa: E402  (landing_scale.py imports it from here)
+
 from fdkit.lake import LakeReader, default_data_dir  # noqa: E402
 from fdkit.lake.io import RECORD_KEYS  # noqa: E402
 from fdkit.lake.validate import validate  # noqa: E402
@@ -53,12 +54,6 @@ from fdkit.webhooks import Destination, Landing, deliver, events_from_lake  # no
 
 SECRET = "whsec_landings_benchmark_0123456789"
 KEY = "landings-benchmark-key-0123456789"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _wait(url: str, proc: subprocess.Popen, seconds: float = 60) -> None:

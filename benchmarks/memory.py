@@ -24,7 +24,6 @@ import argparse
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -34,18 +33,13 @@ from pathlib import Path
 from urllib.request import Request, urlopen
 
 import psutil
+from serving import free_port, wait_ready
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 KEY = "memory-benchmark-key-0123456789"
 MEMO_BYTES = 128 * 2**20  # fdkit.server.app.create_app(memo_bytes=...) default
 PAGE_BYTES = 16 * 2**20  # create_app(page_bytes=...) default
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _get(url: str, timeout: float = 60) -> int:
@@ -76,7 +70,7 @@ def _workers(proc: psutil.Process, n: int) -> list[psutil.Process]:
 def measure(lake: Path, workers: int, seconds: float, connections: int, memory: str, every: float,
             src: str | None) -> dict:  # fmt: skip
     """Start the server, warm it, drive it and sample its workers' RSS."""
-    port = _free_port()
+    port = free_port()
     url = f"http://127.0.0.1:{port}"
     tickers = _tickers(lake)
     with tempfile.TemporaryDirectory() as tmp:
@@ -89,14 +83,7 @@ def measure(lake: Path, workers: int, seconds: float, connections: int, memory: 
                str(keys), "--memory", memory, "--workers", str(workers)]  # fmt: skip
         proc = subprocess.Popen(cmd, cwd=tmp, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
-            while True:
-                try:
-                    if _get(url + "/healthz", timeout=2) == 200:
-                        break
-                except OSError:
-                    if proc.poll() is not None:
-                        raise RuntimeError(f"fdkit serve exited with {proc.returncode}") from None
-                    time.sleep(0.1)
+            wait_ready(proc, url, KEY, pause=0.1)
             procs = _workers(psutil.Process(proc.pid), workers)
             for _ in range(workers):  # every worker reads every ticker once (the connections land on any)
                 for t in tickers:

@@ -39,6 +39,8 @@ import pyarrow.dataset as pads
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from serving import free_port  # noqa: E402  (beside this script)
+
 import fdkit  # noqa: E402
 from fdkit.frames.typed import ARROW_STREAM, frame_from_parts, part_from_bytes, to_frame  # noqa: E402
 from fdkit.lake.io import default_data_dir  # noqa: E402
@@ -100,12 +102,6 @@ def record(name: str, ratio: float, target: str, ok: bool, detail: str) -> None:
     print(f"{name:60s} {ratio:9.2f}  target {target:8s} {'met' if ok else 'MISSED':6s}  {detail}", flush=True)
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def _wait_up(url: str, seconds: float = 60) -> None:
     import requests
 
@@ -122,7 +118,7 @@ def _wait_up(url: str, seconds: float = 60) -> None:
 @contextmanager
 def serve_process(*extra: str) -> Iterator[str]:
     """``fdkit serve`` in its own process on a free loopback port, with one known key; yields the base URL."""
-    port = _free_port()
+    port = free_port()
     with tempfile.TemporaryDirectory() as tmp:
         keys = Path(tmp) / "keys"
         keys.write_text(f"{KEY} pro\n")
@@ -144,7 +140,7 @@ def serve_process(*extra: str) -> Iterator[str]:
 @contextmanager
 def bare_process(body: bytes) -> Iterator[str]:
     """A bare uvicorn ASGI callable answering ``body`` to every request (the floor), in its own process."""
-    port = _free_port()
+    port = free_port()
     with tempfile.TemporaryDirectory() as tmp:
         page = Path(tmp) / "page.json"
         page.write_bytes(body)

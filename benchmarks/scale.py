@@ -23,7 +23,6 @@ import asyncio
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -32,15 +31,10 @@ from pathlib import Path
 from urllib.request import Request, urlopen
 
 from aload import random_queries  # the load generator beside this script (python benchmarks/scale.py)
+from serving import free_port, wait_ready
 
 ROOT = Path(__file__).resolve().parent.parent
 KEY = "scale-benchmark-key-0123456789"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _rss(pid: int) -> tuple[int, int]:
@@ -95,7 +89,7 @@ def _tickers(lake: Path) -> list[str]:
 
 def measure(lake: Path, n_queries: int, connections: int, memory: str, seed: int) -> dict:
     """Start ``fdkit serve`` on ``lake``, drive it, and return the figures."""
-    port = _free_port()
+    port = free_port()
     url = f"http://127.0.0.1:{port}"
     with tempfile.TemporaryDirectory() as tmp:
         keys = Path(tmp) / "keys"
@@ -106,14 +100,7 @@ def measure(lake: Path, n_queries: int, connections: int, memory: str, seed: int
         t0 = time.perf_counter()
         proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
-            while True:
-                try:
-                    if _get(url + "/healthz", timeout=2) == 200:
-                        break
-                except OSError:
-                    if proc.poll() is not None:
-                        raise RuntimeError(f"fdkit serve exited with {proc.returncode}") from None
-                    time.sleep(0.02)
+            wait_ready(proc, url, KEY, pause=0.02)
             ready = time.perf_counter() - t0
             names = _tickers(lake)
             first_q = queries(names, 1, seed + 1)[0]

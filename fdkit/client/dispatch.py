@@ -61,7 +61,7 @@ _LISTS = (list, tuple, set, pd.Index, pd.Series, np.ndarray)
 
 #: parts of at least this many bytes in all: once the frame is built, the memory they held is handed back to the
 #: operating system (pyarrow's pool over malloc keeps it otherwise: a 1,000-ticker panel's process held 3.4x the
-#: frame's numbers, 1.0x after; benchmarks/client_panel.py)
+#: frame's numbers, 1.1-1.6x after; benchmarks/client_panel.py)
 _RELEASE_AFTER = 32 * 2**20
 
 
