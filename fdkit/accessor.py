@@ -200,6 +200,9 @@ class FdsAccessor:
     def resample(self, rule: str, how: str | dict[str, str] | None = None) -> pd.DataFrame:
         """Resample each ticker on its date level (OHLCV columns aggregate as bars; others take the last value).
 
+        A price bar made of days of which one has no as-traded price (``basis`` adjusted_only) has no OHLC and says
+        ``adjusted_only``, as the service's aggregated bars do.
+
         Args:
             rule: a pandas offset alias, e.g. ``"W-FRI"``, ``"ME"``, ``"QE"``.
             how: one aggregation for every column, or a mapping column -> aggregation.
@@ -227,6 +230,13 @@ class FdsAccessor:
         out = df[list(agg)].groupby(keys, observed=True).agg(agg)
         if "volume" in out.columns and "volume" in df.columns:
             out["volume"] = out["volume"].astype(df["volume"].dtype)
+        if "basis" in df.columns and how is None:  # a bar is as traded only if every bar it is made of is
+            traded = df["basis"].astype(str).eq("as_traded").groupby(keys, observed=True).all().reindex(out.index)
+            prices = [c for c in ("open", "high", "low", "close") if c in out.columns]
+            out.loc[~traded, prices] = np.nan
+            out["basis"] = pd.Series(np.where(traded, "as_traded", "adjusted_only"), index=out.index).astype(
+                df["basis"].dtype
+            )
         return out.dropna(how="all")
 
     def align(

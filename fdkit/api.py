@@ -821,7 +821,7 @@ def prices(ticker: str | Sequence[str], interval: Literal['minute', 'day', 'week
 @overload
 def prices(ticker: str | Sequence[str], interval: Literal['minute', 'day', 'week', 'month', 'year'] = 'day', interval_multiplier: int | None = None, label: Literal['start', 'end'] | None = None, start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any: ...
 def prices(ticker: str | Sequence[str], interval: Literal['minute', 'day', 'week', 'month', 'year'] = 'day', interval_multiplier: int | None = None, label: Literal['start', 'end'] | None = None, start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any:
-    """Equity OHLCV bars.
+    """Equity OHLCV bars. Open..close as traded on today's split basis, dividends never in them; basis says as_traded, or adjusted_only where no as-traded price exists and a bar has only adj_close (split- and dividend-adjusted as of 2026-02-25; both fields fdkit extensions).
 
     ``GET /prices`` -> a typed frame indexed ``('ticker', 'time')``.
 

@@ -103,7 +103,8 @@ def _demo(args: argparse.Namespace) -> int:
     out.mkdir(parents=True, exist_ok=True)
     tickers = [t.upper() for t in args.tickers]
     prices = fdkit.prices(tickers, start_date=args.start_date, end_date=args.end_date, progress=False, errors="ignore")
-    fin = fdkit.financials(tickers, period="annual", limit=3, errors="ignore")
+    # the statements filed by the window's end: what was known then (no look-ahead), priced as traded then
+    fin = fdkit.financials(tickers, period="annual", limit=3, errors="ignore", as_of=args.end_date)
     if prices.empty:
         raise _UsageError(f"no prices for {', '.join(tickers)} between {args.start_date} and {args.end_date}")
     ratios = fin.fds.ratios(prices=prices)
@@ -112,7 +113,7 @@ def _demo(args: argparse.Namespace) -> int:
     with pd.option_context("display.width", 120, "display.max_columns", 8, "display.float_format", "{:,.2f}".format):
         print(prices.fds.wide("close").tail(5))
     print()
-    print("Latest annual statements and ratios (money in USD bn):")
+    print(f"Latest annual statements filed by {args.end_date} and their ratios (money in USD bn):")
     _say_missing("annual statements", tickers, fin)
     if not fin.empty:
         latest = fin.join(ratios[[c for c in ratios.columns if c not in fin.columns]])
@@ -137,7 +138,8 @@ def _demo(args: argparse.Namespace) -> int:
     back = pd.read_parquet(parquet)
     if not back.equals(prices):
         raise RuntimeError("the Parquet round trip changed the price frame")
-    ax = prices.fds.plot(rebase=100, title=f"{', '.join(tickers)}: performance (rebased to 100)")
+    total = prices.fds.total_return()  # dividends put back: performance is total return
+    ax = total.fds.plot(column="tr_close", rebase=100, title=f"{', '.join(tickers)}: total return (rebased to 100)")
     png = out / "performance.png"
     figure = ax.get_figure(root=True)
     if figure is None:  # pragma: no cover - .fds.plot always draws on a figure
@@ -517,8 +519,9 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Fetch a price panel and statements (embedded service by default), print "
                        "tables, save a Parquet file and a performance plot.")  # fmt: skip
     d.add_argument("--tickers", nargs="+", default=["AAPL", "MSFT", "NVDA", "GOOGL"])
-    d.add_argument("--start-date", type=_date, default="2024-01-02")
-    d.add_argument("--end-date", type=_date, default="2025-12-31")
+    # the last day with as-traded closes for all four (later bars of dividend payers carry only adj_close)
+    d.add_argument("--start-date", type=_date, default="2022-01-03")
+    d.add_argument("--end-date", type=_date, default="2023-10-27")
     d.add_argument("--out", default="out", help="output folder (default ./out)")
     d.set_defaults(func=_demo)
 

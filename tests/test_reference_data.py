@@ -191,10 +191,11 @@ def test_rebuild_reproduces_the_lake(tmp_path):
 # ------------------------------------------------------------------------------------------------------------------
 # numbers a quant can backtest on (split basis, fiscal labels, point in time, cross-section)
 # ------------------------------------------------------------------------------------------------------------------
-# split-consistent TTM diluted EPS by hand from the filings: NVDA FY2024 10-K diluted EPS $11.93, before the
-# 10-for-1 split of 2024-06-10; AAPL TTM to 2015-12-26 = FY2015 10-K $9.22 - Q1 FY2015 10-Q $3.06 + Q1 FY2016
+# split-consistent TTM diluted EPS by hand from the filings: NVDA FY2023 10-K diluted EPS $1.74, before the
+# 10-for-1 split of 2024-06-10 (FY2024's closes have no as-traded source: the adjusted file only); AAPL TTM to
+# 2015-12-26 = FY2015 10-K $9.22 - Q1 FY2015 10-Q $3.06 + Q1 FY2016
 # 10-Q $3.28 = $9.44, before the 4-for-1 split of 2020-08-31
-HAND_TTM_EPS = [("NVDA", "2024-01-28", 11.93 / 10), ("AAPL", "2015-12-26", (9.22 - 3.06 + 3.28) / 4)]
+HAND_TTM_EPS = [("NVDA", "2023-01-29", 1.74 / 10), ("AAPL", "2015-12-26", (9.22 - 3.06 + 3.28) / 4)]
 
 
 @pytest.mark.parametrize(("ticker", "period_end", "eps"), HAND_TTM_EPS)
@@ -209,7 +210,7 @@ def test_trailing_pe_is_price_over_split_consistent_eps(ref_client, ticker, peri
     served_pe = served.loc[(ticker, pd.Timestamp(period_end)), "price_to_earnings_ratio"]
     assert accessor == pytest.approx(want, rel=0.02)
     assert served_pe == pytest.approx(want, rel=0.02)
-    assert 8 < want < 80  # NVDA ~51, AAPL ~10: the unadjusted lake read ~5 and < 3
+    assert 8 < want < 120  # NVDA ~112, AAPL ~11: the unadjusted lake read ~11 and < 3
 
 
 def test_a_cross_section_has_fundamentals_and_prices_on_2016_06_30(ref_client):
@@ -328,8 +329,8 @@ def _lean_dividends() -> pd.DataFrame:
 def test_dividends_agree_with_lean_factor_files(ref_client):
     """Two vendors' adjustment factors, derived independently, give the same cash: every LEAN dividend of AAPL
     and BAC in the lake's span is in the lake as paid within half a cent, but for three BAC quarters where LEAN
-    reads 0.08 and BAC's own 10-Qs declare 0.075, as the lake does. IBM's amounts are on its prices' basis, which
-    Yahoo scaled for the 2021 Kyndryl spin-off: one constant ratio to LEAN's as-paid cash before it."""
+    reads 0.08 and BAC's own 10-Qs declare 0.075, as the lake does. IBM's amounts were on its closes' basis, which
+    the source scaled for the 2021 Kyndryl spin-off, which the build takes out: as paid too."""
     lean = _lean_dividends()
     lean = lean[lean["after"].between("2003-11-01", "2023-10-20")]
     ours = ref_client.dividends(["AAPL", "BAC", "IBM"], limit=None).fds.adjust("raw").reset_index()
@@ -340,15 +341,13 @@ def test_dividends_agree_with_lean_factor_files(ref_client):
                    & (ours["date"] <= r.after + pd.Timedelta(days=4))]  # fmt: skip
         assert len(hit) == 1, (r.ticker, r.after)
         got = hit["dividend"].iloc[0]
-        if r.ticker == "IBM":
-            ratios.append(got / r.paid)
-        elif (r.ticker, f"{r.after:%Y-%m-%d}") in lean_disagrees:
+        if (r.ticker, f"{r.after:%Y-%m-%d}") in lean_disagrees:
             assert got == 0.075
         else:
             assert abs(got - r.paid) <= 0.005, (r.ticker, r.after, got, r.paid)
             checked += 1
-    assert checked > 90 and len(ratios) > 60
-    assert np.std(ratios) < 0.001 and 0.95 < np.mean(ratios) < 0.96
+            ratios.append(got / r.paid) if r.ticker == "IBM" else None
+    assert checked > 150 and len(ratios) > 60
     dps = ref_client.income_statements("BAC", period="quarterly", limit=None).xs("BAC", level="ticker")
     assert dps.loc[["2016-09-30", "2016-12-31"], "dividends_per_common_share"].round(6).tolist() == [0.075, 0.075]
 

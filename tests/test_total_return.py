@@ -38,12 +38,20 @@ def test_spin_offs_are_distributions_and_total_returns_keep_them(ref_client):
         assert one["tr_close"].iloc[-1] == pytest.approx(one["close"].iloc[-1])  # ends at the close
 
 
-def test_distributions_the_closes_carry_are_not_added_again(ref_client):
+def test_an_adjusted_close_and_the_dividends_give_one_total_return(ref_client):
+    """KO's closes are as traded (45.33 on 2016-06-30, not the 33.62 of an adjusted close); its adjusted close and
+    its dividends are two routes to one total return, and ``tr_close`` takes the service's adjusted close."""
     ko = ref_client.prices("KO", start_date="2016-01-01", end_date="2016-12-31")
     divs = ref_client.dividends("KO", limit=None)
-    assert divs["in_prices"].all()  # the long-history names' closes are dividend-adjusted
+    assert not divs["in_prices"].any()  # no close carries a distribution
+    assert ko.xs("KO", level="ticker")["close"].loc["2016-06-30"].item() == pytest.approx(45.33)
     tr = ko.fds.total_return(divs)
-    np.testing.assert_allclose(tr["tr_close"], tr["close"], rtol=1e-12)
+    from_adjusted = tr["adj_close"].pct_change().iloc[1:]
+    np.testing.assert_allclose(tr["tr_close"].pct_change().iloc[1:], from_adjusted, atol=1e-12)
+    by_hand = ko.drop(columns="adj_close").fds.total_return(divs)["tr_close"].pct_change().iloc[1:]
+    gap = (by_hand - from_adjusted).abs()
+    assert gap.max() < 2e-4 and (gap < 1e-5).mean() > 0.98, gap.nlargest(5)  # the four ex-dates: within rounding
+    assert (tr["close"].pct_change().iloc[1:] - from_adjusted).abs().max() > 5e-3  # an ex-date is no price move
 
 
 @pytest.mark.skipif(not STOOQ.exists(), reason="needs ../shared/data-real-5 (Stooq's adjusted closes)")
@@ -56,7 +64,8 @@ def test_total_returns_agree_with_another_vendors_adjusted_closes(ref_client):
     stooq = pd.read_parquet(STOOQ, filters=[("symbol", "in", [t.lower() for t in tickers] + tickers)])
     stooq = stooq.assign(ticker=stooq["symbol"].str.upper(), date=pd.to_datetime(stooq["date"]))
     stooq = stooq.sort_values(["ticker", "date"]).assign(r=lambda d: d.groupby("ticker")["close"].pct_change())
-    m = ours.merge(stooq[["ticker", "date", "r"]], on=["ticker", "date"], suffixes=("", "_stooq")).dropna()
+    m = ours.merge(stooq[["ticker", "date", "r"]], on=["ticker", "date"], suffixes=("", "_stooq"))
+    m = m.dropna(subset=["r", "r_stooq"])
     m = m[m["date"] > m.groupby("ticker")["date"].transform("min")]  # a return needs both sides' previous day
     assert len(m) > 3000 and set(m["ticker"]) == set(tickers)
     gap = (m["r"] - m["r_stooq"]).abs()

@@ -270,6 +270,13 @@ def _accession_of_another_company(df: pd.DataFrame) -> pd.DataFrame:
     return df
 
 
+def _dividend_adjusted_close(df: pd.DataFrame) -> pd.DataFrame:
+    """The toy-scale mistake: a dividend-adjusted close served as the close (KO 2016: 33.62 for a traded 45.33)."""
+    ko = (df["ticker"].astype(str) == "KO") & df["adj_close"].notna()
+    df.loc[ko, "close"] = df.loc[ko, "adj_close"] * 0.999
+    return df
+
+
 BITES: dict[str, tuple[str, Callable[[pd.DataFrame], pd.DataFrame]]] = {
     "balance_sheet_identity": ("balance_sheets", _unbalanced),
     "unique_statement_rows": ("income_statements", _duplicate_row),
@@ -290,6 +297,7 @@ BITES: dict[str, tuple[str, Callable[[pd.DataFrame], pd.DataFrame]]] = {
     "market_cap_matches_price_times_shares": ("company_facts", _market_cap_off),
     "daily_moves_explained": ("prices", _price_spike),
     "splits_applied_to_prices": ("prices", _unadjusted_split),
+    "prices_on_one_basis": ("prices", _dividend_adjusted_close),
     "volumes_are_counts": ("prices", _negative_volume),
     "bars_on_trading_days": ("prices", _weekend_bar),
     "institutional_value_near_market_price": ("institutional_ownership", _value_in_thousands),

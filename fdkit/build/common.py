@@ -25,6 +25,11 @@ R2 = "../shared/data-real-2/"
 
 #: everything in the lake is on the share basis of this day (the last bar of the main price source)
 BASIS_DATE = pd.Timestamp("2026-02-25")
+#: the 2003-2023 price file's split-adjusted closes also carry these later spin-offs (Yahoo treats one like a
+#: split): before the ex-date they are the as-traded close divided by a factor (measured by the prices stage)
+SPIN_OFFS_IN_CLOSES = {"IBM": (pd.Timestamp("2021-11-04"), "Kyndryl Holdings")}
+#: the funds whose as-traded bars (to 2021-03-31) and distributions come from LEAN's raw data and factor files
+LEAN_FUNDS = ("SPY", "QQQ")
 
 
 def tuples(df: pd.DataFrame) -> Iterator[Any]:

@@ -20,13 +20,22 @@ from fractions import Fraction
 import numpy as np
 import pandas as pd
 
-from fdkit.build.common import BASIS_DATE, PYSTOCK, R2, YAHOO, norm_ticker, tuples, wanted_tickers
+from fdkit.build.common import (
+    BASIS_DATE,
+    LEAN_FUNDS,
+    PYSTOCK,
+    R2,
+    SPIN_OFFS_IN_CLOSES,
+    YAHOO,
+    norm_ticker,
+    tuples,
+    wanted_tickers,
+)
 from fdkit.build.stage import Context, Provenance, Stage, dataset
 from fdkit.frames import basis
 
 SPLIT_TABLE = "data-real-2/corporate_actions/stock_splits_2015_2026_coffee-cpu.csv"
 LEAN_FACTORS = "data-real/prices/lean_factor_files.csv"
-OLD_DAILY = "data-real/prices/us_equities_daily_2003_2023.csv.gz"
 
 #: the day the 2003-2023 Yahoo download was split-adjusted to (its last session)
 YAHOO_2023_BASIS = "2023-10-27"
@@ -299,15 +308,57 @@ def pystock_distributions(raw: pd.DataFrame, prices: pd.DataFrame, splits: pd.Da
     return out.assign(in_prices=False, source="pystock adjusted close (eve of the ex-date, derived)")
 
 
+def lean_dividends(lean: pd.DataFrame, tickers: tuple[str, ...], calendar: pd.DatetimeIndex) -> pd.DataFrame:
+    """Cash distributions per share of ``tickers`` from LEAN's factor files (as paid; the funds never split since).
+
+    Between two rows with the same split factor the price factor steps by ``1 - dividend / reference price``; the
+    earlier row is the last day on the old factor, so the ex-date is the next session of ``calendar``.
+
+    Args:
+        lean: the factor files (``ticker``, ``date``, ``price_factor``, ``split_factor``, ``reference_price``).
+        tickers: the tickers to read (SPY, QQQ: the funds whose as-traded bars are LEAN's).
+        calendar: the sessions.
+
+    Returns:
+        ``ticker``, ``date``, ``dividend``, ``kind``, ``in_prices``, ``source``.
+
+    Example:
+        >>> f = pd.DataFrame({"ticker": ["SPY"] * 3, "date": pd.to_datetime(["2020-12-17", "2021-03-18",
+        ...                   "2050-12-31"]), "price_factor": [0.992505, 0.996736, 1.0], "split_factor": 1.0,
+        ...                   "reference_price": [372.24, 391.48, 0.0]})
+        >>> cal = pd.DatetimeIndex(pd.to_datetime(["2020-12-17", "2020-12-18", "2021-03-18", "2021-03-19"]))
+        >>> lean_dividends(f, ("SPY",), cal)[["date", "dividend"]].values.tolist()
+        [[Timestamp('2020-12-18 00:00:00'), 1.5801], [Timestamp('2021-03-19 00:00:00'), 1.2778]]
+    """
+    next_day = trading_day_after(calendar)
+    rows = []
+    for ticker, g in lean[lean["ticker"].isin(tickers)].sort_values(["ticker", "date"]).groupby("ticker"):
+        g = g.reset_index(drop=True)
+        day, pf, sf, ref = (g[c].to_numpy() for c in ("date", "price_factor", "split_factor", "reference_price"))
+        for i in range(len(g) - 1):
+            if sf[i] == sf[i + 1] and pf[i] != pf[i + 1] and pd.Timestamp(day[i]) < BASIS_DATE:
+                paid = round(float(ref[i]) * (1 - float(pf[i]) / float(pf[i + 1])), 4)
+                rows.append({"ticker": ticker, "date": next_day(pd.Timestamp(day[i])), "dividend": paid})
+    out = pd.DataFrame(rows, columns=["ticker", "date", "dividend"])
+    return out.assign(kind="cash", in_prices=False, source="LEAN factor file (derived)")
+
+
 def _dividends(ctx: Context) -> dict[str, pd.DataFrame]:
-    yahoo = build_dividends(pd.read_csv(ctx.source(OLD_DAILY), parse_dates=["date"]), ctx["splits"])
-    yahoo = yahoo.assign(kind="cash", in_prices=True)  # the long-history names' closes are dividend-adjusted
+    yahoo = build_dividends(ctx["old_daily"], ctx["splits"])
+    # a step of the adjusted/as-traded ratio that is a spin-off the source folded into its closes is in kind
+    spin = pd.Series([ex for ex, _ in SPIN_OFFS_IN_CLOSES.values()], index=list(SPIN_OFFS_IN_CLOSES))
+    in_kind = yahoo["date"].eq(yahoo["ticker"].map(spin))
+    yahoo = yahoo.assign(kind=np.where(in_kind, "special_or_in_kind", "cash"), in_prices=False)
     prices = ctx["prices"]
     broad = set(prices["ticker"].astype(str)) - set(yahoo["ticker"]) - set(ctx["prices_main"]["ticker"].astype(str))
     raw = ctx["pystock_prices"]
     pystock = pystock_distributions(raw[raw["ticker"].isin(broad)], prices[prices["ticker"].astype(str).isin(broad)],
                                     ctx["splits"])  # fmt: skip
-    out = pd.concat([yahoo, pystock], ignore_index=True).sort_values(["ticker", "date"], kind="stable")
+    lean = pd.read_csv(ctx.source(LEAN_FACTORS), dtype={"date": str})
+    lean["date"] = pd.to_datetime(lean["date"], format="%Y%m%d")
+    calendar = pd.DatetimeIndex(sorted(set(ctx["prices_main"]["time"].dt.tz_localize(None))))
+    funds = lean_dividends(lean, LEAN_FUNDS, calendar)
+    out = pd.concat([yahoo, pystock, funds], ignore_index=True).sort_values(["ticker", "date"], kind="stable")
     return {"dividends": out[["ticker", "date", "dividend", "kind", "in_prices", "source"]].reset_index(drop=True)}
 
 
@@ -326,7 +377,7 @@ _PROVENANCE_SPLITS = Provenance(
 )
 
 _PROVENANCE_DIVIDENDS = Provenance(
-    "prices/us_equities_daily_2003_2023.csv.gz (close and adj_close)",
+    "prices/us_equities_daily_2003_2023.csv.gz (close and adj_close; through the prices stage)",
     YAHOO,
     "cash dividends per share by ex-date, 2003-10-31 .. 2023-10-27, for the 23 of the file's 31 tickers "
     "that paid any: on an ex-date Yahoo's adj_close / close factor steps by 1 - dividend / previous close, "
@@ -334,9 +385,14 @@ _PROVENANCE_DIVIDENDS = Provenance(
     "from the file's split basis (2023-10-27) to the ex-date's, rounded to 4 decimals as paid, then put on "
     "the lake's basis (AAPL 2012-08-09: 2.65 as paid, 2.65/28 in the lake; NVDA's 2024 10-for-1: 0.04 -> "
     "0.004). Checked against LEAN's factor files (AAPL, BAC, IBM) and the 10-K dividends per share "
-    "(tests). These rows are in the lake's prices already (in_prices: the 36 long-history names' closes are "
-    "dividend-adjusted). The other S&P 500 members (raw closes 2015-2017, pystock): every distribution the "
-    "crawler's adjusted close shows, the close minus the adjusted close on the eve of the ex-date, on the "
+    "(tests). The step at IBM's 2021-11-04 ex-date is the Kyndryl spin-off (special_or_in_kind), which the "
+    "source folded into IBM's earlier closes and the prices stage takes out of them. No close of the lake carries "
+    "a distribution (in_prices false throughout; the 31 names' total return is also their adj_close). "
+    "Dividends after 2023-10-27 are in no stored source. SPY and QQQ (as traded from LEAN's raw bars to "
+    "2021-03-31): the steps of LEAN's factor files' price factor, dividend = reference price x (1 - step), ex-date "
+    "the session after the row (prices/lean_factor_files.csv, Apache-2.0). The other S&P 500 members (raw "
+    "closes 2015-2017, pystock): every distribution the crawler's adjusted close shows, the close minus the "
+    "adjusted close on the eve of the ex-date, on the "
     "prices' split basis; above 10% of the eve's close it is special_or_in_kind (spin-offs: EBAY/PayPal "
     "2015-07-20, HPQ/HPE 2015-11-02, BAX/Baxalta, NI/Columbia Pipeline, YUM/Yum China), else cash; not in the "
     "prices (in_prices false): `df.fds.total_return()` adds them.",
@@ -355,8 +411,8 @@ DIVIDENDS = Stage(
     "dividends",
     "Distributions per share by ex-date: Yahoo's adjusted-close steps (36 names), pystock's eve differences (the rest)",
     _dividends,
-    sources=(OLD_DAILY,),
-    needs=("splits", "prices", "prices_main", "pystock_prices"),
+    sources=(LEAN_FACTORS,),
+    needs=("splits", "prices", "prices_main", "old_daily", "pystock_prices"),
     outputs=(dataset("dividends", _PROVENANCE_DIVIDENDS),),
 )
 

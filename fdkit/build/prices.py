@@ -1,9 +1,13 @@
-"""Daily and minute bars of the equities and ETFs: one price basis, split- and dividend-adjusted as of 2026-02-25.
+"""Daily and minute bars of the equities and ETFs: one price basis, as traded on the split basis of 2026-02-25.
 
-* **Main universe** (36 tickers and the ETFs): yfinance ``auto_adjust`` bars 2021-2026; 2003-2021 from the
-  2003-2023 file, re-based onto that basis per ticker (:func:`build_prices`).
+Dividends are never in ``open``..``close`` (the ``dividends`` dataset has them); every row says its ``basis``.
+
+* **Main universe** (31 stocks, SPY and QQQ): the 2003-2023 file's split-adjusted bars (a spin-off Yahoo folded
+  into IBM's closes taken out) and LEAN's raw SPY/QQQ bars to 2021-03-31, with the 2021-2026 file's split- and
+  dividend-adjusted close as ``adj_close``; after the as-traded sources end, a dividend payer's rows are
+  ``adjusted_only`` (no OHLC: the dividends are in no source) (:func:`build_prices`).
 * **Broad universe** (the other S&P 500 members): pystock daily bars 2015-03-20 .. 2017-03-31, raw closes on the
-  split basis, not dividend-adjusted (:func:`broad_prices`).
+  split basis (:func:`broad_prices`).
 * **Minute bars**: LEAN's raw minute trade bars put on the daily basis (:func:`build_minute_prices`).
 """
 
@@ -12,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from fdkit.build.common import R2, YAHOO, norm_ticker, split_factor
+from fdkit.build.common import LEAN_FUNDS, R2, SPIN_OFFS_IN_CLOSES, YAHOO, norm_ticker, split_factor
 from fdkit.build.stage import Context, Provenance, Stage, dataset, intermediate
 
 NEW_DAILY = "data-real/prices/us_equities_daily_adj_2021_2026.csv.gz"
@@ -21,6 +25,7 @@ ETF_DAILY = "data-real/prices/etf_index_daily_2021_2026_SPY_QQQ_TLT_GLD_UUP_VIX.
 PYSTOCK_DAILY = "data-real-2/prices/pystock_us_equities_daily_2015_2017.parquet"
 LEAN_MINUTE = "data-real/prices/lean_minute_trade_bars_AAPL_SPY.csv"
 LEAN_DAILY_RAW = "data-real/prices/lean_daily_raw_unadjusted.csv.gz"
+LEAN_FACTORS = "data-real/prices/lean_factor_files.csv"
 BAR = ["ticker", "date", "open", "high", "low", "close", "volume"]
 
 #: broad-universe price series left out, and why (found by the lake's daily-move invariant)
@@ -30,55 +35,142 @@ EXCLUDED_PRICES = {
 }
 
 
-def build_prices(new: pd.DataFrame, old: pd.DataFrame, etf: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Daily bars of the universe on one basis: split- and dividend-adjusted as of 2026-02-25 (yfinance auto_adjust).
+#: |adjusted / as-traded - 1| below this on the last common day: the adjusted file carries no later dividend
+EXACT = 5e-4
+AS_TRADED, ADJUSTED_ONLY = "as_traded", "adjusted_only"
 
-    2003-2021 comes from the 2003-2023 file re-based onto that basis per ticker: prices by the median ratio of the
-    two files' closes over their overlap, volumes by the splits after 2023 (the overlap's volume ratio).
+
+def spin_off_factors(old: pd.DataFrame, lean: pd.DataFrame) -> dict[str, float]:
+    """The factor each of :data:`SPIN_OFFS_IN_CLOSES` divides the 2003-2023 file's closes by before its ex-date.
+
+    Args:
+        old: the 2003-2023 bars (``ticker``, ``date``, ``close``).
+        lean: LEAN's raw daily bars (``ticker``, ``date``, ``close``).
+
+    Returns:
+        Ticker -> the median of LEAN's raw close / the file's close over their common days (IBM: 1.046).
+    """
+    out = {}
+    for ticker, (ex, _) in SPIN_OFFS_IN_CLOSES.items():
+        m = old[old["ticker"] == ticker].merge(lean[lean["ticker"] == ticker], on="date", suffixes=("", "_raw"))
+        m = m[m["date"] < ex]
+        out[ticker] = round(float(np.median(m["close_raw"] / m["close"])), 4)
+    return out
+
+
+def old_as_traded(old: pd.DataFrame, factors: dict[str, float]) -> pd.DataFrame:
+    """The 2003-2023 bars with the later spin-offs taken out of their OHLC (as traded, on the 2023-10-27 splits).
+
+    Args:
+        old: the 2003-2023 bars.
+        factors: :func:`spin_off_factors`.
+
+    Returns:
+        A copy whose open/high/low/close before each spin-off's ex-date are multiplied by its factor.
+
+    Example:
+        >>> d = pd.DataFrame({"ticker": ["IBM", "IBM"], "date": pd.to_datetime(["2016-06-30", "2022-01-03"]),
+        ...                   "open": 1.0, "high": 1.0, "low": 1.0, "close": [145.11, 130.0]})
+        >>> old_as_traded(d, {"IBM": 1.046})["close"].round(2).tolist()
+        [151.79, 130.0]
+    """
+    out = old.copy()
+    for ticker, k in factors.items():
+        before = (out["ticker"] == ticker) & (out["date"] < SPIN_OFFS_IN_CLOSES[ticker][0])
+        for col in ("open", "high", "low", "close"):
+            out.loc[before, col] = out.loc[before, col] * k
+    return out
+
+
+def build_prices(new: pd.DataFrame, old: pd.DataFrame, etf: pd.DataFrame,
+                 lean: pd.DataFrame, lean_factors: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:  # fmt: skip
+    """Daily bars of the main universe and the ETFs: as-traded OHLC where a source has them, an adjusted close always.
+
+    ``open``..``close`` are as traded on the split basis of 2026-02-25 (dividends never in them): the 2003-2023
+    file's split-adjusted bars (spin-offs taken out: :func:`old_as_traded`) divided by the splits after 2023-10-27,
+    and for SPY/QQQ LEAN's raw bars to 2021-03-31. ``adj_close`` is the split- and dividend-adjusted close as of
+    2026-02-25 (the 2021-2026 file; earlier rows linked to it over the files' overlap). After the as-traded sources
+    end, a row of a security that paid a dividend before the adjusted file's download has ``basis``
+    ``adjusted_only`` and no OHLC (the dividends of 2023-11 .. 2026-02 are in no stored source, so no as-traded
+    price can be derived); the adjusted file's last session is as traded (nothing after it to adjust for).
 
     Args:
         new: the 2021-2026 adjusted bars (``ticker``, ``date``, OHLC, ``volume``).
-        old: the 2003-2023 bars (with ``adj_close``).
-        etf: the ETF bars 2021-2026.
+        old: the 2003-2023 bars (with ``adj_close``), spin-offs already taken out (:func:`old_as_traded`).
+        etf: the ETF bars 2021-2026 (adjusted).
+        lean: LEAN's raw daily bars (``ticker``, ``date``, OHLC, ``volume``).
+        lean_factors: LEAN's factor files (``ticker``, ``date``, ``price_factor``, ``split_factor``).
 
     Returns:
-        The bars (``ticker``, ``time`` UTC, OHLC, ``volume``) and the re-basing factors per ticker.
+        The bars (``ticker``, ``time`` UTC, OHLC, ``volume``, ``adj_close``, ``basis``) and the factors per ticker.
     """
     # ^VIX is an index level, not a traded price; the file's last session (2026-03-26) is an incomplete download
     # (zero volumes, closes copied across tickers), so it is left out
     etf = etf[(etf["ticker"] != "^VIX") & (etf["date"] < etf["date"].max())]
     parts, factors = [], []
     for ticker, n in new.groupby("ticker", sort=True):
-        o = old[old["ticker"] == ticker]
-        if len(o):
-            early, factor = _rebased(o, n)
-            parts.append(early)
-            factors.append({"ticker": ticker, **factor})
-        parts.append(n)
-    parts.append(etf[BAR])
+        bars, factor = _linked(old[old["ticker"] == ticker], n, last_exact=True)
+        parts.append(bars)
+        factors.append({"ticker": ticker, **factor})
+    for ticker, n in etf.groupby("ticker", sort=True):
+        raw = _lean_as_traded(lean, lean_factors, str(ticker)) if ticker in LEAN_FUNDS else old.iloc[:0]
+        bars, factor = _linked(raw, n, last_exact=False)
+        parts.append(bars)
+        factors.append({"ticker": ticker, **factor})
     daily = pd.concat(parts, ignore_index=True).sort_values(["ticker", "date"], kind="stable")
-    daily = daily.drop_duplicates(["ticker", "date"], keep="last")
-    for col in ("open", "high", "low", "close"):
+    for col in ("open", "high", "low", "close", "adj_close"):
         daily[col] = daily[col].round(4)
     daily["time"] = daily["date"].dt.tz_localize("UTC")
     daily["volume"] = daily["volume"].round().astype("Int64")
     return daily.drop(columns=["date"]).reset_index(drop=True), pd.DataFrame(factors)
 
 
-def _rebased(o: pd.DataFrame, n: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
-    """One ticker's old bars before the new file starts, on the new file's basis, and the factors used."""
-    overlap = o.merge(n[["date", "close", "volume"]], on="date", suffixes=("", "_new"))
-    price_factor = float(np.median(overlap["close_new"] / overlap["adj_close"]))
-    # later splits: the overlap's volume ratio is the split ratio (closes also carry dividends, so
-    # rounding their ratio gave AVGO 11 instead of 10)
-    split = float(np.median(overlap["volume_new"] / overlap["volume"]))
-    split = max(1.0, round(split)) if split > 1.5 else 1.0
-    early = o[o["date"] < n["date"].min()].copy()
-    k = early["adj_close"] / early["close"] * price_factor
+def _lean_as_traded(lean: pd.DataFrame, factors: pd.DataFrame, ticker: str) -> pd.DataFrame:
+    """LEAN's raw bars of ``ticker`` as traded on its factor file's split basis, with its adjusted close."""
+    bars = lean[lean["ticker"] == ticker].sort_values("date")
+    f = factors[factors["ticker"] == ticker].sort_values("date")
+    # a factor-file row holds for the days up to and including its date
+    m = pd.merge_asof(bars, f[["date", "price_factor", "split_factor"]], on="date", direction="forward")
+    out = m[["ticker", "date"]].copy()
     for col in ("open", "high", "low", "close"):
-        early[col] = early[col] * k
-    early["volume"] = (early["volume"] * split).round()
-    return early[BAR], {"price_factor": price_factor, "split_factor": split, "overlap_days": len(overlap)}
+        out[col] = m[col] * m["split_factor"]
+    out["volume"] = m["volume"] / m["split_factor"]
+    out["adj_close"] = m["close"] * m["split_factor"] * m["price_factor"]
+    return out
+
+
+def _linked(old: pd.DataFrame, n: pd.DataFrame, *, last_exact: bool) -> tuple[pd.DataFrame, dict]:
+    """One security's as-traded bars (``old``) and its adjusted bars (``n``) as one series (see build_prices)."""
+    overlap = old.merge(n[["date", "close", "volume"]], on="date", suffixes=("", "_new"))
+    if len(overlap):
+        price_factor = float(np.median(overlap["close_new"] / overlap["adj_close"]))
+        # later splits: the overlap's volume ratio (closes also carry dividends: AVGO's close ratio rounds to 11)
+        split = float(np.median(overlap["volume_new"] / overlap["volume"]))
+        split = max(1.0, round(split)) if split > 1.5 else 1.0
+        tail = overlap.tail(5)
+        carried = float(np.median(tail["close_new"] / (tail["close"] / split)))
+    else:
+        price_factor, split, carried = np.nan, 1.0, np.nan
+    early = old.copy()
+    for col in ("open", "high", "low", "close"):
+        early[col] = early[col] / split
+    early["volume"] = early["volume"] * split
+    early["adj_close"] = early["adj_close"] * price_factor
+    # on common days the adjusted close of record is the adjusted file's
+    early = early.merge(n[["date", "close"]].rename(columns={"close": "_adj"}), on="date", how="left")
+    early["adj_close"] = early["_adj"].fillna(early["adj_close"])
+    late = n[n["date"] > old["date"].max()].copy() if len(old) else n.copy()
+    late["adj_close"] = late["close"]
+    exact = abs(carried - 1) < EXACT
+    if not exact:
+        keep = (late["date"] == n["date"].max()) & last_exact
+        late.loc[~keep, ["open", "high", "low", "close"]] = np.nan
+    early["basis"] = AS_TRADED
+    late["basis"] = np.where(late["close"].notna(), AS_TRADED, ADJUSTED_ONLY)
+    cols = [*BAR, "adj_close", "basis"]
+    bars = pd.concat([early[cols], late[cols]], ignore_index=True)
+    return bars, {"price_factor": price_factor, "split_factor": split, "overlap_days": len(overlap),
+                  "dividends_after": 1 - carried if len(overlap) else np.nan}  # fmt: skip
 
 
 def raw_prices(df: pd.DataFrame) -> pd.DataFrame:
@@ -117,11 +209,15 @@ def broad_prices(raw: pd.DataFrame, tickers: set[str], splits: pd.DataFrame) -> 
         df[c] = (df[c] / k).round(4)
     df["volume"] = (df["volume"].astype(float) * k).round().astype("Int64")
     df["time"] = df["date"].dt.tz_localize("UTC")
-    return df[["ticker", "time", "open", "high", "low", "close", "volume"]].reset_index(drop=True)
+    # their distributions are the dividends dataset's (no adjusted close of 2026 exists for them)
+    df["adj_close"], df["basis"] = np.nan, AS_TRADED
+    return df[["ticker", "time", "open", "high", "low", "close", "volume", "adj_close", "basis"]].reset_index(drop=True)
 
 
 def build_minute_prices(m: pd.DataFrame, raw_daily: pd.DataFrame, daily: pd.DataFrame) -> pd.DataFrame:
-    """LEAN minute bars (raw, US/Eastern) on the daily basis: each day scaled by adjusted close / raw close.
+    """LEAN minute bars (raw, US/Eastern) on the daily basis: each day scaled by the daily close / raw close.
+
+    The daily close is as traded on today's split basis, so the scale is the splits after the day.
 
     Args:
         m: LEAN minute bars (``ticker``, ``datetime_et``, OHLC, ``volume``).
@@ -129,7 +225,8 @@ def build_minute_prices(m: pd.DataFrame, raw_daily: pd.DataFrame, daily: pd.Data
         daily: the lake's daily bars.
 
     Returns:
-        ``ticker``, ``time`` (UTC), OHLC, ``volume``, for the days with both closes.
+        ``ticker``, ``time`` (UTC), OHLC, ``volume``, ``adj_close`` (missing), ``basis``, for the days with both
+        closes.
     """
     m = m.copy()
     m["ts"] = pd.to_datetime(m["datetime_et"]).dt.tz_localize("America/New_York").dt.tz_convert("UTC")
@@ -141,19 +238,26 @@ def build_minute_prices(m: pd.DataFrame, raw_daily: pd.DataFrame, daily: pd.Data
     scale["k"] = scale["close_adj"] / scale["close_raw"]
     # volumes on the daily basis are split-adjusted: the day's adjusted/raw volume ratio is the split ratio
     scale["split"] = (scale["volume_adj"].astype(float) / scale["volume_raw"]).round().clip(lower=1)
+    # days whose daily bar has no as-traded close (SPY 2023) have no basis to put the minutes on
+    scale = scale.dropna(subset=["k", "split"])
     m = m.merge(scale[["ticker", "date", "k", "split"]], on=["ticker", "date"], how="inner")
     for col in ("open", "high", "low", "close"):
         m[col] = (m[col] * m["k"]).round(4)
     m["volume"] = (m["volume"] * m["split"]).round()
     out = m[["ticker", "ts", "open", "high", "low", "close", "volume"]].rename(columns={"ts": "time"})
     out["volume"] = out["volume"].astype("Int64")
+    out["adj_close"], out["basis"] = np.nan, AS_TRADED
     return out.sort_values(["ticker", "time"]).reset_index(drop=True)
 
 
 def _prices_main(ctx: Context) -> dict[str, pd.DataFrame]:
-    new, old, etf = (pd.read_csv(ctx.source(p), parse_dates=["date"]) for p in (NEW_DAILY, OLD_DAILY, ETF_DAILY))
-    daily, factors = build_prices(new, old, etf)
-    return {"prices_main": daily, "price_factors": factors}
+    new, old, etf, lean = (pd.read_csv(ctx.source(p), parse_dates=["date"])
+                           for p in (NEW_DAILY, OLD_DAILY, ETF_DAILY, LEAN_DAILY_RAW))  # fmt: skip
+    lean_factors = pd.read_csv(ctx.source(LEAN_FACTORS), dtype={"date": str})
+    lean_factors["date"] = pd.to_datetime(lean_factors["date"], format="%Y%m%d")
+    old = old_as_traded(old, spin_off_factors(old, lean))
+    daily, factors = build_prices(new, old, etf, lean, lean_factors)
+    return {"prices_main": daily, "price_factors": factors, "old_daily": old}
 
 
 def _pystock_prices(ctx: Context) -> dict[str, pd.DataFrame]:
@@ -177,17 +281,25 @@ def _prices_minute(ctx: Context) -> dict[str, pd.DataFrame]:
 
 
 _PROVENANCE_PRICES = Provenance(
-    "prices/us_equities_daily_adj_2021_2026.csv.gz (2021-02-26..), prices/us_equities_daily_2003_2023.csv.gz "
-    "(before), prices/etf_index_daily_2021_2026_SPY_QQQ_TLT_GLD_UUP_VIX.csv.gz (ETFs; ^VIX and the incomplete last "
-    "session 2026-03-26 left out)",
-    YAHOO,
-    "The universe's 36 tickers: split- and dividend-adjusted as of 2026-02-25 (yfinance auto_adjust). Older "
-    "bars are the 2003-2023 file's dividend-adjusted OHLC re-based by the median ratio of the two files' "
-    "closes over their overlap; volumes multiplied by the ratio of later splits, read from the overlap's "
-    "volume ratio (AVGO 10, not the 11 its dividend-carrying close ratio rounds to). Other S&P 500 members, "
-    f"2015-03-20 .. 2017-03-31, from {R2}prices/pystock_us_equities_daily_2015_2017.parquet: raw closes "
-    "divided (volumes multiplied) by the splits after each day: split-adjusted as of 2026-02-25 but NOT "
-    "dividend-adjusted. Left out: MS and NEE (the source mixes another security's bars into theirs).",
+    "prices/us_equities_daily_2003_2023.csv.gz (as traded, 2003-10-30 .. 2023-10-27), "
+    "prices/lean_daily_raw_unadjusted.csv.gz + prices/lean_factor_files.csv (SPY, QQQ as traded to 2021-03-31), "
+    "prices/us_equities_daily_adj_2021_2026.csv.gz and prices/etf_index_daily_2021_2026_SPY_QQQ_TLT_GLD_UUP_VIX.csv.gz "
+    "(adjusted closes; ^VIX and the incomplete last session 2026-03-26 left out)",
+    YAHOO + "; LEAN sample data Apache-2.0",
+    "One basis: open..close as traded on the split basis of 2026-02-25, dividends never in them; `basis` on every "
+    "row. The 31 long-history stocks: the 2003-2023 file's split-adjusted OHLC (equal to the raw closes of LEAN, "
+    "ml4t and pystock over later splits; IBM's carry the 2021-11-04 Kyndryl spin-off as a factor, measured against "
+    "LEAN's raw closes and taken out) divided by the splits after 2023-10-27 (the overlap's volume ratio). SPY and "
+    "QQQ: LEAN's raw bars times their factor file's split factor. `adj_close`: the 2021-2026 files' split- and "
+    "dividend-adjusted close (as of 2026-02-25; ETFs 2026-03-26); earlier days the source's own adjusted close "
+    "linked over the overlap. After the as-traded sources end (2023-10-27; SPY/QQQ 2021-03-31) the adjusted file is "
+    "as traded only for securities that paid nothing after (AMZN, TSLA, BRK-B, NFLX, AMD): the others' rows are "
+    "`adjusted_only`, with `adj_close` and no OHLC (the dividends of those years are in no stored source, so no "
+    "as-traded price can be derived), except the file's last session (nothing after it to adjust for). TLT, GLD, "
+    "UUP have no as-traded source: `adjusted_only`. Other S&P 500 members, 2015-03-20 .. 2017-03-31, from "
+    f"{R2}prices/pystock_us_equities_daily_2015_2017.parquet: raw closes divided (volumes multiplied) by the splits "
+    "after each day; no `adj_close` (their distributions are the dividends dataset). Left out: MS and NEE (the "
+    "source mixes another security's bars into theirs).",
 )
 
 _PROVENANCE_PRICES_MINUTE = Provenance(
@@ -202,8 +314,8 @@ PRICES_MAIN = Stage(
     "prices_main",
     "Daily bars of the main universe and the ETFs on the 2026-02-25 basis, with the re-basing factors",
     _prices_main,
-    sources=(NEW_DAILY, OLD_DAILY, ETF_DAILY),
-    outputs=(intermediate("prices_main"), intermediate("price_factors")),
+    sources=(NEW_DAILY, OLD_DAILY, ETF_DAILY, LEAN_DAILY_RAW, LEAN_FACTORS),
+    outputs=(intermediate("prices_main"), intermediate("price_factors"), intermediate("old_daily")),
 )
 
 PYSTOCK_PRICES = Stage(

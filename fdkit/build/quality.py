@@ -170,7 +170,7 @@ def implausible_eps(rows: pd.DataFrame, prices: pd.DataFrame | None = None) -> N
     """
     if prices is None or prices.empty:
         return {}
-    px = prices[["ticker", "time", "close"]].dropna()
+    px = prices[["ticker", "time", "close"]].dropna(subset=["time"])  # a bar without a close: no check
     px = px.assign(ticker=px["ticker"].astype(str), day=px["time"].dt.tz_localize(None).astype("datetime64[ns]"))
     keys = rows[["ticker", "report_period"]].assign(ticker=rows["ticker"].astype(str),
                                                     day=rows["report_period"].astype("datetime64[ns]"))  # fmt: skip

@@ -170,10 +170,16 @@ def write_sources_md(
         lines.append("")
     lines += _stages(stages)
     if price_factors is not None and len(price_factors):
-        lines += ["## Price re-basing factors (2003-2021 bars onto the 2026 basis)", "",
-                  "| ticker | price factor | split factor | overlap days |", "|---|---:|---:|---:|"]  # fmt: skip
+        lines += ["## Price bases: linking the as-traded and the adjusted sources", "",
+                  "`adj_close` of the as-traded source's days = its own adjusted close x the price factor (onto the "
+                  "2026-02-25 adjustment); its OHLC / the split factor (splits after it ends); dividends after = "
+                  "1 - adjusted / as-traded close on its last days: above 0.05% the adjusted file's later rows have "
+                  "`basis` adjusted_only and no OHLC (blank: no as-traded source).", "",
+                  "| ticker | price factor | split factor | overlap days | dividends after |",
+                  "|---|---:|---:|---:|---:|"]  # fmt: skip
         for r in tuples(price_factors):
-            lines.append(f"| {r.ticker} | {r.price_factor:.6f} | {r.split_factor:g} | {r.overlap_days} |")
+            after = "" if r.dividends_after != r.dividends_after else f"{r.dividends_after:.4%}"
+            lines.append(f"| {r.ticker} | {r.price_factor:.6f} | {r.split_factor:g} | {r.overlap_days} | {after} |")
         lines.append("")
     lines += _coverage(written)
     lines += _fill_rates(written)

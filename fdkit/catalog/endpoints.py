@@ -672,7 +672,10 @@ _ENDPOINTS: tuple[Endpoint, ...] = (
         "Chosen line items for several tickers at once.",
     ),  # fmt: skip
     # --- market data --------------------------------------------------------------------------------------
-    _prices("prices", "/prices", ("minute", "day", "week", "month", "year"), "Equity OHLCV bars.", tier="free",
+    _prices("prices", "/prices", ("minute", "day", "week", "month", "year"),
+            "Equity OHLCV bars. Open..close as traded on today's split basis, dividends never in them; basis says "
+            "as_traded, or adjusted_only where no as-traded price exists and a bar has only adj_close (split- and "
+            "dividend-adjusted as of 2026-02-25; both fields fdkit extensions).", tier="free",
             split_adjusted=True),  # fmt: skip
     # the crypto path is the 2025 document's: its intervals (no minute) and a required interval_multiplier
     _prices("crypto_prices", "/crypto/prices", ("day", "week", "month", "year"), "Crypto OHLCV bars.",

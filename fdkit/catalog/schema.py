@@ -297,7 +297,10 @@ _SCHEMAS: dict[str, dict[str, str]] = {
         "parent_label": S,
     },  # fmt: skip
     "search_results": {"ticker": C, "report_period": D, "period": C, "currency": C, "filing_date": D},
-    "prices": dict(_BARS),
+    # adj_close and basis are fdkit extensions: open..close are as traded on today's split basis (dividends never in
+    # them) where basis is as_traded, missing where it is adjusted_only (no as-traded source for the day);
+    # adj_close is split- and dividend-adjusted as of 2026-02-25 where a source has it (the long-history names)
+    "prices": {**_BARS, "adj_close": F, "basis": C},
     # twenty years of daily closes of every company ever in the S&P 500/400/600 (an fdkit extension, shipped by
     # the fdkit-history package): close = as traded on today's split basis (missing where no raw close exists),
     # adj_close = split- and dividend-adjusted (total return) on the basis of adjusted_as_of, dividend = cash per
@@ -498,8 +501,8 @@ _SCHEMAS: dict[str, dict[str, str]] = {
     # corporate actions (an fdkit extension): ratio = new shares per old share (4.0 for a 4-for-1 split)
     "splits": {"ticker": C, "date": D, "ratio": F, "source": C},
     # cash dividends per share by ex-date, on the split basis of prices (an fdkit extension)
-    # kind: cash, or special_or_in_kind (a spin-off's shares, a special dividend); in_prices: the lake's prices of
-    # the ticker already carry it (dividend-adjusted closes), so a total return must not add it again
+    # kind: cash, or special_or_in_kind (a spin-off's shares, a special dividend); in_prices: the prices' closes of
+    # the ticker already carry it, so a total return must not add it again (false in fdkit's lake: no close does)
     "dividends": {"ticker": C, "date": D, "dividend": F, "kind": C, "in_prices": B, "source": C},
     # every reported value of a statement field with the filing that reported it (an fdkit extension)
     "statement_vintages": {

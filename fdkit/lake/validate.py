@@ -502,6 +502,47 @@ def _splits_in_prices(lake: Lake) -> pd.DataFrame:
     return m.loc[off, ["ticker", "day", "ratio", "move"]]
 
 
+@invariant("prices_on_one_basis", "prices", "dividends")
+def _one_basis(lake: Lake) -> pd.DataFrame:
+    """Closes carry no dividend: adj_close / close moves exactly where a distribution goes ex; basis on every row.
+
+    As-traded rows have a close, adjusted-only rows no price; the ratio's steps are allowed the 4-decimal rounding.
+    """
+    p = lake["prices"][["ticker", "time", "open", "close", "adj_close", "basis"]].sort_values(["ticker", "time"])
+    p = p.assign(ticker=p["ticker"].astype(str), basis=p["basis"].astype(str),
+                 day=p["time"].dt.tz_convert(None).astype("datetime64[ns]"))  # fmt: skip
+    traded = p["basis"] == "as_traded"
+    problem = pd.Series(pd.NA, index=p.index, dtype="string")
+    problem[~p["basis"].isin(["as_traded", "adjusted_only"])] = "no basis"
+    problem[traded & p["close"].isna()] = "as_traded without a close"
+    problem[~traded & (p["close"].notna() | p["open"].notna())] = "adjusted_only with a price"
+    g = p.groupby("ticker", sort=False)
+    prev_close, prev_adj, prev_day = g["close"].shift(), g["adj_close"].shift(), g["day"].shift()
+    step = (p["adj_close"] / p["close"]) / (prev_adj / prev_close) - 1
+    rounding = 1e-4 * (1 / p["close"] + 1 / p["adj_close"] + 1 / prev_close + 1 / prev_adj)
+    moved = step.abs() > rounding
+    d = lake["dividends"]
+    d = pd.DataFrame({"ticker": d["ticker"].astype(str), "ex": pd.to_datetime(d["date"]).astype("datetime64[ns]")})
+    cand = p.loc[moved.fillna(False), ["ticker", "day"]].assign(prev=prev_day[moved.fillna(False)])
+    hit = cand.reset_index().merge(d, on="ticker")
+    explained = set(hit.loc[(hit["ex"] > hit["prev"]) & (hit["ex"] <= hit["day"]), "index"])
+    unexplained = [i for i in cand.index if i not in explained]
+    problem[unexplained] = "adj_close / close moved without a distribution"
+    # and the converse: a distribution going ex moves adj_close / close by about its share of the close (a close
+    # that already carries dividends moves with adj_close and shows none)
+    both = p["close"].notna() & p["adj_close"].notna() & prev_close.notna() & prev_adj.notna()
+    bars = p.loc[both, ["ticker", "day"]].assign(prev=prev_day[both]).reset_index()
+    cash = lake["dividends"].assign(ticker=lake["dividends"]["ticker"].astype(str))
+    cash = cash.assign(ex=pd.to_datetime(cash["date"]).astype("datetime64[ns]"))
+    on = bars.merge(cash[["ticker", "ex", "dividend"]], on="ticker")
+    went_ex: pd.Series = on[(on["ex"] > on["prev"]) & (on["ex"] <= on["day"])].groupby("index")["dividend"].sum()
+    share = went_ex / prev_close.reindex(went_ex.index)
+    missed = share.index[(share > 4 * rounding.reindex(share.index)) & (step.reindex(share.index) < share / 2)]
+    problem[missed] = "a distribution went ex and adj_close / close did not move"
+    out = p.assign(problem=problem, step=step)
+    return out.loc[problem.notna(), ["ticker", "day", "basis", "close", "adj_close", "step", "problem"]]
+
+
 @invariant("volumes_are_counts", "prices")
 def _volumes(lake: Lake) -> pd.DataFrame:
     """Volumes are whole numbers and never negative."""

@@ -171,14 +171,16 @@ def price_on_or_before(keys: pd.DataFrame, prices: pd.DataFrame, max_age: pd.Tim
         max_age: a close older than this is no close for the row (NaN); default: any age.
 
     Returns:
-        Closes aligned to ``keys.index`` (NaN where no earlier price exists).
+        Closes aligned to ``keys.index`` (NaN where no earlier price exists, or where the last bar on or before the
+        day has no close: an older close never stands in for it).
     """
     px = prices.reset_index() if "ticker" not in prices.columns else prices
     px = px[["ticker", "time", "close"]].copy()
     t = pd.to_datetime(px["time"])
     px["day"] = (t.dt.tz_convert(None) if t.dt.tz is not None else t).astype("datetime64[ns]").dt.normalize()
     px["ticker"] = pd.Series(px["ticker"].astype(str).to_numpy(), index=px.index, dtype="string")
-    px = px.dropna(subset=["close"]).sort_values("day")
+    # the last bar decides: a bar without an as-traded close (basis adjusted_only) gives NaN, never an older close
+    px = px.sort_values("day")
     left = pd.DataFrame({"ticker": pd.array(keys["ticker"].astype(str).to_numpy(), dtype="string"),
                          "day": pd.to_datetime(keys["report_period"]).astype("datetime64[ns]").to_numpy(),
                          "_row": np.arange(len(keys))})  # fmt: skip

@@ -22,13 +22,16 @@ def total_return_close(prices: pd.DataFrame, dividends: pd.DataFrame) -> pd.Seri
     """The closes adjusted for every distribution they do not carry: a total-return close, per ticker.
 
     The return over a day is ``(close + D) / previous close`` with ``D`` the distributions going ex that day (the
-    holder's total return, the cash or the spun-off shares' value counted at the ex-date); the chain is scaled so
-    each ticker's last close is unchanged, as in an adjusted close. Distributions marked ``in_prices`` (the closes
-    already carry them) are not applied again; one dated on a day without a bar applies on the next bar.
+    holder's total return, the cash or the spun-off shares' value counted at the ex-date); where the frame has an
+    ``adj_close`` on both days (the service's split- and dividend-adjusted close), its return is the day's instead,
+    which also covers the days without an as-traded close (``basis`` adjusted_only). The chain is scaled so each
+    ticker's last close (else its last adjusted close) is unchanged, as in an adjusted close. Distributions marked
+    ``in_prices`` (the closes already carry them) are not applied again; one dated on a day without a bar applies on
+    the next bar.
 
     Args:
-        prices: daily bars with ``ticker``, ``time`` (columns or index levels) and ``close``, on the split basis of
-            ``dividends``.
+        prices: daily bars with ``ticker``, ``time`` (columns or index levels), ``close`` and optionally
+            ``adj_close``, on the split basis of ``dividends``.
         dividends: ``ticker``, ``date`` (the ex-date), ``dividend`` per share, optionally ``in_prices``.
 
     Returns:
@@ -58,9 +61,14 @@ def total_return_close(prices: pd.DataFrame, dividends: pd.DataFrame) -> pd.Seri
     df["_cash"] = df["_row"].map(cash).fillna(0.0)
     close = df["close"].astype(float)
     prev = close.groupby(df["ticker"], sort=False).shift()
-    growth = ((close + df["_cash"]) / prev).fillna(1.0)
-    index = growth.groupby(df["ticker"], sort=False).cumprod()
-    scale = close.groupby(df["ticker"], sort=False).transform("last") / index.groupby(
+    growth = (close + df["_cash"]) / prev
+    level = close
+    if "adj_close" in df.columns:  # the source's own total return wins where it has one on both days
+        adj = df["adj_close"].astype(float)
+        growth = (adj / adj.groupby(df["ticker"], sort=False).shift()).fillna(growth)
+        level = close.fillna(adj)
+    index = growth.fillna(1.0).groupby(df["ticker"], sort=False).cumprod()
+    scale = level.groupby(df["ticker"], sort=False).transform("last") / index.groupby(
         df["ticker"], sort=False
     ).transform("last")
     out = (index * scale).set_axis(df["_row"].to_numpy())

@@ -284,7 +284,8 @@ def _rows_of(df: pd.DataFrame, ep: Endpoint) -> pd.DataFrame:
 def prices(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
     """OHLCV bars, aggregated to ``interval`` x ``interval_multiplier``.
 
-    An output bar has the first open, max high, min low, last close and summed volume of its source bars. With
+    An output bar has the first open, max high, min low, last close (and adjusted close) and summed volume of its
+    source bars; it is ``as_traded`` only if all of them are (else ``adjusted_only``, without OHLC). With
     ``label=start`` (the default) minute bars are stamped with the start of their N-minute bucket and day, week,
     month and year bars with the time of their first source bar (the first trading day); with ``label=end`` every
     aggregated bar is stamped with its last source bar's time (the last trading day), the date its close is known.
@@ -364,13 +365,19 @@ def _aggregate(df: pd.DataFrame, interval: str, mult: int, label: str = "start")
     out = pd.DataFrame(
         {
             "time": first_time,
-            "open": g["open"].first(),
+            "open": g["open"].first(skipna=False),
             "high": g["high"].max(),
             "low": g["low"].min(),
-            "close": g["close"].last(),
+            "close": g["close"].last(skipna=False),
             "volume": g["volume"].sum(min_count=1),
         }
     )
+    if "adj_close" in df.columns:
+        out["adj_close"] = g["adj_close"].last(skipna=False)
+    if "basis" in df.columns:  # a bar is as traded only if every bar it is made of is
+        traded = (df["basis"].astype(str) == "as_traded").groupby(group.to_numpy(), sort=True).all()
+        out.loc[~traded, ["open", "high", "low", "close"]] = np.nan
+        out["basis"] = np.where(traded, "as_traded", "adjusted_only")
     if "ticker" in df.columns:
         out["ticker"] = df["ticker"].iloc[0]
     return out.reset_index(drop=True)
@@ -395,14 +402,19 @@ def price_snapshot(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
     ts = last["time"]
     snap = {
         "ticker": ticker,
-        "price": float(last["close"]),
-        "day_change": change,
-        "day_change_percent": pct,
-        "market_cap": float(last["close"] * shares) if shares == shares else None,
+        "price": _number(last["close"]),  # none where the last bar has no as-traded close (basis adjusted_only)
+        "day_change": _number(change),
+        "day_change_percent": _number(pct),
+        "market_cap": _number(last["close"] * shares),
         "time": ts.strftime("%Y-%m-%dT%H:%M:%SZ"),
         "time_milliseconds": int(ts.value // 1_000_000),
     }
     return Answer(obj=snap)
+
+
+def _number(value: Any) -> float | None:
+    """A float, or None for a missing value (JSON has no NaN)."""
+    return None if value is None or pd.isna(value) else float(value)
 
 
 @handles("market_price_snapshot")

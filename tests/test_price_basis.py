@@ -1,0 +1,122 @@
+"""One price basis (issue 26, item 3): closes as traded, dividends never in them, every row saying its basis.
+
+Checked through the public functions against raw sources read here with plain pandas: LEAN's raw daily bars
+(QuantConnect sample data), the pystock raw bars and the pystock SEC reports (EPS as filed).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+SHARED = Path(__file__).resolve().parents[2] / "shared"
+LEAN = SHARED / "data-real" / "prices" / "lean_daily_raw_unadjusted.csv.gz"
+PYSTOCK_BARS = SHARED / "data-real-2" / "prices" / "pystock_us_equities_daily_2015_2017.parquet"
+REPORTS = SHARED / "data-real-2" / "fundamentals_pystock" / "pystock_sec_reports_asof_2015_2017.csv.gz"
+needs_sources = pytest.mark.skipif(not (LEAN.exists() and REPORTS.exists()), reason="needs ../shared/data-real*")
+
+
+def _trailing_eps_by_hand(symbol: str, quarter_end: str) -> float:
+    """Four quarters' diluted EPS as filed, the fourth quarter = the year's 10-K less its three 10-Qs."""
+    raw = pd.read_csv(REPORTS, parse_dates=["end_date", "first_seen_date"])
+    r = raw[(raw["symbol"] == symbol) & ~raw["amend"].astype(bool)].sort_values("first_seen_date")
+    r = r.drop_duplicates(["end_date", "doc_type"]).set_index("end_date").sort_index()
+    r = r.loc[: pd.Timestamp(quarter_end)]
+    eps = []
+    for _, row in r.iloc[::-1].iterrows():
+        if row["doc_type"] == "10-K":
+            year = r[(r["fiscal_year"] == row["fiscal_year"]) & (r["doc_type"] == "10-Q")]
+            eps.append(row["eps_diluted"] - year["eps_diluted"].sum())
+        else:
+            eps.append(row["eps_diluted"])
+        if len(eps) == 4:
+            return float(sum(eps))
+    raise AssertionError(f"fewer than four quarters of {symbol} before {quarter_end}")
+
+
+@needs_sources
+@pytest.mark.parametrize(("ticker", "quarter_end"), [("IBM", "2016-06-30"), ("KO", "2016-07-01"),
+                                                     ("XOM", "2016-06-30")])  # fmt: skip
+def test_pe_is_the_traded_close_over_trailing_diluted_eps(ref_client, ticker, quarter_end):
+    """IBM's P/E read 7.8 on a dividend-adjusted close (as traded: 12.4); KO 45.33 against a served 33.62."""
+    bars = pd.read_parquet(PYSTOCK_BARS, filters=[("symbol", "==", ticker)])
+    bars = bars.assign(date=pd.to_datetime(bars["date"])).set_index("date").sort_index()
+    traded = float(bars.loc[:quarter_end, "close"].iloc[-1])  # none of the three split since
+    want = traded / _trailing_eps_by_hand(ticker, quarter_end)
+    served = ref_client.financial_metrics(ticker, period="quarterly", limit=None)
+    pe = served.loc[(ticker, pd.Timestamp(quarter_end)), "price_to_earnings_ratio"]
+    assert pe == pytest.approx(want, rel=0.02)
+    px = ref_client.prices(ticker, start_date=quarter_end, end_date=quarter_end)
+    assert px["close"].iloc[0] == pytest.approx(traded, abs=0.005)
+    assert px["basis"].astype(str).tolist() == ["as_traded"]
+
+
+def _raw_closes() -> pd.DataFrame:
+    lean = pd.read_csv(LEAN, parse_dates=["date"])
+    lean = lean[lean["ticker"].isin(["AAPL", "BAC", "IBM", "SPY", "QQQ"]) & (lean["date"] >= "2003-10-30")]
+    py = pd.read_parquet(PYSTOCK_BARS, filters=[("symbol", "in", ["MSFT", "NVDA", "KO", "XOM", "WMT", "JNJ"])])
+    py = py.rename(columns={"symbol": "ticker"}).assign(date=lambda d: pd.to_datetime(d["date"]))
+    both = pd.concat([lean[["ticker", "date", "close"]], py[["ticker", "date", "close"]]], ignore_index=True)
+    return both.dropna()
+
+
+@needs_sources
+def test_raw_basis_is_the_traded_close_on_100_random_days(ref_client):
+    """``adjust('raw')`` gives what traded that day: AAPL before three splits, NVDA, WMT, the funds."""
+    sample = _raw_closes().sample(100, random_state=26)
+    got = []
+    for r in sample.itertuples():
+        day = f"{r.date:%Y-%m-%d}"
+        px = ref_client.prices(r.ticker, start_date=day, end_date=day).fds.adjust("raw")
+        got.append(float(px["close"].iloc[0]))
+    gap = np.abs(np.asarray(got) / sample["close"].to_numpy() - 1)
+    # two vendors' closes (LEAN's AlgoSeek bars vs the Yahoo file) a few cents apart on some days, and 4-decimal
+    # closes of 2004 on the basis of 2026 (AAPL: 0.38) times 224 for its splits;
+    # a dividend in the close would be 1-30% off, a split 2x or more
+    assert gap.max() < 5e-3 and (gap < 1e-3).mean() > 0.95, sorted(gap)[-5:]
+
+
+def test_every_row_says_its_basis_and_only_as_traded_rows_have_prices(ref_client):
+    px = ref_client.prices(["AAPL", "TSLA", "SPY"], start_date="2023-10-23", end_date="2026-03-31")
+    basis = px["basis"].astype(str)
+    assert set(basis) == {"as_traded", "adjusted_only"}
+    assert px.loc[basis == "adjusted_only", ["open", "high", "low", "close"]].isna().all().all()
+    assert px.loc[basis == "as_traded", "close"].notna().all() and px["adj_close"].notna().all()
+    aapl = px.xs("AAPL", level="ticker")
+    # the adjusted file's dividends after 2023-10-27 are in no source: only its last session is as traded
+    assert aapl.loc[:"2023-10-27", "basis"].astype(str).eq("as_traded").all()
+    assert aapl.loc["2023-10-30":"2026-02-24", "basis"].astype(str).eq("adjusted_only").all()
+    assert aapl["close"].iloc[-1] == aapl["adj_close"].iloc[-1]
+    tsla = px.xs("TSLA", level="ticker")  # paid nothing: the adjusted file is as traded
+    assert tsla["basis"].astype(str).eq("as_traded").all() and (tsla["close"] == tsla["adj_close"]).all()
+
+
+def test_spy_covers_2015_to_2025(ref_client):
+    spy = ref_client.prices("SPY", start_date="2015-01-01", end_date="2025-12-31").xs("SPY", level="ticker")
+    months = spy.index.to_period("M").unique()
+    assert len(months) == 132  # every month of 2015-2025
+    traded = spy[spy["basis"].astype(str) == "as_traded"]
+    assert traded.index.max() == pd.Timestamp("2021-03-31") and traded["close"].notna().all()
+    assert spy.loc["2016-06-30", "close"].item() == pytest.approx(209.53)  # as traded (LEAN's raw close)
+
+
+def test_total_return_runs_through_adjusted_only_years(ref_client):
+    px = ref_client.prices(["SPY", "AAPL"], start_date="2019-01-01", end_date="2026-03-31")
+    tr = px.fds.total_return()
+    assert tr["tr_close"].notna().all()
+    for ticker in ("SPY", "AAPL"):
+        one = tr.xs(ticker, level="ticker")
+        np.testing.assert_allclose(one["tr_close"].pct_change().iloc[1:], one["adj_close"].pct_change().iloc[1:],
+                                   atol=1e-12)  # fmt: skip
+        assert one["tr_close"].iloc[-1] == pytest.approx(one["close"].fillna(one["adj_close"]).iloc[-1])
+
+
+def test_a_bar_made_of_adjusted_only_days_has_no_price(ref_client):
+    weeks = ref_client.prices("KO", start_date="2023-10-16", end_date="2023-11-10", interval="week")
+    one = weeks.xs("KO", level="ticker")
+    assert one["basis"].astype(str).tolist() == ["as_traded", "as_traded", "adjusted_only", "adjusted_only"]
+    assert one["close"].iloc[:2].notna().all() and one["close"].iloc[2:].isna().all()
+    assert one["adj_close"].notna().all()
