@@ -5,7 +5,7 @@ to :mod:`fdkit.research.ratios`, :mod:`fdkit.frames.filters` and :mod:`fdkit.res
 
 Example:
     >>> import fdkit
-    >>> px = fdkit.prices(["AAPL", "MSFT"], start_date="2024-01-02", end_date="2024-01-31")
+    >>> px = fdkit.prices(["AAPL", "MSFT"], start_date="2023-01-03", end_date="2023-01-31")
     >>> px.fds.wide("close").columns.tolist()
     ['AAPL', 'MSFT']
 """
@@ -104,7 +104,7 @@ class FdsAccessor:
 
         Example:
             >>> import fdkit
-            >>> fdkit.prices(["AAPL", "MSFT"], start_date="2024-01-02", end_date="2024-01-03").fds.wide("close").shape
+            >>> fdkit.prices(["AAPL", "MSFT"], start_date="2023-01-03", end_date="2023-01-04").fds.wide("close").shape
             (2, 2)
         """
         df = self._df
@@ -134,7 +134,7 @@ class FdsAccessor:
 
         Example:
             >>> import fdkit
-            >>> r = fdkit.prices("AAPL", start_date="2024-01-02", end_date="2024-01-05").fds.returns()
+            >>> r = fdkit.prices("AAPL", start_date="2023-01-03", end_date="2023-01-06").fds.returns()
             >>> bool(r.isna().iloc[0])
             True
         """
@@ -158,7 +158,7 @@ class FdsAccessor:
 
         Example:
             >>> import fdkit
-            >>> s = fdkit.prices("AAPL", start_date="2024-01-02", end_date="2024-01-05").fds.rebase()
+            >>> s = fdkit.prices("AAPL", start_date="2023-01-03", end_date="2023-01-06").fds.rebase()
             >>> float(s.iloc[0])
             100.0
         """
@@ -212,7 +212,7 @@ class FdsAccessor:
 
         Example:
             >>> import fdkit
-            >>> px = fdkit.prices("AAPL", start_date="2024-01-02", end_date="2024-03-28")
+            >>> px = fdkit.prices("AAPL", start_date="2023-01-03", end_date="2023-03-31")
             >>> len(px.fds.resample("ME"))
             3
         """
@@ -253,7 +253,7 @@ class FdsAccessor:
 
         Example:
             >>> import fdkit
-            >>> px = fdkit.prices("AAPL", start_date="2024-01-02", end_date="2024-01-10")
+            >>> px = fdkit.prices("AAPL", start_date="2023-01-03", end_date="2023-01-10")
             >>> a, b = px.fds.align(px.fds.returns().dropna())
             >>> len(a) == len(b)
             True
@@ -331,9 +331,9 @@ class FdsAccessor:
 
         Example:
             >>> import fdkit
-            >>> px = fdkit.prices("NVDA", start_date="2024-06-06", end_date="2024-06-11")
-            >>> px.fds.adjust("raw")["close"].round(2).tolist()
-            [1209.36, 1208.26, 121.73, 120.86]
+            >>> px = fdkit.prices("NVDA", start_date="2021-07-16", end_date="2021-07-21")
+            >>> px.fds.adjust("raw")["close"].round(2).tolist()  # as traded: the 4-for-1 split of 2021-07-20
+            [726.44, 751.19, 186.12, 194.1]
         """
         return rebase(self._df, to, _split_table(self._df, splits), source=source)
 
@@ -352,7 +352,7 @@ class FdsAccessor:
 
         Example:
             >>> import fdkit
-            >>> px = fdkit.prices(["AAPL", "MSFT"], start_date="2024-01-02", end_date="2024-03-28")
+            >>> px = fdkit.prices(["AAPL", "MSFT"], start_date="2023-01-03", end_date="2023-03-31")
             >>> px.fds.forward_returns([1, 5]).columns.tolist()
             ['fwd_1', 'fwd_5']
         """
@@ -375,7 +375,7 @@ class FdsAccessor:
 
         Example:
             >>> import fdkit, warnings
-            >>> px = fdkit.prices(["AAPL", "MSFT", "NVDA", "GOOGL"], start_date="2024-01-02", end_date="2024-06-28")
+            >>> px = fdkit.prices(["AAPL", "MSFT", "NVDA", "GOOGL"], start_date="2023-01-03", end_date="2023-06-30")
             >>> panel = px.join(px.fds.forward_returns([5])).assign(mom=px.fds.returns(periods=20))
             >>> with warnings.catch_warnings(record=True) as w:  # four names a date: no t-statistic, and a warning
             ...     s = panel.fds.rank_ic("mom", "fwd_5", summary=True)
@@ -400,7 +400,7 @@ class FdsAccessor:
 
         Example:
             >>> import fdkit
-            >>> px = fdkit.prices(["AAPL", "MSFT", "NVDA", "GOOGL"], start_date="2024-01-02", end_date="2024-01-31")
+            >>> px = fdkit.prices(["AAPL", "MSFT", "NVDA", "GOOGL"], start_date="2023-01-03", end_date="2023-01-31")
             >>> sorted(px.fds.quantiles("close", n=2).dropna().unique().tolist())
             [1, 2]
         """
@@ -455,7 +455,7 @@ class FdsAccessor:
 
         Example:
             >>> import fdkit
-            >>> px = fdkit.prices(["AAPL", "MSFT", "NVDA", "GOOGL"], start_date="2024-01-02", end_date="2024-06-28")
+            >>> px = fdkit.prices(["AAPL", "MSFT", "NVDA", "GOOGL"], start_date="2023-01-03", end_date="2023-06-30")
             >>> m = px.fds.resample("ME").assign(mom=lambda d: d.fds.returns(periods=1))
             >>> m.fds.turnover("mom", n=2).columns.tolist()
             ['q1', 'q2']
@@ -476,7 +476,7 @@ class FdsAccessor:
 
         Example:
             >>> import fdkit
-            >>> px = fdkit.prices(["AAPL", "MSFT", "NVDA", "GOOGL"], start_date="2024-01-02", end_date="2024-03-28")
+            >>> px = fdkit.prices(["AAPL", "MSFT", "NVDA", "GOOGL"], start_date="2023-01-03", end_date="2023-03-31")
             >>> panel = px.join(px.fds.forward_returns([5])).assign(mom=px.fds.returns(periods=20))
             >>> panel.fds.quantile_returns("mom", "fwd_5", n=2).columns.tolist()
             ['q1', 'q2', 'long_short']
@@ -563,8 +563,8 @@ class FdsAccessor:
 
         Example:
             >>> import fdkit
-            >>> st = fdkit.income_statements("AAPL", period="quarterly", limit=8)
-            >>> px = fdkit.prices("AAPL", start_date="2024-06-03", end_date="2024-06-07")
+            >>> st = fdkit.income_statements("AAPL", period="quarterly", report_period_lte="2023-04-01", limit=4)
+            >>> px = fdkit.prices("AAPL", start_date="2023-06-05", end_date="2023-06-09")
             >>> j = st[["revenue"]].fds.asof(px)  # the filing dates travel with the selected column
             >>> bool((j["available_from"] <= j.index.get_level_values("time")).all())
             True
@@ -642,7 +642,7 @@ class FdsAccessor:
         Example:
             >>> import fdkit, matplotlib
             >>> matplotlib.use("Agg")
-            >>> ax = fdkit.prices("AAPL", start_date="2024-01-02", end_date="2024-02-01").fds.plot()
+            >>> ax = fdkit.prices("AAPL", start_date="2023-01-03", end_date="2023-02-01").fds.plot()
             >>> ax.get_ylabel()
             'close'
         """

@@ -7,8 +7,8 @@ file drifts from the catalog). Each function hands its client (default: :func:`f
 
 Example:
     >>> import fdkit
-    >>> fdkit.prices("AAPL", start_date="2024-01-02", end_date="2024-01-05")["close"].round(2).tolist()
-    [183.73, 182.36, 180.04, 179.32]
+    >>> fdkit.prices("AAPL", start_date="2023-01-03", end_date="2023-01-06")["close"].round(2).tolist()
+    [125.07, 126.36, 125.02, 129.62]
 """
 
 # ruff: noqa: E501
@@ -817,11 +817,11 @@ def line_items(tickers: Sequence[str], line_items: Sequence[str], period: Litera
 
 
 @overload
-def prices(ticker: str | Sequence[str], interval: Literal['minute', 'day', 'week', 'month', 'year'] = 'day', interval_multiplier: int | None = None, label: Literal['start', 'end'] | None = None, start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> pd.DataFrame: ...
+def prices(ticker: str | Sequence[str], interval: Literal['minute', 'day', 'week', 'month', 'year'] = 'day', interval_multiplier: int | None = None, label: Literal['start', 'end'] | None = None, start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | None = None, adjusted: bool = True, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> pd.DataFrame: ...
 @overload
-def prices(ticker: str | Sequence[str], interval: Literal['minute', 'day', 'week', 'month', 'year'] = 'day', interval_multiplier: int | None = None, label: Literal['start', 'end'] | None = None, start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any: ...
-def prices(ticker: str | Sequence[str], interval: Literal['minute', 'day', 'week', 'month', 'year'] = 'day', interval_multiplier: int | None = None, label: Literal['start', 'end'] | None = None, start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any:
-    """Equity OHLCV bars. Open..close as traded on today's split basis, dividends never in them; basis says as_traded, or adjusted_only where no as-traded price exists and a bar has only adj_close (split- and dividend-adjusted as of 2026-02-25; both fields fdkit extensions).
+def prices(ticker: str | Sequence[str], interval: Literal['minute', 'day', 'week', 'month', 'year'] = 'day', interval_multiplier: int | None = None, label: Literal['start', 'end'] | None = None, start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | None = None, adjusted: bool = True, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any: ...
+def prices(ticker: str | Sequence[str], interval: Literal['minute', 'day', 'week', 'month', 'year'] = 'day', interval_multiplier: int | None = None, label: Literal['start', 'end'] | None = None, start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | None = None, adjusted: bool = True, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any:
+    """Equity OHLCV bars. Open..close as traded on today's split basis, dividends never in them; basis says as_traded, or adjusted_only where no as-traded price exists and a bar has only adj_close (split- and dividend-adjusted as of 2026-02-25; both fields fdkit extensions), served with adjusted=true.
 
     ``GET /prices`` -> a typed frame indexed ``('ticker', 'time')``.
 
@@ -833,6 +833,7 @@ def prices(ticker: str | Sequence[str], interval: Literal['minute', 'day', 'week
         start_date: First date, inclusive (YYYY-MM-DD). (required)
         end_date: Last date, inclusive (YYYY-MM-DD). (required)
         limit: Total records wanted. Values above 5000 are clamped to it. (the service assumes 5000)
+        adjusted: Also return the bars that have no as-traded price (basis adjusted_only): open..close null, adj_close set (an fdkit extension). (default True)
         raw: return the decoded JSON instead of a frame.
         errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
         progress: progress bar (default: on a terminal or in Jupyter, for calls over half a second).
@@ -847,11 +848,11 @@ def prices(ticker: str | Sequence[str], interval: Literal['minute', 'day', 'week
 
     Example:
         >>> import fdkit
-        >>> df = fdkit.prices(ticker='AAPL', interval='day', start_date='2024-01-02', end_date='2024-01-31')
+        >>> df = fdkit.prices(ticker='AAPL', interval='day', start_date='2023-01-03', end_date='2023-01-31')
         >>> type(df).__name__
         'DataFrame'
     """
-    return call(client or default_client(), 'prices', {'ticker': ticker, 'interval': interval, 'interval_multiplier': interval_multiplier, 'label': label, 'start_date': start_date, 'end_date': end_date, 'limit': limit}, raw=raw, errors=errors, progress=progress, unknown=unknown)
+    return call(client or default_client(), 'prices', {'ticker': ticker, 'interval': interval, 'interval_multiplier': interval_multiplier, 'label': label, 'start_date': start_date, 'end_date': end_date, 'limit': limit, 'adjusted': adjusted}, raw=raw, errors=errors, progress=progress, unknown=unknown)
 
 
 @overload

@@ -44,8 +44,8 @@ file drifts from the catalog). Each function hands its client (default: :func:`f
 
 Example:
     >>> import fdkit
-    >>> fdkit.prices("AAPL", start_date="2024-01-02", end_date="2024-01-05")["close"].round(2).tolist()
-    [183.73, 182.36, 180.04, 179.32]
+    >>> fdkit.prices("AAPL", start_date="2023-01-03", end_date="2023-01-06")["close"].round(2).tolist()
+    [125.07, 126.36, 125.02, 129.62]
 """
 '''
     + _IMPORTS.format(typing="Any, Literal, Never, overload")
@@ -63,8 +63,8 @@ file drifts from the catalog). A mixin below the client: each method hands ``sel
 
 Example:
     >>> import fdkit
-    >>> fdkit.Client().prices("AAPL", start_date="2024-01-02", end_date="2024-01-05")["close"].round(2).tolist()
-    [183.73, 182.36, 180.04, 179.32]
+    >>> fdkit.Client().prices("AAPL", start_date="2023-01-03", end_date="2023-01-06")["close"].round(2).tolist()
+    [125.07, 126.36, 125.02, 129.62]
 """
 '''
     + _IMPORTS.format(typing="TYPE_CHECKING, Any, Literal, Never, cast, overload")

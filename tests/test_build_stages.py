@@ -214,14 +214,19 @@ def test_prices_main_rebases_the_old_bars():
     out = run_stages([prices.PRICES_MAIN], ROOTS)
     daily, factors = out["prices_main"], out["price_factors"]
     aaa = daily[daily["ticker"] == "AAA"]
-    # old bars x adj_close/close (0.9) x the overlap's price ratio (0.5); volumes x the later 2-for-1 split
-    assert aaa["close"].tolist() == [4.5, 4.5, 4.5, 5.4]
+    # as traded: the old bars over the later 2-for-1 split (the overlap's volume ratio), dividends never in them;
+    # adj_close: the adjusted file's on common days, before them the old adjusted close x the overlap's ratio (0.5)
+    assert aaa["close"].tolist() == [5.0, 5.0, 5.0, 6.0] and set(aaa["basis"]) == {"as_traded"}
+    assert aaa["adj_close"].tolist() == [4.5, 4.5, 4.5, 5.4]
     assert aaa["volume"].tolist() == [200, 200, 200, 240] and str(aaa["volume"].dtype) == "Int64"
-    assert factors.to_dict("records") == [{"ticker": "AAA", "price_factor": 0.5, "split_factor": 2,
-                                           "overlap_days": 2}]  # fmt: skip
-    # ETFs: ^VIX and the file's last (incomplete) session are left out
-    assert daily.loc[daily["ticker"] == "SPY", "time"].dt.strftime("%Y-%m-%d").tolist() == ["2021-01-04"]
-    assert "^VIX" not in set(daily["ticker"])
+    spy_factors, aaa_factors = factors[factors["ticker"] == "SPY"], factors[factors["ticker"] == "AAA"]
+    assert aaa_factors.drop(columns="dividends_after").to_dict("records") == [
+        {"ticker": "AAA", "price_factor": 0.5, "split_factor": 2, "overlap_days": 2}]  # fmt: skip
+    assert aaa_factors["dividends_after"].iloc[0] == pytest.approx(0.1)  # the adjusted file carries 10% more
+    # ETFs: ^VIX and the file's last (incomplete) session are left out; SPY as traded from LEAN's raw bar
+    spy = daily[daily["ticker"] == "SPY"]
+    assert spy["time"].dt.strftime("%Y-%m-%d").tolist() == ["2021-01-04"] and "^VIX" not in set(daily["ticker"])
+    assert spy[["close", "adj_close"]].values.tolist() == [[368.79, 343.3]] and spy_factors["overlap_days"].item() == 1
 
 
 def _pystock_bars() -> pd.DataFrame:
@@ -235,9 +240,10 @@ def _pystock_bars() -> pd.DataFrame:
 
 
 def test_splits_and_dividends_stages():
-    main = run_stages([prices.PRICES_MAIN], ROOTS)["prices_main"]
-    members = pd.DataFrame({"ticker": ["BBB", "DDD"]})
-    inputs = {"prices_main": main, "pystock_prices": _pystock_bars(), "members": members}
+    stage = run_stages([prices.PRICES_MAIN], ROOTS)
+    main = stage["prices_main"]
+    owners = pd.DataFrame({"ticker": ["BBB", "DDD"]})
+    inputs = {"prices_main": main, "pystock_prices": _pystock_bars(), "pystock_owners": owners}
     splits = run_stage(corporate_actions.SPLITS, ROOTS, inputs)["splits"]
     assert splits.columns.tolist() == ["ticker", "date", "ratio", "source"]
     rows = splits.assign(date=splits["date"].dt.strftime("%Y-%m-%d")).values.tolist()
@@ -249,15 +255,17 @@ def test_splits_and_dividends_stages():
         # the note states the first split-adjusted session, which is the table's own date: not a day later
         ["FFF", "2016-06-02", 2.0, "split table (coffee-cpu; ex-date stated in its note)"],
     ]  # ZZZ is not a member: its close pairs are not read
-    # the lake's prices: EEE (a long-history name: its dividends are in its closes) and BBB, DDD (pystock raw
-    # closes: their distributions come from the eve of each ex-date)
+    # the lake's prices: EEE (a long-history name: its dividends are the adjusted close's steps) and BBB, DDD
+    # (pystock raw closes: their distributions come from the eve of each ex-date); SPY's from LEAN's factor file
     bars = _pystock_bars()
     lake = pd.concat([main[["ticker", "time", "close"]],
                       bars.assign(time=bars["date"].dt.tz_localize("UTC"))[["ticker", "time", "close"]]])  # fmt: skip
-    inputs = {"splits": splits, "prices": lake, "prices_main": main, "pystock_prices": bars}
+    inputs = {"splits": splits, "prices": lake, "prices_main": main, "pystock_prices": bars,
+              "old_daily": stage["old_daily"]}  # fmt: skip
     dividends = run_stage(corporate_actions.DIVIDENDS, ROOTS, inputs)["dividends"]
-    assert dividends[["ticker", "dividend", "kind", "in_prices"]].values.tolist() == [["EEE", 0.4, "cash", True]]
-    assert dividends["date"].tolist() == [pd.Timestamp("2021-02-25")]
+    assert dividends[["ticker", "dividend", "kind", "in_prices"]].values.tolist() == [
+        ["EEE", 0.4, "cash", False], ["SPY", 3.8, "cash", False]]  # fmt: skip
+    assert dividends["date"].tolist() == [pd.Timestamp("2021-02-25"), pd.Timestamp("2021-02-26")]
     # DDD's eve (2016-05-31: 100 beside 50) is its 2-for-1 split of the table, no distribution; BBB has none
 
 

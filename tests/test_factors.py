@@ -67,12 +67,12 @@ def test_quantile_spreads_equal_pandas_qcut(monthly):
 
 
 def test_quantiles_one_ticker_or_many_same_shape(ref_client):
-    px = ref_client.prices(["AAPL", "MSFT", "NVDA", "GOOGL"], start_date="2024-01-02", end_date="2024-02-29")
+    px = ref_client.prices(["AAPL", "MSFT", "NVDA", "GOOGL"], start_date="2023-01-03", end_date="2023-02-28")
     q = px.fds.quantiles("close", n=2)
     assert str(q.dtype) == "Int64" and q.index.equals(px.index)
-    day = q.xs(pd.Timestamp("2024-01-02"), level="time")
+    day = q.xs(pd.Timestamp("2023-01-03"), level="time")
     assert sorted(day.tolist()) == [1, 1, 2, 2]
-    one = ref_client.prices("AAPL", start_date="2024-01-02", end_date="2024-02-29")
+    one = ref_client.prices("AAPL", start_date="2023-01-03", end_date="2023-02-28")
     assert one.fds.quantiles("close", n=2).isna().all()  # one ticker a day: no buckets to fill
 
 
@@ -80,8 +80,9 @@ def test_event_study_by_hand(ref_client):
     px = ref_client.prices(["NVDA", "AAPL", "SPY"], start_date="2023-01-03", end_date="2025-12-31")
     filings = ref_client.filings("NVDA", filing_type="10-Q", limit=6)
     events = filings.reset_index()[["ticker", "filing_date"]]
-    out = fdkit.event_study(events, px, window=(-2, 5), benchmark="SPY")
-    r = px["close"].groupby(level="ticker", observed=True).pct_change().unstack("ticker")
+    # total returns (the adjusted close): SPY has no as-traded close after 2021-03
+    out = fdkit.event_study(events, px, window=(-2, 5), benchmark="SPY", column="adj_close")
+    r = px["adj_close"].groupby(level="ticker", observed=True).pct_change().unstack("ticker")
     ar = r["NVDA"] - r["SPY"]
     days = r.index
     hand = []
@@ -99,15 +100,15 @@ def test_event_study_by_hand(ref_client):
 
 
 def test_clear_errors(ref_client):
-    px = ref_client.prices("AAPL", start_date="2024-01-02", end_date="2024-01-31")
+    px = ref_client.prices("AAPL", start_date="2023-01-03", end_date="2023-01-31")
     with pytest.raises(BadRequestError, match="no factor column 'nope'"):
         px.fds.rank_ic("nope", "close")
     with pytest.raises(BadRequestError, match="horizons"):
         px.fds.forward_returns([0])
     with pytest.raises(BadRequestError, match="window must contain day 0"):
-        fdkit.event_study(pd.DataFrame({"ticker": ["AAPL"], "date": ["2024-01-10"]}), px, window=(1, 5))
+        fdkit.event_study(pd.DataFrame({"ticker": ["AAPL"], "date": ["2023-01-10"]}), px, window=(1, 5))
     with pytest.raises(BadRequestError, match="benchmark 'SPY'"):
-        fdkit.event_study(pd.DataFrame({"ticker": ["AAPL"], "date": ["2024-01-10"]}), px, benchmark="SPY")
+        fdkit.event_study(pd.DataFrame({"ticker": ["AAPL"], "date": ["2023-01-10"]}), px, benchmark="SPY")
     with pytest.raises(BadRequestError, match="indexed \\(ticker, date\\)"):
         fdkit.research.factors.quantiles(px.reset_index(), "close")
 
@@ -155,10 +156,10 @@ def test_event_study_per_event_rows_and_car_by_hand(ref_client):
     events = earnings[(earnings["filing_date"] >= "2021-03-01") & (earnings["filing_date"] <= "2025-06-01")]
     events = events[["ticker", "filing_date"]].reset_index(drop=True)
     events = pd.concat([events, events.iloc[[0, 1]].assign(ticker="KO")], ignore_index=True)  # days shared by two
-    table = fdkit.event_study(events, px, window=(-1, 1), benchmark="SPY", per_event=True)
+    table = fdkit.event_study(events, px, window=(-1, 1), benchmark="SPY", per_event=True, column="adj_close")
     assert list(table.index.names) == ["event_id", "event_day"] and table.attrs["benchmark"] == "SPY"
     assert {"ticker", "event_date", "day0", "date", "ar", "car"} <= set(table.columns)
-    r = px["close"].groupby(level="ticker", observed=True).pct_change().unstack("ticker")
+    r = px["adj_close"].groupby(level="ticker", observed=True).pct_change().unstack("ticker")
     days = r.index
     checked = 0
     for event_id, row in events.iterrows():
@@ -171,7 +172,7 @@ def test_event_study_per_event_rows_and_car_by_hand(ref_client):
         assert got.loc[0, "date"] == days[pos] and (got["ticker"] == row["ticker"]).all()
         checked += 1
     assert checked == table.index.get_level_values("event_id").nunique() >= 30
-    summary = fdkit.event_study(events, px, window=(-1, 1), benchmark="SPY")
+    summary = fdkit.event_study(events, px, window=(-1, 1), benchmark="SPY", column="adj_close")
     np.testing.assert_allclose(summary["car"].to_numpy(), table.groupby(level="event_day")["car"].mean().to_numpy())
     # events sharing a day 0 are one cluster: averaged first, then tested across days
     by_day = table.xs(1, level="event_day").groupby("day0")["car"].mean()

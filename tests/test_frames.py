@@ -144,8 +144,8 @@ def test_one_and_two_tickers_same_shape(name, ref_client):
 
 
 def test_price_panel_and_wide(ref_client):
-    df = ref_client.prices(["AAPL", "MSFT", "NVDA"], start_date="2024-01-02", end_date="2024-06-28")
-    assert list(df.columns) == ["time_milliseconds", "open", "high", "low", "close", "volume"]
+    df = ref_client.prices(["AAPL", "MSFT", "NVDA"], start_date="2023-01-03", end_date="2023-06-30")
+    assert list(df.columns) == ["time_milliseconds", "open", "high", "low", "close", "volume", "adj_close", "basis"]
     assert str(df.index.dtypes["time"]) == "datetime64[ns]"  # daily: tz-naive
     wide = df.fds.wide("close")
     assert list(wide.columns) == ["AAPL", "MSFT", "NVDA"] and wide.index.name == "time" and len(wide) == 124
@@ -322,8 +322,8 @@ def test_available_lists_every_listing(ref_client):
 
 
 def test_module_functions_use_the_embedded_default():
-    df = fdkit.prices("AAPL", start_date="2024-01-02", end_date="2024-01-31")
-    assert len(df) == 21 and df["close"].notna().all()
+    df = fdkit.prices("AAPL", start_date="2023-01-03", end_date="2023-01-31")
+    assert len(df) == 20 and df["close"].notna().all()
 
 
 def test_filing_exhibits_frame(ref_client):
@@ -348,7 +348,7 @@ def test_demo_says_which_statements_are_too_old_to_show(tmp_path, monkeypatch, c
     out = capsys.readouterr().out
     assert "latest annual statement of MSFT in this service's data is for 2016-06-30" in out
     table = out.split("money in USD bn):", 1)[1]
-    assert "AAPL   2025-09-27" in table and "MSFT   2016" not in table
+    assert "AAPL   2022-09-24" in table and "MSFT   2016" not in table  # filed by 2023-10-27, the window's end
 
 
 def test_a_long_date_range_is_returned_whole(ref_client):

@@ -254,13 +254,13 @@ def test_cursor_ignores_other_params(ref_server):
 
 def test_interval_aggregation(ref_server):
     ep = CATALOG["prices"]
-    base = {"ticker": "AAPL", "start_date": "2024-01-01", "end_date": "2024-03-31"}
+    base = {"ticker": "AAPL", "start_date": "2023-01-01", "end_date": "2023-03-31"}
     day = call(ref_server, ep, {**base, "interval": "day"}).json()["prices"]
     week = call(ref_server, ep, {**base, "interval": "week"}).json()["prices"]
     month = call(ref_server, ep, {**base, "interval": "month"}).json()["prices"]
     two_day = call(ref_server, ep, {**base, "interval": "day", "interval_multiplier": 2}).json()["prices"]
     assert len(month) == 3 and len(two_day) == -(-len(day) // 2)
-    jan = [d for d in day if d["time"].startswith("2024-01")]
+    jan = [d for d in day if d["time"].startswith("2023-01")]
     assert month[0]["open"] == jan[0]["open"] and month[0]["close"] == jan[-1]["close"]
     assert month[0]["high"] == max(d["high"] for d in jan) and month[0]["low"] == min(d["low"] for d in jan)
     assert month[0]["volume"] == sum(d["volume"] for d in jan)
@@ -303,12 +303,12 @@ def test_institutional_ownership_key_and_both_missing(ref_server):
 def test_aggregated_bars_can_be_labelled_by_their_last_day(ref_server):
     import requests as rq
 
-    q = {"ticker": "AAPL", "interval": "month", "start_date": "2024-01-01", "end_date": "2024-03-31"}
+    q = {"ticker": "AAPL", "interval": "month", "start_date": "2023-01-01", "end_date": "2023-03-31"}
     h = {"X-API-KEY": ref_server.api_key}
     start = rq.get(ref_server.base_url + "/prices", params=q, headers=h, timeout=30).json()["prices"]
     end = rq.get(ref_server.base_url + "/prices", params={**q, "label": "end"}, headers=h, timeout=30).json()["prices"]
-    assert [b["time"][:10] for b in start] == ["2024-01-02", "2024-02-01", "2024-03-01"]
-    assert [b["time"][:10] for b in end] == ["2024-01-31", "2024-02-29", "2024-03-28"]
+    assert [b["time"][:10] for b in start] == ["2023-01-03", "2023-02-01", "2023-03-01"]
+    assert [b["time"][:10] for b in end] == ["2023-01-31", "2023-02-28", "2023-03-31"]
     assert [b["close"] for b in start] == [b["close"] for b in end]
 
 

@@ -171,22 +171,22 @@ def _market_cap_off(cf):
 
 
 def _price_spike(p):
-    i = p.index[(p["ticker"].astype(str) == "MSFT") & (p["time"] == pd.Timestamp("2024-03-04", tz="UTC"))][0]
+    i = p.index[(p["ticker"].astype(str) == "MSFT") & (p["time"] == pd.Timestamp("2023-03-06", tz="UTC"))][0]
     for c in ("open", "high", "low", "close"):
         p.loc[i, c] *= 3
     return p
 
 
 def _unadjusted_split(p):
-    before = (p["ticker"].astype(str) == "NVDA") & (p["time"] < pd.Timestamp("2024-06-10", tz="UTC"))
+    before = (p["ticker"].astype(str) == "NVDA") & (p["time"] < pd.Timestamp("2021-07-20", tz="UTC"))
     for c in ("open", "high", "low", "close"):
-        p.loc[before, c] *= 10
+        p.loc[before, c] *= 4
     return p
 
 
 def _weekend_bar(p):
-    i = p.index[(p["ticker"].astype(str) == "MSFT") & (p["time"] == pd.Timestamp("2024-03-04", tz="UTC"))][0]
-    p.loc[i, "time"] = pd.Timestamp("2024-03-02", tz="UTC")
+    i = p.index[(p["ticker"].astype(str) == "MSFT") & (p["time"] == pd.Timestamp("2023-03-06", tz="UTC"))][0]
+    p.loc[i, "time"] = pd.Timestamp("2023-03-04", tz="UTC")
     return p
 
 

@@ -250,8 +250,8 @@ def _date_filters(name: str) -> tuple[Param, ...]:
 REPORT_PERIOD_FILTERS = _date_filters("report_period")
 FILING_DATE_FILTERS = _date_filters("filing_date")
 START_END_REQ = (
-    Param("start_date", "date", required=True, description="First date, inclusive (YYYY-MM-DD).", example="2024-01-02"),
-    Param("end_date", "date", required=True, description="Last date, inclusive (YYYY-MM-DD).", example="2024-03-28"),
+    Param("start_date", "date", required=True, description="First date, inclusive (YYYY-MM-DD).", example="2023-01-03"),
+    Param("end_date", "date", required=True, description="Last date, inclusive (YYYY-MM-DD).", example="2023-03-31"),
 )
 #: the forms of an initial public offering: registration statements, their amendments, the final prospectuses
 REGISTRATION_FORMS = ("S-1", "S-1/A", "F-1", "F-1/A", "424B1", "424B4")
@@ -372,8 +372,15 @@ def _listing(name: str, path: str, key: str, dataset: str | None, summary: str, 
     )
 
 
+#: an fdkit extension of /prices: bars without an as-traded price (basis adjusted_only) are served only on request
+#: (the documents type open..close as numbers, never null); fdkit's own functions ask for them
+ADJUSTED = Param("adjusted", "boolean", default=False, client_default=True,
+                 description="Also return the bars that have no as-traded price (basis adjusted_only): open..close "
+                 "null, adj_close set (an fdkit extension).")  # fmt: skip
+
+
 def _prices(name: str, path: str, intervals: tuple[str, ...], summary: str, *, multiplier_required: bool = False,
-            **kw: Any) -> Endpoint:  # fmt: skip
+            adjusted: bool = False, **kw: Any) -> Endpoint:  # fmt: skip
     # multiplier_required: the document marks interval_multiplier required (fdkit's functions then send 1)
     multiplier = (
         Param("interval_multiplier", "integer", required=True, min=1, max=100_000, client_default=1,
@@ -400,6 +407,7 @@ def _prices(name: str, path: str, intervals: tuple[str, ...], summary: str, *, m
             ),
             *START_END_REQ,
             _limit(5000, 5000),
+            *((ADJUSTED,) if adjusted else ()),
         ),
         page_size=100,
         default_limit=5000,
@@ -675,8 +683,8 @@ _ENDPOINTS: tuple[Endpoint, ...] = (
     _prices("prices", "/prices", ("minute", "day", "week", "month", "year"),
             "Equity OHLCV bars. Open..close as traded on today's split basis, dividends never in them; basis says "
             "as_traded, or adjusted_only where no as-traded price exists and a bar has only adj_close (split- and "
-            "dividend-adjusted as of 2026-02-25; both fields fdkit extensions).", tier="free",
-            split_adjusted=True),  # fmt: skip
+            "dividend-adjusted as of 2026-02-25; both fields fdkit extensions), served with adjusted=true.",
+            tier="free", split_adjusted=True, adjusted=True),  # fmt: skip
     # the crypto path is the 2025 document's: its intervals (no minute) and a required interval_multiplier
     _prices("crypto_prices", "/crypto/prices", ("day", "week", "month", "year"), "Crypto OHLCV bars.",
             multiplier_required=True),
@@ -1156,7 +1164,7 @@ _VALID: dict[str, dict[str, Any] | None] = {
         "period": "annual",
         "order_by": "-ticker",
     },
-    "prices": {"ticker": "AAPL", "interval": "day", "start_date": "2024-01-02", "end_date": "2024-01-31"},
+    "prices": {"ticker": "AAPL", "interval": "day", "start_date": "2023-01-03", "end_date": "2023-01-31"},
     "crypto_prices": {
         "ticker": "BTC-USD",
         "interval": "day",
@@ -1217,7 +1225,7 @@ _INVALID: dict[str, dict[str, Any] | None] = {
     "screen": {"filters": []},
     "line_items": {"tickers": ["AAPL"]},
     "financials_search": {"filters": [{"field": "revenue", "operator": "gt", "value": 1}], "order_by": "price"},
-    "prices": {"ticker": "AAPL", "interval": "day", "start_date": "2024-01-02"},
+    "prices": {"ticker": "AAPL", "interval": "day", "start_date": "2023-01-03"},
     "crypto_prices": {
         "ticker": "BTC-USD",
         "interval": "day",
@@ -1273,7 +1281,7 @@ _EXTENSION_PARAMS: Mapping[str, tuple[str, ...]] = MappingProxyType({
     "screen": ("currency", "filing_date_lte", "period"),
     "financials_search": ("filing_date_lte",),
     "line_items": ("end_date", "filing_date_lte"),
-    "prices": ("interval_multiplier", "label", "limit"),
+    "prices": ("interval_multiplier", "label", "limit", "adjusted"),
     "crypto_prices": ("label",),
     "news": ("start_date", "end_date"),
     "institutional_ownership": _REPORTED,

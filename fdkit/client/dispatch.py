@@ -351,7 +351,9 @@ def _documented_only(ep: Endpoint, clean: dict[str, Any], given: set[str]) -> di
     What fdkit added itself is left out (``as_of``'s ``filing_date_lte``: the frame is filtered by it anyway; a
     bar ``limit``, cut from the frame by the caller); any other extension the caller asked for is refused.
     """
-    asked = [k for k in clean if k in ep.extension_params and k in given]
+    assumed = DEFAULTS.get(ep.name, {})  # a function's own default is not a request (``adjusted=True``)
+    asked = [k for k in clean if k in ep.extension_params and k in given and not (k in assumed and clean[k] ==
+                                                                                   assumed[k])]  # fmt: skip
     if asked:
         raise BadRequestError(
             f"{ep.name}(): {', '.join(asked)} {'is an fdkit extension' if len(asked) == 1 else 'are fdkit extensions'}"

@@ -6,8 +6,8 @@ file drifts from the catalog). A mixin below the client: each method hands ``sel
 
 Example:
     >>> import fdkit
-    >>> fdkit.Client().prices("AAPL", start_date="2024-01-02", end_date="2024-01-05")["close"].round(2).tolist()
-    [183.73, 182.36, 180.04, 179.32]
+    >>> fdkit.Client().prices("AAPL", start_date="2023-01-03", end_date="2023-01-06")["close"].round(2).tolist()
+    [125.07, 126.36, 125.02, 129.62]
 """
 
 # ruff: noqa: E501
@@ -785,11 +785,11 @@ class DatasetMethods:
         return call(cast("Client", self), 'line_items', {'tickers': tickers, 'line_items': line_items, 'period': period, 'limit': limit, 'end_date': end_date, 'filing_date_lte': filing_date_lte}, as_of=as_of, raw=raw, errors=errors, progress=progress, unknown=unknown)
 
     @overload
-    def prices(self, ticker: str | Sequence[str], interval: Literal['minute', 'day', 'week', 'month', 'year'] = 'day', interval_multiplier: int | None = None, label: Literal['start', 'end'] | None = None, start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
+    def prices(self, ticker: str | Sequence[str], interval: Literal['minute', 'day', 'week', 'month', 'year'] = 'day', interval_multiplier: int | None = None, label: Literal['start', 'end'] | None = None, start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | None = None, adjusted: bool = True, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
     @overload
-    def prices(self, ticker: str | Sequence[str], interval: Literal['minute', 'day', 'week', 'month', 'year'] = 'day', interval_multiplier: int | None = None, label: Literal['start', 'end'] | None = None, start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any: ...
-    def prices(self, ticker: str | Sequence[str], interval: Literal['minute', 'day', 'week', 'month', 'year'] = 'day', interval_multiplier: int | None = None, label: Literal['start', 'end'] | None = None, start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any:
-        """Equity OHLCV bars. Open..close as traded on today's split basis, dividends never in them; basis says as_traded, or adjusted_only where no as-traded price exists and a bar has only adj_close (split- and dividend-adjusted as of 2026-02-25; both fields fdkit extensions).
+    def prices(self, ticker: str | Sequence[str], interval: Literal['minute', 'day', 'week', 'month', 'year'] = 'day', interval_multiplier: int | None = None, label: Literal['start', 'end'] | None = None, start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | None = None, adjusted: bool = True, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any: ...
+    def prices(self, ticker: str | Sequence[str], interval: Literal['minute', 'day', 'week', 'month', 'year'] = 'day', interval_multiplier: int | None = None, label: Literal['start', 'end'] | None = None, start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | None = None, adjusted: bool = True, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any:
+        """Equity OHLCV bars. Open..close as traded on today's split basis, dividends never in them; basis says as_traded, or adjusted_only where no as-traded price exists and a bar has only adj_close (split- and dividend-adjusted as of 2026-02-25; both fields fdkit extensions), served with adjusted=true.
 
         ``GET /prices`` -> a typed frame indexed ``('ticker', 'time')``.
 
@@ -801,6 +801,7 @@ class DatasetMethods:
             start_date: First date, inclusive (YYYY-MM-DD). (required)
             end_date: Last date, inclusive (YYYY-MM-DD). (required)
             limit: Total records wanted. Values above 5000 are clamped to it. (the service assumes 5000)
+            adjusted: Also return the bars that have no as-traded price (basis adjusted_only): open..close null, adj_close set (an fdkit extension). (default True)
             raw: return the decoded JSON instead of a frame.
             errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.
             progress: progress bar (default: on a terminal or in Jupyter, for calls over half a second).
@@ -814,11 +815,11 @@ class DatasetMethods:
 
         Example:
             >>> import fdkit
-            >>> df = fdkit.Client().prices(ticker='AAPL', interval='day', start_date='2024-01-02', end_date='2024-01-31')
+            >>> df = fdkit.Client().prices(ticker='AAPL', interval='day', start_date='2023-01-03', end_date='2023-01-31')
             >>> type(df).__name__
             'DataFrame'
         """
-        return call(cast("Client", self), 'prices', {'ticker': ticker, 'interval': interval, 'interval_multiplier': interval_multiplier, 'label': label, 'start_date': start_date, 'end_date': end_date, 'limit': limit}, raw=raw, errors=errors, progress=progress, unknown=unknown)
+        return call(cast("Client", self), 'prices', {'ticker': ticker, 'interval': interval, 'interval_multiplier': interval_multiplier, 'label': label, 'start_date': start_date, 'end_date': end_date, 'limit': limit, 'adjusted': adjusted}, raw=raw, errors=errors, progress=progress, unknown=unknown)
 
     @overload
     def crypto_prices(self, ticker: str | Sequence[str], interval: Literal['day', 'week', 'month', 'year'] = 'day', interval_multiplier: int = 1, label: Literal['start', 'end'] | None = None, start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...

@@ -299,7 +299,8 @@ def prices(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
     source = f"{dataset}_minute" if interval == "minute" else dataset
     if ticker not in store.groups(dataset) and ticker not in store.groups(source):
         raise NotFound(f"Ticker {ticker} not found")
-    rows, stamps = store.sorted_rows(source, ticker)
+    traded = not q.get("adjusted")  # the documents' bars have numbers in open..close: as-traded bars unless asked
+    rows, stamps = store.sorted_rows(source, ticker, traded=traded)
     lo, hi = _midnight_ns(start), _midnight_ns(end, days_after=1)  # the first day .. midnight after the last
     first, stop = int(np.searchsorted(stamps, lo, "left")), int(np.searchsorted(stamps, hi, "left"))
     cols = [c for c in fields_of(ep.schema or "prices") if c != "ticker"]
@@ -309,13 +310,13 @@ def prices(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
         return Answer(records=to_records(df, cols), top={"ticker": ticker})
     # the data path: a view of time-sorted columns; only the rows of the page sent become records
     # the memo keeps positions and getters, never the store's frame (which the store may let go of)
-    values = partial(store.sorted_values, source, ticker, cols)
-    frame = partial(_sorted_frame, store, source, ticker)
+    values = partial(store.sorted_values, source, ticker, cols, traded=traded)
+    frame = partial(_sorted_frame, store, source, ticker, traded)
     return Answer(records=FrameRecords(frame, cols, values, first, stop), top={"ticker": ticker})
 
 
-def _sorted_frame(store: Store, source: str, ticker: str) -> pd.DataFrame:
-    return store.sorted_rows(source, ticker)[0]
+def _sorted_frame(store: Store, source: str, ticker: str, traded: bool) -> pd.DataFrame:
+    return store.sorted_rows(source, ticker, traded=traded)[0]
 
 
 def _midnight_ns(day: str, days_after: int = 0) -> int:
@@ -341,7 +342,7 @@ def answers_at_once(store: Store, ep: Endpoint, q: dict[str, Any]) -> bool:
     if ep.name not in ("prices", "crypto_prices") or not own_interval:
         return False
     source = f"{ep.dataset}_minute" if q.get("interval") == "minute" else str(ep.dataset)
-    return store.has_sorted(source, str(q.get("ticker", "")).strip().upper())
+    return store.has_sorted(source, str(q.get("ticker", "")).strip().upper(), traded=not q.get("adjusted"))
 
 
 def _aggregate(df: pd.DataFrame, interval: str, mult: int, label: str = "start") -> pd.DataFrame:
@@ -385,12 +386,12 @@ def _aggregate(df: pd.DataFrame, interval: str, mult: int, label: str = "start")
 
 @handles("price_snapshot", "crypto_price_snapshot")
 def price_snapshot(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
-    """The latest daily close with its change from the previous close (equities, or crypto pairs)."""
+    """The latest as-traded daily close with its change from the previous close (equities, or crypto pairs)."""
     ticker = _one_ticker(store, ep, q)
     own = _dataset(ep)
-    df = store.rows(own, ticker).sort_values("time")
+    df = _traded(store.rows(own, ticker)).sort_values("time")
     if df.empty:  # the other market's bars: a client may ask either snapshot for either kind of ticker
-        df = store.rows("crypto_prices" if own == "prices" else "prices", ticker).sort_values("time")
+        df = _traded(store.rows("crypto_prices" if own == "prices" else "prices", ticker)).sort_values("time")
     if df.empty:
         raise NotFound(f"no prices for {ticker}")
     last = df.iloc[-1]
@@ -412,6 +413,11 @@ def price_snapshot(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
     return Answer(obj=snap)
 
 
+def _traded(bars: pd.DataFrame) -> pd.DataFrame:
+    """The bars with an as-traded price: a snapshot is the last traded price and says when it was."""
+    return bars[bars["basis"].astype(str) == "as_traded"] if "basis" in bars.columns else bars
+
+
 def _number(value: Any) -> float | None:
     """A float, or None for a missing value (JSON has no NaN)."""
     return None if value is None or pd.isna(value) else float(value)
@@ -420,7 +426,7 @@ def _number(value: Any) -> float | None:
 @handles("market_price_snapshot")
 def market_price_snapshot(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
     """The latest daily close of every ticker with its change from the previous close, by ticker."""
-    df = store.frame("prices")[["ticker", "time", "close"]].sort_values(["ticker", "time"], kind="stable")
+    df = _traded(store.frame("prices"))[["ticker", "time", "close"]].sort_values(["ticker", "time"], kind="stable")
     tail = df.groupby("ticker", observed=True).tail(2)
     by = tail.groupby("ticker", observed=True)
     last = by.tail(1).set_index("ticker")

@@ -216,14 +216,19 @@ class Store:
             return self.rows(name, value)
         return self._read(name, where={"ticker": value})
 
-    def sorted_rows(self, name: str, value: str, by: str = "time") -> tuple[pd.DataFrame, np.ndarray]:
+    def sorted_rows(
+        self, name: str, value: str, by: str = "time", *, traded: bool = False
+    ) -> tuple[pd.DataFrame, np.ndarray]:
         """Rows of ``name`` for one ticker, sorted by ``by``, with ``by`` as int64 nanoseconds for ``searchsorted``.
 
-        The data path of date-range queries: a range is two binary searches and a view, never a scan.
+        The data path of date-range queries: a range is two binary searches and a view, never a scan. ``traded``
+        keeps only the bars with an as-traded price (``basis`` as_traded, where the dataset says a basis).
         """
 
         def make() -> tuple[pd.DataFrame, np.ndarray]:
             rows = self._rows_once(name, value)
+            if traded and "basis" in rows.columns:
+                rows = rows[rows["basis"].astype(str) == "as_traded"]
             if not rows[by].is_monotonic_increasing:  # the lake's bars are written in order: usually a view
                 rows = rows.sort_values(by, kind="stable")
             rows = rows.reset_index(drop=True)
@@ -235,20 +240,22 @@ class Store:
                 rows["time_milliseconds"] = pd.array(stamps // 1_000_000, dtype="Int64")
             return rows, stamps
 
-        return self._kept("sorted", name, value, by, make=make, size=lambda v: _frame_bytes(v[0]) + v[1].nbytes)
+        return self._kept("sorted", name, value, by, traded, make=make,
+                          size=lambda v: _frame_bytes(v[0]) + v[1].nbytes)  # fmt: skip
 
-    def has_sorted(self, name: str, value: str, by: str = "time") -> bool:
+    def has_sorted(self, name: str, value: str, by: str = "time", *, traded: bool = False) -> bool:
         """Whether :meth:`sorted_rows` of this ticker is ready (a range of it is then microseconds of work)."""
-        return (self._gen, "sorted", name, value, by) in self.cache
+        return (self._gen, "sorted", name, value, by, traded) in self.cache
 
-    def sorted_values(self, name: str, value: str, fields: list[str], by: str = "time") -> dict[str, list[Any]]:
+    def sorted_values(self, name: str, value: str, fields: list[str], by: str = "time", *,
+                      traded: bool = False) -> dict[str, list[Any]]:  # fmt: skip
         """The JSON-ready values of :meth:`sorted_rows`' fields (made once per ticker: a page is list slices)."""
 
         def make() -> dict[str, list[Any]]:
-            rows, _ = self.sorted_rows(name, value, by)
+            rows, _ = self.sorted_rows(name, value, by, traded=traded)
             return json_columns(rows, [f for f in fields if f in rows.columns])
 
-        return self._kept("json", name, value, by, tuple(fields), make=make, size=_lists_bytes)
+        return self._kept("json", name, value, by, traded, tuple(fields), make=make, size=_lists_bytes)
 
     def keys_of(self, name: str, key: str = "ticker") -> list[str]:
         """Sorted distinct values of ``key`` in dataset ``name``."""
