@@ -50,7 +50,7 @@ def assert_no_overlaps(spells: pd.DataFrame) -> None:
 @pytest.fixture(scope="module")
 def fixture_spells() -> pd.DataFrame:
     roots = pipeline.source_roots(FIXTURE)
-    return run_stage(index_membership.INDEX_MEMBERSHIP, roots, {"company_facts": COMPANIES})["index_membership"]
+    return run_stage(index_membership.INDEX_MEMBERSHIP, roots, {"companies": COMPANIES})["index_membership"]
 
 
 def _spell(spells: pd.DataFrame, index: str, ticker: str) -> list[dict]:

@@ -29,11 +29,11 @@ def test_a_limit_above_the_maximum_is_clamped_not_refused(ref_server):
 def test_enum_values_are_case_insensitive_and_answered_in_canonical_case(ref_server):
     r = _get(ref_server, "/financials/income-statements", {"ticker": "AAPL", "period": "Annual", "limit": 2})
     assert r.status_code == 200 and {s["period"] for s in r.json()["income_statements"]} == {"annual"}
-    p = _get(ref_server, "/prices", {"ticker": "AAPL", "interval": "DAY", "start_date": "2024-01-02",
-                                     "end_date": "2024-01-05"})  # fmt: skip
+    p = _get(ref_server, "/prices", {"ticker": "AAPL", "interval": "DAY", "start_date": "2023-01-03",
+                                     "end_date": "2023-01-06"})  # fmt: skip
     assert p.status_code == 200 and len(p.json()["prices"]) == 4
-    assert _get(ref_server, "/prices", {"ticker": "AAPL", "interval": "daily", "start_date": "2024-01-02",
-                                        "end_date": "2024-01-05"}).status_code == 400  # fmt: skip
+    assert _get(ref_server, "/prices", {"ticker": "AAPL", "interval": "daily", "start_date": "2023-01-03",
+                                        "end_date": "2023-01-06"}).status_code == 400  # fmt: skip
 
 
 def test_item_names_with_commas_are_not_split(ref_server):
@@ -338,7 +338,7 @@ def test_a_newer_service_s_fields_become_columns_and_narrow_types_never_crash():
     threading.Thread(target=srv.serve_forever, daemon=True).start()
     try:
         client = fdkit.Client(base_url=f"http://127.0.0.1:{srv.server_address[1]}", api_key="k" * 20, cache=False)
-        px = client.prices("AAPL", start_date="2024-01-02", end_date="2024-01-03", limit=10)
+        px = client.prices("AAPL", start_date="2023-01-03", end_date="2023-01-04", limit=10)
         kinds = {c: str(t) for c, t in px.dtypes.items()}
         assert kinds["vwap"] == "float64" and kinds["trades"] == "Int64" and kinds["auction"] == "boolean"
         assert kinds["session"] in ("string", "str") and px["flags"].iloc[0] == '{"halted":false}'

@@ -65,10 +65,10 @@ def norm_ticker(t: pd.Series) -> pd.Series:
 
 
 def wanted_tickers(members: pd.DataFrame, prices: pd.DataFrame) -> set[str]:
-    """The tickers whose fundamentals and splits the lake wants: the S&P 500 members and the main price universe.
+    """The tickers whose fundamentals and splits the lake wants: the broad universe's and the main price universe.
 
     Args:
-        members: the S&P 500 members (``ticker``).
+        members: the broad universe's companies (``ticker``): the owners of the pystock symbols.
         prices: the main daily bars (``ticker``).
 
     Returns:

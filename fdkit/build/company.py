@@ -11,7 +11,7 @@ from fdkit.build.common import company_ciks, tuples
 from fdkit.build.concepts import SEC
 from fdkit.build.identity import renames_of
 from fdkit.build.index_membership import EVENTS, FOLDER, INDICES
-from fdkit.build.stage import Context, Provenance, Stage, dataset
+from fdkit.build.stage import Context, Provenance, Stage, dataset, intermediate
 
 UNIVERSE = "data-real/company/universe.csv"
 PROFILES = "data-real/company/sec_entity_profiles_AAPL_MSFT_NVDA_TSLA.csv"
@@ -153,6 +153,41 @@ def company_events(
     return events
 
 
+def known_companies(uni: pd.DataFrame, prof: pd.DataFrame, ciks: dict[str, str], members: pd.DataFrame) -> pd.DataFrame:
+    """The companies the lake knows today, named and numbered as its company facts are: universe, then members.
+
+    Args:
+        uni: ``company/universe.csv`` (text).
+        prof: the SEC entity profiles (text), indexed by ticker.
+        ciks: ticker -> CIK (:func:`fdkit.build.common.company_ciks`).
+        members: the S&P 500 members (``ticker``, ``name``, ``cik``).
+
+    Returns:
+        ``ticker``, ``name``, ``cik``, one row per ticker.
+
+    Example:
+        >>> uni = pd.DataFrame({"Symbol": ["BRK.B"], "Security": ["Berkshire Hathaway"]})
+        >>> members = pd.DataFrame({"ticker": ["BRK-B", "X"], "name": ["Berkshire", "X Inc."], "cik": ["1", "2"]})
+        >>> known_companies(uni, pd.DataFrame(), {"BRK-B": "0001067983"}, members).values.tolist()
+        [['BRK-B', 'Berkshire Hathaway', '0001067983'], ['X', 'X Inc.', '2']]
+    """
+    rows = []
+    for u in tuples(uni.assign(Symbol=uni["Symbol"].str.replace(".", "-", regex=False))):
+        p = prof.loc[u.Symbol] if u.Symbol in prof.index else None
+        rows.append({"ticker": u.Symbol, "name": (p["name"] if p is not None else None) or u.Security,
+                     "cik": ciks.get(u.Symbol)})  # fmt: skip
+    known = {r["ticker"] for r in rows}
+    rows += [{"ticker": m.ticker, "name": m.name, "cik": m.cik} for m in tuples(members) if m.ticker not in known]
+    return pd.DataFrame(rows, columns=["ticker", "name", "cik"])
+
+
+def _companies(ctx: Context) -> dict[str, pd.DataFrame]:
+    uni = pd.read_csv(ctx.source(UNIVERSE), dtype=str)
+    prof = pd.read_csv(ctx.source(PROFILES), dtype=str).set_index("ticker")
+    ciks = company_ciks(pd.read_csv(ctx.source(SEC_TICKERS), dtype=str), ctx["members"], uni)
+    return {"companies": known_companies(uni, prof, ciks, ctx["members"])}
+
+
 def _company_facts(ctx: Context) -> dict[str, pd.DataFrame]:
     uni = pd.read_csv(ctx.source(UNIVERSE), dtype=str)
     prof = pd.read_csv(ctx.source(PROFILES), dtype=str).set_index("ticker")
@@ -187,4 +222,13 @@ COMPANY_FACTS = Stage(
     outputs=(dataset("company_facts", _PROVENANCE),),
 )
 
-STAGES = (COMPANY_FACTS,)
+COMPANIES = Stage(
+    "companies",
+    "The companies known today (ticker, name, CIK) as company facts name them, for the membership spells",
+    _companies,
+    sources=(UNIVERSE, PROFILES, SEC_TICKERS),
+    needs=("members",),
+    outputs=(intermediate("companies"),),
+)
+
+STAGES = (COMPANIES, COMPANY_FACTS)

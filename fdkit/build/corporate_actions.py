@@ -254,7 +254,7 @@ def _splits(ctx: Context) -> dict[str, pd.DataFrame]:
     lean["date"] = pd.to_datetime(lean["date"], format="%Y%m%d")
     daily, raw = ctx["prices_main"], ctx["pystock_prices"]
     calendar = pd.DatetimeIndex(sorted(set(daily["time"].dt.tz_localize(None)) | set(raw["date"])))
-    wanted = wanted_tickers(ctx["members"], daily)
+    wanted = wanted_tickers(ctx["pystock_owners"], daily)
     return {"splits": build_splits(cs, lean, calendar, raw[raw["ticker"].isin(wanted)])}
 
 
@@ -403,7 +403,7 @@ SPLITS = Stage(
     "The split table from the community table, LEAN factor files and the pystock close pairs",
     _splits,
     sources=(SPLIT_TABLE, LEAN_FACTORS),
-    needs=("prices_main", "pystock_prices", "members"),
+    needs=("prices_main", "pystock_prices", "pystock_owners"),
     outputs=(dataset("splits", _PROVENANCE_SPLITS),),
 )
 

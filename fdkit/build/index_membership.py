@@ -138,7 +138,8 @@ def build_index_membership(
 
     Args:
         sources: index name -> (seed, changes, current), read as text.
-        companies: the lake's company facts (``ticker``, ``name``, ``cik``).
+        companies: the companies the lake knows today, as its company facts name them (``ticker``, ``name``,
+            ``cik``).
         changes: symbol events (``ticker_change`` rows give ``current_ticker``); none: every spell keeps its own.
         coverage: the price files' symbol coverage (see :func:`fdkit.build.identity.company_tickers`).
 
@@ -165,12 +166,13 @@ def _index_membership(ctx: Context) -> dict[str, pd.DataFrame]:
     changes = pd.read_csv(ctx.source(EVENTS), dtype=str, keep_default_na=False)
     coverage = pd.read_csv(ctx.source(COVERAGE), parse_dates=["first_date", "last_date"])
     coverage["symbol"] = coverage["symbol"].astype(str).str.replace(".", "-", regex=False)
-    return {"index_membership": build_index_membership(sources, ctx["company_facts"], changes, coverage)}
+    return {"index_membership": build_index_membership(sources, ctx["companies"], changes, coverage)}
 
 
 _PROVENANCE = Provenance(
     "../shared/data-real-3/index-membership/sp500_*.csv, sp400_*.csv, sp600_*.csv (seed roster, changes, today's "
-    "members; package pitindex 0.2.1, folder pitindex/data/); CIKs also from `company_facts`; which symbols the "
+    "members; package pitindex 0.2.1, folder pitindex/data/); CIKs also from the companies the lake's company "
+    "facts name (stage `companies`); which symbols the "
     "price files hold when, from ../shared/data-real-5/prices/coverage_index.csv.gz; ticker changes from "
     "../shared/data-real-4/index-membership-extra/us_symbol_events.csv (package index-constitution 1.0.1)",
     "MIT (pitindex, Ariel Nacamulli; index-constitution contributors); reconstructed from Wikipedia's constituent "
@@ -183,8 +185,8 @@ _PROVENANCE = Provenance(
     "'date added' where it is still running and that date is on or before the seed date (AAPL 1982-11-30), else "
     "THE SEED DATE ITSELF: it began on or before that day and its true start is not in the source (S&P 400 and "
     "600 lists give no dates added). name = the name the addition gives, else the removal, else today's list. "
-    "cik of a spell still running = company_facts' CIK of the ticker (one CIK per ticker across the lake), else "
-    "today's list; of an ended spell = the CIK of a company known today under the same ticker (company_facts, "
+    "cik of a spell still running = the CIK company facts give the ticker (one CIK per ticker across the lake), else "
+    "today's list; of an ended spell = the CIK of a company known today under the same ticker (company facts, "
     "then the three lists) only where its name agrees with the spell's (tickers are reused: G was Gillette, now "
     "Genpact), else null. A rename is a removal and an addition on one day: the old ticker's spell ends the day "
     "before, the new ticker's starts that day. Tickers are the source's (the symbol at the time of the spell), "
@@ -216,7 +218,7 @@ INDEX_MEMBERSHIP = Stage(
     "Point-in-time S&P 500, 400 and 600 membership spells",
     _index_membership,
     sources=SOURCES,
-    needs=("company_facts",),
+    needs=("companies",),
     outputs=(dataset("index_membership", _PROVENANCE),),
 )
 

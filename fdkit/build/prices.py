@@ -17,6 +17,8 @@ import numpy as np
 import pandas as pd
 
 from fdkit.build.common import LEAN_FUNDS, R2, SPIN_OFFS_IN_CLOSES, YAHOO, norm_ticker, split_factor
+from fdkit.build.history import spikes
+from fdkit.build.pystock_identity import relabel
 from fdkit.build.stage import Context, Provenance, Stage, dataset, intermediate
 
 NEW_DAILY = "data-real/prices/us_equities_daily_adj_2021_2026.csv.gz"
@@ -54,7 +56,8 @@ def spin_off_factors(old: pd.DataFrame, lean: pd.DataFrame) -> dict[str, float]:
     for ticker, (ex, _) in SPIN_OFFS_IN_CLOSES.items():
         m = old[old["ticker"] == ticker].merge(lean[lean["ticker"] == ticker], on="date", suffixes=("", "_raw"))
         m = m[m["date"] < ex]
-        out[ticker] = round(float(np.median(m["close_raw"] / m["close"])), 4)
+        if len(m):  # no common day: nothing to measure, nothing taken out
+            out[ticker] = round(float(np.median(m["close_raw"] / m["close"])), 4)
     return out
 
 
@@ -199,11 +202,14 @@ def broad_prices(raw: pd.DataFrame, tickers: set[str], splits: pd.DataFrame) -> 
         splits: the split table.
 
     Returns:
-        ``ticker``, ``time`` (UTC), OHLC, ``volume``: weekdays with a positive close.
+        ``ticker``, ``time`` (UTC), OHLC, ``volume``: weekdays with a positive close, single bad prints the next bar
+        takes back left out.
     """
     df = raw[raw["ticker"].isin(tickers)].copy()
     df = df.dropna(subset=["close"])
-    df = df[(df["close"] > 0) & (df["date"].dt.day_of_week < 5)]
+    df = df[(df["close"] > 0) & (df["date"].dt.day_of_week < 5)].sort_values(["ticker", "date"], kind="stable")
+    # a single bad print the next bar takes back (VNO 2015-06-29 at 23.78 among ~96, on 10,100 shares)
+    df = df[~spikes(df.rename(columns={"ticker": "symbol", "close": "adj"}))]
     k = split_factor(splits, df["ticker"], df["date"])
     for c in ("open", "high", "low", "close"):
         df[c] = (df[c] / k).round(4)
@@ -261,12 +267,14 @@ def _prices_main(ctx: Context) -> dict[str, pd.DataFrame]:
 
 
 def _pystock_prices(ctx: Context) -> dict[str, pd.DataFrame]:
-    return {"pystock_prices": raw_prices(pd.read_parquet(ctx.source(PYSTOCK_DAILY)))}
+    # a bar belongs to the company that held its symbol that day (the source files bars under the day's symbol)
+    return {"pystock_prices": relabel(raw_prices(pd.read_parquet(ctx.source(PYSTOCK_DAILY))), ctx["pystock_owners"],
+                                      "date")}  # fmt: skip
 
 
 def _prices(ctx: Context) -> dict[str, pd.DataFrame]:
     daily = ctx["prices_main"]
-    broad = set(ctx["members"]["ticker"]) - set(daily["ticker"].astype(str)) - set(EXCLUDED_PRICES)
+    broad = set(ctx["pystock_owners"]["ticker"]) - set(daily["ticker"].astype(str)) - set(EXCLUDED_PRICES)
     return {
         "prices": pd.concat([daily, broad_prices(ctx["pystock_prices"], broad, ctx["splits"])], ignore_index=True)
         .sort_values(["ticker", "time"], kind="stable")
@@ -320,9 +328,10 @@ PRICES_MAIN = Stage(
 
 PYSTOCK_PRICES = Stage(
     "pystock_prices",
-    "The raw pystock daily bars of 2015-2017 (broad universe), tickers in the lake's spelling",
+    "The raw pystock daily bars of 2015-2017 (broad universe), under the lake ticker of the company of each day",
     _pystock_prices,
     sources=(PYSTOCK_DAILY,),
+    needs=("pystock_owners",),
     outputs=(intermediate("pystock_prices"),),
 )
 
@@ -330,7 +339,7 @@ PRICES = Stage(
     "prices",
     "Daily bars: the main universe plus the other S&P 500 members 2015-2017 on the split basis",
     _prices,
-    needs=("prices_main", "pystock_prices", "members", "splits"),
+    needs=("prices_main", "pystock_prices", "pystock_owners", "splits"),
     outputs=(dataset("prices", _PROVENANCE_PRICES),),
 )
 

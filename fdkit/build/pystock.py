@@ -15,6 +15,7 @@ import pandas as pd
 
 from fdkit.build.common import norm_ticker, split_factor, tuples, wanted_tickers
 from fdkit.build.concepts import MAX_FILING_LAG, fiscal_label
+from fdkit.build.pystock_identity import relabel
 from fdkit.build.stage import Context, Stage, intermediate
 
 REPORTS = "data-real-2/fundamentals_pystock/pystock_sec_reports_asof_2015_2017.csv.gz"
@@ -80,7 +81,8 @@ def parent_filer_only(p: pd.DataFrame) -> pd.DataFrame:
 def broad_statements(reports: pd.DataFrame, tickers: set[str], splits: pd.DataFrame, max_lag: int) -> pd.DataFrame:
     """Annual and quarterly statement rows of ``tickers`` from the pystock reports, first sightings only.
 
-    Quarters are labelled by the filer's fiscal calendar (3-month steps from the previous fiscal year end);
+    Quarters are labelled by the filer's fiscal calendar (3-month steps from the previous fiscal year end; where
+    the source has no 10-K of the company, the year end its 10-Q's fiscal period focus implies);
     Q4 = FY - (Q1 + Q2 + Q3) for income flows and FY - 9M year-to-date for cash flows, only when the three
     quarters of the same fiscal year are there. Per-share values are put on the split basis.
 
@@ -125,7 +127,7 @@ def _ticker_rows(ticker: str, g: pd.DataFrame) -> list[dict]:
     fy_ends = list(years["end_date"])
     qrows = {}
     for r in tuples(quarters):
-        fe = _fiscal_year_end(r.end_date, fy_ends)
+        fe = _fiscal_year_end(r.end_date, fy_ends) or _year_end_from_focus(r.end_date, r.period_focus)
         if fe is None:
             continue
         n = 4 - int(round((fe - r.end_date).days / (365.25 / 4)))
@@ -219,6 +221,21 @@ def _fiscal_year_end(end: pd.Timestamp, fy_ends: list[pd.Timestamp]) -> pd.Times
     return None
 
 
+def _year_end_from_focus(end: pd.Timestamp, focus: object) -> pd.Timestamp | None:
+    """A fiscal year's end from a 10-Q's own fiscal period focus (``Q1``..``Q3``).
+
+    Where no 10-K of the company is in the source: its quarter end plus the quarters left (ADBE's Q1 ending
+    2016-03-04: about 2016-12-04).
+
+    Example:
+        >>> _year_end_from_focus(pd.Timestamp("2016-03-04"), "Q1")
+        Timestamp('2016-12-04 00:00:00')
+    """
+    if not isinstance(focus, str) or focus not in ("Q1", "Q2", "Q3"):
+        return None
+    return end + pd.DateOffset(months=3 * (4 - int(focus[1])))
+
+
 def _pystock_row(ticker: str, r, period: str, fiscal_period: str) -> dict:
     rec = {"ticker": ticker, "report_period": r.end_date, "period": period, "fiscal_period": fiscal_period,
            "currency": "USD", "filing_date": r.first_seen_date, "accession_number": None,
@@ -231,7 +248,10 @@ def _pystock_row(ticker: str, r, period: str, fiscal_period: str) -> dict:
 
 def _pystock(ctx: Context) -> dict[str, pd.DataFrame]:
     reports = read_reports(ctx.source(REPORTS))
-    wanted = wanted_tickers(ctx["members"], ctx["prices_main"])
+    # a report belongs to the company that held its symbol when it was first seen (WTW's are Weight Watchers')
+    reports = relabel(reports.assign(ticker=norm_ticker(reports["symbol"])), ctx["pystock_owners"], "first_seen_date")
+    reports["symbol"] = reports["ticker"]
+    wanted = wanted_tickers(ctx["pystock_owners"], ctx["prices_main"])
     splits = ctx["splits"]
     return {
         "pystock_statements": broad_statements(reports, wanted, splits, MAX_FILING_LAG),
@@ -241,10 +261,10 @@ def _pystock(ctx: Context) -> dict[str, pd.DataFrame]:
 
 PYSTOCK_FUNDAMENTALS = Stage(
     "pystock_fundamentals",
-    "Statement rows and vintages of the S&P 500 members from the pystock reports (2015-2017)",
+    "Statement rows and vintages of the S&P 500 members of 2015-2017 and today from the pystock reports",
     _pystock,
     sources=(REPORTS,),
-    needs=("members", "prices_main", "splits"),
+    needs=("pystock_owners", "prices_main", "splits"),
     outputs=(intermediate("pystock_statements"), intermediate("pystock_vintages")),
 )
 

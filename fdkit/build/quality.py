@@ -100,16 +100,42 @@ def quarter_out_of_band(rows: pd.DataFrame, prices: pd.DataFrame | None = None) 
     """
     q = rows[(rows["period"] == "quarterly") & rows["revenue"].notna()]
     ratio = q["revenue"] / neighbour_median(q, "revenue")
+    recurs = _recurs_a_year_apart(q)
     notes: Notes = {}
     revenue = q["revenue"].to_dict()
     for i, r in ratio.dropna().items():
-        if not REJECT_BAND[0] <= r <= REJECT_BAND[1]:
+        if recurs.get(i, False) and not MARK_BAND[0] <= r <= MARK_BAND[1]:
+            notes[i] = [f"revenue: {r:.3g}x the median of its neighbouring quarters, as the same quarter a year "
+                        "apart (a seasonal business; kept)"]  # fmt: skip
+        elif not REJECT_BAND[0] <= r <= REJECT_BAND[1]:
             notes[i] = [f"revenue: {_fmt(float(revenue[i]))} is {r:.3g}x the median of its neighbouring "
                         "quarters (outside 0.2-5x: another concept's figure), served missing"]  # fmt: skip
             rows.loc[i, "revenue"] = np.nan
         elif not MARK_BAND[0] <= r <= MARK_BAND[1]:
             notes[i] = [f"revenue: {r:.3g}x the median of its neighbouring quarters (outside 0.5-2x; kept)"]
+    # a rejection moves its neighbours' medians: mark what is out of band among the quarters served
+    kept = rows[(rows["period"] == "quarterly") & rows["revenue"].notna()]
+    after = kept["revenue"] / neighbour_median(kept, "revenue")
+    for i, r in after.dropna().items():
+        if i not in notes and not MARK_BAND[0] <= r <= MARK_BAND[1]:
+            notes[i] = [f"revenue: {r:.3g}x the median of its neighbouring quarters served (outside 0.5-2x; kept)"]
     return notes
+
+
+def _recurs_a_year_apart(q: pd.DataFrame) -> dict:
+    """Row label -> whether the same ticker's quarter a year before or after is within 0.8-1.25x of it.
+
+    H&R Block's tax-season quarter is 17x its other quarters every year: a pattern that recurs is the business,
+    not another concept's figure.
+    """
+    out = {}
+    by = {t: g for t, g in q.groupby(q["ticker"].astype(str), sort=False)}
+    for i, t, day, value in zip(q.index, q["ticker"].astype(str), q["report_period"], q["revenue"], strict=True):
+        g = by[t]
+        gap = (g["report_period"] - day).abs()
+        near_year = g[(gap >= pd.Timedelta(days=350)) & (gap <= pd.Timedelta(days=380))]["revenue"]
+        out[i] = bool(((near_year / value).between(0.8, 1.25)).any())
+    return out
 
 
 def annual_out_of_band(rows: pd.DataFrame, prices: pd.DataFrame | None = None) -> Notes:

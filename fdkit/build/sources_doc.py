@@ -182,6 +182,7 @@ def write_sources_md(
             lines.append(f"| {r.ticker} | {r.price_factor:.6f} | {r.split_factor:g} | {r.overlap_days} | {after} |")
         lines.append("")
     lines += _coverage(written)
+    lines += _member_coverage(written)
     lines += _fill_rates(written)
     lines += _accessions(written)
     lines += _invariants(out)
@@ -239,6 +240,46 @@ def _coverage(written: Mapping[str, pd.DataFrame]) -> list[str]:
         known = set(q["ticker"].astype(str))
         bars = set(px.loc[day_of == day, "ticker"].astype(str))
         lines.append(f"| {d} | {len(known)} | {len(bars)} | {len(known & bars)} | {why[d]} |")
+    return [*lines, ""]
+
+
+#: the quarter-ends of the S&P 500 coverage table (the pystock window)
+MEMBER_DAYS = ("2015-06-30", "2015-09-30", "2015-12-31", "2016-03-31", "2016-06-30", "2016-09-30", "2016-12-30",
+               "2017-03-31")  # fmt: skip
+
+
+def _member_coverage(written: Mapping[str, pd.DataFrame]) -> list[str]:
+    """The S&P 500 members of each quarter-end 2015-06 .. 2017-03 with a price bar and a quarterly statement.
+
+    Members are the ``index_membership`` spells running that day, under the lake ticker of each company (dead ones
+    included); a statement counts if a quarterly row was filed on or before the day (any age), as the public
+    functions return it.
+    """
+    spells, inc, px = written["index_membership"], written["income_statements"], written["prices"]
+    spells = spells[spells["index"].astype(str) == "sp500"]
+    day_of = px["time"].dt.tz_convert(None)
+    traded = px["close"].notna()
+    q = inc[inc["period"].astype(str) == "quarterly"]
+    lines = ["## S&P 500 members of each quarter-end with prices and statements", "",
+             "Members = the index spells running that day (dead companies included, each under its lake ticker); "
+             "*bar*: an as-traded bar that day; *statement*: a quarterly income statement filed on or before the "
+             "day. The missing are named with what the sources lack: the pystock crawl (2015-03-23 .. 2017-03-31) "
+             "has no 10-Q of the company before the day (its reports are sparse for some filers), a second share "
+             "class whose filer's statements are under the other class (GOOG, BF-B, DISCK, FOX, NWS, UA), or no "
+             "bar in pystock's price file.", "",
+             "| day | members | with a bar | with a statement | both | missing (why) |",
+             "|---|---:|---:|---:|---:|---|"]  # fmt: skip
+    for d in MEMBER_DAYS:
+        day = pd.Timestamp(d)
+        on = spells[(spells["start_date"] <= day) & (spells["end_date"].isna() | (spells["end_date"] >= day))]
+        members = set(on["current_ticker"].astype(str))
+        bars = set(px.loc[(day_of == day) & traded, "ticker"].astype(str))
+        stated = set(q.loc[q["filing_date"] <= day, "ticker"].astype(str))
+        both = members & bars & stated
+        gaps = [f"{t} ({'no bar' if t not in bars else ''}{', ' if t not in bars and t not in stated else ''}"
+                f"{'no statement' if t not in stated else ''})" for t in sorted(members - both)]  # fmt: skip
+        lines.append(f"| {d} | {len(members)} | {len(members & bars)} | {len(members & stated)} | {len(both)} | "
+                     f"{', '.join(gaps)} |")  # fmt: skip
     return [*lines, ""]
 
 

@@ -191,6 +191,9 @@ def _statements(ctx: Context) -> dict[str, pd.DataFrame]:
     sec = pd.read_csv(ctx.source("data-real/company/sec_company_tickers.csv"), dtype=str)
     uni = pd.read_csv(ctx.source("data-real/company/universe.csv"), dtype=str)
     ciks = company_ciks(sec, ctx["members"], uni)
+    for ticker, cik in zip(ctx["pystock_owners"]["ticker"], ctx["pystock_owners"]["cik"], strict=True):
+        if isinstance(cik, str) and cik:  # companies of the 2015-2017 window known only from the index spells
+            ciks.setdefault(ticker, cik)
     rows = join_statements(ctx["xbrl_statements"], ctx["pystock_statements"],
                            set(ctx["companyfacts_tickers"]["ticker"]))  # fmt: skip
     rows = screen_statements(rows, ctx["prices"])
@@ -250,7 +253,15 @@ STATEMENTS = Stage(
     "The statement table (XBRL and pystock rows, TTM, CIK, filing URL) and the three statement datasets",
     _statements,
     sources=("data-real/company/sec_company_tickers.csv", "data-real/company/universe.csv"),
-    needs=("xbrl_statements", "pystock_statements", "companyfacts_tickers", "members", "filings_index", "prices"),
+    needs=(
+        "xbrl_statements",
+        "pystock_statements",
+        "companyfacts_tickers",
+        "members",
+        "pystock_owners",
+        "filings_index",
+        "prices",
+    ),
     outputs=(
         intermediate("statements"),
         *(dataset(name, Provenance(*_PROVENANCE[name])) for name in STATEMENT_FIELDS),

@@ -1,0 +1,223 @@
+"""Whose data a pystock symbol carries: the source's symbols mapped to the lake's companies, by date.
+
+pystock (2015-2017) files reports and bars under the symbol of the day, and a symbol is not a company: ``WTW`` is
+Weight Watchers there (Willis Towers Watson traded as ``WLTW``), ``CB`` the old Chubb Corporation until
+2016-01-14 and Chubb Limited (formerly ``ACE``) after, ``ECHO`` Echo Global Logistics, ``APP`` American Apparel,
+``BNY`` a municipal bond fund. The index-membership spells say which company held a symbol on which days; a
+symbol's listing (a name over a span of the crawl, from the source's symbols file) belongs to the company whose
+spell under that symbol overlaps it, and is served under that company's lake ticker (today's symbol, or
+``SYMBOL_YEAR`` for a company whose symbol another now holds). A listing no spell explains belongs to today's
+S&P 500 member of that symbol only if their names agree; anything else is left out (listed in SOURCES.md), never
+served under a symbol another company holds.
+
+Example:
+    >>> listings = pd.DataFrame({"symbol": ["WTW", "WLTW", "CB", "CB", "ACE"],
+    ...     "name": ["Weight Watchers International", "Willis Towers Watson", "Chubb Corporation (The)",
+    ...              "D/B/A Chubb Limited New", "Ace Limited"],
+    ...     "first": pd.to_datetime(["2015-03-23", "2016-01-05", "2015-03-23", "2016-01-15", "2015-03-23"]),
+    ...     "last": pd.to_datetime(["2017-03-31", "2017-03-31", "2016-01-14", "2017-03-31", "2016-01-13"])})
+    >>> spells = pd.DataFrame({"ticker": ["WLTW", "CB", "ACE", "CB"], "current_ticker": ["WTW", "CB_2016", "CB", "CB"],
+    ...     "name": [None, "Chubb Corp", "ACE Ltd", "Chubb Limited"], "cik": [None, None, None, "0000896159"],
+    ...     "start_date": pd.to_datetime(["2016-01-05", "2004-12-30", "2010-07-15", "2016-01-15"]),
+    ...     "end_date": pd.to_datetime([None, "2016-01-14", "2016-01-14", None])})
+    >>> members = pd.DataFrame({"ticker": ["WTW", "CB"], "name": ["Willis Towers Watson", "Chubb Limited"],
+    ...                         "cik": ["0001140536", "0000896159"]})
+    >>> owners = symbol_owners(listings, spells, members)
+    >>> owners[["symbol", "ticker"]].values.tolist()
+    [['ACE', 'CB'], ['CB', 'CB_2016'], ['CB', 'CB'], ['WLTW', 'WTW']]
+    >>> relabel(pd.DataFrame({"ticker": ["CB", "CB", "WTW"], "date": pd.to_datetime(["2015-06-30",
+    ...         "2016-06-30", "2016-06-30"])}), owners, "date")["ticker"].tolist()
+    ['CB_2016', 'CB']
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from fdkit.build.common import norm_ticker
+from fdkit.build.history import SOURCE_ALIASES
+from fdkit.build.identity import renames_of, same_company
+from fdkit.build.index_membership import EVENTS, FOLDER, INDICES
+from fdkit.build.stage import Context, Stage, intermediate
+
+__all__ = ["SYMBOLS", "WINDOW", "symbol_owners", "relabel", "read_listings"]
+
+SYMBOLS = "data-real-2/fundamentals_pystock/pystock_symbols_2015_2017.csv.gz"
+#: renames no source records, reviewed by hand: the price history's, and Michael Kors -> Capri Holdings
+#: (2019-01-02), Wyndham Worldwide -> Wyndham Destinations (2018-06-01), ACE Limited -> Chubb Limited (2016-01-15,
+#: having acquired the Chubb Corporation; CIK 0000896159 is ACE's)
+ALIASES = {**SOURCE_ALIASES, "KORS": "CPRI", "WYN": "WYND", "ACE": "CB"}
+#: listings the membership source cannot tell apart, reviewed by hand: its one CB spell from 2004 covers the Chubb
+#: Corporation (acquired 2016-01-14) and ACE, which took the symbol on 2016-01-15 as Chubb Limited; the old
+#: company, no longer trading, is served as CB_2016 (its symbol is another company's now)
+LISTING_OWNERS = {("CB", "Chubb Corporation (The)"): "CB_2016"}
+#: a rename this long after a listing's last crawl day still names the listing's company (YHOO -> AABA 2017-06,
+#: PCLN -> BKNG 2018-02); later ones belong to whoever held the symbol by then (FI -> FISV 2025 is Fiserv's, not
+#: Frank's International's, which listed as FI in 2015-2017)
+RENAME_REACH = pd.Timedelta(days=2 * 365)
+#: the membership files whose "rename -> NEW" removals are ticker changes too
+CHANGES = tuple(f"{FOLDER}/{index}_changes.csv" for index in INDICES)
+#: the span of the pystock data
+WINDOW = (pd.Timestamp("2015-03-01"), pd.Timestamp("2017-04-30"))
+_OPEN = pd.Timestamp("2200-01-01")
+
+
+def read_listings(raw: pd.DataFrame) -> pd.DataFrame:
+    """The source's symbols file as listings: ``symbol`` (the lake's spelling), ``name``, ``first``, ``last``.
+
+    A symbol's first listing reaches back to the window's start and its last forward to the window's end, and
+    consecutive listings of one symbol meet, so every dated row of the symbol falls in exactly one listing.
+
+    Args:
+        raw: the symbols file (``symbol``, ``name``, ``first_listed_crawl``, ``last_listed_crawl`` as YYYYMMDD).
+
+    Returns:
+        One row per listing.
+    """
+    df = pd.DataFrame({"symbol": norm_ticker(raw["symbol"].astype(str)), "name": raw["name"].astype(str),
+                       "first": pd.to_datetime(raw["first_listed_crawl"].astype(str), format="%Y%m%d"),
+                       "last": pd.to_datetime(raw["last_listed_crawl"].astype(str), format="%Y%m%d")})  # fmt: skip
+    df["listed_first"], df["listed_last"] = df["first"], df["last"]
+    df = df.sort_values(["symbol", "first"], kind="stable").reset_index(drop=True)
+    nxt = df.groupby("symbol")["first"].shift(-1)
+    df["last"] = (nxt - pd.Timedelta(days=1)).fillna(WINDOW[1])
+    first = ~df["symbol"].duplicated()
+    df.loc[first, "first"] = WINDOW[0]
+    return df
+
+
+def symbol_owners(listings: pd.DataFrame, spells: pd.DataFrame, members: pd.DataFrame,
+                  renames: pd.DataFrame | None = None) -> pd.DataFrame:  # fmt: skip
+    """Each listing's owner: the lake ticker its rows are served under, over which days, and why.
+
+    The membership source names some spells by a later symbol (Yahoo as ``AABA`` from 2004, Priceline as
+    ``BKNG``): a listing no spell of its own symbol explains follows the symbol's later renames (``YHOO`` ->
+    ``AABA`` 2017-06-19) to a spell that does.
+
+    Args:
+        listings: :func:`read_listings` (``symbol``, ``name``, ``first``, ``last``).
+        spells: index-membership spells (``ticker`` of the time, ``current_ticker``, ``name``, ``cik``,
+            ``start_date``, ``end_date``).
+        members: today's S&P 500 members (``ticker``, ``name``, ``cik``).
+        renames: ticker changes (``day``, ``old``, ``new``: :func:`fdkit.build.identity.renames_of`).
+
+    Returns:
+        ``symbol``, ``start``, ``end``, ``ticker``, ``cik``, ``name``, ``how`` and the days the crawl listed it
+        (``listed_first``, ``listed_last``), sorted by symbol and start; a listing no company explains has no row.
+    """
+    if "listed_first" not in listings.columns:
+        listings = listings.assign(listed_first=listings["first"], listed_last=listings["last"])
+    sp = spells.assign(symbol=norm_ticker(spells["ticker"].astype(str)),
+                       stop=spells["end_date"].fillna(_OPEN))  # fmt: skip
+    sp = sp[(sp["start_date"] <= WINDOW[1]) & (sp["stop"] >= WINDOW[0])]
+    rows: list[tuple[Any, ...]] = []
+    later = {} if renames is None else {str(o): (str(n), d) for d, o, n in renames[["day", "old", "new"]].to_numpy()}
+    for r in listings.itertuples():
+        reviewed = LISTING_OWNERS.get((str(r.symbol), str(r.name)))
+        if reviewed is not None:
+            rows.append((r.symbol, r.first, r.last, reviewed, None, r.name,
+                         "reviewed: another company than the spell's", r.listed_first, r.listed_last))  # fmt: skip
+            continue
+        symbol, how = str(r.symbol), "index spell"
+        ov = sp[(sp["symbol"] == symbol) & (sp["start_date"] <= r.last) & (sp["stop"] >= r.first)]
+        for _ in range(5):  # a rename soon after the listing, to the symbol the source files the spell under
+            reach = pd.Timestamp(str(r.listed_last)) + RENAME_REACH
+            if len(ov) or symbol not in later or not pd.Timestamp(str(r.first)) <= later[symbol][1] <= reach:
+                break
+            symbol = later[symbol][0]
+            ov = sp[(sp["symbol"] == symbol) & (sp["start_date"] <= r.last) & (sp["stop"] >= r.first)]
+            how = f"index spell under its later symbol {symbol}"
+        if not len(ov) and str(r.symbol) in ALIASES:  # a rename no source records, reviewed by hand
+            alias = ALIASES[str(r.symbol)]
+            ov = sp[
+                (sp["current_ticker"].astype(str) == alias) & (sp["start_date"] <= r.last) & (sp["stop"] >= r.first)
+            ]
+            how = f"index spell under its later symbol {alias} (reviewed alias)"
+        owners = ov.groupby("current_ticker", sort=False)
+        if owners.ngroups == 1:
+            s = ov.iloc[0]
+            cik = ov["cik"].dropna().iloc[0] if ov["cik"].notna().any() else None
+            rows.append(
+                (r.symbol, r.first, r.last, str(s["current_ticker"]), cik, r.name, how, r.listed_first, r.listed_last)
+            )
+        elif owners.ngroups > 1:  # the symbol changed hands inside the listing: each owner its spell's days
+            for ticker, g in owners:
+                start, end = max(r.first, g["start_date"].min()), min(r.last, g["stop"].max())
+                cik = g["cik"].dropna().iloc[0] if g["cik"].notna().any() else None
+                rows.append(
+                    (
+                        r.symbol,
+                        start,
+                        end,
+                        str(ticker),
+                        cik,
+                        r.name,
+                        "index spell (shared listing)",
+                        r.listed_first,
+                        r.listed_last,
+                    )
+                )
+        else:
+            m = members[(members["ticker"] == r.symbol)]
+            if len(m) and same_company(m["name"].iloc[0], r.name):
+                rows.append(
+                    (r.symbol, r.first, r.last, r.symbol, m["cik"].iloc[0], r.name, "today's member, same name")
+                )
+    out = pd.DataFrame(rows, columns=["symbol", "start", "end", "ticker", "cik", "name", "how", "listed_first",
+                                      "listed_last"])  # fmt: skip
+    return out.sort_values(["symbol", "start"], kind="stable").reset_index(drop=True)
+
+
+def relabel(df: pd.DataFrame, owners: pd.DataFrame, date: str) -> pd.DataFrame:
+    """Rows of source symbols (``ticker``) moved to their owners' lake tickers by their ``date``; others dropped.
+
+    Args:
+        df: rows with the source's symbol in ``ticker`` and a date column.
+        owners: :func:`symbol_owners`.
+        date: the column that dates a row (a report's first sighting, a bar's day).
+
+    Returns:
+        The rows that have an owner, ``ticker`` replaced by it (a copy).
+    """
+    keyed = df.assign(_row=np.arange(len(df)), _symbol=df["ticker"].astype(str))
+    cols = ["symbol", "start", "end", "ticker", "listed_first", "listed_last"]
+    owners = owners.assign(symbol_of_spell=np.where(owners["how"].str.startswith("index spell under"), "",
+                                                    owners["symbol"]))  # fmt: skip
+    m = keyed[["_row", "_symbol", date]].merge(owners[[*cols, "symbol_of_spell"]], left_on="_symbol",
+                                                 right_on="symbol")  # fmt: skip
+    m = m[(m[date] >= m["start"]) & (m[date] <= m["end"])].drop_duplicates("_row")
+    # two symbols of one company on one day (ACT and AGN around Actavis's rename): the one the crawl listed wins,
+    # then the one the company's own spell names
+    m = m.assign(_rank=((m[date] < m["listed_first"]) | (m[date] > m["listed_last"])).astype(int) * 2
+                 + (m["_symbol"] != m["symbol_of_spell"]).astype(int))  # fmt: skip
+    m = m.sort_values(["ticker", date, "_rank"], kind="stable")
+    rival = m.groupby(["ticker", date])["_symbol"].transform("nunique") > 1
+    best = m.groupby(["ticker", date])["_rank"].transform("min")
+    m = m[~rival | (m["_rank"] == best)].sort_values("_row")
+    out = keyed.iloc[m["_row"].to_numpy()].copy()
+    out["ticker"] = m["ticker"].to_numpy()
+    return out.drop(columns=["_row", "_symbol"]).reset_index(drop=True)
+
+
+def _owners(ctx: Context) -> dict[str, pd.DataFrame]:
+    listings = read_listings(pd.read_csv(ctx.source(SYMBOLS)))
+    spells = ctx["index_membership"]
+    spells = spells[spells["index"].astype(str) == "sp500"]  # the cross-section is the S&P 500's
+    events = pd.read_csv(ctx.source(EVENTS), dtype=str, keep_default_na=False)
+    changes = [pd.read_csv(ctx.source(f), dtype=str, keep_default_na=False) for f in CHANGES]
+    return {"pystock_owners": symbol_owners(listings, spells, ctx["members"], renames_of(events, changes))}
+
+
+PYSTOCK_OWNERS = Stage(
+    "pystock_owners",
+    "Which company each pystock symbol's rows belong to, by date (index spells, else today's member by name)",
+    _owners,
+    sources=(SYMBOLS, EVENTS, *CHANGES),
+    needs=("index_membership", "members"),
+    outputs=(intermediate("pystock_owners"),),
+)
+
+STAGES = (PYSTOCK_OWNERS,)
