@@ -179,6 +179,10 @@ class LakeReader:
                 out.update(listing.by_value.get((part, column), {}))
                 continue
             for f in group:
+                bounds = listing.stats.get(f, {}).get(column)
+                if bounds is not None and bounds[0] == bounds[1]:  # a Delta file of one value: its log says which
+                    out.add(str(bounds[0]))
+                    continue
                 pf = listing.open(f)
                 if column not in pf.schema_arrow.names:
                     return set()
