@@ -73,6 +73,14 @@ def test_schema_enforcement_and_an_added_column(tmp_path):
     assert "decided_by" in pa.schema(delta.open_table(tmp_path / "interest_rates").schema().to_arrow()).names
 
 
+def test_a_table_with_deletion_vectors_is_refused_by_name(tmp_path):
+    write_dataset(tmp_path, "interest_rates", RATES)
+    table = deltalake.DeltaTable(str(tmp_path / "interest_rates"))
+    table.alter.set_table_properties({"delta.enableDeletionVectors": "true"})
+    with pytest.raises(LakeError, match="deletionVectors"):
+        LakeReader(tmp_path).read("interest_rates")
+
+
 def test_the_store_reads_one_ticker_by_the_logs_statistics(delta_lake):
     listing = LakeReader(delta_lake).files("prices")
     assert {b for s in listing.stats.values() for b in s["ticker"]} == {"AAPL", "MSFT", "NVDA"}

@@ -50,6 +50,9 @@ __all__ = [
 
 #: the folder of a Delta table's transaction log
 LOG_DIR = "_delta_log"
+#: table features whose files do not hold the table's rows as they are (rows deleted beside a file, columns renamed):
+#: fdkit refuses a table that enables them rather than serve wrong rows
+UNREAD_FEATURES = frozenset({"deletionVectors", "columnMapping"})
 #: rows per row group of the files fdkit writes (small groups: one ticker's range reads little beyond it)
 ROW_GROUP_ROWS = 8192
 
@@ -158,6 +161,11 @@ def snapshot(folder: str | os.PathLike[str]) -> tuple[list[LiveFile], pa.Schema]
         ['ticker']
     """
     dt = open_table(folder)
+    unread = sorted(set(dt.protocol().reader_features or ()) & UNREAD_FEATURES)
+    if unread:
+        what = ", ".join(unread)
+        raise LakeError(f"the Delta table at {folder} uses {what}, which fdkit does not read (it reads a table's "
+                        "files as they are): rewrite it without them, or read it with Spark")  # fmt: skip
     schema = pa.schema(dt.schema().to_arrow())
     parts = list(dt.metadata().partition_columns)
     actions = pa.table(dt.get_add_actions(flatten=True))
