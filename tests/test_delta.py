@@ -178,3 +178,20 @@ def test_dask_reads_the_delta_lake(delta_lake):
     files = deltalake.DeltaTable(str(delta_lake / "prices")).file_uris()  # the current version's files
     counts = dd.read_parquet(files).groupby("ticker").size().compute()
     assert {str(k): int(v) for k, v in counts.items()} == {t: len(_prices([t])) for t in ("AAPL", "MSFT", "NVDA")}
+
+
+def test_an_older_mirror_converts_in_place_partitioned_and_takes_new_writes(tmp_path):
+    # `ticker=X/part-0.parquet` folders, as fdkit mirror wrote before: one table partitioned by ticker, no rewrite
+    rows = read_dataset(DATA, "income_statements")
+    rows = rows[rows["ticker"].astype(str).isin(["AAPL", "MSFT"])]
+    write_dataset(tmp_path, "income_statements", rows, partition_by="ticker", mode="append", part="part-0",
+                  layout="parquet")  # fmt: skip
+    aapl = rows[rows["ticker"].astype(str) == "AAPL"].tail(3)
+    write_dataset(tmp_path, "income_statements", aapl, partition_by="ticker", mode="append", part="part-0")
+    table = delta.open_table(tmp_path / "income_statements")
+    assert table.metadata().partition_columns == ["ticker"] and table.version() == 1
+    assert (tmp_path / "income_statements" / "ticker=MSFT" / "part-0.parquet").exists()  # converted in place
+    got = LakeReader(tmp_path).read("income_statements")
+    assert got["ticker"].astype(str).value_counts().to_dict() == {
+        "MSFT": int((rows["ticker"].astype(str) == "MSFT").sum()), "AAPL": 3}  # fmt: skip
+    assert len(LakeReader(tmp_path).read("income_statements", where={"ticker": "AAPL"})) == 3

@@ -1,9 +1,12 @@
-"""The Parquet lake: one dataset per resource, columns = record fields, dtypes from :mod:`fdkit.catalog.schema`.
+"""The lake: one dataset per resource, columns = record fields, dtypes from :mod:`fdkit.catalog.schema`.
 
-A dataset is a directory ``<root>/<name>/`` of Parquet files, flat (``part-0.parquet``) or hive-partitioned
-(``ticker=AAPL/part-0.parquet``); both read back with the declared dtypes. Writes are atomic (temp file +
-rename), so a crash never leaves a half-written file. The build script, ``fdkit mirror``, the webhook receiver
-and the server all go through this module; pandas, pyarrow, DuckDB and Dask read the same files unchanged.
+A dataset is a directory ``<root>/<name>/``: a Delta table (its ``_delta_log/`` names the live Parquet files,
+:mod:`fdkit.lake.delta`), which is what ``fdkit mirror``, the webhook receiver and :func:`write_dataset` write,
+or plain Parquet files, flat (``part-0.parquet``) or hive-partitioned (``ticker=AAPL/part-0.parquet``), which is
+what the bundled reference lake and older fdkit wrote. All read back with the declared dtypes. A Delta write is
+one commit; plain files are written atomically (temp file + rename), so a crash never leaves a half-written file.
+The build script, ``fdkit mirror``, the webhook receiver and the server all go through this module; pandas,
+pyarrow, DuckDB, Polars and Dask read the same tables (``docs/LAKE.md``).
 
 Example:
     >>> import tempfile, pandas as pd
@@ -573,6 +576,7 @@ def convert_dataset(root: str | os.PathLike[str], name: str) -> str:
         >>> is_delta(root, "interest_rates")
         True
     """
+    from deltalake import Schema as DeltaSchema
     from deltalake import convert_to_deltalake
     from deltalake.exceptions import DeltaError
 
@@ -585,7 +589,7 @@ def convert_dataset(root: str | os.PathLike[str], name: str) -> str:
     layouts = list(listing.groups)
     message = ""
     if len(layouts) == 1 and len(layouts[0]) <= 1:
-        partition = pa.schema([(k, pa.string()) for k in layouts[0]]) if layouts[0] else None
+        partition = DeltaSchema.from_arrow(pa.schema([(k, pa.string()) for k in layouts[0]])) if layouts[0] else None
         try:
             convert_to_deltalake(str(base.resolve()), partition_by=partition,
                                  partition_strategy="hive" if partition is not None else None)  # fmt: skip
