@@ -186,8 +186,9 @@ class LakeReader:
                 if bounds is not None and bounds[0] == bounds[1]:  # a Delta file of one value: its log says which
                     out.add(str(bounds[0]))
                     continue
-                pf = pq.ParquetFile(str(f), filesystem=listing.filesystem, read_dictionary=[column])
-                if column not in pf.schema_arrow.names:
+                try:
+                    pf = pq.ParquetFile(str(f), filesystem=listing.filesystem, read_dictionary=[column])
+                except KeyError:  # pyarrow's answer to a read_dictionary column the file does not have
                     return set()
                 for batch in pf.iter_batches(batch_size=2**20, columns=[column]):  # bounded memory
                     out.update(_unique(batch.column(0)))
