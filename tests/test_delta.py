@@ -195,3 +195,11 @@ def test_an_older_mirror_converts_in_place_partitioned_and_takes_new_writes(tmp_
     assert got["ticker"].astype(str).value_counts().to_dict() == {
         "MSFT": int((rows["ticker"].astype(str) == "MSFT").sum()), "AAPL": 3}  # fmt: skip
     assert len(LakeReader(tmp_path).read("income_statements", where={"ticker": "AAPL"})) == 3
+
+
+def test_the_first_write_into_a_plain_dataset_converts_it_with_one_log_line(tmp_path, caplog):
+    shutil.copytree(DATA / "interest_rates", tmp_path / "interest_rates")
+    with caplog.at_level("WARNING", logger="fdkit.lake"):
+        write_dataset(tmp_path, "interest_rates", RATES.assign(date=["2025-03-06", "2025-03-19"]), mode="append")
+    assert [r.getMessage() for r in caplog.records] == ["interest_rates: converted to a Delta table in place (1 files)"]
+    assert len(read_dataset(tmp_path, "interest_rates")) == len(read_dataset(DATA, "interest_rates")) + 2

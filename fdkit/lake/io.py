@@ -547,7 +547,7 @@ def _write_delta(root: str | os.PathLike[str], name: str, df: pd.DataFrame, *, s
     return [base / f.path for f in delta.live_files(base) if f.path not in before]
 
 
-def convert_dataset(root: str | os.PathLike[str], name: str) -> str:
+def convert_dataset(root: str | os.PathLike[str], name: str, *, quiet: bool = False) -> str:
     """Make a plain Parquet dataset a Delta table, in place where its files allow, else by rewriting it.
 
     In place (``deltalake.convert_to_deltalake``): the files stay where they are and a log naming them (with their
@@ -559,6 +559,7 @@ def convert_dataset(root: str | os.PathLike[str], name: str) -> str:
     Args:
         root: lake root (a folder).
         name: dataset name.
+        quiet: return the line without logging it (``fdkit lake convert`` prints it).
 
     Returns:
         What was done, one line.
@@ -607,7 +608,8 @@ def convert_dataset(root: str | os.PathLike[str], name: str) -> str:
         os.replace(base, kept)
         os.replace(fresh, base)
         message = f"{name}: rewritten as a Delta table ({len(df)} rows; the old files are in {kept}) {message}".strip()
-    log.info("%s", message)
+    if not quiet:
+        log.warning("%s", message)  # a lake's format changed under a writer: said once
     return message
 
 

@@ -66,7 +66,9 @@ def convert_lake(root: str | os.PathLike[str], names: list[str] | None = None) -
     base = _local(root)
     out = []
     for name in _datasets(base, names):
-        out.append(f"{name}: a Delta table already" if is_delta(base, name) else convert_dataset(base, name))
+        out.append(
+            f"{name}: a Delta table already" if is_delta(base, name) else convert_dataset(base, name, quiet=True)
+        )
     bump_generation(base)
     return out
 

@@ -263,7 +263,7 @@ class Landing:
         if dataset not in self._live:
             folder = self.lake / safe_segment(dataset, "dataset")
             if folder.is_dir() and not is_delta(self.lake, dataset) and any(folder.rglob("*.parquet")):
-                log.warning("webhook landing: %s", convert_dataset(self.lake, dataset))
+                convert_dataset(self.lake, dataset)  # logged (one line)
             live = live_files(folder) if is_delta(self.lake, dataset) else []
             self._live[dataset] = {_key_path(folder / f.path): folder / f.path for f in live}
         return self._live[dataset]
