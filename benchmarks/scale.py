@@ -84,7 +84,14 @@ async def _drive(url: str, qs: list[dict[str, str]], connections: int) -> dict:
 
 
 def _tickers(lake: Path) -> list[str]:
-    return sorted(p.name.split("=", 1)[1] for p in (lake / "prices").iterdir() if p.name.startswith("ticker="))
+    """The lake's tickers: its ``ticker=`` folders (hive), else the ``company_facts`` rows (flat, Delta)."""
+    hive = sorted(p.name.split("=", 1)[1] for p in (lake / "prices").iterdir() if p.name.startswith("ticker="))
+    if hive:
+        return hive
+    sys.path.insert(0, str(ROOT))
+    from fdkit.lake.io import read_dataset
+
+    return sorted(read_dataset(lake, "company_facts", columns=["ticker"])["ticker"].astype(str))
 
 
 def measure(lake: Path, n_queries: int, connections: int, memory: str, seed: int) -> dict:

@@ -3,7 +3,7 @@
 
 Usage::
 
-    python benchmarks/synth_lake.py OUT --tickers N [--bars 5600] [--seed 7] [--layout hive|flat]
+    python benchmarks/synth_lake.py OUT --tickers N [--bars 5600] [--seed 7] [--layout hive|flat|delta]
 
 Each ticker gets ``--bars`` business-day bars ending 2026-02-27 (5,600 bars start in late 2004): a geometric
 random walk with its own drift and volatility (volatility clustering, fat-tailed days), consistent open/high/low/
@@ -11,7 +11,10 @@ close and log-normal volumes, plus one ``company_facts`` row and ``income_statem
 span (revenue growing with noise, margins per ticker). The lake is written the way the lake writes
 (:func:`fdkit.lake.io.write_dataset`: typed by the schema, zstd, atomic files): ``--layout hive`` (the default)
 partitions by ticker as ``fdkit mirror`` does (``prices/ticker=T00001/part-0.parquet``); ``--layout flat`` writes
-prices as flat part files sorted by ticker then time with row groups of 8,192 rows (what min/max statistics prune).
+prices as flat part files sorted by ticker then time with row groups of 8,192 rows (what min/max statistics prune);
+``--layout delta`` writes every dataset as a Delta table (what ``fdkit mirror`` and the receiver write now), prices
+as commits of about 4M rows sorted by ticker then time, row groups of 8,192 rows, so the log's per-file min/max
+choose the file and the footers' the row groups.
 Tickers are named ``T00001`` ... so that runs at several scales share their first tickers. Prints one JSON line:
 rows, files, bytes, seconds.
 """
@@ -119,18 +122,25 @@ def write(out: Path, n: int, n_bars: int = 5600, seed: int = 7, layout: str = "h
         df = bars(chunk, n_bars, rng)
         rows += len(df)
         if layout == "hive":
-            write_dataset(out, "prices", df, partition_by="ticker", mode="append", part="part-0")
+            write_dataset(out, "prices", df, partition_by="ticker", mode="append", part="part-0", layout="parquet")
         else:
             flat.append(df)
             if sum(len(f) for f in flat) >= 4_000_000 or i + batch >= n:
-                _flat_part(out / "prices", pd.concat(flat, ignore_index=True), len(list((out / "prices").glob("*"))))
+                big = pd.concat(flat, ignore_index=True)
+                if layout == "delta":
+                    write_dataset(out, "prices", big, mode="append")  # one commit, sorted by ticker then time
+                else:
+                    _flat_part(out / "prices", big, len(list((out / "prices").glob("*"))))
                 flat = []
         first = df["time"].iloc[0].tz_localize(None)
-        write_dataset(out, "income_statements", statements(chunk, first, rng), partition_by="ticker", mode="append",
-                      part="part-0")  # fmt: skip
-    write_dataset(out, "company_facts", facts(names, rng))
+        if layout == "delta":
+            write_dataset(out, "income_statements", statements(chunk, first, rng), mode="append")
+        else:
+            write_dataset(out, "income_statements", statements(chunk, first, rng), partition_by="ticker",
+                          mode="append", part="part-0", layout="parquet")  # fmt: skip
+    write_dataset(out, "company_facts", facts(names, rng), layout="delta" if layout == "delta" else "parquet")
     bump_generation(out)
-    files = list(out.rglob("*.parquet"))
+    files = [f for f in out.rglob("*.parquet") if "_delta_log" not in f.parts]
     return {"tickers": n, "price_rows": rows, "files": len(files), "bytes": sum(f.stat().st_size for f in files),
             "seconds": round(time.perf_counter() - t0, 1), "layout": layout}  # fmt: skip
 
@@ -149,7 +159,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--tickers", type=int, required=True)
     ap.add_argument("--bars", type=int, default=5600)
     ap.add_argument("--seed", type=int, default=7)
-    ap.add_argument("--layout", choices=("hive", "flat"), default="hive")
+    ap.add_argument("--layout", choices=("hive", "flat", "delta"), default="hive")
     args = ap.parse_args(argv)
     if args.out.exists() and any(args.out.iterdir()):
         print(f"{args.out} is not empty", file=sys.stderr)

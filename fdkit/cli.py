@@ -224,7 +224,7 @@ def _check_output(out: str) -> None:
 
 
 def _mirror(args: argparse.Namespace) -> int:
-    """``fdkit mirror``: copy datasets into a hive-partitioned lake (resumable)."""
+    """``fdkit mirror``: copy datasets into a lake of Delta tables (resumable)."""
     from fdkit.mirror import mirror
 
     report = mirror(args.tickers, args.datasets, args.out, start_date=args.start_date, end_date=args.end_date,
@@ -369,6 +369,21 @@ def _lake(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
+def _maintain(args: argparse.Namespace) -> int:
+    """``fdkit lake convert|optimize|vacuum DIR``: one line per dataset."""
+    from fdkit.lake.tables import convert_lake, optimize_lake, vacuum_lake
+
+    if args.action == "convert":
+        lines = convert_lake(args.dir, args.dataset)
+    elif args.action == "optimize":
+        lines = optimize_lake(args.dir, args.dataset)
+    else:
+        lines = vacuum_lake(args.dir, retain_hours=args.retain_hours, dry_run=args.dry_run, names=args.dataset)
+    for line in lines:
+        print(line)
+    return 0
+
+
 class _UsageError(Exception):
     """A bad command line: one line on stderr, exit code 2."""
 
@@ -483,7 +498,7 @@ def build_parser() -> argparse.ArgumentParser:
         if ep.kind != "listing":
             _add_dataset_parser(gsub, ep)
 
-    m = sub.add_parser("mirror", help="copy datasets into a hive-partitioned Parquet lake (resumable)",
+    m = sub.add_parser("mirror", help="copy datasets into a lake of Delta tables (resumable)",
                        description="Download datasets from the configured service into a lake that "
                        "'fdkit serve --data LAKE' answers from.")  # fmt: skip
     m.add_argument("--tickers", nargs="+", required=True)
@@ -560,7 +575,7 @@ def build_parser() -> argparse.ArgumentParser:
     te.add_argument("--log", help="delivery log (JSON lines)")
     te.set_defaults(func=_test_events)
 
-    lk = sub.add_parser("lake", help="check a Parquet lake", description="Check a Parquet lake.")
+    lk = sub.add_parser("lake", help="check or maintain a lake", description="Check or maintain a lake.")
     lsub = lk.add_subparsers(dest="action", required=True, parser_class=_Parser)
     lv = lsub.add_parser("validate", help="run the data invariants (exit 1 on any violation)",
                          description="Run the data invariants of fdkit.lake.validate on a lake: one line per invariant "
@@ -569,6 +584,24 @@ def build_parser() -> argparse.ArgumentParser:
     lv.add_argument("--only", nargs="+", metavar="INVARIANT", help="run only these invariants")
     lv.add_argument("--examples", action="store_true", help="print the first violating rows of each failure")
     lv.set_defaults(func=_lake)
+    helps = {
+        "convert": "make plain Parquet datasets Delta tables (in place where the files allow, else rewritten)",
+        "optimize": "compact Delta tables into large files sorted by ticker (old files stay until vacuum)",
+        "vacuum": "delete files no version within the retention needs (default 7 days)",
+    }
+    for action, text in helps.items():
+        lm = lsub.add_parser(action, help=text, description=text[0].upper() + text[1:] + ".")
+        lm.add_argument("dir", help="lake directory")
+        lm.add_argument("--dataset", nargs="+", metavar="NAME", help="only these datasets")
+        if action == "vacuum":
+            lm.add_argument(
+                "--retain-hours",
+                type=float,
+                metavar="H",
+                help="keep the files versions of the last H hours read (0: only the current version)",
+            )
+            lm.add_argument("--dry-run", action="store_true", help="only list what would be deleted")
+        lm.set_defaults(func=_maintain)
     c = sub.add_parser("cache", help="inspect or clear the on-disk HTTP cache")
     c.add_argument("action", choices=["info", "clear"])
     c.add_argument("--cache-dir", help="cache directory (default: $FDKIT_CACHE_DIR or the user cache dir)")

@@ -1,7 +1,11 @@
-"""Mirror datasets from whatever service is configured into a hive-partitioned Parquet lake.
+"""Mirror datasets from whatever service is configured into a lake of Delta tables.
 
-The lake has the layout ``fdkit serve --data LAKE`` reads (``<dataset>/ticker=<T>/part-0.parquet``), so a mirror
-can be served again and answers the same requests with the same JSON. It is resumable: finished
+Each dataset is a Delta table (``<dataset>/_delta_log/`` and its Parquet files, :mod:`fdkit.lake.delta`); each
+``(dataset, ticker)`` pair is one commit that replaces that ticker's rows, so a mirror interrupted at any point
+leaves whole tickers only, and ``fdkit serve --data LAKE`` (or any Delta reader) serves it again with the same
+JSON. ``fdkit lake optimize LAKE`` afterwards compacts the one-file-per-ticker commits into few large files sorted
+by ticker. A lake mirrored by an older fdkit (``<dataset>/ticker=<T>/part-0.parquet``) is converted to Delta
+tables in place on the first write (logged). It is resumable: finished
 ``(dataset, ticker)`` pairs are recorded in ``LAKE/_mirror.json`` and skipped next time (``force=True`` redoes
 them); a failing ticker is reported and the rest go on.
 
@@ -91,7 +95,7 @@ def _lake_rows(name: str, responses: list[tuple[dict[str, Any], dict[str, Any]]]
 def _write(lake: Path, name: str, ticker: str, df: pd.DataFrame) -> int:
     if "ticker" not in df.columns:
         df = df.assign(ticker=ticker)
-    write_dataset(lake, name, df, partition_by="ticker", mode="append", part="part-0")
+    write_dataset(lake, name, df, partition_by="ticker", mode="append", part="part-0")  # the ticker's rows replaced
     return len(df)
 
 

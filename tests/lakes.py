@@ -12,7 +12,8 @@ from fdkit.lake.io import write_dataset
 TEST_TICKERS = ("AAA", "BBB")
 
 
-def write_test_lake(root: Path, n_days: int = 250) -> Path:
+def write_test_lake(root: Path, n_days: int = 250, layout: str = "delta") -> Path:
+    """Two tickers' prices, facts, statements and rates: Delta tables (``layout="parquet"``: plain files)."""
     days = pd.bdate_range("2024-01-02", periods=n_days)
     rows = []
     for i, t in enumerate(TEST_TICKERS):
@@ -31,7 +32,7 @@ def write_test_lake(root: Path, n_days: int = 250) -> Path:
                 }
             )
         )
-    write_dataset(root, "prices", pd.concat(rows, ignore_index=True))
+    write_dataset(root, "prices", pd.concat(rows, ignore_index=True), layout=layout)
     write_dataset(
         root,
         "company_facts",
@@ -45,6 +46,7 @@ def write_test_lake(root: Path, n_days: int = 250) -> Path:
                 "weighted_average_shares": [1e6, 2e6],
             }
         ),
+        layout=layout,
     )
     stmts = []
     for t in TEST_TICKERS:
@@ -61,7 +63,7 @@ def write_test_lake(root: Path, n_days: int = 250) -> Path:
                     "filing_date": rp + pd.Timedelta(days=30),
                 }
             )
-    write_dataset(root, "income_statements", pd.DataFrame(stmts))
+    write_dataset(root, "income_statements", pd.DataFrame(stmts), layout=layout)
     write_dataset(
         root,
         "interest_rates",
@@ -73,5 +75,6 @@ def write_test_lake(root: Path, n_days: int = 250) -> Path:
                 "rate": [5.375, 4.875, 4.25],
             }
         ),
+        layout=layout,
     )
     return root

@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 
+import deltalake
 import pandas as pd
 import pytest
 import requests
@@ -40,7 +41,8 @@ def test_mirror_report_and_resume(mirrored, ref_server):
     lake, report, client = mirrored
     assert not report.failed
     assert len(report.done) == len(TICKERS) * len(DATASETS)
-    assert (lake / "prices" / "ticker=AAPL" / "part-0.parquet").exists()
+    assert (lake / "prices" / "_delta_log").is_dir()  # a Delta table: one commit per (dataset, ticker)
+    assert len(deltalake.DeltaTable(str(lake / "prices")).history()) >= len(TICKERS)
     again = mirror(TICKERS, DATASETS, lake, client=client)
     assert not again.done and len(again.skipped) == len(report.done)
     bad = mirror(["ZZZZ"], ["company_facts"], lake, client=client)
@@ -85,20 +87,18 @@ def test_mirror_then_serve_answers_the_same_json(mirrored, ref_server):
 
 
 def test_lake_reads_with_pandas_duckdb_and_dask(mirrored):
+    # the Delta table through its log, without fdkit: pandas, DuckDB over the Arrow dataset, Dask over its files
     lake, _, _ = mirrored
-    pdf = pd.read_parquet(lake / "prices")
+    table = deltalake.DeltaTable(str(lake / "prices"))
+    pdf = table.to_pandas()
     assert set(pdf["ticker"].astype(str)) == set(TICKERS)
     duckdb = pytest.importorskip("duckdb")
-    n = duckdb.sql(
-        f"select count(*) from read_parquet('{lake}/prices/*/*.parquet', hive_partitioning=true)"
-    ).fetchall()[0][0]
+    prices = table.to_pyarrow_dataset()  # noqa: F841  (DuckDB finds the Arrow dataset by its variable name)
+    n = duckdb.sql("select count(*) from prices").fetchall()[0][0]
     assert n == len(pdf)
-    by = duckdb.sql(
-        f"select ticker, count(*) n from read_parquet('{lake}/prices/*/*.parquet', hive_partitioning=true) "
-        "group by ticker order by ticker"
-    ).fetchall()
+    by = duckdb.sql("select ticker, count(*) n from prices group by ticker order by ticker").fetchall()
     dd = pytest.importorskip("dask.dataframe")
-    ddf = dd.read_parquet(str(lake / "prices"))
+    ddf = dd.read_parquet(table.file_uris())  # the live files of the current version
     counts = ddf.groupby("ticker").size().compute()
     assert sorted((str(k), int(v)) for k, v in counts.items()) == [(t, int(c)) for t, c in by]
     assert float(ddf["close"].sum().compute()) == pytest.approx(float(pdf["close"].sum()))

@@ -7,6 +7,7 @@ import copy
 import shutil
 import uuid
 
+import deltalake
 import orjson
 import pandas as pd
 import pytest
@@ -15,7 +16,7 @@ from examples import EXAMPLES
 
 import fdkit.server
 from fdkit.catalog import CATALOG
-from fdkit.lake import LakeReader, default_data_dir, read_dataset
+from fdkit.lake import LakeReader, default_data_dir, is_delta, read_dataset
 from fdkit.lake.validate import validate
 from fdkit.webhooks import create_receiver, events_from_lake, sign
 
@@ -67,6 +68,9 @@ def test_the_landing_mixed_layouts_in_one_dataset(landed):
     # the state users reach: the bundled flat part file and the receiver's ticker= partitions side by side
     base = landed / "income_statements"
     assert (base / "part-0.parquet").exists() and any(base.glob("ticker=*/*.parquet"))
+    # the first landing converted the plain dataset to a Delta table in place: the bundled file is its version 0
+    assert is_delta(landed, "income_statements") and not is_delta(landed, "prices")
+    assert deltalake.DeltaTable(str(base)).history()[-1]["operation"] == "CONVERT"
 
 
 @pytest.fixture(scope="module")
@@ -150,8 +154,8 @@ def test_an_amendment_landed_after_its_original_keeps_validate_clean(tmp_path):
 
 # -- the same into a mirrored lake: every dataset partitioned by ticker, as `fdkit mirror` writes ----------------------
 def _mirrored_copy(out, tickers: set[str]):
-    """The bundled lake's rows of ``tickers`` written hive by ticker (``<dataset>/ticker=T/part-0.parquet``) with
-    :func:`fdkit.lake.io.write_dataset`, as ``fdkit mirror`` writes; datasets without a ticker copied as they are."""
+    """The bundled lake's rows of ``tickers`` written as Delta tables with :func:`fdkit.lake.io.write_dataset`, as
+    ``fdkit mirror`` writes; datasets without a ticker copied as they are (plain Parquet folders)."""
     from fdkit.lake.io import write_dataset
 
     reader = LakeReader(DATA)
@@ -189,7 +193,7 @@ def mirrored_landed(tmp_path_factory):
     tickers = {str(v) for q in EXAMPLES.values() if q for k, v in q.items() if k in ("ticker", "tickers")}
     tickers |= {str(e["data"]["object"].get("ticker")) for e in events}
     lake = _mirrored_copy(tmp / "lake", {t for t in tickers if t and t != "None"} | {"GOOGL"})
-    assert not (lake / "prices" / "part-0.parquet").exists() and any((lake / "prices").glob("ticker=*"))
+    assert is_delta(lake, "prices") and not is_delta(lake, "inflation")  # Delta tables beside copied plain folders
     with fdkit.server.serve_app(create_receiver(lake, SECRET)) as srv:
         for event in events:
             body = orjson.dumps(event)

@@ -60,15 +60,18 @@ def s3(tmp_path_factory):
                 pafs.copy_files(
                     str(Path(bundled.home(name)) / name), f"{BUCKET}/lake/{name}", destination_filesystem=fs
                 )
-            hive = write_test_lake(tmp / "hive")
+            hive = write_test_lake(tmp / "hive", layout="parquet")  # plain Parquet, as an older fdkit wrote
             prices = LakeReader(hive).read("prices")
             (tmp / "flat" / "prices").mkdir(parents=True)  # one file of many row groups, in ticker order
             table = pa.Table.from_pandas(conform(prices, "prices"), preserve_index=False)
             pq.write_table(table, tmp / "flat" / "prices" / "part-0.parquet", row_group_size=50)
-            write_dataset(hive, "prices", prices, partition_by="ticker")
+            write_dataset(hive, "prices", prices, partition_by="ticker", layout="parquet")
+            delta_lake = write_test_lake(tmp / "delta")  # Delta tables, as fdkit writes now
+            pafs.copy_files(str(delta_lake), f"{BUCKET}/delta", destination_filesystem=fs)
             pafs.copy_files(str(hive), f"{BUCKET}/hive", destination_filesystem=fs)
             pafs.copy_files(str(tmp / "flat"), f"{BUCKET}/flat", destination_filesystem=fs)
-            yield {"env": aws, "log": tmp / "moto.log", "hive": hive, "flat": tmp / "flat", "tmp": tmp}
+            yield {"env": aws, "log": tmp / "moto.log", "hive": hive, "flat": tmp / "flat", "tmp": tmp,
+                   "delta": delta_lake}  # fmt: skip
     finally:
         stop(proc)
 
@@ -132,6 +135,17 @@ def test_reads_through_s3_prune_partitions_and_row_groups(s3):
     assert sum(map(len, groups)) == 5 and flat.open(flat.files[0]).num_row_groups == 10  # 250 of 500 rows
     pd.testing.assert_frame_equal(LakeReader(f"s3://{BUCKET}/flat").read("prices", where={"ticker": "BBB"}),
                                   LakeReader(s3["flat"]).read("prices", where={"ticker": "BBB"}))  # fmt: skip
+
+
+def test_a_delta_lake_in_s3_reads_from_its_log_as_the_local_one(s3):
+    lake = LakeReader.open(f"s3://{BUCKET}/delta")
+    listing = lake.files("prices")
+    assert listing.schema is not None and listing.filesystem is not None  # the log's files, opened through S3
+    for ticker in TEST_TICKERS:
+        pd.testing.assert_frame_equal(lake.read("prices", where={"ticker": ticker}),
+                                      LakeReader(s3["delta"]).read("prices", where={"ticker": ticker}))  # fmt: skip
+    assert sorted(lake.distinct("prices")) == list(TEST_TICKERS)
+    assert len(lake.read("income_statements")) == len(LakeReader(s3["delta"]).read("income_statements"))
 
 
 def test_a_request_value_never_becomes_an_object_key(s3, s3_server):

@@ -396,6 +396,47 @@ def test_killed_receiver_loses_nothing_that_was_acked(tmp_path, all_events):
     _assert_same_lake(lake, _expected_lake(tmp_path, all_events))
 
 
+def test_a_receiver_killed_in_the_middle_of_landings_lands_every_event_once(tmp_path, all_events):
+    # kill -9 while events are being landed (a Delta commit half done: files written and not yet in the log, a
+    # table created and still empty, a commit made and its event id not yet recorded), three times, then deliver
+    # everything again: the lake is the one a single clean pass makes, and every table's log reads
+    import threading
+
+    import deltalake
+
+    from fdkit.webhooks import Landing
+
+    lake, port = tmp_path / "lake", _free_port()
+    url = f"http://127.0.0.1:{port}/hook"
+
+    def post_all() -> None:
+        for e in all_events:
+            try:
+                _post(url, e)
+            except requests.RequestException:  # killed: the sender will retry
+                return
+
+    for delay in (0.4, 1.1, 2.3):
+        proc = _start_listener(lake, port)
+        sender = threading.Thread(target=post_all)
+        sender.start()
+        time.sleep(delay)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+        sender.join()
+    proc = _start_listener(lake, port)
+    try:
+        report = deliver(all_events, [Destination(url, SECRET)], base_delay=0.05)
+        assert not report.failed
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    assert sorted(Landing(lake).landed_ids()) == sorted({str(e["id"]) for e in all_events})
+    for log in lake.glob("*/_delta_log"):
+        deltalake.DeltaTable(str(log.parent)).to_pyarrow_dataset()  # every commit in the log is whole
+    _assert_same_lake(lake, _expected_lake(tmp_path, all_events))
+
+
 def test_landed_lake_is_served(tmp_path, window_events, receiver):
     for e in window_events[:40]:
         _post(receiver.base_url + "/hook", e)

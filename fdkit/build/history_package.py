@@ -180,7 +180,7 @@ def main(argv: list[str] | None = None) -> int:
     result = run_stage(PRICE_HISTORY, source_roots(Path(args.source)), inputs)
     history = result["price_history"]
     files = write_history(history, Path(args.out))
-    files += write_dataset(Path(args.out), "delistings", result["delistings"], schema="delistings")
+    files += write_dataset(Path(args.out), "delistings", result["delistings"], schema="delistings", layout="parquet")
     months = pd.date_range("2005-01-31", "2025-06-30", freq="ME").strftime("%Y-%m-%d").tolist()
     cov = coverage(history[["ticker", "date"]], inputs["index_membership"], months)
     section = coverage_markdown(cov, result["history_rejects"])

@@ -123,7 +123,7 @@ def write_lake(out: Path, stages: Sequence[Stage], results: Mapping[str, pd.Data
         df = results[o.name]
         if o.typed is not None:
             df = o.typed(df)
-        write_dataset(out, o.name, df, schema=o.schema)
+        write_dataset(out, o.name, df, schema=o.schema, layout="parquet")
         written[o.name] = read_dataset(out, o.name, schema=o.schema)
     return written
 

@@ -1,9 +1,10 @@
 """The lake layer (L4): the on-disk datasets the server reads and the build, mirror and receiver write.
 
-Owns the layout and atomic writes (:mod:`.io`), where a lake lives (a folder or an ``s3://`` prefix read through
-pyarrow.fs, :mod:`.location`), the reader seam the server's store, validate, the event generator
-and the receiver read through (:mod:`.reader`), and the invariants a lake must satisfy (:mod:`.validate`). The
-build reads back what it wrote with :func:`.io.read_dataset` (the reader's own read).
+Owns the layout and atomic writes (:mod:`.io`), the Delta tables every dataset fdkit writes is (:mod:`.delta`,
+through ``deltalake``) and their maintenance (:mod:`.tables`: convert, optimize, vacuum), where a lake lives (a
+folder or an ``s3://`` prefix read through pyarrow.fs, :mod:`.location`), the reader seam the server's store,
+validate, the event generator and the receiver read through (:mod:`.reader`), and the invariants a lake must
+satisfy (:mod:`.validate`). The build reads back what it wrote with :func:`.io.read_dataset` (the reader's own read).
 
 May import: :mod:`fdkit.frames`, :mod:`fdkit.research` (pure helpers), :mod:`fdkit.catalog`, :mod:`fdkit.errors`.
 """

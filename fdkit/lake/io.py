@@ -1,9 +1,12 @@
-"""The Parquet lake: one dataset per resource, columns = record fields, dtypes from :mod:`fdkit.catalog.schema`.
+"""The lake: one dataset per resource, columns = record fields, dtypes from :mod:`fdkit.catalog.schema`.
 
-A dataset is a directory ``<root>/<name>/`` of Parquet files, flat (``part-0.parquet``) or hive-partitioned
-(``ticker=AAPL/part-0.parquet``); both read back with the declared dtypes. Writes are atomic (temp file +
-rename), so a crash never leaves a half-written file. The build script, ``fdkit mirror``, the webhook receiver
-and the server all go through this module; pandas, pyarrow, DuckDB and Dask read the same files unchanged.
+A dataset is a directory ``<root>/<name>/``: a Delta table (its ``_delta_log/`` names the live Parquet files,
+:mod:`fdkit.lake.delta`), which is what ``fdkit mirror``, the webhook receiver and :func:`write_dataset` write,
+or plain Parquet files, flat (``part-0.parquet``) or hive-partitioned (``ticker=AAPL/part-0.parquet``), which is
+what the bundled reference lake and older fdkit wrote. All read back with the declared dtypes. A Delta write is
+one commit; plain files are written atomically (temp file + rename), so a crash never leaves a half-written file.
+The build script, ``fdkit mirror``, the webhook receiver and the server all go through this module; pandas,
+pyarrow, DuckDB, Polars and Dask read the same tables (``docs/LAKE.md``).
 
 Example:
     >>> import tempfile, pandas as pd
@@ -19,9 +22,12 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import logging
 import os
 import re
+import shutil
 import tempfile
+import time
 import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -39,6 +45,7 @@ from fdkit.catalog.schema import NESTED_ITEMS, SCHEMAS, N, pandas_dtype
 from fdkit.errors import LakeError
 from fdkit.frames.dtypes import as_category
 from fdkit.frames.nested import EXTRA, fit_entries
+from fdkit.lake import delta
 from fdkit.lake.location import LakeRoot, is_url, lake_root, locate
 
 __all__ = [
@@ -64,7 +71,13 @@ __all__ = [
     "plan_write",
     "generation_stamp",
     "GENERATION_FILE",
+    "plan_tables",
+    "convert_dataset",
+    "is_delta",
+    "parquet_bytes",
 ]
+
+log = logging.getLogger("fdkit.lake")
 
 #: a lake's change marker: writers bump it after each commit; readers (``fdkit serve``) reload when it changes
 GENERATION_FILE = ".fdkit-generation"
@@ -308,7 +321,8 @@ def list_datasets(root: str | os.PathLike[str]) -> list[str]:
     base = Path(root)
     if not base.exists():
         return []
-    return sorted(p.name for p in base.iterdir() if p.is_dir() and any(p.rglob("*.parquet")))
+    return sorted(p.name for p in base.iterdir()
+                  if p.is_dir() and ((p / delta.LOG_DIR).is_dir() or any(p.rglob("*.parquet"))))  # fmt: skip
 
 
 def conform(df: pd.DataFrame, schema: str, *, strict: bool = False) -> pd.DataFrame:
@@ -441,6 +455,18 @@ def _table(df: pd.DataFrame, schema: str | None = None) -> pa.Table:
     return table
 
 
+def is_delta(root: str | os.PathLike[str], name: str) -> bool:
+    """Whether dataset ``name`` of lake ``root`` is a Delta table (else plain Parquet files, or absent).
+
+    Example:
+        >>> is_delta(bundled_data_dir(), "prices")
+        False
+    """
+    if is_url(root):
+        return delta.is_table(f"{lake_root(root)}/{safe_segment(name, 'dataset name')}")
+    return delta.is_table(Path(root) / safe_segment(name, "dataset name"))
+
+
 def write_dataset(
     root: str | os.PathLike[str],
     name: str,
@@ -450,17 +476,29 @@ def write_dataset(
     partition_by: str | None = None,
     mode: str = "overwrite",
     part: str | None = None,
+    layout: str = "delta",
 ) -> list[Path]:
-    """Write a frame as a lake dataset (atomic per file).
+    """Write a frame as a lake dataset: a commit to its Delta table, or atomic plain Parquet files.
+
+    With ``layout="delta"`` (the default) the dataset is a Delta table, unpartitioned, written in one commit. As
+    with plain files, ``mode="append"`` adds rows, and with ``partition_by`` and ``part`` (one named file per value
+    in plain Parquet: ``ticker=X/part-0.parquet``) it replaces the rows of the values ``df`` holds (``fdkit
+    mirror`` rewriting a ticker). A plain Parquet dataset written by an older fdkit is converted first
+    (:func:`convert_dataset`, one log line). ``layout="parquet"`` writes plain files, atomic per file
+    (``<name>/part-0.parquet`` or hive ``ticker=X/`` folders): what the bundled reference lake is, rebuilt byte for
+    byte by ``python -m fdkit.build``.
 
     Args:
         root: lake root.
         name: dataset name (directory).
         df: the records (columns = fields).
         schema: record schema to conform to (default: :func:`dataset_schema` of ``name``).
-        partition_by: hive-partition on this column (e.g. ``"ticker"``).
-        mode: ``overwrite`` replaces the dataset; ``append`` adds files next to the existing ones.
-        part: file stem to use (default ``part-0`` for overwrite, a fresh unique name for append).
+        partition_by: plain Parquet: hive-partition on this column; Delta: with ``part``, the column whose values'
+            rows one append replaces.
+        mode: ``overwrite`` replaces the dataset; ``append`` adds.
+        part: plain Parquet: file stem to use (default ``part-0`` for overwrite, a fresh unique name for append);
+            Delta: given with ``partition_by``, an append replaces those values' rows.
+        layout: ``delta`` or ``parquet``.
 
     Returns:
         The files written.
@@ -468,9 +506,16 @@ def write_dataset(
     Example:
         >>> import tempfile
         >>> df = pd.DataFrame({"bank": ["ECB"], "date": ["2024-01-02"], "name": ["MRO"], "rate": [4.5]})
-        >>> [p.name for p in write_dataset(tempfile.mkdtemp(), "interest_rates", df)]
+        >>> [p.name for p in write_dataset(tempfile.mkdtemp(), "interest_rates", df, layout="parquet")]
         ['part-0.parquet']
+        >>> root = tempfile.mkdtemp(); _ = write_dataset(root, "interest_rates", df)
+        >>> is_delta(root, "interest_rates"), read_dataset(root, "interest_rates")["rate"].tolist()
+        (True, [4.5])
     """
+    if layout not in ("delta", "parquet"):
+        raise ValueError(f"layout must be 'delta' or 'parquet', not {layout!r}")
+    if layout == "delta":
+        return _write_delta(root, name, df, schema=schema, partition_by=partition_by, mode=mode, part=part)
     files = plan_write(root, name, df, schema=schema, partition_by=partition_by, mode=mode, part=part)
     base = Path(root) / name
     if mode == "overwrite" and base.exists():
@@ -479,6 +524,150 @@ def write_dataset(
     for path, data in files:
         atomic_write_bytes(path, data)
     return [path for path, _ in files]
+
+
+def _write_delta(root: str | os.PathLike[str], name: str, df: pd.DataFrame, *, schema: str | None,
+                 partition_by: str | None, mode: str, part: str | None) -> list[Path]:  # fmt: skip
+    """:func:`write_dataset` into a Delta table: one commit; the data files it added."""
+    if is_url(root):
+        raise LakeError(f"cannot write to {root}: fdkit writes local lakes only (write one, then copy it to the store)")
+    schema = schema or dataset_schema(name)
+    if schema:
+        df = conform(df, schema)
+    base = _inside(Path(root), Path(root) / safe_segment(name, "dataset name"))
+    if base.exists() and not delta.is_table(base) and any(base.rglob("*.parquet")):
+        convert_dataset(root, name)
+    predicate = None
+    if mode == "append" and partition_by and part is not None:
+        values = sorted({safe_segment(v, partition_by) for v in df[partition_by].dropna().astype(str)})
+        predicate = f"{partition_by} IN ({', '.join(repr(v) for v in values)})" if values else None
+    before = {f.path for f in delta.live_files(base)} if delta.is_table(base) else set()
+    delta.write(base, _table(df, schema), mode="overwrite" if mode == "overwrite" or predicate else "append",
+                predicate=predicate)  # fmt: skip
+    return [base / f.path for f in delta.live_files(base) if f.path not in before]
+
+
+def convert_dataset(root: str | os.PathLike[str], name: str, *, quiet: bool = False) -> str:
+    """Make a plain Parquet dataset a Delta table, in place where its files allow, else by rewriting it.
+
+    In place (``deltalake.convert_to_deltalake``): the files stay where they are and a log naming them (with their
+    statistics) is written beside them; a ``ticker=X/`` layout becomes a table partitioned by ``ticker``. Files that
+    do not make one table (a flat file beside ``ticker=`` folders, as an older receiver left them, or types that
+    differ between files) are read through fdkit (a later record replacing one with the same key) and written as a
+    new table; the old folder is kept as ``<lake>/_legacy/<name>-<time>``. Either way one line is logged.
+
+    Args:
+        root: lake root (a folder).
+        name: dataset name.
+        quiet: return the line without logging it (``fdkit lake convert`` prints it).
+
+    Returns:
+        What was done, one line.
+
+    Raises:
+        LakeError: no such dataset, or it is a Delta table already.
+
+    Example:
+        >>> import tempfile
+        >>> root = tempfile.mkdtemp()
+        >>> df = pd.DataFrame({"bank": ["ECB"], "date": ["2024-01-02"], "name": ["MRO"], "rate": [4.5]})
+        >>> _ = write_dataset(root, "interest_rates", df, layout="parquet")
+        >>> convert_dataset(root, "interest_rates").split(":")[0]
+        'interest_rates'
+        >>> is_delta(root, "interest_rates")
+        True
+    """
+    from deltalake import Schema as DeltaSchema
+    from deltalake import convert_to_deltalake
+    from deltalake.exceptions import DeltaError
+
+    base = _inside(Path(root), Path(root) / safe_segment(name, "dataset name"))
+    if delta.is_table(base):
+        raise LakeError(f"{base} is a Delta table already")
+    listing = DatasetFiles.of(root, name)
+    if not listing.files:
+        raise LakeError(f"no Parquet dataset at {base}")
+    layouts = list(listing.groups)
+    message = ""
+    if len(layouts) == 1 and len(layouts[0]) <= 1:
+        partition = DeltaSchema.from_arrow(pa.schema([(k, pa.string()) for k in layouts[0]])) if layouts[0] else None
+        try:
+            convert_to_deltalake(str(base.resolve()), partition_by=partition,
+                                 partition_strategy="hive" if partition is not None else None)  # fmt: skip
+            message = f"{name}: converted to a Delta table in place ({len(listing.files)} files)"
+        except (DeltaError, OSError, ValueError) as exc:
+            shutil.rmtree(base / delta.LOG_DIR, ignore_errors=True)
+            message = f"(in place refused: {str(exc)[:120]})"
+    if not delta.is_table(base):
+        df = read_dataset(root, name, files=listing)
+        fresh = base.with_name(f".{name}.converting")
+        shutil.rmtree(fresh, ignore_errors=True)
+        delta.write(fresh, _table(df, dataset_schema(name)))
+        kept = Path(root) / "_legacy" / f"{name}-{time.strftime('%Y%m%dT%H%M%S')}"
+        kept.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(base, kept)
+        os.replace(fresh, base)
+        message = f"{name}: rewritten as a Delta table ({len(df)} rows; the old files are in {kept}) {message}".strip()
+    if not quiet:
+        log.warning("%s", message)  # a lake's format changed under a writer: said once
+    return message
+
+
+def plan_tables(
+    root: str | os.PathLike[str],
+    name: str,
+    df: pd.DataFrame,
+    *,
+    schema: str | None = None,
+    partition_by: str | None = None,
+    mode: str = "overwrite",
+    part: str | None = None,
+    keep_partition: bool = False,
+) -> list[tuple[Path, pa.Table]]:
+    """The files :func:`write_dataset` would write in plain Parquet, as typed Arrow tables (nothing written).
+
+    Args:
+        root: lake root.
+        name: dataset name.
+        df: the records.
+        schema: record schema (default: :func:`dataset_schema` of ``name``).
+        partition_by: hive-partition column (one file per value, in a ``column=value/`` folder).
+        mode: ``overwrite`` or ``append`` (only decides the default file stem here).
+        part: file stem.
+        keep_partition: keep the partition column in each file (a Delta table's files carry every column).
+
+    Returns:
+        ``(path, table)`` per file.
+
+    Raises:
+        ValueError: a value that does not fit the schema (``UnsafePathError`` for one that would make a path).
+
+    Example:
+        >>> df = pd.DataFrame({"bank": ["ECB"], "date": ["2024-01-02"], "name": ["MRO"], "rate": [4.5]})
+        >>> [(p.parent.name, t.num_rows) for p, t in plan_tables("/lake", "interest_rates", df, partition_by="bank")]
+        [('bank=ECB', 1)]
+    """
+    if is_url(root):
+        raise LakeError(f"cannot write to {root}: fdkit writes local lakes only (write one, then copy it to the store)")
+    schema = schema or dataset_schema(name)
+    if schema:
+        df = conform(df, schema)
+    base = _inside(Path(root), Path(root) / safe_segment(name, "dataset name"))
+    stem = safe_segment(part or ("part-0" if mode == "overwrite" else f"part-{uuid.uuid4().hex[:12]}"), "file name")
+    planned: list[tuple[Path, pa.Table]] = []
+    groups: Iterable[tuple[Any, pd.DataFrame]]
+    if partition_by:
+        groups = list(df.groupby(partition_by, observed=True, sort=True))
+        for key, _ in groups:  # every partition value is checked before anything is encoded
+            safe_segment(key, partition_by)
+    else:
+        groups = [(None, df)]
+    for key, sub in groups:
+        folder = base if key is None else base / f"{partition_by}={safe_segment(key, str(partition_by))}"
+        if partition_by and not keep_partition:
+            sub = sub.drop(columns=[partition_by])
+        planned.append((_inside(Path(root), folder / f"{stem}.parquet"), _table(sub, schema)))
+    return planned
 
 
 def plan_write(
@@ -491,7 +680,7 @@ def plan_write(
     mode: str = "overwrite",
     part: str | None = None,
 ) -> list[tuple[Path, bytes]]:
-    """Everything :func:`write_dataset` would write, typed, checked and encoded, but not written yet.
+    """Everything :func:`write_dataset` would write in plain Parquet, typed, checked and encoded, but not written.
 
     A writer that must land several frames whole or not at all (the webhook receiver) plans them all first: a
     value that does not fit its schema, or that would make an unsafe path, raises here, before any file exists.
@@ -516,29 +705,22 @@ def plan_write(
         >>> [p.name for p, _ in plan_write(tempfile.mkdtemp(), "interest_rates", df)]
         ['part-0.parquet']
     """
-    if is_url(root):
-        raise LakeError(f"cannot write to {root}: fdkit writes local lakes only (write one, then copy it to the store)")
-    schema = schema or dataset_schema(name)
-    if schema:
-        df = conform(df, schema)
-    base = _inside(Path(root), Path(root) / safe_segment(name, "dataset name"))
-    stem = safe_segment(part or ("part-0" if mode == "overwrite" else f"part-{uuid.uuid4().hex[:12]}"), "file name")
-    planned: list[tuple[Path, bytes]] = []
-    groups: Iterable[tuple[Any, pd.DataFrame]]
-    if partition_by:
-        groups = list(df.groupby(partition_by, observed=True, sort=True))
-        for key, _ in groups:  # every partition value is checked before anything is encoded
-            safe_segment(key, partition_by)
-    else:
-        groups = [(None, df)]
-    for key, sub in groups:
-        folder = base if key is None else base / f"{partition_by}={safe_segment(key, str(partition_by))}"
-        if partition_by:
-            sub = sub.drop(columns=[partition_by])
-        sink = pa.BufferOutputStream()
-        pq.write_table(_table(sub, schema), sink, compression="zstd")
-        planned.append((_inside(Path(root), folder / f"{stem}.parquet"), sink.getvalue().to_pybytes()))
+    planned = []
+    for path, table in plan_tables(root, name, df, schema=schema, partition_by=partition_by, mode=mode, part=part):
+        planned.append((path, parquet_bytes(table)))
     return planned
+
+
+def parquet_bytes(table: pa.Table) -> bytes:
+    """``table`` encoded as one Parquet file (zstd), as every plain Parquet file of the lake is.
+
+    Example:
+        >>> parquet_bytes(pa.table({"x": [1]}))[:4]
+        b'PAR1'
+    """
+    sink = pa.BufferOutputStream()
+    pq.write_table(table, sink, compression="zstd")
+    return bytes(sink.getvalue().to_pybytes())
 
 
 def read_dataset(
@@ -623,6 +805,8 @@ class DatasetFiles:
     nbytes: int
     filesystem: pafs.FileSystem | None = None
     mtimes: dict[PurePath, int] = dataclasses.field(default_factory=dict, repr=False)
+    stats: dict[PurePath, Mapping[str, tuple[object, object]]] = dataclasses.field(default_factory=dict, repr=False)
+    schema: pa.Schema | None = dataclasses.field(default=None, repr=False)
     _ranges: dict[tuple[PurePath, str], list[tuple[object, object] | None] | None] = dataclasses.field(
         default_factory=dict, repr=False
     )
@@ -645,6 +829,8 @@ class DatasetFiles:
         safe_segment(name, "dataset name")
         base: PurePath
         filesystem = None
+        if is_delta(root, name):
+            return cls._of_table(root, name)
         if is_url(root):
             loc = locate(root)
             base, filesystem = loc.join(name), loc.fs
@@ -668,6 +854,32 @@ class DatasetFiles:
                 by_value.setdefault((part, k), {}).setdefault(v, []).append(f)
         nbytes = sum(size for size, _ in sized.values())
         return cls(base, files, groups, by_value, nbytes, filesystem, {f: m for f, (_, m) in sized.items()})
+
+    @classmethod
+    def _of_table(cls, root: str | os.PathLike[str], name: str) -> DatasetFiles:
+        """The live files of a Delta table, from its log: partition values and min/max statistics included."""
+        loc = locate(root)
+        base = loc.join(name)
+        live, schema = delta.snapshot(f"{lake_root(root)}/{name}" if is_url(root) else base)
+        files: list[PurePath] = []
+        groups: dict[tuple[str, ...], list[PurePath]] = {}
+        by_value: dict[tuple[tuple[str, ...], str], dict[str, list[PurePath]]] = {}
+        mtimes: dict[PurePath, int] = {}
+        stats: dict[PurePath, Mapping[str, tuple[object, object]]] = {}
+        for f in live:
+            path = base.joinpath(*f.path.split("/"))
+            if f.path.startswith("/") or any(seg in ("", ".", "..") for seg in f.path.split("/")) or "://" in f.path:
+                raise UnsafePathError(f"the log of the Delta table {name} names a file outside it: {f.path[:80]!r}")
+            part = tuple(f.partition)
+            files.append(path)
+            groups.setdefault(part, []).append(path)
+            for k, v in f.partition.items():
+                by_value.setdefault((part, k), {}).setdefault(str(v), []).append(path)
+            mtimes[path] = f.mtime_ms * 1_000_000
+            stats[path] = f.stats
+        nbytes = sum(f.size for f in live)
+        fs = None if loc.local else loc.fs
+        return cls(base, files, groups, by_value, nbytes, fs, mtimes, stats, schema)
 
     def open(self, path: PurePath) -> pq.ParquetFile:
         """One of the listing's files, opened for reading (footer read; through the store for a remote lake)."""
@@ -738,6 +950,9 @@ def _scan(listing: DatasetFiles, columns: list[str] | None, keys: tuple[str, ...
             if column in part:
                 hit = set(listing.by_value.get((part, column), {}).get(str(value), []))
                 group = [f for f in group if f in hit]
+            elif listing.stats:  # a Delta table's log: files whose min/max exclude the value are not opened
+                group = [f for f in group if column not in listing.stats.get(f, {})
+                         or _within(str(value), listing.stats[f][column])]  # fmt: skip
         if group:
             chosen.append((part, group))
     if not chosen:  # nothing can match: the first file's columns, no rows
@@ -793,6 +1008,12 @@ def _scan_group(listing: DatasetFiles, files: list[PurePath], keys: tuple[str, .
     try:
         ds = pads.dataset([str(p) for p in files], format="parquet", partitioning=partitioning,
                           partition_base_dir=str(base), filesystem=listing.filesystem)  # fmt: skip
+        if listing.schema is not None:  # a Delta table: columns added since the first file was written read as nulls
+            extra = [f for f in listing.schema if f.name not in ds.schema.names and f.name not in keys]
+            if extra:
+                ds = pads.dataset([str(p) for p in files], format="parquet", partitioning=partitioning,
+                                  partition_base_dir=str(base), filesystem=listing.filesystem,
+                                  schema=pa.schema([*ds.schema, *extra]))  # fmt: skip
         wanted = ds.schema.names if columns is None else [c for c in columns if c in ds.schema.names]
         if named:
             wanted = [*wanted, "__filename"]

@@ -28,7 +28,9 @@ from collections.abc import Mapping
 from pathlib import Path
 
 import pandas as pd
+import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
 from fdkit.lake.extensions import extension_roots
 from fdkit.lake.io import (
@@ -164,8 +166,9 @@ class LakeReader:
     def distinct(self, name: str, column: str = "ticker", files: DatasetFiles | None = None) -> set[str]:
         """The distinct values of ``column`` in dataset ``name`` (empty when the dataset has no such column).
 
-        Only that column of each file is read, a row group at a time (or the ``column=`` folder names of a
-        partitioned dataset), never the whole dataset.
+        Only that column of each file is read, as dictionary indices in batches of a million rows (or the
+        ``column=`` folder names of a partitioned dataset, or a Delta file's min/max when they are equal), never the
+        whole dataset.
 
         Example:
             >>> from fdkit.lake import default_data_dir
@@ -179,12 +182,16 @@ class LakeReader:
                 out.update(listing.by_value.get((part, column), {}))
                 continue
             for f in group:
-                pf = listing.open(f)
-                if column not in pf.schema_arrow.names:
+                bounds = listing.stats.get(f, {}).get(column)
+                if bounds is not None and bounds[0] == bounds[1]:  # a Delta file of one value: its log says which
+                    out.add(str(bounds[0]))
+                    continue
+                try:
+                    pf = pq.ParquetFile(str(f), filesystem=listing.filesystem, read_dictionary=[column])
+                except KeyError:  # pyarrow's answer to a read_dictionary column the file does not have
                     return set()
-                for g in range(pf.num_row_groups):
-                    values = pf.read_row_group(g, columns=[column]).column(column)
-                    out.update(str(v) for v in pc.unique(values).to_pylist() if v is not None)
+                for batch in pf.iter_batches(batch_size=2**20, columns=[column]):  # bounded memory
+                    out.update(_unique(batch.column(0)))
         return out
 
     def stamp(self) -> str | None:
@@ -203,3 +210,11 @@ class LakeReader:
         if self._remote_stamp is None or now - self._remote_stamp[0] >= REMOTE_STAMP_SECONDS:
             self._remote_stamp = (now, generation_stamp(self.root))
         return self._remote_stamp[1]
+
+
+def _unique(values: pa.Array) -> list[str]:
+    """The distinct non-null values of a column chunk as text (of a dictionary column: its used entries only)."""
+    if pa.types.is_dictionary(values.type):
+        used = pc.unique(values.indices).drop_null()
+        values = values.dictionary.take(used)
+    return [str(v) for v in pc.unique(values).to_pylist() if v is not None]

@@ -54,6 +54,7 @@ import errno
 import hashlib
 import logging
 import os
+import re
 import sqlite3
 import threading
 import time
@@ -63,12 +64,25 @@ from typing import Any, Literal
 
 import orjson
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+from deltalake.exceptions import DeltaError
 from fastapi import FastAPI, Request
 from fastapi.responses import Response
 from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
 
-from fdkit.lake.io import UnsafePathError, atomic_write_bytes, bump_generation, plan_write, safe_segment
+from fdkit.lake.delta import commit_files, live_files
+from fdkit.lake.io import (
+    UnsafePathError,
+    atomic_write_bytes,
+    bump_generation,
+    convert_dataset,
+    is_delta,
+    parquet_bytes,
+    plan_tables,
+    safe_segment,
+)
 from fdkit.lake.reader import LakeReader
 from fdkit.webhooks.events import EVENT_TYPES, Event, parse_event
 from fdkit.webhooks.signing import DEFAULT_TOLERANCE, HEADER, SignatureError, check_header, verify
@@ -212,8 +226,11 @@ class Landing:
         Raises:
             PoisonEvent: a record does not fit (the event is refused whole, 400, and dead-lettered).
         """
-        self._staged: list[tuple[Path, bytes]] = []
-        self._moves: list[tuple[Path, Path]] = []
+        self._staged: list[tuple[Path, bytes]] = []  # files outside the tables: parked filings
+        self._adds: dict[str, dict[str, pa.Table]] = {}  # dataset -> file (relative to the table) -> rows
+        self._removes: dict[str, set[str]] = {}
+        self._unparked: list[Path] = []
+        self._live: dict[str, dict[Path, Path]] = {}  # dataset -> a file's path by key -> its live file
         try:
             n = self._land(event)
         except (UnsafePathError, PoisonEvent):
@@ -222,12 +239,77 @@ class Landing:
             raise PoisonEvent(f"{type(exc).__name__}: {exc}"[:300]) from exc
         for path, data in self._staged:
             atomic_write_bytes(path, data)
-        for src, dst in self._moves:  # after the new file: a crash in between is mended by the sender's retry
-            dst.parent.mkdir(parents=True, exist_ok=True)
-            if src.exists():
-                os.replace(src, dst)
-        self._staged, self._moves = [], []
+        for dataset in sorted({*self._adds, *self._removes}):  # one Delta commit per dataset
+            folder = self.lake / dataset
+            try:
+                commit_files(
+                    folder,
+                    self._adds.get(dataset, {}).items(),
+                    self._removes.get(dataset, ()),
+                    write_file=lambda rel, table, f=folder: atomic_write_bytes(f / rel, parquet_bytes(table)),
+                )
+            except DeltaError as exc:  # a log that cannot be committed to: 503, the sender delivers again
+                raise OSError(f"cannot commit to the Delta table {dataset}: {exc}") from exc
+        for twin in self._unparked:  # after the commit that made them live again
+            twin.unlink(missing_ok=True)
         return n
+
+    def _table(self, dataset: str) -> dict[Path, Path]:
+        """The live files of a dataset's Delta table by key path (``<lake>/<dataset>/<part>/<key>.parquet``).
+
+        A plain Parquet dataset (the bundled lake's, an older fdkit's) is converted to a Delta table first
+        (:func:`fdkit.lake.io.convert_dataset`, logged), so that every landing is one commit to a log.
+        """
+        if dataset not in self._live:
+            folder = self.lake / safe_segment(dataset, "dataset")
+            if folder.is_dir() and not is_delta(self.lake, dataset) and any(folder.rglob("*.parquet")):
+                convert_dataset(self.lake, dataset)  # logged (one line)
+            live = live_files(folder) if is_delta(self.lake, dataset) else []
+            self._live[dataset] = {_key_path(folder / f.path): folder / f.path for f in live}
+        return self._live[dataset]
+
+    def _current(self, path: Path) -> Path | None:
+        """The live file landed under ``path`` (its key path), or ``None``."""
+        dataset = path.relative_to(self.lake).parts[0]
+        return self._table(dataset).get(path)
+
+    def _in_folder(self, folder: Path) -> list[tuple[Path, Path]]:
+        """``(key path, live file)`` of every live file of a table's folder (``ticker=X/``)."""
+        dataset = folder.relative_to(self.lake).parts[0]
+        return sorted((k, f) for k, f in self._table(dataset).items() if k.parent == folder)
+
+    def _add(self, path: Path, table: pa.Table) -> None:
+        """Stage ``table`` as the live file of key path ``path`` (replacing the one landed under it before).
+
+        The file is named by its key and its content (``<key>.v<digest>.parquet``): a redelivered event plans the
+        same file again, which the commit skips as live already.
+        """
+        folder = self.lake / path.relative_to(self.lake).parts[0]
+        digest = hashlib.sha1(parquet_bytes(table)).hexdigest()[:12]
+        rel = (path.parent / f"{path.stem}.v{digest}.parquet").relative_to(folder).as_posix()
+        self._adds.setdefault(folder.name, {})[rel] = table
+        current = self._current(path)
+        if current is not None and current.relative_to(folder).as_posix() != rel:
+            self._removes.setdefault(folder.name, set()).add(current.relative_to(folder).as_posix())
+
+    def _park(self, path: Path, twin: Path) -> None:
+        """Stage moving the live file of key path ``path`` out of its table, to ``twin`` (an amended filing)."""
+        current = self._current(path)
+        if current is None:
+            return
+        folder = self.lake / path.relative_to(self.lake).parts[0]
+        self._staged.append((twin, current.read_bytes()))
+        self._removes.setdefault(folder.name, set()).add(current.relative_to(folder).as_posix())
+
+    def _unpark(self, twin: Path, path: Path, partition: str | None) -> None:
+        """Stage moving a parked filing ``twin`` back into its table under key path ``path``."""
+        if not twin.exists():
+            return
+        table = pq.read_table(twin)
+        if partition and partition not in table.column_names and "=" in path.parent.name:  # parked by an older fdkit
+            table = table.append_column(partition, pa.array([path.parent.name.split("=", 1)[1]] * len(table)))
+        self._add(path, table)
+        self._unparked.append(twin)
 
     def dead_letter(self, event_id: str, event_type: str, reason: str, body: bytes) -> None:
         """Keep a refused event (with why) in ``_webhooks/dead-letter.jsonl`` and the log."""
@@ -251,12 +333,13 @@ class Landing:
             df = pd.DataFrame(group)
             partition_value = group[0].get(rule.partition) if rule.partition else None
             path = self._path(rule.dataset, rule.partition, partition_value, key)
-            if rule.revision == "ignore" and path.exists():
+            if rule.revision == "ignore" and self._current(path) is not None:
                 continue  # a revision of a published value is ignored
-            if rule.revision == "newest_filing" and path.exists() and not self._newer(path, group[0]):
+            current = self._current(path)
+            if rule.revision == "newest_filing" and current is not None and not self._newer(current, group[0]):
                 continue  # an older version arriving late never replaces a newer one
             if rule.amends:
-                path = self._amendments(path, head, group)
+                path = self._amendments(path, head, group, rule.partition)
             n += self._write(rule.dataset, df, rule.partition, key, to=path)
         if rule.dataset in VINTAGE_DATASETS:
             self._vintages(rule, head, rows)
@@ -297,7 +380,8 @@ class Landing:
             folder = folder / f"{partition}={safe_segment(value, partition)}"
         return folder / f"{key}.parquet"
 
-    def _amendments(self, path: Path, head: dict[str, Any], rows: list[dict[str, Any]]) -> Path:
+    def _amendments(self, path: Path, head: dict[str, Any], rows: list[dict[str, Any]],
+                    partition: str | None) -> Path:  # fmt: skip
         """Plan an insider filing's landing so that amendments replace what they amend, in any arrival order.
 
         The matching key is (ticker, insider ``name``, base form): each amendment (``4/A``) replaces the latest
@@ -309,7 +393,7 @@ class Landing:
 
         Returns:
             Where the new file goes (``path``, or its parked twin when an amendment already replaced it); the
-            moves of other files are staged in ``self._moves``.
+            moves of other files are staged (out of the table: :meth:`_park`; back in: :meth:`_unpark`).
         """
         parked_dir = self.lake / "_webhooks" / "amended" / path.parent.relative_to(self.lake)
         form = str(head.get("form_type") or "")
@@ -318,17 +402,19 @@ class Landing:
         def rank(filed: Any, form: str, accession: Any) -> tuple[pd.Timestamp, bool, str]:
             return pd.Timestamp(filed or pd.Timestamp.max), form.endswith("/A"), str(accession)
 
-        filings: dict[Path, tuple[tuple[pd.Timestamp, bool, str], bool]] = {}  # live path -> (rank, is parked)
-        for folder, parked in ((path.parent, False), (parked_dir, True)):
-            for other in sorted(folder.glob("*.parquet")) if folder.exists() else []:
-                if other.name == path.name:
+        filings: dict[Path, tuple[tuple[pd.Timestamp, bool, str], bool]] = {}  # key path -> (rank, is parked)
+        old_parked = sorted(parked_dir.glob("*.parquet")) if parked_dir.exists() else []
+        parked_files = [(parked_dir / p.name, p) for p in old_parked]
+        for keyed, parked in ((self._in_folder(path.parent), False), (parked_files, True)):
+            for key_path, other in keyed:
+                if key_path.name == path.name:
                     continue
                 old = pd.read_parquet(other, columns=["name", "form_type", "filing_date", "accession_number"])
                 old_form = str(old["form_type"].iloc[0]) if len(old) else ""
                 same_form = old_form.removesuffix("/A") == form.removesuffix("/A")
                 if not same_form or frozenset(old["name"].astype(str)) != names:
                     continue
-                filings[path.parent / other.name] = (rank(old["filing_date"].iloc[0], old_form,
+                filings[path.parent / key_path.name] = (rank(old["filing_date"].iloc[0], old_form,
                                                           old["accession_number"].iloc[0]), parked)  # fmt: skip
         filings[path] = (rank(head.get("filing_date"), form, head.get("accession_number")), False)
         ordered = sorted(filings, key=lambda p: filings[p][0])
@@ -338,13 +424,12 @@ class Landing:
                 continue
             parked, twin = filings[live][1], parked_dir / live.name
             if live in amended and not parked:
-                self._moves.append((live, twin))
+                self._park(live, twin)
             elif live not in amended and parked:
-                self._moves.append((twin, live))
+                self._unpark(twin, live, partition)
         if path not in amended:
             return path
-        if path.exists():  # an earlier landing of this filing, live: it goes where its amendment put it
-            self._moves.append((path, parked_dir / path.name))
+        self._park(path, parked_dir / path.name)  # an earlier landing of this filing, live: where its amendment put it
         return parked_dir / path.name
 
     @staticmethod
@@ -356,8 +441,15 @@ class Landing:
 
     def _write(self, dataset: str, df: pd.DataFrame, partition: str | None, key: str, to: Path) -> int:
         """Stage the typed file of ``df``; ``to`` is its path (a parked path for a filing already amended)."""
-        planned = plan_write(self.lake, dataset, df, partition_by=partition, mode="append", part=key)
-        self._staged.extend((to.parent / p.name if p.name == to.name else p, data) for p, data in planned)
+        planned = plan_tables(self.lake, dataset, df, partition_by=partition, mode="append", part=key,
+                              keep_partition=True)  # fmt: skip
+        for p, table in planned:
+            dest = to.parent / p.name if p.name == to.name else p
+            if dest.is_relative_to(self.lake / "_webhooks"):  # a filing its amendment replaced already: parked
+                self._staged.append((dest, parquet_bytes(table)))
+            else:
+                self._table(dataset)
+                self._add(dest, table)
         return len(df)
 
     def commit(self, event: Event) -> None:
@@ -499,3 +591,12 @@ def _write_failed(event: Event, exc: BaseException) -> Response:
 def read_landed(lake: str | os.PathLike[str], dataset: str) -> pd.DataFrame:
     """Read a dataset the receiver landed (typed like the service's lake)."""
     return LakeReader(lake).read(dataset)
+
+
+_VERSIONED = re.compile(r"(.+)\.v[0-9a-f]{12}\.parquet")
+
+
+def _key_path(path: Path) -> Path:
+    """The key path of a live file: ``<key>.parquet`` for ``<key>.v<digest>.parquet`` (or an older fdkit's name)."""
+    m = _VERSIONED.fullmatch(path.name)
+    return path.with_name(f"{m.group(1)}.parquet") if m else path
