@@ -225,7 +225,9 @@ def _coverage(written: Mapping[str, pd.DataFrame]) -> list[str]:
              "before the day, filed on or before it, and a price bar on the day.", "",
              "| day | statements known | price bars | both | what limits it |", "|---|---:|---:|---:|---|"]  # fmt: skip
     why = {
-        "2010-03-31": "prices: only the universe's ~30 tickers before 2015; XBRL statements only for AAPL, NVDA",
+        "2010-03-31": "prices: only the universe's ~30 tickers before 2015 (fdkit-history has the members' prices); "
+        "quarters: the SEC data sets' 10-Qs (December 2009 quarters of non-calendar fiscal years; a calendar "
+        "year's Q4 2009 is a 10-K year, no quarter, and 2009q4's 10-Qs are not in the sets)",
         "2015-06-30": "pystock sightings start 2015-03-23 (earlier filings have no filing date)",
         "2016-06-30": "the pystock window (S&P 500 members, 2015-2017)",
         "2022-06-30": "statements after 2017: companyfacts (AAPL, NVDA, GOOGL, TSLA) and FY2024+ instance files",
