@@ -279,13 +279,70 @@ NOTEBOOKS: dict[str, list[tuple[str, str]]] = {
         ),
         (
             "md",
-            "**What this sample can and cannot show.** Two years of monthly ICs are a handful of independent "
-            "observations: the one-month IC's t-statistic is a first look, not evidence; the twelve-month "
-            "horizon has too few non-overlapping years to test at all. The reference lake has prices for about "
-            "six in ten of the window's members (companies that left the index are the likeliest to be missing: "
-            "see `data/SOURCES.md`), so the cross-section still leans towards survivors. Gross profitability "
-            "(gross profit over assets) cannot be studied here: the reference statements carry gross profit for "
-            "a few percent of rows. A study that means it needs the longer history of the full universe.",
+            "## Gross profitability and earnings yield, 2010-2011\n\nThe 2015-2017 statements carry gross profit "
+            "for a few percent of rows; the SEC Financial Statement Data Sets carry it for every filer that tags it, "
+            "for the 10-Ks of fiscal 2009 (filed early 2010). So the second study runs a year earlier: gross profit "
+            "over total assets (GP/A, Novy-Marx 2013) and the earnings yield (annual diluted EPS over the as-traded "
+            "close) of the S&P 500 **members of each month end**, joined point in time on the statements' filing "
+            "dates (`.fds.asof` refuses undated rows), against the next month's and the next year's total returns. "
+            "Prices 2009-2012 come from the history package `fdkit-history` (as notebook 10 reads them): the "
+            "as-traded close for the ratio, the adjusted close for returns, dead names held to their last bar.",
+        ),
+        (
+            "code",
+            "from fdkit.lake.io import read_dataset\nfrom fdkit_history import DATA_DIR\n\n"
+            'start, end = pd.Timestamp("2010-01-31"), pd.Timestamp("2012-12-31")\n'
+            'live10 = spells[(spells.index.get_level_values("start_date") <= end)\n'
+            '                & (spells["end_date"].isna() | (spells["end_date"] >= start))]\n'
+            'names = sorted(set(live10.index.get_level_values("ticker")))\n'
+            'daily = read_dataset(DATA_DIR, "price_history", columns=["ticker", "date", "close", "adj_close"])\n'
+            'daily = daily[daily["ticker"].isin(names) & daily["date"].between("2009-12-01", "2012-12-31")]\n'
+            'daily = daily.assign(ticker=daily["ticker"].astype(str), time=pd.to_datetime(daily["date"]))\n'
+            'px10 = daily.set_index(["ticker", "time"])[["close", "adj_close"]].sort_index()\n'
+            'monthly10 = px10.fds.resample("ME", how="last").fds.in_index("sp500", spells)  # members of each month\n'
+            'fwd10 = monthly10.fds.forward_returns([1, 12], column="adj_close", to_last_price=True)\n'
+            'annual = fdkit.income_statements(names, period="annual", limit=None, errors="ignore")\n'
+            'assets = fdkit.balance_sheets(names, period="annual", limit=None, errors="ignore")\n'
+            'fy = annual[["gross_profit", "earnings_per_share_diluted", "earnings_per_share", "filing_date",\n'
+            '             "filing_datetime"]].join(assets[["total_assets"]])\n'
+            'fy = fy[fy.index.get_level_values("report_period").year.isin([2009, 2010])]\n'
+            'fy["gp_to_assets"] = fy["gross_profit"] / fy["total_assets"]\n'
+            'fy["eps"] = fy["earnings_per_share_diluted"].fillna(fy["earnings_per_share"])\n'
+            'panel10 = fy[["gp_to_assets", "eps", "filing_date"]].fds.asof(monthly10, max_age="400D")\n'
+            'panel10["earnings_yield"] = panel10["eps"] / panel10["close"]\n'
+            "panel10 = panel10.join(fwd10)\n"
+            "# the months the fiscal-2009 10-Ks are known for most names (none is used before its filing day)\n"
+            'months = panel10.index.get_level_values("time")\n'
+            'panel10 = panel10[(months >= "2010-03-31") & (months <= "2011-02-28")]\n'
+            'print(len(names), "members 2010-2012,", monthly10.index.get_level_values("ticker").nunique(),\n'
+            '      "with history prices,", fy.index.get_level_values("ticker").nunique(), "with a fiscal 2009/10 10-K;",\n'
+            '      "rows used before their filing day:", int((panel10["available_from"] > panel10.index.get_level_values("time")).sum()))',
+        ),
+        (
+            "code",
+            "with warnings.catch_warnings(record=True) as caught:\n"
+            '    warnings.simplefilter("always")\n'
+            '    ic_table = pd.concat({f: panel10.fds.rank_ic(f, ["fwd_1", "fwd_12"], summary=True)\n'
+            '                          for f in ["gp_to_assets", "earnings_yield"]}, names=["factor", "horizon"])\n'
+            "for w in caught:\n"
+            "    print(w.message)\n"
+            "ic_table",
+        ),
+        (
+            "md",
+            "**What this sample can and cannot show.** Two years of monthly ICs (2015-2017) and twelve (2010-2011) "
+            "are a handful of independent observations: a one-month IC's t-statistic is a first look, not evidence. "
+            "The twelve-month horizon of 2010-2011 is twelve overlapping windows, about one year of returns: its "
+            "Newey-West t (11 lags on 12 observations) is printed because the method is right, but a t of about 4 "
+            "from one year says how stable the ranking was within that year, not that GP/A or E/P is priced. The "
+            "study rests on **one year of fundamentals** (the fiscal-2009 10-Ks, filed January-March 2010; the SEC "
+            "data sets of 2009q4 and of 2010q3 on have no values in the sources), about 110 names a month for "
+            "GP/A (banks and insurers report no gross profit) and about 165 for the earnings yield, of the ~500 "
+            "members: only members whose CIK the lake knows get statements, and most companies that left the index "
+            "later have none, so the cross-section leans towards survivors although the prices (fdkit-history) "
+            "include dead names to their last bar. The 2015-2017 cross-section has prices for about six in ten of "
+            "its window's members (see `data/SOURCES.md`). What the samples do show: the study runs point in time, "
+            "each month seeing only 10-Ks filed by then (checked in `tests/test_notebooks.py`).",
         ),
     ],
     "09_event_study": [

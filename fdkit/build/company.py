@@ -21,6 +21,11 @@ SEC_TICKERS = "data-real/company/sec_company_tickers.csv"
 MEMBERSHIP_CHANGES = tuple(f"{FOLDER}/{index}_changes.csv" for index in INDICES)
 
 
+#: a share count reported this long before the last close gives no market cap (a 2010 count of the FSDS beside a
+#: 2026 close; the 2015-2017 counts of the long-history names, 9 years before, are still taken)
+STALE_COUNT = pd.Timedelta(days=10 * 365)
+
+
 def build_company_facts(
     uni: pd.DataFrame,
     prof: pd.DataFrame,
@@ -56,8 +61,13 @@ def build_company_facts(
     q = statements[statements["period"] != "ttm"].sort_values("report_period")
     rows = []
 
+    last_day = daily.groupby("ticker", observed=True)["time"].max()
+    last_day.index = last_day.index.astype(str)
+
     def shares_of(t: str) -> float:
         st = q[q["ticker"] == t]
+        if t in last_day.index:  # a count reported long before the last close is no count of that day
+            st = st[st["report_period"] >= last_day[t].tz_localize(None) - STALE_COUNT]
         for col in ("outstanding_shares", "weighted_average_shares"):
             v = st[col].dropna() if col in st.columns else pd.Series(dtype=float)
             if len(v):

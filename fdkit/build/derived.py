@@ -55,6 +55,10 @@ def build_estimates(all_statements: pd.DataFrame) -> pd.DataFrame:
         lag = 3 if period == "annual" else 12
         if len(g) <= lag:
             continue
+        # the rows ``lag`` back must be three years back (not an earlier era's report across a gap of years)
+        span = (g["report_period"].iloc[-1] - g["report_period"].iloc[-1 - lag]).days
+        if not 3 * 365 - 60 <= span <= 3 * 365 + 60:
+            continue
         horizon = 2 if period == "annual" else 4
         step = pd.DateOffset(years=1) if period == "annual" else pd.DateOffset(months=3)
         for h in range(1, horizon + 1):

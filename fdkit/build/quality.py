@@ -245,7 +245,9 @@ def derived_shares(rows: pd.DataFrame, prices: pd.DataFrame | None = None) -> No
             continue
         if shares not in rows.columns:
             rows[shares] = np.nan
-        n = rows["net_income"] / rows[eps]
+        # net income to common over EPS (where the source names it): preferred dividends are no common earnings
+        common = rows["net_income_common_stock"] if "net_income_common_stock" in rows.columns else None
+        n = (rows["net_income"] if common is None else common.fillna(rows["net_income"])) / rows[eps]
         ok = rows[shares].isna() & (rows[eps].abs() >= MIN_EPS_FOR_SHARES) & (n > 0)
         candidate = rows[shares].where(~ok, n.round())
         # a count far from the ticker's other counts around it is a net income that is not the EPS's (non-
@@ -284,11 +286,14 @@ def screen_statements(rows: pd.DataFrame, prices: pd.DataFrame | None = None) ->
         prices: daily closes on the rows' split basis for :func:`implausible_eps` (optional).
 
     Returns:
-        A copy with ``quality`` (string; missing on clean rows).
+        A copy with ``quality`` (string; missing on clean rows). Notes a source stage already recorded in
+        ``quality`` come first.
     """
     out = rows.copy()
     before = out["revenue"].notna()
     notes: Notes = {}
+    if "quality" in out.columns:  # a source stage's own notes (e.g. values that contradict their own filing)
+        notes = {i: [q] for i, q in out["quality"].items() if isinstance(q, str)}
     for rule in RULES:
         for i, ns in rule(out, prices).items():
             notes.setdefault(i, []).extend(ns)

@@ -29,8 +29,12 @@ LEFT_OUT = """\
   date (conservative for backtests). UNP is outside the universe.
 * XBRL periods first reported as comparatives more than 200 days after their end (e.g. AAPL FY2007-FY2008,
   first seen in the FY2009 10-K): their own reports predate XBRL, so no row could carry its true filing date.
-* SEC Financial Statement Data Sets 2009q3-2010q2 (data-real-2): not used yet; with prices for only ~30 tickers
-  in 2010 they would add little point-in-time coverage (see the table below). A candidate for the next build.
+* SEC Financial Statement Data Sets (data-real-2): only 2009q3, 2010q1 and 2010q2 have their values (`num`); 2009q4
+  is missing (10-Qs for September 2009 quarters, 10-Ks of fiscal years ending June-September 2009), 2010q3, 2010q4
+  and 2021q1 have the filing index only. So no fiscal year has four first-reported quarters there: no Q4 and no TTM
+  row comes from them, and a calendar-year filer's June 2009 quarter is dropped by the quarter-hole rule beside its
+  March 2010 quarter (its values stay in `statement_vintages`). Filers the lake has no identity for (no CIK in the
+  index-membership spells or today's lists: most companies that left the S&P 500 before 2026 have none) are skipped.
 * pystock EPS of issuers with several share classes can be another class's (Visa reads $5.32 for a quarter of
   about $0.80 per class A share); pystock has no share counts to check it against. Such an EPS is served missing
   only where it exceeds the share price (ERIE; `fdkit.build.quality`), so Visa's stays.
@@ -228,7 +232,9 @@ def _coverage(written: Mapping[str, pd.DataFrame]) -> list[str]:
              "before the day, filed on or before it, and a price bar on the day.", "",
              "| day | statements known | price bars | both | what limits it |", "|---|---:|---:|---:|---|"]  # fmt: skip
     why = {
-        "2010-03-31": "prices: only the universe's ~30 tickers before 2015; XBRL statements only for AAPL, NVDA",
+        "2010-03-31": "prices: only the universe's ~30 tickers before 2015 (fdkit-history has the members' prices); "
+        "quarters: the SEC data sets' 10-Qs (December 2009 quarters of non-calendar fiscal years; a calendar "
+        "year's Q4 2009 is a 10-K year, no quarter, and 2009q4's 10-Qs are not in the sets)",
         "2015-06-30": "pystock sightings start 2015-03-23 (earlier filings have no filing date)",
         "2016-06-30": "the pystock window (S&P 500 members, 2015-2017)",
         "2022-06-30": "statements after 2017: companyfacts (AAPL, NVDA, GOOGL, TSLA) and FY2024+ instance files",
@@ -285,6 +291,8 @@ def _member_coverage(written: Mapping[str, pd.DataFrame]) -> list[str]:
 
 #: the cross-section window of the fill-rate table (the pystock reports' span)
 FILL_WINDOW = ("2015-01-01", "2017-06-30")
+#: ... and of the SEC Financial Statement Data Sets' rows (filings of 2009q3, 2010q1, 2010q2)
+FSDS_WINDOW = ("2009-01-01", "2010-12-31")
 
 
 def _fill_rates(written: Mapping[str, pd.DataFrame]) -> list[str]:
@@ -297,15 +305,18 @@ def _fill_rates(written: Mapping[str, pd.DataFrame]) -> list[str]:
              "Share of annual and quarterly rows with a value: all rows, and the rows of the 2015-2017 cross-section "
              f"(report periods {FILL_WINDOW[0]} .. {FILL_WINDOW[1]}, the pystock reports, which carry revenue, "
              "operating and net income, EPS, dividends per share, total and current assets, current liabilities, "
-             "cash, equity and the three cash-flow totals only). *rejected*: values the source gave that failed a "
+             "cash, equity and the three cash-flow totals only), and the rows of 2009-2010 (report periods "
+             f"{FSDS_WINDOW[0]} .. {FSDS_WINDOW[1]}, mostly the SEC Financial Statement Data Sets, every mapped tag "
+             "of the filing). *rejected*: values the source gave that failed a "
              "sanity rule and are served missing, their reason in the row's `quality` (`fdkit.build.quality`); "
              "*derived*: values computed, not reported (weighted shares = net income / EPS), named there too.", "",
-             "| dataset | field | all rows | 2015-2017 | rejected | derived |",
-             "|---|---|---:|---:|---:|---:|"]  # fmt: skip
+             "| dataset | field | all rows | 2015-2017 | 2009-2010 | rejected | derived |",
+             "|---|---|---:|---:|---:|---:|---:|"]  # fmt: skip
     for name in ("income_statements", "balance_sheets", "cash_flow_statements"):
         df = written[name]
         df = df[df["period"].astype(str) != "ttm"]
         window = df[(df["report_period"] >= FILL_WINDOW[0]) & (df["report_period"] <= FILL_WINDOW[1])]
+        early = df[(df["report_period"] >= FSDS_WINDOW[0]) & (df["report_period"] <= FSDS_WINDOW[1])]
         notes = df["quality"].astype("string") if "quality" in df.columns else pd.Series(pd.NA, index=df.index)
         fields = [c for c in df.columns if str(df[c].dtype) in ("float64", "Float64")]
         for f in fields:
@@ -313,14 +324,15 @@ def _fill_rates(written: Mapping[str, pd.DataFrame]) -> list[str]:
             derived = int(notes.str.contains(rf"(?:^|; )[a-z_, ]*\b{f}\b[a-z_, ]*: derived", regex=True)
                           .fillna(False).sum())  # fmt: skip
             lines.append(f"| {name} | {f} | {df[f].notna().mean():.1%} | {window[f].notna().mean():.1%} | "
-                         f"{rejected} | {derived} |")  # fmt: skip
+                         f"{early[f].notna().mean():.1%} | {rejected} | {derived} |")  # fmt: skip
     return [*lines, ""]
 
 
 _STATEMENTS_WHY = (
     "filed 2015-2017: pystock rows (the crawler kept no accession; companyfacts covers none of these companies "
     "and the submissions indexes start 2015-03 for AAPL, later for MSFT, NVDA, TSLA; the SEC Financial Statement "
-    "Data Sets cover 2009-2010 and 2021 filings only); filed 2024 or later: instance documents of companies "
+    "Data Sets' values cover filings of 2009q3, 2010q1 and 2010q2 only, whose rows have their accession); "
+    "filed 2024 or later: instance documents of companies "
     "neither a submissions index nor companyfacts covers"
 )
 #: why the rows of a dataset without an accession have none (every source of the dataset was searched)

@@ -18,6 +18,7 @@ from fdkit.build.filings import acceptance_times, iso_times
 from fdkit.build.quality import screen_statements
 from fdkit.build.stage import Context, Provenance, Stage, dataset, intermediate
 from fdkit.catalog.schema import SCHEMAS, STATEMENT_FIELDS
+from fdkit.research.sessions import EASTERN
 
 
 def finish_statements(rows: pd.DataFrame, ciks: dict[str, str], index: pd.DataFrame) -> pd.DataFrame:
@@ -31,10 +32,12 @@ def finish_statements(rows: pd.DataFrame, ciks: dict[str, str], index: pd.DataFr
     Returns:
         The rows and their TTM rows, sorted by ticker, period and report period.
     """
-    rows = _without_quarter_holes(rows)
+    rows = without_quarter_holes(rows)
     ttm = _ttm(rows)
     full = pd.concat([rows, ttm], ignore_index=True)
-    full["cik"] = full["ticker"].map(ciks)
+    # the lake's one CIK per ticker; a source row's own CIK where the lists name none (a company joined by CIK)
+    own_cik = full["cik"] if "cik" in full.columns else pd.Series(None, index=full.index, dtype=object)
+    full["cik"] = full["ticker"].map(ciks).fillna(own_cik)
     acc = full["accession_number"].astype("string")
     filed = pd.to_datetime(full["filing_date"]).dt.strftime("%Y%m%d")
     by_accession = filing_index_urls(full["cik"], acc)
@@ -44,16 +47,33 @@ def finish_statements(rows: pd.DataFrame, ciks: dict[str, str], index: pd.DataFr
     by_search = (SEC + "/cgi-bin/browse-edgar?action=getcompany&CIK=" + full["cik"] + "&type=" + form
                  + "&dateb=" + filed + "&owner=include&count=10")  # fmt: skip
     full["filing_url"] = by_accession.where(acc.notna(), by_search)
-    full["filing_datetime"] = iso_times(acceptance_times(full["accession_number"], index))
+    accepted = acceptance_times(full["accession_number"], index)
+    if "accepted" in full.columns:  # a source's own acceptance time (Eastern wall time: the SEC data sets)
+        own = pd.to_datetime(full["accepted"], format="%Y-%m-%d %H:%M:%S.%f").dt.tz_localize(EASTERN)
+        accepted = accepted.fillna(own)
+        full = full.drop(columns=["accepted"])
+    full["filing_datetime"] = iso_times(accepted)
     return full.sort_values(["ticker", "period", "report_period"], kind="stable").reset_index(drop=True)
 
 
-def _without_quarter_holes(rows: pd.DataFrame) -> pd.DataFrame:
+def without_quarter_holes(rows: pd.DataFrame) -> pd.DataFrame:
     """No skipped quarter inside a covered span.
 
     Where a ticker's quarters have a hole (a gap of 4 to 13 months), only the longest contiguous run of that span
     is kept (a later one on ties). A gap over 13 months separates spans (different sources or eras), each handled
     alone. A hole would make every row-offset computation (growth, TTM) compare the wrong quarters.
+
+    Args:
+        rows: statement rows (``ticker``, ``period``, ``report_period``).
+
+    Returns:
+        The rows without the quarters outside the kept runs (annual rows all kept).
+
+    Example:
+        >>> rows = pd.DataFrame({"ticker": ["X"] * 3, "period": ["quarterly"] * 3,
+        ...                      "report_period": pd.to_datetime(["2009-06-30", "2010-03-31", "2010-06-30"])})
+        >>> without_quarter_holes(rows)["report_period"].dt.strftime("%Y-%m").tolist()
+        ['2010-03', '2010-06']
     """
     q = rows[rows["period"] == "quarterly"].sort_values(["ticker", "report_period"])
     drop = []
@@ -187,6 +207,39 @@ def join_statements(xbrl: pd.DataFrame, pystock: pd.DataFrame, companyfacts_tick
     return pd.concat([xbrl, derive_fields(broad)], ignore_index=True)
 
 
+def with_rows_of_other_eras(rows: pd.DataFrame, more: pd.DataFrame, companyfacts_tickers: set[str]) -> pd.DataFrame:
+    """The rows plus another source's screened rows for the periods they lack (the FSDS's 2009-2010 rows).
+
+    The other source's rows are screened by the sanity rules on their own (their neighbouring quarters are their
+    own: years lie between them and the rows here); a period the rows have (by report period or fiscal label), and
+    a ticker with its full XBRL history, is left to the rows.
+
+    Args:
+        rows: the screened statement rows.
+        more: the other source's screened rows (fields derived, ``quality`` set).
+        companyfacts_tickers: tickers with their full XBRL history.
+
+    Returns:
+        ``rows`` then the rows of ``more`` kept.
+
+    Example:
+        >>> rows = pd.DataFrame({"ticker": ["X"], "period": ["annual"], "report_period": pd.to_datetime(["2016-12-31"]),
+        ...                      "fiscal_period": ["FY2016"]})
+        >>> more = pd.DataFrame({"ticker": ["X", "X"], "period": ["annual"] * 2, "fiscal_period": ["FY2016", "FY2009"],
+        ...                      "report_period": pd.to_datetime(["2016-12-31", "2009-12-31"])})
+        >>> with_rows_of_other_eras(rows, more, set())["fiscal_period"].tolist()
+        ['FY2016', 'FY2009']
+    """
+    if more.empty:
+        return rows
+    known = {*zip(rows["ticker"], rows["period"], rows["report_period"], strict=True),
+             *zip(rows["ticker"], rows["period"], rows["fiscal_period"], strict=True)}  # fmt: skip
+    more = more[~more["ticker"].isin(companyfacts_tickers)]
+    keep = [(t, p, r) not in known and (t, p, f) not in known for t, p, r, f in zip(
+        more["ticker"], more["period"], more["report_period"], more["fiscal_period"], strict=True)]  # fmt: skip
+    return pd.concat([rows, more[keep]], ignore_index=True)
+
+
 def _statements(ctx: Context) -> dict[str, pd.DataFrame]:
     sec = pd.read_csv(ctx.source("data-real/company/sec_company_tickers.csv"), dtype=str)
     uni = pd.read_csv(ctx.source("data-real/company/universe.csv"), dtype=str)
@@ -197,6 +250,7 @@ def _statements(ctx: Context) -> dict[str, pd.DataFrame]:
     rows = join_statements(ctx["xbrl_statements"], ctx["pystock_statements"],
                            set(ctx["companyfacts_tickers"]["ticker"]))  # fmt: skip
     rows = screen_statements(rows, ctx["prices"])
+    rows = with_rows_of_other_eras(rows, ctx["fsds_statements"], set(ctx["companyfacts_tickers"]["ticker"]))
     table = finish_statements(rows, ciks, ctx["filings_index"])
     out = {name: table[[c for c in SCHEMAS[name] if c in table.columns]] for name in STATEMENT_FIELDS}
     out["income_statements"] = with_usd_amounts(out["income_statements"])
@@ -208,7 +262,9 @@ _PROVENANCE = {
         "fundamentals/sec_companyfacts/*.json.gz (AAPL, NVDA, GOOGL, TSLA); fundamentals/xbrl_instance_facts/*"
         " (other tickers, filings with a known filing date); company/sec_submissions/*_index.csv (accessions); "
         f"{R2}fundamentals_pystock/pystock_sec_reports_asof_2015_2017.csv.gz (S&P 500 members 2015-2017, "
-        "company/sp500_constituents.csv for the CIKs)",
+        "company/sp500_constituents.csv for the CIKs); "
+        f"{R2}fundamentals_fsds/sec_fsds_sub.parquet and sec_fsds_num_2009q3_2010q2.parquet (SEC Financial Statement "
+        "Data Sets 2009q3, 2010q1, 2010q2: filings of the lake's companies, joined by CIK)",
         SEC_PD + "; pystock rows " + PYSTOCK,
         "us-gaap concepts mapped to fields (CONCEPTS.md). POINT IN TIME: a row is dated by its anchor, the filing "
         "that first reported the period (its first revenue or net income fact), and uses only facts filed by "
@@ -242,7 +298,28 @@ _PROVENANCE = {
         "time, MSFT's, NVDA's and TSLA's UTC; each company's zone is the reading under which EDGAR's filing-date "
         "rule (accepted by 17:30 ET on a business day: that day, else the next) reproduces the filing dates of "
         "the same document (AAPL: 98.6% Eastern vs 94.6% UTC; MSFT 11.2% vs 99.2%; NVDA 32.1% vs 98.5%; TSLA "
-        "22.3% vs 97.7%, every form). The invariant filing_date_follows_acceptance checks the result.",
+        "22.3% vs 97.7%, every form). The invariant filing_date_follows_acceptance checks the result. "
+        "FSDS ROWS (fdkit/build/fsds.py; 2009-2010 report periods): the 10-K and 10-Q filings of 2009q3, 2010q1 and "
+        "2010q2 whose filer CIK the index-membership spells or today's S&P 500/400/600 lists give a company, served "
+        "under that company's ticker (a filer without one is skipped: 197 of 502 filers, 493 of 1,297 "
+        "filings); a ticker with companyfacts (AAPL, NVDA, GOOGL, TSLA) keeps its XBRL rows. Each filing gives "
+        "one row, its OWN period: the "
+        "10-K's year (values of 4 quarters), the 10-Q's quarter (1 quarter; a flow tagged year to date only is "
+        "the YTD minus the previous quarter's filing's, when that filing is in the data), instants at its period "
+        "end; non-dimensional, filer-only, standard us-gaap values in USD or shares; the first concept of the map "
+        "present wins. Prior-year comparatives are no rows (they are in statement_vintages). report_period = "
+        "the data sets' period, the month end NEAREST the true end (a 52/53-week quarter ending 2009-12-26 reads "
+        "2009-12-31); fiscal labels from the filer's fiscal year end (`fye`), the filing's own `fp` agreeing; "
+        "filing_date = `filed`, filing_datetime = `accepted` (Eastern), left out where EDGAR's 17:30 rule does "
+        "not give the filing day from it (5 filings); 97 amendments, 9 filings whose `fp` disagrees with "
+        "`fye`, filings later than 100 (10-K) or "
+        "60 (10-Q) days after the period and a second filing for one period are not first reports and are left "
+        "out. Checks against the filing's own values: EPS x weighted shares must give net income to common "
+        "within 3% (a count in thousands is scaled; any other count is served missing, the reason in quality), "
+        "total liabilities + equity = total assets within 0.5% (else liabilities served missing); then the "
+        "sanity rules, on these rows alone (their neighbouring quarters are their own). 2009q4 is missing, so no "
+        "Q4 or TTM row comes from these sets, and a calendar-year filer's June 2009 quarter is dropped by the "
+        "quarter-hole rule beside its March 2010 quarter.",
     ),
     "balance_sheets": ("as income_statements", SEC_PD, "instants at the period end; derived fields in CONCEPTS.md"),
     "cash_flow_statements": ("as income_statements", SEC_PD, "as income_statements; capex and payouts negative"),
@@ -261,6 +338,7 @@ STATEMENTS = Stage(
         "pystock_owners",
         "filings_index",
         "prices",
+        "fsds_statements",
     ),
     outputs=(
         intermediate("statements"),

@@ -55,7 +55,8 @@ def build_vintages(facts: pd.DataFrame, pystock: pd.DataFrame) -> pd.DataFrame:
 
 
 def _vintages(ctx: Context) -> dict[str, pd.DataFrame]:
-    facts = adjust_facts_for_splits(ctx["reports"], ctx["splits"])
+    reports = pd.concat([ctx["reports"], ctx["fsds_facts"]], ignore_index=True)
+    facts = adjust_facts_for_splits(reports, ctx["splits"])
     return {"statement_vintages": build_vintages(facts, ctx["pystock_vintages"])}
 
 
@@ -74,7 +75,7 @@ VINTAGES = Stage(
     "statement_vintages",
     "Every reported value of a statement field (XBRL filings and pystock sightings)",
     _vintages,
-    needs=("reports", "splits", "pystock_vintages"),
+    needs=("reports", "splits", "pystock_vintages", "fsds_facts"),
     outputs=(dataset("statement_vintages", _PROVENANCE),),
 )
 

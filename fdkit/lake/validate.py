@@ -306,10 +306,13 @@ def _share_basis(lake: Lake) -> pd.DataFrame:
     """quarter-to-quarter weighted share counts move less than 35% (an unadjusted split shows as a 2x+ jump)."""
     q = lake["income_statements"]
     q = q[q["period"] == "quarterly"].sort_values(["ticker", "report_period"])
-    ratio = q["weighted_average_shares"] / q.groupby("ticker", observed=True)["weighted_average_shares"].shift()
+    by_ticker = q.groupby("ticker", observed=True)
+    ratio = q["weighted_average_shares"] / by_ticker["weighted_average_shares"].shift()
+    # successive quarters only: across a gap of years (another source, another era) counts move for real
+    successive = by_ticker["report_period"].diff().dt.days <= 105
     known = pd.Series([(str(t), f"{d:%Y-%m-%d}") in DOCUMENTED_SHARE_MOVES for t, d in
                        zip(q["ticker"], q["report_period"], strict=True)], index=q.index)  # fmt: skip
-    bad = ratio.notna() & ~ratio.between(1 / 1.35, 1.35) & ~known
+    bad = ratio.notna() & ~ratio.between(1 / 1.35, 1.35) & successive & ~known
     return q.loc[bad, ["ticker", "report_period", "weighted_average_shares"]].assign(ratio=ratio[bad])
 
 
@@ -497,6 +500,10 @@ def _market_cap(lake: Lake) -> pd.DataFrame:
     cf = lake["company_facts"][["ticker", "market_cap"]].dropna()
     bs = lake["balance_sheets"]
     bs = bs[bs["period"].astype(str) == "quarterly"].dropna(subset=["outstanding_shares"])
+    # a count reported over ten years before the last close gives no market cap (as company facts take it)
+    last_day = lake["prices"].groupby("ticker", observed=True)["time"].max().dt.tz_localize(None)
+    recent = bs["report_period"] >= bs["ticker"].map(last_day).astype("datetime64[ns]") - pd.Timedelta(days=10 * 365)
+    bs = bs[recent.fillna(True).astype(bool)]
     shares = bs.sort_values("report_period").groupby("ticker", observed=True)["outstanding_shares"].last()
     px = lake["prices"].sort_values("time").groupby("ticker", observed=True)["close"].last()
     m = cf.assign(ticker=cf["ticker"].astype(str))
@@ -644,7 +651,10 @@ def _quarter_band(lake: Lake) -> pd.DataFrame:
     """A quarter's revenue is within 0.5-2x the median of its ticker's neighbouring quarters, or quality marks it."""
     inc = lake["income_statements"]
     q = inc[inc["period"].astype(str) == "quarterly"].sort_values(["ticker", "report_period"])
-    q = q.assign(ticker=q["ticker"].astype(str))
+    # neighbours within a covered span: quarters years apart (another source, another era) are not neighbours
+    span = (q.groupby("ticker", observed=True)["report_period"].diff().dt.days > 400).groupby(
+        q["ticker"], observed=True).cumsum()  # fmt: skip
+    q = q.assign(ticker=q["ticker"].astype(str) + "|" + span.astype(str))
     ratio = q["revenue"] / neighbour_median(q, "revenue")
     quality = q["quality"].astype("string") if "quality" in q.columns else pd.Series(pd.NA, index=q.index)
     marked = quality.str.contains("revenue:", regex=False).fillna(False).astype(bool)
