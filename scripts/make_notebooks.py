@@ -42,9 +42,18 @@ NOTEBOOKS: dict[str, list[tuple[str, str]]] = {
             "or many.",
         ),
         ("code", "px.dtypes"),
-        ("code", 'close = px.fds.wide("close")   # date x ticker\nclose.tail()'),
-        ("code", 'ax = px.fds.plot(rebase=100, title="Growth of 100")\nplt.show()'),
-        ("code", 'px.fds.returns().groupby(level="ticker", observed=True).agg(["mean", "std"])'),
+        (
+            "md",
+            "Every bar says its `basis`. `open`..`close` are as traded (dividends never in them); the four paid "
+            "dividends after 2023-10-27 that no stored source dates, so from then on their bars are "
+            "`adjusted_only`: no as-traded price, only `adj_close` (split- and dividend-adjusted). Growth and "
+            "returns therefore use total return (`tr_close`), which runs through both.",
+        ),
+        ("code", 'px["basis"].groupby(level="ticker", observed=True).value_counts().unstack()'),
+        ("code", 'close = px.fds.wide("close")   # date x ticker\nclose.loc["2023-10-23":"2023-11-03"]'),
+        ("code", 'tr = px.fds.total_return()\nax = tr.fds.plot(column="tr_close", rebase=100, '
+                 'title="Growth of 100 (total return)")\nplt.show()'),
+        ("code", 'tr.fds.returns(column="tr_close").groupby(level="ticker", observed=True).agg(["mean", "std"])'),
     ],
     "02_fundamentals_ratios": [
         (
