@@ -184,6 +184,36 @@ def build_earnings(all_statements: pd.DataFrame, index: pd.DataFrame,
     out["signals"] = pd.Series(fired, index=out.index, dtype=object)
     if releases is not None:
         out["release_date"] = release_dates(out, releases)
+        out["release_datetime"] = iso_times(release_times(out, index))
+    return out
+
+
+def release_times(rows: pd.DataFrame, index: pd.DataFrame) -> pd.Series:
+    """The acceptance time (Eastern) of the 8-K with Item 2.02 that each row's ``release_date`` names.
+
+    Where the SEC submissions index has the company (its 8-Ks, their items and acceptance times): Apple's releases
+    are accepted around 16:30, after the close, so prices react the next session. Missing elsewhere.
+
+    Args:
+        rows: earnings rows (``ticker``, ``release_date``).
+        index: the submissions index (``ticker``, ``form``, ``filingDate``, ``items``, ``accessionNumber``).
+
+    Returns:
+        One Eastern-Time timestamp per row (NaT where unknown).
+    """
+    none = pd.Series(pd.NaT, index=rows.index, dtype=pd.DatetimeTZDtype("ns", "America/New_York"))
+    if not len(index) or not {"items", "form", "filingDate", "accessionNumber"} <= set(index.columns):
+        return none
+    k = index[(index["form"] == "8-K") & index["items"].astype(str).str.contains("2.02", regex=False)]
+    k = k.assign(day=pd.to_datetime(k["filingDate"])).drop_duplicates(["ticker", "day"], keep=False)
+    keys = pd.DataFrame({"ticker": rows["ticker"].astype(str).to_numpy(),
+                         "day": pd.to_datetime(rows["release_date"]).to_numpy(), "_row": np.arange(len(rows))})  # fmt: skip
+    m = keys.merge(k[["ticker", "day", "accessionNumber"]], on=["ticker", "day"], how="inner")
+    if m.empty:
+        return none
+    at = acceptance_times(m["accessionNumber"], index)
+    out = none.copy()
+    out.iloc[m["_row"].to_numpy()] = at.to_numpy()
     return out
 
 

@@ -478,6 +478,8 @@ _SCHEMAS: dict[str, dict[str, str]] = {
         "filing_url": S,
         # the day the results were announced (8-K Item 2.02), an fdkit extension: before the 10-Q/10-K's filing
         "release_date": D,
+        # the acceptance time of that 8-K (ISO 8601 with its offset) where the SEC submissions index has it
+        "release_datetime": S,
         # the 2026 record's signals: [{type, metric, period, headline, importance, details}] (omitted when none)
         "signals": N,
         **{f"quarterly_{f}": F for f in EARNINGS_DIMENSION},

@@ -361,6 +361,28 @@ _Windows = tuple[np.ndarray, pd.DataFrame, int, str]
 _EVENT_DATES = ("release_date", "date", "filing_date", "transaction_date", "time", "report_period")
 
 
+#: the regular session closes at 16:00 New York time: news accepted after it moves prices the next session
+CLOSE = pd.Timedelta(hours=16)
+
+
+def _after_close(days: pd.Series, by: pd.Series, times: pd.Series) -> tuple[pd.Series, pd.Series]:
+    """Release days moved to the next day where the release's acceptance time is at or after 16:00 New York time.
+
+    Example:
+        >>> d = pd.Series(pd.to_datetime(["2016-04-26", "2016-04-26"]))
+        >>> t = pd.Series(["2016-04-26T16:30:21-04:00", "2016-04-26T08:00:00-04:00"])
+        >>> days, by = _after_close(d, pd.Series(["release_date"] * 2), t)
+        >>> days.dt.strftime("%Y-%m-%d").tolist(), by.tolist()
+        (['2016-04-27', '2016-04-26'], ['release_datetime (after 16:00 New York: next session)', 'release_datetime'])
+    """
+    at = pd.to_datetime(times, utc=True, errors="coerce").dt.tz_convert("America/New_York")
+    known = at.notna() & days.notna()
+    late = known & ((at - at.dt.normalize()) >= CLOSE)
+    out = days.where(~late, days + pd.Timedelta(days=1))
+    label = by.where(~known, "release_datetime").where(~late, "release_datetime (after 16:00 New York: next session)")
+    return out, label
+
+
 def _event_windows(events: pd.DataFrame, prices: pd.DataFrame, window: tuple[int, int],
                    benchmark: str | pd.Series | None, column: str) -> _Windows:  # fmt: skip
     """The abnormal returns of every event whose window lies inside the price history.
@@ -393,23 +415,27 @@ def _event_windows(events: pd.DataFrame, prices: pd.DataFrame, window: tuple[int
     abnormal = wide.sub(bench, axis=0)
     days = wide.index
     rows, meta, dropped = [], [], 0
-    stamps = pd.to_datetime(ev[dated[0]])
-    by = pd.Series(dated[0], index=ev.index)
+    given = pd.to_datetime(ev[dated[0]])
+    stamps, by = given, pd.Series(dated[0], index=ev.index)
+    if dated[0] == "release_date" and "release_datetime" in ev.columns:  # the after-close rule where a time is known
+        stamps, by = _after_close(stamps, by, ev["release_datetime"])
     if dated[0] == "release_date" and len(dated) > 1:  # an earnings report without a known release: its filing
         by = by.where(stamps.notna(), dated[1])
         stamps = stamps.fillna(pd.to_datetime(ev[dated[1]]))
-    for i, (ticker, day) in enumerate(zip(ev["ticker"].astype(str), stamps, strict=True)):
+        given = given.fillna(pd.to_datetime(ev[dated[1]]))
+    for i, (ticker, day, event_date) in enumerate(zip(ev["ticker"].astype(str), stamps, given, strict=True)):
         if ticker not in abnormal.columns or pd.isna(day):
             dropped += 1
             continue
         day = day.tz_localize(None) if day.tzinfo else day
+        event_date = event_date.tz_localize(None) if event_date.tzinfo else event_date
         pos = int(days.searchsorted(day, side="left"))
         series = abnormal[ticker].to_numpy()
         if pos + lo < 1 or pos + hi >= len(days) or np.isnan(series[pos + lo : pos + hi + 1]).any():
             dropped += 1
             continue
         rows.append(series[pos + lo : pos + hi + 1])
-        meta.append((i, ticker, day, days[pos], by.iloc[i]))
+        meta.append((i, ticker, event_date, days[pos], by.iloc[i]))
     frame = pd.DataFrame(meta, columns=["event_id", "ticker", "event_date", "day0", "dated_by"])
     ar = np.vstack(rows) if rows else np.empty((0, hi - lo + 1))
     return ar, frame, dropped, name
@@ -492,8 +518,10 @@ def event_study(events: pd.DataFrame, prices: pd.DataFrame, window: tuple[int, i
     Day 0 is the first trading day on or after the event's date: an earnings release's ``release_date`` (the 8-K
     that announced the results) where the events carry one, else the first of ``date``, ``filing_date``,
     ``transaction_date``, ``time`` or ``report_period`` (an earnings report without a known release falls back to
-    its filing date; ``attrs["dated_by"]`` counts both). A release dated by day only may come after the close,
-    when prices move the next session: read CAR[0, +1], not day 0 alone. The abnormal return of a day is the stock's
+    its filing date; ``attrs["dated_by"]`` counts each). Where the release's acceptance time is known
+    (``release_datetime``, from the SEC submissions) and is at or after 16:00 New York time, prices react the next
+    session, so day 0 is the next trading day (Apple's releases at 16:30). A release dated by day only may come
+    after the close too: read CAR[0, +1], not day 0 alone. The abnormal return of a day is the stock's
     simple return minus the benchmark's (a ticker of ``prices``, a return series by date, or by default the
     equal-weighted mean return of the panel's tickers that day). Events whose window is not entirely inside the
     price history are left out (counted in ``attrs``). Events on the same day share the market's news, so besides
