@@ -51,8 +51,11 @@ NOTEBOOKS: dict[str, list[tuple[str, str]]] = {
         ),
         ("code", 'px["basis"].groupby(level="ticker", observed=True).value_counts().unstack()'),
         ("code", 'close = px.fds.wide("close")   # date x ticker\nclose.loc["2023-10-23":"2023-11-03"]'),
-        ("code", 'tr = px.fds.total_return()\nax = tr.fds.plot(column="tr_close", rebase=100, '
-                 'title="Growth of 100 (total return)")\nplt.show()'),
+        (
+            "code",
+            'tr = px.fds.total_return()\nax = tr.fds.plot(column="tr_close", rebase=100, '
+            'title="Growth of 100 (total return)")\nplt.show()',
+        ),
         ("code", 'tr.fds.returns(column="tr_close").groupby(level="ticker", observed=True).agg(["mean", "std"])'),
     ],
     "02_fundamentals_ratios": [

@@ -207,7 +207,8 @@ def release_times(rows: pd.DataFrame, index: pd.DataFrame) -> pd.Series:
     k = index[(index["form"] == "8-K") & index["items"].astype(str).str.contains("2.02", regex=False)]
     k = k.assign(day=pd.to_datetime(k["filingDate"])).drop_duplicates(["ticker", "day"], keep=False)
     keys = pd.DataFrame({"ticker": rows["ticker"].astype(str).to_numpy(),
-                         "day": pd.to_datetime(rows["release_date"]).to_numpy(), "_row": np.arange(len(rows))})  # fmt: skip
+                         "day": pd.to_datetime(rows["release_date"]).to_numpy(),
+                         "_row": np.arange(len(rows))})  # fmt: skip
     m = keys.merge(k[["ticker", "day", "accessionNumber"]], on=["ticker", "day"], how="inner")
     if m.empty:
         return none
