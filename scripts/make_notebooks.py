@@ -291,11 +291,11 @@ NOTEBOOKS: dict[str, list[tuple[str, str]]] = {
         ),
         (
             "md",
-            "## Gross profitability and earnings yield, 2010-2011\n\nThe 2015-2017 statements carry gross profit "
+            "## Gross profitability, 2010-2011\n\nThe 2015-2017 statements carry gross profit "
             "for a few percent of rows; the SEC Financial Statement Data Sets carry it for every filer that tags it, "
             "for the 10-Ks of fiscal 2009 (filed early 2010). So the second study runs a year earlier: gross profit "
-            "over total assets (GP/A, Novy-Marx 2013) and the earnings yield (annual diluted EPS over the as-traded "
-            "close) of the S&P 500 **members of each month end**, joined point in time on the statements' filing "
+            "over total assets (GP/A, Novy-Marx 2013) of the S&P 500 **members of each month end**, joined point in "
+            "time on the statements' filing "
             "dates (`.fds.asof` refuses undated rows), against the next month's and the next year's total returns. "
             "Prices 2009-2012 come from the history package `fdkit-history` (as notebook 10 reads them): the "
             "as-traded close for the ratio, the adjusted close for returns, dead names held to their last bar.",
@@ -319,9 +319,7 @@ NOTEBOOKS: dict[str, list[tuple[str, str]]] = {
             '             "filing_datetime"]].join(assets[["total_assets"]])\n'
             'fy = fy[fy.index.get_level_values("report_period").year.isin([2009, 2010])]\n'
             'fy["gp_to_assets"] = fy["gross_profit"] / fy["total_assets"]\n'
-            'fy["eps"] = fy["earnings_per_share_diluted"].fillna(fy["earnings_per_share"])\n'
-            'panel10 = fy[["gp_to_assets", "eps", "filing_date"]].fds.asof(monthly10, max_age="400D")\n'
-            'panel10["earnings_yield"] = panel10["eps"] / panel10["close"]\n'
+            'panel10 = fy[["gp_to_assets", "filing_date"]].fds.asof(monthly10, max_age="400D")\n'
             "panel10 = panel10.join(fwd10)\n"
             "# the months the fiscal-2009 10-Ks are known for most names (none is used before its filing day)\n"
             'months = panel10.index.get_level_values("time")\n'
@@ -335,7 +333,7 @@ NOTEBOOKS: dict[str, list[tuple[str, str]]] = {
             "with warnings.catch_warnings(record=True) as caught:\n"
             '    warnings.simplefilter("always")\n'
             '    ic_table = pd.concat({f: panel10.fds.rank_ic(f, ["fwd_1", "fwd_12"], summary=True)\n'
-            '                          for f in ["gp_to_assets", "earnings_yield"]}, names=["factor", "horizon"])\n'
+            '                          for f in ["gp_to_assets"]}, names=["factor", "horizon"])\n'
             "for w in caught:\n"
             "    print(w.message)\n"
             "ic_table",
@@ -346,15 +344,19 @@ NOTEBOOKS: dict[str, list[tuple[str, str]]] = {
             "are a handful of independent observations: a one-month IC's t-statistic is a first look, not evidence. "
             "The twelve-month horizon of 2010-2011 is twelve overlapping windows, about one year of returns: its "
             "Newey-West t (11 lags on 12 observations) is printed because the method is right, but a t of about 4 "
-            "from one year says how stable the ranking was within that year, not that GP/A or E/P is priced. The "
+            "from one year says how stable the ranking was within that year, not that GP/A is priced. The "
             "study rests on **one year of fundamentals** (the fiscal-2009 10-Ks, filed January-March 2010; the SEC "
             "data sets of 2009q4 and of 2010q3 on have no values in the sources), about 110 names a month for "
-            "GP/A (banks and insurers report no gross profit) and about 165 for the earnings yield, of the ~500 "
-            "members: only members whose CIK the lake knows get statements, and most companies that left the index "
-            "later have none, so the cross-section leans towards survivors although the prices (fdkit-history) "
-            "include dead names to their last bar. The 2015-2017 cross-section has prices for about six in ten of "
-            "its window's members (see `data/SOURCES.md`). What the samples do show: the study runs point in time, "
-            "each month seeing only 10-Ks filed by then (checked in `tests/test_notebooks.py`).",
+            "GP/A (banks and insurers report no gross profit) of the ~500 members: only members whose CIK the lake "
+            "knows get statements, and most companies that left the index later have none, so the cross-section "
+            "leans towards survivors although the prices (fdkit-history) include dead names to their last bar. "
+            "The earnings yield is not studied in 2010: the filings' per-share values are served missing where a "
+            "split between 2010 and 2015 may hide (no source of the split table covers those years), so an E/P "
+            "would be 2-10x off for the companies that split (KO, MA, UNP...). The 2015-2017 E/P above uses "
+            "as-traded closes and per-share values on one split basis, for the members of each month, dead ones "
+            "included (see `data/SOURCES.md` for the coverage of every quarter-end). What the samples do show: the "
+            "studies run point in time, each month seeing only reports filed by then (checked in "
+            "`tests/test_notebooks.py`).",
         ),
     ],
     "09_event_study": [

@@ -57,5 +57,5 @@ def test_the_factor_notebooks_2010_panel_uses_no_statement_before_its_filing_day
     assert keyed["filed"].notna().all()
     assert (keyed["filed"] <= keyed["time"]).all()  # a month end sees only 10-Ks filed on or before it
     assert (keyed["available_from"] <= keyed["time"]).all()
-    assert set(table.index.get_level_values("factor")) == {"gp_to_assets", "earnings_yield"}
+    assert set(table.index.get_level_values("factor")) == {"gp_to_assets"}  # no 2010 E/P: per-share basis unknown
     assert (table["names_min"] >= 100).all() and table.loc[("gp_to_assets", "fwd_12"), "nw_lags"] == 11

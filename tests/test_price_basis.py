@@ -120,3 +120,35 @@ def test_a_bar_made_of_adjusted_only_days_has_no_price(ref_client):
     assert one["basis"].astype(str).tolist() == ["as_traded", "as_traded", "adjusted_only", "adjusted_only"]
     assert one["close"].iloc[:2].notna().all() and one["close"].iloc[2:].isna().all()
     assert one["adj_close"].notna().all()
+
+
+def _get(server, path, params):
+    import requests
+
+    return requests.get(server.base_url + path, params=params, headers={"X-API-KEY": server.api_key}, timeout=30)
+
+
+def test_a_snapshot_is_the_last_traded_price_and_its_change_only_against_the_session_before(ref_server):
+    snap = _get(ref_server, "/prices/snapshot", {"ticker": "AAPL"}).json()["snapshot"]
+    assert snap["price"] == 274.23 and snap["time"].startswith("2026-02-25")
+    assert snap["day_change"] is None and snap["day_change_percent"] is None  # 2026-02-24 has no as-traded close
+    tsla = _get(ref_server, "/prices/snapshot", {"ticker": "TSLA"}).json()["snapshot"]
+    assert tsla["day_change"] is not None and abs(tsla["day_change_percent"]) < 20
+    r = _get(ref_server, "/prices/snapshot", {"ticker": "TLT"})
+    assert r.status_code == 404 and "adjusted close" in r.json()["message"]
+    market = {s["ticker"]: s for s in _get(ref_server, "/prices/snapshot/market", {}).json()["snapshots"]}
+    assert market["KO"]["day_change"] is None and market["TSLA"]["day_change"] == tsla["day_change"]
+
+
+def test_aggregated_bars_over_http_are_whole_periods(ref_server):
+    """A month or a year with a day that has no as-traded price is no as-traded bar (October 2023 ends on two
+    adjusted-only days): left out unless adjusted=true asks for it, then adjusted_only without a price."""
+    q = {"ticker": "AAPL", "interval": "month", "start_date": "2023-09-01", "end_date": "2023-11-30"}
+    plain = _get(ref_server, "/prices", q).json()["prices"]
+    assert [b["time"][:7] for b in plain] == ["2023-09"] and all(b["close"] is not None for b in plain)
+    every = _get(ref_server, "/prices", {**q, "adjusted": "true"}).json()["prices"]
+    assert [(b["time"][:7], b["basis"]) for b in every] == [
+        ("2023-09", "as_traded"), ("2023-10", "adjusted_only"), ("2023-11", "adjusted_only")]  # fmt: skip
+    assert every[1]["close"] is None and every[1]["adj_close"] is not None
+    year = {"ticker": "AAPL", "interval": "year", "start_date": "2023-01-01", "end_date": "2023-12-31"}
+    assert _get(ref_server, "/prices", year).json()["prices"] == []

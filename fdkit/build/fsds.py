@@ -240,6 +240,43 @@ def _note(rows: pd.DataFrame, mask: pd.Series, text: pd.Series) -> None:
     rows.loc[mask, "quality"] = [f"{o}; {t}" if isinstance(o, str) else t for o, t in zip(old, text[mask], strict=True)]
 
 
+#: tickers whose every split from 1998 on is in the split table (LEAN's factor files): their 2009-2010 per-share
+#: values can be put on today's basis
+SPLITS_KNOWN_SINCE_2009 = frozenset({"AAPL", "BAC", "GOOG", "GOOGL", "IBM", "META"})
+
+
+def unknown_split_basis(rows: pd.DataFrame) -> pd.DataFrame:
+    """Per-share values and share counts served missing where the splits since the filing are not all known.
+
+    The split table is complete from 2015 (and for the tickers of LEAN's factor files); a split between a 2009-2010
+    filing and 2015 (KO 2-for-1 in 2012, MA 10-for-1 and UNP 2-for-1 in 2014) would leave EPS, dividends per share
+    and share counts on the filing's basis, 2-10x off today's prices: they are missing, the reason in ``quality``
+    (amounts in dollars are unaffected). Class A figures of a class B ticker (BRK-B) go the same way.
+
+    Args:
+        rows: the statement rows (``ticker``, per-share fields, share counts, ``quality``).
+
+    Returns:
+        A copy.
+
+    Example:
+        >>> r = pd.DataFrame({"ticker": ["KO", "IBM"], "earnings_per_share": [3.5, 10.0], "quality": pd.NA})
+        >>> out = unknown_split_basis(r)
+        >>> out["earnings_per_share"].tolist(), out["quality"].notna().tolist()
+        ([nan, 10.0], [True, False])
+    """
+    out = rows.copy()
+    fields = [f for f in sorted(PER_SHARE | SHARE_COUNTS) if f in out.columns]
+    unknown = ~out["ticker"].astype(str).isin(SPLITS_KNOWN_SINCE_2009) & out[fields].notna().any(axis=1)
+    out.loc[unknown, fields] = np.nan
+    text = pd.Series(", ".join(fields) + ": served missing (the splits between this 2009-2010 filing and 2015 are "
+                     "in no source of the split table, so the basis is unknown)", index=out.index)  # fmt: skip
+    if "quality" not in out.columns:
+        out["quality"] = pd.Series(pd.NA, index=out.index, dtype="string")
+    _note(out, unknown, text)
+    return out
+
+
 def consistent(rows: pd.DataFrame) -> pd.DataFrame:
     """The rows with values that contradict the filing's own other values served missing, the reason in ``quality``.
 
@@ -357,7 +394,7 @@ def _fsds(ctx: Context) -> dict[str, pd.DataFrame]:
     num = pd.read_parquet(ctx.source(NUM), columns=["adsh", "tag", "version", "ddate", "qtrs", "uom", "segments",
                                                      "coreg", "value"])  # fmt: skip
     rows = without_quarter_holes(statement_rows(own_values(num, filings), filings, ctx["splits"]))
-    rows = screen_statements(consistent(rows), ctx["prices"])
+    rows = screen_statements(unknown_split_basis(consistent(rows)), ctx["prices"])
     return {"fsds_statements": rows, "fsds_facts": vintage_facts(num, filings)}
 
 

@@ -220,36 +220,32 @@ def broad_prices(raw: pd.DataFrame, tickers: set[str], splits: pd.DataFrame) -> 
     return df[["ticker", "time", "open", "high", "low", "close", "volume", "adj_close", "basis"]].reset_index(drop=True)
 
 
-def build_minute_prices(m: pd.DataFrame, raw_daily: pd.DataFrame, daily: pd.DataFrame) -> pd.DataFrame:
-    """LEAN minute bars (raw, US/Eastern) on the daily basis: each day scaled by the daily close / raw close.
-
-    The daily close is as traded on today's split basis, so the scale is the splits after the day.
+def build_minute_prices(m: pd.DataFrame, splits: pd.DataFrame) -> pd.DataFrame:
+    """LEAN minute bars (raw, US/Eastern) as traded on today's split basis: prices over the splits after each day.
 
     Args:
         m: LEAN minute bars (``ticker``, ``datetime_et``, OHLC, ``volume``).
-        raw_daily: LEAN's raw daily bars (``ticker``, ``date``, ``close``, ``volume``).
-        daily: the lake's daily bars.
+        splits: the split table.
 
     Returns:
-        ``ticker``, ``time`` (UTC), OHLC, ``volume``, ``adj_close`` (missing), ``basis``, for the days with both
-        closes.
+        ``ticker``, ``time`` (UTC), OHLC, ``volume`` (times the splits after the day), ``adj_close`` (missing),
+        ``basis``.
+
+    Example:
+        >>> m = pd.DataFrame({"ticker": ["AAPL"], "datetime_et": ["2014-06-06 15:59:00"], "open": 645.0,
+        ...                   "high": 646.0, "low": 644.0, "close": 645.57, "volume": 1000})
+        >>> s = pd.DataFrame({"ticker": ["AAPL", "AAPL"], "date": pd.to_datetime(["2014-06-09", "2020-08-31"]),
+        ...                   "ratio": [7.0, 4.0]})
+        >>> build_minute_prices(m, s)[["close", "volume"]].values.tolist()
+        [[23.0561, 28000]]
     """
     m = m.copy()
     m["ts"] = pd.to_datetime(m["datetime_et"]).dt.tz_localize("America/New_York").dt.tz_convert("UTC")
     m["date"] = pd.to_datetime(m["datetime_et"].str[:10])
-    adj = daily.assign(date=daily["time"].dt.tz_localize(None))[["ticker", "date", "close", "volume"]]
-    scale = raw_daily[["ticker", "date", "close", "volume"]].merge(
-        adj, on=["ticker", "date"], suffixes=("_raw", "_adj")
-    )
-    scale["k"] = scale["close_adj"] / scale["close_raw"]
-    # volumes on the daily basis are split-adjusted: the day's adjusted/raw volume ratio is the split ratio
-    scale["split"] = (scale["volume_adj"].astype(float) / scale["volume_raw"]).round().clip(lower=1)
-    # days whose daily bar has no as-traded close (SPY 2023) have no basis to put the minutes on
-    scale = scale.dropna(subset=["k", "split"])
-    m = m.merge(scale[["ticker", "date", "k", "split"]], on=["ticker", "date"], how="inner")
+    k = split_factor(splits, m["ticker"], m["date"])
     for col in ("open", "high", "low", "close"):
-        m[col] = (m[col] * m["k"]).round(4)
-    m["volume"] = (m["volume"] * m["split"]).round()
+        m[col] = (m[col] / k).round(4)
+    m["volume"] = (m["volume"] * k).round()
     out = m[["ticker", "ts", "open", "high", "low", "close", "volume"]].rename(columns={"ts": "time"})
     out["volume"] = out["volume"].astype("Int64")
     out["adj_close"], out["basis"] = np.nan, AS_TRADED
@@ -283,9 +279,7 @@ def _prices(ctx: Context) -> dict[str, pd.DataFrame]:
 
 
 def _prices_minute(ctx: Context) -> dict[str, pd.DataFrame]:
-    m = pd.read_csv(ctx.source(LEAN_MINUTE))
-    raw_daily = pd.read_csv(ctx.source(LEAN_DAILY_RAW), parse_dates=["date"])
-    return {"prices_minute": build_minute_prices(m, raw_daily, ctx["prices"])}
+    return {"prices_minute": build_minute_prices(pd.read_csv(ctx.source(LEAN_MINUTE)), ctx["splits"])}
 
 
 _PROVENANCE_PRICES = Provenance(
@@ -311,10 +305,10 @@ _PROVENANCE_PRICES = Provenance(
 )
 
 _PROVENANCE_PRICES_MINUTE = Provenance(
-    "prices/lean_minute_trade_bars_AAPL_SPY.csv + prices/lean_daily_raw_unadjusted.csv.gz",
+    "prices/lean_minute_trade_bars_AAPL_SPY.csv",
     "Apache-2.0 (QuantConnect LEAN sample data)",
-    "raw US/Eastern bars converted to UTC and put on the daily basis by each day's adjusted/raw close ratio; "
-    "days without both closes (SPY 2013 and 2023: no adjusted daily bar) are left out",
+    "raw US/Eastern bars converted to UTC, as traded on today's split basis: prices divided (volumes multiplied) "
+    "by the splits of the split table after each day (AAPL 2014: 28; SPY: none)",
 )
 
 
@@ -345,10 +339,10 @@ PRICES = Stage(
 
 PRICES_MINUTE = Stage(
     "prices_minute",
-    "LEAN minute bars (AAPL, SPY) on the daily basis",
+    "LEAN minute bars (AAPL, SPY) as traded on today's split basis",
     _prices_minute,
-    sources=(LEAN_MINUTE, LEAN_DAILY_RAW),
-    needs=("prices",),
+    sources=(LEAN_MINUTE,),
+    needs=("splits",),
     outputs=(dataset("prices_minute", _PROVENANCE_PRICES_MINUTE, schema="prices"),),
 )
 

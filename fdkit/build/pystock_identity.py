@@ -24,7 +24,7 @@ Example:
     ...                         "cik": ["0001140536", "0000896159"]})
     >>> owners = symbol_owners(listings, spells, members)
     >>> owners[["symbol", "ticker"]].values.tolist()
-    [['ACE', 'CB'], ['CB', 'CB_2016'], ['CB', 'CB'], ['WLTW', 'WTW']]
+    [['ACE', 'CB'], ['CB', 'CB_2016'], ['CB', 'CB'], ['CB', 'CB'], ['WLTW', 'WTW']]
     >>> relabel(pd.DataFrame({"ticker": ["CB", "CB", "WTW"], "date": pd.to_datetime(["2015-06-30",
     ...         "2016-06-30", "2016-06-30"])}), owners, "date")["ticker"].tolist()
     ['CB_2016', 'CB']
@@ -53,7 +53,10 @@ ALIASES = {**SOURCE_ALIASES, "KORS": "CPRI", "WYN": "WYND", "ACE": "CB"}
 #: listings the membership source cannot tell apart, reviewed by hand: its one CB spell from 2004 covers the Chubb
 #: Corporation (acquired 2016-01-14) and ACE, which took the symbol on 2016-01-15 as Chubb Limited; the old
 #: company, no longer trading, is served as CB_2016 (its symbol is another company's now)
-LISTING_OWNERS = {("CB", "Chubb Corporation (The)"): "CB_2016"}
+#: (its last bar, of 2016-01-13; the bar the crawl filed under that listing on 2016-01-14 continues ACE's series)
+LISTING_OWNERS: dict[tuple[str, str], tuple[tuple[str, pd.Timestamp], ...]] = {
+    ("CB", "Chubb Corporation (The)"): (("CB_2016", pd.Timestamp("2016-01-13")), ("CB", pd.Timestamp.max)),
+}
 #: a rename this long after a listing's last crawl day still names the listing's company (YHOO -> AABA 2017-06,
 #: PCLN -> BKNG 2018-02); later ones belong to whoever held the symbol by then (FI -> FISV 2025 is Fiserv's, not
 #: Frank's International's, which listed as FI in 2015-2017)
@@ -118,24 +121,14 @@ def symbol_owners(listings: pd.DataFrame, spells: pd.DataFrame, members: pd.Data
     for r in listings.itertuples():
         reviewed = LISTING_OWNERS.get((str(r.symbol), str(r.name)))
         if reviewed is not None:
-            rows.append((r.symbol, r.first, r.last, reviewed, None, r.name,
-                         "reviewed: another company than the spell's", r.listed_first, r.listed_last))  # fmt: skip
+            start, last = pd.Timestamp(str(r.first)), pd.Timestamp(str(r.last))
+            for owner, through in reviewed:
+                end = min(last, through)
+                rows.append((r.symbol, start, end, owner, None, r.name, "reviewed: owners by date", r.listed_first,
+                             r.listed_last))  # fmt: skip
+                start = end + pd.Timedelta(days=1)
             continue
-        symbol, how = str(r.symbol), "index spell"
-        ov = sp[(sp["symbol"] == symbol) & (sp["start_date"] <= r.last) & (sp["stop"] >= r.first)]
-        for _ in range(5):  # a rename soon after the listing, to the symbol the source files the spell under
-            reach = pd.Timestamp(str(r.listed_last)) + RENAME_REACH
-            if len(ov) or symbol not in later or not pd.Timestamp(str(r.first)) <= later[symbol][1] <= reach:
-                break
-            symbol = later[symbol][0]
-            ov = sp[(sp["symbol"] == symbol) & (sp["start_date"] <= r.last) & (sp["stop"] >= r.first)]
-            how = f"index spell under its later symbol {symbol}"
-        if not len(ov) and str(r.symbol) in ALIASES:  # a rename no source records, reviewed by hand
-            alias = ALIASES[str(r.symbol)]
-            ov = sp[
-                (sp["current_ticker"].astype(str) == alias) & (sp["start_date"] <= r.last) & (sp["stop"] >= r.first)
-            ]
-            how = f"index spell under its later symbol {alias} (reviewed alias)"
+        ov, how = _spells_of(r, sp, later)
         owners = ov.groupby("current_ticker", sort=False)
         if owners.ngroups == 1:
             s = ov.iloc[0]
@@ -145,13 +138,13 @@ def symbol_owners(listings: pd.DataFrame, spells: pd.DataFrame, members: pd.Data
             )
         elif owners.ngroups > 1:  # the symbol changed hands inside the listing: each owner its spell's days
             for ticker, g in owners:
-                start, end = max(r.first, g["start_date"].min()), min(r.last, g["stop"].max())
+                since, until = max(r.first, g["start_date"].min()), min(r.last, g["stop"].max())
                 cik = g["cik"].dropna().iloc[0] if g["cik"].notna().any() else None
                 rows.append(
                     (
                         r.symbol,
-                        start,
-                        end,
+                        since,
+                        until,
                         str(ticker),
                         cik,
                         r.name,
@@ -163,12 +156,29 @@ def symbol_owners(listings: pd.DataFrame, spells: pd.DataFrame, members: pd.Data
         else:
             m = members[(members["ticker"] == r.symbol)]
             if len(m) and same_company(m["name"].iloc[0], r.name):
-                rows.append(
-                    (r.symbol, r.first, r.last, r.symbol, m["cik"].iloc[0], r.name, "today's member, same name")
-                )
+                rows.append((r.symbol, r.first, r.last, r.symbol, m["cik"].iloc[0], r.name,
+                             "today's member, same name", r.listed_first, r.listed_last))  # fmt: skip
     out = pd.DataFrame(rows, columns=["symbol", "start", "end", "ticker", "cik", "name", "how", "listed_first",
                                       "listed_last"])  # fmt: skip
     return out.sort_values(["symbol", "start"], kind="stable").reset_index(drop=True)
+
+
+def _spells_of(r: Any, sp: pd.DataFrame, later: dict[str, tuple[str, pd.Timestamp]]) -> tuple[pd.DataFrame, str]:
+    """The spells that explain a listing: under its symbol, a rename soon after, or a reviewed alias; and how."""
+    symbol, how = str(r.symbol), "index spell"
+    ov = sp[(sp["symbol"] == symbol) & (sp["start_date"] <= r.last) & (sp["stop"] >= r.first)]
+    for _ in range(5):  # a rename soon after the listing, to the symbol the source files the spell under
+        reach = pd.Timestamp(str(r.listed_last)) + RENAME_REACH
+        if len(ov) or symbol not in later or not pd.Timestamp(str(r.first)) <= later[symbol][1] <= reach:
+            break
+        symbol = later[symbol][0]
+        ov = sp[(sp["symbol"] == symbol) & (sp["start_date"] <= r.last) & (sp["stop"] >= r.first)]
+        how = f"index spell under its later symbol {symbol}"
+    if not len(ov) and str(r.symbol) in ALIASES:  # a rename no source records, reviewed by hand
+        alias = ALIASES[str(r.symbol)]
+        ov = sp[(sp["current_ticker"].astype(str) == alias) & (sp["start_date"] <= r.last) & (sp["stop"] >= r.first)]
+        how = f"index spell under its later symbol {alias} (reviewed alias)"
+    return ov, how
 
 
 def relabel(df: pd.DataFrame, owners: pd.DataFrame, date: str) -> pd.DataFrame:

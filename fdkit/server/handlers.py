@@ -300,16 +300,22 @@ def prices(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
     if ticker not in store.groups(dataset) and ticker not in store.groups(source):
         raise NotFound(f"Ticker {ticker} not found")
     traded = not q.get("adjusted")  # the documents' bars have numbers in open..close: as-traded bars unless asked
-    rows, stamps = store.sorted_rows(source, ticker, traded=traded)
-    lo, hi = _midnight_ns(start), _midnight_ns(end, days_after=1)  # the first day .. midnight after the last
-    first, stop = int(np.searchsorted(stamps, lo, "left")), int(np.searchsorted(stamps, hi, "left"))
     cols = [c for c in fields_of(ep.schema or "prices") if c != "ticker"]
+    lo, hi = _midnight_ns(start), _midnight_ns(end, days_after=1)  # the first day .. midnight after the last
     if (interval, mult) not in {("day", 1), ("minute", 1)}:
-        df = _aggregate(rows.iloc[first:stop], interval, mult, label=q.get("label") or "start")
+        # every day goes into its period's bar; a bar with a day that has no as-traded price is adjusted_only,
+        # and left out unless asked (a month cut at its last traded day would pass as the month's bar)
+        every, at = store.sorted_rows(source, ticker)
+        part = every.iloc[int(np.searchsorted(at, lo, "left")) : int(np.searchsorted(at, hi, "left"))]
+        df = _aggregate(part, interval, mult, label=q.get("label") or "start")
+        if traded and "basis" in df.columns:
+            df = df[df["basis"] == "as_traded"]
         df = df.assign(time_milliseconds=(df["time"].astype("int64") // 1_000_000).astype("Int64"))
         return Answer(records=to_records(df, cols), top={"ticker": ticker})
     # the data path: a view of time-sorted columns; only the rows of the page sent become records
     # the memo keeps positions and getters, never the store's frame (which the store may let go of)
+    rows, stamps = store.sorted_rows(source, ticker, traded=traded)
+    first, stop = int(np.searchsorted(stamps, lo, "left")), int(np.searchsorted(stamps, hi, "left"))
     values = partial(store.sorted_values, source, ticker, cols, traded=traded)
     frame = partial(_sorted_frame, store, source, ticker, traded)
     return Answer(records=FrameRecords(frame, cols, values, first, stop), top={"ticker": ticker})
@@ -389,13 +395,17 @@ def price_snapshot(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
     """The latest as-traded daily close with its change from the previous close (equities, or crypto pairs)."""
     ticker = _one_ticker(store, ep, q)
     own = _dataset(ep)
-    df = _traded(store.rows(own, ticker)).sort_values("time")
+    df = store.rows(own, ticker).sort_values("time")
     if df.empty:  # the other market's bars: a client may ask either snapshot for either kind of ticker
-        df = _traded(store.rows("crypto_prices" if own == "prices" else "prices", ticker)).sort_values("time")
+        df = store.rows("crypto_prices" if own == "prices" else "prices", ticker).sort_values("time")
     if df.empty:
         raise NotFound(f"no prices for {ticker}")
+    df = _with_previous_close(df)
+    if df.empty:
+        raise NotFound(f"{ticker} has no as-traded price in this service's data: its bars carry only an adjusted "
+                       "close (/prices?adjusted=true)")  # fmt: skip
     last = df.iloc[-1]
-    prev = df.iloc[-2]["close"] if len(df) > 1 else np.nan
+    prev = last["previous_close"]
     change = float(last["close"] - prev) if prev == prev else None
     pct = float(change / prev * 100) if change is not None and prev else None
     facts = store.rows("company_facts", ticker)
@@ -413,9 +423,17 @@ def price_snapshot(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
     return Answer(obj=snap)
 
 
-def _traded(bars: pd.DataFrame) -> pd.DataFrame:
-    """The bars with an as-traded price: a snapshot is the last traded price and says when it was."""
-    return bars[bars["basis"].astype(str) == "as_traded"] if "basis" in bars.columns else bars
+def _with_previous_close(bars: pd.DataFrame) -> pd.DataFrame:
+    """The bars with an as-traded price, each with the close of the bar right before it (time-sorted input).
+
+    A snapshot is the last as-traded price and says when it was; its change is against the session before it,
+    missing where that session has no as-traded close (never an older close: AAPL's last bar follows years of
+    adjusted-only bars).
+    """
+    key = bars["ticker"].astype(str) if "ticker" in bars.columns else pd.Series("", index=bars.index)
+    prev = bars["close"].groupby(key, sort=False).shift()
+    out = bars.assign(previous_close=prev)
+    return out[out["basis"].astype(str) == "as_traded"] if "basis" in bars.columns else out
 
 
 def _number(value: Any) -> float | None:
@@ -426,11 +444,10 @@ def _number(value: Any) -> float | None:
 @handles("market_price_snapshot")
 def market_price_snapshot(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
     """The latest daily close of every ticker with its change from the previous close, by ticker."""
-    df = _traded(store.frame("prices"))[["ticker", "time", "close"]].sort_values(["ticker", "time"], kind="stable")
-    tail = df.groupby("ticker", observed=True).tail(2)
-    by = tail.groupby("ticker", observed=True)
-    last = by.tail(1).set_index("ticker")
-    prev = by["close"].first().where(by.size() > 1)  # a ticker with one bar has no change
+    bars = store.frame("prices").sort_values(["ticker", "time"], kind="stable")
+    df = _with_previous_close(bars)[["ticker", "time", "close", "previous_close"]]
+    last = df.groupby("ticker", observed=True).tail(1).set_index("ticker")
+    prev = last["previous_close"]  # missing where the bar before the last traded one has no as-traded close
     change = last["close"] - prev.reindex(last.index)
     facts = store.frame("company_facts").drop_duplicates("ticker").set_index("ticker")["weighted_average_shares"]
     out = pd.DataFrame({
