@@ -73,3 +73,15 @@ def test_the_members_of_2016_06_30_have_prices_and_statements(ref_client):
     both = priced & stated
     assert len(members) == 505 and len(both) >= 480, len(both)
     assert {"AABA", "EMC", "LLTC"} <= both  # companies that left: acquired (EMC, LLTC), renamed (Yahoo: AABA)
+
+
+def test_todays_members_keep_their_history_and_reused_symbols_do_not(ref_client):
+    """A. O. Smith, Domino's, Wabtec, Super Micro were no S&P 500 members in 2015-2017 but are the same companies:
+    their bars stay. APP (American Apparel, now AppLovin's symbol), Q (Quintiles, now Qnity's), SNDK (the old
+    SanDisk, now SNDK_2016) serve none of the old companies' 2015-2017 bars."""
+    kept = ref_client.prices(["AOS", "DPZ", "WAB", "SMCI"], start_date="2016-06-30", end_date="2016-06-30")
+    assert set(kept.index.get_level_values("ticker").astype(str)) == {"AOS", "DPZ", "WAB", "SMCI"}
+    reused = ref_client.prices(["APP", "Q", "SNDK"], start_date="2015-03-20", end_date="2017-03-31", errors="ignore")
+    assert reused.empty or reused.index.get_level_values("time").min() > pd.Timestamp("2017-03-31")
+    old = ref_client.prices("SNDK_2016", start_date="2015-03-20", end_date="2016-05-11")
+    assert len(old) > 200  # the old SanDisk, to its last bar of 2016
