@@ -18,7 +18,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from fdkit.frames.basis import basis_of, rebase
+from fdkit.frames.basis import as_traded, basis_of, rebase
 from fdkit.frames.filters import apply_filters, filters_from_kwargs
 from fdkit.frames.pointintime import filing_times
 from fdkit.research import factors as _factors
@@ -231,7 +231,7 @@ class FdsAccessor:
         if "volume" in out.columns and "volume" in df.columns:
             out["volume"] = out["volume"].astype(df["volume"].dtype)
         if "basis" in df.columns and how is None:  # a bar is as traded only if every bar it is made of is
-            traded = df["basis"].astype(str).eq("as_traded").groupby(keys, observed=True).all().reindex(out.index)
+            traded = as_traded(df["basis"]).groupby(keys, observed=True).all().reindex(out.index)
             prices = [c for c in ("open", "high", "low", "close") if c in out.columns]
             out.loc[~traded, prices] = np.nan
             out["basis"] = pd.Series(np.where(traded, "as_traded", "adjusted_only"), index=out.index).astype(

@@ -279,7 +279,7 @@ def test_asof_uses_acceptance_times_where_the_service_sends_them(ref_client):
     st_ = ref_client.income_statements(["AAPL", "GOOGL"], period="quarterly", limit=None)
     aapl = st_.loc[("AAPL", pd.Timestamp("2024-09-28"))]
     assert aapl["filing_datetime"] == "2024-11-01T06:01:36-04:00" and aapl["filing_date"] == pd.Timestamp("2024-11-01")
-    px = ref_client.prices(["AAPL", "GOOGL"], start_date="2023-08-28", end_date="2023-10-27")
+    px = ref_client.prices(["AAPL", "GOOGL"], start_date="2024-10-28", end_date="2024-12-31")  # adjusted-only bars
     j = st_.fds.asof(px)
     assert j.loc[("AAPL", pd.Timestamp("2024-10-31")), "report_period"] == pd.Timestamp("2024-06-29")
     assert j.loc[("AAPL", pd.Timestamp("2024-11-01")), "report_period"] == pd.Timestamp("2024-09-28")

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 import fdkit
 import fdkit.server
 from fdkit.catalog.endpoints import CATALOG
+from fdkit.frames.basis import as_traded
 from fdkit.frames.typed import ARROW_STREAM, FORMATS_HEADER, arrow_rows, part_from_bytes, to_records
 from fdkit.lake.io import default_data_dir, read_dataset
 
@@ -76,8 +77,8 @@ def test_arrow_pages_follow_the_link_header(ref_server):
     assert part_from_bytes(r2.content)[1] == 30
     # errors are the same JSON errors
     bad = requests.get(ref_server.base_url + "/prices", headers=h, timeout=30,
-                       params={"ticker": "NOPE", "interval": "day", "start_date": "2024-01-02",
-                               "end_date": "2024-01-05"})  # fmt: skip
+                       params={"ticker": "NOPE", "interval": "day", "start_date": "2022-01-03",
+                               "end_date": "2022-01-07"})  # fmt: skip
     assert bad.status_code == 404 and bad.json() == {"error": "Not Found", "message": "Ticker NOPE not found"}
 
 
@@ -86,13 +87,13 @@ def test_a_json_only_service_still_works():
     with fdkit.server.start(arrow=False) as plain, fdkit.server.start() as peer:
         c_plain = fdkit.Client(plain.api_key, plain.base_url, cache=False, progress=False)
         c_peer = fdkit.Client(peer.api_key, peer.base_url, cache=False, progress=False)
-        q = {"start_date": "2020-01-02", "end_date": "2024-12-31"}
+        q = {"start_date": "2020-01-02", "end_date": "2023-10-27"}  # as-traded bars (adjusted=true is fdkit's own)
         a, b = c_plain.prices(["AAPL", "MSFT"], **q), c_peer.prices(["AAPL", "MSFT"], **q)
         assert not c_plain.speaks_arrow() and c_peer.speaks_arrow()
         pd.testing.assert_frame_equal(a, b)
         r = requests.get(plain.base_url + "/prices", headers={"X-API-KEY": plain.api_key, "Accept": ARROW_STREAM},
-                         params={"ticker": "AAPL", "interval": "day", "start_date": "2024-01-02",
-                                 "end_date": "2024-01-05"}, timeout=30)  # fmt: skip
+                         params={"ticker": "AAPL", "interval": "day", "start_date": "2022-01-03",
+                                 "end_date": "2022-01-07"}, timeout=30)  # fmt: skip
         assert r.headers["content-type"] == "application/json" and FORMATS_HEADER not in r.headers
 
 
@@ -103,7 +104,7 @@ _TICKERS = ["AAPL", "MSFT", "NVDA", "BTC-USD", "A", "ZTS", "SPY"]
 def _old_path(ticker: str, start: str, end: str, limit: int) -> dict:
     """The page as the server built it before its column data path: filter the dataset, sort, then a record per
     matching row, then the first page."""
-    df = _PRICES[_PRICES["ticker"] == ticker]
+    df = _PRICES[(_PRICES["ticker"] == ticker) & as_traded(_PRICES["basis"])]  # adjusted-only bars: adjusted=true
     t = df["time"]
     lo, hi = pd.Timestamp(start, tz="UTC"), pd.Timestamp(end, tz="UTC") + pd.Timedelta(days=1)
     df = df[(t >= lo) & (t < hi)].sort_values("time", kind="stable")
@@ -162,7 +163,7 @@ def test_serve_workers_share_one_port_keys_and_cursors(tmp_path):
             except requests.RequestException:
                 time.sleep(0.2)
         nxt, params, rows, pages = url + "/prices", {"ticker": "AAPL", "interval": "day", "start_date": "2020-01-01",
-                                                       "end_date": "2024-12-31"}, 0, 0  # fmt: skip
+                                                       "end_date": "2024-12-31", "adjusted": "true"}, 0, 0  # fmt: skip
         while nxt:
             r = requests.get(nxt, params=params, headers=h, timeout=30)
             assert r.status_code == 200, r.text

@@ -32,7 +32,7 @@ pytestmark = pytest.mark.skipif(NGINX is None, reason="nginx is not installed (a
 
 KEY = "balancer-key-0123456789"
 SECRET = "a-cursor-secret-shared-by-every-instance-0123"
-QUERY = {"ticker": "AAPL", "interval": "day", "start_date": "2023-01-01", "end_date": "2023-12-31"}
+QUERY = {"ticker": "AAPL", "interval": "day", "start_date": "2022-01-01", "end_date": "2022-12-29"}
 
 CONFIG = """
 {user}

@@ -147,7 +147,7 @@ def _renamed(key: str) -> Alter:
 
 
 @pytest.mark.parametrize(("name", "args", "key"), [
-    ("prices", {"ticker": "AAPL", "start_date": "2024-01-02", "end_date": "2024-01-31"}, "prices"),  # paged
+    ("prices", {"ticker": "AAPL", "start_date": "2022-01-03", "end_date": "2022-01-31"}, "prices"),  # paged
     ("company_facts", {"ticker": "AAPL"}, "company_facts"),  # one object, not paged
     ("income_statements", {"ticker": "AAPL", "period": "annual", "limit": 2}, "income_statements"),
     ("index_funds", {"ticker": "SPY", "limit": 3}, "holdings"),  # a shape with two wrappers
@@ -184,7 +184,7 @@ def test_an_empty_answer_is_still_an_empty_frame(proxy):
 
     proxy.alter = alter
     with pytest.warns(DateRangeWarning, match="AAPL has no bars"):  # said, not silent
-        df = proxy.client().prices("AAPL", start_date="2024-01-02", end_date="2024-01-31")
+        df = proxy.client().prices("AAPL", start_date="2022-01-03", end_date="2022-01-31")
     assert len(df) == 0
 
 
@@ -281,7 +281,7 @@ def test_a_long_bar_range_is_continued_without_an_undocumented_limit(proxy):
 
 
 def test_a_bar_limit_the_document_lacks_is_applied_to_the_frame(proxy, ref_server):
-    want = _real(ref_server).prices(["AAPL", "MSFT"], start_date="2024-01-02", end_date="2024-03-28", limit=7)
-    got = proxy.client().prices(["AAPL", "MSFT"], start_date="2024-01-02", end_date="2024-03-28", limit=7)
+    want = _real(ref_server).prices(["AAPL", "MSFT"], start_date="2022-01-03", end_date="2022-03-31", limit=7)
+    got = proxy.client().prices(["AAPL", "MSFT"], start_date="2022-01-03", end_date="2022-03-31", limit=7)
     assert "limit" not in _sent(proxy.seen) and len(got) == 14
     pd.testing.assert_frame_equal(got, want)

@@ -427,7 +427,7 @@ def _fake_response(i: int):
 
 
 def test_numpy_and_pandas_scalars_are_accepted_values(ref_client):
-    df = ref_client.prices("AAPL", start_date=np.datetime64("2024-01-02"), end_date=pd.Timestamp("2024-01-31"),
+    df = ref_client.prices("AAPL", start_date=np.datetime64("2022-01-03"), end_date=pd.Timestamp("2022-01-31"),
                            limit=np.int64(5))  # fmt: skip
     assert len(df) == 5
     fin = ref_client.income_statements(np.str_("AAPL"), period="annual", limit=np.int32(2))

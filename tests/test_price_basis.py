@@ -131,13 +131,13 @@ def _get(server, path, params):
 def test_a_snapshot_is_the_last_traded_price_and_its_change_only_against_the_session_before(ref_server):
     snap = _get(ref_server, "/prices/snapshot", {"ticker": "AAPL"}).json()["snapshot"]
     assert snap["price"] == 274.23 and snap["time"].startswith("2026-02-25")
-    assert snap["day_change"] is None and snap["day_change_percent"] is None  # 2026-02-24 has no as-traded close
+    assert "day_change" not in snap and "day_change_percent" not in snap  # 2026-02-24 has no as-traded close
     tsla = _get(ref_server, "/prices/snapshot", {"ticker": "TSLA"}).json()["snapshot"]
     assert tsla["day_change"] is not None and abs(tsla["day_change_percent"]) < 20
     r = _get(ref_server, "/prices/snapshot", {"ticker": "TLT"})
     assert r.status_code == 404 and "adjusted close" in r.json()["message"]
     market = {s["ticker"]: s for s in _get(ref_server, "/prices/snapshot/market", {}).json()["snapshots"]}
-    assert market["KO"]["day_change"] is None and market["TSLA"]["day_change"] == tsla["day_change"]
+    assert "day_change" not in market["KO"] and market["TSLA"]["day_change"] == tsla["day_change"]
 
 
 def test_aggregated_bars_over_http_are_whole_periods(ref_server):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import re
 
 import numpy as np
@@ -206,13 +207,43 @@ def _company_facts(ctx: Context) -> dict[str, pd.DataFrame]:
     ciks = company_ciks(pd.read_csv(ctx.source(SEC_TICKERS), dtype=str), members, uni)
     events = pd.read_csv(ctx.source(EVENTS), dtype=str, keep_default_na=False)
     changes = [pd.read_csv(ctx.source(f), dtype=str, keep_default_na=False) for f in MEMBERSHIP_CHANGES]
-    return {"company_facts": build_company_facts(uni, prof, emp, ciks, ctx["statements"], ctx["prices"], members,
-                                                 renames_of(events, changes))}  # fmt: skip
+    facts = build_company_facts(uni, prof, emp, ciks, ctx["statements"], ctx["prices"], members,
+                                renames_of(events, changes))  # fmt: skip
+    return {"company_facts": with_past_members(facts, ctx["pystock_owners"])}
+
+
+def with_past_members(facts: pd.DataFrame, owners: pd.DataFrame) -> pd.DataFrame:
+    """Company facts for the companies of the 2015-2017 cross-section that today's lists do not name.
+
+    Their name is the one they listed under last, their CIK where a membership spell gives one; whether they still
+    trade, their sector and market cap are in no source here, so they are missing (never guessed).
+
+    Args:
+        facts: the company facts of today's companies.
+        owners: the pystock listings' owners (``ticker``, ``name``, ``cik``, ``end``).
+
+    Returns:
+        ``facts`` with a row for each owner ticker it lacks.
+
+    Example:
+        >>> facts = pd.DataFrame({"ticker": ["AAPL"], "name": ["Apple Inc."], "cik": ["0000320193"]})
+        >>> owners = pd.DataFrame({"ticker": ["AABA", "AABA"], "name": ["Yahoo Inc", "Yahoo! Inc."],
+        ...                        "cik": [None, None], "end": pd.to_datetime(["2016-01-01", "2017-04-30"])})
+        >>> with_past_members(facts, owners)[["ticker", "name"]].values.tolist()
+        [['AAPL', 'Apple Inc.'], ['AABA', 'Yahoo! Inc.']]
+    """
+    known = set(facts["ticker"].astype(str))
+    past = owners[~owners["ticker"].astype(str).isin(known)].sort_values("end").groupby("ticker", sort=True).last()
+    rows = pd.DataFrame({"ticker": past.index.astype(str), "name": past["name"].map(html.unescape).to_numpy(),
+                         "cik": past["cik"].to_numpy(), "category": "Common Stock"})  # fmt: skip
+    return pd.concat([facts, rows], ignore_index=True)
 
 
 _PROVENANCE = Provenance(
     "company/universe.csv, company/sec_entity_profiles_AAPL_MSFT_NVDA_TSLA.csv, company/employees_from_10k.csv",
     "S&P 500 constituents ODC-PDDL-1.0; SEC data public domain",
+    "Companies of the 2015-2017 cross-section that today's lists do not name (acquired, renamed, delisted): the "
+    "name they listed under last in the pystock symbols file, the CIK a membership spell gives, nothing else. "
     "GICS sector/sub-industry, HQ, CIK; SIC and exchange where the SEC profile is bundled; market cap = last "
     "close x the latest shares outstanding (else weighted shares), both on the split basis; events: the "
     "company's ticker changes as the spec shapes them ({type: ticker_change, date, ticker = the symbol from that "
@@ -228,7 +259,7 @@ COMPANY_FACTS = Stage(
     "Company facts of the universe and the other S&P 500 members",
     _company_facts,
     sources=(UNIVERSE, PROFILES, EMPLOYEES, SEC_TICKERS, EVENTS, *MEMBERSHIP_CHANGES),
-    needs=("statements", "prices", "members"),
+    needs=("statements", "prices", "members", "pystock_owners"),
     outputs=(dataset("company_facts", _PROVENANCE),),
 )
 

@@ -28,7 +28,7 @@ import pandas as pd
 
 from fdkit.build.common import split_factor
 from fdkit.build.concepts import CONCEPTS, INSTANT_FIELDS, SHARE_COUNTS, fiscal_label
-from fdkit.build.index_membership import COVERAGE, EVENTS, FOLDER, INDICES, SOURCES, build_index_membership
+from fdkit.build.index_membership import FOLDER, INDICES
 from fdkit.build.quality import screen_statements
 from fdkit.build.stage import Context, Stage, intermediate
 from fdkit.build.statements import derive_fields, without_quarter_holes
@@ -366,18 +366,15 @@ def vintage_facts(num: pd.DataFrame, filings: pd.DataFrame) -> pd.DataFrame:
                            kind="stable").reset_index(drop=True)  # fmt: skip
 
 
+#: today's constituents lists of the membership sources (a CIK per ticker)
+CURRENT = tuple(f"{FOLDER}/{index}_current.csv" for index in INDICES)
+
+
 def _identity(ctx: Context) -> pd.DataFrame:
-    """The lake's companies by CIK: the membership spells replayed from their sources, today's lists."""
-
-    def read(index: str, part: str) -> pd.DataFrame:
-        return pd.read_csv(ctx.source(f"{FOLDER}/{index}_{part}.csv"), dtype=str, keep_default_na=False)
-
-    sources = {i: (read(i, "seed"), read(i, "changes"), read(i, "current")) for i in INDICES}
-    changes = pd.read_csv(ctx.source(EVENTS), dtype=str, keep_default_na=False)
-    coverage = pd.read_csv(ctx.source(COVERAGE), parse_dates=["first_date", "last_date"])
-    coverage["symbol"] = coverage["symbol"].astype(str).str.replace(".", "-", regex=False)
-    spells = build_index_membership(sources, ctx["members"][["ticker", "name", "cik"]], changes, coverage)
-    today = pd.concat([sources[i][2][["ticker", "cik"]] for i in INDICES], ignore_index=True)
+    """The lake's companies by CIK: the membership spells (the ``index_membership`` dataset), today's lists."""
+    spells = ctx["index_membership"]
+    today = pd.concat([pd.read_csv(ctx.source(path), dtype=str, keep_default_na=False)[["ticker", "cik"]]
+                       for path in CURRENT], ignore_index=True)  # fmt: skip
     today = today.assign(ticker=today["ticker"].str.replace(".", "-", regex=False)).replace("", None)
     # today's lists give a company's CIK; its served ticker is that of its running spell
     today = today.merge(spells[spells["end_date"].isna()][["ticker", "current_ticker"]].drop_duplicates("ticker"),
@@ -402,8 +399,8 @@ FSDS = Stage(
     "fsds_fundamentals",
     "Statement rows (each filing's own period) and vintages from the SEC Financial Statement Data Sets 2009-2010",
     _fsds,
-    sources=(SUB, NUM, *SOURCES),
-    needs=("members", "splits", "companyfacts_tickers", "pystock_statements", "prices"),
+    sources=(SUB, NUM, *CURRENT),
+    needs=("index_membership", "splits", "companyfacts_tickers", "pystock_statements", "prices"),
     outputs=(intermediate("fsds_statements"), intermediate("fsds_facts")),
 )
 

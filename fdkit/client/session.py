@@ -11,12 +11,14 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from datetime import UTC
+from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
@@ -102,7 +104,7 @@ class Client(DatasetMethods):
         >>> import fdkit
         >>> c = fdkit.Client()          # embedded default: no key, no base URL
         >>> c.fetch("prices_tickers", {})["tickers"][:2]
-        ['A', 'AAPL']
+        ['A', 'AABA']
     """
 
     def __init__(
@@ -149,6 +151,7 @@ class Client(DatasetMethods):
         self._fetch_cache: FetchCache | None = None
         self._arrow: bool | None = None  # whether the service answers Arrow pages (learned from its answers)
         self._peer: bool | None = None  # whether the service is fdkit's own (X-Fdkit-Formats on its answers)
+        self._peer_mark: Path | None = None
 
     # -- configuration --------------------------------------------------------------------------------------
     @property
@@ -201,6 +204,8 @@ class Client(DatasetMethods):
                 )
                 root = cache_root(settings.cache_dir, create=True)
                 self._fetch_cache = FetchCache(root / f"{namespace}.fetch.sqlite")
+                # that the service is fdkit's own, remembered for offline use (the requests' keys depend on it)
+                self._peer_mark = root / f"{namespace}.fdkit-peer"
             else:
                 session = OriginBoundSession()
                 mount_retries(
@@ -318,9 +323,9 @@ class Client(DatasetMethods):
 
         Example:
             >>> part, body, nxt = Client().request_page("/prices", params={"ticker": "AAPL", "interval": "day",
-            ...     "start_date": "2024-01-02", "end_date": "2024-01-31"})
+            ...     "start_date": "2022-01-03", "end_date": "2022-01-31"})
             >>> part[1] if part else len(body["prices"])
-            21
+            20
         """
         return self._exchange("GET", path_or_url, params=params, json=None, ttl=ttl, refresh=refresh,
                               accept=_ACCEPT_ARROW, decode=_page_of)  # fmt: skip
@@ -352,14 +357,26 @@ class Client(DatasetMethods):
         self._ensure()
         if self.settings.embedded or self._peer:
             return True
-        if self._peer is None and not self.settings.offline:
+        if self._peer_mark is not None and self._peer_mark.exists():  # learned by an earlier run, kept with the cache
+            self._peer = True
+            return True
+        if self.settings.offline:
+            return False
+        if self._peer is None:
             try:  # one attempt, no key (the document needs none there), no retries: a question, not a fetch
                 answer = requests.get(f"{self.base_url}/macro/interest-rates/banks", allow_redirects=False,
                                       timeout=min(5.0, float(self.settings.timeout or 5.0)))  # fmt: skip
             except requests.RequestException:
                 return False
             self._peer = FORMATS_HEADER in answer.headers
+            self._remember_peer()
         return bool(self._peer)
+
+    def _remember_peer(self) -> None:
+        """Mark the cache folder: this service (and key) is fdkit's own, so offline runs build the same requests."""
+        if self._peer and self._peer_mark is not None and not self.settings.offline and not self._peer_mark.exists():
+            with contextlib.suppress(OSError):
+                self._peer_mark.touch()
 
     def _exchange(self, method: str, path_or_url: str, *, params: Mapping[str, Any] | None, json: Any,
                   ttl: int | None, refresh: bool, accept: str,
@@ -454,7 +471,9 @@ class Client(DatasetMethods):
                     formats = response.headers.get(FORMATS_HEADER)
                     if formats is not None:
                         self._arrow = ARROW_STREAM in formats
-                    self._peer = self._peer or formats is not None
+                    if formats is not None and not self._peer:
+                        self._peer = True
+                        self._remember_peer()
                     try:
                         result = decode(response, content)
                     except _BadBody as exc:
@@ -521,9 +540,9 @@ class Client(DatasetMethods):
 
         Example:
             >>> body = Client().fetch("prices", {"ticker": "AAPL", "interval": "day",
-            ...     "start_date": "2024-01-02", "end_date": "2024-01-31"})
+            ...     "start_date": "2022-01-03", "end_date": "2022-01-31"})
             >>> len(body["prices"])
-            21
+            20
         """
         ep = _catalog.get(endpoint) if isinstance(endpoint, str) else endpoint
         clean = _clean_params(ep, params or {})
@@ -574,9 +593,9 @@ class Client(DatasetMethods):
 
         Example:
             >>> from fdkit.frames import frame_from_parts
-            >>> q = {"ticker": "AAPL", "interval": "day", "start_date": "2024-01-02", "end_date": "2024-01-31"}
+            >>> q = {"ticker": "AAPL", "interval": "day", "start_date": "2022-01-03", "end_date": "2022-01-31"}
             >>> len(frame_from_parts("prices", [Client().fetch_arrow("prices", q)], q))
-            21
+            20
         """
         ep = _catalog.get(endpoint) if isinstance(endpoint, str) else endpoint
         clean = _clean_params(ep, params or {})

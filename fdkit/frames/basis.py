@@ -32,7 +32,18 @@ import pandas as pd
 
 from fdkit.errors import BadRequestError
 
-__all__ = ["ADJUSTED", "ATTR", "RAW", "PER_SHARE", "SHARE_COUNTS", "PRICES", "basis_of", "rebase", "split_factor"]
+__all__ = [
+    "ADJUSTED",
+    "ATTR",
+    "RAW",
+    "PER_SHARE",
+    "SHARE_COUNTS",
+    "PRICES",
+    "as_traded",
+    "basis_of",
+    "rebase",
+    "split_factor",
+]
 
 ATTR = "split_basis"
 ADJUSTED = "adjusted"
@@ -161,3 +172,22 @@ def rebase(df: pd.DataFrame, to: str, splits: pd.DataFrame, *, source: str | Non
             scaled = out[col] * k
             out[col] = scaled.round().astype("Int64") if str(df[col].dtype) == "Int64" else scaled
     return out
+
+
+def as_traded(basis: pd.Series) -> pd.Series:
+    """Whether each bar has an as-traded price: ``basis`` ``as_traded``, or none given.
+
+    A lake or service that does not say a bar's basis (an older fdkit's lake, a mirror of a service without the
+    extension) means the documents' bars: prices as traded. ``adjusted_only`` bars have no price.
+
+    Args:
+        basis: the bars' ``basis`` column.
+
+    Returns:
+        A boolean series aligned to it.
+
+    Example:
+        >>> as_traded(pd.Series(["as_traded", "adjusted_only", None])).tolist()
+        [True, False, True]
+    """
+    return (basis.isna() | (basis.astype("string") == "as_traded")).astype(bool)

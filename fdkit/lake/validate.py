@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from fdkit.frames.basis import as_traded
 from fdkit.frames.neighbours import neighbour_median
 from fdkit.lake.reader import LakeReader
 from fdkit.research.sessions import EASTERN, edgar_filing_date
@@ -560,11 +561,10 @@ def _one_basis(lake: Lake) -> pd.DataFrame:
     As-traded rows have a close, adjusted-only rows no price; the ratio's steps are allowed the 4-decimal rounding.
     """
     p = lake["prices"][["ticker", "time", "open", "close", "adj_close", "basis"]].sort_values(["ticker", "time"])
-    p = p.assign(ticker=p["ticker"].astype(str), basis=p["basis"].astype(str),
-                 day=p["time"].dt.tz_convert(None).astype("datetime64[ns]"))  # fmt: skip
-    traded = p["basis"] == "as_traded"
+    p = p.assign(ticker=p["ticker"].astype(str), day=p["time"].dt.tz_convert(None).astype("datetime64[ns]"))
+    traded = as_traded(p["basis"])  # no basis given: the documents' bars, as traded
     problem = pd.Series(pd.NA, index=p.index, dtype="string")
-    problem[~p["basis"].isin(["as_traded", "adjusted_only"])] = "no basis"
+    problem[~(p["basis"].isna() | p["basis"].astype("string").isin(["as_traded", "adjusted_only"]))] = "unknown basis"
     problem[traded & p["close"].isna()] = "as_traded without a close"
     problem[~traded & (p["close"].notna() | p["open"].notna())] = "adjusted_only with a price"
     g = p.groupby("ticker", sort=False)

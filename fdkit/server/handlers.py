@@ -24,6 +24,7 @@ from fdkit.catalog.endpoints import FILING_ITEM_TITLES, REGISTRATION_FORMS, Endp
 from fdkit.catalog.schema import COMPANY_EVENT_FIELDS, SCHEMAS, YIELD_TENORS, fields_of
 from fdkit.catalog.shapes import SEGMENT_LINE_ITEMS, SHAPES
 from fdkit.errors import BadRequestError, NotFoundError
+from fdkit.frames.basis import as_traded
 from fdkit.frames.filters import FIELD_ALIASES, apply_filters, resolve_field
 from fdkit.frames.nested import restore_entry, signal_entry
 from fdkit.frames.typed import to_records
@@ -309,7 +310,7 @@ def prices(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
         part = every.iloc[int(np.searchsorted(at, lo, "left")) : int(np.searchsorted(at, hi, "left"))]
         df = _aggregate(part, interval, mult, label=q.get("label") or "start")
         if traded and "basis" in df.columns:
-            df = df[df["basis"] == "as_traded"]
+            df = df[as_traded(df["basis"])]
         df = df.assign(time_milliseconds=(df["time"].astype("int64") // 1_000_000).astype("Int64"))
         return Answer(records=to_records(df, cols), top={"ticker": ticker})
     # the data path: a view of time-sorted columns; only the rows of the page sent become records
@@ -382,7 +383,7 @@ def _aggregate(df: pd.DataFrame, interval: str, mult: int, label: str = "start")
     if "adj_close" in df.columns:
         out["adj_close"] = g["adj_close"].last(skipna=False)
     if "basis" in df.columns:  # a bar is as traded only if every bar it is made of is
-        traded = (df["basis"].astype(str) == "as_traded").groupby(group.to_numpy(), sort=True).all()
+        traded = as_traded(df["basis"]).groupby(group.to_numpy(), sort=True).all()
         out.loc[~traded, ["open", "high", "low", "close"]] = np.nan
         out["basis"] = np.where(traded, "as_traded", "adjusted_only")
     if "ticker" in df.columns:
@@ -420,7 +421,8 @@ def price_snapshot(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
         "time": ts.strftime("%Y-%m-%dT%H:%M:%SZ"),
         "time_milliseconds": int(ts.value // 1_000_000),
     }
-    return Answer(obj=snap)
+    # the documents type these as numbers, never null: a value not known is left out
+    return Answer(obj={k: v for k, v in snap.items() if v is not None})
 
 
 def _with_previous_close(bars: pd.DataFrame) -> pd.DataFrame:
@@ -433,7 +435,7 @@ def _with_previous_close(bars: pd.DataFrame) -> pd.DataFrame:
     key = bars["ticker"].astype(str) if "ticker" in bars.columns else pd.Series("", index=bars.index)
     prev = bars["close"].groupby(key, sort=False).shift()
     out = bars.assign(previous_close=prev)
-    return out[out["basis"].astype(str) == "as_traded"] if "basis" in bars.columns else out
+    return out[as_traded(out["basis"])] if "basis" in bars.columns else out
 
 
 def _number(value: Any) -> float | None:
@@ -456,7 +458,8 @@ def market_price_snapshot(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answ
         "market_cap": (last["close"] * facts.reindex(last.index)).to_numpy(), "time": last["time"].to_numpy(),
         "time_milliseconds": (last["time"].astype("int64") // 1_000_000).to_numpy(),
     })  # fmt: skip
-    return Answer(obj=to_records(out, fields_of("price_snapshot")))
+    records = to_records(out, fields_of("price_snapshot"))
+    return Answer(obj=[{k: v for k, v in r.items() if v is not None} for r in records])  # no null number
 
 
 # ---------------------------------------------------------------------------------------------------------

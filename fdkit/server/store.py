@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from fdkit.frames.basis import as_traded
 from fdkit.frames.typed import json_columns
 from fdkit.lake.io import DatasetFiles, LakeRoot, default_lake
 from fdkit.lake.reader import LakeReader
@@ -228,7 +229,7 @@ class Store:
         def make() -> tuple[pd.DataFrame, np.ndarray]:
             rows = self._rows_once(name, value)
             if traded and "basis" in rows.columns:
-                rows = rows[rows["basis"].astype(str) == "as_traded"]
+                rows = rows[as_traded(rows["basis"])]
             if not rows[by].is_monotonic_increasing:  # the lake's bars are written in order: usually a view
                 rows = rows.sort_values(by, kind="stable")
             rows = rows.reset_index(drop=True)
