@@ -918,7 +918,7 @@ def price_snapshot(ticker: str | Sequence[str], *, raw: bool = False, errors: Er
 
     Example:
         >>> import fdkit
-        >>> df = fdkit.price_snapshot(ticker='MSFT')
+        >>> df = fdkit.price_snapshot(ticker='TSLA')
         >>> type(df).__name__
         'DataFrame'
     """

@@ -1172,7 +1172,7 @@ _VALID: dict[str, dict[str, Any] | None] = {
         "start_date": "2024-01-01",
         "end_date": "2024-01-31",
     },
-    "price_snapshot": {"ticker": "MSFT"},
+    "price_snapshot": {"ticker": "TSLA"},  # a bar as traded the session before: its change is known
     "crypto_price_snapshot": {"ticker": "BTC-USD"},
     "market_price_snapshot": {},
     "news": {"ticker": "AAPL", "limit": 25},

@@ -881,7 +881,7 @@ class DatasetMethods:
 
         Example:
             >>> import fdkit
-            >>> df = fdkit.Client().price_snapshot(ticker='MSFT')
+            >>> df = fdkit.Client().price_snapshot(ticker='TSLA')
             >>> type(df).__name__
             'DataFrame'
         """

@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import threading
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
@@ -363,13 +364,19 @@ class Client(DatasetMethods):
         if self.settings.offline:
             return False
         if self._peer is None:
-            try:  # one attempt, no key (the document needs none there), no retries: a question, not a fetch
-                answer = requests.get(f"{self.base_url}/macro/interest-rates/banks", allow_redirects=False,
-                                      timeout=min(5.0, float(self.settings.timeout or 5.0)))  # fmt: skip
-            except requests.RequestException:
-                return False
-            self._peer = FORMATS_HEADER in answer.headers
-            self._remember_peer()
+            # no key (the document needs none there); a fault is asked again a few times, as a fetch would be,
+            # since every /prices request's parameters depend on the answer; unanswered: not fdkit's, not kept
+            for attempt in range(4):
+                try:
+                    answer = requests.get(f"{self.base_url}/macro/interest-rates/banks", allow_redirects=False,
+                                          timeout=min(5.0, float(self.settings.timeout or 5.0)))  # fmt: skip
+                except requests.RequestException:
+                    answer = None
+                if answer is not None and (answer.status_code < 500 and answer.status_code != 429):
+                    self._peer = FORMATS_HEADER in answer.headers
+                    self._remember_peer()
+                    break
+                time.sleep(0.1 * 2**attempt)
         return bool(self._peer)
 
     def _remember_peer(self) -> None:
