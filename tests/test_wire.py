@@ -338,7 +338,7 @@ def test_a_newer_service_s_fields_become_columns_and_narrow_types_never_crash():
     threading.Thread(target=srv.serve_forever, daemon=True).start()
     try:
         client = fdkit.Client(base_url=f"http://127.0.0.1:{srv.server_address[1]}", api_key="k" * 20, cache=False)
-        px = client.prices("AAPL", start_date="2023-01-03", end_date="2023-01-04", limit=10)
+        px = client.prices("AAPL", start_date="2024-01-02", end_date="2024-01-03", limit=10)
         kinds = {c: str(t) for c, t in px.dtypes.items()}
         assert kinds["vwap"] == "float64" and kinds["trades"] == "Int64" and kinds["auction"] == "boolean"
         assert kinds["session"] in ("string", "str") and px["flags"].iloc[0] == '{"halted":false}'
