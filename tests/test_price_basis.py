@@ -6,6 +6,8 @@ Checked through the public functions against raw sources read here with plain pa
 
 from __future__ import annotations
 
+import gzip
+import json
 from pathlib import Path
 
 import numpy as np
@@ -16,6 +18,8 @@ SHARED = Path(__file__).resolve().parents[2] / "shared"
 LEAN = SHARED / "data-real" / "prices" / "lean_daily_raw_unadjusted.csv.gz"
 PYSTOCK_BARS = SHARED / "data-real-2" / "prices" / "pystock_us_equities_daily_2015_2017.parquet"
 REPORTS = SHARED / "data-real-2" / "fundamentals_pystock" / "pystock_sec_reports_asof_2015_2017.csv.gz"
+TSLA_FACTS = SHARED / "data-real" / "fundamentals" / "sec_companyfacts" / "CIK0001318605_TSLA.json.gz"
+YAHOO_2023 = SHARED / "data-real" / "prices" / "us_equities_daily_2003_2023.csv.gz"
 needs_sources = pytest.mark.skipif(not (LEAN.exists() and REPORTS.exists()), reason="needs ../shared/data-real*")
 
 
@@ -52,6 +56,79 @@ def test_pe_is_the_traded_close_over_trailing_diluted_eps(ref_client, ticker, qu
     px = ref_client.prices(ticker, start_date=quarter_end, end_date=quarter_end)
     assert px["close"].iloc[0] == pytest.approx(traded, abs=0.005)
     assert px["basis"].astype(str).tolist() == ["as_traded"]
+
+
+@needs_sources
+@pytest.mark.parametrize("quarter_end", ["2016-09-30", "2016-12-31"])
+def test_hlt_pe_across_its_reverse_split(ref_client, quarter_end):
+    """HLT's 1-for-3 of 2017-01-04 was in no split table: its FY2016 10-K (filed after it) read against old-basis
+    closes, P/E 25.9 instead of ~78. The ratio is read here from the filings' share counts (net income / EPS)."""
+    raw = pd.read_csv(REPORTS, parse_dates=["end_date", "first_seen_date"])
+    r = raw[(raw["symbol"] == "HLT") & ~raw["amend"].astype(bool)].set_index("end_date").sort_index()
+    shares = r["net_income"] / r["eps_diluted"]
+    ratio = round(float(shares.loc["2016-09-30"] / shares.loc["2016-12-31"]))  # 984m before, 331m after
+    assert ratio == 3
+    bars = pd.read_parquet(PYSTOCK_BARS, filters=[("symbol", "==", "HLT")])
+    bars = bars.assign(date=pd.to_datetime(bars["date"])).set_index("date").sort_index()
+    traded = float(bars.loc[:quarter_end, "close"].iloc[-1])  # both closes before the split
+    if quarter_end == "2016-12-31":  # the 10-K's year, on the new basis, less three 10-Qs on the old one
+        eps_old_basis = float(r.loc["2016-12-31", "eps_diluted"]) / ratio
+    else:
+        eps_old_basis = _trailing_eps_by_hand("HLT", quarter_end)
+    want = traded / eps_old_basis
+    served = ref_client.financial_metrics("HLT", period="ttm", limit=None)
+    assert served.loc[("HLT", pd.Timestamp(quarter_end)), "price_to_earnings_ratio"] == pytest.approx(want, rel=0.02)
+    # the bars on today's basis: x3 before 2017-01-04, as printed after
+    px = ref_client.prices("HLT", start_date="2017-01-03", end_date="2017-01-04")["close"].tolist()
+    assert px == pytest.approx([27.39 * ratio, 58.00], abs=0.01)
+
+
+def _tsla_quarterly_eps() -> pd.DataFrame:
+    """TSLA's diluted EPS as first filed (companyfacts): quarters, and Q4 = the year less its first nine months."""
+    facts = json.loads(gzip.open(TSLA_FACTS).read())
+    u = pd.DataFrame(facts["facts"]["us-gaap"]["EarningsPerShareDiluted"]["units"]["USD/shares"])
+    u = u.assign(start=pd.to_datetime(u["start"]), end=pd.to_datetime(u["end"]), filed=pd.to_datetime(u["filed"]))
+    first = u.sort_values("filed").drop_duplicates(["start", "end"])
+    days = (first["end"] - first["start"]).dt.days
+    q = first[days.between(80, 100)].set_index("end")[["val", "filed"]]
+    years, nine = first[days.between(350, 380)], first[days.between(260, 280)]
+    for y in years.itertuples():
+        n = nine[nine["start"] == y.start]
+        if len(n) and y.end not in q.index:
+            q.loc[y.end] = [y.val - n["val"].iloc[0], y.filed]
+    return q.sort_index()
+
+
+@pytest.mark.skipif(not (TSLA_FACTS.exists() and YAHOO_2023.exists()), reason="needs ../shared/data-real")
+@pytest.mark.parametrize("quarter_end", ["2021-03-31", "2021-12-31"])
+def test_tsla_pe_across_its_split(ref_client, quarter_end):
+    """The 5-for-1 of 2020-08-31: the years' trailing EPS mix quarters filed before it (old basis) and after.
+
+    (The lake's TSLA statements end with FY2021, before the 3-for-1 of 2022.) The ratio is read from the cover
+    pages' shares outstanding either side of the split. Years holding a fourth quarter filed before it are left
+    out: the lake derives a Q4's EPS as the year less its three quarters (FY2019: 0.71), this test as the year
+    less its nine months (0.62); neither is the 0.56 Tesla reported, which no stored source holds, and the two
+    put the P/E of 2020-06-30 .. 2020-12-31 2.2-4.5% apart.
+    """
+    split = pd.Timestamp("2020-08-31")
+    facts = json.loads(gzip.open(TSLA_FACTS).read())
+    out = pd.DataFrame(facts["facts"]["dei"]["EntityCommonStockSharesOutstanding"]["units"]["shares"])
+    out = out.assign(end=pd.to_datetime(out["end"])).set_index("end")["val"].sort_index()
+    ratio = round(float(out[out.index > split].iloc[0] / out[out.index < split].iloc[-1]))  # 186m -> 948m
+    assert ratio == 5
+    q = _tsla_quarterly_eps().loc[: pd.Timestamp(quarter_end)].tail(4)
+    eps = float((q["val"] / np.where(q["filed"] < split, ratio, 1)).sum())  # all on the basis after the split
+    yahoo = pd.read_csv(YAHOO_2023, parse_dates=["date"])
+    yahoo = yahoo[yahoo["ticker"] == "TSLA"].set_index("date")["close"]  # split-adjusted as of 2023; no dividends
+    later = 3  # the 3-for-1 of 2022-08-25 is in the file's basis: undo it to get what traded
+    traded = float(yahoo.loc[:quarter_end].iloc[-1]) * later * (ratio if pd.Timestamp(quarter_end) < split else 1)
+    want = traded / (ratio if pd.Timestamp(quarter_end) < split else 1) / eps
+    served = ref_client.financial_metrics("TSLA", period="ttm", limit=None)
+    assert served.loc[("TSLA", pd.Timestamp(quarter_end)), "price_to_earnings_ratio"] == pytest.approx(want, rel=0.02)
+    # and the bars either side of the split, on today's basis: what traded / 15 before, / 3 after
+    bars = ref_client.prices("TSLA", start_date="2020-08-28", end_date="2020-08-31")["close"]
+    traded_before = float(yahoo.loc["2020-08-28"]) * later * ratio
+    assert bars.tolist() == pytest.approx([traded_before / ratio / later, float(yahoo.loc["2020-08-31"])], rel=1e-3)
 
 
 def _raw_closes() -> pd.DataFrame:

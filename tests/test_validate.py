@@ -342,3 +342,24 @@ def test_a_malformed_accession_is_caught(tmp_path):
     (result,) = validate(lake, only=["accessions_name_one_company"])
     assert result.violations == 1
     assert result.examples["problem"].tolist() == ["not 10-2-6 digits"]
+
+
+def _spin_off_forgotten(df: pd.DataFrame) -> pd.DataFrame:
+    return df[~((df["ticker"].astype(str) == "HLT") & (pd.to_datetime(df["date"]) == pd.Timestamp("2017-01-04")))]
+
+
+def _split_forgotten(p: pd.DataFrame) -> pd.DataFrame:
+    # HLT's bars before its 1-for-3 as the crawl printed them (the split table's row gone from the prices)
+    before = (p["ticker"].astype(str) == "HLT") & (p["time"] < pd.Timestamp("2017-01-04", tz="UTC"))
+    for c in ("open", "high", "low", "close"):
+        p.loc[before, c] /= 3
+    return p
+
+
+@pytest.mark.parametrize(("dataset", "change"), [("dividends", _spin_off_forgotten), ("prices", _split_forgotten)])
+def test_a_move_without_its_corporate_action_is_caught(tmp_path, dataset, change):
+    """HLT's -29% of 2017-01-04 is explained by its spin-offs only; without them, or without its split, it is not."""
+    lake = _corrupt(tmp_path, dataset, change)
+    (result,) = validate(lake, only=["daily_moves_explained"])
+    assert result.violations == 1
+    assert result.examples["ticker"].tolist() == ["HLT"]

@@ -31,6 +31,9 @@ from fdkit.build.common import (
     tuples,
     wanted_tickers,
 )
+from fdkit.build.history import STOOQ_2017
+from fdkit.build.pystock import REPORTS, parent_filer_only, read_reports
+from fdkit.build.pystock_identity import relabel
 from fdkit.build.stage import Context, Provenance, Stage, dataset
 from fdkit.frames import basis
 
@@ -185,23 +188,87 @@ def _close_pair_splits(raw: pd.DataFrame) -> list[dict]:
     return rows
 
 
-def build_splits(cs: pd.DataFrame, lean: pd.DataFrame, calendar: pd.DatetimeIndex, raw: pd.DataFrame) -> pd.DataFrame:
+#: a filing's share count (net income / EPS) is read only where both are this large: EPS is given to the cent
+_MIN_NET_INCOME = 50e6
+_MIN_EPS = 0.15
+
+
+def share_count_splits(reports: pd.DataFrame, raw: pd.DataFrame) -> list[dict]:
+    """Splits the filings' share counts show, dated by the raw close (none of the split tables has HLT's).
+
+    A filing's share count is its net income over its diluted (else basic) EPS. Where two successive filings'
+    counts differ by a small ratio r (within 5%: EPS is rounded to the cent; never between 0.7 and 1.4) and, between
+    their first sightings, one day's raw close moves by 1/r times at most a distribution's factor (0.5 .. 1.1: a
+    spin-off may go ex with the split), that day is the ex-date of an r split. Hilton's 1-for-3 of 2017-01-04, with
+    the Park Hotels and Hilton Grand Vacations spin-offs: 988.7m shares (FY2015: 1,404m / 1.42), 984.2m (Q3 2016),
+    331.4m (FY2016, filed after it: 348m / 1.05); the close went 27.39 -> 58.00 (x2.12 = 3 x 0.71).
+
+    Args:
+        reports: filing sightings (``ticker``, ``first_seen_date``, ``amend``, ``net_income``, ``eps_diluted``,
+            ``eps_basic``), relabelled to the lake's tickers.
+        raw: raw daily closes (``ticker``, ``date``, ``close``).
+
+    Returns:
+        Split rows (``ticker``, ``date``, ``ratio``, ``source``).
+
+    Example:
+        >>> reports = pd.DataFrame({"ticker": ["HLT"] * 2, "amend": False, "net_income": [187e6, 348e6],
+        ...     "eps_diluted": [0.19, 1.05], "eps_basic": [0.19, 1.06],
+        ...     "first_seen_date": pd.to_datetime(["2016-10-26", "2017-02-15"])})
+        >>> raw = pd.DataFrame({"ticker": ["HLT"] * 3, "date": pd.to_datetime(["2017-01-03", "2017-01-04",
+        ...                     "2017-01-05"]), "close": [27.39, 58.0, 57.32]})
+        >>> [(r["date"].date().isoformat(), round(r["ratio"], 4)) for r in share_count_splits(reports, raw)]
+        [('2017-01-04', 0.3333)]
+    """
+    eps = reports["eps_diluted"].fillna(reports["eps_basic"])
+    readable = (~reports["amend"].astype(bool) & (reports["net_income"].abs() >= _MIN_NET_INCOME)
+                & (eps.abs() >= _MIN_EPS) & (np.sign(eps) == np.sign(reports["net_income"])))  # fmt: skip
+    r = reports[readable].assign(shares=reports["net_income"] / eps).sort_values(["ticker", "first_seen_date"])
+    closes = {str(t): g.sort_values("date") for t, g in raw.groupby("ticker")}
+    rows = []
+    for ticker, g in r.groupby("ticker"):
+        bars = closes.get(str(ticker))
+        if bars is None:
+            continue
+        shares, seen = g["shares"].to_numpy(), g["first_seen_date"].to_numpy()
+        move = (bars["close"] / bars["close"].shift()).to_numpy()
+        days = bars["date"].to_numpy()
+        for i in range(len(g) - 1):
+            q = shares[i + 1] / shares[i]
+            ratio = nice_ratio(q, tolerance=0.05)
+            if ratio is None or 0.7 < q < 1.4:
+                continue
+            inside = (days > seen[i]) & (days <= seen[i + 1]) & np.isfinite(move)
+            fit = move * float(ratio)
+            hit = np.flatnonzero(inside & (fit > 0.5) & (fit < 1.1) & (np.abs(np.log(move)) > 0.25))
+            if len(hit):
+                j = hit[np.argmax(np.abs(np.log(move[hit])))]
+                rows.append({"ticker": ticker, "date": pd.Timestamp(days[j]), "ratio": float(ratio),
+                             "source": "filings' share counts (net income / EPS), raw close (pystock)"})  # fmt: skip
+    return rows
+
+
+def build_splits(cs: pd.DataFrame, lean: pd.DataFrame, calendar: pd.DatetimeIndex, raw: pd.DataFrame,
+                 reports: pd.DataFrame | None = None) -> pd.DataFrame:  # fmt: skip
     """The split table: ticker, date (ex-date), ratio (new shares per old share), source.
 
     One split per (ticker, ex-date within 5 days): the first source in precedence order wins (split table, LEAN,
-    close pairs); only splits up to :data:`~fdkit.build.common.BASIS_DATE`.
+    close pairs, share counts); only splits up to :data:`~fdkit.build.common.BASIS_DATE`.
 
     Args:
         cs: the community split table (``symbol``, ``date``, ``ratioNew``, ``ratioOld``).
         lean: LEAN factor files (``ticker``, ``date`` as a day, ``split_factor``).
         calendar: trading days (sorted, tz-naive) to find the ex-date after a distribution date.
         raw: raw daily closes with Yahoo adjusted closes (``ticker``, ``date``, ``close``, ``adj_close``).
+        reports: filing sightings for :func:`share_count_splits` (none: not read).
 
     Returns:
         The split table, sorted by ticker and ex-date.
     """
     next_day = trading_day_after(calendar)
     rows = _table_splits(cs, next_day) + _lean_splits(lean, next_day) + _close_pair_splits(raw)
+    if reports is not None:
+        rows += share_count_splits(reports, raw)
     df = pd.DataFrame(rows)
     df["ticker"] = norm_ticker(df["ticker"])
     df = df[df["date"] <= BASIS_DATE]
@@ -255,7 +322,10 @@ def _splits(ctx: Context) -> dict[str, pd.DataFrame]:
     daily, raw = ctx["prices_main"], ctx["pystock_prices"]
     calendar = pd.DatetimeIndex(sorted(set(daily["time"].dt.tz_localize(None)) | set(raw["date"])))
     wanted = wanted_tickers(ctx["pystock_owners"], daily)
-    return {"splits": build_splits(cs, lean, calendar, raw[raw["ticker"].isin(wanted)])}
+    reports = read_reports(ctx.source(REPORTS))
+    reports = relabel(reports.assign(ticker=norm_ticker(reports["symbol"])), ctx["pystock_owners"], "first_seen_date")
+    reports = parent_filer_only(reports[reports["ticker"].isin(wanted)])
+    return {"splits": build_splits(cs, lean, calendar, raw[raw["ticker"].isin(wanted)], reports)}
 
 
 #: a distribution worth more than this share of the eve's close is no regular cash dividend (a spin-off, a special)
@@ -308,6 +378,69 @@ def pystock_distributions(raw: pd.DataFrame, prices: pd.DataFrame, splits: pd.Da
     return out.assign(in_prices=False, source="pystock adjusted close (eve of the ex-date, derived)")
 
 
+#: a distribution the adjusted file shows must take at least this share of the eve's close
+STOOQ_MIN_SHARE = 0.10
+#: sessions either side of a day on which the two files' daily returns must agree (the same company's series)
+_STOOQ_WINDOW = 20
+
+
+def stooq_distributions(prices: pd.DataFrame, stooq: pd.DataFrame, known: pd.DataFrame) -> pd.DataFrame:
+    """Distributions the split- and dividend-adjusted Stooq closes show and no other source records.
+
+    On an ex-date the as-traded close falls by the distribution while the adjusted close does not: the as-traded
+    return over the adjusted return is the price factor f, and the distribution is the eve's close x (1 - f).
+    Read where f is below 1 - :data:`STOOQ_MIN_SHARE` on a day without a recorded distribution, and only where the
+    two series are one company's: their returns agree within 0.5% on 90% of the sessions within
+    :data:`_STOOQ_WINDOW` of the day (Stooq's symbols are those of 2017-11-10, and some carry another company's
+    history). Hilton's spin-offs of 2017-01-04 (Park Hotels, Hilton Grand Vacations): the close fell from 82.17
+    (27.39 before the 1-for-3) to 58.00, the adjusted close rose 0.16%: f = 0.705, 24.26 a share in kind.
+
+    Args:
+        prices: the lake's as-traded bars (``ticker``, ``time``, ``close``) to read.
+        stooq: the adjusted file (``symbol``, ``date``, ``close``).
+        known: distributions already recorded (``ticker``, ``date``).
+
+    Returns:
+        ``ticker``, ``date``, ``dividend``, ``kind``, ``in_prices``, ``source``.
+
+    Example:
+        >>> days = pd.bdate_range("2016-12-01", periods=41)
+        >>> base = 80 + np.sin(np.arange(41))
+        >>> lake = pd.DataFrame({"ticker": "HLT", "time": days.tz_localize("UTC"),
+        ...                      "close": np.where(np.arange(41) >= 21, base * 0.7, base)})
+        >>> adj = pd.DataFrame({"symbol": "HLT", "date": days, "close": base * 0.7})
+        >>> none = pd.DataFrame({"ticker": [], "date": pd.to_datetime([])})
+        >>> out = stooq_distributions(lake, adj, none)
+        >>> out["date"].dt.date.astype(str).tolist(), out["dividend"].round(2).tolist(), out["kind"].tolist()
+        (['2016-12-30'], [24.27], ['special_or_in_kind'])
+    """
+    lake = pd.DataFrame({"ticker": prices["ticker"].astype(str), "close": prices["close"].to_numpy(),
+                         "date": prices["time"].dt.tz_localize(None).astype("datetime64[ns]")})  # fmt: skip
+    adj = pd.DataFrame({"ticker": stooq["symbol"].astype(str), "adj": stooq["close"].astype("float64").to_numpy(),
+                        "date": pd.to_datetime(stooq["date"]).astype("datetime64[ns]")})  # fmt: skip
+    m = lake.dropna(subset=["close"]).merge(adj, on=["ticker", "date"]).sort_values(["ticker", "date"])
+    m = m.reset_index(drop=True)
+    g = m.groupby("ticker", sort=False)
+    m["prev"] = g["close"].shift()
+    m["f"] = (m["close"] / m["prev"]) / (m["adj"] / g["adj"].shift())
+    agree = ((m["f"] - 1).abs() < 0.005).astype(float)
+    near = agree.groupby(m["ticker"]).transform(
+        lambda a: a.rolling(2 * _STOOQ_WINDOW + 1, center=True, min_periods=_STOOQ_WINDOW).sum()
+    )
+    count = agree.groupby(m["ticker"]).transform(
+        lambda a: a.rolling(2 * _STOOQ_WINDOW + 1, center=True, min_periods=_STOOQ_WINDOW).count()
+    )
+    same_company = (near - agree) >= 0.9 * (count - 1)
+    recorded = set(zip(known["ticker"].astype(str), pd.to_datetime(known["date"]), strict=True))
+    fresh = pd.Series([(t, d) not in recorded for t, d in zip(m["ticker"], m["date"], strict=True)], index=m.index)
+    hit = (m["f"] < 1 - STOOQ_MIN_SHARE) & same_company & fresh
+    out = pd.DataFrame({"ticker": m.loc[hit, "ticker"], "date": m.loc[hit, "date"],
+                        "dividend": (m["prev"] * (1 - m["f"]))[hit].round(4)})  # fmt: skip
+    return out.assign(
+        kind="special_or_in_kind", in_prices=False, source="Stooq adjusted close vs the as-traded close (derived)"
+    ).reset_index(drop=True)
+
+
 def lean_dividends(lean: pd.DataFrame, tickers: tuple[str, ...], calendar: pd.DatetimeIndex) -> pd.DataFrame:
     """Cash distributions per share of ``tickers`` from LEAN's factor files (as paid; the funds never split since).
 
@@ -358,7 +491,11 @@ def _dividends(ctx: Context) -> dict[str, pd.DataFrame]:
     lean["date"] = pd.to_datetime(lean["date"], format="%Y%m%d")
     calendar = pd.DatetimeIndex(sorted(set(ctx["prices_main"]["time"].dt.tz_localize(None))))
     funds = lean_dividends(lean, LEAN_FUNDS, calendar)
-    out = pd.concat([yahoo, pystock, funds], ignore_index=True).sort_values(["ticker", "date"], kind="stable")
+    stooq = pd.read_parquet(ctx.source(STOOQ_2017), columns=["symbol", "date", "close"])
+    known = pd.concat([yahoo, pystock, funds], ignore_index=True)
+    broad_bars = prices[prices["ticker"].astype(str).isin(broad) & basis.as_traded(prices["basis"])]
+    spun = stooq_distributions(broad_bars, stooq, known)
+    out = pd.concat([known, spun], ignore_index=True).sort_values(["ticker", "date"], kind="stable")
     return {"dividends": out[["ticker", "date", "dividend", "kind", "in_prices", "source"]].reset_index(drop=True)}
 
 
@@ -371,8 +508,10 @@ _PROVENANCE_SPLITS = Provenance(
     "date is the distribution date and the ex-date the next trading day), LEAN factor files (a change of split "
     "factor), then the pystock close pairs (around an event the crawl's adjusted close carries the event's "
     "price factor; a factor within 1% of q/p with p, q <= 10 is a p-for-q split, dated by the day the raw "
-    "close moves by it; other factors are dividends or spin-offs). Only splits up to 2026-02-25. Complete for "
-    "what the lake's per-share values need (splits after each ticker's first filing in the lake), not a "
+    "close moves by it; other factors are dividends or spin-offs), then the filings' share counts (net income / "
+    "EPS of successive pystock reports stepping by a small ratio, dated by the day between them whose raw close "
+    "moves by its inverse, a distribution allowed: HLT's 1-for-3 of 2017-01-04). Only splits up to 2026-02-25. "
+    "Complete for what the lake's per-share values need (splits after each ticker's first filing in the lake), not a "
     "full history (e.g. NVDA's 2000-2007 splits are missing).",
 )
 
@@ -395,23 +534,29 @@ _PROVENANCE_DIVIDENDS = Provenance(
     "adjusted close on the eve of the ex-date, on the "
     "prices' split basis; above 10% of the eve's close it is special_or_in_kind (spin-offs: EBAY/PayPal "
     "2015-07-20, HPQ/HPE 2015-11-02, BAX/Baxalta, NI/Columbia Pipeline, YUM/Yum China), else cash; not in the "
-    "prices (in_prices false): `df.fds.total_return()` adds them.",
+    "prices (in_prices false): `df.fds.total_return()` adds them. Spin-offs neither of those shows (the crawl's "
+    "adjusted close equals its close) come from Stooq's split- and dividend-adjusted closes "
+    f"({STOOQ_2017}, Kaggle CC0): where the as-traded return falls 10% or more below the adjusted one on a day "
+    "without a recorded distribution, and the two series agree around it (one company), the eve's close x (1 - "
+    "the ratio of the two returns) is special_or_in_kind: CTXS 2017-02-01, DRI 2015-11-10, HLT 2017-01-04, VTR "
+    "2015-08-18.",
 )
 
 SPLITS = Stage(
     "splits",
-    "The split table from the community table, LEAN factor files and the pystock close pairs",
+    "The split table from the community table, LEAN factor files, the pystock close pairs and share counts",
     _splits,
-    sources=(SPLIT_TABLE, LEAN_FACTORS),
+    sources=(SPLIT_TABLE, LEAN_FACTORS, REPORTS),
     needs=("prices_main", "pystock_prices", "pystock_owners"),
     outputs=(dataset("splits", _PROVENANCE_SPLITS),),
 )
 
 DIVIDENDS = Stage(
     "dividends",
-    "Distributions per share by ex-date: Yahoo's adjusted-close steps (36 names), pystock's eve differences (the rest)",
+    "Distributions per share by ex-date: Yahoo's adjusted-close steps (36 names), pystock's eve differences and "
+    "Stooq's adjusted closes (the rest)",
     _dividends,
-    sources=(LEAN_FACTORS,),
+    sources=(LEAN_FACTORS, STOOQ_2017),
     needs=("splits", "prices", "prices_main", "old_daily", "pystock_prices"),
     outputs=(dataset("dividends", _PROVENANCE_DIVIDENDS),),
 )
