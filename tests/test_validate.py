@@ -177,6 +177,21 @@ def _price_spike(p):
     return p
 
 
+def _s400_removal_missed(m):
+    # the S&P 400 source's own end for Atmos Energy: in the S&P 400 and 500 at once from 2019-02-15
+    i = m.index[(m["index"].astype(str) == "sp400") & (m["ticker"].astype(str) == "ATO")][0]
+    m.loc[i, "end_date"] = pd.Timestamp("2020-12-28")
+    return m
+
+
+def _cik_by_symbol(m):
+    # a spell of Jefferies Group (to 2013) given the CIK of the company that holds JEF today (Leucadia's)
+    i = m.index[m["current_ticker"].astype(str) == "JEF_2013"][0]
+    m.loc[i, "cik"] = "0000096223"
+    m.loc[i, "name"] = "Jefferies Group"
+    return m
+
+
 def _unadjusted_split(p):
     before = (p["ticker"].astype(str) == "NVDA") & (p["time"] < pd.Timestamp("2021-07-20", tz="UTC"))
     for c in ("open", "high", "low", "close"):
@@ -296,6 +311,8 @@ BITES: dict[str, tuple[str, Callable[[pd.DataFrame], pd.DataFrame]]] = {
     "pe_matches_price_over_eps": ("financial_metrics", _pe_off),
     "market_cap_matches_price_times_shares": ("company_facts", _market_cap_off),
     "daily_moves_explained": ("prices", _price_spike),
+    "one_company_per_ticker_and_cik": ("index_membership", _s400_removal_missed),
+    "names_match_their_cik": ("index_membership", _cik_by_symbol),
     "splits_applied_to_prices": ("prices", _unadjusted_split),
     "prices_on_one_basis": ("prices", _dividend_adjusted_close),
     "volumes_are_counts": ("prices", _negative_volume),

@@ -26,6 +26,7 @@ import re
 import pandas as pd
 
 from fdkit.build.common import tuples
+from fdkit.frames.names import name_words, same_company
 
 __all__ = [
     "ONE_COMPANY",
@@ -50,30 +51,10 @@ TWO_COMPANIES = frozenset({"LSI"})
 RENAME_SLACK = pd.Timedelta(days=7)
 _RUNNING = pd.Timestamp("2200-01-01")  # the end of a spell still running, for ordering
 _RENAME = re.compile(r"^rename\s*(?:→|->)\s*([A-Z0-9.\-]+)")
-_SUFFIXES = re.compile(r"\b(INC|CORP|CORPORATION|CO|COMPANY|LTD|LIMITED|PLC|THE|HOLDINGS|HLDGS|GROUP|NEW|CLASS|CL)\b")
 
 
 def _dash(symbol: object) -> str:
     return str(symbol).strip().upper().replace(".", "-")
-
-
-def same_company(a: object, b: object) -> bool:
-    """Whether two names name one company: the shorter's words begin the longer's (suffixes aside).
-
-    Args:
-        a: a name.
-        b: another.
-
-    Returns:
-        ``True`` where they agree; ``False`` where either is empty.
-
-    Example:
-        >>> same_company("Apple", "Apple Inc."), same_company("Hansen Natural", "Monster Beverage")
-        (True, False)
-    """
-    x, y = (_SUFFIXES.sub(" ", re.sub(r"[^A-Z0-9 ]", " ", str(n).upper())).split() for n in (a, b))
-    n = min(len(x), len(y))
-    return n > 0 and x[:n] == y[:n]
 
 
 def renames_of(events: pd.DataFrame, changes: list[pd.DataFrame]) -> pd.DataFrame:
@@ -110,7 +91,7 @@ def _first_word(name: object) -> str | None:
     """A name's first word without punctuation or corporate prefixes (``The Goodyear Tire ...`` -> ``GOODYEAR``)."""
     if not isinstance(name, str):
         return None
-    words = _SUFFIXES.sub(" ", re.sub(r"[^A-Z0-9 ]", " ", name.upper())).split()
+    words = name_words(name)
     return words[0] if words else None
 
 

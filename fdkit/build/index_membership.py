@@ -25,6 +25,8 @@ Example:
 
 from __future__ import annotations
 
+from typing import Any
+
 import pandas as pd
 
 from fdkit.build.common import tuples
@@ -128,6 +130,68 @@ def with_ciks(spells: pd.DataFrame, known: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+#: spells the sources file under a symbol's company that were another company's, reviewed (index, ticker, start)
+ANOTHER_COMPANY: dict[tuple[str, str, str], str] = {
+    ("sp400", "JEF", "2011-11-20"): "Jefferies Group, merged into Leucadia National on 2013-03-01; Leucadia, "
+    "renamed Jefferies Financial Group in 2018, holds JEF since (the S&P 500 source files Leucadia's spell under "
+    "JEF from 2007)",
+}
+
+
+def one_index_at_a_time(spells: pd.DataFrame) -> pd.DataFrame:
+    """A company is in one of the S&P 500, 400 and 600 at a time: where the sources overlap, the larger index wins.
+
+    The sources date a move between indices in each index's own change list, sometimes days apart, and the S&P
+    400 and 600 lists miss changes their seed diffs find only years later (ATO in the S&P 400 to 2020-12-28, in the
+    S&P 500 from 2019-02-15; AGL Resources in the S&P 400 for 2013 while in the S&P 500 from 2011 to 2016). The
+    S&P 500's list is the better kept (a second upstream, fja05680/sp500): where a spell of one company
+    (``current_ticker``) in the S&P 400 or 600 overlaps one of its S&P 500 spells, the smaller index's spell ends
+    the day before the S&P 500 spell begins, or begins the day after it ends, or goes where it lies within it.
+    Between the S&P 400 and 600 (one list as good as the other) the spell that began first ends the day before the
+    other begins.
+
+    Args:
+        spells: membership spells (``index``, ``current_ticker``, ``start_date``, ``end_date``).
+
+    Returns:
+        The spells, overlaps resolved.
+
+    Example:
+        >>> s = pd.DataFrame({"index": ["sp400", "sp500", "sp400", "sp500"],
+        ...                   "current_ticker": ["ATO", "ATO", "GAS", "GAS"],
+        ...                   "start_date": pd.to_datetime(["2011-11-20", "2019-02-15", "2013-01-25", "2011-12-13"]),
+        ...                   "end_date": pd.to_datetime(["2020-12-28", None, "2013-10-29", "2016-06-30"])})
+        >>> out = one_index_at_a_time(s)
+        >>> out["index"].tolist(), out["end_date"].dt.strftime("%Y-%m-%d").fillna("-").tolist()
+        (['sp400', 'sp500', 'sp500'], ['2019-02-14', '-', '2016-06-30'])
+    """
+    out = spells.copy()
+    running, day = pd.Timestamp("2200-01-01"), pd.Timedelta(days=1)
+    index: dict[Any, str] = {k: str(v) for k, v in out["index"].items()}
+    start: dict[Any, pd.Timestamp] = {k: pd.Timestamp(v) for k, v in out["start_date"].items()}
+    end: dict[Any, pd.Timestamp] = {k: pd.Timestamp(v) if pd.notna(v) else running for k, v in out["end_date"].items()}
+    dropped: set = set()
+    for _, g in out.sort_values("start_date", kind="stable").groupby("current_ticker", sort=False):
+        for a in g.index:
+            for b in g.index:
+                if a == b or a in dropped or b in dropped or index[a] == index[b]:
+                    continue
+                if not (start[a] <= end[b] and start[b] <= end[a]):
+                    continue
+                if index[b] == "sp500":  # a, of a smaller index, gives way
+                    if start[a] < start[b]:
+                        end[a] = start[b] - day
+                    elif end[a] > end[b]:
+                        start[a] = end[b] + day
+                    else:
+                        dropped.add(a)
+                elif index[a] != "sp500" and start[a] < start[b]:  # S&P 400 and 600: a migration
+                    end[a] = start[b] - day
+    out["start_date"] = pd.Series(start).reindex(out.index)
+    out["end_date"] = pd.Series(end).reindex(out.index).where(lambda e: e != running)
+    return out.drop(index=list(dropped))
+
+
 def build_index_membership(
     sources: dict[str, tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]],
     companies: pd.DataFrame,
@@ -155,6 +219,12 @@ def build_index_membership(
     events = pd.DataFrame(columns=["event_date", "event_type", "old_symbol", "new_symbol"])
     renames = renames_of(events if changes is None else changes, [sources[i][1] for i in sorted(sources)])
     out["current_ticker"] = company_tickers(out, renames, coverage)
+    for (index, ticker, start), _why in ANOTHER_COMPANY.items():
+        spell = (out["index"] == index) & (out["ticker"] == ticker) & (out["start_date"] == pd.Timestamp(start))
+        ends = out.loc[spell, "end_date"].dt.year.astype("Int64").astype(str)
+        out.loc[spell, "current_ticker"] = ticker + "_" + ends
+        out.loc[spell, "cik"] = None
+    out = one_index_at_a_time(out)
     return out.sort_values(["index", "ticker", "start_date"], kind="stable").reset_index(drop=True)
 
 
@@ -201,7 +271,12 @@ _PROVENANCE = Provenance(
     "trading in between; where two companies end at one symbol, the one holding it now keeps it and the other is "
     "served as SYMBOL_YEAR, the year its last spell ended (G_2005 Gillette, DELL_2013 the Dell taken private, "
     "COR_2021 CoreSite, ECHO_2021 Echo Global Logistics), a symbol no exchange uses; reviewed exceptions "
-    "(fdkit.build.identity.ONE_COMPANY): PCG, OI, CLF, IRT.",
+    "(fdkit.build.identity.ONE_COMPANY): PCG, OI, CLF, IRT; the S&P 400 spell of Jefferies Group (2011-2013) is "
+    "JEF_2013, without a CIK (fdkit.build.index_membership.ANOTHER_COMPANY: the source gives Leucadia's). A company "
+    "is in one index at a time: where its S&P 400 or 600 spell overlaps its S&P 500 spell the smaller index's "
+    "gives way (its end moves to the day before, its start to the day after, or it goes: ATO's S&P 400 spell ends "
+    "2019-02-14, not 2020-12-28; AGL Resources' S&P 400 spell of 2013 goes); between the S&P 400 and 600 the "
+    "earlier spell ends the day before the later begins.",
     "a reconstruction from public lists, not S&P's files; a handful of dates can be a day off. Join other "
     "datasets on CIK or on dates, not on the symbol alone (a symbol may since belong to another company). XOM: "
     "the source and the SEC ticker file give CIK 0000034088, company_facts (the S&P list of 2026-08-08) "

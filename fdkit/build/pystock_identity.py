@@ -32,8 +32,6 @@ Example:
 
 from __future__ import annotations
 
-import html
-import re
 from typing import Any
 
 import numpy as np
@@ -41,9 +39,10 @@ import pandas as pd
 
 from fdkit.build.common import norm_ticker
 from fdkit.build.history import SOURCE_ALIASES
-from fdkit.build.identity import renames_of, same_company
+from fdkit.build.identity import renames_of
 from fdkit.build.index_membership import EVENTS, FOLDER, INDICES
 from fdkit.build.stage import Context, Stage, intermediate
+from fdkit.frames.names import names_agree
 
 __all__ = ["SYMBOLS", "WINDOW", "symbol_owners", "relabel", "read_listings"]
 
@@ -168,26 +167,6 @@ def symbol_owners(listings: pd.DataFrame, spells: pd.DataFrame, members: pd.Data
 #: today's members whose 2015-2017 listing names the company otherwise (reviewed): Westinghouse Air Brake
 #: Technologies is Wabtec, Super Micro Computer is Supermicro
 SAME_COMPANY = frozenset({"WAB", "SMCI"})
-
-
-def names_agree(a: object, b: object) -> bool:
-    """Whether two listing names name one company.
-
-    :func:`same_company`, or the same first word or the same words once HTML entities and apostrophes are read
-    (``Domino&#39;s Pizza Inc``, ``Caseys General Stores``, ``Smith (A.O.) Corporation`` / ``A. O. Smith``,
-    ``Deckers Outdoor`` / ``Deckers Brands``).
-
-    Example:
-        >>> names_agree("Smith (A.O.) Corporation", "A. O. Smith"), names_agree("American Apparel", "AppLovin")
-        (True, False)
-    """
-    x, y = (html.unescape(str(n)).replace("'", "").replace("\u2019", "") for n in (a, b))
-    if same_company(x, y):
-        return True
-    wx, wy = (re.sub(r"[^A-Z0-9 ]", " ", n.upper()).split() for n in (x, y))
-    stop = {"THE", "INC", "CORP", "CORPORATION", "CO", "COMPANY", "LTD", "PLC", "GROUP", "HOLDINGS"}
-    wx, wy = [w for w in wx if w not in stop], [w for w in wy if w not in stop]
-    return bool(wx and wy) and (wx[0] == wy[0] or set(wx) == set(wy))
 
 
 def _spells_of(r: Any, sp: pd.DataFrame, later: dict[str, tuple[str, pd.Timestamp]]) -> tuple[pd.DataFrame, str]:

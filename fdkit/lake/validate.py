@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from fdkit.frames.basis import as_traded
+from fdkit.frames.names import names_agree
 from fdkit.frames.neighbours import neighbour_median
 from fdkit.lake.reader import LakeReader
 from fdkit.research.sessions import EASTERN, edgar_filing_date
@@ -470,6 +471,66 @@ def _tickers_join(lake: Lake) -> pd.DataFrame:
                     ciks.setdefault(tk, set()).add(ck)
     bad.extend({"dataset": "*", "ticker": t, "problem": f"CIKs {sorted(c)}"} for t, c in ciks.items() if len(c) > 1)
     return pd.DataFrame(bad)
+
+
+def _spells(lake: Lake) -> pd.DataFrame:
+    m = lake["index_membership"]
+    m = pd.DataFrame({c: m[c].astype("string") for c in ("index", "ticker", "name", "cik", "current_ticker")}
+                     | {"start": m["start_date"], "end": m["end_date"].fillna(pd.Timestamp("2200-01-01"))})  # fmt: skip
+    return m.reset_index(drop=True).reset_index(names="row")
+
+
+@invariant("one_company_per_ticker_and_cik", "index_membership", "company_facts")
+def _one_company(lake: Lake) -> pd.DataFrame:
+    """A company is in one index at a time; tickers sharing a CIK on one day (or in company facts) are share classes.
+
+    Share classes of one company (GOOG and GOOGL) name it alike; two companies under one CIK, or one company in
+    the S&P 500 and 400 at once, are a join on the symbol alone.
+    """
+    m = _spells(lake)
+    j = m.merge(m, on="current_ticker")
+    j = j[(j["row_x"] < j["row_y"]) & (j["start_x"] <= j["end_y"]) & (j["start_y"] <= j["end_x"])]
+    bad = [{"ticker": t, "cik": pd.NA, "problem": f"spells overlap: {a} {s1:%Y-%m-%d} and {b} {s2:%Y-%m-%d}"}
+           for t, a, s1, b, s2 in zip(j["current_ticker"], j["index_x"], j["start_x"], j["index_y"], j["start_y"],
+                                      strict=True)]  # fmt: skip
+    c = m.dropna(subset=["cik"])
+    j = c.merge(c, on="cik")
+    j = j[(j["row_x"] < j["row_y"]) & (j["current_ticker_x"] != j["current_ticker_y"])]
+    j = j[(j["start_x"] <= j["end_y"]) & (j["start_y"] <= j["end_x"])]
+    bad += [{"ticker": f"{a}/{b}", "cik": k, "problem": f"one CIK, two companies: {x!r}, {y!r}"}
+            for a, b, k, x, y in zip(j["current_ticker_x"], j["current_ticker_y"], j["cik"], j["name_x"],
+                                     j["name_y"], strict=True) if not names_agree(x, y)]  # fmt: skip
+    cf = lake["company_facts"].dropna(subset=["cik"])
+    for cik, g in cf.groupby(cf["cik"].astype(str)):
+        names = g["name"].astype(str).tolist()
+        if any(not names_agree(names[0], n) for n in names[1:]):
+            bad.append({"ticker": "/".join(g["ticker"].astype(str)), "cik": cik, "problem": f"names {names}"})
+    return pd.DataFrame(bad, columns=["ticker", "cik", "problem"])
+
+
+#: (CIK, a spell's name) where the name differs from company facts' because the company renamed itself (reviewed)
+RENAMED: dict[tuple[str, str], str] = {
+    ("0000096223", "Jefferies Financial Group"): "Leucadia National Corporation, renamed in 2018 (JEF)",
+    ("0001021860", "Nov"): "National Oilwell Varco, renamed NOV Inc. in 2021 (NOV)",
+    ("0001021860", "NOV Inc."): "National Oilwell Varco, renamed NOV Inc. in 2021 (NOV)",
+}
+
+
+@invariant("names_match_their_cik", "index_membership", "company_facts")
+def _names_of_a_cik(lake: Lake) -> pd.DataFrame:
+    """Every name a spell gives a CIK agrees with the CIK's company in company facts, or the company renamed itself.
+
+    A spell's name is the company's at the time (the index's change list); a spell whose CIK is another
+    company's is a CIK found by the symbol alone.
+    """
+    m = _spells(lake).dropna(subset=["cik", "name"])
+    cf = lake["company_facts"].dropna(subset=["cik"])
+    facts = dict(zip(cf["cik"].astype(str), cf["name"].astype(str), strict=True))
+    known = m["cik"].astype(str).map(facts)
+    agree = [pd.isna(k) or names_agree(n, k) for n, k in zip(m["name"], known, strict=True)]
+    reviewed = [(str(c), str(n)) in RENAMED for c, n in zip(m["cik"], m["name"], strict=True)]
+    off = ~np.array(agree, dtype=bool) & ~np.array(reviewed, dtype=bool)
+    return m.loc[off, ["index", "ticker", "cik", "name", "start"]].assign(company_facts_name=known[off])
 
 
 @invariant("pe_matches_price_over_eps", "financial_metrics", "income_statements", "prices")
