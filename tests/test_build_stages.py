@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fdkit.build import corporate_actions, crypto, filings, macro, news, pipeline, prices, universe
+from fdkit.build import crypto, distributions, filings, macro, news, pipeline, prices, splits, universe
 from fdkit.build.driver import check, missing_sources, order, run_stage, run_stages
 from fdkit.build.stage import Context, Provenance, Stage, StageError, dataset, intermediate
 from fdkit.build.statements import derive_fields, with_usd_amounts
@@ -242,11 +242,13 @@ def _pystock_bars() -> pd.DataFrame:
 def test_splits_and_dividends_stages():
     stage = run_stages([prices.PRICES_MAIN], ROOTS)
     main = stage["prices_main"]
-    owners = pd.DataFrame({"ticker": ["BBB", "DDD"]})
+    first, last = pd.Timestamp("2015-01-01"), pd.Timestamp("2017-12-31")
+    owners = pd.DataFrame({"symbol": ["BBB", "DDD"], "ticker": ["BBB", "DDD"], "how": "index spell",
+                           "start": first, "end": last, "listed_first": first, "listed_last": last})  # fmt: skip
     inputs = {"prices_main": main, "pystock_prices": _pystock_bars(), "pystock_owners": owners}
-    splits = run_stage(corporate_actions.SPLITS, ROOTS, inputs)["splits"]
-    assert splits.columns.tolist() == ["ticker", "date", "ratio", "source"]
-    rows = splits.assign(date=splits["date"].dt.strftime("%Y-%m-%d")).values.tolist()
+    table = run_stage(splits.SPLITS, ROOTS, inputs)["splits"]
+    assert table.columns.tolist() == ["ticker", "date", "ratio", "source"]
+    rows = table.assign(date=table["date"].dt.strftime("%Y-%m-%d")).values.tolist()
     after = "split table (coffee-cpu; ex-date = the trading day after the distribution date)"
     assert rows == [
         ["BBB", "2016-06-02", 3.0, after],  # distribution date -> the next trading day
@@ -260,9 +262,10 @@ def test_splits_and_dividends_stages():
     bars = _pystock_bars()
     lake = pd.concat([main[["ticker", "time", "close"]],
                       bars.assign(time=bars["date"].dt.tz_localize("UTC"))[["ticker", "time", "close"]]])  # fmt: skip
-    inputs = {"splits": splits, "prices": lake, "prices_main": main, "pystock_prices": bars,
+    lake = lake.assign(basis="as_traded")
+    inputs = {"splits": table, "prices": lake, "prices_main": main, "pystock_prices": bars,
               "old_daily": stage["old_daily"]}  # fmt: skip
-    dividends = run_stage(corporate_actions.DIVIDENDS, ROOTS, inputs)["dividends"]
+    dividends = run_stage(distributions.DIVIDENDS, ROOTS, inputs)["dividends"]
     assert dividends[["ticker", "dividend", "kind", "in_prices"]].values.tolist() == [
         ["EEE", 0.4, "cash", False], ["SPY", 3.8, "cash", False]]  # fmt: skip
     assert dividends["date"].tolist() == [pd.Timestamp("2021-02-25"), pd.Timestamp("2021-02-26")]

@@ -226,6 +226,23 @@ def test_vintages_keep_every_report(ref_client):
     assert known["value"].tolist() == [36_537_000_000]  # what was known at the end of 2009
 
 
+def test_vintages_tell_a_concept_switch_from_a_restatement(ref_client):
+    """AAPL's cash of 2019-03-30, reported again in 2020 with restricted cash: another concept, not a restatement."""
+    v = ref_client.statement_vintages("AAPL", field="cash_and_equivalents", period="instant",
+                                      report_period="2019-03-30")  # fmt: skip
+    assert v["revision"].astype(str).tolist()[0] == "first"
+    switch = v[v["revision"].astype(str) == "concept_switch"]
+    assert switch["concept"].astype(str).tolist() == ["CashCashEquivalentsRestrictedCashAndRestrictedCashEquivalents"]
+    assert v["concept"].astype(str).iloc[0] != switch["concept"].astype(str).iloc[0]
+    every = read_dataset(DATA, "statement_vintages")
+    key = ["ticker", "field", "period", "report_period"]
+    first = every.groupby(key, observed=True)["revision"].agg(lambda r: (r.astype(str) == "first").sum())
+    assert (first == 1).all()  # one first report per value
+    prev = every.groupby(key, observed=True, sort=False)["concept"].shift()
+    restated = every["revision"].astype(str) == "restated"
+    assert not (restated & prev.notna() & every["concept"].notna() & (prev != every["concept"])).any()
+
+
 def test_a_restatement_never_overwrites_the_first_report():
     # Apple restated FY2009 revenue (36.5 bn -> 42.9 bn) in 2010; the row dated by the FY2009 10-K keeps its figure
     row = stmt("income_statements", "AAPL", "annual", "2009-09-26")

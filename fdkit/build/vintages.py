@@ -44,14 +44,42 @@ def build_vintages(facts: pd.DataFrame, pystock: pd.DataFrame) -> pd.DataFrame:
     df = df.drop_duplicates(["ticker", "field", "period", "end", "accn"], keep="first")
     xbrl = pd.DataFrame({"ticker": df["ticker"], "period": df["period"], "report_period": df["end"],
                          "field": df["field"], "value": df["val"].astype(float), "filing_date": df["filed"],
-                         "accession_number": df["accn"], "form_type": df["form"]})  # fmt: skip
-    out = pd.concat([xbrl, pystock], ignore_index=True)
+                         "accession_number": df["accn"], "form_type": df["form"],
+                         "concept": df["concept"]})  # fmt: skip
+    out = pd.concat([xbrl, pystock.assign(concept=None)], ignore_index=True)
     out = out.sort_values(["ticker", "field", "period", "report_period", "filing_date", "accession_number"],
                           kind="stable", na_position="first").reset_index(drop=True)  # fmt: skip
     key = ["ticker", "field", "period", "report_period"]
     prev = out.groupby(key, sort=False)["value"].shift()
     changed = prev.isna() | ((out["value"] - prev).abs() > 1e-9 * out["value"].abs().clip(lower=1.0))
-    return out[changed].reset_index(drop=True)
+    out = out[changed].reset_index(drop=True)
+    return out.assign(revision=revision_kinds(out, key))
+
+
+def revision_kinds(vintages: pd.DataFrame, key: list[str]) -> pd.Series:
+    """What each vintage is: the ``first`` report, ``restated`` or a ``concept_switch``.
+
+    ``restated``: the same concept, another value; ``concept_switch``: the filing reported the field under another
+    concept, so the values measure different things (revenue with excise taxes, then without).
+
+    Args:
+        vintages: the kept vintages, in filing order within ``key`` (``concept`` missing where no source names it).
+        key: the columns naming one value (ticker, field, period, report_period).
+
+    Returns:
+        The kind of each row.
+
+    Example:
+        >>> v = pd.DataFrame({"k": [1, 1, 1], "concept": ["Revenues", "Revenues", "SalesRevenueNet"]})
+        >>> revision_kinds(v, ["k"]).tolist()
+        ['first', 'restated', 'concept_switch']
+    """
+    g = vintages.groupby(key, sort=False)
+    first = g.cumcount() == 0
+    before = g["concept"].shift()
+    switch = vintages["concept"].notna() & before.notna() & (vintages["concept"] != before)
+    return pd.Series(np.where(first, "first", np.where(switch.fillna(False), "concept_switch", "restated")),
+                     index=vintages.index)  # fmt: skip
 
 
 def _vintages(ctx: Context) -> dict[str, pd.DataFrame]:
@@ -65,6 +93,9 @@ _PROVENANCE = Provenance(
     SEC_PD + "; pystock rows " + PYSTOCK,
     "every reported value of a statement field with the filing that reported it: the first report and each "
     "later filing that changed it (restatements, 10-K/As, prior-year comparatives reported differently); "
+    "concept = the XBRL concept the value was read from (none for pystock rows); revision = first, restated (the "
+    "same concept, another value) or concept_switch (the filing used another concept, so the change need not be a "
+    "restatement: revenue with excise taxes, then without); "
     "fiscal-year and 3-month durations and period-end instants (period 'instant'), the field's first concept "
     "the filing reported; per-share values and share counts on the split basis. Derived rows (a fiscal Q4, "
     "TTM) have no vintages. The statement datasets hold the first report; `filing_date_lte=D` here gives "

@@ -516,6 +516,8 @@ _SCHEMAS: dict[str, dict[str, str]] = {
         "filing_date": D,
         "accession_number": S,
         "form_type": C,
+        "concept": C,
+        "revision": C,
     },  # fmt: skip
     "yield_curve": {
         "date": D,
