@@ -237,8 +237,8 @@ def _warn_outside_data(ep: Endpoint, frame: pd.DataFrame, clean: Mapping[str, An
     a past ``end_date`` (unless a ``limit`` cut the range). For several: only when none has a bar in the range (a
     universe's members have histories of their own lengths).
     """
-    if ep.time_index is None or not clean.get("start_date") or not tickers:
-        return
+    if ep.time_index is None or not clean.get("start_date") or not tickers or (many and len(frame)):
+        return  # several tickers: only when none has a bar (every row is one), so no spans to compute
     start, end = pd.Timestamp(str(clean["start_date"])), pd.Timestamp(str(clean.get("end_date") or "2262-01-01"))
     today = pd.Timestamp.today().normalize()
     times = frame.index.get_level_values(ep.time_index) if ep.time_index in frame.index.names else None

@@ -125,36 +125,34 @@ _MAPPER = {pa.int64(): pd.Int64Dtype(), pa.bool_(): pd.BooleanDtype(), pa.string
 def _arrow_table(records: Sequence[Mapping[str, Any]], columns: Mapping[str, str], *,
                  extras: bool = False) -> pa.Table:  # fmt: skip
     """Typed columns of ``records``; with ``extras``, fields outside ``columns`` follow as inferred columns."""
-    values = _transpose(records, list(columns))
+    values, exact = _transpose(records, list(columns))
     arrays = {f: _arrow_column(values[f], logical, f) for f, logical in columns.items()}
-    # a record with exactly the known fields has no other (the count of keys settles it, in C)
-    complete = isinstance(values, _Complete) and set(map(len, records)) <= {len(columns)}
-    if extras and not complete:
+    if extras and not exact:
         unknown = [k for k in dict.fromkeys(chain.from_iterable(records)) if k not in columns]
-        for f, col in _transpose(records, unknown).items():
+        for f, col in _transpose(records, unknown)[0].items():
             arrays[f] = _extra_column(col)
     return pa.table(arrays) if arrays else pa.table({})
 
 
-def _transpose(records: Sequence[Mapping[str, Any]], fields: list[str]) -> dict[str, list[Any]]:
-    """Each field's values down the records (``None`` where a record lacks it).
+def _transpose(records: Sequence[Mapping[str, Any]], fields: list[str]) -> tuple[dict[str, list[Any]], bool]:
+    """Each field's values down the records (``None`` where a record lacks it), and whether they hold no other field.
 
-    Transposed in C where every record has every field (``itemgetter`` and ``zip``), by lookups where some do not.
+    A field every record has is read in C (``map`` of an ``itemgetter``: no row tuples, faster than ``zip`` over
+    rows); a field some record lacks by a lookup per record. When every record holds exactly the fields all of them
+    have (the count of keys settles it, in C), the records hold no other field, and a field none of them has is
+    all ``None`` without a lookup (the public service's bars lack fdkit's ``adj_close`` and ``basis``).
     """
-    if not fields:
-        return {}
-    try:
-        rows = list(map(itemgetter(*fields), records))
-    except KeyError:  # some records lack some fields: a lookup per value
-        return {f: [r.get(f) for r in records] for f in fields}
-    if len(fields) == 1:
-        return _Complete({fields[0]: rows})
-    columns = list(zip(*rows, strict=True)) if rows else [() for _ in fields]
-    return _Complete({f: list(c) for f, c in zip(fields, columns, strict=True)})
-
-
-class _Complete(dict[str, list[Any]]):
-    """Columns transposed from records that all hold every field asked for."""
+    out: dict[str, list[Any]] = {}
+    lacking = []
+    for f in fields:
+        try:
+            out[f] = list(map(itemgetter(f), records))
+        except KeyError:
+            lacking.append(f)
+    exact = set(map(len, records)) <= {len(out)}
+    for f in lacking:
+        out[f] = [None] * len(records) if exact else [r.get(f) for r in records]
+    return {f: out[f] for f in fields}, exact
 
 
 def _to_pandas(table: pa.Table, columns: Mapping[str, str]) -> pd.DataFrame:
@@ -340,7 +338,10 @@ def records_of(
             fill[key] = body[key]
     for key, value in ep.row_filter.items():  # the endpoint's slice of a dataset names itself (statement)
         fill.setdefault(key, value)
-    records = shape.flatten(records)
+    if type(shape) is Shape and set(map(type, records)) <= {dict}:
+        records = list(records)  # flat records of decoded JSON are their own rows (what flatten gives, in C)
+    else:
+        records = shape.flatten(records)
     if "cik" in SCHEMAS.get(ep.schema or "", {}) and records and any(isinstance(r.get("cik"), int) for r in records):
         records = [{**r, "cik": f"{r['cik']:010d}"} if isinstance(r.get("cik"), int) else r for r in records]
     return records, fill
@@ -432,7 +433,9 @@ def to_frame(endpoint: str | Endpoint, responses: Responses) -> pd.DataFrame:
         extra = list(dict.fromkeys(k for recs, _ in decoded for r in recs for k in r if k not in known))
     columns = _columns_of(schema, extra)
     parts = [_part(recs, fill, columns) for recs, fill in decoded]
-    return _finish(ep, _assemble(parts, columns), responses[0][0] if responses else {})
+    params = responses[0][0] if responses else {}
+    fast = _series_frame(ep, parts, columns, params)
+    return fast if fast is not None else _finish(ep, _assemble(parts, columns), params)
 
 
 def response_part(endpoint: str | Endpoint, params: Mapping[str, Any], body: Mapping[str, Any]) -> Part:
@@ -555,7 +558,100 @@ def frame_from_parts(endpoint: str | Endpoint, parts: Sequence[Part], params: Ma
         The frame.
     """
     ep = _catalog.get(endpoint) if isinstance(endpoint, str) else endpoint
-    return _finish(ep, _assemble(parts, _columns_of(_frame_schema(ep))), params)
+    columns = _columns_of(_frame_schema(ep))
+    fast = _series_frame(ep, parts, columns, params)
+    if fast is not None:
+        return fast
+    return _finish(ep, _assemble(parts, columns), params)
+
+
+def _series_frame(ep: Endpoint, parts: Sequence[Part], columns: Mapping[str, str],
+                  params: Mapping[str, Any]) -> pd.DataFrame | None:  # fmt: skip
+    """The frame of time-series parts built column by column, straight into its final dtypes and order.
+
+    What :func:`_assemble` + :func:`_finish` give, without the intermediate table, pandas conversion, factorising,
+    sort and relabelling, for the common shape: an ``(<constant label>, <date>)`` index (a ticker per response),
+    every part holding exactly the schema's columns with their Arrow types, its dates present and strictly
+    increasing, closed vocabularies holding only their values. Anything else returns ``None`` (the general path).
+    Each column is copied once, from the parts into its array, so the parts' concatenation never exists.
+    """
+    parts = [p for p in parts if p[1]]
+    if len(ep.index) != 2 or not parts:
+        return None
+    key, when = ep.index
+    logical = columns.get(when)
+    if columns.get(key) != "category" or closed_vocabulary(key) is not None or logical not in ("date", "datetime"):
+        return None
+    own = [f for f in columns if f != key]
+    types = [_ARROW_TYPED.get(columns[f]) for f in own]
+    labels: list[str] = []
+    for table, n, consts in parts:
+        label = consts.get(key)
+        if len(consts) != 1 or not isinstance(label, str) or table.num_rows != n or table.column_names != own:
+            return None
+        if any(t is None or not table.schema.field(i).type.equals(t) for i, t in enumerate(types)):
+            return None
+        labels.append(label)
+    if len(set(labels)) != len(labels):
+        return None
+    order = sorted(range(len(parts)), key=labels.__getitem__)  # the index's order: labels sorted, then time
+    tables = [parts[i][0] for i in order]
+    position = own.index(when)
+    stamps = [t.column(position) for t in tables]
+    if any(c.null_count for c in stamps):
+        return None
+    times = np.concatenate([c.cast(pa.int64()).to_numpy() for c in stamps]) if len(stamps) > 1 else (
+        stamps[0].cast(pa.int64()).to_numpy())  # fmt: skip
+    bounds = np.cumsum([0, *(t.num_rows for t in tables)])
+    for lo, hi in zip(bounds[:-1], bounds[1:], strict=True):
+        if hi - lo > 1 and not bool((times[lo + 1 : hi] > times[lo : hi - 1]).all()):
+            return None
+    data: dict[str, Any] = {}
+    for i, f in enumerate(own):
+        if i == position:
+            continue
+        column = pa.chunked_array([c for t in tables for c in t.column(i).chunks], type=types[i])
+        values = _series_values(column, columns[f], f)
+        if values is None:
+            return None
+        data[f] = values
+    utc = logical == "datetime" and not (when == ep.time_index and params.get("interval") != "minute")
+    stamp = times.view("M8[ns]")
+    level: pd.Index = pd.DatetimeIndex(stamp, tz="UTC") if utc else pd.DatetimeIndex(stamp)
+    codes: Any = np.arange(len(times))
+    if len(times) > 1 and not bool((times[1:] > times[:-1]).all()):
+        codes, level = pd.factorize(level, sort=True)
+    names = pd.Index(sorted(labels), dtype=STRING_DTYPE)
+    keys: Any = np.repeat(np.arange(len(names)), [t.num_rows for t in tables])
+    # pandas-stubs types levels/codes as nested sequences; Index objects and int arrays are what pandas takes
+    levels: Any = [names, level]
+    index = pd.MultiIndex(levels=levels, codes=[keys, codes], names=[key, when], verify_integrity=False)
+    df = pd.DataFrame(data, index=index, copy=False)
+    if ep.split_adjusted:
+        df.attrs["split_basis"] = "adjusted"
+    return df
+
+
+def _series_values(column: pa.ChunkedArray, logical: str, field: str) -> Any:
+    """One column's values in its frame dtype (``None``: a case for the general path)."""
+    if logical == "float":
+        return column.to_numpy()
+    if logical == "int":
+        mask = column.is_null().to_numpy(zero_copy_only=False) if column.null_count else np.zeros(len(column), bool)
+        values = (pc.fill_null(column, 0) if column.null_count else column).to_numpy()
+        return pd.arrays.IntegerArray(values, mask)
+    if logical == "bool":
+        return pd.BooleanDtype().__from_arrow__(column)  # type: ignore[attr-defined]
+    if logical in ("string", "category"):
+        vocabulary = closed_vocabulary(field) if logical == "category" else None
+        if vocabulary is None:
+            return pd.StringDtype().__from_arrow__(column)  # type: ignore[attr-defined]
+        codes = pc.index_in(column, value_set=pa.array(vocabulary, type=pa.string()))
+        if codes.null_count != column.null_count:  # a value outside the vocabulary: the general path warns
+            return None
+        dtype = pd.CategoricalDtype(pd.Index(vocabulary, dtype=STRING_DTYPE))
+        return pd.Categorical.from_codes(pc.fill_null(codes, -1).to_numpy(), dtype=dtype)
+    return None
 
 
 def exhibits_frame(responses: Responses) -> pd.DataFrame:
