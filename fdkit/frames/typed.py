@@ -607,11 +607,11 @@ def _series_frame(ep: Endpoint, parts: Sequence[Part], columns: Mapping[str, str
         if hi - lo > 1 and not bool((times[lo + 1 : hi] > times[lo : hi - 1]).all()):
             return None
     data: dict[str, Any] = {}
+    joined = tables[0] if len(tables) == 1 else pa.concat_tables(tables, promote_options="permissive")  # no copy
     for i, f in enumerate(own):
         if i == position:
             continue
-        column = pa.chunked_array([c for t in tables for c in t.column(i).chunks], type=types[i])
-        values = _series_values(column, columns[f], f)
+        values = _series_values(joined.column(i), columns[f], f)
         if values is None:
             return None
         data[f] = values
