@@ -137,3 +137,24 @@ def test_records_with_unknown_fields_keep_them_as_columns() -> None:
                        {"time": "2024-01-03T00:00:00Z", "close": 2.0}]}  # fmt: skip
     df = to_frame(PRICES, [({"ticker": "AAPL", "interval": "day"}, body)])
     assert df["vwap"].tolist()[0] == 1.5 and pd.isna(df["vwap"].tolist()[1])
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(responses=pages())
+def test_a_panel_sized_frame_and_consumed_parts_give_the_same_frame(responses) -> None:
+    """Past ``_CONSOLIDATED`` the float columns are the frame's own block and the others are inserted around it;
+    with ``consume`` every part is dropped from the caller's list."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = reference_frame(responses)
+        parts = [typed.response_part(PRICES, p, b) for p, b in responses]
+        limit = typed._CONSOLIDATED
+        typed._CONSOLIDATED = 0
+        try:
+            got = frame_from_parts(PRICES, parts, responses[0][0], consume=True)
+        finally:
+            typed._CONSOLIDATED = limit
+    same(got, want)
+    fast = typed._series_frame(PRICES, [typed.response_part(PRICES, p, b) for p, b in responses], COLUMNS,
+                               responses[0][0]) is not None  # fmt: skip
+    assert all(p is None for p in parts) == fast  # dropped only by the path that copies them

@@ -187,10 +187,11 @@ def _fetch_frame(client: Client, ep: Endpoint, requests_: list[dict[str, Any]], 
         parts = _trimmed_parts(ep, ok, counted, fan)
     elif "limit" in ep.param_names and "limit" in params and params["limit"] is None:
         _warn_capped(ep, ok, fan)
-    frame = frame_from_parts(ep, parts, clean)
     asked = [str(q.get(fan)) for q, _ in ok] if fan else []
     big = sum(part[0].get_total_buffer_size() for part in parts) >= _RELEASE_AFTER  # (nbytes: 1 ms for 30 parts)
-    del ok, parts  # the parts' buffers are free once the frame holds the rows
+    del ok  # the parts are held by `parts` alone, which the frame consumes: each is freed once its rows are copied
+    frame = frame_from_parts(ep, parts, clean, consume=True)
+    del parts
     _warn_outside_data(ep, frame, clean, asked, many=many)
     result = _named_missing(attach_filing_times(_known_by(frame, as_of)), failed)
     if big:  # hand the freed memory back to the OS: a panel's RSS is then about its frame, not the parts' too
