@@ -585,9 +585,10 @@ def _series_frame(ep: Endpoint, parts: Sequence[Part], columns: Mapping[str, str
     ones are missing values) with their Arrow types, its dates present and strictly increasing, closed vocabularies
     holding only their values. Anything else returns ``None`` before anything is written (the general path).
 
-    Each value is copied once, from its part into the frame's column (the float columns straight into the one block
-    pandas keeps them in); with ``consume`` each part is dropped from ``parts`` once copied, so the transient memory
-    of a panel is about its frame plus the parts not yet copied, not parts + table + pandas copies.
+    Each value is copied once, from its part into the frame's column (past :data:`_CONSOLIDATED` bytes the float
+    columns go straight into the one block pandas keeps them in; below it pandas' constructor, faster for a page,
+    copies them once more); with ``consume`` each part is dropped from ``parts`` once copied, so the transient
+    memory of a panel is about its frame plus the parts not yet copied, not parts + table + pandas copies.
     """
     present = [i for i, p in enumerate(parts) if p[1]]
     if len(ep.index) != 2 or not present:
