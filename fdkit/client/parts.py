@@ -37,6 +37,8 @@ class PartSource(Protocol):
 
     def speaks_arrow(self) -> bool: ...  # noqa: D102
 
+    def keeps_fetches(self) -> bool: ...  # noqa: D102
+
     def fetch_arrow(self, endpoint: Endpoint, params: Mapping[str, Any], *,  # noqa: D102
                     refresh: bool = ...) -> Part: ...  # fmt: skip
 
@@ -68,11 +70,12 @@ def fetch_part(client: PartSource, endpoint: str | Endpoint, params: Mapping[str
     ep = _catalog.get(endpoint) if isinstance(endpoint, str) else endpoint
     clean = client.clean_params(ep, params)
 
-    def produce() -> bytes:
+    def fetched() -> Part:
         if arrow_rows(ep) and client.speaks_arrow():  # an fdkit peer: Arrow pages
-            return part_bytes(client.fetch_arrow(ep, clean, refresh=refresh))
-        body = client.fetch(ep, clean, refresh=refresh, progress=False)
-        return part_bytes(response_part(ep, clean, body))
+            return client.fetch_arrow(ep, clean, refresh=refresh)
+        return response_part(ep, clean, client.fetch(ep, clean, refresh=refresh, progress=False))
 
+    if not client.keeps_fetches():  # nothing to keep: no round trip through the bytes a cache would hold
+        return fetched()
     key = f"part:{part_tag(ep)}:" + fetch_key(ep.name, clean)
-    return part_from_bytes(client.memoized(key, ep.ttl, produce, refresh=refresh))
+    return part_from_bytes(client.memoized(key, ep.ttl, lambda: part_bytes(fetched()), refresh=refresh))

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import os
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -89,7 +90,8 @@ class Client(DatasetMethods):
         timeout: seconds per HTTP request.
         max_workers: threads for multi-ticker fetches (at most ``fdkit.client.embedded.MAX_WORKERS``, 2, with the
             embedded service, which shares the process: measured, 8 threads held +30 MB of RSS for a 20-ticker panel
-            against +18 MB with 2, for no speed).
+            against +18 MB with 2, for no speed; at most the machine's cores, and 2, with a service on loopback,
+            which has no latency to hide and shares those cores: 16 threads were slower than 1 on 2 cores).
         progress: progress bars; ``None`` shows them on a terminal or in Jupyter (calls over half a second).
         retry: the one retry policy of every request (default :func:`fdkit.client.cache.make_retry`): the attempts
             urllib3 repeats (connection and read errors, 429/5xx) and the ones fdkit repeats for a body cut short,
@@ -668,6 +670,16 @@ class Client(DatasetMethods):
                 break
         return out
 
+    def keeps_fetches(self) -> bool:
+        """Whether :meth:`memoized` keeps what it produces (the client has a fetch cache: ``cache=True``).
+
+        Example:
+            >>> Client(cache=False).keeps_fetches()
+            False
+        """
+        self._ensure()
+        return self._fetch_cache is not None
+
     def memoized(self, key: str, ttl: int, produce: Callable[[], bytes], *, refresh: bool = False) -> bytes:
         """Bytes derived from fetched answers (typed frame parts), kept in the fetch cache next to the HTTP cache.
 
@@ -774,6 +786,8 @@ class Client(DatasetMethods):
         most = self.settings.max_workers
         if self.settings.embedded:  # the service runs in this process: more threads only contend (BENCHMARKS.md)
             most = min(most, embedded.MAX_WORKERS)
+        elif _is_loopback(self.settings.base_url):  # the service shares this machine's cores: no latency to hide
+            most = min(most, max(2, os.cpu_count() or 2))
         workers = max(1, min(most, len(params_list)))
         show = progress_enabled(self.settings.progress if progress is None else progress) and len(params_list) > 1
 
