@@ -60,6 +60,20 @@ def test_prices_follow_the_company_not_the_symbol(ref_client):
     assert yahoo["close"].iloc[0] == pytest.approx(37.56, abs=0.01)
 
 
+def test_a_share_class_keeps_its_history_when_its_symbol_moves(ref_client):
+    """Under Armour's Class A traded as UA until 2016-12-06, as UAA after; Class C took UA on 2016-12-07."""
+    raw = pd.read_parquet(BARS, filters=[("symbol", "in", ["UA", "UAA"])])
+    raw = raw.assign(date=pd.to_datetime(raw["date"])).set_index(["symbol", "date"])["close"]
+    class_a = ref_client.prices("UAA", start_date="2016-03-01", end_date="2016-12-09")["close"].droplevel("ticker")
+    # on today's basis: the Class C dividend of 2016-04-08 (one per Class A share) halves the earlier closes
+    assert class_a[pd.Timestamp("2016-04-07")] == pytest.approx(raw[("UA", pd.Timestamp("2016-04-07"))] / 2)
+    assert class_a[pd.Timestamp("2016-12-06")] == pytest.approx(raw[("UA", pd.Timestamp("2016-12-06"))])
+    assert class_a[pd.Timestamp("2016-12-07")] == pytest.approx(raw[("UAA", pd.Timestamp("2016-12-07"))])
+    assert (class_a.pct_change().dropna().abs() < 0.25).all()  # no jump where the symbol moved, nor at the dividend
+    class_c = ref_client.prices("UA", start_date="2016-01-01", end_date="2016-12-09")
+    assert class_c.index.get_level_values("time").min() == pd.Timestamp("2016-12-07")
+
+
 def test_the_members_of_2016_06_30_have_prices_and_statements(ref_client):
     """Dead and living members of that day under the tickers index_members gives: 482 of 505 have a bar and a
     quarterly statement filed by then (465 one for a quarter ending in the 200 days before); SOURCES.md names the

@@ -443,5 +443,5 @@ def test_every_reviewed_move_is_in_the_lake_and_in_an_independent_source():
         if not any(abs(o - move) <= 0.02 for o in others):
             unconfirmed.append((ticker, day, move, others))
     # where a distribution went ex (a spin-off, a stock dividend) the adjusted files move less than the close
-    distributions = {("CAG", "2016-11-10"), ("UA", "2016-04-08"), ("WIN", "2015-04-27")}
+    distributions = {("CAG", "2016-11-10"), ("WIN", "2015-04-27")}
     assert {(t, d) for t, d, *_ in unconfirmed} <= distributions, unconfirmed

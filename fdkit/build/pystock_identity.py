@@ -54,9 +54,12 @@ ALIASES = {**SOURCE_ALIASES, "KORS": "CPRI", "WYN": "WYND", "ACE": "CB"}
 #: listings the membership source cannot tell apart, reviewed by hand: its one CB spell from 2004 covers the Chubb
 #: Corporation (acquired 2016-01-14) and ACE, which took the symbol on 2016-01-15 as Chubb Limited; the old
 #: company, no longer trading, is served as CB_2016 (its symbol is another company's now)
-#: (its last bar, of 2016-01-13; the bar the crawl filed under that listing on 2016-01-14 continues ACE's series)
+#: (its last bar, of 2016-01-13; the bar the crawl filed under that listing on 2016-01-14 continues ACE's series).
+#: Under Armour's Class A shares traded as UA until 2016-12-06 and as UAA from 2016-12-07, when the Class C shares
+#: took UA: the crawl's UA listing is Class A's to 2016-12-06 (30.94), Class C's from 2016-12-07 (27.03; UAA 32.27)
 LISTING_OWNERS: dict[tuple[str, str], tuple[tuple[str, pd.Timestamp], ...]] = {
     ("CB", "Chubb Corporation (The)"): (("CB_2016", pd.Timestamp("2016-01-13")), ("CB", pd.Timestamp.max)),
+    ("UA", "Under Armour"): (("UAA", pd.Timestamp("2016-12-06")), ("UA", pd.Timestamp.max)),
 }
 #: a rename this long after a listing's last crawl day still names the listing's company (YHOO -> AABA 2017-06,
 #: PCLN -> BKNG 2018-02); later ones belong to whoever held the symbol by then (FI -> FISV 2025 is Fiserv's, not

@@ -657,9 +657,6 @@ _REVIEWED = (
     ("STJ", "2016-04-28", "+26% on Abbott's agreed acquisition of St. Jude Medical"),
     ("TE", "2015-09-08", "+25% on Emera's agreed cash acquisition of TECO Energy"),
     ("TRIP", "2015-10-14", "+26%;" + _TWO_SOURCES),
-    ("UA", "2016-04-08",
-        "-49% as the Class C stock dividend went ex (one Class C share per Class A share; the series is Class"
-        " A's until 2016-12-06); no stored source values it"),
     ("UAA", "2017-01-31", "-26% after its Q4 results and outlook"),
     ("UNH", "2008-10-13", "+35% on the day SPY rose 11.3%"),
     ("WIN", "2015-04-27",
