@@ -29,7 +29,7 @@ import shutil
 import tempfile
 import time
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePath
 from typing import Any
@@ -325,7 +325,9 @@ def list_datasets(root: str | os.PathLike[str]) -> list[str]:
                   if p.is_dir() and ((p / delta.LOG_DIR).is_dir() or any(p.rglob("*.parquet"))))  # fmt: skip
 
 
-def conform(df: pd.DataFrame, schema: str, *, strict: bool = False) -> pd.DataFrame:
+def conform(
+    df: pd.DataFrame, schema: str, *, strict: bool = False, fields: Iterable[str] | None = None
+) -> pd.DataFrame:
     """Give a frame exactly the columns and dtypes of a record schema.
 
     Missing columns are added as nulls; nested columns are kept as they are (lists/dicts); extra columns are
@@ -335,6 +337,7 @@ def conform(df: pd.DataFrame, schema: str, *, strict: bool = False) -> pd.DataFr
         df: a frame whose columns are record fields.
         schema: name in :data:`fdkit.catalog.schema.SCHEMAS`.
         strict: drop every column the schema does not declare.
+        fields: only these fields of the schema (a read of some columns: the others are not made as nulls).
 
     Returns:
         A new frame.
@@ -344,6 +347,9 @@ def conform(df: pd.DataFrame, schema: str, *, strict: bool = False) -> pd.DataFr
         'category'
     """
     table = SCHEMAS[schema]
+    if fields is not None:
+        wanted = set(fields)
+        table = {f: logical for f, logical in table.items() if f in wanted}
     out: dict[str, Any] = {}
     n = len(df)
     for field, logical in table.items():
@@ -544,7 +550,31 @@ def _write_delta(root: str | os.PathLike[str], name: str, df: pd.DataFrame, *, s
     before = {f.path for f in delta.live_files(base)} if delta.is_table(base) else set()
     delta.write(base, _table(df, schema), mode="overwrite" if mode == "overwrite" or predicate else "append",
                 predicate=predicate)  # fmt: skip
+    keep_projections(root, name)
     return [base / f.path for f in delta.live_files(base) if f.path not in before]
+
+
+#: what runs after every Delta commit of :func:`write_dataset` and ``fdkit lake optimize``: ``hook(root, name)``
+#: (:mod:`fdkit.lake.latest` adds its own when the ``fdkit.lake`` package is imported, before any of its modules)
+COMMIT_HOOKS: list[Callable[[str | os.PathLike[str], str], object]] = []
+
+
+def keep_projections(root: str | os.PathLike[str], name: str) -> None:
+    """After a commit to dataset ``name``: bring its projections up to date (:mod:`fdkit.lake.latest`).
+
+    A projection that cannot be kept is logged and left as it was: readers bring it up to date themselves, so the
+    commit stands.
+
+    Example:
+        >>> keep_projections(tempfile.mkdtemp(), "interest_rates")   # not a projected dataset: nothing to do
+    """
+    if is_url(root):
+        return
+    for hook in COMMIT_HOOKS:
+        try:
+            hook(root, name)
+        except (OSError, ValueError, KeyError, LakeError, pa.ArrowException) as exc:
+            log.warning("%s: a projection was not updated (%s); readers update it", name, exc)
 
 
 def convert_dataset(root: str | os.PathLike[str], name: str, *, quiet: bool = False) -> str:
@@ -738,7 +768,7 @@ def read_dataset(
         root: lake root.
         name: dataset name.
         schema: record schema (default: :func:`dataset_schema` of ``name``).
-        columns: only these columns.
+        columns: only these columns (typed as the schema declares, a column the files lack as nulls).
         where: read only what may hold rows whose text columns equal these values: ``ticker=X/`` folders are chosen
             by name, flat files' row groups by their min/max statistics, and the rest is filtered while it is
             scanned. Rows are not filtered on other columns here (:meth:`fdkit.lake.LakeReader.read` does).
@@ -768,7 +798,7 @@ def read_dataset(
         if isinstance(df[col].dtype, pd.CategoricalDtype) and df[col].cat.categories.dtype == object:
             df[col] = df[col].astype("string").astype("category")
     if schema:
-        df = conform(df, schema)
+        df = conform(df, schema, fields=columns)
     return df.reset_index(drop=True)
 
 
@@ -880,6 +910,23 @@ class DatasetFiles:
         nbytes = sum(f.size for f in live)
         fs = None if loc.local else loc.fs
         return cls(base, files, groups, by_value, nbytes, fs, mtimes, stats, schema)
+
+    def only(self, paths: Iterable[PurePath]) -> DatasetFiles:
+        """The listing of some of its files (statistics and footers already read are shared).
+
+        Example:
+            >>> listing = DatasetFiles.of(default_data_dir(), "prices")
+            >>> len(listing.only([]).files), listing.only(listing.files).files == listing.files
+            (0, True)
+        """
+        keep = set(paths)
+        groups = {p: kept for p, g in self.groups.items() if (kept := [f for f in g if f in keep])}
+        by_value = {k: {v: kept for v, fs in m.items() if (kept := [f for f in fs if f in keep])}
+                    for k, m in self.by_value.items()}  # fmt: skip
+        files = [f for f in self.files if f in keep]
+        share = self.nbytes / max(len(self.files), 1)
+        return dataclasses.replace(self, files=files, groups=groups, by_value=by_value,
+                                   nbytes=int(share * len(files)), _ranges=self._ranges)  # fmt: skip
 
     def open(self, path: PurePath) -> pq.ParquetFile:
         """One of the listing's files, opened for reading (footer read; through the store for a remote lake)."""

@@ -446,9 +446,7 @@ def _number(value: Any) -> float | None:
 @handles("market_price_snapshot")
 def market_price_snapshot(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
     """The latest daily close of every ticker with its change from the previous close, by ticker."""
-    bars = store.frame("prices").sort_values(["ticker", "time"], kind="stable")
-    df = _with_previous_close(bars)[["ticker", "time", "close", "previous_close"]]
-    last = df.groupby("ticker", observed=True).tail(1).set_index("ticker")
+    last = store.last_traded("prices").set_index("ticker")  # the latest-bar projection: no bar is read
     prev = last["previous_close"]  # missing where the bar before the last traded one has no as-traded close
     change = last["close"] - prev.reindex(last.index)
     facts = store.frame("company_facts").drop_duplicates("ticker").set_index("ticker")["weighted_average_shares"]

@@ -28,7 +28,7 @@ import re
 import sys
 import threading
 from collections.abc import Hashable, Iterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -38,6 +38,9 @@ from fdkit.frames.typed import json_columns
 from fdkit.lake.io import DatasetFiles, LakeRoot, default_lake
 from fdkit.lake.reader import LakeReader
 from fdkit.server.memo import AnswerMemo
+
+if TYPE_CHECKING:
+    from fdkit.lake.latest import LastTraded
 
 __all__ = ["Store", "DEFAULT_MEMORY_BYTES", "parse_bytes"]
 
@@ -102,6 +105,10 @@ class Store:
         self._keys: dict[tuple[str, str], frozenset[str]] = {}
         self._known: set[str] | None = None
         self._stamp = self.lake.stamp()
+        # dataset -> (the listing it was brought up to, the latest-bar projection): kept across changes of the lake
+        # (its rows are keyed by the files they were made from, so a commit only makes its own tickers again)
+        self._latest: dict[str, tuple[DatasetFiles, LastTraded]] = {}
+        self._latest_lock = threading.Lock()
 
     @classmethod
     def open(cls, root: str | os.PathLike[str], *, memory_bytes: int = DEFAULT_MEMORY_BYTES) -> Store:
@@ -185,6 +192,31 @@ class Store:
         dataset larger than the budget is read for each call).
         """
         return self._kept("frame", name, make=lambda: self._read(name))
+
+    def last_traded(self, name: str) -> pd.DataFrame:
+        """Each ticker's last as-traded bar and the close before it (:func:`fdkit.lake.latest.last_traded`).
+
+        The market-wide snapshot's cross-section. A dataset small beside the budget is reduced from its frame; a
+        larger one from its projection (:mod:`fdkit.lake.latest`: the file the writers keep beside the table, brought
+        up to the current version by reading only the files added since), never from every bar.
+
+        Example:
+            >>> from fdkit.lake import default_data_dir
+            >>> last = Store(default_data_dir()).last_traded("prices")
+            >>> last.columns.tolist(), bool(last["ticker"].is_unique)
+            (['ticker', 'time', 'close', 'previous_close'], True)
+        """
+        if self._small(name):
+            return self._kept("latest", name, make=lambda: self.lake.reduce_last_traded(self.frame(name)))
+        listing = self.files(name)
+        with self._latest_lock:
+            got = self._latest.get(name)
+            if got is None or got[0] is not listing:
+                projection = self.lake.last_traded(name, listing, None if got is None else got[1])
+                self._latest[name] = (listing, projection)
+            else:
+                projection = got[1]
+            return projection.frame()
 
     def groups(self, name: str, key: str = "ticker") -> Mapping[str, pd.DataFrame]:
         """Dataset ``name`` by the values of ``key``.
