@@ -313,13 +313,13 @@ def prices(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
             df = df[as_traded(df["basis"])]
         df = df.assign(time_milliseconds=(df["time"].astype("int64") // 1_000_000).astype("Int64"))
         return Answer(records=to_records(df, cols), top={"ticker": ticker})
-    # the data path: a view of time-sorted columns; only the rows of the page sent become records
-    # the memo keeps positions and getters, never the store's frame (which the store may let go of)
+    # the data path: a view of time-sorted columns; only the rows of the page sent become records (formatted from
+    # the page's rows alone: a ticker's first page costs no JSON-ready copy of its whole history)
+    # the memo keeps positions and a getter, never the store's frame (which the store may let go of)
     rows, stamps = store.sorted_rows(source, ticker, traded=traded)
     first, stop = int(np.searchsorted(stamps, lo, "left")), int(np.searchsorted(stamps, hi, "left"))
-    values = partial(store.sorted_values, source, ticker, cols, traded=traded)
     frame = partial(_sorted_frame, store, source, ticker, traded)
-    return Answer(records=FrameRecords(frame, cols, values, first, stop), top={"ticker": ticker})
+    return Answer(records=FrameRecords(frame, cols, None, first, stop), top={"ticker": ticker})
 
 
 def _sorted_frame(store: Store, source: str, ticker: str, traded: bool) -> pd.DataFrame:

@@ -103,6 +103,7 @@ class Store:
         self._gen = 0  # bumped by changed(): what a reader still makes from the old lake is kept under dead keys
         self._files: dict[str, DatasetFiles] = {}
         self._keys: dict[tuple[str, str], frozenset[str]] = {}
+        self._has: dict[tuple[str, str, str], bool] = {}
         self._known: set[str] | None = None
         self._stamp = self.lake.stamp()
         # dataset -> (the listing it was brought up to, the latest-bar projection): kept across changes of the lake
@@ -137,6 +138,7 @@ class Store:
             self.cache.clear()
             self._files.clear()
             self._keys.clear()
+            self._has.clear()
             self._known = None
             self._stamp = stamp
         return True
@@ -166,6 +168,41 @@ class Store:
     def _small(self, name: str) -> bool:
         """Whether dataset ``name`` is read whole and split (small beside the budget) rather than per key."""
         return self.files(name).nbytes * SMALL_SHARE <= self.memory_bytes
+
+    def has(self, name: str, value: str, key: str = "ticker") -> bool:
+        """Whether dataset ``name`` holds a row whose ``key`` is ``value``, reading as little as that needs.
+
+        Known once the distinct values are; else, in a Delta table whose log has the key's min/max for every file,
+        no file whose range holds the value means no, a file of that value alone means yes, and otherwise the key
+        column of the row groups that may hold it is read (a ticker's first question costs a millisecond, not a
+        read of every file's ticker column: 56M values at 10,000 tickers).
+
+        Example:
+            >>> from fdkit.lake import default_data_dir
+            >>> store = Store(default_data_dir())
+            >>> store.has("prices", "AAPL"), store.has("prices", "NOPE")
+            (True, False)
+        """
+        value = str(value)
+        got = self._keys.get((name, key))
+        if got is not None:
+            return value in got
+        listing = self.files(name)
+        stats = listing.stats
+        if self._small(name) or not listing.files or any(key not in stats.get(f, {}) for f in listing.files):
+            return value in self._values(name, key)
+        hit = self._has.get((name, key, value))
+        if hit is None:
+            cover = [stats[f][key] for f in listing.files if _within(value, stats[f][key])]
+            if not cover:
+                hit = False
+            elif any(lo == hi == value for lo, hi in cover):
+                hit = True
+            else:
+                hit = len(self.lake.read(name, columns=[key], where={key: value}, files=listing)) > 0
+            with self._lock:
+                self._has[(name, key, value)] = hit
+        return hit
 
     def _values(self, name: str, key: str) -> frozenset[str]:
         """The distinct values of ``key`` in ``name``: from folder names, or that one column of flat files."""
@@ -233,7 +270,7 @@ class Store:
         unless the dataset is small enough to be kept whole.
         """
         value = str(value)
-        if value not in self._values(name, key):
+        if not self.has(name, value, key):
             return self._kept("empty", name, make=lambda: self.frame(name).iloc[0:0] if self._small(name)
                               else self._read(name, where={key: "\x00"}))  # fmt: skip
         if self._small(name):
@@ -245,7 +282,7 @@ class Store:
         """One ticker's rows for a derived item: kept rows if there are, else read and not kept themselves."""
         if self._small(name) or (self._gen, "rows", name, "ticker", value) in self.cache:
             return self.rows(name, value)
-        if value not in self._values(name, "ticker"):
+        if not self.has(name, value):
             return self.rows(name, value)
         return self._read(name, where={"ticker": value})
 
@@ -315,7 +352,7 @@ class Store:
         The dataset a request reads is asked first, so the set of every known ticker is only built for a ticker
         that one does not hold.
         """
-        if dataset is not None and ticker in self._values(dataset, "ticker"):
+        if dataset is not None and self.has(dataset, ticker):
             return True
         return ticker in self.known_tickers()
 
@@ -339,7 +376,7 @@ class _Groups(Mapping[str, pd.DataFrame]):
         return self._store._values(self._name, self._key)
 
     def __contains__(self, value: object) -> bool:
-        return isinstance(value, str) and value in self._values()
+        return isinstance(value, str) and self._store.has(self._name, value, self._key)
 
     def __getitem__(self, value: str) -> pd.DataFrame:
         if value not in self:
@@ -414,3 +451,9 @@ def _lists_bytes(values: dict[str, list[Any]]) -> int:
 def _dict_bytes(d: dict[str, str]) -> int:
     """An estimate of a small text-to-text dict's memory."""
     return 256 + 200 * len(d)
+
+
+def _within(value: str, bounds: tuple[object, object]) -> bool:
+    """Whether a min/max pair of a file's statistics may hold ``value`` (a missing bound holds anything)."""
+    lo, hi = bounds
+    return (lo is None or str(lo) <= value) and (hi is None or value <= str(hi))
