@@ -718,15 +718,44 @@ def yield_curve_snapshot(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answe
 # ---------------------------------------------------------------------------------------------------------
 # search
 # ---------------------------------------------------------------------------------------------------------
-def _search_frame(store: Store, period: str, known_by: str | None = None) -> pd.DataFrame:
+_SEARCHED = ("income_statements", "balance_sheets", "cash_flow_statements", "financial_metrics")
+#: the fields every search answer names
+_SEARCH_KEYS = ["ticker", "report_period", "period", "currency", "filing_date"]
+
+
+def _search_fields(store: Store, names: list[str]) -> list[str] | None:
+    """The columns a search needs (its answer's and those its fields resolve to), or ``None`` for every column.
+
+    ``None`` where a dataset's columns are only known by reading it, or a name is no column of any (the whole
+    frames then answer, with the same error as ever).
+    """
+    known: set[str] = set()
+    for name in _SEARCHED:
+        have = store.columns_of(name)
+        if have is None:
+            return None
+        known |= have
+    wanted = list(_SEARCH_KEYS)
+    for n in names:
+        hit = [c for c in (n, resolve_field(n, known)) if c is not None and c in known]
+        if not hit:
+            return None
+        wanted += hit
+    return list(dict.fromkeys(wanted))
+
+
+def _search_frame(store: Store, period: str, known_by: str | None = None,
+                  fields: list[str] | None = None) -> pd.DataFrame:  # fmt: skip
     """Statements and metrics of one period joined per (ticker, report_period).
 
     With ``known_by`` (a day), only the periods filed by then: the screen a researcher could have run that day.
+    With ``fields`` (:func:`_search_fields`), only those columns are read: the same rows and values of them.
     """
     key = ["ticker", "report_period"]
     frames = []
-    for name in ("income_statements", "balance_sheets", "cash_flow_statements", "financial_metrics"):
-        df = store.frame(name)
+    for name in _SEARCHED:
+        have = store.columns_of(name) if fields is not None else None
+        df = store.frame(name) if have is None else store.frame(name, [c for c in fields or [] if c in have])
         keep = df["period"].astype("string") == period
         if known_by is not None:
             keep &= df["filing_date"] <= pd.Timestamp(known_by)
@@ -738,10 +767,18 @@ def _search_frame(store: Store, period: str, known_by: str | None = None) -> pd.
     return base
 
 
+def _filter_list(q: dict[str, Any]) -> list[dict[str, Any]]:
+    """The request's filters as dicts (anything else is left to :func:`apply_filters` to refuse)."""
+    filters = q.get("filters")
+    return [f for f in filters if isinstance(f, dict)] if isinstance(filters, list) else []
+
+
 @handles("screen", "financials_search")
 def screener(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
     """Latest period per ticker passing every filter (AND), sorted by ticker (or ``order_by``)."""
-    df = _search_frame(store, q.get("period", "ttm"), q.get("filing_date_lte"))
+    order = str(q.get("order_by") or "ticker")
+    fields = _search_fields(store, [*(str(f.get("field")) for f in _filter_list(q)), order.lstrip("-")])
+    df = _search_frame(store, q.get("period", "ttm"), q.get("filing_date_lte"), fields)
     if q.get("currency"):  # any ISO 4217 code: one the lake has no statements in matches nothing
         same = df["currency"].astype("string").str.upper().eq(str(q["currency"]).upper())
         df = df[same.fillna(False).to_numpy(dtype=bool)]
@@ -764,7 +801,8 @@ def screener(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
 @handles("line_items")
 def line_items(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
     """The chosen line items for each ticker, ``limit`` latest periods each."""
-    df = _search_frame(store, q.get("period", "ttm"), q.get("filing_date_lte"))
+    fields = _search_fields(store, [str(i) for i in q["line_items"]])
+    df = _search_frame(store, q.get("period", "ttm"), q.get("filing_date_lte"), fields)
     unknown = [i for i in q["line_items"] if i not in df.columns]
     if unknown:
         raise ParamError(f"unknown line item(s) {', '.join(map(repr, unknown))}", "Invalid line item")

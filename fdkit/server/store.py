@@ -33,9 +33,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from fdkit.catalog.schema import SCHEMAS
 from fdkit.frames.basis import as_traded
 from fdkit.frames.typed import json_columns
-from fdkit.lake.io import DatasetFiles, LakeRoot, default_lake
+from fdkit.lake.io import DatasetFiles, LakeRoot, dataset_schema, default_lake
 from fdkit.lake.reader import LakeReader
 from fdkit.server.memo import AnswerMemo
 
@@ -222,13 +223,37 @@ class Store:
         self.rows_read += len(df)
         return df
 
-    def frame(self, name: str) -> pd.DataFrame:
-        """The whole dataset ``name`` (typed; empty with its schema when absent).
+    def frame(self, name: str, columns: list[str] | None = None) -> pd.DataFrame:
+        """The whole dataset ``name`` (typed; empty with its schema when absent), or only some of its columns.
 
         For cross-sections (screener, snapshots) and small datasets; kept within the budget like the rest (a
-        dataset larger than the budget is read for each call).
+        dataset larger than the budget is read for each call). ``columns`` (names :meth:`columns_of` has) reads
+        only those of a large dataset: the same rows, in the same order and dtypes, as the whole frame's columns.
         """
-        return self._kept("frame", name, make=lambda: self._read(name))
+        if columns is None:
+            return self._kept("frame", name, make=lambda: self._read(name))
+        cols = list(dict.fromkeys(columns))
+        if self._small(name):
+            whole = self.frame(name)
+            return whole[[c for c in cols if c in whole.columns]]
+        return self._kept("frame", name, tuple(cols), make=lambda: self._read(name, columns=cols))
+
+    def columns_of(self, name: str) -> set[str] | None:
+        """The columns a whole read of dataset ``name`` has, known without reading it (``None``: only a read tells).
+
+        The fields its schema declares and, for a Delta table, those of the table's schema (its log says).
+
+        Example:
+            >>> from fdkit.lake import default_data_dir
+            >>> "revenue" in Store(default_data_dir()).columns_of("income_statements")
+            True
+        """
+        schema = dataset_schema(name)
+        declared = set(SCHEMAS[schema]) if schema else set()
+        listing = self.files(name)
+        if self._small(name) or not listing.files:
+            return set(self.frame(name).columns) if listing.files else declared
+        return declared | set(listing.schema.names) if listing.schema is not None else None
 
     def last_traded(self, name: str) -> pd.DataFrame:
         """Each ticker's last as-traded bar and the close before it (:func:`fdkit.lake.latest.last_traded`).
