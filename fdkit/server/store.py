@@ -105,6 +105,8 @@ class Store:
         self._files: dict[str, DatasetFiles] = {}
         self._keys: dict[tuple[str, str], frozenset[str]] = {}
         self._has: dict[tuple[str, str, str], bool] = {}
+        # the rows has() read to answer (one ticker's at most), until the read they spare takes them
+        self._fresh: tuple[tuple[Any, ...], pd.DataFrame] | None = None
         self._known: set[str] | None = None
         self._stamp = self.lake.stamp()
         # dataset -> (the listing it was brought up to, the latest-bar projection): kept across changes of the lake
@@ -140,6 +142,7 @@ class Store:
             self._files.clear()
             self._keys.clear()
             self._has.clear()
+            self._fresh = None
             self._known = None
             self._stamp = stamp
         return True
@@ -174,9 +177,10 @@ class Store:
         """Whether dataset ``name`` holds a row whose ``key`` is ``value``, reading as little as that needs.
 
         Known once the distinct values are; else, in a Delta table whose log has the key's min/max for every file,
-        no file whose range holds the value means no, a file of that value alone means yes, and otherwise the key
-        column of the row groups that may hold it is read (a ticker's first question costs a millisecond, not a
-        read of every file's ticker column: 56M values at 10,000 tickers).
+        no file whose range holds the value means no, a file of that value alone means yes, and otherwise the rows
+        that may hold it are read (the row groups whose statistics may), and kept for the read of them that follows
+        (:meth:`rows`, :meth:`sorted_rows`): a ticker's first question reads its own rows once, not every file's
+        ticker column (56M values at 10,000 tickers).
 
         Example:
             >>> from fdkit.lake import default_data_dir
@@ -199,11 +203,23 @@ class Store:
                 hit = False
             elif any(lo == hi == value for lo, hi in cover):
                 hit = True
-            else:
-                hit = len(self.lake.read(name, columns=[key], where={key: value}, files=listing)) > 0
+            else:  # read its rows: the question that follows (rows, sorted_rows) takes them instead of reading
+                rows = self._read(name, where={key: value})
+                hit = len(rows) > 0
+                if hit:
+                    with self._lock:
+                        self._fresh = ((self._gen, name, key, value), rows)
             with self._lock:
                 self._has[(name, key, value)] = hit
         return hit
+
+    def _read_rows(self, name: str, value: str, key: str = "ticker") -> pd.DataFrame:
+        """Rows of ``key`` = ``value``: those :meth:`has` just read for the same question, else read now."""
+        with self._lock:
+            fresh, self._fresh = self._fresh, None
+        if fresh is not None and fresh[0] == (self._gen, name, key, value):
+            return fresh[1]
+        return self._read(name, where={key: value})
 
     def _values(self, name: str, key: str) -> frozenset[str]:
         """The distinct values of ``key`` in ``name``: from folder names, or that one column of flat files."""
@@ -301,7 +317,7 @@ class Store:
         if self._small(name):
             split = self._kept("split", name, key, make=lambda: _split(self.frame(name), key))
             return split[value]
-        return self._kept("rows", name, key, value, make=lambda: self._read(name, where={key: value}))
+        return self._kept("rows", name, key, value, make=lambda: self._read_rows(name, value, key))
 
     def _rows_once(self, name: str, value: str) -> pd.DataFrame:
         """One ticker's rows for a derived item: kept rows if there are, else read and not kept themselves."""
@@ -309,7 +325,7 @@ class Store:
             return self.rows(name, value)
         if not self.has(name, value):
             return self.rows(name, value)
-        return self._read(name, where={"ticker": value})
+        return self._read_rows(name, value)
 
     def sorted_rows(
         self, name: str, value: str, by: str = "time", *, traded: bool = False
