@@ -840,6 +840,10 @@ class DatasetFiles:
     _ranges: dict[tuple[PurePath, str], list[tuple[object, object] | None] | None] = dataclasses.field(
         default_factory=dict, repr=False
     )
+    #: the Arrow datasets made of some of the files, and each file's fragment with its footer parsed: a reader of one
+    #: ticker reuses them (a dataset made again reads the file's footer and schema again: ~6 ms a file)
+    _datasets: dict[tuple[object, ...], pads.FileSystemDataset] = dataclasses.field(default_factory=dict, repr=False)
+    _fragments: dict[PurePath, Any] = dataclasses.field(default_factory=dict, repr=False)
 
     @classmethod
     def of(cls, root: str | os.PathLike[str], name: str) -> DatasetFiles:
@@ -926,7 +930,8 @@ class DatasetFiles:
         files = [f for f in self.files if f in keep]
         share = self.nbytes / max(len(self.files), 1)
         return dataclasses.replace(self, files=files, groups=groups, by_value=by_value,
-                                   nbytes=int(share * len(files)), _ranges=self._ranges)  # fmt: skip
+                                   nbytes=int(share * len(files)), _ranges=self._ranges,
+                                   _datasets=self._datasets, _fragments=self._fragments)  # fmt: skip
 
     def open(self, path: PurePath) -> pq.ParquetFile:
         """One of the listing's files, opened for reading (footer read; through the store for a remote lake)."""
@@ -1055,17 +1060,8 @@ def _scan_group(listing: DatasetFiles, files: list[PurePath], keys: tuple[str, .
     text columns (flat files' row groups whose statistics exclude the value are not read); ``nothing`` reads the
     columns only.
     """
-    base = listing.base
-    partitioning = pads.partitioning(pa.schema([(k, pa.string()) for k in keys]), flavor="hive") if keys else None
     try:
-        ds = pads.dataset([str(p) for p in files], format="parquet", partitioning=partitioning,
-                          partition_base_dir=str(base), filesystem=listing.filesystem)  # fmt: skip
-        if listing.schema is not None:  # a Delta table: columns added since the first file was written read as nulls
-            extra = [f for f in listing.schema if f.name not in ds.schema.names and f.name not in keys]
-            if extra:
-                ds = pads.dataset([str(p) for p in files], format="parquet", partitioning=partitioning,
-                                  partition_base_dir=str(base), filesystem=listing.filesystem,
-                                  schema=pa.schema([*ds.schema, *extra]))  # fmt: skip
+        ds = _dataset_of(listing, files, keys)
         wanted = ds.schema.names if columns is None else [c for c in columns if c in ds.schema.names]
         if named:
             wanted = [*wanted, "__filename"]
@@ -1093,6 +1089,28 @@ def _scan_group(listing: DatasetFiles, files: list[PurePath], keys: tuple[str, .
         return pa.concat_tables([_decoded(t) for t in parts], promote_options="permissive")
 
 
+def _dataset_of(listing: DatasetFiles, files: list[PurePath], keys: tuple[str, ...]) -> pads.FileSystemDataset:
+    """The Arrow dataset of some of a listing's files (made once per listing and files, then kept with it)."""
+    kept = (tuple(files), keys)
+    ds = listing._datasets.get(kept)
+    if ds is not None:
+        return ds
+    base = listing.base
+    partitioning = pads.partitioning(pa.schema([(k, pa.string()) for k in keys]), flavor="hive") if keys else None
+    ds = pads.dataset([str(p) for p in files], format="parquet", partitioning=partitioning,
+                      partition_base_dir=str(base), filesystem=listing.filesystem)  # fmt: skip
+    if listing.schema is not None:  # a Delta table: columns added since the first file was written read as nulls
+        extra = [f for f in listing.schema if f.name not in ds.schema.names and f.name not in keys]
+        if extra:
+            ds = pads.dataset([str(p) for p in files], format="parquet", partitioning=partitioning,
+                              partition_base_dir=str(base), filesystem=listing.filesystem,
+                              schema=pa.schema([*ds.schema, *extra]))  # fmt: skip
+    if len(listing._datasets) >= 4096:  # a listing asked for many file sets (a lake of many small files)
+        listing._datasets.clear()
+    listing._datasets[kept] = ds
+    return ds
+
+
 def _is_text(kind: pa.DataType) -> bool:
     """Whether a column holds text (plain or dictionary-encoded): the columns a ``where`` is pushed down on."""
     if pa.types.is_dictionary(kind):
@@ -1109,6 +1127,13 @@ def _row_groups(listing: DatasetFiles, ds: pads.FileSystemDataset, filters: dict
     fragments = []
     for fragment in ds.get_fragments():
         path = PurePath(fragment.path)
+        ready = listing._fragments.get(path)
+        if ready is None:  # its footer parsed once: a subset of it is then made without reading it again
+            fragment.ensure_complete_metadata()
+            if len(listing._fragments) >= 4096:  # a lake of many small files: their footers are not all kept
+                listing._fragments.clear()
+            listing._fragments[path] = ready = fragment
+        fragment = ready
         keep: set[int] | None = None
         for column, value in filters.items():
             ranges = listing.ranges(path, column)
