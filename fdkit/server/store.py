@@ -344,15 +344,18 @@ class Store:
                 rows = rows.sort_values(by, kind="stable")
             rows = rows.reset_index(drop=True)
             when = rows[by]
-            if isinstance(when.dtype, pd.DatetimeTZDtype):
-                when = when.dt.tz_convert("UTC").dt.tz_localize(None)
-            stamps = when.to_numpy(dtype="datetime64[ns]").view("int64")
+            if getattr(when.dtype, "unit", None) == "ns" and hasattr(when.array, "asi8"):
+                stamps = when.array.asi8  # nanoseconds since the epoch (UTC), a view of the column: no copy kept
+            else:
+                if isinstance(when.dtype, pd.DatetimeTZDtype):
+                    when = when.dt.tz_convert("UTC").dt.tz_localize(None)
+                stamps = when.to_numpy(dtype="datetime64[ns]").view("int64")
             if by == "time":  # bars carry their time in milliseconds too
                 rows["time_milliseconds"] = pd.array(stamps // 1_000_000, dtype="Int64")
             return rows, stamps
 
         return self._kept("sorted", name, value, by, traded, make=make,
-                          size=lambda v: _frame_bytes(v[0]) + v[1].nbytes)  # fmt: skip
+                          size=lambda v: _frame_bytes(v[0]) + (v[1].nbytes if v[1].base is None else 0))  # fmt: skip
 
     def has_sorted(self, name: str, value: str, by: str = "time", *, traded: bool = False) -> bool:
         """Whether :meth:`sorted_rows` of this ticker is ready (a range of it is then microseconds of work)."""
