@@ -135,3 +135,15 @@ def test_the_market_snapshot_is_the_same_from_the_projection(tmp_path, small):
             len(read_dataset(root, "company_facts")))  # fmt: skip
     assert answers[0] == answers[1]
     assert b'"AAPL"' in answers[0] and b"250.0" in answers[0]
+
+
+def test_a_converted_lake_gets_its_projection(tmp_path):
+    from fdkit.lake.tables import convert_lake
+
+    root = tmp_path / "old"
+    write_dataset(root, "prices", _bundled("AAPL", "TSLA"), partition_by="ticker", layout="parquet")  # older mirror
+    assert not latest.path_of(root, "prices").exists()
+    convert_lake(root)
+    kept = latest.stored(root, "prices")
+    assert set(kept.holds) == {"AAPL", "TSLA"}
+    pd.testing.assert_frame_equal(_plain(kept.frame()), _expected(root))

@@ -66,9 +66,11 @@ def convert_lake(root: str | os.PathLike[str], names: list[str] | None = None) -
     base = _local(root)
     out = []
     for name in _datasets(base, names):
-        out.append(
-            f"{name}: a Delta table already" if is_delta(base, name) else convert_dataset(base, name, quiet=True)
-        )
+        if is_delta(base, name):
+            out.append(f"{name}: a Delta table already")
+            continue
+        out.append(convert_dataset(base, name, quiet=True))
+        keep_projections(base, name)  # a table converted in place made no commit through write_dataset
     bump_generation(base)
     return out
 
