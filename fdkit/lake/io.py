@@ -483,6 +483,7 @@ def write_dataset(
     mode: str = "overwrite",
     part: str | None = None,
     layout: str = "delta",
+    projections: bool = True,
 ) -> list[Path]:
     """Write a frame as a lake dataset: a commit to its Delta table, or atomic plain Parquet files.
 
@@ -505,6 +506,8 @@ def write_dataset(
         part: plain Parquet: file stem to use (default ``part-0`` for overwrite, a fresh unique name for append);
             Delta: given with ``partition_by``, an append replaces those values' rows.
         layout: ``delta`` or ``parquet``.
+        projections: bring the table's projections up to date after the commit (:func:`keep_projections`); a
+            writer of many commits in a row (``fdkit mirror``) passes ``False`` and calls it every so many commits.
 
     Returns:
         The files written.
@@ -521,7 +524,8 @@ def write_dataset(
     if layout not in ("delta", "parquet"):
         raise ValueError(f"layout must be 'delta' or 'parquet', not {layout!r}")
     if layout == "delta":
-        return _write_delta(root, name, df, schema=schema, partition_by=partition_by, mode=mode, part=part)
+        return _write_delta(root, name, df, schema=schema, partition_by=partition_by, mode=mode, part=part,
+                            projections=projections)  # fmt: skip
     files = plan_write(root, name, df, schema=schema, partition_by=partition_by, mode=mode, part=part)
     base = Path(root) / name
     if mode == "overwrite" and base.exists():
@@ -533,7 +537,8 @@ def write_dataset(
 
 
 def _write_delta(root: str | os.PathLike[str], name: str, df: pd.DataFrame, *, schema: str | None,
-                 partition_by: str | None, mode: str, part: str | None) -> list[Path]:  # fmt: skip
+                 partition_by: str | None, mode: str, part: str | None,
+                 projections: bool = True) -> list[Path]:  # fmt: skip
     """:func:`write_dataset` into a Delta table: one commit; the data files it added."""
     if is_url(root):
         raise LakeError(f"cannot write to {root}: fdkit writes local lakes only (write one, then copy it to the store)")
@@ -550,7 +555,8 @@ def _write_delta(root: str | os.PathLike[str], name: str, df: pd.DataFrame, *, s
     before = {f.path for f in delta.live_files(base)} if delta.is_table(base) else set()
     delta.write(base, _table(df, schema), mode="overwrite" if mode == "overwrite" or predicate else "append",
                 predicate=predicate)  # fmt: skip
-    keep_projections(root, name)
+    if projections:
+        keep_projections(root, name)
     return [base / f.path for f in delta.live_files(base) if f.path not in before]
 
 
