@@ -12,7 +12,9 @@ the load generator runs in another (this script with ``--load``: aiohttp keep-al
 loop). Reported per lake: the seconds from launch to the first ``/healthz`` answer (ready) and to the first
 ``/prices`` answer, the server's RSS after ``--queries`` distinct random single-ticker ``/prices`` queries (random
 tickers of the lake, random ranges of 1 to 1,500 days in 2005-2026) and its peak RSS, p50/p99 of those queries,
-and, between the first and the last lake, the growth ratios. Most tickers of a large lake are asked once, so most
+and, between the first and the last lake, the growth ratios. Then the cross-sectional queries (:data:`CROSS`: the
+market snapshot, one row per ticker, and the statement screener) are timed on the same server: the first call of
+each (cold) and p50/p99 of ``--cross`` more. Most tickers of a large lake are asked once, so most
 queries read from disk: the figures are of the lazy data path, not of a warm memo.
 """
 
@@ -83,6 +85,41 @@ async def _drive(url: str, qs: list[dict[str, str]], connections: int) -> dict:
     return {"requests": len(xs), "seconds": elapsed, "p50_ms": pct(50), "p99_ms": pct(99), "statuses": statuses}
 
 
+#: the cross-sectional queries timed after the single-ticker ones: (label, method, path, JSON body)
+CROSS: list[tuple[str, str, str, dict | None]] = [
+    ("market snapshot", "GET", "/prices/snapshot/market", None),
+    (
+        "screener",
+        "POST",
+        "/financials/search/screener",
+        {"filters": [{"field": "revenue", "operator": "gt", "value": 1e9}], "period": "quarterly", "limit": 100},
+    ),
+]
+
+
+def _request(url: str, method: str, body: dict | None, timeout: float = 600) -> tuple[int, int]:
+    data = None if body is None else json.dumps(body).encode()
+    headers = {"X-API-KEY": KEY, **({} if body is None else {"Content-Type": "application/json"})}
+    with urlopen(Request(url, data=data, headers=headers, method=method), timeout=timeout) as r:  # noqa: S310
+        return int(r.status), len(r.read())
+
+
+def cross_sections(url: str, repeat: int, pid: int) -> dict:
+    """Time each cross-sectional query: its first call (cold), then ``repeat`` more (p50 / p99), and the RSS peak."""
+    out: dict = {}
+    for label, method, path, body in CROSS:
+        times, status, size = [], 0, 0
+        for _ in range(repeat + 1):
+            t = time.perf_counter()
+            status, size = _request(url + path, method, body)
+            times.append((time.perf_counter() - t) * 1000)
+        warm = sorted(times[1:])
+        out[label] = {"first_ms": times[0], "p50_ms": warm[len(warm) // 2],
+                      "p99_ms": warm[min(len(warm) - 1, int(0.99 * len(warm)))], "status": status, "bytes": size,
+                      "peak_rss_mb": _rss(pid)[1] / 2**20}  # fmt: skip
+    return out
+
+
 def _tickers(lake: Path) -> list[str]:
     """The lake's tickers: its ``ticker=`` folders (hive), else the ``company_facts`` rows (flat, Delta)."""
     hive = sorted(p.name.split("=", 1)[1] for p in (lake / "prices").iterdir() if p.name.startswith("ticker="))
@@ -94,7 +131,7 @@ def _tickers(lake: Path) -> list[str]:
     return sorted(read_dataset(lake, "company_facts", columns=["ticker"])["ticker"].astype(str))
 
 
-def measure(lake: Path, n_queries: int, connections: int, memory: str, seed: int) -> dict:
+def measure(lake: Path, n_queries: int, connections: int, memory: str, seed: int, cross: int = 20) -> dict:
     """Start ``fdkit serve`` on ``lake``, drive it, and return the figures."""
     port = free_port()
     url = f"http://127.0.0.1:{port}"
@@ -121,6 +158,7 @@ def measure(lake: Path, n_queries: int, connections: int, memory: str, seed: int
             os.unlink(f.name)
             load = json.loads(out.stdout)
             rss, peak = _rss(proc.pid)
+            xs = cross_sections(url, cross, proc.pid) if cross else {}
         finally:
             proc.send_signal(signal.SIGINT)
             try:
@@ -130,7 +168,8 @@ def measure(lake: Path, n_queries: int, connections: int, memory: str, seed: int
     files = list((lake / "prices").rglob("*.parquet"))
     return {"lake": str(lake), "tickers": len(names), "price_files": len(files),
             "price_bytes": sum(p.stat().st_size for p in files), "ready_s": ready, "first_prices_s": first,
-            "rss_ready_mb": rss_ready / 2**20, "rss_mb": rss / 2**20, "peak_rss_mb": peak / 2**20, **load}  # fmt: skip
+            "rss_ready_mb": rss_ready / 2**20, "rss_mb": rss / 2**20, "peak_rss_mb": peak / 2**20, **load,
+            "cross": xs}  # fmt: skip
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -140,6 +179,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--connections", type=int, default=8)
     ap.add_argument("--memory", default="1GB", help="fdkit serve --memory")
     ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument(
+        "--cross",
+        type=int,
+        default=20,
+        help="times each cross-sectional query is repeated after its first call (0: none)",
+    )
     ap.add_argument("--markdown", help="append the table to this file")
     ap.add_argument("--load", action="store_true", help=argparse.SUPPRESS)  # the load generator's own process
     args = ap.parse_args(argv)
@@ -151,7 +196,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{os.cpu_count()} cores, load average {load[0]:.2f}", file=sys.stderr)
     results = []
     for lake in args.lakes:
-        r = measure(Path(lake), args.queries, args.connections, args.memory, args.seed)
+        r = measure(Path(lake), args.queries, args.connections, args.memory, args.seed, args.cross)
         print(json.dumps(r), flush=True)
         results.append(r)
     lines = ["| lake | ready | first /prices | RSS at ready | RSS after queries (peak) | p50 / p99 | statuses |",
@@ -167,6 +212,13 @@ def main(argv: list[str] | None = None) -> int:
         lines.append(f"\nGrowth {a['tickers']:,} -> {b['tickers']:,} tickers: ready x{ratio['ready_s']:.2f}, "
                      f"first /prices x{ratio['first_prices_s']:.2f}, RSS x{ratio['rss_mb']:.2f}, "
                      f"p99 x{ratio['p99_ms']:.2f}.")  # fmt: skip
+    if any(r["cross"] for r in results):
+        lines += ["", "| lake | query | first call | p50 / p99 after it | server RSS peak so far | status |",
+                  "|---|---|---:|---:|---:|---|"]  # fmt: skip
+        for r in results:
+            for label, c in r["cross"].items():
+                lines.append(f"| {r['tickers']:,} tickers | {label} | {c['first_ms']:.0f} ms | {c['p50_ms']:.1f} / "
+                             f"{c['p99_ms']:.1f} ms | {c['peak_rss_mb']:.0f} MB | {c['status']} |")  # fmt: skip
     text = "\n".join(lines)
     print(text)
     if args.markdown:

@@ -14,7 +14,9 @@ partitions by ticker as ``fdkit mirror`` does (``prices/ticker=T00001/part-0.par
 prices as flat part files sorted by ticker then time with row groups of 8,192 rows (what min/max statistics prune);
 ``--layout delta`` writes every dataset as a Delta table (what ``fdkit mirror`` and the receiver write now), prices
 as commits of about 4M rows sorted by ticker then time, row groups of 8,192 rows, so the log's per-file min/max
-choose the file and the footers' the row groups.
+choose the file and the footers' the row groups; each prices commit also brings the latest-bar projection up to
+date (``_projections/prices.last_traded.parquet``, :mod:`fdkit.lake.latest`: its new file read once), as every
+Delta writer does.
 Tickers are named ``T00001`` ... so that runs at several scales share their first tickers. Prints one JSON line:
 rows, files, bytes, seconds.
 """

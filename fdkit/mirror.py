@@ -31,9 +31,13 @@ from fdkit.catalog import endpoints as _catalog
 from fdkit.client.session import Client, default_client
 from fdkit.errors import FdkitError
 from fdkit.frames.typed import records_of
-from fdkit.lake.io import atomic_write_bytes, write_dataset
+from fdkit.lake.io import atomic_write_bytes, keep_projections, write_dataset
 
 __all__ = ["mirror", "MirrorReport", "MIRRORABLE"]
+
+#: a dataset's projections (:mod:`fdkit.lake.latest`) are brought up to date after this many of its commits, and at
+#: the end: once per commit would re-read the table's log and the projection for every ticker (quadratic in them)
+PROJECTION_EVERY = 256
 
 #: datasets a mirror can copy (per ticker), with the requests that fetch everything the service has
 MIRRORABLE: dict[str, list[dict[str, Any]]] = {
@@ -95,7 +99,8 @@ def _lake_rows(name: str, responses: list[tuple[dict[str, Any], dict[str, Any]]]
 def _write(lake: Path, name: str, ticker: str, df: pd.DataFrame) -> int:
     if "ticker" not in df.columns:
         df = df.assign(ticker=ticker)
-    write_dataset(lake, name, df, partition_by="ticker", mode="append", part="part-0")  # the ticker's rows replaced
+    # the ticker's rows replaced, in one commit of that ticker's rows only (memory bounded by one ticker)
+    write_dataset(lake, name, df, partition_by="ticker", mode="append", part="part-0", projections=False)
     return len(df)
 
 
@@ -139,6 +144,20 @@ def mirror(
     report = MirrorReport()
     end = end_date or f"{pd.Timestamp.today():%Y-%m-%d}"
     pairs = [(d, t.upper()) for d in datasets for t in tickers]
+    written: dict[str, int] = {}  # commits per dataset since its projections were brought up to date
+    try:
+        _mirror_pairs(pairs, lake, c, manifest, manifest_path, report, start_date, end, force, progress, written)
+    finally:
+        for name, n in written.items():
+            if n:
+                keep_projections(lake, name)
+    return report
+
+
+def _mirror_pairs(pairs: list[tuple[str, str]], lake: Path, c: Client, manifest: dict[str, list[str]],
+                  manifest_path: Path, report: MirrorReport, start_date: str, end: str, force: bool,
+                  progress: bool | None, written: dict[str, int]) -> None:  # fmt: skip
+    """Mirror each pair: one commit per (dataset, ticker), the manifest written after each."""
     from fdkit.client.paging import progress_bar, progress_enabled
 
     for name, ticker in progress_bar(pairs, desc="mirror", unit="pair", disable=not progress_enabled(progress)):
@@ -156,10 +175,14 @@ def mirror(
         except FdkitError as exc:
             report.failed[(name, ticker)] = str(exc)
             continue
+        if n:
+            written[name] = written.get(name, 0) + 1
+            if written[name] >= PROJECTION_EVERY:
+                keep_projections(lake, name)
+                written[name] = 0
         report.done.append((name, ticker))
         report.rows[name] = report.rows.get(name, 0) + n
         manifest.setdefault(name, [])
         if ticker not in manifest[name]:
             manifest[name].append(ticker)
         atomic_write_bytes(manifest_path, json.dumps(manifest, indent=1, sort_keys=True).encode())
-    return report

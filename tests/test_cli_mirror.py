@@ -160,3 +160,36 @@ def test_mirror_of_crypto_bars_sends_what_the_service_requires(tmp_path, ref_cli
     report = mirror(["BTC-USD"], ["crypto_prices"], tmp_path / "lake", client=ref_client, start_date="2021-01-01",
                     end_date="2021-03-31")  # fmt: skip
     assert report.done == [("crypto_prices", "BTC-USD")] and not report.failed
+
+
+def test_the_mirror_keeps_the_latest_bar_projection_every_so_many_commits(ref_server, tmp_path, monkeypatch):
+    """A mirror commits one ticker at a time and brings the market snapshot's projection up to date every
+    ``PROJECTION_EVERY`` commits and at the end (not after each: that re-reads the log and the projection)."""
+    import fdkit.mirror as mirror_module
+    from fdkit.lake import latest
+    from fdkit.lake.io import DatasetFiles, read_dataset
+
+    refreshed = []
+    real = mirror_module.keep_projections
+    monkeypatch.setattr(mirror_module, "PROJECTION_EVERY", 1)
+    monkeypatch.setattr(
+        mirror_module, "keep_projections", lambda root, name: (refreshed.append(name), real(root, name))
+    )
+    lake = tmp_path / "lake"
+    client = fdkit.Client(ref_server.api_key, ref_server.base_url, cache=False, progress=False)
+    report = mirror(TICKERS, ["prices"], lake, client=client, start_date="2023-01-01", end_date="2023-03-31")
+    assert not report.failed and report.rows["prices"] > 100
+    assert refreshed == ["prices", "prices"]  # after each commit (every 1 here), none more at the end
+    listing = DatasetFiles.of(lake, "prices")
+    assert len(listing.files) == 2  # a commit (a file) per ticker
+    kept = latest.stored(lake, "prices")
+    assert kept.seen == {f.relative_to(listing.base).as_posix() for f in listing.files}
+    want = latest.last_traded(read_dataset(lake, "prices"))
+    assert kept.frame()["close"].tolist() == want["close"].tolist() and len(want) == 2
+
+    refreshed.clear()
+    monkeypatch.setattr(mirror_module, "PROJECTION_EVERY", 256)
+    mirror(TICKERS, ["prices"], lake, client=client, start_date="2023-01-01", end_date="2023-06-30", force=True)
+    assert refreshed == ["prices"]  # once, at the end
+    assert latest.stored(lake, "prices").frame()["close"].tolist() == latest.last_traded(
+        read_dataset(lake, "prices"))["close"].tolist()  # fmt: skip

@@ -4,11 +4,14 @@ byte budget (least recently used out first), and a landing is seen after ``chang
 from __future__ import annotations
 
 import numpy as np
+import orjson
 import pandas as pd
 import pyarrow as pa
 import pyarrow.dataset as pads
 import pyarrow.parquet as pq
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from fdkit.lake import LakeReader, read_dataset
 from fdkit.lake.io import DatasetFiles, _row_groups, bump_generation, conform, write_dataset
@@ -69,11 +72,14 @@ def test_one_ticker_reads_only_its_rows(lake, request):
     assert store.cached() == [] and store.rows_read == 0  # nothing is read at start
     assert "T03" in store.groups("prices") and "NOPE" not in store.groups("prices")
     assert store.knows("T05", "prices") and store.keys_of("prices") == TICKERS
-    assert store.rows_read == 0  # tickers come from folder names or the ticker column, not from rows
+    # tickers come from folder names or the ticker column (flat files), or, in a Delta table whose files' ticker
+    # ranges hold several, from the asked tickers' own rows (T03's and T05's): never from other tickers' rows
+    membership = store.rows_read
+    assert membership == (2 * BARS if lake == "hive_lake" else 0)
 
     got = store.rows("prices", "T03")
     pd.testing.assert_frame_equal(got, _expected(root, "prices", "T03"), check_categorical=False)
-    assert store.rows_read == BARS
+    assert store.rows_read == membership + BARS
     assert store.cached() == [("rows", "prices", "ticker", "T03")]
 
     rows, stamps = store.sorted_rows("prices", "T04")
@@ -81,7 +87,7 @@ def test_one_ticker_reads_only_its_rows(lake, request):
     assert np.all(np.diff(stamps) > 0) and store.has_sorted("prices", "T04")
     values = store.sorted_values("prices", "T04", ["close", "time"])
     assert values["close"] == rows["close"].tolist()
-    assert store.rows_read == 2 * BARS
+    assert store.rows_read == membership + 2 * BARS  # T04's presence and rows: one read
     assert {k[0] for k in store.cached()} == {"rows", "sorted", "json"}
     assert not any("T04" != k[2] for k in store.cached() if k[0] in ("sorted", "json"))
 
@@ -180,3 +186,55 @@ def test_the_memory_option_reads_sizes():
         with pytest.raises(ValueError):
             parse_bytes(bad)
     assert build_parser().parse_args(["serve", "--memory", "256MB"]).memory == "256MB"
+
+
+def test_a_tickers_presence_comes_from_the_log_not_from_every_ticker_column(tmp_path):
+    """A Delta table's per-file ticker min/max answer "is T here?" without reading every file's ticker column."""
+    root = tmp_path / "delta"
+    write_dataset(root, "prices", _bars(TICKERS[:3]))  # T01..T03 in one file
+    write_dataset(root, "prices", _bars(["T05"]), mode="append")  # a file of T05 alone
+    write_dataset(root, "prices", _bars(["T07", "T09"]), mode="append")  # T07..T09: T08 is in its range, not in it
+    store = _lazy(root)
+
+    def every_ticker(*args, **kwargs):
+        raise AssertionError("read every ticker column")
+
+    store.lake.distinct = every_ticker  # type: ignore[method-assign]
+    assert [t for t in ["T01", "T02", "T04", "T05", "T07", "T08", "T09", "T10", "A"] if store.has("prices", t)] == [
+        "T01", "T02", "T05", "T07", "T09"]  # fmt: skip
+    assert "T05" in store.groups("prices") and "T08" not in store.groups("prices")
+    assert store.knows("T09", "prices")
+    pd.testing.assert_frame_equal(
+        store.rows("prices", "T07"), _expected(root, "prices", "T07"), check_categorical=False
+    )
+    assert store.rows("prices", "T08").empty
+    # the rows of T01, T02, T07 and T09 (their files hold others) to know they are there, then T07's again (what
+    # has() read is spared to the question right after it only: T09's was)
+    assert store.rows_read == 5 * BARS
+
+
+@settings(max_examples=60, deadline=None)
+@given(start=st.integers(0, 6000), length=st.integers(0, 300), fields=st.sampled_from([0, 1, 2]))
+def test_a_page_formatted_alone_is_the_slice_of_the_whole_tickers_values(start, length, fields):
+    """``/prices`` formats only the rows of the page sent: the same records as slicing the whole ticker's values."""
+    from fdkit.frames.typed import json_columns
+    from fdkit.server.rows import FrameRecords
+
+    frame = _AAPL()
+    cols = [["time", "open", "close", "volume", "basis", "adj_close"], ["close"], ["time_milliseconds", "low"]][fields]
+    whole = FrameRecords(frame, cols, lambda: json_columns(frame, cols), start, min(start + length, len(frame)))
+    alone = FrameRecords(frame, cols, None, start, min(start + length, len(frame)))
+    assert alone.to_list() == whole.to_list()
+    assert orjson.dumps(alone.to_list()) == orjson.dumps(whole.to_list())
+
+
+_AAPL_ROWS: list[pd.DataFrame] = []
+
+
+def _AAPL() -> pd.DataFrame:  # noqa: N802
+    """AAPL's bars sorted by time, as the store keeps them (adjusted-only bars with missing prices included)."""
+    if not _AAPL_ROWS:
+        from fdkit.lake.io import default_data_dir
+
+        _AAPL_ROWS.append(Store(default_data_dir()).sorted_rows("prices", "AAPL")[0])
+    return _AAPL_ROWS[0]

@@ -3,15 +3,17 @@
 Owns the layout and atomic writes (:mod:`.io`), the Delta tables every dataset fdkit writes is (:mod:`.delta`,
 through ``deltalake``) and their maintenance (:mod:`.tables`: convert, optimize, vacuum), where a lake lives (a
 folder or an ``s3://`` prefix read through pyarrow.fs, :mod:`.location`), the reader seam the server's store,
-validate, the event generator and the receiver read through (:mod:`.reader`), and the invariants a lake must
-satisfy (:mod:`.validate`). The build reads back what it wrote with :func:`.io.read_dataset` (the reader's own read).
+validate, the event generator and the receiver read through (:mod:`.reader`), the projections kept beside a
+table for cross-sections (:mod:`.latest`: each ticker's latest bar, for the market snapshot), and the invariants a
+lake must satisfy (:mod:`.validate`). The build reads back what it wrote with :func:`.io.read_dataset` (the
+reader's own read).
 
 May import: :mod:`fdkit.frames`, :mod:`fdkit.research` (pure helpers), :mod:`fdkit.catalog`, :mod:`fdkit.errors`.
 """
 
 from __future__ import annotations
 
-from fdkit.lake import io, reader
+from fdkit.lake import io, latest, reader  # noqa: F401  (latest keeps its projections: io.COMMIT_HOOKS)
 from fdkit.lake.io import *  # noqa: F403  (the package's public names: each module's __all__)
 from fdkit.lake.reader import *  # noqa: F403  (the package's public names: each module's __all__)
 

@@ -29,7 +29,7 @@ import shutil
 import tempfile
 import time
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePath
 from typing import Any
@@ -325,7 +325,9 @@ def list_datasets(root: str | os.PathLike[str]) -> list[str]:
                   if p.is_dir() and ((p / delta.LOG_DIR).is_dir() or any(p.rglob("*.parquet"))))  # fmt: skip
 
 
-def conform(df: pd.DataFrame, schema: str, *, strict: bool = False) -> pd.DataFrame:
+def conform(
+    df: pd.DataFrame, schema: str, *, strict: bool = False, fields: Iterable[str] | None = None
+) -> pd.DataFrame:
     """Give a frame exactly the columns and dtypes of a record schema.
 
     Missing columns are added as nulls; nested columns are kept as they are (lists/dicts); extra columns are
@@ -335,6 +337,7 @@ def conform(df: pd.DataFrame, schema: str, *, strict: bool = False) -> pd.DataFr
         df: a frame whose columns are record fields.
         schema: name in :data:`fdkit.catalog.schema.SCHEMAS`.
         strict: drop every column the schema does not declare.
+        fields: only these fields of the schema (a read of some columns: the others are not made as nulls).
 
     Returns:
         A new frame.
@@ -344,6 +347,9 @@ def conform(df: pd.DataFrame, schema: str, *, strict: bool = False) -> pd.DataFr
         'category'
     """
     table = SCHEMAS[schema]
+    if fields is not None:
+        wanted = set(fields)
+        table = {f: logical for f, logical in table.items() if f in wanted}
     out: dict[str, Any] = {}
     n = len(df)
     for field, logical in table.items():
@@ -477,6 +483,7 @@ def write_dataset(
     mode: str = "overwrite",
     part: str | None = None,
     layout: str = "delta",
+    projections: bool = True,
 ) -> list[Path]:
     """Write a frame as a lake dataset: a commit to its Delta table, or atomic plain Parquet files.
 
@@ -499,6 +506,8 @@ def write_dataset(
         part: plain Parquet: file stem to use (default ``part-0`` for overwrite, a fresh unique name for append);
             Delta: given with ``partition_by``, an append replaces those values' rows.
         layout: ``delta`` or ``parquet``.
+        projections: bring the table's projections up to date after the commit (:func:`keep_projections`); a
+            writer of many commits in a row (``fdkit mirror``) passes ``False`` and calls it every so many commits.
 
     Returns:
         The files written.
@@ -515,7 +524,8 @@ def write_dataset(
     if layout not in ("delta", "parquet"):
         raise ValueError(f"layout must be 'delta' or 'parquet', not {layout!r}")
     if layout == "delta":
-        return _write_delta(root, name, df, schema=schema, partition_by=partition_by, mode=mode, part=part)
+        return _write_delta(root, name, df, schema=schema, partition_by=partition_by, mode=mode, part=part,
+                            projections=projections)  # fmt: skip
     files = plan_write(root, name, df, schema=schema, partition_by=partition_by, mode=mode, part=part)
     base = Path(root) / name
     if mode == "overwrite" and base.exists():
@@ -527,7 +537,8 @@ def write_dataset(
 
 
 def _write_delta(root: str | os.PathLike[str], name: str, df: pd.DataFrame, *, schema: str | None,
-                 partition_by: str | None, mode: str, part: str | None) -> list[Path]:  # fmt: skip
+                 partition_by: str | None, mode: str, part: str | None,
+                 projections: bool = True) -> list[Path]:  # fmt: skip
     """:func:`write_dataset` into a Delta table: one commit; the data files it added."""
     if is_url(root):
         raise LakeError(f"cannot write to {root}: fdkit writes local lakes only (write one, then copy it to the store)")
@@ -544,7 +555,32 @@ def _write_delta(root: str | os.PathLike[str], name: str, df: pd.DataFrame, *, s
     before = {f.path for f in delta.live_files(base)} if delta.is_table(base) else set()
     delta.write(base, _table(df, schema), mode="overwrite" if mode == "overwrite" or predicate else "append",
                 predicate=predicate)  # fmt: skip
+    if projections:
+        keep_projections(root, name)
     return [base / f.path for f in delta.live_files(base) if f.path not in before]
+
+
+#: what runs after every Delta commit of :func:`write_dataset` and ``fdkit lake optimize``: ``hook(root, name)``
+#: (:mod:`fdkit.lake.latest` adds its own when the ``fdkit.lake`` package is imported, before any of its modules)
+COMMIT_HOOKS: list[Callable[[str | os.PathLike[str], str], object]] = []
+
+
+def keep_projections(root: str | os.PathLike[str], name: str) -> None:
+    """After a commit to dataset ``name``: bring its projections up to date (:mod:`fdkit.lake.latest`).
+
+    A projection that cannot be kept is logged and left as it was: readers bring it up to date themselves, so the
+    commit stands.
+
+    Example:
+        >>> keep_projections(tempfile.mkdtemp(), "interest_rates")   # not a projected dataset: nothing to do
+    """
+    if is_url(root):
+        return
+    for hook in COMMIT_HOOKS:
+        try:
+            hook(root, name)
+        except (OSError, ValueError, KeyError, LakeError, pa.ArrowException) as exc:
+            log.warning("%s: a projection was not updated (%s); readers update it", name, exc)
 
 
 def convert_dataset(root: str | os.PathLike[str], name: str, *, quiet: bool = False) -> str:
@@ -738,7 +774,7 @@ def read_dataset(
         root: lake root.
         name: dataset name.
         schema: record schema (default: :func:`dataset_schema` of ``name``).
-        columns: only these columns.
+        columns: only these columns (typed as the schema declares, a column the files lack as nulls).
         where: read only what may hold rows whose text columns equal these values: ``ticker=X/`` folders are chosen
             by name, flat files' row groups by their min/max statistics, and the rest is filtered while it is
             scanned. Rows are not filtered on other columns here (:meth:`fdkit.lake.LakeReader.read` does).
@@ -768,7 +804,7 @@ def read_dataset(
         if isinstance(df[col].dtype, pd.CategoricalDtype) and df[col].cat.categories.dtype == object:
             df[col] = df[col].astype("string").astype("category")
     if schema:
-        df = conform(df, schema)
+        df = conform(df, schema, fields=columns)
     return df.reset_index(drop=True)
 
 
@@ -810,6 +846,10 @@ class DatasetFiles:
     _ranges: dict[tuple[PurePath, str], list[tuple[object, object] | None] | None] = dataclasses.field(
         default_factory=dict, repr=False
     )
+    #: the Arrow datasets made of some of the files, and each file's fragment with its footer parsed: a reader of one
+    #: ticker reuses them (a dataset made again reads the file's footer and schema again: ~6 ms a file)
+    _datasets: dict[tuple[object, ...], pads.FileSystemDataset] = dataclasses.field(default_factory=dict, repr=False)
+    _fragments: dict[PurePath, Any] = dataclasses.field(default_factory=dict, repr=False)
 
     @classmethod
     def of(cls, root: str | os.PathLike[str], name: str) -> DatasetFiles:
@@ -880,6 +920,24 @@ class DatasetFiles:
         nbytes = sum(f.size for f in live)
         fs = None if loc.local else loc.fs
         return cls(base, files, groups, by_value, nbytes, fs, mtimes, stats, schema)
+
+    def only(self, paths: Iterable[PurePath]) -> DatasetFiles:
+        """The listing of some of its files (statistics and footers already read are shared).
+
+        Example:
+            >>> listing = DatasetFiles.of(default_data_dir(), "prices")
+            >>> len(listing.only([]).files), listing.only(listing.files).files == listing.files
+            (0, True)
+        """
+        keep = set(paths)
+        groups = {p: kept for p, g in self.groups.items() if (kept := [f for f in g if f in keep])}
+        by_value = {k: {v: kept for v, fs in m.items() if (kept := [f for f in fs if f in keep])}
+                    for k, m in self.by_value.items()}  # fmt: skip
+        files = [f for f in self.files if f in keep]
+        share = self.nbytes / max(len(self.files), 1)
+        return dataclasses.replace(self, files=files, groups=groups, by_value=by_value,
+                                   nbytes=int(share * len(files)), _ranges=self._ranges,
+                                   _datasets=self._datasets, _fragments=self._fragments)  # fmt: skip
 
     def open(self, path: PurePath) -> pq.ParquetFile:
         """One of the listing's files, opened for reading (footer read; through the store for a remote lake)."""
@@ -986,11 +1044,16 @@ def _last_written(table: pa.Table, files: list[PurePath], keys: tuple[str, ...],
     """One row per key: the one from the file written last (then the last in that file), rows in read order."""
     by_age = sorted(files, key=lambda f: (mtimes[f] if f in mtimes else Path(f).stat().st_mtime_ns, str(f)))
     rank = pc.index_in(table.column("__filename"), value_set=pa.array([str(f) for f in by_age]))
-    order = table.append_column("__rank", rank).append_column("__row", pa.array(range(table.num_rows), pa.int64()))
+    # the order is decided on the key columns alone; the whole table is taken once, and not at all when no record
+    # is written twice (every row kept, in read order)
+    arange = pa.array(range(table.num_rows), pa.int64())
+    order = pa.table({**{k: table.column(k) for k in keys}, "__rank": rank, "__row": arange})
     order = order.take(pc.sort_indices(order, sort_keys=[("__rank", "ascending"), ("__row", "ascending")]))
-    order = order.append_column("__pos", pa.array(range(order.num_rows), pa.int64()))
+    order = order.append_column("__pos", arange)
     kept = order.group_by(list(keys), use_threads=False).aggregate([("__pos", "max")]).column("__pos_max")
-    rows = order.take(kept).column("__row")
+    if len(kept) == table.num_rows:
+        return table
+    rows = order.column("__row").take(kept)
     return table.take(pc.take(rows, pc.sort_indices(rows)))
 
 
@@ -1003,17 +1066,8 @@ def _scan_group(listing: DatasetFiles, files: list[PurePath], keys: tuple[str, .
     text columns (flat files' row groups whose statistics exclude the value are not read); ``nothing`` reads the
     columns only.
     """
-    base = listing.base
-    partitioning = pads.partitioning(pa.schema([(k, pa.string()) for k in keys]), flavor="hive") if keys else None
     try:
-        ds = pads.dataset([str(p) for p in files], format="parquet", partitioning=partitioning,
-                          partition_base_dir=str(base), filesystem=listing.filesystem)  # fmt: skip
-        if listing.schema is not None:  # a Delta table: columns added since the first file was written read as nulls
-            extra = [f for f in listing.schema if f.name not in ds.schema.names and f.name not in keys]
-            if extra:
-                ds = pads.dataset([str(p) for p in files], format="parquet", partitioning=partitioning,
-                                  partition_base_dir=str(base), filesystem=listing.filesystem,
-                                  schema=pa.schema([*ds.schema, *extra]))  # fmt: skip
+        ds = _dataset_of(listing, files, keys)
         wanted = ds.schema.names if columns is None else [c for c in columns if c in ds.schema.names]
         if named:
             wanted = [*wanted, "__filename"]
@@ -1041,6 +1095,28 @@ def _scan_group(listing: DatasetFiles, files: list[PurePath], keys: tuple[str, .
         return pa.concat_tables([_decoded(t) for t in parts], promote_options="permissive")
 
 
+def _dataset_of(listing: DatasetFiles, files: list[PurePath], keys: tuple[str, ...]) -> pads.FileSystemDataset:
+    """The Arrow dataset of some of a listing's files (made once per listing and files, then kept with it)."""
+    kept = (tuple(files), keys)
+    ds = listing._datasets.get(kept)
+    if ds is not None:
+        return ds
+    base = listing.base
+    partitioning = pads.partitioning(pa.schema([(k, pa.string()) for k in keys]), flavor="hive") if keys else None
+    ds = pads.dataset([str(p) for p in files], format="parquet", partitioning=partitioning,
+                      partition_base_dir=str(base), filesystem=listing.filesystem)  # fmt: skip
+    if listing.schema is not None:  # a Delta table: columns added since the first file was written read as nulls
+        extra = [f for f in listing.schema if f.name not in ds.schema.names and f.name not in keys]
+        if extra:
+            ds = pads.dataset([str(p) for p in files], format="parquet", partitioning=partitioning,
+                              partition_base_dir=str(base), filesystem=listing.filesystem,
+                              schema=pa.schema([*ds.schema, *extra]))  # fmt: skip
+    if len(listing._datasets) >= 4096:  # a listing asked for many file sets (a lake of many small files)
+        listing._datasets.clear()
+    listing._datasets[kept] = ds
+    return ds
+
+
 def _is_text(kind: pa.DataType) -> bool:
     """Whether a column holds text (plain or dictionary-encoded): the columns a ``where`` is pushed down on."""
     if pa.types.is_dictionary(kind):
@@ -1057,6 +1133,13 @@ def _row_groups(listing: DatasetFiles, ds: pads.FileSystemDataset, filters: dict
     fragments = []
     for fragment in ds.get_fragments():
         path = PurePath(fragment.path)
+        ready = listing._fragments.get(path)
+        if ready is None:  # its footer parsed once: a subset of it is then made without reading it again
+            fragment.ensure_complete_metadata()
+            if len(listing._fragments) >= 4096:  # a lake of many small files: their footers are not all kept
+                listing._fragments.clear()
+            listing._fragments[path] = ready = fragment
+        fragment = ready
         keep: set[int] | None = None
         for column, value in filters.items():
             ranges = listing.ranges(path, column)

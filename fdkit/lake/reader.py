@@ -32,6 +32,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from fdkit.lake import latest
 from fdkit.lake.extensions import extension_roots
 from fdkit.lake.io import (
     DatasetFiles,
@@ -193,6 +194,42 @@ class LakeReader:
                 for batch in pf.iter_batches(batch_size=2**20, columns=[column]):  # bounded memory
                     out.update(_unique(batch.column(0)))
         return out
+
+    def last_traded(
+        self, name: str, files: DatasetFiles | None = None, projection: latest.LastTraded | None = None
+    ) -> latest.LastTraded:
+        """Each ticker's last as-traded bar, from the projection kept beside the table (:mod:`fdkit.lake.latest`).
+
+        Args:
+            name: a dataset of bars (``prices``, ``crypto_prices``).
+            files: its listing (default: listed now).
+            projection: the projection a caller keeps from an earlier version (default: the one on disk); it is
+                brought up to date in place, reading only the files added since and the tickers they change.
+
+        Returns:
+            The projection, up to date (``.frame()``: ``ticker, time, close, previous_close``).
+
+        Example:
+            >>> from fdkit.lake import default_data_dir
+            >>> "AAPL" in set(LakeReader(default_data_dir()).last_traded("prices").frame()["ticker"])
+            True
+        """
+        home = self.home(name)
+        listing = files if files is not None else self.files(name)
+        kept = projection if projection is not None else latest.stored(home, name)
+        latest.update_from(kept, home, name, listing)
+        return kept
+
+    @staticmethod
+    def reduce_last_traded(bars: pd.DataFrame) -> pd.DataFrame:
+        """:func:`fdkit.lake.latest.last_traded` of bars already read (a dataset small enough to be kept whole).
+
+        Example:
+            >>> bars = pd.DataFrame({"ticker": ["A"], "time": pd.to_datetime(["2024-01-02"]), "close": [1.0]})
+            >>> LakeReader.reduce_last_traded(bars)["close"].tolist()
+            [1.0]
+        """
+        return latest.last_traded(bars)
 
     def stamp(self) -> str | None:
         """The lake's change marker: it differs after every writer's commit (a stat, cheap enough per request).

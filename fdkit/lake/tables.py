@@ -24,7 +24,7 @@ from pathlib import Path
 from fdkit.errors import LakeError
 from fdkit.lake import delta
 from fdkit.lake.delta import ROW_GROUP_ROWS
-from fdkit.lake.io import bump_generation, convert_dataset, is_delta, require_lake
+from fdkit.lake.io import bump_generation, convert_dataset, is_delta, keep_projections, require_lake
 
 __all__ = ["convert_lake", "optimize_lake", "vacuum_lake"]
 
@@ -66,9 +66,11 @@ def convert_lake(root: str | os.PathLike[str], names: list[str] | None = None) -
     base = _local(root)
     out = []
     for name in _datasets(base, names):
-        out.append(
-            f"{name}: a Delta table already" if is_delta(base, name) else convert_dataset(base, name, quiet=True)
-        )
+        if is_delta(base, name):
+            out.append(f"{name}: a Delta table already")
+            continue
+        out.append(convert_dataset(base, name, quiet=True))
+        keep_projections(base, name)  # a table converted in place made no commit through write_dataset
     bump_generation(base)
     return out
 
@@ -112,6 +114,7 @@ def optimize_lake(root: str | os.PathLike[str], names: list[str] | None = None) 
             how = "compacted"
         out.append(f"{name}: {how}, {metrics.get('numFilesRemoved', 0)} files -> {metrics.get('numFilesAdded', 0)}"
                    f" (version {delta.open_table(base / name).version()})")  # fmt: skip
+        keep_projections(base, name)  # the files changed: the latest bars are made again from the new ones
     bump_generation(base)
     return out
 

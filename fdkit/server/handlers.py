@@ -313,13 +313,13 @@ def prices(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
             df = df[as_traded(df["basis"])]
         df = df.assign(time_milliseconds=(df["time"].astype("int64") // 1_000_000).astype("Int64"))
         return Answer(records=to_records(df, cols), top={"ticker": ticker})
-    # the data path: a view of time-sorted columns; only the rows of the page sent become records
-    # the memo keeps positions and getters, never the store's frame (which the store may let go of)
+    # the data path: a view of time-sorted columns; only the rows of the page sent become records (formatted from
+    # the page's rows alone: a ticker's first page costs no JSON-ready copy of its whole history)
+    # the memo keeps positions and a getter, never the store's frame (which the store may let go of)
     rows, stamps = store.sorted_rows(source, ticker, traded=traded)
     first, stop = int(np.searchsorted(stamps, lo, "left")), int(np.searchsorted(stamps, hi, "left"))
-    values = partial(store.sorted_values, source, ticker, cols, traded=traded)
     frame = partial(_sorted_frame, store, source, ticker, traded)
-    return Answer(records=FrameRecords(frame, cols, values, first, stop), top={"ticker": ticker})
+    return Answer(records=FrameRecords(frame, cols, None, first, stop), top={"ticker": ticker})
 
 
 def _sorted_frame(store: Store, source: str, ticker: str, traded: bool) -> pd.DataFrame:
@@ -446,9 +446,7 @@ def _number(value: Any) -> float | None:
 @handles("market_price_snapshot")
 def market_price_snapshot(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
     """The latest daily close of every ticker with its change from the previous close, by ticker."""
-    bars = store.frame("prices").sort_values(["ticker", "time"], kind="stable")
-    df = _with_previous_close(bars)[["ticker", "time", "close", "previous_close"]]
-    last = df.groupby("ticker", observed=True).tail(1).set_index("ticker")
+    last = store.last_traded("prices").set_index("ticker")  # the latest-bar projection: no bar is read
     prev = last["previous_close"]  # missing where the bar before the last traded one has no as-traded close
     change = last["close"] - prev.reindex(last.index)
     facts = store.frame("company_facts").drop_duplicates("ticker").set_index("ticker")["weighted_average_shares"]
@@ -720,15 +718,44 @@ def yield_curve_snapshot(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answe
 # ---------------------------------------------------------------------------------------------------------
 # search
 # ---------------------------------------------------------------------------------------------------------
-def _search_frame(store: Store, period: str, known_by: str | None = None) -> pd.DataFrame:
+_SEARCHED = ("income_statements", "balance_sheets", "cash_flow_statements", "financial_metrics")
+#: the fields every search answer names
+_SEARCH_KEYS = ["ticker", "report_period", "period", "currency", "filing_date"]
+
+
+def _search_fields(store: Store, names: list[str]) -> list[str] | None:
+    """The columns a search needs (its answer's and those its fields resolve to), or ``None`` for every column.
+
+    ``None`` where a dataset's columns are only known by reading it, or a name is no column of any (the whole
+    frames then answer, with the same error as ever).
+    """
+    known: set[str] = set()
+    for name in _SEARCHED:
+        have = store.columns_of(name)
+        if have is None:
+            return None
+        known |= have
+    wanted = list(_SEARCH_KEYS)
+    for n in names:
+        hit = [c for c in (n, resolve_field(n, known)) if c is not None and c in known]
+        if not hit:
+            return None
+        wanted += hit
+    return list(dict.fromkeys(wanted))
+
+
+def _search_frame(store: Store, period: str, known_by: str | None = None,
+                  fields: list[str] | None = None) -> pd.DataFrame:  # fmt: skip
     """Statements and metrics of one period joined per (ticker, report_period).
 
     With ``known_by`` (a day), only the periods filed by then: the screen a researcher could have run that day.
+    With ``fields`` (:func:`_search_fields`), only those columns are read: the same rows and values of them.
     """
     key = ["ticker", "report_period"]
     frames = []
-    for name in ("income_statements", "balance_sheets", "cash_flow_statements", "financial_metrics"):
-        df = store.frame(name)
+    for name in _SEARCHED:
+        have = store.columns_of(name) if fields is not None else None
+        df = store.frame(name) if have is None else store.frame(name, [c for c in fields or [] if c in have])
         keep = df["period"].astype("string") == period
         if known_by is not None:
             keep &= df["filing_date"] <= pd.Timestamp(known_by)
@@ -740,10 +767,18 @@ def _search_frame(store: Store, period: str, known_by: str | None = None) -> pd.
     return base
 
 
+def _filter_list(q: dict[str, Any]) -> list[dict[str, Any]]:
+    """The request's filters as dicts (anything else is left to :func:`apply_filters` to refuse)."""
+    filters = q.get("filters")
+    return [f for f in filters if isinstance(f, dict)] if isinstance(filters, list) else []
+
+
 @handles("screen", "financials_search")
 def screener(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
     """Latest period per ticker passing every filter (AND), sorted by ticker (or ``order_by``)."""
-    df = _search_frame(store, q.get("period", "ttm"), q.get("filing_date_lte"))
+    order = str(q.get("order_by") or "ticker")
+    fields = _search_fields(store, [*(str(f.get("field")) for f in _filter_list(q)), order.lstrip("-")])
+    df = _search_frame(store, q.get("period", "ttm"), q.get("filing_date_lte"), fields)
     if q.get("currency"):  # any ISO 4217 code: one the lake has no statements in matches nothing
         same = df["currency"].astype("string").str.upper().eq(str(q["currency"]).upper())
         df = df[same.fillna(False).to_numpy(dtype=bool)]
@@ -766,7 +801,8 @@ def screener(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
 @handles("line_items")
 def line_items(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
     """The chosen line items for each ticker, ``limit`` latest periods each."""
-    df = _search_frame(store, q.get("period", "ttm"), q.get("filing_date_lte"))
+    fields = _search_fields(store, [str(i) for i in q["line_items"]])
+    df = _search_frame(store, q.get("period", "ttm"), q.get("filing_date_lte"), fields)
     unknown = [i for i in q["line_items"] if i not in df.columns]
     if unknown:
         raise ParamError(f"unknown line item(s) {', '.join(map(repr, unknown))}", "Invalid line item")
