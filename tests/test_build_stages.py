@@ -323,3 +323,37 @@ def test_split_ex_dates_are_the_ones_the_split_table_notes_state():
     for ticker, events in stated.items():
         mine = lake[(lake["ticker"].astype(str) == ticker) & (lake["date"] >= "2015-01-01")]
         assert list(zip(mine["date"].dt.strftime("%Y-%m-%d"), mine["ratio"], strict=True)) == events, ticker
+
+
+def test_a_vintage_is_a_restatement_or_a_concept_switch_against_the_report_before_it():
+    """Revenues 100 (2019), then SalesRevenueNet 100 (2020: a switch, no new value), then SalesRevenueNet 105
+    (2021): the 2021 change restates the 2020 report's concept; a switch with a new value is a concept_switch."""
+    from fdkit.build.vintages import build_vintages
+
+    def fact(concept: str, val: float, filed: str, accn: str) -> dict:
+        return {"ticker": "X", "concept": concept, "start": pd.Timestamp("2018-01-01"),
+                "end": pd.Timestamp("2018-12-31"), "val": val, "filed": pd.Timestamp(filed), "accn": accn,
+                "form": "10-K"}  # fmt: skip
+
+    none = pd.DataFrame(columns=["ticker", "period", "report_period", "field", "value", "filing_date",
+                                 "accession_number", "form_type"])  # fmt: skip
+    facts = pd.DataFrame([fact("Revenues", 100, "2019-02-01", "a"), fact("SalesRevenueNet", 100, "2020-02-01", "b"),
+                          fact("SalesRevenueNet", 105, "2021-02-01", "c")])  # fmt: skip
+    v = build_vintages(facts, none)
+    assert v[["value", "revision"]].values.tolist() == [[100.0, "first"], [105.0, "restated"]]
+    facts.loc[1, "val"] = 101.0  # the switch brings a new value
+    v = build_vintages(facts, none)
+    assert v["revision"].tolist() == ["first", "concept_switch", "restated"]
+
+
+def test_a_missing_split_is_no_spin_off():
+    """A close that halves while the adjusted close does not is a 2-for-1 the split table lacks: no distribution
+    is made of it (the move invariant then names it); a 30% drop is one."""
+    days = pd.bdate_range("2016-12-01", periods=41)
+    base = 80 + np.sin(np.arange(41))
+    adj = pd.DataFrame({"symbol": "X", "date": days, "close": base})
+    none = pd.DataFrame({"ticker": [], "date": pd.to_datetime([])})
+    for factor, found in ((0.5, 0), (0.7, 1)):
+        lake = pd.DataFrame({"ticker": "X", "time": days.tz_localize("UTC"),
+                             "close": np.where(np.arange(41) >= 21, base * factor, base)})  # fmt: skip
+        assert len(distributions.stooq_distributions(lake, adj, none)) == found

@@ -119,7 +119,9 @@ def stooq_distributions(prices: pd.DataFrame, stooq: pd.DataFrame, known: pd.Dat
     two series are one company's: their returns agree within 0.5% on 90% of the sessions within
     :data:`_STOOQ_WINDOW` of the day (Stooq's symbols are those of 2017-11-10, and some carry another company's
     history). Hilton's spin-offs of 2017-01-04 (Park Hotels, Hilton Grand Vacations): the close fell from 82.17
-    (27.39 before the 1-for-3) to 58.00, the adjusted close rose 0.16%: f = 0.705, 24.26 a share in kind.
+    (27.39 before the 1-for-3) to 58.00, the adjusted close rose 0.16%: f = 0.705, 24.26 a share in kind. A
+    factor within 1% of a forward split's (1/2, 1/3, 2/3 ...: ``fdkit.frames.basis.SPLIT_RATIOS``) is a split the
+    split table lacks, not read here.
 
     Args:
         prices: the lake's as-traded bars (``ticker``, ``time``, ``close``) to read.
@@ -159,7 +161,9 @@ def stooq_distributions(prices: pd.DataFrame, stooq: pd.DataFrame, known: pd.Dat
     same_company = (near - agree) >= 0.9 * (count - 1)
     recorded = set(zip(known["ticker"].astype(str), pd.to_datetime(known["date"]), strict=True))
     fresh = pd.Series([(t, d) not in recorded for t, d in zip(m["ticker"], m["date"], strict=True)], index=m.index)
-    hit = (m["f"] < 1 - STOOQ_MIN_SHARE) & same_company & fresh
+    # a factor that is a split's ratio is a split the split table lacks, no distribution: left for the invariants
+    split = m["f"].map(basis.split_like)
+    hit = (m["f"] < 1 - STOOQ_MIN_SHARE) & same_company & fresh & ~split.astype(bool)
     out = pd.DataFrame({"ticker": m.loc[hit, "ticker"], "date": m.loc[hit, "date"],
                         "dividend": (m["prev"] * (1 - m["f"]))[hit].round(4)})  # fmt: skip
     return out.assign(

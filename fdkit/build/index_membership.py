@@ -138,6 +138,11 @@ ANOTHER_COMPANY: dict[tuple[str, str, str], str] = {
 }
 
 
+#: share classes whose symbols moved, reviewed: spells of the symbol that ended before the day are the class that
+#: trades under the other symbol today (Under Armour's Class A traded as UA until 2016-12-06; Class C took UA)
+CLASS_SYMBOL_MOVES: dict[str, tuple[str, str]] = {"UA": ("2016-12-07", "UAA")}
+
+
 def one_index_at_a_time(spells: pd.DataFrame) -> pd.DataFrame:
     """A company is in one of the S&P 500, 400 and 600 at a time: where the sources overlap, the larger index wins.
 
@@ -224,6 +229,11 @@ def build_index_membership(
         ends = out.loc[spell, "end_date"].dt.year.astype("Int64").astype(str)
         out.loc[spell, "current_ticker"] = ticker + "_" + ends
         out.loc[spell, "cik"] = None
+    for symbol, (moved, now) in CLASS_SYMBOL_MOVES.items():
+        before = (out["ticker"] == symbol) & (out["end_date"] < pd.Timestamp(moved))
+        ciks = out.loc[(out["current_ticker"] == now) & out["cik"].notna(), "cik"]
+        out.loc[before, "current_ticker"] = now
+        out.loc[before, "cik"] = ciks.iloc[0] if len(ciks) else None
     out = one_index_at_a_time(out)
     return out.sort_values(["index", "ticker", "start_date"], kind="stable").reset_index(drop=True)
 
@@ -272,7 +282,8 @@ _PROVENANCE = Provenance(
     "served as SYMBOL_YEAR, the year its last spell ended (G_2005 Gillette, DELL_2013 the Dell taken private, "
     "COR_2021 CoreSite, ECHO_2021 Echo Global Logistics), a symbol no exchange uses; reviewed exceptions "
     "(fdkit.build.identity.ONE_COMPANY): PCG, OI, CLF, IRT; the S&P 400 spell of Jefferies Group (2011-2013) is "
-    "JEF_2013, without a CIK (fdkit.build.index_membership.ANOTHER_COMPANY: the source gives Leucadia's). A company "
+    "JEF_2013, without a CIK (fdkit.build.index_membership.ANOTHER_COMPANY: the source gives Leucadia's); UA's "
+    "spells ended before 2016-12-07 are Under Armour's Class A, UAA today (CLASS_SYMBOL_MOVES). A company "
     "is in one index at a time: where its S&P 400 or 600 spell overlaps its S&P 500 spell the smaller index's "
     "gives way (its end moves to the day before, its start to the day after, or it goes: ATO's S&P 400 spell ends "
     "2019-02-14, not 2020-12-28; AGL Resources' S&P 400 spell of 2013 goes); between the S&P 400 and 600 the "

@@ -50,29 +50,31 @@ def build_vintages(facts: pd.DataFrame, pystock: pd.DataFrame) -> pd.DataFrame:
     out = out.sort_values(["ticker", "field", "period", "report_period", "filing_date", "accession_number"],
                           kind="stable", na_position="first").reset_index(drop=True)  # fmt: skip
     key = ["ticker", "field", "period", "report_period"]
+    revision = revision_kinds(out, key)  # each report against the report before it, kept or not
     prev = out.groupby(key, sort=False)["value"].shift()
     changed = prev.isna() | ((out["value"] - prev).abs() > 1e-9 * out["value"].abs().clip(lower=1.0))
-    out = out[changed].reset_index(drop=True)
-    return out.assign(revision=revision_kinds(out, key))
+    return out.assign(revision=revision)[changed].reset_index(drop=True)
 
 
 def revision_kinds(vintages: pd.DataFrame, key: list[str]) -> pd.Series:
     """What each vintage is: the ``first`` report, ``restated`` or a ``concept_switch``.
 
-    ``restated``: the same concept, another value; ``concept_switch``: the filing reported the field under another
-    concept, so the values measure different things (revenue with excise taxes, then without).
+    ``restated``: the same concept as the report before it; ``concept_switch``: the filing reported the field under
+    another concept than the report before it, so the values measure different things (revenue with excise taxes,
+    then without). Reports are compared with the report just before them, whether or not its value was kept as a
+    vintage (a switch that left the value unchanged makes the next change a restatement under the new concept).
 
     Args:
-        vintages: the kept vintages, in filing order within ``key`` (``concept`` missing where no source names it).
+        vintages: every report, in filing order within ``key`` (``concept`` missing where no source names it).
         key: the columns naming one value (ticker, field, period, report_period).
 
     Returns:
         The kind of each row.
 
     Example:
-        >>> v = pd.DataFrame({"k": [1, 1, 1], "concept": ["Revenues", "Revenues", "SalesRevenueNet"]})
+        >>> v = pd.DataFrame({"k": 1, "concept": ["Revenues", "Revenues", "SalesRevenueNet", "SalesRevenueNet"]})
         >>> revision_kinds(v, ["k"]).tolist()
-        ['first', 'restated', 'concept_switch']
+        ['first', 'restated', 'concept_switch', 'restated']
     """
     g = vintages.groupby(key, sort=False)
     first = g.cumcount() == 0

@@ -33,6 +33,8 @@ import pandas as pd
 from fdkit.errors import BadRequestError
 
 __all__ = [
+    "SPLIT_RATIOS",
+    "split_like",
     "ADJUSTED",
     "ATTR",
     "RAW",
@@ -44,6 +46,30 @@ __all__ = [
     "rebase",
     "split_factor",
 ]
+
+#: the ratios (new shares per old) of the forward splits US companies make; their inverses are reverse splits
+SPLIT_RATIOS = (2.0, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0, 1.5, 1.25, 4 / 3, 2.5)
+
+
+def split_like(factor: float, tolerance: float = 0.01) -> bool:
+    """Whether a price factor (a close over the close before) is a split's: within ``tolerance`` of a ratio.
+
+    A ratio of :data:`SPLIT_RATIOS` or its inverse (a reverse split).
+
+    Args:
+        factor: the close over the close before it.
+        tolerance: the largest relative distance.
+
+    Returns:
+        ``True`` where a split of :data:`SPLIT_RATIOS` would move the close so.
+
+    Example:
+        >>> split_like(0.501), split_like(2.98), split_like(0.705), split_like(1.523)
+        (True, True, False, False)
+    """
+    return factor > 0 and any(abs(factor * r - 1) < tolerance or abs(factor / r - 1) < tolerance
+                              for r in SPLIT_RATIOS)  # fmt: skip
+
 
 ATTR = "split_basis"
 ADJUSTED = "adjusted"
