@@ -42,8 +42,8 @@ __all__ = [
 REUSE_GAP = pd.Timedelta(days=5 * 365)
 #: symbols reviewed by hand whose spells are one company although their names or CIKs differ in the sources
 #: (PG&E listed as "Pacific Gas & Electric"; O-I Glass's 2019 holding company has a new CIK; Cleveland-Cliffs;
-#: Independence Realty Trust)
-ONE_COMPANY = frozenset({"PCG", "OI", "CLF", "IRT"})
+#: Independence Realty Trust; Allegheny Technologies, renamed ATI Inc. in 2022, CIK 0001018963 throughout)
+ONE_COMPANY = frozenset({"PCG", "OI", "CLF", "IRT", "ATI"})
 #: symbols reviewed by hand whose spells are two companies although no source says so (LSI: LSI Corp, in the S&P
 #: 500 until 2014, and Life Storage, in the S&P 400 from 2016, 2.6 years apart)
 TWO_COMPANIES = frozenset({"LSI"})

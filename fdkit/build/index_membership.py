@@ -281,7 +281,7 @@ _PROVENANCE = Provenance(
     "trading in between; where two companies end at one symbol, the one holding it now keeps it and the other is "
     "served as SYMBOL_YEAR, the year its last spell ended (G_2005 Gillette, DELL_2013 the Dell taken private, "
     "COR_2021 CoreSite, ECHO_2021 Echo Global Logistics), a symbol no exchange uses; reviewed exceptions "
-    "(fdkit.build.identity.ONE_COMPANY): PCG, OI, CLF, IRT; the S&P 400 spell of Jefferies Group (2011-2013) is "
+    "(fdkit.build.identity.ONE_COMPANY): PCG, OI, CLF, IRT, ATI; the S&P 400 spell of Jefferies Group (2011-2013) is "
     "JEF_2013, without a CIK (fdkit.build.index_membership.ANOTHER_COMPANY: the source gives Leucadia's); UA's "
     "spells ended before 2016-12-07 are Under Armour's Class A, UAA today (CLASS_SYMBOL_MOVES). A company "
     "is in one index at a time: where its S&P 400 or 600 spell overlaps its S&P 500 spell the smaller index's "

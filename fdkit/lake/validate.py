@@ -598,7 +598,7 @@ _REVIEWED = (
     ("AMZN", "2009-10-23",
         "+27% after its Q3 results released (8-K Item 2.02 of 2009-10-22 in the earnings-dates source)"),
     ("ARG", "2015-11-17", "+29% on Air Liquide's agreed cash acquisition of Airgas"),
-    ("ATI_2020", "2017-01-24", "+31%;" + _TWO_SOURCES),
+    ("ATI", "2017-01-24", "+31%;" + _TWO_SOURCES),
     ("BAC", "2008-10-07",
         "-26% after its Q3 results, dividend cut and $10bn share offering (8-K Item 2.02 of 2008-10-06); SPY "
         "-6.2%"),
