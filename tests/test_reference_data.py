@@ -448,3 +448,22 @@ def test_every_reviewed_move_is_in_the_lake_and_in_an_independent_source():
     # where a distribution went ex (a spin-off, a stock dividend) the adjusted files move less than the close
     distributions = {("CAG", "2016-11-10"), ("WIN", "2015-04-27")}
     assert {(t, d) for t, d, *_ in unconfirmed} <= distributions, unconfirmed
+
+
+_FSDS_SUB = _SHARED / "data-real-2" / "fundamentals_fsds" / "sec_fsds_sub.parquet"
+
+
+@pytest.mark.skipif(not _FSDS_SUB.exists(), reason="needs ../shared/data-real-2")
+def test_a_company_carries_the_cik_its_filings_were_filed_under(ref_client):
+    """XOM: the 2026 S&P list gives 0002115436, a later registrant; its filings in the lake are under 34088."""
+    sub = pd.read_parquet(_FSDS_SUB, columns=["adsh", "cik", "name"])
+    filers = sub.assign(adsh=sub["adsh"].astype(str))
+    rows = ref_client.income_statements("XOM", period="annual", limit=None)
+    mine = rows.dropna(subset=["accession_number"])
+    assert len(mine)
+    for acc, cik, url in zip(mine["accession_number"], mine["cik"], mine["filing_url"], strict=True):
+        filer = filers.loc[filers["adsh"] == str(acc), "cik"]
+        assert len(filer) and int(filer.iloc[0]) == int(cik) == 34088, (acc, cik)
+        assert "/edgar/data/34088/" in str(url)
+    assert set(rows["cik"].astype(str)) == {"0000034088"}
+    assert ref_client.company_facts("XOM")["cik"].astype(str).tolist() == ["0000034088"]

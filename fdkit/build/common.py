@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from fdkit.frames import basis
+from fdkit.frames.names import same_name
 
 #: licences several datasets' provenance names (SOURCES.md)
 SEC_PD = "US government work (SEC EDGAR), public domain"
@@ -134,29 +135,46 @@ def adjust_facts_for_splits(facts: pd.DataFrame, splits: pd.DataFrame) -> pd.Dat
 
 
 def company_ciks(sec_tickers: pd.DataFrame, members: pd.DataFrame, universe: pd.DataFrame) -> dict[str, str]:
-    """Ticker -> 10-digit CIK: the universe file, the S&P 500 list, then the SEC ticker file.
+    """Ticker -> 10-digit CIK: the universe file, the S&P 500 list, then the SEC ticker file; the filer's where known.
+
+    The lists give today's registrant. Where the SEC's ticker file (a snapshot older than the lists) names the same
+    company under another CIK, the company has formed a holding company since (BlackRock 2024, Ferguson 2024,
+    ExxonMobil: 0002115436 in the 2026 list), and every filing of the lake (2009-2017 for these) was filed under the
+    SEC file's CIK: that one is the lake's. A ticker the SEC file gives another company (BNY: a municipal fund in
+    the snapshot, BNY Mellon today) keeps the lists' CIK.
 
     Args:
-        sec_tickers: ``company/sec_company_tickers.csv`` (``ticker``, ``cik``; text).
-        members: the S&P 500 members (``ticker``, ``cik``).
-        universe: ``company/universe.csv`` (``Symbol``, ``CIK``; text).
+        sec_tickers: ``company/sec_company_tickers.csv`` (``ticker``, ``cik``, ``title``; text).
+        members: the S&P 500 members (``ticker``, ``cik``, ``name``).
+        universe: ``company/universe.csv`` (``Symbol``, ``CIK``, ``Security``; text).
 
     Returns:
-        The CIK of each ticker, the first source that has one winning.
+        The CIK of each ticker.
 
     Example:
-        >>> sec = pd.DataFrame({"ticker": ["BRK.B", "X"], "cik": ["1067983", "1"]})
-        >>> members = pd.DataFrame({"ticker": ["X"], "cik": ["0000000002"]})
-        >>> uni = pd.DataFrame({"Symbol": ["Y"], "CIK": ["3.0"]})
+        >>> sec = pd.DataFrame({"ticker": ["BRK.B", "X", "XOM"], "cik": ["1067983", "1", "34088"],
+        ...                     "title": ["Berkshire Hathaway", "Municipal Income Trust", "EXXON MOBIL CORP"]})
+        >>> members = pd.DataFrame({"ticker": ["X", "XOM"], "cik": ["0000000002", "0002115436"],
+        ...                         "name": ["X Corp", "ExxonMobil"]})
+        >>> uni = pd.DataFrame({"Symbol": ["Y"], "CIK": ["3.0"], "Security": ["Y Inc."]})
         >>> company_ciks(sec, members, uni)
-        {'BRK-B': '0001067983', 'X': '0000000002', 'Y': '0000000003'}
+        {'BRK-B': '0001067983', 'X': '0000000002', 'XOM': '0000034088', 'Y': '0000000003'}
     """
     out: dict[str, str] = {}
-    for t, c in zip(sec_tickers["ticker"].str.replace(".", "-", regex=False), sec_tickers["cik"], strict=True):
+    sec: dict[str, tuple[str, str]] = {}
+    for t, c, title in zip(sec_tickers["ticker"].str.replace(".", "-", regex=False), sec_tickers["cik"],
+                           sec_tickers.get("title", pd.Series("", index=sec_tickers.index)), strict=True):  # fmt: skip
+        sec.setdefault(t, (c.zfill(10), str(title)))
         out.setdefault(t, c.zfill(10))
-    for t, c in zip(members["ticker"], members["cik"], strict=True):
-        out[t] = c
-    for t, c in zip(universe["Symbol"].str.replace(".", "-", regex=False), universe["CIK"], strict=True):
+    names: dict[str, str] = {}
+    for t, c, n in zip(members["ticker"], members["cik"], members.get("name", members["ticker"]), strict=True):
+        out[t], names[t] = c, str(n)
+    security = universe.get("Security", universe["Symbol"])
+    for t, c, n in zip(universe["Symbol"].str.replace(".", "-", regex=False), universe["CIK"], security, strict=True):
         if isinstance(c, str) and c:
-            out[t] = c.split(".")[0].zfill(10)
+            out[t], names[t] = c.split(".")[0].zfill(10), str(n)
+    for t, name in names.items():
+        filer = sec.get(t)
+        if filer is not None and filer[0] != out[t] and same_name(name, filer[1]):
+            out[t] = filer[0]
     return out

@@ -99,9 +99,10 @@ def build_company_facts(
     for m in tuples(members):
         if m.ticker in known:
             continue
-        rows.append({"ticker": m.ticker, "name": m.name, "cik": m.cik, "industry": m.industry, "sector": m.sector,
+        cik = ciks.get(m.ticker, m.cik)  # the filer of the lake's filings (company_ciks)
+        rows.append({"ticker": m.ticker, "name": m.name, "cik": cik, "industry": m.industry, "sector": m.sector,
                      "category": "Common Stock", "is_active": True, "location": m.location,
-                     "sec_filings_url": f"{SEC}/cgi-bin/browse-edgar?action=getcompany&CIK={m.cik}",
+                     "sec_filings_url": f"{SEC}/cgi-bin/browse-edgar?action=getcompany&CIK={cik}",
                      "events": company_events(None, ticker_changes(m.ticker, renames))})  # fmt: skip
     return pd.DataFrame(rows)
 
@@ -188,7 +189,8 @@ def known_companies(uni: pd.DataFrame, prof: pd.DataFrame, ciks: dict[str, str],
         rows.append({"ticker": u.Symbol, "name": (p["name"] if p is not None else None) or u.Security,
                      "cik": ciks.get(u.Symbol)})  # fmt: skip
     known = {r["ticker"] for r in rows}
-    rows += [{"ticker": m.ticker, "name": m.name, "cik": m.cik} for m in tuples(members) if m.ticker not in known]
+    rows += [{"ticker": m.ticker, "name": m.name, "cik": ciks.get(m.ticker, m.cik)} for m in tuples(members)
+             if m.ticker not in known]  # fmt: skip
     return pd.DataFrame(rows, columns=["ticker", "name", "cik"])
 
 

@@ -290,8 +290,9 @@ _PROVENANCE = Provenance(
     "earlier spell ends the day before the later begins.",
     "a reconstruction from public lists, not S&P's files; a handful of dates can be a day off. Join other "
     "datasets on CIK or on dates, not on the symbol alone (a symbol may since belong to another company). XOM: "
-    "the source and the SEC ticker file give CIK 0000034088, company_facts (the S&P list of 2026-08-08) "
-    "0002115436, which the spell carries. The S&P 500 counts 495-499 members from 2004-12-30 to 2014 (497 on "
+    "the source and the SEC ticker file give CIK 0000034088, the S&P list of 2026-08-08 0002115436 (a later "
+    "registrant): the spell carries 34088, the CIK every XOM filing of the lake was filed under (company_ciks). "
+    "The S&P 500 counts 495-499 members from 2004-12-30 to 2014 (497 on "
     "2008-09-15, after Lehman's removal that day) where the index had 500 companies: its upstream list "
     "(fja05680/sp500, the seed's source) itself holds 495 tickers on 2004-12-30 and 496-499 until mid-2015, so a "
     "few members are missing there; from 2015 the count is 500-507 (505 on 2016-06-30), dual share classes "
