@@ -258,26 +258,45 @@ NOTEBOOKS: dict[str, list[tuple[str, str]]] = {
         ("code", 'ax = ic.fds.plot(kind="ic", title="Earnings yield: rank IC with next month\'s return")\nplt.show()'),
         (
             "md",
-            "**Survivorship check.** Today's members (the list a naive study starts from) held over the same two "
-            "years: the names that joined the index later did so because they had done well, so a cross-section "
-            "of them overstates what an investor could have held:",
+            "**Survivorship check.** The members of 2015-03-31 held to 2017-03-31, equally weighted, a name that "
+            "stopped trading (acquired, merged) held to its last bar and in cash after it; beside them today's "
+            "members (the list a naive study starts from) held over the same two years, and the index (SPY). The "
+            "names that joined the index later did so because they had done well, so a cross-section of today's "
+            "members overstates what an investor could have held:",
         ),
         (
             "code",
             'today = sorted(set(fdkit.index_members("sp500", "2026-06-30").index.get_level_values("ticker")))\n'
             'naive_px = fdkit.prices(today, start_date="2015-03-20", end_date="2017-03-31", errors="ignore")\n'
+            'spy = fdkit.prices("SPY", start_date="2015-03-20", end_date="2017-03-31")\n'
             "\n"
-            "def two_years(p):  # equal-weighted return 2015-03-31 -> 2017-03-31 of the names priced on both days\n"
-            '    m = p.fds.resample("ME")["close"].unstack("ticker")\n'
-            '    return (m.loc["2017-03-31"] / m.loc["2015-03-31"] - 1).dropna()\n'
+            "def held(p):  # 2015-03-31 -> 2017-03-31, price returns; a name that stopped trading: to its last bar\n"
+            '    c = p["close"].unstack("ticker")\n'
+            '    start = c[c.index <= pd.Timestamp("2015-03-31")].iloc[-1]\n'
+            '    end = c[c.index <= pd.Timestamp("2017-03-31")].ffill().iloc[-1]\n'
+            "    last = c.apply(lambda s: s.last_valid_index())\n"
+            '    return pd.DataFrame({"r": end / start - 1, "last": last}).dropna(subset=["r"])\n'
             "\n"
             'members_then = set(fdkit.index_members("sp500", "2015-03-31").index.get_level_values("ticker"))\n'
-            "pit, naive = two_years(px), two_years(naive_px)\n"
+            "pit, naive = held(px), held(naive_px)\n"
             "pit = pit[pit.index.isin(members_then)]\n"
+            'dead = pit[pit["last"] < pd.Timestamp("2017-03-31")]  # stopped trading inside the window\n'
             "later = naive[~naive.index.isin(members_then)]  # in today's list, not yet members in 2015\n"
-            'pd.DataFrame({"names": [len(pit), len(naive), len(later)],\n'
-            '              "mean 2-year return": [pit.mean(), naive.mean(), later.mean()]},\n'
-            '             index=["members of 2015-03-31", "today\'s members", "of those, joined after 2015-03-31"])',
+            'index_return = float(held(spy)["r"].iloc[0])\n'
+            'pd.DataFrame({"names": [len(pit), len(dead), len(naive), len(later), 1],\n'
+            '              "mean 2-year return": [pit["r"].mean(), dead["r"].mean(), naive["r"].mean(),\n'
+            '                                     later["r"].mean(), index_return]},\n'
+            '             index=["members of 2015-03-31", "  of which stopped trading by 2017-03-31",\n'
+            '                    "today\'s members", "  of which joined after 2015-03-31", "the index (SPY)"])',
+        ),
+        (
+            "md",
+            "Price returns throughout. The point-in-time members, dead ones included, return less than the index "
+            "here: equal weight against capitalisation weight, and in 2015-2017 the largest companies did best while "
+            "the equal weight holds more of the energy and materials names that fell with commodities. The members "
+            "that stopped trading did not drag the average down: most left by acquisition, at a premium. Today's "
+            "members return far more than either, and the difference between the first and third rows is "
+            "survivorship: the names that joined later had done well, which is why they joined.",
         ),
         ("md", "Quintile portfolios, rebalanced monthly (1 = lowest earnings yield), and the long-short spread:"),
         (
