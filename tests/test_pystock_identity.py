@@ -11,6 +11,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from fdkit.errors import DateRangeWarning
+
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 REPORTS = SHARED / "data-real-2" / "fundamentals_pystock" / "pystock_sec_reports_asof_2015_2017.csv.gz"
 BARS = SHARED / "data-real-2" / "prices" / "pystock_us_equities_daily_2015_2017.parquet"
@@ -70,7 +72,8 @@ def test_a_share_class_keeps_its_history_when_its_symbol_moves(ref_client):
     assert class_a[pd.Timestamp("2016-12-06")] == pytest.approx(raw[("UA", pd.Timestamp("2016-12-06"))])
     assert class_a[pd.Timestamp("2016-12-07")] == pytest.approx(raw[("UAA", pd.Timestamp("2016-12-07"))])
     assert (class_a.pct_change().dropna().abs() < 0.25).all()  # no jump where the symbol moved, nor at the dividend
-    class_c = ref_client.prices("UA", start_date="2016-01-01", end_date="2016-12-09")
+    with pytest.warns(DateRangeWarning, match="UA's bars start on 2016-12-07"):
+        class_c = ref_client.prices("UA", start_date="2016-01-01", end_date="2016-12-09")
     assert class_c.index.get_level_values("time").min() == pd.Timestamp("2016-12-07")
 
 

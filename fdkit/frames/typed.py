@@ -562,8 +562,9 @@ def frame_from_parts(endpoint: str | Endpoint, parts: Sequence[Part], params: Ma
         The frame.
 
     Example:
-        >>> page = (pa.table({"time": pa.array([0, 86_400 * 10**9], pa.timestamp("ns", tz="UTC")),
-        ...                   "close": [1.0, 2.0]}), 2, {"ticker": "AAPL"})
+        >>> body = {"ticker": "AAPL", "prices": [{"time": "2024-01-02T05:00:00Z", "close": 1.0},
+        ...                                      {"time": "2024-01-03T05:00:00Z", "close": 2.0}]}
+        >>> page = response_part("prices", {"ticker": "AAPL", "interval": "day"}, body)
         >>> frame_from_parts("prices", [page], {"interval": "day"})["close"].tolist()
         [1.0, 2.0]
     """
