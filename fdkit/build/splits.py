@@ -78,6 +78,14 @@ _EX_DATE_STATEMENTS = (
     r"[Ee]x-(?:distribution )?date\)?:?",
     r"[Cc]onsolidated shares began trading",
     r"began trading on a split-adjusted basis(?: on)?",
+    r"trading on (?:a )?split-adjusted basis began",
+    r"ADR split effective",
+    r"[Mm]arketplace effective date",
+    # a split effective before the open (12:01 AM .. 9:29 AM, "at opening of trading", "at market open") trades on
+    # the new basis that very day
+    r"[Ee]ffective (?:at )?(?:12:0\d|[1-8]:\d\d|9:[0-2]\d) AM [A-Z]{2,3}",
+    r"[Ee]ffective at (?:the )?opening of trading",
+    r"[Ee]ffective(?=\s+[A-Z][a-z]{2,8}\.? \d{1,2},? \d{4}\.\s+Trading[^.]*basis at market open)",
 )
 _NOTE_DAY = r"\s*(?:on\s+)?([A-Z][a-z]{2,8}\.? \d{1,2},? \d{4})"
 
@@ -100,6 +108,12 @@ def stated_ex_date(note: str | float | None) -> pd.Timestamp | None:
         Timestamp('2020-08-31 00:00:00')
         >>> stated_ex_date("Class C shares distributed Apr 7, 2016 (ex-date Apr 8, 2016).")
         Timestamp('2016-04-08 00:00:00')
+        >>> stated_ex_date("Effective at 12:01 AM EST May 6, 2024. CUSIP changed.")
+        Timestamp('2024-05-06 00:00:00')
+        >>> stated_ex_date("Effective May 11, 2020. Trading on NYSE began on post-consolidation basis at market open.")
+        Timestamp('2020-05-11 00:00:00')
+        >>> stated_ex_date("Effective at 5:00 PM ET Feb 16, 2024.") is None  # after the close: the next session
+        True
         >>> stated_ex_date("Payable on or about Jan 30, 2015.") is None
         True
     """
