@@ -151,7 +151,8 @@ def one_index_at_a_time(spells: pd.DataFrame) -> pd.DataFrame:
     S&P 500 from 2019-02-15; AGL Resources in the S&P 400 for 2013 while in the S&P 500 from 2011 to 2016). The
     S&P 500's list is the better kept (a second upstream, fja05680/sp500): where a spell of one company
     (``current_ticker``) in the S&P 400 or 600 overlaps one of its S&P 500 spells, the smaller index's spell ends
-    the day before the S&P 500 spell begins, or begins the day after it ends, or goes where it lies within it.
+    the day before the S&P 500 spell begins, or begins the day after it ends, or goes where it lies within it (a
+    spell around the S&P 500 one keeps its part before and its part after).
     Between the S&P 400 and 600 (one list as good as the other) the spell that began first ends the day before the
     other begins.
 
@@ -169,6 +170,12 @@ def one_index_at_a_time(spells: pd.DataFrame) -> pd.DataFrame:
         >>> out = one_index_at_a_time(s)
         >>> out["index"].tolist(), out["end_date"].dt.strftime("%Y-%m-%d").fillna("-").tolist()
         (['sp400', 'sp500', 'sp500'], ['2019-02-14', '-', '2016-06-30'])
+        >>> around = pd.DataFrame({"index": ["sp400", "sp500"], "current_ticker": "X",
+        ...                        "start_date": pd.to_datetime(["2012-01-02", "2014-01-02"]),
+        ...                        "end_date": pd.to_datetime(["2018-01-01", "2015-12-31"])})
+        >>> out = one_index_at_a_time(around).sort_values("start_date")
+        >>> [f"{i} {a:%Y-%m} {b:%Y-%m}" for i, a, b in zip(out["index"], out["start_date"], out["end_date"])]
+        ['sp400 2012-01 2014-01', 'sp500 2014-01 2015-12', 'sp400 2016-01 2018-01']
     """
     out = spells.copy()
     running, day = pd.Timestamp("2200-01-01"), pd.Timedelta(days=1)
@@ -176,6 +183,7 @@ def one_index_at_a_time(spells: pd.DataFrame) -> pd.DataFrame:
     start: dict[Any, pd.Timestamp] = {k: pd.Timestamp(v) for k, v in out["start_date"].items()}
     end: dict[Any, pd.Timestamp] = {k: pd.Timestamp(v) if pd.notna(v) else running for k, v in out["end_date"].items()}
     dropped: set = set()
+    tails: list[tuple[Any, pd.Timestamp, pd.Timestamp]] = []
     for _, g in out.sort_values("start_date", kind="stable").groupby("current_ticker", sort=False):
         for a in g.index:
             for b in g.index:
@@ -185,6 +193,8 @@ def one_index_at_a_time(spells: pd.DataFrame) -> pd.DataFrame:
                     continue
                 if index[b] == "sp500":  # a, of a smaller index, gives way
                     if start[a] < start[b]:
+                        if end[a] > end[b]:  # a spell around the S&P 500 one: its part after it is kept too
+                            tails.append((a, end[b] + day, end[a]))
                         end[a] = start[b] - day
                     elif end[a] > end[b]:
                         start[a] = end[b] + day
@@ -194,7 +204,9 @@ def one_index_at_a_time(spells: pd.DataFrame) -> pd.DataFrame:
                     end[a] = start[b] - day
     out["start_date"] = pd.Series(start).reindex(out.index)
     out["end_date"] = pd.Series(end).reindex(out.index).where(lambda e: e != running)
-    return out.drop(index=list(dropped))
+    after = [out.loc[[a]].assign(start_date=first, end_date=last) for a, first, last in tails]
+    after = [piece.assign(end_date=piece["end_date"].where(piece["end_date"] != running)) for piece in after]
+    return pd.concat([out.drop(index=list(dropped)), *after])
 
 
 def build_index_membership(
