@@ -393,7 +393,7 @@ def test_dividends_are_on_the_price_basis(ref_client):
     assert str(nvda.index.get_level_values("date").dtype) == "datetime64[ns]"
 
 
-_SHARED = Path(__file__).resolve().parents[2] / "shared"
+_SHARED = SHARED.parent  # all the raw source folders (SHARED is data-real)
 _STOOQ = _SHARED / "data-real-5" / "prices"
 _ML4T = (
     _SHARED / "data-real-5" / "prices-sp500-raw-2000-2012" / "ml4t_sp500_2008_2012_members_daily_raw_2000_2012.parquet"
