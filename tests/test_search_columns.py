@@ -56,8 +56,9 @@ def _answers(root, lazy: bool, narrow: bool, monkeypatch) -> list[tuple[int, byt
             out.append((r.status_code, r.content))
     monkeypatch.undo()
     if lazy and narrow:  # the valid searches kept only some columns (the refused ones read every column)
-        kept = [k for k in store.cached() if k[0] == "frame" and k[1] == "income_statements" and len(k) == 3]
-        assert len(kept) >= 3 and all(len(k[2]) <= 8 for k in kept)
+        # ("frame", name, columns, where): a few columns of one period's rows
+        kept = [k for k in store.cached() if k[0] == "frame" and k[1] == "income_statements" and k[2] is not None]
+        assert len(kept) >= 3 and all(len(k[2]) <= 8 and dict(k[3]).keys() == {"period"} for k in kept)
     return out
 
 
@@ -68,3 +69,27 @@ def test_a_search_reads_its_columns_and_answers_as_from_every_column(delta_lake,
     assert [s for s, _ in whole] == [200, 200, 200, 400, 200, 200, 400]
     assert sum(len(b) > 100 for s, b in whole if s == 200) >= 4  # the answers hold rows
     assert narrow == whole
+
+
+@pytest.mark.parametrize("lazy", [False, True])
+def test_a_screen_of_a_lake_with_income_statements_only(tmp_path, lazy):
+    """A mirror of one statement dataset: the others' columns are absent, the screen is that dataset's own."""
+    root = tmp_path / "lake"
+    income = read_dataset(default_data_dir(), "income_statements")
+    write_dataset(root, "income_statements", income)
+    store = Store(root)
+    if lazy:
+        store._small = lambda name: False  # type: ignore[method-assign]
+    body = {"filters": [{"field": "revenue", "operator": "gt", "value": 2e10}], "period": "quarterly", "limit": 500}
+    with serve_app(create_app(root, {KEY: "pro"}, store=store)) as srv:
+        r = requests.post(srv.base_url + "/financials/search/screener", json=body, headers={"X-API-KEY": KEY},
+                          timeout=60)  # fmt: skip
+    assert r.status_code == 200, r.text
+    got = [(row["ticker"], row["report_period"], row["revenue"]) for row in r.json()["search_results"]]
+    # the same screen by hand: each ticker's latest quarter, kept when its revenue passes
+    q = income[income["period"].astype(str) == "quarterly"].sort_values(["ticker", "report_period"])
+    latest = q.groupby(q["ticker"].astype(str)).tail(1)
+    want = latest[latest["revenue"] > 2e10].sort_values("ticker")
+    assert len(want) > 20
+    assert got == [(str(t), d.strftime("%Y-%m-%d"), float(v))
+                   for t, d, v in want[["ticker", "report_period", "revenue"]].itertuples(index=False)]  # fmt: skip

@@ -1042,17 +1042,16 @@ def _scan(listing: DatasetFiles, columns: list[str] | None, keys: tuple[str, ...
 def _last_written(table: pa.Table, files: list[PurePath], keys: tuple[str, ...],
                   mtimes: Mapping[PurePath, int]) -> pa.Table:  # fmt: skip
     """One row per key: the one from the file written last (then the last in that file), rows in read order."""
+    if _decoded(table.select(list(keys))).group_by(list(keys), use_threads=False).aggregate([]).num_rows == len(table):
+        return table  # no record written twice (the usual case): every row kept, in read order, nothing ranked
     by_age = sorted(files, key=lambda f: (mtimes[f] if f in mtimes else Path(f).stat().st_mtime_ns, str(f)))
     rank = pc.index_in(table.column("__filename"), value_set=pa.array([str(f) for f in by_age]))
-    # the order is decided on the key columns alone; the whole table is taken once, and not at all when no record
-    # is written twice (every row kept, in read order)
+    # the order is decided on the key columns alone; the whole table is taken once
     arange = pa.array(range(table.num_rows), pa.int64())
     order = pa.table({**{k: table.column(k) for k in keys}, "__rank": rank, "__row": arange})
     order = order.take(pc.sort_indices(order, sort_keys=[("__rank", "ascending"), ("__row", "ascending")]))
     order = order.append_column("__pos", arange)
     kept = order.group_by(list(keys), use_threads=False).aggregate([("__pos", "max")]).column("__pos_max")
-    if len(kept) == table.num_rows:
-        return table
     rows = order.column("__row").take(kept)
     return table.take(pc.take(rows, pc.sort_indices(rows)))
 

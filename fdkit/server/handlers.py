@@ -319,7 +319,7 @@ def prices(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
     rows, stamps = store.sorted_rows(source, ticker, traded=traded)
     first, stop = int(np.searchsorted(stamps, lo, "left")), int(np.searchsorted(stamps, hi, "left"))
     frame = partial(_sorted_frame, store, source, ticker, traded)
-    return Answer(records=FrameRecords(frame, cols, None, first, stop), top={"ticker": ticker})
+    return Answer(records=FrameRecords(frame, cols, None, first, stop, frame=rows), top={"ticker": ticker})
 
 
 def _sorted_frame(store: Store, source: str, ticker: str, traded: bool) -> pd.DataFrame:
@@ -755,15 +755,18 @@ def _search_frame(store: Store, period: str, known_by: str | None = None,
     frames = []
     for name in _SEARCHED:
         have = store.columns_of(name) if fields is not None else None
-        df = store.frame(name) if have is None else store.frame(name, [c for c in fields or [] if c in have])
-        keep = df["period"].astype("string") == period
+        picked = None if have is None else [c for c in fields or [] if c in have]
+        df = store.frame(name, picked, where={"period": period})  # one period's rows only are read
         if known_by is not None:
-            keep &= df["filing_date"] <= pd.Timestamp(known_by)
-        frames.append(df[keep.fillna(False).to_numpy(dtype=bool)])
+            df = df[(df["filing_date"] <= pd.Timestamp(known_by)).fillna(False).to_numpy(dtype=bool)]
+        frames.append(df)
     base = frames[0]
     for other in frames[1:]:
         extra = [c for c in other.columns if c not in base.columns or c in key]
-        base = base.merge(other[extra], on=key, how="outer")
+        if other.empty:  # a dataset the lake lacks (a mirror of income statements only): its columns, no join
+            base = base.assign(**{c: pd.Series(index=base.index, dtype=other[c].dtype) for c in extra if c not in key})
+        else:
+            base = base.merge(other[extra], on=key, how="outer")
     return base
 
 

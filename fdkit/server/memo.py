@@ -22,13 +22,15 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from typing import Any
 
-__all__ = ["AnswerMemo", "compact", "object_bytes", "ENTRY_OVERHEAD", "PAGE_OVERHEAD", "deep_bytes"]
+__all__ = ["AnswerMemo", "compact", "object_bytes", "ENTRY_OVERHEAD", "PAGE_OVERHEAD", "SIGHTINGS", "deep_bytes"]
 
 #: what the memo itself allocates per entry (its ordered-dict node and the ``(value, size)`` tuple), measured with
 #: tracemalloc, rounded up
 ENTRY_OVERHEAD = 160
 #: a kept page's tuple, media type and headers besides its body
 PAGE_OVERHEAD = 512
+#: keys a memo remembers having been asked for once (``keep_on_repeat``): ~100 bytes each
+SIGHTINGS = 16_384
 
 
 def compact(data: bytes) -> bytes:
@@ -98,12 +100,15 @@ class AnswerMemo:
             its value's size (as ``size`` says), its key's objects and :data:`ENTRY_OVERHEAD`.
     """
 
-    def __init__(self, budget: int = 128 * 2**20) -> None:
+    def __init__(self, budget: int = 128 * 2**20, *, sightings: int = SIGHTINGS) -> None:
         self.budget = budget
         self.bytes = 0
         self._items: OrderedDict[Hashable, tuple[Any, int]] = OrderedDict()
         self._lock = threading.Lock()
         self._making: dict[Hashable, threading.Lock] = {}
+        # keys asked for once and not kept (``keep_on_repeat``), most recent last, at most ``sightings`` of them
+        self._seen: OrderedDict[Hashable, bool] = OrderedDict()
+        self._sightings = sightings
 
     def __len__(self) -> int:
         return len(self._items)
@@ -124,7 +129,8 @@ class AnswerMemo:
         with self._lock:
             return list(self._items)
 
-    def get_or_make(self, key: Hashable, make: Callable[[], Any], size: Callable[[Any], int]) -> Any:
+    def get_or_make(self, key: Hashable, make: Callable[[], Any], size: Callable[[Any], int], *,
+                    keep_on_repeat: bool = False) -> Any:  # fmt: skip
         """The value of ``key``, made (outside the memo's lock) and kept when absent.
 
         Threads asking for the same absent key at once wait for one of them to make it (a ticker is read once).
@@ -133,15 +139,31 @@ class AnswerMemo:
             key: what the value depends on.
             make: computes the value.
             size: its size in bytes.
+            keep_on_repeat: keep the value only once its key has been asked for before (among the last
+                ``sightings`` keys asked for once): a sweep of one-off questions (each ticker of a market, once)
+                then passes through without evicting what is asked again and again, and memory follows what is
+                reused rather than how many distinct keys were asked. A second ask while the first is being made
+                counts too.
 
         Returns:
             The value.
+
+        Example:
+            >>> m = AnswerMemo(budget=10_000)
+            >>> _ = m.get_or_make("once", lambda: 1, lambda v: 8, keep_on_repeat=True)
+            >>> "once" in m
+            False
+            >>> _ = m.get_or_make("once", lambda: 1, lambda v: 8, keep_on_repeat=True)
+            >>> "once" in m
+            True
         """
         with self._lock:
             hit = self._items.get(key)
             if hit is not None:
                 self._items.move_to_end(key)
                 return hit[0]
+            if keep_on_repeat:
+                self._sight(key)
             making = self._making.setdefault(key, threading.Lock())
         with making:
             with self._lock:
@@ -152,13 +174,25 @@ class AnswerMemo:
             try:
                 value = make()
                 n = size(value) + object_bytes(key) + ENTRY_OVERHEAD
-                if n <= self.budget:
+                with self._lock:
+                    wanted = not keep_on_repeat or self._seen.get(key, False)
+                if n <= self.budget and wanted:
                     self.put(key, value, n)
             finally:
                 with self._lock:
                     if self._making.get(key) is making:
                         del self._making[key]
         return value
+
+    def _sight(self, key: Hashable) -> None:
+        """Count one ask of a key that is not kept (under the lock): ``False`` once, ``True`` from the second."""
+        if key in self._seen:
+            self._seen[key] = True
+            self._seen.move_to_end(key)
+            return
+        self._seen[key] = False
+        while len(self._seen) > self._sightings:
+            self._seen.popitem(last=False)
 
     def put(self, key: Hashable, value: Any, n: int) -> None:
         """Keep ``value`` under ``key`` as ``n`` bytes, dropping the least recently used beyond the budget.
@@ -173,6 +207,7 @@ class AnswerMemo:
             if old is not None:
                 self.bytes -= old[1]
             self._items[key] = (value, n)
+            self._seen.pop(key, None)
             self.bytes += n
             while self.bytes > self.budget and self._items:
                 _, (_, dropped) = self._items.popitem(last=False)
@@ -191,4 +226,5 @@ class AnswerMemo:
         """Forget everything (the lake changed)."""
         with self._lock:
             self._items.clear()
+            self._seen.clear()
             self.bytes = 0

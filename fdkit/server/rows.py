@@ -41,22 +41,34 @@ class FrameRecords(Sequence[dict[str, Any]]):
             Asked for only when JSON is sent (Arrow pages are made of the frame).
         start: the first row of ``base`` in this sequence.
         stop: the row after the last (default: the end of ``base``).
+        frame: what the getter ``base`` returns now, when the handler has it at hand: held until the first page is
+            made of it (a slice takes it over), then let go. So one request asks the store for a ticker's rows
+            once (the store keeps them from a ticker's second request), and a kept answer holds no frame.
     """
 
     def __init__(self, base: pd.DataFrame | Callable[[], pd.DataFrame], fields: list[str],
                  values: Callable[[], dict[str, list[Any]]] | None = None, start: int = 0,
-                 stop: int | None = None) -> None:  # fmt: skip
+                 stop: int | None = None, *, frame: pd.DataFrame | None = None) -> None:  # fmt: skip
         self._base = base
-        frame = base() if callable(base) else base
-        self.fields = [f for f in fields if f in frame.columns]
+        self._held = frame if callable(base) else None
+        if frame is None and not (callable(base) and stop is not None):
+            frame = base() if callable(base) else base
+        self.fields = fields if frame is None else [f for f in fields if f in frame.columns]
         self.values = values
         self.start = start
-        self.stop = len(frame) if stop is None else stop
+        self.stop = len(frame) if stop is None and frame is not None else int(stop or 0)
+
+    def _take_held(self) -> pd.DataFrame | None:
+        held, self._held = self._held, None
+        return held
 
     @property
     def base(self) -> pd.DataFrame:
-        """The whole typed frame these rows are positions of."""
-        return self._base() if callable(self._base) else self._base
+        """The whole typed frame these rows are positions of (the frame at hand the first time, if any)."""
+        if not callable(self._base):
+            return self._base
+        held = self._take_held()
+        return held if held is not None else self._base()
 
     def __len__(self) -> int:
         return max(0, self.stop - self.start)
@@ -73,7 +85,7 @@ class FrameRecords(Sequence[dict[str, Any]]):
             if step != 1:
                 raise ValueError("FrameRecords slices step by one")
             return FrameRecords(self._base, self.fields, self.values, self.start + first,
-                                self.start + max(first, last))  # fmt: skip
+                                self.start + max(first, last), frame=self._take_held())  # fmt: skip
         if not -len(self) <= key < len(self):
             raise IndexError(key)
         i = key % len(self)

@@ -5,12 +5,13 @@ the store, the store asks the reader.
 
 Start-up reads nothing but the lake's change stamp. A dataset is listed (its files, grouped by layout and indexed
 by partition value) the first time it is asked for. A one-ticker question (:meth:`Store.rows`,
-:meth:`Store.sorted_rows`, :meth:`Store.sorted_values`) reads that ticker's rows only: its ``ticker=X/`` folder, or
+:meth:`Store.sorted_rows`) reads that ticker's rows only: its ``ticker=X/`` folder, or
 the row groups of flat files whose min/max statistics may hold it. A dataset small beside the budget (the bundled
 reference lake's) is read whole once and split by ticker, as a whole read is then about as cheap as one ticker's.
-Everything kept (whole datasets, a ticker's rows, its sorted columns and JSON-ready values) counts against one
-byte budget (``memory_bytes``; ``fdkit serve --memory``), least recently used out first; the distinct tickers of a
-dataset come from its folder names or its ticker column alone.
+Everything kept (whole datasets, a ticker's rows, its sorted columns) counts against one byte budget
+(``memory_bytes``; ``fdkit serve --memory``), least recently used out first; one ticker's rows are kept from their
+second ask (a sweep over a market asks most tickers once); the distinct tickers of a dataset come from its folder
+names or its ticker column alone.
 
 Example:
     >>> from fdkit.lake import default_data_dir
@@ -25,7 +26,6 @@ from __future__ import annotations
 
 import os
 import re
-import sys
 import threading
 from collections.abc import Hashable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
@@ -35,7 +35,6 @@ import pandas as pd
 
 from fdkit.catalog.schema import SCHEMAS
 from fdkit.frames.basis import as_traded
-from fdkit.frames.typed import json_columns
 from fdkit.lake.io import DatasetFiles, LakeRoot, dataset_schema, default_lake
 from fdkit.lake.reader import LakeReader
 from fdkit.server.memo import AnswerMemo
@@ -87,7 +86,7 @@ class Store:
 
     Args:
         root: the lake directory, or a reader of it.
-        memory_bytes: the most bytes of lake data kept in memory (frames, sorted columns, JSON-ready values); an
+        memory_bytes: the most bytes of lake data kept in memory (frames, sorted columns); an
             item larger than the budget is answered but not kept.
 
     Attributes:
@@ -155,7 +154,7 @@ class Store:
         """What the store keeps, least recently used first: ``(kind, dataset, ...)`` tuples.
 
         Kinds: ``frame`` (a whole dataset), ``split`` (a small dataset split by a key), ``rows`` (one key value's
-        rows), ``sorted`` (a ticker's rows sorted by time), ``json`` (their JSON-ready values), ``cik``.
+        rows), ``sorted`` (a ticker's rows sorted by time), ``cik``.
         """
         return [k[1:] for k in self.cache.keys() if isinstance(k, tuple) and k and k[0] == self._gen]
 
@@ -231,28 +230,48 @@ class Store:
         return got
 
     # -- reads --------------------------------------------------------------------------------------------------
-    def _kept(self, kind: str, *parts: Hashable, make: Any, size: Any = None) -> Any:
-        return self.cache.get_or_make((self._gen, kind, *parts), make, size or _frame_bytes)
+    def _kept(self, kind: str, *parts: Hashable, make: Any, size: Any = None, repeated: bool = False) -> Any:
+        """``make()`` kept within the budget under ``(kind, *parts)``; ``repeated``: kept once asked for twice.
+
+        One ticker's rows are ``repeated`` items: a sweep over a market's tickers, each asked once, reads them and
+        lets them go (memory follows the tickers asked again, not the lake's size: BENCHMARKS.md, scale).
+        """
+        return self.cache.get_or_make((self._gen, kind, *parts), make, size or _frame_bytes, keep_on_repeat=repeated)
 
     def _read(self, name: str, **kw: Any) -> pd.DataFrame:
         df = self.lake.read(name, files=self.files(name), **kw)
         self.rows_read += len(df)
         return df
 
-    def frame(self, name: str, columns: list[str] | None = None) -> pd.DataFrame:
-        """The whole dataset ``name`` (typed; empty with its schema when absent), or only some of its columns.
+    def frame(self, name: str, columns: list[str] | None = None,
+              where: Mapping[str, object] | None = None) -> pd.DataFrame:  # fmt: skip
+        """The whole dataset ``name`` (typed; empty with its schema when absent), or only some of its columns or rows.
 
         For cross-sections (screener, snapshots) and small datasets; kept within the budget like the rest (a
         dataset larger than the budget is read for each call). ``columns`` (names :meth:`columns_of` has) reads
         only those of a large dataset: the same rows, in the same order and dtypes, as the whole frame's columns.
+        ``where`` (column -> value, compared as text) keeps only the rows that match: a large dataset's scan filters
+        them (one period of the statements, a third of their rows, for a screen); a small one's whole frame is
+        filtered.
+
+        Example:
+            >>> from fdkit.lake import default_data_dir
+            >>> store = Store(default_data_dir())
+            >>> q = store.frame("income_statements", ["ticker", "revenue"], where={"period": "quarterly"})
+            >>> q.columns.tolist(), len(q) < len(store.frame("income_statements"))
+            (['ticker', 'revenue'], True)
         """
-        if columns is None:
+        where = dict(where or {})
+        if columns is None and not where:
             return self._kept("frame", name, make=lambda: self._read(name))
-        cols = list(dict.fromkeys(columns))
+        cols = None if columns is None else list(dict.fromkeys(columns))
         if self._small(name):
-            whole = self.frame(name)
-            return whole[[c for c in cols if c in whole.columns]]
-        return self._kept("frame", name, tuple(cols), make=lambda: self._read(name, columns=cols))
+            df = self.frame(name)
+            for column, value in where.items():
+                df = df[(df[column].astype("string") == str(value)).fillna(False).to_numpy(dtype=bool)]
+            return df if cols is None else df[[c for c in cols if c in df.columns]]
+        return self._kept("frame", name, None if cols is None else tuple(cols), tuple(sorted(where.items())),
+                          make=lambda: self._read(name, columns=cols, where=where or None))  # fmt: skip
 
     def columns_of(self, name: str) -> set[str] | None:
         """The columns a whole read of dataset ``name`` has, known without reading it (``None``: only a read tells).
@@ -317,7 +336,7 @@ class Store:
         if self._small(name):
             split = self._kept("split", name, key, make=lambda: _split(self.frame(name), key))
             return split[value]
-        return self._kept("rows", name, key, value, make=lambda: self._read_rows(name, value, key))
+        return self._kept("rows", name, key, value, make=lambda: self._read_rows(name, value, key), repeated=True)
 
     def _rows_once(self, name: str, value: str) -> pd.DataFrame:
         """One ticker's rows for a derived item: kept rows if there are, else read and not kept themselves."""
@@ -354,22 +373,12 @@ class Store:
                 rows["time_milliseconds"] = pd.array(stamps // 1_000_000, dtype="Int64")
             return rows, stamps
 
-        return self._kept("sorted", name, value, by, traded, make=make,
+        return self._kept("sorted", name, value, by, traded, make=make, repeated=True,
                           size=lambda v: _frame_bytes(v[0]) + (v[1].nbytes if v[1].base is None else 0))  # fmt: skip
 
     def has_sorted(self, name: str, value: str, by: str = "time", *, traded: bool = False) -> bool:
         """Whether :meth:`sorted_rows` of this ticker is ready (a range of it is then microseconds of work)."""
         return (self._gen, "sorted", name, value, by, traded) in self.cache
-
-    def sorted_values(self, name: str, value: str, fields: list[str], by: str = "time", *,
-                      traded: bool = False) -> dict[str, list[Any]]:  # fmt: skip
-        """The JSON-ready values of :meth:`sorted_rows`' fields (made once per ticker: a page is list slices)."""
-
-        def make() -> dict[str, list[Any]]:
-            rows, _ = self.sorted_rows(name, value, by, traded=traded)
-            return json_columns(rows, [f for f in fields if f in rows.columns])
-
-        return self._kept("json", name, value, by, traded, tuple(fields), make=make, size=_lists_bytes)
 
     def keys_of(self, name: str, key: str = "ticker") -> list[str]:
         """Sorted distinct values of ``key`` in dataset ``name``."""
@@ -479,17 +488,6 @@ def _frame_bytes(value: Any) -> int:
         per_row = _frame_bytes(base) / max(len(base), 1)
         return int(per_row * rows) + 512 * len(frames)
     return int(value.memory_usage(index=True, deep=True).sum()) + 512
-
-
-def _lists_bytes(values: dict[str, list[Any]]) -> int:
-    """An estimate of JSON-ready column lists' memory: a slot per value plus the objects of a sample."""
-    total = 256
-    for column in values.values():
-        n = len(column)
-        sample = column[:: max(1, n // 32)][:32]
-        per = sum(sys.getsizeof(v) for v in sample) / max(len(sample), 1)
-        total += int(n * (8 + per)) + 56
-    return total
 
 
 def _dict_bytes(d: dict[str, str]) -> int:
