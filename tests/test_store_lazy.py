@@ -99,6 +99,33 @@ def test_one_ticker_reads_only_its_rows(lake, request):
     assert store.rows("prices", "NOPE").empty and list(store.rows("prices", "NOPE").columns) == list(got.columns)
 
 
+def test_a_request_reads_its_ticker_once_and_a_second_request_keeps_it(hive_lake):
+    """A ``/prices`` request asks the store for its ticker's rows once (the answer hands them to its page); a
+    ticker asked for once is not kept, so a sweep over a market's tickers leaves nothing behind."""
+    import requests
+
+    from fdkit.server import create_app, serve_app
+
+    store = _lazy(hive_lake)
+    key = "k" * 32
+    ranges = [("2020-01-01", "2020-03-31"), ("2020-03-01", "2020-05-31"), ("2020-02-01", "2020-02-28")]  # 1 page
+    with serve_app(create_app(hive_lake, {key: "pro"}, store=store)) as srv:
+        reads = []
+        for start, end in ranges:
+            r = requests.get(srv.base_url + "/prices", params={"ticker": "T03", "interval": "day",
+                             "interval_multiplier": 1, "start_date": start, "end_date": end, "limit": 5000},
+                             headers={"X-API-KEY": key}, timeout=30)  # fmt: skip
+            want = _expected(hive_lake, "prices", "T03")
+            day = want["time"].dt.tz_convert(None)
+            want = want[(day >= start) & (day <= end)]
+            assert [p["close"] for p in r.json()["prices"]] == want["close"].tolist()
+            reads.append(store.rows_read)
+            if len(reads) == 1:
+                assert not store.has_sorted("prices", "T03", traded=True)  # asked once: not kept
+        assert reads == [BARS, 2 * BARS, 2 * BARS]  # read once a request, kept from the second
+        assert store.has_sorted("prices", "T03", traded=True)
+
+
 def test_flat_files_are_read_by_the_row_groups_whose_statistics_hold_the_ticker(flat_lake):
     listing = DatasetFiles.of(flat_lake, "prices")
     ds = pads.dataset([str(f) for f in listing.files], format="parquet")
@@ -227,10 +254,12 @@ def test_a_page_formatted_alone_is_the_slice_of_the_whole_tickers_values(start, 
 
     frame = _AAPL()
     cols = [["time", "open", "close", "volume", "basis", "adj_close"], ["close"], ["time_milliseconds", "low"]][fields]
-    whole = FrameRecords(frame, cols, lambda: json_columns(frame, cols), start, min(start + length, len(frame)))
-    alone = FrameRecords(frame, cols, None, start, min(start + length, len(frame)))
-    assert alone.to_list() == whole.to_list()
-    assert orjson.dumps(alone.to_list()) == orjson.dumps(whole.to_list())
+    stop = min(start + length, len(frame))
+    values = json_columns(frame, cols)  # the whole ticker's JSON-ready values, sliced
+    whole = [dict(zip(cols, row, strict=True)) for row in zip(*(values[c][start:stop] for c in cols), strict=True)]
+    alone = FrameRecords(frame, cols, start, stop).to_list()
+    assert alone == whole
+    assert orjson.dumps(alone) == orjson.dumps(whole)
 
 
 _AAPL_ROWS: list[pd.DataFrame] = []

@@ -319,7 +319,7 @@ def prices(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
     rows, stamps = store.sorted_rows(source, ticker, traded=traded)
     first, stop = int(np.searchsorted(stamps, lo, "left")), int(np.searchsorted(stamps, hi, "left"))
     frame = partial(_sorted_frame, store, source, ticker, traded)
-    return Answer(records=FrameRecords(frame, cols, None, first, stop, frame=rows), top={"ticker": ticker})
+    return Answer(records=FrameRecords(frame, cols, first, stop, frame=rows), top={"ticker": ticker})
 
 
 def _sorted_frame(store: Store, source: str, ticker: str, traded: bool) -> pd.DataFrame:

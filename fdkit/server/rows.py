@@ -36,9 +36,6 @@ class FrameRecords(Sequence[dict[str, Any]]):
         base: the rows, typed as the lake types them (an Arrow page is made of its slice), or what returns them
             (the store's kept frame: an answer kept in the memo then holds no frame the store has let go).
         fields: the record's fields, in order.
-        values: makes the JSON-ready values of every field of ``base`` (once per ticker, kept by the store), so a
-            page's records are list slices zipped, with no pandas work per request; ``None``: made from the frame.
-            Asked for only when JSON is sent (Arrow pages are made of the frame).
         start: the first row of ``base`` in this sequence.
         stop: the row after the last (default: the end of ``base``).
         frame: what the getter ``base`` returns now, when the handler has it at hand: held until the first page is
@@ -46,15 +43,13 @@ class FrameRecords(Sequence[dict[str, Any]]):
             once (the store keeps them from a ticker's second request), and a kept answer holds no frame.
     """
 
-    def __init__(self, base: pd.DataFrame | Callable[[], pd.DataFrame], fields: list[str],
-                 values: Callable[[], dict[str, list[Any]]] | None = None, start: int = 0,
+    def __init__(self, base: pd.DataFrame | Callable[[], pd.DataFrame], fields: list[str], start: int = 0,
                  stop: int | None = None, *, frame: pd.DataFrame | None = None) -> None:  # fmt: skip
         self._base = base
         self._held = frame if callable(base) else None
         if frame is None and not (callable(base) and stop is not None):
             frame = base() if callable(base) else base
         self.fields = fields if frame is None else [f for f in fields if f in frame.columns]
-        self.values = values
         self.start = start
         self.stop = len(frame) if stop is None and frame is not None else int(stop or 0)
 
@@ -84,7 +79,7 @@ class FrameRecords(Sequence[dict[str, Any]]):
             first, last, step = key.indices(len(self))
             if step != 1:
                 raise ValueError("FrameRecords slices step by one")
-            return FrameRecords(self._base, self.fields, self.values, self.start + first,
+            return FrameRecords(self._base, self.fields, self.start + first,
                                 self.start + max(first, last), frame=self._take_held())  # fmt: skip
         if not -len(self) <= key < len(self):
             raise IndexError(key)
@@ -97,12 +92,8 @@ class FrameRecords(Sequence[dict[str, Any]]):
         return self.base.iloc[self.start : self.stop]
 
     def to_list(self) -> list[dict[str, Any]]:
-        """The JSON-ready records (dates ISO, missing values ``None``)."""
-        if self.values is None:
-            return to_records(self.frame, self.fields)
-        values = self.values()
-        columns = [values[f][self.start : self.stop] for f in self.fields]
-        return [dict(zip(self.fields, row, strict=True)) for row in zip(*columns, strict=True)]
+        """The JSON-ready records (dates ISO, missing values ``None``), made of these rows alone."""
+        return to_records(self.frame, self.fields)
 
     def nbytes(self) -> int:
         """The memory these records hold, for the memo's byte budget.
