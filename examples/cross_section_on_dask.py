@@ -11,8 +11,8 @@ Usage::
 
 For each trading day: ``names`` (the tickers with an as-traded daily return that day), ``mean`` (their
 equal-weight return) and ``dispersion`` (the cross-sectional standard deviation of their returns). A return is a
-ticker's as-traded close over its previous as-traded close, at most 10 days before (closes are split-adjusted, so
-a split is no return; dividends are not in the closes).
+ticker's as-traded close (``basis`` as_traded, or none said) over its previous one, at most 10 days before (closes
+are split-adjusted, so a split is no return; dividends are not in the closes).
 
 Example (the bundled lake, a local cluster of two worker processes)::
 
@@ -78,7 +78,8 @@ def cross_section(files: list[str]) -> pd.DataFrame:
         One row per day (index ``time``): ``names``, ``mean``, ``dispersion``.
     """
     bars = dd.read_parquet(files, columns=COLUMNS)
-    bars = bars[bars["basis"].astype(str) == "as_traded"][["ticker", "time", "close"]]
+    traded = bars["basis"].isna() | (bars["basis"].astype(str) == "as_traded")  # no basis said: as traded
+    bars = bars[traded & ~bars["close"].isna()][["ticker", "time", "close"]]
     bars = bars.assign(ticker=bars["ticker"].astype(str))
     meta = pd.DataFrame({"time": pd.Series(dtype=bars["time"].dtype), "ret": pd.Series(dtype="float64")})
     returns = bars.groupby("ticker").apply(ticker_returns, meta=meta).dropna(subset=["ret"])  # one shuffle

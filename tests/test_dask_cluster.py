@@ -11,6 +11,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from fdkit.frames.basis import as_traded
 from fdkit.lake import LakeReader, default_data_dir
 from fdkit.lake.io import write_dataset
 
@@ -27,7 +28,7 @@ cloudpickle.register_pickle_by_value(example)  # the workers are other processes
 def _by_pandas(lake: Path) -> pd.DataFrame:
     """The same statistics from fdkit's reader and pandas alone: each ticker's as-traded closes, day over day."""
     bars = LakeReader(lake).read("prices", columns=["ticker", "time", "close", "basis"])
-    bars = bars[bars["basis"].astype(str) == "as_traded"].sort_values(["ticker", "time"], kind="stable")
+    bars = bars[as_traded(bars["basis"]) & bars["close"].notna()].sort_values(["ticker", "time"], kind="stable")
     by = bars.groupby(bars["ticker"].astype(str))
     ret = by["close"].pct_change().where(by["time"].diff() <= pd.Timedelta(days=10))
     out = ret.dropna().groupby(bars.loc[ret.dropna().index, "time"]).agg(["count", "mean", "std"])
