@@ -38,8 +38,9 @@ LEFT_OUT = """\
 * pystock EPS of issuers with several share classes can be another class's (Visa reads $5.32 for a quarter of
   about $0.80 per class A share); pystock has no share counts to check it against. Such an EPS is served missing
   only where it exceeds the share price (ERIE; `fdkit.build.quality`), so Visa's stays.
-* Prices: MS and NEE 2015-2017 (the source mixes in another security's bars); dividends after the basis date
-  of each source are not in the S&P 500 members' prices (split-adjusted only).
+* Prices: MS, NEE and TCO 2015-2017 (the source mixes in another security's bars), and 17 names of the 2015-2017
+  S&P 1500 whose moves beyond +/-25% no independent price file confirms (the `prices` provenance names them);
+  dividends after the basis date of each source are not in the S&P 500 members' prices (split-adjusted only).
 * KPIs (`/kpi/*`) and the webhook events `forward_guidance`, `non_gaap_metrics` and `operating_kpis`: no source
   holds guidance, non-GAAP measures or operating KPIs (the bundled 8-K texts are Items 5.02 and 9.01 only, no
   earnings press release or its exhibit 99.1; the XBRL facts are GAAP). The endpoints answer with empty lists and
