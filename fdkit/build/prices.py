@@ -326,9 +326,7 @@ _PROVENANCE_PRICES = Provenance(
     "from "
     f"{R2}prices/pystock_us_equities_daily_2015_2017.parquet: raw closes divided (volumes multiplied) by the splits "
     "after each day; no `adj_close` (their distributions are the dividends dataset). Left out (prices only; their "
-    "statements are served): "
-    + "; ".join(f"{t} ({why})" for t, why in sorted(EXCLUDED_PRICES.items()))
-    + ".",
+    "statements are served): " + "; ".join(f"{t} ({why})" for t, why in sorted(EXCLUDED_PRICES.items())) + ".",
 )
 
 _PROVENANCE_PRICES_MINUTE = Provenance(

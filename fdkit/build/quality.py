@@ -337,9 +337,11 @@ def mark_served_out_of_band(rows: pd.DataFrame) -> pd.DataFrame:
     spoken = quality.str.contains("revenue:", regex=False).fillna(False).astype(bool)
     off = ratio.dropna()
     off = off[~off.between(*MARK_BAND) & ~spoken[off.index]]
-    for i, r in off.items():
-        note = f"revenue: {r:.3g}x the median of its neighbouring quarters served (outside 0.5-2x; kept)"
-        quality[i] = note if pd.isna(quality[i]) else f"{quality[i]}; {note}"
+    notes = {i: f"revenue: {r:.3g}x the median of its neighbouring quarters served (outside 0.5-2x; kept)"
+             for i, r in off.items()}  # fmt: skip
+    if notes:
+        add = pd.Series(notes, dtype="string").reindex(quality.index)
+        quality = quality.where(add.isna(), (quality + "; " + add).fillna(add))
     out["quality"] = quality
     return out
 

@@ -23,7 +23,6 @@ _TWO_SOURCES = (
 )
 
 
-
 def _near(move: str, period: str, filed: str) -> str:
     """A move within days of a report's filing (the lake's filing date; the release is in no stored source)."""
     return f"{move}, within three days of its {period} report (filed {filed});{_TWO_SOURCES}"
