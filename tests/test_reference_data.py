@@ -287,7 +287,12 @@ def test_identifiers_join():
     members = set(cf.loc[cf["cik"].notna(), "ticker"].astype(str))
     today = inc[inc["ticker"].astype(str).isin(members)]
     assert today["cik"].notna().mean() > 0.99 and (inc["cik"].notna() == inc["filing_url"].notna()).all()
-    assert inc["cik"].notna().mean() > 0.85  # 2015-2017's dead companies: SOURCES.md lists them
+    # 2015-2017's dead companies: SOURCES.md lists them; of the S&P 400's (no CIK in its lists for a spell that
+    # ended) there are more, so the S&P 500's companies are held to the mark of old and all rows to a lower one
+    spells = read_dataset(DATA, "index_membership")
+    sp500 = set(spells.loc[spells["index"].astype(str) == "sp500", "current_ticker"].astype(str))
+    assert inc.loc[inc["ticker"].astype(str).isin(sp500), "cik"].notna().mean() > 0.85
+    assert inc["cik"].notna().mean() > 0.78
     aapl = inc[inc["ticker"] == "AAPL"]
     assert aapl["accession_number"].notna().all()
     assert aapl["filing_url"].str.endswith("-index.htm").all()

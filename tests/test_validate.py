@@ -185,10 +185,12 @@ def _s400_removal_missed(m):
 
 
 def _cik_by_symbol(m):
-    # a spell of Jefferies Group (to 2013) given the CIK of the company that holds JEF today (Leucadia's)
-    i = m.index[m["current_ticker"].astype(str) == "JEF_2013"][0]
-    m.loc[i, "cik"] = "0000096223"
-    m.loc[i, "name"] = "Jefferies Group"
+    # a spell of CoreSite Realty (to 2021) given the CIK of the company that holds COR today (Cencora's). (Jefferies
+    # Group given Leucadia's CIK no longer bites: company facts name that CIK Jefferies Financial Group, today's
+    # name, which the spell's name matches as loosely as names are matched)
+    i = m.index[m["current_ticker"].astype(str) == "COR_2021"][0]
+    m.loc[i, "cik"] = "0001140859"
+    m.loc[i, "name"] = "CoreSite Realty"
     return m
 
 

@@ -211,18 +211,21 @@ def _company_facts(ctx: Context) -> dict[str, pd.DataFrame]:
     changes = [pd.read_csv(ctx.source(f), dtype=str, keep_default_na=False) for f in MEMBERSHIP_CHANGES]
     facts = build_company_facts(uni, prof, emp, ciks, ctx["statements"], ctx["prices"], members,
                                 renames_of(events, changes))  # fmt: skip
-    return {"company_facts": with_past_members(facts, ctx["pystock_owners"])}
+    return {"company_facts": with_past_members(facts, ctx["pystock_owners"], ctx["index_membership"])}
 
 
-def with_past_members(facts: pd.DataFrame, owners: pd.DataFrame) -> pd.DataFrame:
+def with_past_members(facts: pd.DataFrame, owners: pd.DataFrame, spells: pd.DataFrame | None = None) -> pd.DataFrame:
     """Company facts for the companies of the 2015-2017 cross-section that today's lists do not name.
 
     Their name is the one they listed under last, their CIK where a membership spell gives one; whether they still
-    trade, their sector and market cap are in no source here, so they are missing (never guessed).
+    trade, their sector and market cap are in no source here, so they are missing (never guessed). A company with a
+    CIK (a spell still running: today's S&P 400 or 600 member) is named as its latest spell names it, today's name
+    (Edgewell Personal Care, which listed as Energizer Holdings until its 2015 rename).
 
     Args:
         facts: the company facts of today's companies.
         owners: the pystock listings' owners (``ticker``, ``name``, ``cik``, ``end``).
+        spells: the index-membership spells (``name``, ``cik``, ``start_date``), for today's names.
 
     Returns:
         ``facts`` with a row for each owner ticker it lacks.
@@ -236,7 +239,12 @@ def with_past_members(facts: pd.DataFrame, owners: pd.DataFrame) -> pd.DataFrame
     """
     known = set(facts["ticker"].astype(str))
     past = owners[~owners["ticker"].astype(str).isin(known)].sort_values("end").groupby("ticker", sort=True).last()
-    rows = pd.DataFrame({"ticker": past.index.astype(str), "name": past["name"].map(html.unescape).to_numpy(),
+    names = past["name"].map(html.unescape)
+    if spells is not None:
+        named = spells.dropna(subset=["cik", "name"]).sort_values("start_date", kind="stable")
+        today = named.groupby(named["cik"].astype(str))["name"].last()
+        names = past["cik"].map(lambda c: today.get(str(c)) if isinstance(c, str) else None).fillna(names)
+    rows = pd.DataFrame({"ticker": past.index.astype(str), "name": names.astype(str).to_numpy(),
                          "cik": past["cik"].to_numpy(), "category": "Common Stock"})  # fmt: skip
     return pd.concat([facts, rows], ignore_index=True)
 
@@ -245,7 +253,8 @@ _PROVENANCE = Provenance(
     "company/universe.csv, company/sec_entity_profiles_AAPL_MSFT_NVDA_TSLA.csv, company/employees_from_10k.csv",
     "S&P 500 constituents ODC-PDDL-1.0; SEC data public domain",
     "Companies of the 2015-2017 cross-section that today's lists do not name (acquired, renamed, delisted): the "
-    "name they listed under last in the pystock symbols file, the CIK a membership spell gives, nothing else. "
+    "name they listed under last in the pystock symbols file (today's name from the membership list where a spell "
+    "still runs), the CIK a membership spell gives, nothing else. "
     "GICS sector/sub-industry, HQ, CIK; SIC and exchange where the SEC profile is bundled; market cap = last "
     "close x the latest shares outstanding (else weighted shares), both on the split basis; events: the "
     "company's ticker changes as the spec shapes them ({type: ticker_change, date, ticker = the symbol from that "
@@ -258,10 +267,10 @@ _PROVENANCE = Provenance(
 
 COMPANY_FACTS = Stage(
     "company_facts",
-    "Company facts of the universe and the other S&P 500 members",
+    "Company facts of the universe, the other S&P 500 members and the 2015-2017 S&P 1500 members",
     _company_facts,
     sources=(UNIVERSE, PROFILES, EMPLOYEES, SEC_TICKERS, EVENTS, *MEMBERSHIP_CHANGES),
-    needs=("statements", "prices", "members", "pystock_owners"),
+    needs=("statements", "prices", "members", "pystock_owners", "index_membership"),
     outputs=(dataset("company_facts", _PROVENANCE),),
 )
 

@@ -6,8 +6,8 @@ Dividends are never in ``open``..``close`` (the ``dividends`` dataset has them);
   into IBM's closes taken out) and LEAN's raw SPY/QQQ bars to 2021-03-31, with the 2021-2026 file's split- and
   dividend-adjusted close as ``adj_close``; after the as-traded sources end, a dividend payer's rows are
   ``adjusted_only`` (no OHLC: the dividends are in no source) (:func:`build_prices`).
-* **Broad universe** (the other S&P 500 members): pystock daily bars 2015-03-20 .. 2017-03-31, raw closes on the
-  split basis (:func:`broad_prices`).
+* **Broad universe** (the other S&P 500, 400 and 600 members): pystock daily bars 2015-03-20 .. 2017-03-31, raw
+  closes on the split basis (:func:`broad_prices`).
 * **Minute bars**: LEAN's raw minute trade bars put on the daily basis (:func:`build_minute_prices`).
 """
 
@@ -30,10 +30,34 @@ LEAN_DAILY_RAW = "data-real/prices/lean_daily_raw_unadjusted.csv.gz"
 LEAN_FACTORS = "data-real/prices/lean_factor_files.csv"
 BAR = ["ticker", "date", "open", "high", "low", "close", "volume"]
 
+#: the reason a series is left out whose moves beyond +/-25% no price file but pystock's prints (a name that left
+#: the S&P 1500 before the Stooq file's end, 2017-11: no independent source can confirm them, so none is served)
+_UNCONFIRMED = "moves beyond +/-25% with no release or action on record that no file but pystock's prints: "
+
 #: broad-universe price series left out, and why (found by the lake's daily-move invariant)
 EXCLUDED_PRICES = {
     "MS": "the source mixes in another security's bars under MS (2017-02-14/15 at ~25.6 among ~45)",
     "NEE": "the source mixes in another security's bars under NEE (months at ~23-30 among ~110-125)",
+    "APOL": _UNCONFIRMED + "2015-03-25 -28%, 2015-10-22 -32%",
+    "ARO": _UNCONFIRMED + "2015-08-28 -27%, 2016-03-03 +50%, 2016-03-18 -46%, 2016-04-04 +46%",
+    "ATW": _UNCONFIRMED + "2016-05-06 +33%",
+    "BTU": _UNCONFIRMED + "2015-08-27 +49%, 2015-10-06 +34% and six more in 2016-02 .. 2016-03",
+    "CNW": _UNCONFIRMED + "2015-09-10 +34%",
+    "CSC": _UNCONFIRMED + "2015-11-30 -54% (the CSRA spin-off; the adjusted close's factor, 0.27, is not the "
+    "price's, 0.46), 2016-05-25 +42%",
+    "CYT": _UNCONFIRMED + "2015-07-29 +27%",
+    "ENH": _UNCONFIRMED + "2016-10-04 +35%",
+    "HCC": _UNCONFIRMED + "2015-06-10 +36%",
+    "MENT": _UNCONFIRMED + "2015-11-20 -36%",
+    "MWW": _UNCONFIRMED + "2016-02-11 -36%, 2016-08-09 +26%",
+    "ROSE": _UNCONFIRMED + "2015-05-11 +27%",
+    "ROVI": _UNCONFIRMED + "2015-12-23 +29%",
+    "SCOR": _UNCONFIRMED + "2016-03-07 -34%, 2017-02-06 -28%",
+    "SFG": _UNCONFIRMED + "2015-07-24 +48%",
+    "SUNE": _UNCONFIRMED + "14 from 2015-08-06 (-25%) to 2016-04-15 (-37%), before its bankruptcy",
+    "WOOF": _UNCONFIRMED + "2017-01-09 +28%",
+    "TCO": "the source mixes in another security's bars under TCO (weeks at ~24-25 with volumes in the thousands, "
+    "a preferred share's, among Taubman Centers' ~65-75)",
 }
 
 
@@ -298,10 +322,11 @@ _PROVENANCE_PRICES = Provenance(
     "as traded only for securities that paid nothing after (AMZN, TSLA, BRK-B, NFLX, AMD): the others' rows are "
     "`adjusted_only`, with `adj_close` and no OHLC (the dividends of those years are in no stored source, so no "
     "as-traded price can be derived), except the file's last session (nothing after it to adjust for). TLT, GLD, "
-    "UUP have no as-traded source: `adjusted_only`. Other S&P 500 members, 2015-03-20 .. 2017-03-31, from "
+    "UUP have no as-traded source: `adjusted_only`. Other S&P 500, 400 and 600 members, 2015-03-20 .. 2017-03-31, "
+    "from "
     f"{R2}prices/pystock_us_equities_daily_2015_2017.parquet: raw closes divided (volumes multiplied) by the splits "
-    "after each day; no `adj_close` (their distributions are the dividends dataset). Left out: MS and NEE (the "
-    "source mixes another security's bars into theirs).",
+    "after each day; no `adj_close` (their distributions are the dividends dataset). Left out (prices only; their "
+    "statements are served): " + "; ".join(f"{t} ({why})" for t, why in sorted(EXCLUDED_PRICES.items())) + ".",
 )
 
 _PROVENANCE_PRICES_MINUTE = Provenance(
@@ -331,7 +356,7 @@ PYSTOCK_PRICES = Stage(
 
 PRICES = Stage(
     "prices",
-    "Daily bars: the main universe plus the other S&P 500 members 2015-2017 on the split basis",
+    "Daily bars: the main universe plus the other S&P 1500 members 2015-2017 on the split basis",
     _prices,
     needs=("prices_main", "pystock_prices", "pystock_owners", "splits"),
     outputs=(dataset("prices", _PROVENANCE_PRICES),),

@@ -224,7 +224,7 @@ def relabel(df: pd.DataFrame, owners: pd.DataFrame, date: str) -> pd.DataFrame:
 def _owners(ctx: Context) -> dict[str, pd.DataFrame]:
     listings = read_listings(pd.read_csv(ctx.source(SYMBOLS)))
     spells = ctx["index_membership"]
-    spells = spells[spells["index"].astype(str) == "sp500"]  # the cross-section is the S&P 500's
+    # the cross-section is the S&P 1500's: the spells of the S&P 500, 400 and 600 (one company per current_ticker)
     events = pd.read_csv(ctx.source(EVENTS), dtype=str, keep_default_na=False)
     changes = [pd.read_csv(ctx.source(f), dtype=str, keep_default_na=False) for f in CHANGES]
     return {"pystock_owners": symbol_owners(listings, spells, ctx["members"], renames_of(events, changes))}

@@ -255,10 +255,39 @@ def derived_shares(rows: pd.DataFrame, prices: pd.DataFrame | None = None) -> No
         if {"ticker", "report_period"} <= set(rows.columns):
             ratio = candidate / neighbour_median(rows.assign(_n=candidate), "_n", least=2)
             ok &= ratio.between(*SHARE_BAND)
+        ok &= ~_apart_from_next(rows.assign(_n=candidate.where(ok | rows[shares].notna())), ok)
         rows.loc[ok, shares] = n[ok].round()
         for i in rows.index[ok]:
             derived.setdefault(i, []).append(shares)
     return {i: [f"{', '.join(fields)}: derived as net income / EPS"] for i, fields in derived.items()}
+
+
+def _apart_from_next(rows: pd.DataFrame, derived: pd.Series) -> pd.Series:
+    """Derived counts (``_n``) more than :data:`SHARE_JUMP` from the next quarter's (at most 105 days on).
+
+    Two counts each inside :data:`SHARE_BAND` of their medians can still be 1.5x apart (ALEX 60.9m, then 42.1m):
+    of such a pair the derived one farther from its median gives way (both where both are derived).
+    """
+    q = rows[rows["period"].astype(str) == "quarterly"] if "period" in rows.columns else rows
+    q = q.dropna(subset=["_n"]).sort_values(["ticker", "report_period"], kind="stable")
+    off = neighbour_median(q, "_n", least=2)
+    far = (q["_n"] / off).map(lambda r: abs(np.log(r)) if r == r and r > 0 else 0.0)
+    nxt = q.groupby(q["ticker"].astype(str))["_n"].shift(-1)
+    gap = q.groupby(q["ticker"].astype(str))["report_period"].shift(-1) - q["report_period"]
+    drop = pd.Series(False, index=rows.index)
+    jumps = q.index[((nxt / q["_n"]).map(lambda r: not 1 / SHARE_JUMP <= r <= SHARE_JUMP)) & nxt.notna()
+                    & (gap.dt.days <= 105)]  # fmt: skip
+    pos = {i: k for k, i in enumerate(q.index)}
+    for i in jumps:
+        j = q.index[pos[i] + 1]
+        pair = [x for x in (i, j) if derived[x]]
+        if pair:
+            drop[max(pair, key=lambda x: far[x])] = True
+    return drop
+
+
+#: successive quarters' share counts further apart than this are no counts of one basis (the lake's invariant)
+SHARE_JUMP = 1.35
 
 
 #: the rules in the order they run; a Q4 derived from a rejected value is rejected after them
@@ -275,6 +304,46 @@ def _q4_of_rejected(rows: pd.DataFrame, rejected: pd.Series) -> Notes:
                     & key.isin(bad_years) & rows["revenue"].notna()]  # fmt: skip
     rows.loc[q4, "revenue"] = np.nan
     return {i: ["revenue: Q4 = FY - Q1..Q3 and one of those was rejected, served missing"] for i in q4}
+
+
+def mark_served_out_of_band(rows: pd.DataFrame) -> pd.DataFrame:
+    """The rows, the quarters served outside :data:`MARK_BAND` of their neighbours marked in ``quality``.
+
+    The rules judge each quarter among the rows they see; the quarters rejected after them (a Q4 of a rejected
+    year) and the rows a later step drops (a hole in the quarters) move the medians of the quarters served. Here
+    neighbours are the ticker's quarterly rows in order, served revenue or not, within a covered span (rows more
+    than 400 days apart start another), as the lake's invariant takes them; a row whose ``quality`` already speaks
+    of its revenue is left as it is.
+
+    Args:
+        rows: the statement rows served (``ticker``, ``period``, ``report_period``, ``revenue``, ``quality``).
+
+    Returns:
+        A copy with the marks added.
+
+    Example:
+        >>> df = pd.DataFrame({"ticker": ["X"] * 4, "period": ["quarterly"] * 4, "quality": pd.NA,
+        ...                    "report_period": pd.date_range("2016-03-31", periods=4, freq="QE"),
+        ...                    "revenue": [1.0, 5.0, 1.0, 1.0]})
+        >>> mark_served_out_of_band(df)["quality"].tolist()[1]
+        'revenue: 5x the median of its neighbouring quarters served (outside 0.5-2x; kept)'
+    """
+    out = rows.copy()
+    q = out[out["period"].astype(str) == "quarterly"].sort_values(["ticker", "report_period"], kind="stable")
+    key = q["ticker"].astype(str)
+    span = (q.groupby(key, sort=False)["report_period"].diff().dt.days > 400).groupby(key, sort=False).cumsum()
+    ratio = q["revenue"] / neighbour_median(q.assign(ticker=key + "|" + span.astype(str)), "revenue")
+    quality = out["quality"].astype("string") if "quality" in out.columns else pd.Series(pd.NA, index=out.index)
+    spoken = quality.str.contains("revenue:", regex=False).fillna(False).astype(bool)
+    off = ratio.dropna()
+    off = off[~off.between(*MARK_BAND) & ~spoken[off.index]]
+    notes = {i: f"revenue: {r:.3g}x the median of its neighbouring quarters served (outside 0.5-2x; kept)"
+             for i, r in off.items()}  # fmt: skip
+    if notes:
+        add = pd.Series(notes, dtype="string").reindex(quality.index)
+        quality = quality.where(add.isna(), (quality + "; " + add).fillna(add))
+    out["quality"] = quality
+    return out
 
 
 def screen_statements(rows: pd.DataFrame, prices: pd.DataFrame | None = None) -> pd.DataFrame:

@@ -15,6 +15,7 @@ import pandas as pd
 
 from fdkit.build.common import tuples
 from fdkit.build.concepts import CONCEPTS, INSTANT_FIELDS
+from fdkit.build.prices import EXCLUDED_PRICES
 from fdkit.build.stage import Provenance, Stage, StageError
 from fdkit.lake.validate import validate
 
@@ -38,8 +39,9 @@ LEFT_OUT = """\
 * pystock EPS of issuers with several share classes can be another class's (Visa reads $5.32 for a quarter of
   about $0.80 per class A share); pystock has no share counts to check it against. Such an EPS is served missing
   only where it exceeds the share price (ERIE; `fdkit.build.quality`), so Visa's stays.
-* Prices: MS and NEE 2015-2017 (the source mixes in another security's bars); dividends after the basis date
-  of each source are not in the S&P 500 members' prices (split-adjusted only).
+* Prices: MS, NEE and TCO 2015-2017 (the source mixes in another security's bars), and 17 names of the 2015-2017
+  S&P 1500 whose moves beyond +/-25% no independent price file confirms (the `prices` provenance names them);
+  dividends after the basis date of each source are not in the S&P 500 members' prices (split-adjusted only).
 * KPIs (`/kpi/*`) and the webhook events `forward_guidance`, `non_gaap_metrics` and `operating_kpis`: no source
   holds guidance, non-GAAP measures or operating KPIs (the bundled 8-K texts are Items 5.02 and 9.01 only, no
   earnings press release or its exhibit 99.1; the XBRL facts are GAAP). The endpoints answer with empty lists and
@@ -236,7 +238,7 @@ def _coverage(written: Mapping[str, pd.DataFrame]) -> list[str]:
         "quarters: the SEC data sets' 10-Qs (December 2009 quarters of non-calendar fiscal years; a calendar "
         "year's Q4 2009 is a 10-K year, no quarter, and 2009q4's 10-Qs are not in the sets)",
         "2015-06-30": "pystock sightings start 2015-03-23 (earlier filings have no filing date)",
-        "2016-06-30": "the pystock window (S&P 500 members, 2015-2017)",
+        "2016-06-30": "the pystock window (S&P 500 and 400 members, 2015-2017)",
         "2022-06-30": "statements after 2017: companyfacts (AAPL, NVDA, GOOGL, TSLA) and FY2024+ instance files",
     }
     for d in COVERAGE_DAYS:
@@ -249,32 +251,57 @@ def _coverage(written: Mapping[str, pd.DataFrame]) -> list[str]:
     return [*lines, ""]
 
 
-#: the quarter-ends of the S&P 500 coverage table (the pystock window)
+#: the quarter-ends of the S&P 500, 400 and 1500 coverage tables (the pystock window)
 MEMBER_DAYS = ("2015-06-30", "2015-09-30", "2015-12-31", "2016-03-31", "2016-06-30", "2016-09-30", "2016-12-30",
                "2017-03-31")  # fmt: skip
 
 
 def _member_coverage(written: Mapping[str, pd.DataFrame]) -> list[str]:
-    """The S&P 500 members of each quarter-end 2015-06 .. 2017-03 with a price bar and a quarterly statement.
+    """The S&P 500, S&P 400 and S&P 1500 members of each quarter-end 2015-06 .. 2017-03 with a bar and a statement.
 
     Members are the ``index_membership`` spells running that day, under the lake ticker of each company (dead ones
     included); a statement counts if a quarterly row was filed on or before the day (any age), as the public
     functions return it.
     """
+    lines = [
+        "## S&P 500 members of each quarter-end with prices and statements",
+        "",
+        "Members = the index spells running that day (dead companies included, each under its lake ticker); "
+        "*bar*: an as-traded bar that day; *statement*: a quarterly income statement filed on or before the "
+        "day. The missing are named with what the sources lack: the pystock crawl (2015-03-23 .. 2017-03-31) "
+        "has no 10-Q of the company before the day (its reports are sparse for some filers), a second share "
+        "class whose filer's statements are under the other class (GOOG, BF-B, DISCK, FOX, NWS, UA), or no "
+        "bar in pystock's price file (*left out*: a series the lake does not serve, `prices` provenance).",
+        "",
+    ]
+    lines += _member_table(written, ("sp500",), named=True)
+    lines += [
+        "## S&P 400 members of each quarter-end with prices and statements",
+        "",
+        "As above, for the S&P 400 (its spells from the source's seed of 2011-11-20 on).",
+        "",
+    ]
+    lines += _member_table(written, ("sp400",), named=True)
+    lines += [
+        "## S&P 1500 members of each quarter-end with prices and statements",
+        "",
+        "The S&P 500, 400 and 600 members of the day together. The source's S&P 600 list starts on "
+        "2021-03-31: no S&P 600 member of 2015-2017 is known, so these are the 500's and the 400's (the "
+        "missing are named in their tables).",
+        "",
+    ]
+    return lines + _member_table(written, ("sp500", "sp400", "sp600"), named=False)
+
+
+def _member_table(written: Mapping[str, pd.DataFrame], indices: Sequence[str], named: bool) -> list[str]:
+    """One coverage table: per quarter-end the members of ``indices``, with a bar, a statement, both."""
     spells, inc, px = written["index_membership"], written["income_statements"], written["prices"]
-    spells = spells[spells["index"].astype(str) == "sp500"]
+    spells = spells[spells["index"].astype(str).isin(indices)]
     day_of = px["time"].dt.tz_convert(None)
     traded = px["close"].notna()
     q = inc[inc["period"].astype(str) == "quarterly"]
-    lines = ["## S&P 500 members of each quarter-end with prices and statements", "",
-             "Members = the index spells running that day (dead companies included, each under its lake ticker); "
-             "*bar*: an as-traded bar that day; *statement*: a quarterly income statement filed on or before the "
-             "day. The missing are named with what the sources lack: the pystock crawl (2015-03-23 .. 2017-03-31) "
-             "has no 10-Q of the company before the day (its reports are sparse for some filers), a second share "
-             "class whose filer's statements are under the other class (GOOG, BF-B, DISCK, FOX, NWS, UA), or no "
-             "bar in pystock's price file.", "",
-             "| day | members | with a bar | with a statement | both | missing (why) |",
-             "|---|---:|---:|---:|---:|---|"]  # fmt: skip
+    head = "| day | members | with a bar | with a statement | both |" + (" missing (why) |" if named else "")
+    lines = [head, "|---|---:|---:|---:|---:|" + ("---|" if named else "")]
     for d in MEMBER_DAYS:
         day = pd.Timestamp(d)
         on = spells[(spells["start_date"] <= day) & (spells["end_date"].isna() | (spells["end_date"] >= day))]
@@ -282,10 +309,14 @@ def _member_coverage(written: Mapping[str, pd.DataFrame]) -> list[str]:
         bars = set(px.loc[(day_of == day) & traded, "ticker"].astype(str))
         stated = set(q.loc[q["filing_date"] <= day, "ticker"].astype(str))
         both = members & bars & stated
-        gaps = [f"{t} ({'no bar' if t not in bars else ''}{', ' if t not in bars and t not in stated else ''}"
-                f"{'no statement' if t not in stated else ''})" for t in sorted(members - both)]  # fmt: skip
-        lines.append(f"| {d} | {len(members)} | {len(members & bars)} | {len(members & stated)} | {len(both)} | "
-                     f"{', '.join(gaps)} |")  # fmt: skip
+        row = f"| {d} | {len(members)} | {len(members & bars)} | {len(members & stated)} | {len(both)} |"
+        if named:
+            gaps = []
+            for t in sorted(members - both):
+                why = [] if t in bars else ["no bar, left out" if t in EXCLUDED_PRICES else "no bar"]
+                gaps.append(f"{t} ({', '.join([*why, *([] if t in stated else ['no statement'])])})")
+            row += f" {', '.join(gaps)} |"
+        lines.append(row)
     return [*lines, ""]
 
 

@@ -163,6 +163,8 @@ def _close_pair_splits(raw: pd.DataFrame) -> list[dict]:
     A crawl adjusted the closes of the days before it for the events up to the crawl, and each day kept its
     latest crawl: around an event, adj_close / close is the event's price factor (1/n for an n-for-1 split) on
     the day or two before it. The ex-date is the day within three of that whose raw close moves by the ratio.
+    A factor above 1 is a reverse split's (dividends and spin-offs lower the adjusted close): a whole factor over
+    10 is a 1-for-n split too.
     """
     rows = []
     raw = raw.sort_values(["ticker", "date"]).reset_index(drop=True)
@@ -171,11 +173,16 @@ def _close_pair_splits(raw: pd.DataFrame) -> list[dict]:
     jump = factor.notna() & ((factor < 0.7) | (factor > 1.4))
     for i in np.flatnonzero(jump.to_numpy()):
         ratio = nice_ratio(1.0 / float(factor.iloc[i]), tolerance=0.01)  # a spin-off's factor is seldom that close
+        whole, fits = round(float(factor.iloc[i])), 0.1
+        if ratio is None and whole > 10 and abs(float(factor.iloc[i]) / whole - 1) <= 0.01:
+            # only a reverse split lifts the adjusted close: 1-for-15 (BTU 2015-10-01, a distressed stock whose
+            # close moved 14% more that day: a day's move within the lake's +/-25% is left to the close)
+            ratio, fits = Fraction(1, whole), 0.25
         if ratio is None:
             continue
         near = raw.index[(raw.index >= i - 3) & (raw.index <= i + 3) & (raw["ticker"] == raw["ticker"].iloc[i])]
         fit = (move.loc[near] / float(ratio) - 1).abs()
-        if fit.notna().any() and fit.min() < 0.1:
+        if fit.notna().any() and fit.min() < fits:
             j = fit.idxmin()
             rows.append({"ticker": raw["ticker"].iloc[j], "date": raw["date"].iloc[j], "ratio": float(ratio),
                          "source": "raw vs adjusted close (pystock prices)"})  # fmt: skip

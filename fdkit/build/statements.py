@@ -15,7 +15,7 @@ from fdkit.build.accessions import filing_index_urls
 from fdkit.build.common import PYSTOCK, R2, SEC_PD, company_ciks
 from fdkit.build.concepts import FLOW_FIELDS, SEC
 from fdkit.build.filings import acceptance_times, iso_times
-from fdkit.build.quality import screen_statements
+from fdkit.build.quality import mark_served_out_of_band, screen_statements
 from fdkit.build.stage import Context, Provenance, Stage, dataset, intermediate
 from fdkit.catalog.schema import SCHEMAS, STATEMENT_FIELDS
 from fdkit.research.sessions import EASTERN
@@ -32,7 +32,7 @@ def finish_statements(rows: pd.DataFrame, ciks: dict[str, str], index: pd.DataFr
     Returns:
         The rows and their TTM rows, sorted by ticker, period and report period.
     """
-    rows = without_quarter_holes(rows)
+    rows = mark_served_out_of_band(without_quarter_holes(rows))
     ttm = _ttm(rows)
     full = pd.concat([rows, ttm], ignore_index=True)
     # the lake's one CIK per ticker; a source row's own CIK where the lists name none (a company joined by CIK)

@@ -31,6 +31,7 @@ from fdkit.frames.basis import as_traded, split_like
 from fdkit.frames.names import same_name
 from fdkit.frames.neighbours import neighbour_median
 from fdkit.lake.reader import LakeReader
+from fdkit.lake.reviewed_moves import SP400_REVIEWED
 from fdkit.research.sessions import EASTERN, edgar_filing_date
 
 __all__ = ["INVARIANTS", "Invariant", "Result", "validate", "format_report"]
@@ -671,7 +672,8 @@ _REVIEWED = (
     ("WMB", "2016-02-08", "-35%;" + _TWO_SOURCES),
 )
 # fmt: on
-REVIEWED_MOVES: dict[tuple[str, str], str] = {(t, d): why for t, d, why in _REVIEWED}
+#: ... and those of the S&P 400 members of 2015-2017 (``fdkit.lake.reviewed_moves``: each printed by Stooq too)
+REVIEWED_MOVES: dict[tuple[str, str], str] = {(t, d): why for t, d, why in (*_REVIEWED, *SP400_REVIEWED)}
 
 #: the largest daily close-to-close move that needs no explanation
 MOVE_LIMIT = 0.25
