@@ -199,3 +199,32 @@ def test_the_lake_maps_renamed_members_to_their_symbol_today():
     assert (fb["current_ticker"] == "META").all()
     antm = m.loc[("sp500", "ANTM")]
     assert (antm["current_ticker"] == "ELV").all()  # Anthem's spell ended the day before ANTM became ELV
+
+
+def test_companies_that_moved_between_lists_or_were_renamed_are_one_company(lake):
+    """One company, one symbol: a company that left the S&P 400 before the S&P 600 list's seed roster (2021) and is on
+    it is not a reuse of its symbol (ManTech, TimkenSteel, Rent-A-Center); renames without a recorded reason are
+    reviewed (DeVry -> Adtalem, Rent-A-Center -> Upbound, TimkenSteel -> Metallus); Mednax (Pediatrix) and
+    Restoration Hardware (RH) kept their symbols under new names."""
+    now = {(i, t): c for i, t, c in zip(lake["index"].astype(str), lake["ticker"].astype(str),
+                                         lake["current_ticker"].astype(str), strict=True)}  # fmt: skip
+    assert now[("sp400", "MANT")] == now[("sp600", "MANT")] == "MANT"
+    assert now[("sp400", "TMST")] == now[("sp600", "TMST")] == now[("sp600", "MTUS")] == "MTUS"
+    assert now[("sp400", "RCII")] == now[("sp600", "RCII")] == now[("sp600", "UPBD")] == "UPBD"
+    assert now[("sp400", "DV")] == "ATGE" and now[("sp600", "DV")] == "DV"  # DoubleVerify holds DV since 2023
+    assert now[("sp400", "MD")] == now[("sp600", "MD")] == "MD"
+    assert set(lake.loc[lake["ticker"].astype(str) == "RH", "current_ticker"].astype(str)) == {"RH"}
+    assert not lake["current_ticker"].astype(str).str.fullmatch(r"(MANT|TMST|RCII|DV|MD|RH)_\d{4}").any()
+
+
+def test_a_seeded_spell_after_a_long_gap_is_the_same_company():
+    """The gap rule (a symbol idle five years changed hands) does not count the years before a seed roster."""
+    from fdkit.build.identity import company_tickers
+
+    spells = pd.DataFrame({"index": ["sp400", "sp600"], "ticker": ["X", "X"], "name": [None, "X Corp"],
+                           "cik": [None, None], "start_date": pd.to_datetime(["2011-11-20", "2021-03-31"]),
+                           "end_date": pd.to_datetime(["2015-05-20", None])})  # fmt: skip
+    renames = pd.DataFrame(columns=["day", "old", "new"])
+    assert company_tickers(spells, renames).tolist() == ["X_2015", "X"]  # a start known: five years apart
+    seeded = pd.Series([False, True])
+    assert company_tickers(spells, renames, seeded=seeded).tolist() == ["X", "X"]

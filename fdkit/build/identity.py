@@ -42,11 +42,20 @@ __all__ = [
 REUSE_GAP = pd.Timedelta(days=5 * 365)
 #: symbols reviewed by hand whose spells are one company although their names or CIKs differ in the sources
 #: (PG&E listed as "Pacific Gas & Electric"; O-I Glass's 2019 holding company has a new CIK; Cleveland-Cliffs;
-#: Independence Realty Trust; Allegheny Technologies, renamed ATI Inc. in 2022, CIK 0001018963 throughout)
-ONE_COMPANY = frozenset({"PCG", "OI", "CLF", "IRT", "ATI"})
+#: Independence Realty Trust; Allegheny Technologies, renamed ATI Inc. in 2022, CIK 0001018963 throughout; Mednax,
+#: renamed Pediatrix Medical Group in 2022, CIK 0000893949; Restoration Hardware Holdings, renamed RH in 2017, CIK
+#: 0001528849)
+ONE_COMPANY = frozenset({"PCG", "OI", "CLF", "IRT", "ATI", "MD", "RH"})
 #: symbols reviewed by hand whose spells are two companies although no source says so (LSI: LSI Corp, in the S&P
 #: 500 until 2014, and Life Storage, in the S&P 400 from 2016, 2.6 years apart)
 TWO_COMPANIES = frozenset({"LSI"})
+#: ticker changes the sources show as a removal and an addition on one day with no reason (a list's revision diff),
+#: reviewed by hand: (day of the pair, old, new) -> why
+REVIEWED_RENAMES: dict[tuple[str, str, str], str] = {
+    ("2017-10-25", "DV", "ATGE"): "DeVry Education Group renamed Adtalem Global Education in 2017 (NYSE: DV -> ATGE)",
+    ("2023-11-30", "RCII", "UPBD"): "Rent-A-Center renamed Upbound Group in 2023 (RCII -> UPBD), CIK 0000933036",
+    ("2024-05-14", "TMST", "MTUS"): "TimkenSteel renamed Metallus in 2024 (NYSE: TMST -> MTUS), CIK 0001598428",
+}
 #: a rename ends the old symbol's spell the day before the change: the change follows the spell's end within this
 RENAME_SLACK = pd.Timedelta(days=7)
 _RUNNING = pd.Timestamp("2200-01-01")  # the end of a spell still running, for ordering
@@ -58,7 +67,7 @@ def _dash(symbol: object) -> str:
 
 
 def renames_of(events: pd.DataFrame, changes: list[pd.DataFrame]) -> pd.DataFrame:
-    """Every known rename: ``ticker_change`` events and membership removals whose reason is ``rename -> NEW``.
+    """Every known rename: ticker changes, removals whose reason is ``rename -> NEW``, :data:`REVIEWED_RENAMES`.
 
     Args:
         events: ``event_date``, ``event_type``, ``old_symbol``, ``new_symbol`` (text).
@@ -81,6 +90,7 @@ def renames_of(events: pd.DataFrame, changes: list[pd.DataFrame]) -> pd.DataFram
             hit = _RENAME.match(str(r.reason))
             if hit:
                 rows.append((r.date, r.ticker, hit.group(1)))
+    rows += list(REVIEWED_RENAMES)
     out = pd.DataFrame(rows, columns=["day", "old", "new"])
     out = out.assign(day=pd.to_datetime(out["day"]), old=out["old"].map(_dash), new=out["new"].map(_dash))
     out = out[out["old"] != out["new"]]
@@ -146,7 +156,8 @@ def traded_through(coverage: pd.DataFrame | None, symbol: str, since: pd.Timesta
     return reach is not None and reach >= until
 
 
-def company_tickers(spells: pd.DataFrame, renames: pd.DataFrame, coverage: pd.DataFrame | None = None) -> pd.Series:
+def company_tickers(spells: pd.DataFrame, renames: pd.DataFrame, coverage: pd.DataFrame | None = None,
+                    seeded: pd.Series | None = None) -> pd.Series:  # fmt: skip
     """The one symbol each spell's company is served under (see the module's docstring).
 
     Args:
@@ -154,6 +165,9 @@ def company_tickers(spells: pd.DataFrame, renames: pd.DataFrame, coverage: pd.Da
         renames: :func:`renames_of`.
         coverage: the price files' symbol coverage (``symbol``, ``first_date``, ``last_date``): a symbol that
             traded throughout a gap between two spells is one listing, however long the gap.
+        seeded: per spell, whether it runs from its list's seed roster with no known start (the S&P 600's of
+            2021-03-31): the years before it are not a gap in which a symbol could have changed hands (ManTech left
+            the S&P 400 in 2015 for the S&P 600, whose list starts in 2021).
 
     Returns:
         One symbol per spell, aligned to ``spells``.
@@ -178,6 +192,7 @@ def company_tickers(spells: pd.DataFrame, renames: pd.DataFrame, coverage: pd.Da
                 named = isinstance(a["name"], str) and s.loc[members, "name"].notna().any()
                 reused = (
                     pd.notna(last_end)
+                    and not (seeded is not None and bool(seeded.iloc[i]))
                     and a.start_date - last_end > REUSE_GAP
                     and not named
                     and not traded_through(coverage, a.ticker, last_end, a.start_date)

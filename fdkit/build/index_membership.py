@@ -235,7 +235,9 @@ def build_index_membership(
     out = with_ciks(spells, known.drop_duplicates(["ticker", "cik"]))
     events = pd.DataFrame(columns=["event_date", "event_type", "old_symbol", "new_symbol"])
     renames = renames_of(events if changes is None else changes, [sources[i][1] for i in sorted(sources)])
-    out["current_ticker"] = company_tickers(out, renames, coverage)
+    seed_days = {i: pd.Timestamp(sources[i][0]["effective_date"].iloc[0]) for i in sources}
+    seeded = out["start_date"] == out["index"].map(seed_days)  # began on or before the list's seed: start unknown
+    out["current_ticker"] = company_tickers(out, renames, coverage, seeded.reset_index(drop=True))
     for (index, ticker, start), _why in ANOTHER_COMPANY.items():
         spell = (out["index"] == index) & (out["ticker"] == ticker) & (out["start_date"] == pd.Timestamp(start))
         ends = out.loc[spell, "end_date"].dt.year.astype("Int64").astype(str)
@@ -287,13 +289,18 @@ _PROVENANCE = Provenance(
     "../shared/data-real-4/index-membership-extra/us_symbol_events.csv (package index-constitution 1.0.1, MIT; "
     "ticker_change rows only: a merger's successor is another company), a spell ending the day before its "
     "symbol changed taking the new one (FB -> META 2022-06-09, ANTM -> ELV 2022-06-28); the membership files' "
-    "own 'rename -> NEW' removals count as ticker changes too (ABC -> COR 2023-08-30). One symbol, one company "
+    "own 'rename -> NEW' removals count as ticker changes too (ABC -> COR 2023-08-30), and so do the reviewed "
+    "renames the lists show as a removal and an addition without a reason (fdkit.build.identity.REVIEWED_RENAMES: "
+    "DV -> ATGE 2017, RCII -> UPBD 2023, TMST -> MTUS 2024). One symbol, one company "
     "(fdkit.build.identity): spells of one symbol are one company unless their CIKs or the first words of their "
     "names differ, or more than five years separate them with a name unknown and no price file shows the symbol "
-    "trading in between; where two companies end at one symbol, the one holding it now keeps it and the other is "
+    "trading in between (a spell running from its list's seed roster has no known start, so the years before it "
+    "separate nothing: ManTech left the S&P 400 in 2015 for the S&P 600, whose list starts 2021-03-31); where "
+    "two companies end at one symbol, the one holding it now keeps it and the other is "
     "served as SYMBOL_YEAR, the year its last spell ended (G_2005 Gillette, DELL_2013 the Dell taken private, "
     "COR_2021 CoreSite, ECHO_2021 Echo Global Logistics), a symbol no exchange uses; reviewed exceptions "
-    "(fdkit.build.identity.ONE_COMPANY): PCG, OI, CLF, IRT, ATI; the S&P 400 spell of Jefferies Group (2011-2013) is "
+    "(fdkit.build.identity.ONE_COMPANY): PCG, OI, CLF, IRT, ATI, MD (Mednax, now Pediatrix), RH (Restoration "
+    "Hardware, now RH); the S&P 400 spell of Jefferies Group (2011-2013) is "
     "JEF_2013, without a CIK (fdkit.build.index_membership.ANOTHER_COMPANY: the source gives Leucadia's); UA's "
     "spells ended before 2016-12-07 are Under Armour's Class A, UAA today (CLASS_SYMBOL_MOVES). A company "
     "is in one index at a time: where its S&P 400 or 600 spell overlaps its S&P 500 spell the smaller index's "
