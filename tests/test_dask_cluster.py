@@ -1,5 +1,5 @@
 """A cross-sectional computation over the lake's files on a Dask distributed cluster (``LocalCluster``): the
-example a user who outgrows one machine starts from (examples/cross_section_on_dask.py) answers what pandas
+example a user who outgrows one machine starts from (docs/examples/cross_section_on_dask.py) answers what pandas
 computes from the same lake by fdkit's own reader."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from fdkit.lake.io import write_dataset
 distributed = pytest.importorskip("distributed")
 cloudpickle = pytest.importorskip("cloudpickle")
 
-EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "cross_section_on_dask.py"
+EXAMPLE = Path(__file__).resolve().parent.parent / "docs" / "examples" / "cross_section_on_dask.py"
 sys.path.insert(0, str(EXAMPLE.parent))
 import cross_section_on_dask as example  # noqa: E402
 
@@ -45,7 +45,7 @@ def cluster_client():
 def test_the_bundled_lake_on_a_local_cluster(cluster_client):
     got = example.cross_section(example.live_files(default_data_dir()))
     want = _by_pandas(default_data_dir())
-    assert len(got) > 5000 and got["names"].max() > 400  # 2003-2026, the 2015-2017 cross-section's ~500 names
+    assert len(got) > 5000 and got["names"].max() > 400  # 2003-2026, the 2015-2017 cross-section's 600-odd names
     got.index.name = want.index.name
     pd.testing.assert_frame_equal(got, want[got.columns], check_freq=False, rtol=1e-9)
     assert len(cluster_client.scheduler_info()["workers"]) == 2

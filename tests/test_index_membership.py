@@ -202,8 +202,8 @@ def test_the_lake_maps_renamed_members_to_their_symbol_today():
 
 
 def test_companies_that_moved_between_lists_or_were_renamed_are_one_company(lake):
-    """One company, one symbol: a company that left the S&P 400 before the S&P 600 list's seed roster (2021) and is on
-    it is not a reuse of its symbol (ManTech, TimkenSteel, Rent-A-Center); renames without a recorded reason are
+    """One company, one symbol: a company that left the S&P 400 for the S&P 600 years before that list's seed roster
+    (2021) is one company, reviewed (ManTech, TimkenSteel, Rent-A-Center); renames without a recorded reason are
     reviewed (DeVry -> Adtalem, Rent-A-Center -> Upbound, TimkenSteel -> Metallus); Mednax (Pediatrix) and
     Restoration Hardware (RH) kept their symbols under new names."""
     now = {(i, t): c for i, t, c in zip(lake["index"].astype(str), lake["ticker"].astype(str),
@@ -217,14 +217,54 @@ def test_companies_that_moved_between_lists_or_were_renamed_are_one_company(lake
     assert not lake["current_ticker"].astype(str).str.fullmatch(r"(MANT|TMST|RCII|DV|MD|RH)_\d{4}").any()
 
 
-def test_a_seeded_spell_after_a_long_gap_is_the_same_company():
-    """The gap rule (a symbol idle five years changed hands) does not count the years before a seed roster."""
-    from fdkit.build.identity import company_tickers
+def test_a_symbol_idle_for_years_between_two_companies_stays_two(lake):
+    """Burlington Resources (S&P 500 to 2006) is not Broadridge; Motorola Mobility is not Marcus & Millichap."""
+    spells = lake.assign(ticker=lake["ticker"].astype(str), current=lake["current_ticker"].astype(str))
+    for symbol, year in (("BR", 2006), ("MMI", 2012)):
+        ended = spells[(spells["ticker"] == symbol) & (spells["end_date"].dt.year == year)]
+        assert len(ended) and (ended["current"] == f"{symbol}_{year}").all(), ended
 
-    spells = pd.DataFrame({"index": ["sp400", "sp600"], "ticker": ["X", "X"], "name": [None, "X Corp"],
-                           "cik": [None, None], "start_date": pd.to_datetime(["2011-11-20", "2021-03-31"]),
-                           "end_date": pd.to_datetime(["2015-05-20", None])})  # fmt: skip
-    renames = pd.DataFrame(columns=["day", "old", "new"])
-    assert company_tickers(spells, renames).tolist() == ["X_2015", "X"]  # a start known: five years apart
-    seeded = pd.Series([False, True])
-    assert company_tickers(spells, renames, seeded=seeded).tolist() == ["X", "X"]
+
+def test_symbols_that_passed_to_another_company_serve_each_company_apart(lake):
+    """Valspar (VAL to 2017) is not Valaris, HCC Insurance (to 2015) not Warrior Met Coal; Energizer Holdings until
+    its 2015 split is Edgewell Personal Care (EPC), the spun-off Energizer holds ENR from 2015-07-01; renames the
+    lists show without a reason reach today's symbols."""
+    spells = lake.assign(ticker=lake["ticker"].astype(str), current=lake["current_ticker"].astype(str))
+
+    def served(index: str, symbol: str, day: str) -> set[str]:
+        running = spells["end_date"].isna() | (spells["end_date"] >= day)
+        on = spells[(spells["index"].astype(str) == index) & (spells["ticker"] == symbol)
+                    & (spells["start_date"] <= day) & running]  # fmt: skip
+        return set(on["current"])
+
+    assert served("sp400", "VAL", "2016-06-30") == {"VAL_2017"}
+    assert served("sp400", "HCC", "2014-06-30") == {"HCC_2016"}
+    assert served("sp400", "ENR", "2014-06-30") == {"EPC"} and served("sp400", "ENR", "2016-06-30") == {"ENR"}
+    for old, new, day in [
+        ("HLS", "EHC", "2016-12-30"),
+        ("OZRK", "OZK", "2016-06-30"),
+        ("POL", "AVNT", "2016-06-30"),
+        ("WTR", "WTRG", "2016-06-30"),
+        ("ACXM", "RAMP", "2016-06-30"),
+        ("NCR", "VYX", "2016-06-30"),
+    ]:
+        assert served("sp400", old, day) == {new}, old
+
+
+def test_a_company_that_left_never_carries_the_cik_of_its_symbols_holder_today():
+    """The SEC ticker file names today's holders: Rock-Tenn's RKT is Rocket Companies' there, HCC Warrior Met Coal's."""
+    inc = read_dataset(DATA, "income_statements")
+    tickers = inc["ticker"].astype(str)
+    ciks = {t: set(g.dropna().astype(str)) for t, g in inc["cik"].groupby(tickers)}
+    assert "0001805284" not in ciks.get("RKT", set())  # Rocket Companies
+    assert "0001691303" not in ciks.get("HCC_2016", set()) and "HCC" not in ciks  # Warrior Met Coal
+    assert ciks["CLF"] == {"0000764065"} and ciks["XOM"] == {"0000034088"}  # still in an index: today's holder
+
+
+def test_a_spin_off_the_crawl_carried_as_a_split_is_a_distribution():
+    """Graham Holdings' Cable One spin-off (2015-07-01) is no 5-for-3 split: as traded 1,075.05 -> 693.63."""
+    splits = read_dataset(DATA, "splits")
+    assert not ((splits["ticker"].astype(str) == "GHC") & (splits["date"] == "2015-07-01")).any()
+    div = read_dataset(DATA, "dividends")
+    ghc = div[(div["ticker"].astype(str) == "GHC") & (div["date"] == "2015-07-01")]
+    assert ghc["kind"].astype(str).tolist() == ["special_or_in_kind"] and 400 < float(ghc["dividend"].iloc[0]) < 450

@@ -134,19 +134,24 @@ def adjust_facts_for_splits(facts: pd.DataFrame, splits: pd.DataFrame) -> pd.Dat
     return facts
 
 
-def company_ciks(sec_tickers: pd.DataFrame, members: pd.DataFrame, universe: pd.DataFrame) -> dict[str, str]:
+def company_ciks(sec_tickers: pd.DataFrame, members: pd.DataFrame, universe: pd.DataFrame,
+                 served: pd.DataFrame | None = None) -> dict[str, str]:  # fmt: skip
     """Ticker -> 10-digit CIK: the universe file, the S&P 500 list, then the SEC ticker file; the filer's where known.
 
     The lists give today's registrant. Where the SEC's ticker file (a snapshot older than the lists) names the same
     company under another CIK, the company has formed a holding company since (BlackRock 2024, Ferguson 2024,
     ExxonMobil: 0002115436 in the 2026 list), and every filing of the lake (2009-2017 for these) was filed under the
     SEC file's CIK: that one is the lake's. A ticker the SEC file gives another company (BNY: a municipal fund in
-    the snapshot, BNY Mellon today) keeps the lists' CIK.
+    the snapshot, BNY Mellon today) keeps the lists' CIK. A ticker the lists do not name, whose company the lake
+    serves (``served``: a company of 2015-2017 that left), takes the SEC file's CIK only where the file names that
+    company: the file gives a symbol's holder today (RKT: Rocket Companies, not Rock-Tenn; VAL: Valaris, not
+    Valspar).
 
     Args:
         sec_tickers: ``company/sec_company_tickers.csv`` (``ticker``, ``cik``, ``title``; text).
         members: the S&P 500 members (``ticker``, ``cik``, ``name``).
         universe: ``company/universe.csv`` (``Symbol``, ``CIK``, ``Security``; text).
+        served: the companies the lake serves under tickers the lists may not name (``ticker``, ``name``).
 
     Returns:
         The CIK of each ticker.
@@ -159,6 +164,9 @@ def company_ciks(sec_tickers: pd.DataFrame, members: pd.DataFrame, universe: pd.
         >>> uni = pd.DataFrame({"Symbol": ["Y"], "CIK": ["3.0"], "Security": ["Y Inc."]})
         >>> company_ciks(sec, members, uni)
         {'BRK-B': '0001067983', 'X': '0000000002', 'XOM': '0000034088', 'Y': '0000000003'}
+        >>> gone = pd.DataFrame({"ticker": ["BRK-B"], "name": ["Berkshire Realty"]})  # another company, long ago
+        >>> "BRK-B" in company_ciks(sec, members, uni, served=gone)
+        False
     """
     out: dict[str, str] = {}
     sec: dict[str, tuple[str, str]] = {}
@@ -177,4 +185,9 @@ def company_ciks(sec_tickers: pd.DataFrame, members: pd.DataFrame, universe: pd.
         filer = sec.get(t)
         if filer is not None and filer[0] != out[t] and same_name(name, filer[1]):
             out[t] = filer[0]
+    if served is not None:
+        for t, name in zip(served["ticker"].astype(str), served["name"], strict=True):
+            filer = sec.get(t)
+            if t not in names and filer is not None and out.get(t) == filer[0] and not same_name(name, filer[1]):
+                del out[t]  # the file's holder of the symbol today is another company
     return out

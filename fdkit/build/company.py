@@ -240,12 +240,19 @@ def with_past_members(facts: pd.DataFrame, owners: pd.DataFrame, spells: pd.Data
     known = set(facts["ticker"].astype(str))
     past = owners[~owners["ticker"].astype(str).isin(known)].sort_values("end").groupby("ticker", sort=True).last()
     names = past["name"].map(html.unescape)
+    ciks = past["cik"]
     if spells is not None:
         named = spells.dropna(subset=["cik", "name"]).sort_values("start_date", kind="stable")
         today = named.groupby(named["cik"].astype(str))["name"].last()
         names = past["cik"].map(lambda c: today.get(str(c)) if isinstance(c, str) else None).fillna(names)
+        # a company renamed since its listing (Rent-A-Center, now UPBD): its latest spell's name and CIK
+        latest = spells.dropna(subset=["name"]).sort_values("start_date", kind="stable")
+        latest = latest.groupby(latest["current_ticker"].astype(str)).last()
+        own = pd.Series(past.index.astype(str), index=past.index)
+        names = own.map(latest["name"]).where(lambda n: n.notna() & past["cik"].isna(), names)
+        ciks = past["cik"].fillna(own.map(latest["cik"]))
     rows = pd.DataFrame({"ticker": past.index.astype(str), "name": names.astype(str).to_numpy(),
-                         "cik": past["cik"].to_numpy(), "category": "Common Stock"})  # fmt: skip
+                         "cik": ciks.to_numpy(), "category": "Common Stock"})  # fmt: skip
     return pd.concat([facts, rows], ignore_index=True)
 
 

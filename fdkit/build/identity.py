@@ -44,8 +44,9 @@ REUSE_GAP = pd.Timedelta(days=5 * 365)
 #: (PG&E listed as "Pacific Gas & Electric"; O-I Glass's 2019 holding company has a new CIK; Cleveland-Cliffs;
 #: Independence Realty Trust; Allegheny Technologies, renamed ATI Inc. in 2022, CIK 0001018963 throughout; Mednax,
 #: renamed Pediatrix Medical Group in 2022, CIK 0000893949; Restoration Hardware Holdings, renamed RH in 2017, CIK
-#: 0001528849)
-ONE_COMPANY = frozenset({"PCG", "OI", "CLF", "IRT", "ATI", "MD", "RH"})
+#: 0001528849; ManTech, TimkenSteel, Rent-A-Center and Cincinnati Bell, which left the S&P 400 for the S&P 600 years
+#: before the S&P 600 list's seed roster of 2021-03-31: the gap between their spells is the list's, not the symbol's)
+ONE_COMPANY = frozenset({"PCG", "OI", "CLF", "IRT", "ATI", "MD", "RH", "MANT", "TMST", "RCII", "CBB"})
 #: symbols reviewed by hand whose spells are two companies although no source says so (LSI: LSI Corp, in the S&P
 #: 500 until 2014, and Life Storage, in the S&P 400 from 2016, 2.6 years apart)
 TWO_COMPANIES = frozenset({"LSI"})
@@ -55,6 +56,18 @@ REVIEWED_RENAMES: dict[tuple[str, str, str], str] = {
     ("2017-10-25", "DV", "ATGE"): "DeVry Education Group renamed Adtalem Global Education in 2017 (NYSE: DV -> ATGE)",
     ("2023-11-30", "RCII", "UPBD"): "Rent-A-Center renamed Upbound Group in 2023 (RCII -> UPBD), CIK 0000933036",
     ("2024-05-14", "TMST", "MTUS"): "TimkenSteel renamed Metallus in 2024 (NYSE: TMST -> MTUS), CIK 0001598428",
+    ("2018-01-02", "HLS", "EHC"): "HealthSouth renamed Encompass Health (2018-01-02), CIK 0000785161",
+    ("2023-03-09", "RE", "EG"): "Everest Re Group renamed Everest Group (2023), CIK 0001095073",
+    ("2021-10-30", "JCOM", "ZD"): "j2 Global renamed Ziff Davis (2021), CIK 0001084048",
+    ("2018-07-21", "OZRK", "OZK"): "Bank of the Ozarks renamed Bank OZK (2018), CIK 0001569650",
+    ("2021-01-26", "POL", "AVNT"): "PolyOne renamed Avient (2020), CIK 0001122976",
+    ("2020-03-26", "WTR", "WTRG"): "Aqua America renamed Essential Utilities (2020), CIK 0000078128",
+    ("2018-11-20", "ACXM", "RAMP"): "Acxiom renamed LiveRamp Holdings (2018), CIK 0000733269",
+    ("2020-08-31", "FII", "FHI"): "Federated Investors renamed Federated Hermes (2020), CIK 0001056288",
+    ("2023-08-31", "WETF", "WT"): "WisdomTree Investments moved from WETF to WT (2023), CIK 0000880631",
+    ("2023-10-30", "NCR", "VYX"): "NCR renamed NCR Voyix (2023, spinning off NCR Atleos), CIK 0000070866",
+    ("2025-01-28", "PNM", "TXNM"): "PNM Resources renamed TXNM Energy (2024), CIK 0001108426",
+    ("2025-01-28", "NYCB", "FLG"): "New York Community Bancorp renamed Flagstar Financial (2024), CIK 0000910073",
 }
 #: a rename ends the old symbol's spell the day before the change: the change follows the spell's end within this
 RENAME_SLACK = pd.Timedelta(days=7)
@@ -156,8 +169,7 @@ def traded_through(coverage: pd.DataFrame | None, symbol: str, since: pd.Timesta
     return reach is not None and reach >= until
 
 
-def company_tickers(spells: pd.DataFrame, renames: pd.DataFrame, coverage: pd.DataFrame | None = None,
-                    seeded: pd.Series | None = None) -> pd.Series:  # fmt: skip
+def company_tickers(spells: pd.DataFrame, renames: pd.DataFrame, coverage: pd.DataFrame | None = None) -> pd.Series:
     """The one symbol each spell's company is served under (see the module's docstring).
 
     Args:
@@ -165,9 +177,6 @@ def company_tickers(spells: pd.DataFrame, renames: pd.DataFrame, coverage: pd.Da
         renames: :func:`renames_of`.
         coverage: the price files' symbol coverage (``symbol``, ``first_date``, ``last_date``): a symbol that
             traded throughout a gap between two spells is one listing, however long the gap.
-        seeded: per spell, whether it runs from its list's seed roster with no known start (the S&P 600's of
-            2021-03-31): the years before it are not a gap in which a symbol could have changed hands (ManTech left
-            the S&P 400 in 2015 for the S&P 600, whose list starts in 2021).
 
     Returns:
         One symbol per spell, aligned to ``spells``.
@@ -192,7 +201,6 @@ def company_tickers(spells: pd.DataFrame, renames: pd.DataFrame, coverage: pd.Da
                 named = isinstance(a["name"], str) and s.loc[members, "name"].notna().any()
                 reused = (
                     pd.notna(last_end)
-                    and not (seeded is not None and bool(seeded.iloc[i]))
                     and a.start_date - last_end > REUSE_GAP
                     and not named
                     and not traded_through(coverage, a.ticker, last_end, a.start_date)

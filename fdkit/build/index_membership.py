@@ -135,6 +135,22 @@ ANOTHER_COMPANY: dict[tuple[str, str, str], str] = {
     ("sp400", "JEF", "2011-11-20"): "Jefferies Group, merged into Leucadia National on 2013-03-01; Leucadia, "
     "renamed Jefferies Financial Group in 2018, holds JEF since (the S&P 500 source files Leucadia's spell under "
     "JEF from 2007)",
+    ("sp400", "VAL", "2011-11-20"): "Valspar, acquired by Sherwin-Williams on 2017-06-01; Valaris (ENSCO Rowan "
+    "renamed, CIK 0000314808) holds VAL since 2019",
+    ("sp400", "HCC", "2011-11-20"): "HCC Insurance Holdings, acquired by Tokio Marine on 2015-10-30; Warrior Met Coal "
+    "(CIK 0001691303) holds HCC since 2017",
+}
+
+#: spells the sources file under one symbol across the day it passed to another company, reviewed: (index, ticker,
+#: start) -> (the day, the symbol of the company before it, why). Energizer Holdings split on 2015-07-01: the company
+#: of the spell until then became Edgewell Personal Care (EPC, CIK 0001096752); the spun-off Energizer took ENR.
+HANDOVERS: dict[tuple[str, str, str], tuple[str, str, str]] = {
+    ("sp400", "ENR", "2011-11-20"): (
+        "2015-07-01",
+        "EPC",
+        "Energizer Holdings renamed Edgewell Personal Care as it "
+        "spun off its batteries business, the new Energizer Holdings (ENR)",
+    ),
 }
 
 
@@ -235,14 +251,22 @@ def build_index_membership(
     out = with_ciks(spells, known.drop_duplicates(["ticker", "cik"]))
     events = pd.DataFrame(columns=["event_date", "event_type", "old_symbol", "new_symbol"])
     renames = renames_of(events if changes is None else changes, [sources[i][1] for i in sorted(sources)])
-    seed_days = {i: pd.Timestamp(sources[i][0]["effective_date"].iloc[0]) for i in sources}
-    seeded = out["start_date"] == out["index"].map(seed_days)  # began on or before the list's seed: start unknown
-    out["current_ticker"] = company_tickers(out, renames, coverage, seeded.reset_index(drop=True))
+    out["current_ticker"] = company_tickers(out, renames, coverage)
     for (index, ticker, start), _why in ANOTHER_COMPANY.items():
         spell = (out["index"] == index) & (out["ticker"] == ticker) & (out["start_date"] == pd.Timestamp(start))
         ends = out.loc[spell, "end_date"].dt.year.astype("Int64").astype(str)
         out.loc[spell, "current_ticker"] = ticker + "_" + ends
         out.loc[spell, "cik"] = None
+    for (index, ticker, start), (day, earlier_symbol, _why) in HANDOVERS.items():
+        spell = (out["index"] == index) & (out["ticker"] == ticker) & (out["start_date"] == pd.Timestamp(start))
+        if spell.any():
+            earlier = out[spell].assign(
+                end_date=pd.Timestamp(day) - pd.Timedelta(days=1), current_ticker=earlier_symbol
+            )
+            ciks = out.loc[(out["current_ticker"] == earlier_symbol) & out["cik"].notna(), "cik"]
+            earlier["cik"] = ciks.iloc[0] if len(ciks) else None
+            out.loc[spell, "start_date"] = pd.Timestamp(day)
+            out = pd.concat([out, earlier], ignore_index=True)
     for symbol, (moved, now) in CLASS_SYMBOL_MOVES.items():
         before = (out["ticker"] == symbol) & (out["end_date"] < pd.Timestamp(moved))
         ciks = out.loc[(out["current_ticker"] == now) & out["cik"].notna(), "cik"]
@@ -294,14 +318,17 @@ _PROVENANCE = Provenance(
     "DV -> ATGE 2017, RCII -> UPBD 2023, TMST -> MTUS 2024). One symbol, one company "
     "(fdkit.build.identity): spells of one symbol are one company unless their CIKs or the first words of their "
     "names differ, or more than five years separate them with a name unknown and no price file shows the symbol "
-    "trading in between (a spell running from its list's seed roster has no known start, so the years before it "
-    "separate nothing: ManTech left the S&P 400 in 2015 for the S&P 600, whose list starts 2021-03-31); where "
+    "trading in between; where "
     "two companies end at one symbol, the one holding it now keeps it and the other is "
     "served as SYMBOL_YEAR, the year its last spell ended (G_2005 Gillette, DELL_2013 the Dell taken private, "
     "COR_2021 CoreSite, ECHO_2021 Echo Global Logistics), a symbol no exchange uses; reviewed exceptions "
     "(fdkit.build.identity.ONE_COMPANY): PCG, OI, CLF, IRT, ATI, MD (Mednax, now Pediatrix), RH (Restoration "
-    "Hardware, now RH); the S&P 400 spell of Jefferies Group (2011-2013) is "
-    "JEF_2013, without a CIK (fdkit.build.index_membership.ANOTHER_COMPANY: the source gives Leucadia's); UA's "
+    "Hardware, now RH), and MANT, TMST, RCII, CBB (from the S&P 400 to the S&P 600 years before the S&P 600 list's "
+    "seed roster of 2021: the gap is the list's); the S&P 400 spell of Jefferies Group (2011-2013) is "
+    "JEF_2013, without a CIK, Valspar's of 2011-2017 VAL_2017 and HCC Insurance's HCC_2016 "
+    "(fdkit.build.index_membership.ANOTHER_COMPANY: the source gives Leucadia's; Valaris and Warrior Met Coal hold "
+    "VAL and HCC); the S&P 400 ENR spell until 2015-06-30 is Edgewell Personal "
+    "Care's, EPC, the company that spun off today's Energizer (HANDOVERS); UA's "
     "spells ended before 2016-12-07 are Under Armour's Class A, UAA today (CLASS_SYMBOL_MOVES). A company "
     "is in one index at a time: where its S&P 400 or 600 spell overlaps its S&P 500 spell the smaller index's "
     "gives way (its end moves to the day before, its start to the day after, or it goes: ATO's S&P 400 spell ends "

@@ -60,6 +60,8 @@ ALIASES = {**SOURCE_ALIASES, "KORS": "CPRI", "WYN": "WYND", "ACE": "CB"}
 LISTING_OWNERS: dict[tuple[str, str], tuple[tuple[str, pd.Timestamp], ...]] = {
     ("CB", "Chubb Corporation (The)"): (("CB_2016", pd.Timestamp("2016-01-13")), ("CB", pd.Timestamp.max)),
     ("UA", "Under Armour"): (("UAA", pd.Timestamp("2016-12-06")), ("UA", pd.Timestamp.max)),
+    # Energizer Holdings became Edgewell Personal Care (EPC) on 2015-07-01; the spun-off new Energizer took ENR
+    ("ENR", "Energizer Holdings"): (("EPC", pd.Timestamp("2015-06-30")), ("ENR", pd.Timestamp.max)),
 }
 #: a rename this long after a listing's last crawl day still names the listing's company (YHOO -> AABA 2017-06,
 #: PCLN -> BKNG 2018-02); later ones belong to whoever held the symbol by then (FI -> FISV 2025 is Fiserv's, not

@@ -157,15 +157,18 @@ def _lean_splits(lean: pd.DataFrame, next_day: Callable[[pd.Timestamp], pd.Times
     return rows
 
 
-def _close_pair_splits(raw: pd.DataFrame) -> list[dict]:
+def _close_pair_splits(raw: pd.DataFrame, reports: pd.DataFrame | None = None) -> list[dict]:
     """Splits read from the pystock close pairs.
 
     A crawl adjusted the closes of the days before it for the events up to the crawl, and each day kept its
     latest crawl: around an event, adj_close / close is the event's price factor (1/n for an n-for-1 split) on
     the day or two before it. The ex-date is the day within three of that whose raw close moves by the ratio.
     A factor above 1 is a reverse split's (dividends and spin-offs lower the adjusted close): a whole factor over
-    10 is a 1-for-n split too.
+    10 is a 1-for-n split too. A spin-off the crawl carried as a split (Graham Holdings' Cable One, 2015-07-01, as
+    5-for-3; SPX's SPX Flow, 2015-09-28, as 4-for-1) is refuted by the share count and the volume
+    (:func:`refuted_split`), and left to the distributions.
     """
+    counts = _share_counts(reports, _ROUGH_NET_INCOME, _ROUGH_EPS) if reports is not None else None
     rows = []
     raw = raw.sort_values(["ticker", "date"]).reset_index(drop=True)
     factor = raw["adj_close"] / raw["close"]
@@ -184,6 +187,10 @@ def _close_pair_splits(raw: pd.DataFrame) -> list[dict]:
         fit = (move.loc[near] / float(ratio) - 1).abs()
         if fit.notna().any() and fit.min() < fits:
             j = fit.idxmin()
+            ticker = str(raw["ticker"].iloc[j])
+            mine = None if counts is None else counts[counts["ticker"] == ticker]
+            if refuted_split(mine, raw[raw["ticker"] == ticker], raw["date"].iloc[j], float(ratio)):
+                continue
             rows.append({"ticker": raw["ticker"].iloc[j], "date": raw["date"].iloc[j], "ratio": float(ratio),
                          "source": "raw vs adjusted close (pystock prices)"})  # fmt: skip
     return rows
@@ -192,6 +199,65 @@ def _close_pair_splits(raw: pd.DataFrame) -> list[dict]:
 #: a filing's share count (net income / EPS) is read only where both are this large: EPS is given to the cent
 _MIN_NET_INCOME = 50e6
 _MIN_EPS = 0.15
+#: sessions of volume compared on each side of a split's ex-date
+_VOLUME_SESSIONS = 20
+
+
+#: ... and, to refute a split (a step of 1, not a ratio to the cent, is what it asks), where both are this large
+_ROUGH_NET_INCOME = 5e6
+_ROUGH_EPS = 0.05
+
+
+def _share_counts(
+    reports: pd.DataFrame, min_income: float = _MIN_NET_INCOME, min_eps: float = _MIN_EPS
+) -> pd.DataFrame:
+    """Each readable filing's share count (net income / diluted, else basic, EPS) by the day it was first seen."""
+    eps = reports["eps_diluted"].fillna(reports["eps_basic"])
+    readable = (~reports["amend"].astype(bool) & (reports["net_income"].abs() >= min_income)
+                & (eps.abs() >= min_eps) & (np.sign(eps) == np.sign(reports["net_income"])))  # fmt: skip
+    return reports[readable].assign(shares=reports["net_income"] / eps).sort_values(["ticker", "first_seen_date"])
+
+
+def refuted_split(counts: pd.DataFrame | None, bars: pd.DataFrame, day: pd.Timestamp, ratio: float) -> bool:
+    """Whether a split of ``ratio`` on ``day`` is refuted: the shares did not step by it.
+
+    A split multiplies the share count by its ratio, and the daily volume with it. The filings' share counts (the
+    last seen before ``day`` and the first seen after) decide where both are readable; else the median volume of
+    the 20 sessions from ``day`` against the 20 before. The split is refuted when that step is nearer to 1 than to
+    the ratio (in logs).
+
+    Args:
+        counts: one ticker's filings' share counts (``first_seen_date``, ``shares``), or ``None``.
+        bars: that ticker's raw bars (``date``, ``volume``).
+        day: the ex-date.
+        ratio: new shares per old share.
+
+    Returns:
+        ``True`` when the evidence says no split.
+
+    Example:
+        >>> counts = pd.DataFrame({"first_seen_date": pd.to_datetime(["2015-05-01", "2015-08-01"]),
+        ...                        "shares": [5.9e6, 5.7e6]})
+        >>> bars = pd.DataFrame({"date": pd.bdate_range("2015-06-01", periods=40), "volume": 40_000})
+        >>> refuted_split(counts, bars, pd.Timestamp("2015-07-01"), 5 / 3), refuted_split(None, bars.assign(
+        ...     volume=[40_000] * 22 + [120_000] * 18), pd.Timestamp("2015-07-01"), 3.0)
+        (True, False)
+    """
+    step = None
+    if counts is not None and len(counts):
+        before = counts.loc[counts["first_seen_date"] < day, "shares"]
+        after = counts.loc[counts["first_seen_date"] >= day, "shares"]
+        if len(before) and len(after):
+            step = float(after.iloc[0]) / float(before.iloc[-1])
+    if step is None and "volume" in bars.columns:
+        bars = bars.sort_values("date")
+        pre = bars.loc[bars["date"] < day, "volume"].tail(_VOLUME_SESSIONS).median()
+        post = bars.loc[bars["date"] >= day, "volume"].head(_VOLUME_SESSIONS).median()
+        if pre > 0 and post > 0:
+            step = float(post) / float(pre)
+    if step is None or step <= 0:
+        return False  # nothing says otherwise: the close pair stands
+    return bool(abs(np.log(step)) < abs(np.log(step / ratio)))
 
 
 def share_count_splits(reports: pd.DataFrame, raw: pd.DataFrame) -> list[dict]:
@@ -221,10 +287,7 @@ def share_count_splits(reports: pd.DataFrame, raw: pd.DataFrame) -> list[dict]:
         >>> [(r["date"].date().isoformat(), round(r["ratio"], 4)) for r in share_count_splits(reports, raw)]
         [('2017-01-04', 0.3333)]
     """
-    eps = reports["eps_diluted"].fillna(reports["eps_basic"])
-    readable = (~reports["amend"].astype(bool) & (reports["net_income"].abs() >= _MIN_NET_INCOME)
-                & (eps.abs() >= _MIN_EPS) & (np.sign(eps) == np.sign(reports["net_income"])))  # fmt: skip
-    r = reports[readable].assign(shares=reports["net_income"] / eps).sort_values(["ticker", "first_seen_date"])
+    r = _share_counts(reports)
     closes = {str(t): g.sort_values("date") for t, g in raw.groupby("ticker")}
     rows = []
     for ticker, g in r.groupby("ticker"):
@@ -267,7 +330,7 @@ def build_splits(cs: pd.DataFrame, lean: pd.DataFrame, calendar: pd.DatetimeInde
         The split table, sorted by ticker and ex-date.
     """
     next_day = trading_day_after(calendar)
-    rows = _table_splits(cs, next_day) + _lean_splits(lean, next_day) + _close_pair_splits(raw)
+    rows = _table_splits(cs, next_day) + _lean_splits(lean, next_day) + _close_pair_splits(raw, reports)
     if reports is not None:
         rows += share_count_splits(reports, raw)
     df = pd.DataFrame(rows)

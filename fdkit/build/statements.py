@@ -240,10 +240,22 @@ def with_rows_of_other_eras(rows: pd.DataFrame, more: pd.DataFrame, companyfacts
     return pd.concat([rows, more[keep]], ignore_index=True)
 
 
+def _served(owners: pd.DataFrame, spells: pd.DataFrame) -> pd.DataFrame:
+    """The companies of 2015-2017 that left every index (no spell runs), by the name they listed under last.
+
+    The SEC ticker file names a symbol's holder today: for these, maybe another company (Rock-Tenn's RKT is Rocket
+    Companies'); a company still in an index is today's holder of its symbol.
+    """
+    running = set(spells.loc[spells["end_date"].isna(), "current_ticker"].astype(str))
+    last = owners.sort_values("end", kind="stable").groupby("ticker", sort=True)["name"].last()
+    gone = ~last.index.astype(str).isin(running)
+    return pd.DataFrame({"ticker": last.index[gone].astype(str), "name": last[gone].to_numpy()})
+
+
 def _statements(ctx: Context) -> dict[str, pd.DataFrame]:
     sec = pd.read_csv(ctx.source("data-real/company/sec_company_tickers.csv"), dtype=str)
     uni = pd.read_csv(ctx.source("data-real/company/universe.csv"), dtype=str)
-    ciks = company_ciks(sec, ctx["members"], uni)
+    ciks = company_ciks(sec, ctx["members"], uni, served=_served(ctx["pystock_owners"], ctx["index_membership"]))
     for ticker, cik in zip(ctx["pystock_owners"]["ticker"], ctx["pystock_owners"]["cik"], strict=True):
         if isinstance(cik, str) and cik:  # companies of the 2015-2017 window known only from the index spells
             ciks.setdefault(ticker, cik)
@@ -339,6 +351,7 @@ STATEMENTS = Stage(
         "filings_index",
         "prices",
         "fsds_statements",
+        "index_membership",
     ),
     outputs=(
         intermediate("statements"),

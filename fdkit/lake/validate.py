@@ -465,8 +465,9 @@ def _tickers_join(lake: Lake) -> pd.DataFrame:
         t = pd.Series(df["ticker"].astype(str).unique())
         dotted = t[t.str.contains(".", regex=False) & ~t.str.endswith("-USD")]
         bad.extend({"dataset": name, "ticker": x, "problem": "'.' in ticker"} for x in dotted)
-        if "cik" in df.columns:
-            pairs = df[["ticker", "cik"]].dropna().astype(str).drop_duplicates()
+        if "cik" in df.columns:  # a spell's company is served under its current_ticker (the symbol of its day aside)
+            served = df["current_ticker"] if "current_ticker" in df.columns else df["ticker"]
+            pairs = pd.DataFrame({"ticker": served, "cik": df["cik"]}).dropna().astype(str).drop_duplicates()
             for tk, ck in zip(pairs["ticker"], pairs["cik"].str.lstrip("0"), strict=True):
                 if ck:
                     ciks.setdefault(tk, set()).add(ck)
@@ -514,6 +515,8 @@ RENAMED: dict[tuple[str, str], str] = {
     ("0000096223", "Jefferies Financial Group"): "Leucadia National Corporation, renamed in 2018 (JEF)",
     ("0001021860", "Nov"): "National Oilwell Varco, renamed NOV Inc. in 2021 (NOV)",
     ("0001021860", "NOV Inc."): "National Oilwell Varco, renamed NOV Inc. in 2021 (NOV)",
+    ("0001096752", "Energizer"): "Energizer Holdings, renamed Edgewell Personal Care in 2015 as it spun off the new "
+    "Energizer (EPC; the S&P 400 spell under ENR until 2015-06-30)",
 }
 
 

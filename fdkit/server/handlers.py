@@ -763,8 +763,9 @@ def _search_frame(store: Store, period: str, known_by: str | None = None,
     base = frames[0]
     for other in frames[1:]:
         extra = [c for c in other.columns if c not in base.columns or c in key]
-        if other.empty:  # a dataset the lake lacks (a mirror of income statements only): its columns, no join
+        if other.empty:  # no rows (a dataset the lake lacks, or none filed by the day): its columns, no join
             base = base.assign(**{c: pd.Series(index=base.index, dtype=other[c].dtype) for c in extra if c not in key})
+            base = base.sort_values(key, kind="stable")  # in the order an outer merge gives its keys
         else:
             base = base.merge(other[extra], on=key, how="outer")
     return base

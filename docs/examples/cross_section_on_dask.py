@@ -7,7 +7,7 @@ machine runs the same lines against a cluster's scheduler.
 
 Usage::
 
-    python examples/cross_section_on_dask.py LAKE [--scheduler tcp://HOST:8786 | --workers 2] [--out FILE.parquet]
+    python docs/examples/cross_section_on_dask.py LAKE [--scheduler tcp://HOST:8786 | --workers 2] [--out FILE.parquet]
 
 For each trading day: ``names`` (the tickers with an as-traded daily return that day), ``mean`` (their
 equal-weight return) and ``dispersion`` (the cross-sectional standard deviation of their returns). A return is a
@@ -16,7 +16,8 @@ are split-adjusted, so a split is no return; dividends are not in the closes).
 
 Example (the bundled lake, a local cluster of two worker processes)::
 
-    python examples/cross_section_on_dask.py "$(python -c 'import fdkit.lake; print(fdkit.lake.default_data_dir())')"
+    lake=$(python -c 'import fdkit.lake; print(fdkit.lake.default_data_dir())')
+    python docs/examples/cross_section_on_dask.py "$lake"
 """
 
 from __future__ import annotations
