@@ -314,13 +314,16 @@ def _test_events(args: argparse.Namespace) -> int:
     from fdkit.lake.io import default_data_dir
     from fdkit.webhooks import EVENT_TYPES, deliver, events_from_lake, load_destinations
     from fdkit.webhooks.events import example_payload, make_event
+    from fdkit.webhooks.generate import datasets_of
 
     if args.type is not None and args.type not in EVENT_TYPES:
         raise _UsageError(f"unknown event type {args.type!r}; one of: {', '.join(EVENT_TYPES)}")
     dests = _destinations(load_destinations, args.destinations)
     wanted = [args.type] if args.type else list(EVENT_TYPES)
     latest: dict[str, dict] = {}
-    for event in events_from_lake(args.data or default_data_dir(), livemode=False, base_url=_public_url(args)):
+    read = list(dict.fromkeys(d for t in wanted for d in datasets_of(t)))  # only the datasets of the types asked
+    for event in events_from_lake(args.data or default_data_dir(), datasets=read, livemode=False,
+                                  base_url=_public_url(args)):  # fmt: skip
         if event["type"] in wanted:
             latest[event["type"]] = event  # events come in date order: the last one of a type wins
     examples = [t for t in wanted if t not in latest]

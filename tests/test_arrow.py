@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 import signal
 import subprocess
@@ -101,10 +102,16 @@ _PRICES = read_dataset(default_data_dir(), "prices")
 _TICKERS = ["AAPL", "MSFT", "NVDA", "BTC-USD", "A", "ZTS", "SPY"]
 
 
+@functools.cache
+def _traded_rows(ticker: str) -> pd.DataFrame:
+    """A ticker's as-traded bars of the whole dataset (adjusted-only bars are answered to adjusted=true only)."""
+    return _PRICES[(_PRICES["ticker"] == ticker) & as_traded(_PRICES["basis"])]
+
+
 def _old_path(ticker: str, start: str, end: str, limit: int) -> dict:
     """The page as the server built it before its column data path: filter the dataset, sort, then a record per
     matching row, then the first page."""
-    df = _PRICES[(_PRICES["ticker"] == ticker) & as_traded(_PRICES["basis"])]  # adjusted-only bars: adjusted=true
+    df = _traded_rows(ticker)
     t = df["time"]
     lo, hi = pd.Timestamp(start, tz="UTC"), pd.Timestamp(end, tz="UTC") + pd.Timedelta(days=1)
     df = df[(t >= lo) & (t < hi)].sort_values("time", kind="stable")

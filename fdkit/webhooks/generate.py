@@ -59,7 +59,7 @@ from fdkit.frames.typed import to_records
 from fdkit.lake.reader import LakeReader
 from fdkit.webhooks.events import make_event
 
-__all__ = ["events_from_lake", "events_for_rows", "NAMESPACE"]
+__all__ = ["events_from_lake", "events_for_rows", "datasets_of", "NAMESPACE"]
 
 NAMESPACE = uuid.UUID("6f1c9a52-3a0e-4d5b-9a51-0f7d2c7b8e11")
 _STATEMENTS = ("income_statements", "balance_sheets", "cash_flow_statements", "financial_metrics")
@@ -370,6 +370,31 @@ _DATE_COLUMN = {"interest_rates": "date", "inflation": "date", "labor": "date", 
 #: every dataset events are generated from (all 18 event types)
 REPLAYED = (*_STATEMENTS, "segmented_financials", "insider_trades", "insider_ownership", "earnings", *_KPI_FAMILY,
             "interest_rates", "inflation", "labor", "yield_curve", "filing_items")  # fmt: skip
+
+
+def datasets_of(event_type: str) -> tuple[str, ...]:
+    """The lake datasets whose rows make events of ``event_type`` (what :func:`events_from_lake` must read).
+
+    Args:
+        event_type: one of :data:`fdkit.webhooks.events.EVENT_TYPES`.
+
+    Returns:
+        Dataset names of :data:`REPLAYED` (empty for an unknown type).
+
+    Example:
+        >>> datasets_of("operating_kpis.created"), datasets_of("income_statement_segments.created")
+        (('kpi_metrics',), ('segmented_financials',))
+        >>> datasets_of("filing_items.metadata.created")
+        ('filing_items',)
+    """
+    family = event_type.removesuffix(".created")
+    if family in _SEGMENT_FAMILY.values():
+        return ("segmented_financials",)
+    kpi = tuple(d for d, f in _KPI_FAMILY.items() if f == family)
+    if kpi:
+        return kpi
+    name = "filing_items" if family == "filing_items.metadata" else family
+    return (name,) if name in REPLAYED else ()
 
 
 def events_from_lake(root: str | os.PathLike[str], *, since: str | dt.date | None = None,
