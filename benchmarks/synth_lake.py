@@ -57,8 +57,8 @@ def bars(names: list[str], n_bars: int, rng: np.random.Generator) -> pd.DataFram
     # volatility clusters: a slowly wandering multiplier; fat tails: Student-t shocks
     regime = np.exp(np.cumsum(rng.normal(0, 0.05, (k, n_bars)), axis=1) * 0.2)
     shocks = rng.standard_t(4, (k, n_bars)) / np.sqrt(2)
-    # no daily move past +49% / -33% (the lake's invariant daily_moves_explained: no undocumented move beyond 50%)
-    ret = np.clip(drift + base_vol * np.clip(regime, 0.3, 4) * shocks, -0.4, 0.4)
+    # no daily move past +22% / -18% (the lake's invariant daily_moves_explained: no undocumented move beyond 25%)
+    ret = np.clip(drift + base_vol * np.clip(regime, 0.3, 4) * shocks, -0.2, 0.2)
     close = rng.uniform(5, 300, (k, 1)) * np.exp(np.cumsum(ret, axis=1))
     # a walk that drifts under $1 is scaled up (same returns): closes rounded to 1/100 of a cent near zero jump
     close *= np.maximum(1.0, 1.0 / close.min(axis=1, keepdims=True))
