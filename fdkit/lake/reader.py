@@ -148,7 +148,8 @@ class LakeReader:
             files: a listing of the dataset from :meth:`files` (default: listed now).
 
         Returns:
-            The typed frame (the rows a whole read filtered afterwards would give, in the same order and dtypes).
+            The typed frame: the rows a whole read filtered afterwards would give, in the same order and dtypes (a
+            categorical column may know fewer categories: those of the rows read).
 
         Example:
             >>> from fdkit.lake import default_data_dir
