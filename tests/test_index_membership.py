@@ -247,6 +247,7 @@ def test_symbols_that_passed_to_another_company_serve_each_company_apart(lake):
         ("WTR", "WTRG", "2016-06-30"),
         ("ACXM", "RAMP", "2016-06-30"),
         ("NCR", "VYX", "2016-06-30"),
+        ("RE", "EG", "2016-06-30"),  # a reviewed day wins over the symbol events file's later one
     ]:
         assert served("sp400", old, day) == {new}, old
 

@@ -134,6 +134,12 @@ def adjust_facts_for_splits(facts: pd.DataFrame, splits: pd.DataFrame) -> pd.Dat
     return facts
 
 
+#: EDGAR numbers CIKs in the order registrants register: 0001700000 was reached in the spring of 2017 (Warrior Met
+#: Coal, registered in 2016, is 0001691303; Sea Ltd, 2017, 0001703399), so a registrant at or above it filed none of
+#: the 2015-2017 reports of the lake's companies that left
+CIK_REGISTERED_AFTER_WINDOW = 1_700_000
+
+
 def company_ciks(sec_tickers: pd.DataFrame, members: pd.DataFrame, universe: pd.DataFrame,
                  served: pd.DataFrame | None = None) -> dict[str, str]:  # fmt: skip
     """Ticker -> 10-digit CIK: the universe file, the S&P 500 list, then the SEC ticker file; the filer's where known.
@@ -143,9 +149,10 @@ def company_ciks(sec_tickers: pd.DataFrame, members: pd.DataFrame, universe: pd.
     ExxonMobil: 0002115436 in the 2026 list), and every filing of the lake (2009-2017 for these) was filed under the
     SEC file's CIK: that one is the lake's. A ticker the SEC file gives another company (BNY: a municipal fund in
     the snapshot, BNY Mellon today) keeps the lists' CIK. A ticker the lists do not name, whose company the lake
-    serves (``served``: a company of 2015-2017 that left), takes the SEC file's CIK only where the file names that
-    company: the file gives a symbol's holder today (RKT: Rocket Companies, not Rock-Tenn; VAL: Valaris, not
-    Valspar).
+    serves (``served``: a company of 2015-2017 that left), loses the SEC file's CIK where the file names another
+    company registered after the window (:data:`CIK_REGISTERED_AFTER_WINDOW`): the file gives a symbol's holder
+    today (RKT: Rocket Companies, 2020, not Rock-Tenn), while an old registrant under a new name is the company
+    (Kellogg, now Kellanova; DeVry, now Adtalem).
 
     Args:
         sec_tickers: ``company/sec_company_tickers.csv`` (``ticker``, ``cik``, ``title``; text).
@@ -164,8 +171,9 @@ def company_ciks(sec_tickers: pd.DataFrame, members: pd.DataFrame, universe: pd.
         >>> uni = pd.DataFrame({"Symbol": ["Y"], "CIK": ["3.0"], "Security": ["Y Inc."]})
         >>> company_ciks(sec, members, uni)
         {'BRK-B': '0001067983', 'X': '0000000002', 'XOM': '0000034088', 'Y': '0000000003'}
-        >>> gone = pd.DataFrame({"ticker": ["BRK-B"], "name": ["Berkshire Realty"]})  # another company, long ago
-        >>> "BRK-B" in company_ciks(sec, members, uni, served=gone)
+        >>> sec2 = pd.concat([sec, pd.DataFrame({"ticker": ["RKT"], "cik": ["1805284"], "title": ["Rocket Cos"]})])
+        >>> gone = pd.DataFrame({"ticker": ["RKT"], "name": ["Rock-Tenn"]})  # RKT's holder registered in 2020
+        >>> "RKT" in company_ciks(sec2, members, uni, served=gone)
         False
     """
     out: dict[str, str] = {}
@@ -188,6 +196,7 @@ def company_ciks(sec_tickers: pd.DataFrame, members: pd.DataFrame, universe: pd.
     if served is not None:
         for t, name in zip(served["ticker"].astype(str), served["name"], strict=True):
             filer = sec.get(t)
-            if t not in names and filer is not None and out.get(t) == filer[0] and not same_name(name, filer[1]):
-                del out[t]  # the file's holder of the symbol today is another company
+            if (t not in names and filer is not None and out.get(t) == filer[0] and not same_name(name, filer[1])
+                    and int(filer[0]) >= CIK_REGISTERED_AFTER_WINDOW):  # fmt: skip
+                del out[t]  # the file's holder of the symbol today registered after the company's filings
     return out

@@ -10,7 +10,7 @@ import pandas as pd
 
 from fdkit.build.common import company_ciks, tuples
 from fdkit.build.concepts import SEC
-from fdkit.build.identity import renames_of
+from fdkit.build.identity import REVIEWED_RENAMES, renames_of
 from fdkit.build.index_membership import EVENTS, FOLDER, INDICES
 from fdkit.build.stage import Context, Provenance, Stage, dataset, intermediate
 
@@ -245,12 +245,14 @@ def with_past_members(facts: pd.DataFrame, owners: pd.DataFrame, spells: pd.Data
         named = spells.dropna(subset=["cik", "name"]).sort_values("start_date", kind="stable")
         today = named.groupby(named["cik"].astype(str))["name"].last()
         names = past["cik"].map(lambda c: today.get(str(c)) if isinstance(c, str) else None).fillna(names)
-        # a company renamed since its listing (Rent-A-Center, now UPBD): its latest spell's name and CIK
+        # a company served under the symbol a reviewed rename gave it (Rent-A-Center, now UPBD): its latest
+        # spell's name and CIK (other past members keep the name they listed under)
         latest = spells.dropna(subset=["name"]).sort_values("start_date", kind="stable")
         latest = latest.groupby(latest["current_ticker"].astype(str)).last()
         own = pd.Series(past.index.astype(str), index=past.index)
-        names = own.map(latest["name"]).where(lambda n: n.notna() & past["cik"].isna(), names)
-        ciks = past["cik"].fillna(own.map(latest["cik"]))
+        renamed = own.isin({new for _, _, new in REVIEWED_RENAMES}) & past["cik"].isna()
+        names = own.map(latest["name"]).where(renamed & own.map(latest["name"]).notna(), names)
+        ciks = past["cik"].where(~renamed, past["cik"].fillna(own.map(latest["cik"])))
     rows = pd.DataFrame({"ticker": past.index.astype(str), "name": names.astype(str).to_numpy(),
                          "cik": ciks.to_numpy(), "category": "Common Stock"})  # fmt: skip
     return pd.concat([facts, rows], ignore_index=True)

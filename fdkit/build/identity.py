@@ -57,7 +57,8 @@ REVIEWED_RENAMES: dict[tuple[str, str, str], str] = {
     ("2023-11-30", "RCII", "UPBD"): "Rent-A-Center renamed Upbound Group in 2023 (RCII -> UPBD), CIK 0000933036",
     ("2024-05-14", "TMST", "MTUS"): "TimkenSteel renamed Metallus in 2024 (NYSE: TMST -> MTUS), CIK 0001598428",
     ("2018-01-02", "HLS", "EHC"): "HealthSouth renamed Encompass Health (2018-01-02), CIK 0000785161",
-    ("2023-03-09", "RE", "EG"): "Everest Re Group renamed Everest Group (2023), CIK 0001095073",
+    ("2023-03-09", "RE", "EG"): "Everest Re Group renamed Everest Group (2023), CIK 0001095073 (the symbol events file "
+    "dates it 2023-11-08, after the lists' own pair of 2023-03-08/09)",
     ("2021-10-30", "JCOM", "ZD"): "j2 Global renamed Ziff Davis (2021), CIK 0001084048",
     ("2018-07-21", "OZRK", "OZK"): "Bank of the Ozarks renamed Bank OZK (2018), CIK 0001569650",
     ("2021-01-26", "POL", "AVNT"): "PolyOne renamed Avient (2020), CIK 0001122976",
@@ -68,6 +69,8 @@ REVIEWED_RENAMES: dict[tuple[str, str, str], str] = {
     ("2023-10-30", "NCR", "VYX"): "NCR renamed NCR Voyix (2023, spinning off NCR Atleos), CIK 0000070866",
     ("2025-01-28", "PNM", "TXNM"): "PNM Resources renamed TXNM Energy (2024), CIK 0001108426",
     ("2025-01-28", "NYCB", "FLG"): "New York Community Bancorp renamed Flagstar Financial (2024), CIK 0000910073",
+    ("2021-12-31", "RBC", "RRX"): "Regal Beloit renamed Regal Rexnord (2021), CIK 0000082811; RBC Bearings holds RBC "
+    "since 2023",
 }
 #: a rename ends the old symbol's spell the day before the change: the change follows the spell's end within this
 RENAME_SLACK = pd.Timedelta(days=7)
@@ -93,17 +96,18 @@ def renames_of(events: pd.DataFrame, changes: list[pd.DataFrame]) -> pd.DataFram
         >>> ch = pd.DataFrame({"date": ["2023-08-30"], "action": ["removed"], "ticker": ["ABC"],
         ...                    "reason": ["rename → COR: AmerisourceBergen renamed Cencora."]})
         >>> ev = pd.DataFrame(columns=["event_date", "event_type", "old_symbol", "new_symbol"])
-        >>> renames_of(ev, [ch]).values.tolist()
-        [[Timestamp('2023-08-30 00:00:00'), 'ABC', 'COR']]
+        >>> got = renames_of(ev, [ch])
+        >>> got[got["old"] == "ABC"].values.tolist(), len(got) == 1 + len(REVIEWED_RENAMES)
+        ([[Timestamp('2023-08-30 00:00:00'), 'ABC', 'COR']], True)
     """
-    rows = [(r.event_date, r.old_symbol, r.new_symbol) for r in tuples(events)
-            if r.event_type == "ticker_change" and isinstance(r.new_symbol, str) and r.new_symbol]  # fmt: skip
+    rows = list(REVIEWED_RENAMES)  # first: a reviewed day wins over another source's for the same change
+    rows += [(r.event_date, r.old_symbol, r.new_symbol) for r in tuples(events)
+             if r.event_type == "ticker_change" and isinstance(r.new_symbol, str) and r.new_symbol]  # fmt: skip
     for ch in changes:
         for r in tuples(ch[ch["action"] == "removed"]):
             hit = _RENAME.match(str(r.reason))
             if hit:
                 rows.append((r.date, r.ticker, hit.group(1)))
-    rows += list(REVIEWED_RENAMES)
     out = pd.DataFrame(rows, columns=["day", "old", "new"])
     out = out.assign(day=pd.to_datetime(out["day"]), old=out["old"].map(_dash), new=out["new"].map(_dash))
     out = out[out["old"] != out["new"]]
