@@ -47,7 +47,7 @@ from fdkit.lake.location import LakeRoot, lake_root
 #: seconds a lake in an object store is trusted not to have changed (its change marker costs a request to ask)
 REMOTE_STAMP_SECONDS = 2.0
 
-__all__ = ["LakeReader"]
+__all__ = ["LakeReader", "rows_where"]
 
 
 class LakeReader:
@@ -158,9 +158,8 @@ class LakeReader:
             ['ECB']
         """
         wanted = None if columns is None else list(dict.fromkeys([*columns, *(where or {})]))
-        df = read_dataset(self.home(name), name, schema=schema, columns=wanted, where=where, files=files)
-        for column, value in (where or {}).items():
-            df = df[(df[column].astype("string") == str(value)).fillna(False).to_numpy(dtype=bool)]
+        df = rows_where(read_dataset(self.home(name), name, schema=schema, columns=wanted, where=where, files=files),
+                        where)  # fmt: skip
         if columns is not None:
             df = df[columns]
         return df.reset_index(drop=True)
@@ -256,3 +255,22 @@ def _unique(values: pa.Array) -> list[str]:
         used = pc.unique(values.indices).drop_null()
         values = values.dictionary.take(used)
     return [str(v) for v in pc.unique(values).to_pylist() if v is not None]
+
+
+def rows_where(df: pd.DataFrame, where: Mapping[str, object] | None) -> pd.DataFrame:
+    """The rows of ``df`` whose columns equal the values of ``where``, compared as text (missing never matches).
+
+    Args:
+        df: a typed frame.
+        where: column -> value (``None``: every row).
+
+    Returns:
+        The matching rows, in order, with their index.
+
+    Example:
+        >>> rows_where(pd.DataFrame({"bank": ["ECB", "FED", None]}), {"bank": "ECB"})["bank"].tolist()
+        ['ECB']
+    """
+    for column, value in (where or {}).items():
+        df = df[(df[column].astype("string") == str(value)).fillna(False).to_numpy(dtype=bool)]
+    return df

@@ -36,7 +36,7 @@ import pandas as pd
 from fdkit.catalog.schema import SCHEMAS
 from fdkit.frames.basis import as_traded
 from fdkit.lake.io import DatasetFiles, LakeRoot, dataset_schema, default_lake
-from fdkit.lake.reader import LakeReader
+from fdkit.lake.reader import LakeReader, rows_where
 from fdkit.server.memo import AnswerMemo
 
 if TYPE_CHECKING:
@@ -266,9 +266,7 @@ class Store:
             return self._kept("frame", name, make=lambda: self._read(name))
         cols = None if columns is None else list(dict.fromkeys(columns))
         if self._small(name):
-            df = self.frame(name)
-            for column, value in where.items():
-                df = df[(df[column].astype("string") == str(value)).fillna(False).to_numpy(dtype=bool)]
+            df = rows_where(self.frame(name), where)
             return df if cols is None else df[[c for c in cols if c in df.columns]]
         return self._kept("frame", name, None if cols is None else tuple(cols), tuple(sorted(where.items())),
                           make=lambda: self._read(name, columns=cols, where=where or None))  # fmt: skip
