@@ -33,7 +33,7 @@ import os
 import sqlite3
 import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
@@ -47,6 +47,7 @@ from requests_cache.policy.settings import DEFAULT_IGNORED_PARAMS
 from urllib3.util.retry import Retry
 
 from fdkit.errors import CacheError
+from fdkit.frames.bundle import BUNDLE_MEDIA
 from fdkit.wire.transport import DeadlineAdapter, FdkitRetry, OriginBoundAuth
 
 _T = TypeVar("_T")
@@ -383,9 +384,15 @@ def make_session(
         match_headers=["Accept"],  # an Arrow page and a JSON answer to the same URL are two entries
         only_if_cached=offline,
         cache_control=False,
+        filter_fn=_not_a_bundle,
     )
     mount_retries(session, retry, pool_size, max_bytes)
     return session
+
+
+def _not_a_bundle(response: requests.Response) -> bool:
+    """Whether an answer goes into the HTTP cache: not a bulk answer (its tickers' parts go to the fetch cache)."""
+    return not response.headers.get("content-type", "").startswith(BUNDLE_MEDIA)
 
 
 def opened_while_shared(open_: Callable[[], _T], attempts: int = 8) -> _T:
@@ -627,6 +634,9 @@ class FetchCache:
             db = self._sqlite.connect(self.path, timeout=30)
             try:
                 db.execute("pragma journal_mode=wal")
+                # a cache: a commit need not reach the disk before the call goes on (WAL keeps the file whole; a
+                # power cut may lose the last answers kept, which are fetched again)
+                db.execute("pragma synchronous=normal")
             except self._sqlite.OperationalError:
                 db.close()  # another process is switching the new file to WAL: the caller tries again
                 raise
@@ -687,6 +697,26 @@ class FetchCache:
                 with self._conn() as db:
                     db.execute(f"insert or replace into {self.TABLE} values (?, ?, ?, ?)",
                                (key, expires, hashlib.sha256(body).digest(), body))  # fmt: skip
+                return
+            except self._sqlite.DatabaseError as exc:
+                if attempt or not self._set_aside(exc):
+                    raise
+
+    def put_many(self, items: Sequence[tuple[str, bytes]], ttl: int) -> None:
+        """Store many bodies for ``ttl`` seconds in one transaction (a bulk answer's parts), each with its checksum.
+
+        Example:
+            >>> import tempfile
+            >>> fc = FetchCache(Path(tempfile.mkdtemp()) / "ns.fetch.sqlite")
+            >>> fc.put_many([("a", b"1"), ("b", b"2")], ttl=60); fc.get("b")
+            b'2'
+        """
+        expires = -1.0 if ttl < 0 else time.time() + ttl
+        rows = [(key, expires, hashlib.sha256(body).digest(), body) for key, body in items]
+        for attempt in range(2):
+            try:
+                with self._conn() as db:
+                    db.executemany(f"insert or replace into {self.TABLE} values (?, ?, ?, ?)", rows)
                 return
             except self._sqlite.DatabaseError as exc:
                 if attempt or not self._set_aside(exc):

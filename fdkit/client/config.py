@@ -14,6 +14,7 @@ import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
+from urllib.parse import urlsplit
 
 __all__ = ["Settings", "configure", "resolve", "normalise_key", "PUBLIC_BASE_URL", "current_overrides", "reset",
            "generation"]  # fmt: skip
@@ -245,3 +246,14 @@ def _check_base_url(url: str, where: str) -> None:
         "and no key fdkit serves its bundled data offline)",
         error="Invalid base URL",
     )
+
+
+def is_loopback(url: str | None) -> bool:
+    """Whether a base URL is on this machine (a service sharing its cores: no latency for more threads to hide).
+
+    Example:
+        >>> is_loopback("http://127.0.0.1:8000"), is_loopback("https://api.financialdatasets.ai")
+        (True, False)
+    """
+    host = urlsplit(url or "").hostname or ""
+    return host in ("localhost", "::1") or host.startswith("127.")

@@ -25,6 +25,7 @@ import pandas as pd
 import pyarrow as pa
 
 from fdkit.catalog.endpoints import CATALOG, Endpoint, Param
+from fdkit.client.bulk import fetch_parts, uses_bulk
 from fdkit.client.parts import fetch_part
 from fdkit.errors import (
     BadRequestError,
@@ -180,8 +181,11 @@ def _fetch_frame(client: Client, ep: Endpoint, requests_: list[dict[str, Any]], 
         frame = to_frame(ep, ok) if ok else to_frame(ep, [(clean, {})])
         return _named_missing(attach_filing_times(_known_by(frame, as_of)), failed)
     # typed parts: a warm request is read back as Arrow, with no JSON decode
-    ok, failed = client.fetch_many(ep, requests_, errors=errors, progress=progress,
-                                   fetch=lambda p: fetch_part(client, ep, p))  # fmt: skip
+    if many and uses_bulk(client, ep, requests_):  # a peer: the tickers the cache lacks in a few bulk requests
+        ok, failed = fetch_parts(client, ep, requests_, errors=errors, progress=progress)
+    else:
+        ok, failed = client.fetch_many(ep, requests_, errors=errors, progress=progress,
+                                       fetch=lambda p: fetch_part(client, ep, p))  # fmt: skip
     parts = [part for _, part in ok]
     if counted is not None:
         parts = _trimmed_parts(ep, ok, counted, fan)

@@ -35,6 +35,7 @@ from fdkit.catalog import endpoints as _catalog
 from fdkit.catalog.endpoints import Endpoint
 from fdkit.catalog.shapes import SHAPES
 from fdkit.client import compound, embedded
+from fdkit.client.bulk import report_failures
 from fdkit.client.cache import (
     API_KEY_HEADER,
     FetchCache,
@@ -46,7 +47,7 @@ from fdkit.client.cache import (
     mount_retries,
     namespace_of,
 )
-from fdkit.client.config import PUBLIC_BASE_URL, Settings, resolve
+from fdkit.client.config import PUBLIC_BASE_URL, Settings, is_loopback, resolve
 from fdkit.client.config import generation as config_generation
 from fdkit.client.dispatch import Errors, check_value
 from fdkit.client.methods import DatasetMethods
@@ -66,11 +67,15 @@ from fdkit.errors import (
     register_secret,
     warn_user,
 )
+from fdkit.frames.bundle import BUNDLE_MEDIA, BrokenBundle, BundleEntry, read_bundle
 from fdkit.frames.typed import ARROW_STREAM, FORMATS_HEADER, PageRows, Part, join_parts, part_from_bytes, response_part
 from fdkit.wire import transport
 from fdkit.wire.transport import OriginBoundSession, same_origin
 
 __all__ = ["Client", "default_client", "Errors"]
+
+#: where an endpoint's bulk route is (``fdkit.server.bulk.BULK_PREFIX``; the client does not import the server)
+BULK_PREFIX = "/bulk"
 
 
 class Client(DatasetMethods):
@@ -153,6 +158,7 @@ class Client(DatasetMethods):
         self._identity: str | None = None
         self._fetch_cache: FetchCache | None = None
         self._arrow: bool | None = None  # whether the service answers Arrow pages (learned from its answers)
+        self._bundles: bool | None = None  # whether it answers bulk requests with bundles (the same header says)
         self._peer: bool | None = None  # whether the service is fdkit's own (X-Fdkit-Formats on its answers)
         self._peer_mark: Path | None = None
 
@@ -190,6 +196,7 @@ class Client(DatasetMethods):
                 settings = replace(settings, api_key=None, base_url=embedded.EMBEDDED_ORIGIN)
                 identity = embedded.identity()
                 self._arrow = True  # the embedded service is fdkit's own: it answers Arrow pages
+                self._bundles = True  # and bundles of many tickers (this fdkit's own service)
             register_secret(settings.api_key)
             pool_size = max(settings.max_workers, 4)
             if self._user_session is not None:
@@ -220,7 +227,7 @@ class Client(DatasetMethods):
                     max_bytes=settings.max_response_bytes,
                 )  # fmt: skip
                 session.mount(embedded.EMBEDDED_ORIGIN, adapter)
-            if self._user_session is None and (settings.embedded or _is_loopback(settings.base_url)):
+            if self._user_session is None and (settings.embedded or is_loopback(settings.base_url)):
                 session.trust_env = False  # no proxy ever applies to loopback; skips an environment scan per call
             self._settings, self._identity, self._session = settings, identity, session
             return session
@@ -344,6 +351,61 @@ class Client(DatasetMethods):
         """
         return bool(self._arrow)
 
+    def speaks_bundles(self) -> bool:
+        """Whether many tickers can be asked in one bulk request (``POST /bulk<path>``, fdkit peers that say so).
+
+        Never offline (a bulk answer is not cached as such: its tickers' parts are) and never to a service that
+        has not said it answers bundles (``X-Fdkit-Formats``); the embedded service always does.
+
+        Example:
+            >>> Client().speaks_bundles()
+            True
+        """
+        self._ensure()
+        if self.settings.offline:
+            return False
+        if self._bundles is None:
+            self.speaks_fdkit()  # nothing answered yet: asked once (its answer says which formats it speaks)
+        return bool(self._bundles)
+
+    def request_bundle(self, endpoint: Endpoint, params: Mapping[str, Any], tickers: Sequence[str], *,
+                       whole_range: bool = False) -> list[BundleEntry]:  # fmt: skip
+        """One bulk request: each ticker's part (or error) for the query ``params`` (without its ticker).
+
+        Sent with fdkit's retries, deadline and error mapping; never kept in the HTTP cache (the parts are kept in
+        the fetch cache by the caller, :func:`fdkit.client.bulk.fetch_parts`).
+
+        Args:
+            endpoint: a bulk endpoint (:func:`fdkit.server.bulk.bulk_endpoint`).
+            params: the cleaned parameters of one request, its ticker left out.
+            tickers: the tickers, each once.
+            whole_range: every bar of the range (what a request continued window after window gives).
+
+        Returns:
+            One :class:`~fdkit.frames.bundle.BundleEntry` per ticker, in order.
+
+        Example:
+            >>> from fdkit.catalog.endpoints import get
+            >>> q = {"start_date": "2008-09-01", "end_date": "2008-09-30"}
+            >>> [(e.ticker, e.status) for e in Client().request_bundle(get("price_history"), q, ["LEH", "NOPE"])]
+            [('LEH', 200), ('NOPE', 404)]
+        """
+        body = {"tickers": list(tickers), "whole_range": whole_range}
+        return self._exchange("POST", BULK_PREFIX + endpoint.path, params=dict(params), json=body,
+                              ttl=None, refresh=True, accept=BUNDLE_MEDIA, decode=_bundle_of)  # fmt: skip
+
+    def cached_part(self, key: str) -> bytes | None:
+        """The fetch cache's bytes under ``key`` (fresh; offline, stale ones too, with a warning), or ``None``."""
+        self._ensure()
+        fc = self._fetch_cache
+        return None if fc is None else self._cached(fc, key, key.split(":", 1)[0])
+
+    def keep_parts(self, items: Sequence[tuple[str, bytes]], ttl: int) -> None:
+        """Keep many parts in the fetch cache at once (one transaction); nothing without a cache."""
+        self._ensure()
+        if self._fetch_cache is not None and items:
+            self._fetch_cache.put_many(items, ttl)
+
     def speaks_fdkit(self) -> bool:
         """Whether the service is fdkit's own (``fdkit serve``, the embedded default).
 
@@ -376,6 +438,7 @@ class Client(DatasetMethods):
                     answer = None
                 if answer is not None and (answer.status_code < 500 and answer.status_code != 429):
                     self._peer = FORMATS_HEADER in answer.headers
+                    self._bundles = BUNDLE_MEDIA in answer.headers.get(FORMATS_HEADER, "")
                     self._remember_peer()
                     break
                 time.sleep(0.1 * 2**attempt)
@@ -480,6 +543,7 @@ class Client(DatasetMethods):
                     formats = response.headers.get(FORMATS_HEADER)
                     if formats is not None:
                         self._arrow = ARROW_STREAM in formats
+                        self._bundles = BUNDLE_MEDIA in formats
                     if formats is not None and not self._peer:
                         self._peer = True
                         self._remember_peer()
@@ -742,6 +806,24 @@ class Client(DatasetMethods):
         ep = _catalog.get(endpoint) if isinstance(endpoint, str) else endpoint
         return _clean_params(ep, params or {})
 
+    def concurrency(self) -> int:
+        """Requests a multi-ticker call keeps in flight: ``max_workers``, fewer where more would only contend.
+
+        The embedded service runs in this process (:data:`fdkit.client.embedded.MAX_WORKERS`, 2); a service on
+        loopback shares this machine's cores (at most their number, and 2); a remote one has latency to hide.
+
+        Example:
+            >>> Client().concurrency()
+            2
+        """
+        self._ensure()
+        most = self.settings.max_workers
+        if self.settings.embedded:  # the service runs in this process: more threads only contend (BENCHMARKS.md)
+            return min(most, embedded.MAX_WORKERS)
+        if is_loopback(self.settings.base_url):  # the service shares this machine's cores: no latency to hide
+            return min(most, max(2, os.cpu_count() or 2))
+        return most
+
     def fetch_many(
         self,
         endpoint: str | Endpoint,
@@ -782,13 +864,7 @@ class Client(DatasetMethods):
             raise BadRequestError(f"errors must be 'raise', 'warn' or 'ignore', not {errors!r}")
         ep = _catalog.get(endpoint) if isinstance(endpoint, str) else endpoint
         name = label or (lambda p: str(p.get(ep.ticker_param or "ticker", p)))
-        self._ensure()
-        most = self.settings.max_workers
-        if self.settings.embedded:  # the service runs in this process: more threads only contend (BENCHMARKS.md)
-            most = min(most, embedded.MAX_WORKERS)
-        elif _is_loopback(self.settings.base_url):  # the service shares this machine's cores: no latency to hide
-            most = min(most, max(2, os.cpu_count() or 2))
-        workers = max(1, min(most, len(params_list)))
+        workers = max(1, min(self.concurrency(), len(params_list)))
         show = progress_enabled(self.settings.progress if progress is None else progress) and len(params_list) > 1
 
         def one(p: Mapping[str, Any]) -> Any:
@@ -819,14 +895,18 @@ class Client(DatasetMethods):
         finally:
             if workers > 1:
                 pool.shutdown(wait=True)
-        if failures:
-            if errors == "raise":
-                raise next(iter(failures.values()))
-            if errors == "warn":
-                for who, exc in failures.items():
-                    warn_user(f"{ep.name}: {who} skipped (errors='warn'; named in df.attrs['missing']; errors='ignore' "
-                              f"skips quietly, fdkit get {ep.name}: --errors ignore): {exc}")  # fmt: skip
+        report_failures(ep, failures, errors)
         return results, failures
+
+
+def _bundle_of(response: requests.Response, content: bytes) -> list[BundleEntry]:
+    """A bulk answer's entries (a body cut short is asked again, as a broken page is)."""
+    if not response.headers.get("content-type", "").startswith(BUNDLE_MEDIA):
+        raise _BadBody("the service did not answer the bulk request with a bundle")
+    try:
+        return read_bundle(content)
+    except BrokenBundle as exc:
+        raise _BadBody(f"the service returned a broken bundle: {exc}") from None
 
 
 def _with_payload(ep: Endpoint, body: dict[str, Any]) -> dict[str, Any]:
@@ -837,11 +917,6 @@ def _with_payload(ep: Endpoint, body: dict[str, Any]) -> dict[str, Any]:
     if ep.response_key and not any(k in body for k in SHAPES[ep.shape].wrapper_keys(ep.response_key)):
         raise MissingPayloadError.of(ep.path, ep.response_key, body)
     return body
-
-
-def _is_loopback(url: str | None) -> bool:
-    host = urlsplit(url or "").hostname or ""
-    return host in ("localhost", "::1") or host.startswith("127.")
 
 
 def _clean_params(ep: Endpoint, params: Mapping[str, Any]) -> dict[str, Any]:

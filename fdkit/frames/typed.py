@@ -60,6 +60,7 @@ __all__ = [
     "part_tag",
     "part_bytes",
     "part_from_bytes",
+    "PART_COMPRESSION",
     "response_part",
     "frame_from_parts",
     "fields_in_frame",
@@ -204,13 +205,40 @@ def part_tag(endpoint: str | Endpoint) -> str:
     return hashlib.sha256(orjson.dumps(list(columns.items()))).hexdigest()[:12]
 
 
-def part_bytes(part: Part) -> bytes:
-    """Serialise a part (Arrow IPC; the constants travel in the schema metadata)."""
+#: how cached and bundled parts are compressed: zstd at its default level writes a price history in about a third
+#: of its Parquet bytes' double (BENCHMARKS.md, research scale) and reads back at memory speed
+PART_COMPRESSION = "zstd"
+
+
+def part_bytes(part: Part, compression: str | None = None) -> bytes:
+    """Serialise a part (Arrow IPC; the constants travel in the schema metadata).
+
+    Args:
+        part: ``(arrow table, rows, constants)``.
+        compression: ``"zstd"`` or ``"lz4"`` compresses the buffers (:func:`part_from_bytes` reads either);
+            ``None`` writes them as they are (a page of a few rows, sent at once).
+
+    Returns:
+        The bytes.
+
+    Example:
+        >>> part = (pa.table({"x": [1.0] * 1000}), 1000, {"ticker": "X"})
+        >>> len(part_bytes(part, "zstd")) < len(part_bytes(part))
+        True
+        >>> part_from_bytes(part_bytes(part, "zstd"))[1:]
+        (1000, {'ticker': 'X'})
+    """
     table, n, consts = part
     meta = {b"fdkit.n": str(n).encode(), b"fdkit.constants": orjson.dumps(consts)}
+    options = None
+    if compression:  # text as a dictionary of its values: repeated labels are written once (read back as text)
+        options = pa.ipc.IpcWriteOptions(compression=compression)
+        for i, field in enumerate(table.schema):
+            if pa.types.is_string(field.type):
+                table = table.set_column(i, field.name, pc.dictionary_encode(table.column(i)))
     table = table.replace_schema_metadata(meta)
     sink = pa.BufferOutputStream()
-    with pa.ipc.new_stream(sink, table.schema) as writer:
+    with pa.ipc.new_stream(sink, table.schema, options=options) as writer:
         writer.write_table(table)
     return sink.getvalue().to_pybytes()
 
@@ -219,6 +247,9 @@ def part_from_bytes(data: bytes) -> Part:
     """Read a part written by :func:`part_bytes`."""
     table = pa.ipc.open_stream(data).read_all()
     meta = table.schema.metadata or {}
+    for i, field in enumerate(table.schema):
+        if pa.types.is_dictionary(field.type):  # written compressed (part_bytes): the part's text columns again
+            table = table.set_column(i, field.name, table.column(i).cast(field.type.value_type))
     return table.replace_schema_metadata(None), int(meta[b"fdkit.n"]), orjson.loads(meta[b"fdkit.constants"])
 
 
@@ -637,6 +668,7 @@ def _series_frame(ep: Endpoint, parts: Sequence[Part], columns: Mapping[str, str
     masks = {f: np.empty(total, np.bool_) for f, k in kinds.items() if k == "int"}
     codes: dict[str, Any] = {f: np.empty(total, np.int8 if len(v) < 127 else np.int32) for f, v in vocabularies.items()}
     arrow: dict[str, list[pa.Array]] = {f: [] for f, k in kinds.items() if k in ("bool", "string")}
+    stamps_of: dict[str, Any] = {f: np.empty(total, np.int64) for f, k in kinds.items() if k == "time"}
     times = np.empty(total, np.int64)
     lo = 0
     for i, n in zip(order, rows, strict=True):
@@ -651,6 +683,8 @@ def _series_frame(ep: Endpoint, parts: Sequence[Part], columns: Mapping[str, str
             masks[f][lo:hi] = column.is_null().to_numpy(zero_copy_only=False) if column.null_count else False
         for f, target in codes.items():
             _fill(target[lo:hi], pc.fill_null(codes_of.pop((i, f)), -1))
+        for f, target in stamps_of.items():  # other dates: nanoseconds, missing ones NaT's
+            _fill(target[lo:hi], pc.fill_null(table.column(f).cast(pa.int64()), _NAT))
         for f, chunks in arrow.items():
             chunks.extend(table.column(f).chunks)
         del table
@@ -678,6 +712,9 @@ def _series_frame(ep: Endpoint, parts: Sequence[Part], columns: Mapping[str, str
             continue
         if kind == "int":
             values: Any = pd.arrays.IntegerArray(out.pop(f), masks.pop(f))
+        elif kind == "time":
+            stamps = stamps_of.pop(f).view("M8[ns]")
+            values = pd.array(stamps) if columns[f] == "date" else pd.DatetimeIndex(stamps).tz_localize("UTC").array
         elif kind == "category":
             dtype: Any = pd.CategoricalDtype(pd.Index(vocabularies[f].to_pylist(), dtype=STRING_DTYPE))
             values = pd.Categorical.from_codes(codes.pop(f), dtype=dtype)
@@ -703,12 +740,16 @@ def _series_frame(ep: Endpoint, parts: Sequence[Part], columns: Mapping[str, str
 #: consolidation would copy them once more (a 1,000-ticker panel: +100 MB at the peak); below it, the constructor
 #: is faster than inserting columns one by one (0.1 against 0.7 ms for a 5,000-bar page)
 _CONSOLIDATED = 16 * 2**20
+#: pandas' missing time as int64 nanoseconds
+_NAT = np.iinfo(np.int64).min
 
 
 def _series_kind(logical: str, field: str) -> str | None:
     """How :func:`_series_frame` writes a column of this logical type (``None``: it does not)."""
     if logical in ("float", "int", "bool", "string"):
         return logical
+    if logical in ("date", "datetime"):
+        return "time"
     if logical == "category":
         return "string" if closed_vocabulary(field) is None else "category"
     return None

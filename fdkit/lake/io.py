@@ -19,6 +19,7 @@ Example:
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import hashlib
 import json
@@ -775,7 +776,8 @@ def read_dataset(
         name: dataset name.
         schema: record schema (default: :func:`dataset_schema` of ``name``).
         columns: only these columns (typed as the schema declares, a column the files lack as nulls).
-        where: read only what may hold rows whose text columns equal these values: ``ticker=X/`` folders are chosen
+        where: read only what may hold rows whose text columns equal these values (a list, tuple or set of values:
+            any of them): ``ticker=X/`` folders are chosen
             by name, flat files' row groups by their min/max statistics, and the rest is filtered while it is
             scanned. Rows are not filtered on other columns here (:meth:`fdkit.lake.LakeReader.read` does).
         files: the dataset's files as :meth:`DatasetFiles.of` listed them (a reader that keeps a listing skips
@@ -1005,12 +1007,14 @@ def _scan(listing: DatasetFiles, columns: list[str] | None, keys: tuple[str, ...
     chosen: list[tuple[tuple[str, ...], list[PurePath]]] = []
     for part, group in sorted(listing.groups.items()):
         for column, value in where.items():
+            values = any_of(value)
             if column in part:
-                hit = set(listing.by_value.get((part, column), {}).get(str(value), []))
+                named = listing.by_value.get((part, column), {})
+                hit = {f for v in values for f in named.get(v, [])}
                 group = [f for f in group if f in hit]
-            elif listing.stats:  # a Delta table's log: files whose min/max exclude the value are not opened
+            elif listing.stats:  # a Delta table's log: files whose min/max exclude every value are not opened
                 group = [f for f in group if column not in listing.stats.get(f, {})
-                         or _within(str(value), listing.stats[f][column])]  # fmt: skip
+                         or _within_any(values, listing.stats[f][column])]  # fmt: skip
         if group:
             chosen.append((part, group))
     if not chosen:  # nothing can match: the first file's columns, no rows
@@ -1076,12 +1080,13 @@ def _scan_group(listing: DatasetFiles, files: list[PurePath], keys: tuple[str, .
                 empty = empty.append_column("__filename", pa.array([], pa.string()))
             return empty.select(wanted)
         text = {c for c in ds.schema.names if _is_text(ds.schema.field(c).type)}
-        filters = {c: str(v) for c, v in (where or {}).items() if c in text}
+        filters = {c: any_of(v) for c, v in (where or {}).items() if c in text}
         if not filters:
             return ds.to_table(columns=wanted if named or columns is not None else None)
         expr = None
-        for c, v in filters.items():
-            term = pc.field(c) == pa.scalar(v, pa.string())
+        for c, vs in filters.items():
+            term = (pc.field(c) == pa.scalar(vs[0], pa.string()) if len(vs) == 1
+                    else pc.field(c).isin(pa.array(vs, pa.string())))  # fmt: skip
             expr = term if expr is None else expr & term
         if not keys:
             ds = _row_groups(listing, ds, filters)
@@ -1123,8 +1128,8 @@ def _is_text(kind: pa.DataType) -> bool:
     return bool(pa.types.is_string(kind) or pa.types.is_large_string(kind))
 
 
-def _row_groups(listing: DatasetFiles, ds: pads.FileSystemDataset, filters: dict[str, str]) -> pads.Dataset:
-    """``ds`` viewing only the row groups whose min/max statistics may hold every value of ``filters``.
+def _row_groups(listing: DatasetFiles, ds: pads.FileSystemDataset, filters: dict[str, list[str]]) -> pads.Dataset:
+    """``ds`` viewing only the row groups whose min/max statistics may hold a value of each column of ``filters``.
 
     pyarrow skips row groups by statistics for plain text columns but not for dictionary-encoded ones (the lake's
     ``ticker``), so the row groups are chosen here, from the footers (read once per file, :meth:`DatasetFiles.ranges`).
@@ -1140,11 +1145,11 @@ def _row_groups(listing: DatasetFiles, ds: pads.FileSystemDataset, filters: dict
             listing._fragments[path] = ready = fragment
         fragment = ready
         keep: set[int] | None = None
-        for column, value in filters.items():
+        for column, values in filters.items():
             ranges = listing.ranges(path, column)
             if ranges is None:
                 continue
-            ids = {i for i, r in enumerate(ranges) if r is None or _within(value, r)}
+            ids = {i for i, r in enumerate(ranges) if r is None or _within_any(values, r)}
             keep = ids if keep is None else keep & ids
         if keep is None:
             fragments.append(fragment)
@@ -1153,8 +1158,20 @@ def _row_groups(listing: DatasetFiles, ds: pads.FileSystemDataset, filters: dict
     return pads.FileSystemDataset(fragments, ds.schema, ds.format, ds.filesystem)
 
 
-def _within(value: str, bounds: tuple[object, object]) -> bool:
-    """Whether ``value`` may lie in a row group of these ``(min, max)`` statistics (``True`` when they are not text)."""
+def any_of(value: object) -> list[str]:
+    """The values a ``where`` entry accepts, as sorted text: one value, or any of a list, tuple or set of them.
+
+    Example:
+        >>> any_of("AAPL"), any_of(("MSFT", "AAPL", "MSFT"))
+        (['AAPL'], ['AAPL', 'MSFT'])
+    """
+    if isinstance(value, list | tuple | set | frozenset):
+        return sorted({str(v) for v in value})
+    return [str(value)]
+
+
+def _within_any(values: list[str], bounds: tuple[object, object]) -> bool:
+    """Whether one of ``values`` (sorted) may lie within ``(min, max)`` statistics: one binary search."""
     lo, hi = bounds
     if isinstance(lo, bytes | bytearray):
         lo = lo.decode("utf-8", "replace")
@@ -1162,7 +1179,8 @@ def _within(value: str, bounds: tuple[object, object]) -> bool:
         hi = hi.decode("utf-8", "replace")
     if not isinstance(lo, str) or not isinstance(hi, str):
         return True
-    return lo <= value <= hi
+    i = bisect.bisect_left(values, lo)
+    return i < len(values) and values[i] <= hi
 
 
 def _decoded(table: pa.Table) -> pa.Table:

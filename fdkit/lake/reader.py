@@ -36,6 +36,7 @@ from fdkit.lake import latest
 from fdkit.lake.extensions import extension_roots
 from fdkit.lake.io import (
     DatasetFiles,
+    any_of,
     bundled_data_dir,
     generation_stamp,
     list_datasets,
@@ -142,9 +143,9 @@ class LakeReader:
             name: dataset name.
             schema: record schema (default: the dataset's own).
             columns: only these columns.
-            where: only rows whose columns equal these values (compared as text). Text columns are filtered while
-                the files are scanned: only the ``ticker=X/`` folders and the row groups whose statistics may hold
-                the value are read.
+            where: only rows whose columns equal these values (compared as text; a list, tuple or set of values:
+                any of them). Text columns are filtered while the files are scanned: only the ``ticker=X/``
+                folders and the row groups whose statistics may hold a value are read.
             files: a listing of the dataset from :meth:`files` (default: listed now).
 
         Returns:
@@ -270,7 +271,12 @@ def rows_where(df: pd.DataFrame, where: Mapping[str, object] | None) -> pd.DataF
     Example:
         >>> rows_where(pd.DataFrame({"bank": ["ECB", "FED", None]}), {"bank": "ECB"})["bank"].tolist()
         ['ECB']
+        >>> rows_where(pd.DataFrame({"bank": ["ECB", "FED", None]}), {"bank": ("FED", "ECB")})["bank"].tolist()
+        ['ECB', 'FED']
     """
     for column, value in (where or {}).items():
-        df = df[(df[column].astype("string") == str(value)).fillna(False).to_numpy(dtype=bool)]
+        values = any_of(value)
+        text = df[column].astype("string")
+        hit = text == values[0] if len(values) == 1 else text.isin(values)
+        df = df[hit.fillna(False).to_numpy(dtype=bool)]
     return df

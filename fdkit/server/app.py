@@ -31,7 +31,7 @@ import orjson
 import pyarrow as pa
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import Response
+from fastapi.responses import Response, StreamingResponse
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
@@ -44,9 +44,11 @@ from fdkit.errors import (
     LakeError,
     PaymentRequiredError,
 )
+from fdkit.frames.bundle import BUNDLE_MEDIA, bundle_chunks
 from fdkit.frames.typed import ARROW_STREAM, FORMATS_HEADER, part_bytes, part_of_rows, records_of, response_part
 from fdkit.server import reported  # noqa: F401  (registers the as-reported handlers)
 from fdkit.server.auth import Keys, load_keys, plan_allows
+from fdkit.server.bulk import BULK_PREFIX, MAX_BULK_TICKERS, bulk_endpoint, bulk_entries
 from fdkit.server.cursors import CursorSigner
 from fdkit.server.docs import DOCS_ASSETS_PATH, docs_asset, docs_page
 from fdkit.server.handlers import answers_at_once, handle
@@ -63,7 +65,9 @@ __all__ = ["create_app", "app_from_env", "DirectRoutes"]
 #: an :class:`~fdkit.server.handlers.Answer` object itself (its attributes), measured with tracemalloc
 ANSWER_BYTES = 256
 
-_FORMATS = f"application/json, {ARROW_STREAM}"  # advertised on every data answer (FORMATS_HEADER)
+#: advertised on every data answer (FORMATS_HEADER): JSON, Arrow pages, and bundles of many tickers' parts (the bulk
+#: routes, :mod:`fdkit.server.bulk`)
+_FORMATS = f"application/json, {ARROW_STREAM}, {BUNDLE_MEDIA}"
 #: rows of one Arrow page: fewer, larger pages between peers (the cursor is an offset, so pages of either size mix)
 ARROW_PAGE_ROWS = 50_000
 
@@ -205,6 +209,10 @@ def create_app(
         route = _add_route(app, ep)
         for path in (ep.path, ep.path + "/"):
             direct[(ep.method, path)] = route
+        if bulk_endpoint(ep):
+            bulk = _add_bulk_route(app, ep)
+            for path in (BULK_PREFIX + ep.path, BULK_PREFIX + ep.path + "/"):
+                direct[("POST", path)] = bulk
     app.add_middleware(DirectRoutes, routes=direct)
     return app
 
@@ -290,6 +298,77 @@ def _add_route(app: FastAPI, ep: Endpoint) -> Callable[[Request], Awaitable[Resp
     for path in (ep.path, ep.path + "/"):
         app.add_api_route(path, route, methods=[ep.method], include_in_schema=False)
     return route
+
+
+def _add_bulk_route(app: FastAPI, ep: Endpoint) -> Callable[[Request], Awaitable[Response]]:
+    """``POST /bulk<path>``: the endpoint's query in the query string, ``{"tickers": [...]}`` in the body.
+
+    The answer is a bundle (:mod:`fdkit.frames.bundle`): each ticker's part or error, in the order asked
+    (:mod:`fdkit.server.bulk`). A request wrong as a whole (its query, its body, its key) is answered as the
+    endpoint's own request would be: ``{"error", "message"}`` with its status.
+    """
+
+    async def route(request: Request) -> Response:
+        ignored: list[str] = []
+        try:
+            api_key = _authorize(request, ep)
+            tickers, whole_range = _bulk_body(await read_capped(request, request.app.state.max_body_bytes))
+            items = [(k, v) for k, v in request.query_params.multi_items() if k != "ticker"]
+            if len(items) < len(request.query_params.multi_items()):
+                ignored.append("ticker")  # the body's tickers are the request's
+            query = validate_query(ep, [*items, ("ticker", tickers[0])], ignored=ignored)
+            state = request.app.state
+            if state.store.changed():
+                state.memo.clear()
+                state.pages.clear()
+            entries = bulk_entries(state.store, ep, query, tickers, whole_range=whole_range)
+            first = await run_in_threadpool(next, entries, None)  # the read: its faults are the request's
+        except FdkitError as exc:
+            response = problem_response(exc)
+            response.headers.update(_ignored_header(ignored) or {})
+            return response
+        except (pa.ArrowException, OSError) as exc:
+            log.exception("the dataset %s of the lake could not be read on %s", ep.dataset, request.url.path)
+            return problem_response(unreadable(ep, exc))
+        headers = {FORMATS_HEADER: _FORMATS, **(_ignored_header(ignored) or {})}
+        if api_key is not None:  # one metered request per ticker answered, as its own request would be
+            for _ in tickers:
+                count = state.usage.record(api_key)
+            headers[USAGE_HEADER] = str(count)
+        rest = (e for e in [first] if e is not None)
+        return StreamingResponse(bundle_chunks(_chain(rest, entries)), media_type=BUNDLE_MEDIA, headers=headers)
+
+    route.__name__ = f"{ep.name}_bulk"
+    for path in (BULK_PREFIX + ep.path, BULK_PREFIX + ep.path + "/"):
+        app.add_api_route(path, route, methods=["POST"], include_in_schema=False)
+    return route
+
+
+def _chain(*iterables: Any) -> Any:
+    for it in iterables:
+        yield from it
+
+
+def _bulk_body(raw: bytes) -> tuple[list[str], bool]:
+    """The tickers of a bulk request's body (upper case, each once) and whether it asks for the whole range."""
+    try:
+        body = orjson.loads(raw) if raw else None
+    except orjson.JSONDecodeError:
+        raise BadRequestError("the request body is not valid JSON", error="Invalid JSON") from None
+    if not isinstance(body, dict) or not isinstance(body.get("tickers"), list) or not body["tickers"]:
+        raise BadRequestError('a bulk request\'s body is {"tickers": ["AAPL", ...]}, with one ticker or more',
+                              error="Invalid body")  # fmt: skip
+    raw_tickers = body["tickers"]
+    if len(raw_tickers) > MAX_BULK_TICKERS:
+        raise BadRequestError(f"a bulk request names at most {MAX_BULK_TICKERS} tickers, not {len(raw_tickers)}: "
+                              "send them in several requests", error="Invalid body")  # fmt: skip
+    if any(not isinstance(t, str) or not t.strip() or len(t) > 200 for t in raw_tickers):
+        raise BadRequestError("every ticker of a bulk request is a non-empty string of at most 200 characters",
+                              error="Invalid body")  # fmt: skip
+    whole = body.get("whole_range", False)
+    if not isinstance(whole, bool):
+        raise BadRequestError("'whole_range' is true or false", error="Invalid body")
+    return list(dict.fromkeys(t.strip().upper() for t in raw_tickers)), whole
 
 
 def unreadable(ep: Endpoint, exc: BaseException) -> LakeError:

@@ -336,6 +336,28 @@ class Store:
             return split[value]
         return self._kept("rows", name, key, value, make=lambda: self._read_rows(name, value, key), repeated=True)
 
+    def rows_of_many(self, name: str, values: list[str], key: str = "ticker") -> pd.DataFrame:
+        """Rows of ``name`` whose ``key`` is one of ``values``, in the lake's order (an empty typed frame when none).
+
+        The bulk read of many tickers: one scan of the row groups whose statistics may hold one of them (a large
+        dataset), or the kept split of a small one; what a ticker's own read (:meth:`rows`) gives, for each
+        ticker, in the same order. Not kept: a bulk answer is not asked again, its parts are (client side).
+
+        Example:
+            >>> from fdkit.lake import default_data_dir
+            >>> df = Store(default_data_dir()).rows_of_many("prices", ["MSFT", "AAPL", "NOPE"])
+            >>> sorted(df["ticker"].astype(str).unique())
+            ['AAPL', 'MSFT']
+        """
+        wanted = sorted({str(v) for v in values})
+        if self._small(name):
+            split = self._kept("split", name, key, make=lambda: _split(self.frame(name), key))
+            frames = [split[v] for v in wanted if v in split]
+            if not frames:
+                return self.frame(name).iloc[0:0]
+            return frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
+        return self._read(name, where={key: tuple(wanted)})
+
     def _rows_once(self, name: str, value: str) -> pd.DataFrame:
         """One ticker's rows for a derived item: kept rows if there are, else read and not kept themselves."""
         if self._small(name) or (self._gen, "rows", name, "ticker", value) in self.cache:

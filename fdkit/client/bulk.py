@@ -1,0 +1,157 @@
+"""Many tickers of one endpoint in a handful of requests, between fdkit peers: the research-scale path.
+
+A ticker list used to be one request per ticker (958 for the S&P 500's history, each paying a round trip, a
+server-side read of the ticker's files and a JSON-ready answer). With a service that answers bundles (the
+embedded default, ``fdkit serve``: ``X-Fdkit-Formats``), :func:`fetch_parts` asks the fetch cache for each ticker's
+part first, then sends the tickers it lacks in a few bulk requests (sorted, so that each request reads its own
+stretch of the lake's row groups), a bounded number in flight, and keeps every ticker's part in the fetch cache
+under the key its own request would have (:func:`fdkit.client.parts.fetch_part`): a later call for any of them,
+alone or in another list, is answered from the cache. Nothing of a bulk answer goes into the HTTP cache.
+
+Each part is the one the ticker's own request gives, so the frame is the same either way (tested endpoint by
+endpoint); a failed ticker is the error its own request would raise (``NotFoundError`` for an unknown one).
+
+Example:
+    >>> import fdkit
+    >>> from fdkit.catalog.endpoints import get
+    >>> q = {"start_date": "2008-09-01", "end_date": "2008-09-30"}
+    >>> asked = [{**q, "ticker": t} for t in ("LEH", "NOPE")]
+    >>> ok, failed = fetch_parts(fdkit.Client(), get("price_history"), asked, errors="ignore")
+    >>> [(p["ticker"], part[1]) for p, part in ok], list(failed)
+    ([('LEH', 14)], ['NOPE'])
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any
+
+from fdkit.catalog.endpoints import Endpoint
+from fdkit.client.cache import fetch_key
+from fdkit.client.paging import progress_bar, progress_enabled
+from fdkit.errors import FdkitError, LakeError, error_for_status, warn_user
+from fdkit.frames.typed import Part, arrow_rows, part_from_bytes, part_tag
+
+if TYPE_CHECKING:
+    from fdkit.client.session import Client, Errors
+
+__all__ = ["fetch_parts", "uses_bulk", "report_failures", "MAX_PER_REQUEST"]
+
+#: the most tickers one bulk request names: a few requests for a market (a request's rows are read in one scan,
+#: and each boundary between requests reads a row group of every file twice), enough of them to show progress
+MAX_PER_REQUEST = 500
+
+
+def uses_bulk(client: Client, ep: Endpoint, requests_: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether a ticker list goes out as bulk requests: a flat list endpoint, several tickers, a peer that says so.
+
+    Example:
+        >>> import fdkit
+        >>> from fdkit.catalog.endpoints import get
+        >>> uses_bulk(fdkit.Client(), get("prices"), [{"ticker": "AAPL"}, {"ticker": "MSFT"}])
+        True
+    """
+    return (len(requests_) > 1 and ep.ticker_param == "ticker" and arrow_rows(ep) and client.keeps_fetches()
+            and client.speaks_bundles())  # fmt: skip
+
+
+Fetched = tuple[list[tuple[Mapping[str, Any], Part]], dict[str, FdkitError]]
+
+
+def fetch_parts(client: Client, ep: Endpoint, requests_: Sequence[Mapping[str, Any]], *, errors: Errors = "raise",
+                progress: bool | None = None) -> Fetched:  # fmt: skip
+    """Each request's part (one per ticker, the query otherwise the same), from the fetch cache or bulk requests.
+
+    Args:
+        client: the client (a peer that answers bundles: :func:`uses_bulk`).
+        ep: the endpoint.
+        requests_: one parameter mapping per ticker, alike but for the ticker.
+        errors: ``raise`` the first failure (in input order), ``warn`` and skip, ``ignore`` and skip.
+        progress: one bar over the tickers fetched (with its ETA); default: the client's setting.
+
+    Returns:
+        ``(results, failures)`` as :meth:`fdkit.Client.fetch_many` returns them: ``(params, part)`` in input order,
+        failures by ticker.
+
+    Raises:
+        FdkitError: with ``errors="raise"``, the first failure in input order; a failure of a request as a whole
+            (the service unreachable, a bad query) whatever ``errors`` is, as one request per ticker would raise.
+    """
+    cleaned = [client.clean_params(ep, q) for q in requests_]
+    tag = part_tag(ep)
+    keys = [f"part:{tag}:" + fetch_key(ep.name, c) for c in cleaned]
+    data: dict[int, bytes] = {}
+    for i, key in enumerate(keys):
+        hit = client.cached_part(key)
+        if hit is not None:
+            data[i] = hit
+    cold = sorted((i for i in range(len(keys)) if i not in data), key=lambda i: str(cleaned[i]["ticker"]))
+    failures: dict[int, FdkitError] = {}
+    if cold:
+        _fetch_cold(client, ep, cleaned, keys, cold, data, failures, progress)
+    results = [(requests_[i], part_from_bytes(data[i])) for i in range(len(keys)) if i in data]
+    named = {str(cleaned[i]["ticker"]): failures[i] for i in sorted(failures)}
+    report_failures(ep, named, errors)
+    return results, named
+
+
+def _fetch_cold(client: Client, ep: Endpoint, cleaned: list[dict[str, Any]], keys: list[str], cold: list[int],
+                data: dict[int, bytes], failures: dict[int, FdkitError], progress: bool | None) -> None:  # fmt: skip
+    """Bulk requests for the tickers the cache lacks; their parts into ``data`` (and the cache), errors aside."""
+    query = {k: v for k, v in cleaned[cold[0]].items() if k != "ticker"}
+    # what a ticker's own request continues window after window past one request's cap: the whole range at once
+    whole = bool(ep.time_index and "limit" not in query and query.get("end_date"))
+    workers = client.concurrency()
+    n = math.ceil(len(cold) / MAX_PER_REQUEST)
+    n = max(n, min(workers, math.ceil(len(cold) / 50)))  # a few requests in flight when there are enough tickers
+    size = math.ceil(len(cold) / n)
+    batches = [cold[k : k + size] for k in range(0, len(cold), size)]
+    by_ticker = {str(cleaned[i]["ticker"]): i for i in cold}
+    show = progress_enabled(client.settings.progress if progress is None else progress)
+    bar = progress_bar(total=len(cold), desc=ep.name, unit="ticker", leave=False, disable=not show)
+
+    def one(batch: list[int]) -> list[Any]:
+        return client.request_bundle(ep, query, [str(cleaned[i]["ticker"]) for i in batch], whole_range=whole)
+
+    pool = ThreadPoolExecutor(max_workers=min(workers, len(batches)), thread_name_prefix="fdkit-bulk")
+    try:
+        for batch, entries in zip(batches, pool.map(one, batches), strict=True):
+            kept = []
+            for entry in entries:
+                i = by_ticker.get(entry.ticker)
+                if i is None:
+                    continue
+                if entry.status == 200:
+                    data[i] = entry.data
+                    kept.append((keys[i], entry.data))
+                else:
+                    failures[i] = error_for_status(entry.status, {"error": entry.error, "message": entry.message},
+                                                   ep.path)  # fmt: skip
+            client.keep_parts(kept, ep.ttl)
+            for i in batch:
+                if i not in data and i not in failures:
+                    raise LakeError(f"the service's bulk answer for {ep.path} left out {cleaned[i]['ticker']}")
+            bar.update(len(batch))
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+        bar.close()
+
+
+def report_failures(ep: Endpoint, failures: Mapping[str, FdkitError], errors: Errors) -> None:
+    """What a multi-ticker call does with its failed tickers: raise the first (in input order), warn, or nothing.
+
+    Example:
+        >>> from fdkit.catalog.endpoints import get
+        >>> from fdkit.errors import NotFoundError
+        >>> report_failures(get("prices"), {"NOPE": NotFoundError("Ticker NOPE not found")}, "ignore")
+    """
+    if not failures:
+        return
+    if errors == "raise":
+        raise next(iter(failures.values()))
+    if errors == "warn":
+        for who, exc in failures.items():
+            warn_user(f"{ep.name}: {who} skipped (errors='warn'; named in df.attrs['missing']; errors='ignore' "
+                      f"skips quietly, fdkit get {ep.name}: --errors ignore): {exc}")  # fmt: skip

@@ -1,0 +1,161 @@
+"""A bundle: many tickers' answers of one endpoint in one body, each the part its own request would give.
+
+The bulk wire between fdkit peers (``POST /bulk/<endpoint path>``, an fdkit extension). A body is a magic line,
+then one *entry* per ticker in the order asked, then an end entry that counts them (a body cut short is detected,
+never taken for fewer tickers). An entry is a 4-byte big-endian header length, a JSON header, and for an answer the
+ticker's part as :func:`fdkit.frames.typed.part_bytes` writes it (Arrow IPC, the constants in its metadata), which
+the client keeps in its fetch cache as it came: no JSON, no second encoding. A ticker the service could not answer
+(404, 400) is an entry with its status, error and message, and no bytes.
+
+Example:
+    >>> import pyarrow as pa
+    >>> from fdkit.frames.typed import part_bytes
+    >>> part = (pa.table({"close": [1.0, 2.0]}), 2, {"ticker": "AAPL"})
+    >>> body = bundle_bytes([("AAPL", part_bytes(part)), ("NOPE", (404, "Not Found", "Ticker NOPE not found"))])
+    >>> [(e.ticker, e.status) for e in read_bundle(body)]
+    [('AAPL', 200), ('NOPE', 404)]
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+import orjson
+
+__all__ = ["BUNDLE_MEDIA", "BundleEntry", "BrokenBundle", "bundle_bytes", "bundle_chunks", "read_bundle"]
+
+#: the media type of a bundle (asked for in ``Accept`` by fdkit peers only)
+BUNDLE_MEDIA = "application/vnd.fdkit.bundle"
+_MAGIC = b"fdkit-bundle 1\n"
+_HEADER = struct.Struct(">I")
+#: the largest JSON header an entry may have (a ticker and a one-line error message)
+_MAX_HEADER = 64 * 2**10
+#: entries are written in chunks of about this many bytes
+_CHUNK = 2**20
+
+#: an entry as written: ``(ticker, part bytes)`` or ``(ticker, (status, error, message))``
+Written = tuple[str, bytes | tuple[int, str, str]]
+
+
+class BrokenBundle(ValueError):
+    """A body that is not a whole bundle (cut short, or not one at all)."""
+
+
+@dataclass(frozen=True)
+class BundleEntry:
+    """One ticker's entry of a bundle.
+
+    Attributes:
+        ticker: the ticker, as asked.
+        status: 200 for an answer, else the HTTP status its own request would have had.
+        data: the part's bytes (:func:`fdkit.frames.typed.part_from_bytes` reads them); empty for an error.
+        error: the error's title (``Not Found``), for an error.
+        message: the error's message, for an error.
+    """
+
+    ticker: str
+    status: int
+    data: bytes = b""
+    error: str = ""
+    message: str = ""
+
+
+def _entry(ticker: str, value: bytes | tuple[int, str, str]) -> bytes:
+    if isinstance(value, bytes | bytearray | memoryview):
+        head = orjson.dumps({"ticker": ticker, "bytes": len(value)})
+        return _HEADER.pack(len(head)) + head + bytes(value)
+    status, error, message = value
+    head = orjson.dumps({"ticker": ticker, "status": int(status), "error": error, "message": message})
+    return _HEADER.pack(len(head)) + head
+
+
+def bundle_chunks(entries: Iterable[Written]) -> Iterator[bytes]:
+    """The bytes of a bundle, entry by entry (a streamed response writes each as it is made).
+
+    Args:
+        entries: ``(ticker, part bytes)`` or ``(ticker, (status, error, message))``, in the order asked.
+
+    Yields:
+        The magic line, the entries' bytes and the end entry, in chunks of about a megabyte.
+
+    Example:
+        >>> b"".join(bundle_chunks([])) == bundle_bytes([])
+        True
+    """
+    buffer, size, count = [_MAGIC], len(_MAGIC), 0
+    for ticker, value in entries:
+        count += 1
+        buffer.append(_entry(ticker, value))
+        size += len(buffer[-1])
+        if size >= _CHUNK:  # writes of a megabyte or so: a chunk per entry is slow to read (HTTP chunked encoding)
+            yield b"".join(buffer)
+            buffer, size = [], 0
+    end = orjson.dumps({"end": True, "count": count})
+    buffer.append(_HEADER.pack(len(end)) + end)
+    yield b"".join(buffer)
+
+
+def bundle_bytes(entries: Iterable[Written]) -> bytes:
+    """A whole bundle's bytes (:func:`bundle_chunks` joined).
+
+    Example:
+        >>> read_bundle(bundle_bytes([]))
+        []
+    """
+    return b"".join(bundle_chunks(entries))
+
+
+def read_bundle(data: bytes) -> list[BundleEntry]:
+    """The entries of a bundle, in order.
+
+    Args:
+        data: the body.
+
+    Returns:
+        One :class:`BundleEntry` per ticker.
+
+    Raises:
+        BrokenBundle: a body without the magic line, cut short, or whose end entry counts other entries.
+
+    Example:
+        >>> read_bundle(bundle_bytes([("X", (404, "Not Found", "no X"))]))[0].message
+        'no X'
+        >>> read_bundle(bundle_bytes([("X", (404, "Not Found", "no X"))])[:-3])
+        Traceback (most recent call last):
+        ...
+        fdkit.frames.bundle.BrokenBundle: the bundle ends inside an entry (cut short?)
+    """
+    view = memoryview(data)
+    if bytes(view[: len(_MAGIC)]) != _MAGIC:
+        raise BrokenBundle("not a bundle of parts (no magic line)")
+    at, out = len(_MAGIC), list[BundleEntry]()
+    while True:
+        if at + _HEADER.size > len(view):
+            raise BrokenBundle("the bundle ends inside an entry (cut short?)")
+        (size,) = _HEADER.unpack_from(view, at)
+        at += _HEADER.size
+        if size > _MAX_HEADER or at + size > len(view):
+            raise BrokenBundle("the bundle ends inside an entry (cut short?)")
+        try:
+            head = orjson.loads(view[at : at + size])
+        except orjson.JSONDecodeError:
+            raise BrokenBundle("an entry's header is not JSON") from None
+        at += size
+        if not isinstance(head, dict):
+            raise BrokenBundle("an entry's header is not a JSON object")
+        if head.get("end"):
+            if head.get("count") != len(out) or at != len(view):
+                raise BrokenBundle(f"the bundle's end counts {head.get('count')} entries, {len(out)} were read")
+            return out
+        ticker = str(head.get("ticker", ""))
+        if "bytes" in head:
+            n = int(head["bytes"])
+            if n < 0 or at + n > len(view):
+                raise BrokenBundle("the bundle ends inside an entry (cut short?)")
+            out.append(BundleEntry(ticker, 200, bytes(view[at : at + n])))
+            at += n
+        else:
+            out.append(BundleEntry(ticker, int(head.get("status") or 500), error=str(head.get("error") or ""),
+                                   message=str(head.get("message") or "")))  # fmt: skip

@@ -1,0 +1,197 @@
+"""Many tickers in one request between fdkit peers: ``POST /bulk/<endpoint path>``, one part per ticker.
+
+A call for 958 tickers was 958 requests, each reading its ticker's rows from the lake's files (22 yearly files of
+the price history: about a second a ticker on a loaded machine), sizing its answer, making a dict per row and
+turning the dicts back into Arrow. The bulk route answers a list of tickers with the query of one request (the
+endpoint's own parameters, validated as its own query is) in one body, a *bundle* (:mod:`fdkit.frames.bundle`):
+for each ticker, in the order asked, the part its own request would give, all its pages joined and ``limit``
+applied per ticker, or its error (404 for a ticker the lake does not know).
+
+Endpoints answered by the generic handler (statements, price history, insider trades, ...) read every ticker's
+rows in one scan (the row groups whose statistics may hold one of them), filter and order them once, and cut the
+result into per-ticker parts; an endpoint with a handler of its own (``/prices``) is answered ticker by ticker by
+that handler, in process. Either way an entry is what the ticker's own request answers (tested endpoint by
+endpoint against the one-ticker route).
+
+Only endpoints of flat records keyed by ``ticker`` have the route (:func:`bulk_endpoint`); it is advertised with
+the Arrow format (``X-Fdkit-Formats``), so only fdkit's own clients use it.
+
+Example:
+    >>> from fdkit.catalog.endpoints import get
+    >>> bulk_endpoint(get("price_history")), bulk_endpoint(get("segmented_revenues"))
+    (True, False)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from fdkit.catalog.endpoints import Endpoint
+from fdkit.errors import FdkitError
+from fdkit.frames.bundle import Written
+from fdkit.frames.typed import PART_COMPRESSION, arrow_rows, part_bytes, part_of_rows, records_of, response_part
+from fdkit.server import handlers
+from fdkit.server.handlers import NotFound, _date_col, _filter, _rows_of
+from fdkit.server.rows import FrameRecords
+from fdkit.server.store import Store
+from fdkit.wire.responses import http_status
+
+__all__ = ["BULK_PREFIX", "MAX_BULK_TICKERS", "bulk_endpoint", "bulk_entries"]
+
+#: the bulk route of an endpoint is its path under this prefix (``/bulk/prices/history``)
+BULK_PREFIX = "/bulk"
+#: the most tickers one bulk request may name (a client sends larger lists in several requests)
+MAX_BULK_TICKERS = 2000
+
+
+def bulk_endpoint(ep: Endpoint) -> bool:
+    """Whether an endpoint has a bulk route: a GET list of flat records, fanned out over ``ticker``."""
+    return arrow_rows(ep) and ep.ticker_param == "ticker" and "ticker" in ep.param_names
+
+
+def bulk_entries(store: Store, ep: Endpoint, query: dict[str, Any], tickers: list[str], *,
+                 whole_range: bool = False) -> Iterator[Written]:  # fmt: skip
+    """Each ticker's entry of a bundle: its part's bytes, or its error, in the order asked.
+
+    Args:
+        store: the lake.
+        ep: a :func:`bulk_endpoint`.
+        query: the validated query of one request (its ``ticker`` is replaced by each ticker in turn).
+        tickers: upper-case tickers, each once.
+        whole_range: every row of the query, ``limit`` aside (a bar range the client would continue window after
+            window past one request's cap).
+
+    Yields:
+        ``(ticker, part bytes)`` or ``(ticker, (status, error, message))``.
+    """
+    if ep.name in handlers._HANDLERS:
+        for ticker in tickers:
+            yield ticker, _own_handler_entry(store, ep, {**query, "ticker": ticker}, whole_range)
+        return
+    yield from _generic_entries(store, ep, query, tickers, whole_range)
+
+
+def _error(exc: FdkitError) -> tuple[int, str, str]:
+    return http_status(exc), exc.error or "Error", exc.message
+
+
+def _limit(ep: Endpoint, query: dict[str, Any], whole_range: bool) -> int | None:
+    if whole_range:
+        return None
+    limit = query.get("limit", ep.default_limit)
+    return None if limit is None else int(limit)
+
+
+def _own_handler_entry(store: Store, ep: Endpoint, q: dict[str, Any],
+                       whole_range: bool) -> bytes | tuple[int, str, str]:  # fmt: skip
+    """One ticker through its endpoint's own handler: the part its pages would make, joined."""
+    try:
+        answer = handlers.handle(store, ep, q)
+    except FdkitError as exc:
+        return _error(exc)
+    except (pa.ArrowException, OSError) as exc:  # a file of the lake that cannot be read: this ticker's answer says so
+        brief = str(exc).splitlines()[0][:160] if str(exc) else type(exc).__name__
+        return 500, "Dataset unreadable", f"the service's dataset {ep.dataset!r} cannot be read ({brief})"
+    records = answer.records if answer.records is not None else []
+    limit = _limit(ep, q, whole_range)
+    if limit is not None:
+        records = records[:limit]
+    if isinstance(records, FrameRecords):
+        _, fill = records_of(ep, q, {**answer.top, ep.response_key: []})
+        part = part_of_rows(ep, records.frame, fill)
+    else:
+        part = response_part(ep, q, {**answer.top, ep.response_key: list(records)})
+    return part_bytes(part, PART_COMPRESSION)
+
+
+def _generic_entries(store: Store, ep: Endpoint, query: dict[str, Any], tickers: list[str],
+                     whole_range: bool) -> Iterator[Written]:  # fmt: skip
+    """The generic handler's answers of many tickers from one read, filtered, ordered and made Arrow once.
+
+    :func:`fdkit.server.handlers.generic_list` per ticker reads the ticker's rows, keeps those of the query and
+    sorts them by date (stable, missing dates last). Here one read gives every ticker's rows in the same order, the
+    same filter runs once, one stable sort by (ticker, date) orders each ticker's rows as its own sort would, and
+    the rows become Arrow columns once: a ticker's part is a slice of them.
+    """
+    dataset = ep.dataset or ""
+    rows = store.rows_of_many(dataset, tickers)
+    present = set(_text(rows["ticker"]).dropna().unique()) if "ticker" in rows.columns else set()
+    rows = _filter(_rows_of(rows, ep), ep, query)
+    codes, names = _ticker_codes(rows)
+    order = _order(rows, codes, _date_col(ep), ep.newest_first)
+    rows, codes = rows.iloc[order], codes[order]
+    first = next((t for t in tickers if t in present), tickers[0])
+    _, fill = records_of(ep, {**query, "ticker": first}, {ep.response_key: []})
+    table = _dictionaries(part_of_rows(ep, rows, fill)[0])
+    starts = np.searchsorted(codes, np.arange(len(names)), side="left")
+    stops = np.searchsorted(codes, np.arange(len(names)), side="right")
+    where = {name: (int(a), int(b)) for name, a, b in zip(names, starts, stops, strict=True)}
+    limit = _limit(ep, query, whole_range)
+    known = None
+    for t in tickers:
+        if t not in present:
+            known = store.known_tickers() if known is None else known
+            if t not in known:
+                yield t, _error(NotFound(f"Ticker {t} not found"))
+                continue
+        lo, hi = where.get(t, (0, 0))
+        if limit is not None:
+            hi = min(hi, lo + limit)
+        consts = {**fill, "ticker": t} if "ticker" in fill else fill
+        yield t, part_bytes((table.slice(lo, hi - lo), hi - lo, consts), PART_COMPRESSION)
+
+
+def _dictionaries(table: pa.Table, most: int = 4096) -> pa.Table:
+    """Labels (text of at most ``most`` distinct values) dictionary-encoded once for every slice of the table.
+
+    Each part's bytes then encode none of them again (a slice carries the dictionary whole: fine for a basis or a
+    source, not for names or titles, which each part encodes on its own).
+    """
+    for i, field in enumerate(table.schema):
+        if pa.types.is_string(field.type):
+            encoded = pc.dictionary_encode(table.column(i)).combine_chunks()
+            if len(encoded.dictionary) <= most:
+                table = table.set_column(i, field.name, encoded)
+    return table
+
+
+def _text(column: pd.Series) -> pd.Series:
+    return column.astype("string")
+
+
+def _ticker_codes(rows: pd.DataFrame) -> tuple[np.ndarray, list[str]]:
+    """Each row's ticker as its position among the sorted distinct tickers (no text compared per row)."""
+    if not len(rows) or "ticker" not in rows.columns:
+        return np.zeros(len(rows), np.int64), []
+    column = rows["ticker"]
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        categories = [str(c) for c in column.cat.categories]
+        rank = np.argsort(np.argsort(np.array(categories, dtype=object), kind="stable"), kind="stable")
+        raw = column.cat.codes.to_numpy()
+        codes = np.where(raw >= 0, rank[np.maximum(raw, 0)] if len(rank) else 0, len(categories))
+        return codes.astype(np.int64), sorted(categories)
+    found, uniques = pd.factorize(_text(column), sort=True, use_na_sentinel=True)
+    return np.where(found >= 0, found, len(uniques)).astype(np.int64), [str(u) for u in uniques]
+
+
+def _order(rows: pd.DataFrame, codes: np.ndarray, date: str | None, newest_first: bool) -> np.ndarray:
+    """The stable order by (ticker, date), missing dates last, as the one-ticker sort orders each ticker's rows."""
+    if not len(rows):
+        return np.arange(0)
+    if not date or date not in rows.columns:
+        return np.argsort(codes, kind="stable")
+    when = rows[date]
+    if isinstance(when.dtype, pd.DatetimeTZDtype):
+        when = when.dt.tz_convert("UTC").dt.tz_localize(None)
+    missing = when.isna().to_numpy()
+    ns = when.to_numpy(dtype="datetime64[ns]").view("int64").copy()
+    if newest_first:
+        ns[~missing] = -ns[~missing]
+    ns[missing] = np.iinfo(np.int64).max
+    return np.lexsort((ns, codes))

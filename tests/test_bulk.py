@@ -1,0 +1,145 @@
+"""The bulk path between fdkit peers: many tickers in a few requests, the same frames as one request per ticker."""
+
+from __future__ import annotations
+
+import random
+
+import pandas as pd
+import pytest
+import requests
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import fdkit
+from fdkit.catalog.endpoints import CATALOG
+from fdkit.client import bulk
+from fdkit.errors import NotFoundError
+from fdkit.frames.bundle import BUNDLE_MEDIA, BrokenBundle, bundle_bytes, read_bundle
+from fdkit.frames.typed import part_bytes, part_from_bytes
+from fdkit.server.bulk import BULK_PREFIX, MAX_BULK_TICKERS, bulk_endpoint
+
+BULK = [ep.name for ep in CATALOG.values() if bulk_endpoint(ep) and ep.examples]
+#: tickers each bundled dataset holds, a dead one, one another dataset knows, and one nobody knows
+TICKERS = ["AAPL", "MSFT", "NVDA", "JPM", "LEH", "XOM", "TSLA", "BTC-USD", "NOPE"]
+
+
+def _pair(server, tmp_path):
+    """A client that asks in bulk (a fetch cache, a peer that says so) and one that asks ticker by ticker."""
+    many = fdkit.Client(server.api_key, server.base_url, cache_dir=str(tmp_path / "bulk"), progress=False)
+    one = fdkit.Client(server.api_key, server.base_url, cache=False, progress=False)
+    return many, one
+
+
+def _frames(name, params, tickers, many, one):
+    fn = getattr(fdkit, name)
+    ticker_param = CATALOG[name].ticker_param
+    a = fn(**{**params, ticker_param: tickers}, errors="ignore", client=many)
+    b = fn(**{**params, ticker_param: tickers}, errors="ignore", client=one)
+    return a, b
+
+
+@pytest.mark.parametrize("name", BULK)
+def test_a_bulk_frame_is_the_frame_of_one_request_per_ticker(ref_server, tmp_path, name):
+    """Every bulk endpoint, on its example query over several tickers (unknown ones too): the same frame and attrs."""
+    ep = CATALOG[name]
+    many, one = _pair(ref_server, tmp_path)
+    params = {k: v for k, v in ep.examples[0].items() if k not in (ep.ticker_param, "cik")}
+    tickers = [ep.examples[0].get(ep.ticker_param, "AAPL"), *TICKERS]
+    tickers = list(dict.fromkeys(str(t).upper() for t in tickers))
+    a, b = _frames(name, params, tickers, many, one)
+    assert many.speaks_bundles() and bulk.uses_bulk(many, ep, [{"ticker": t} for t in tickers])
+    pd.testing.assert_frame_equal(a, b, check_categorical=True)
+    assert [str(d) for d in a.dtypes] == [str(d) for d in b.dtypes] and a.attrs == b.attrs
+    assert "NOPE" in a.attrs["missing"]
+
+
+_KNOWN = sorted(fdkit.available("prices"))
+_RANGES = st.tuples(st.dates(pd.Timestamp("2003-06-01").date(), pd.Timestamp("2026-03-01").date()),
+                    st.integers(0, 4000))  # fmt: skip
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(name=st.sampled_from(["price_history", "prices", "income_statements", "insider_trades", "dividends"]),
+       seed=st.integers(0, 10**6), span=_RANGES, limit=st.sampled_from(["default", None, 1, 3, 250]))  # fmt: skip
+def test_bulk_and_one_by_one_agree_on_random_queries(ref_server, tmp_path_factory, name, seed, span, limit):
+    """Random tickers (the lake's, a dead one, unknown ones), date ranges and limits: the same frame either way."""
+    ep = CATALOG[name]
+    many, one = _pair(ref_server, tmp_path_factory.mktemp("bulk"))
+    rng = random.Random(seed)
+    tickers = rng.sample(_KNOWN, 6) + rng.sample(["NOPE", "LEH", "ZZZZ", "BSC", "WB"], 3)
+    start, days = span
+    end = (pd.Timestamp(start) + pd.Timedelta(days=days)).date()
+    params: dict = {}
+    if "start_date" in ep.param_names:
+        params.update(start_date=start.isoformat(), end_date=end.isoformat())
+    if name == "prices":
+        params["interval"] = "day"
+    if name == "income_statements":
+        params.update(period=rng.choice(["annual", "quarterly", "ttm"]), report_period_gte=start.isoformat())
+    if "limit" in ep.param_names and not (ep.time_index and limit == "default"):
+        params["limit"] = limit
+    a, b = _frames(name, params, tickers, many, one)
+    pd.testing.assert_frame_equal(a, b, check_categorical=True)
+    assert a.attrs == b.attrs
+
+
+def test_a_warm_bulk_call_sends_nothing_and_the_http_cache_holds_no_copy(ref_server, tmp_path, monkeypatch):
+    many, _ = _pair(ref_server, tmp_path)
+    q = {"start_date": "2004-01-01", "end_date": "2025-07-09", "limit": None}
+    first = fdkit.price_history(["AAPL", "LEH", "XOM"], **q, client=many)
+    sent = []
+    monkeypatch.setattr(many, "request_bundle", lambda *a, **k: sent.append(a) or [])
+    again = fdkit.price_history(["AAPL", "LEH", "XOM"], **q, client=many)
+    assert sent == [] and again.equals(first)
+    # a subset, and a ticker alone, are answered from the parts the bulk call kept
+    pd.testing.assert_frame_equal(fdkit.price_history(["XOM", "LEH"], **q, client=many),
+                                  first.loc[["LEH", "XOM"]])  # fmt: skip
+    session = many._ensure()  # noqa: SLF001 - the HTTP cache of this client
+    urls = [r.url for r in session.cache.responses.values()]  # type: ignore[attr-defined]
+    assert not any(BULK_PREFIX in u for u in urls)
+
+
+def test_failed_tickers_follow_errors(ref_server, tmp_path):
+    many, _ = _pair(ref_server, tmp_path)
+    q = {"start_date": "2008-09-01", "end_date": "2008-09-30"}
+    with pytest.raises(NotFoundError, match="NOPE"):
+        fdkit.price_history(["LEH", "NOPE"], **q, client=many)
+    with pytest.warns(UserWarning, match="NOPE skipped"):
+        df = fdkit.price_history(["LEH", "NOPE"], **q, errors="warn", client=many)
+    assert list(df.attrs["missing"]) == ["NOPE"] and set(df.index.get_level_values(0)) == {"LEH"}
+
+
+def test_the_bulk_route_refuses_bad_requests_in_its_own_words(ref_server):
+    url = ref_server.base_url + BULK_PREFIX + CATALOG["price_history"].path
+    h = {"X-API-KEY": ref_server.api_key}
+    q = {"start_date": "2008-09-01", "end_date": "2008-09-30"}
+    for body, words in [(None, "body"), ({"tickers": []}, "one ticker or more"), ({"tickers": [1]}, "string"),
+                        ({"tickers": ["A"] * (MAX_BULK_TICKERS + 1)}, "at most"),
+                        ({"tickers": ["LEH"], "whole_range": "yes"}, "whole_range")]:  # fmt: skip
+        r = requests.post(url, params=q, json=body, headers=h, timeout=30)
+        assert r.status_code == 400 and words in r.json()["message"], (body, r.text)
+        assert set(r.json()) == {"error", "message"}
+    r = requests.post(url, params={**q, "end_date": "2008-13-01"}, json={"tickers": ["LEH"]}, headers=h, timeout=30)
+    assert r.status_code == 400 and "end_date" in r.json()["message"]
+    r = requests.post(url, params=q, json={"tickers": ["LEH"]}, timeout=30)
+    assert r.status_code == 401
+    r = requests.post(url, params=q, json={"tickers": ["leh", "NOPE", "LEH"]}, headers=h, timeout=30)
+    assert r.status_code == 200 and r.headers["content-type"] == BUNDLE_MEDIA
+    entries = read_bundle(r.content)
+    assert [(e.ticker, e.status) for e in entries] == [("LEH", 200), ("NOPE", 404)]
+    own = requests.get(ref_server.base_url + CATALOG["price_history"].path, params={**q, "ticker": "LEH"}, headers=h,
+                       timeout=30).json()["prices"]  # fmt: skip
+    assert part_from_bytes(entries[0].data)[1] == len(own) > 0
+
+
+def test_a_bundle_cut_short_is_never_taken_for_fewer_tickers():
+    import pyarrow as pa
+
+    part = part_bytes((pa.table({"x": [1.0]}), 1, {"ticker": "A"}), "zstd")
+    body = bundle_bytes([("A", part), ("B", part)])
+    assert [e.ticker for e in read_bundle(body)] == ["A", "B"]
+    for cut in (1, 10, len(body) // 2, len(body) - 1):
+        with pytest.raises(BrokenBundle):
+            read_bundle(body[:cut])
+    with pytest.raises(BrokenBundle):
+        read_bundle(b"<html>not a bundle</html>")
