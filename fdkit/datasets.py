@@ -60,14 +60,15 @@ def financials(
     *,
     client: Client | None = None,
     errors: Errors = "raise",
+    progress: bool | None = None,
     **filters: Any,
 ) -> pd.DataFrame:
     """Income statement, balance sheet and cash flow joined per ``(ticker, report_period)``.
 
-    One request per ticker (``/financials``: the three statements of each report in one answer), the tickers
-    fetched concurrently; a field reported in two statements (``net_income``) keeps the income statement's value;
-    filing metadata comes from the income statement. The same frame as joining ``income_statements``,
-    ``balance_sheets`` and ``cash_flow_statements`` (tested), in a third of the requests.
+    A field reported in two statements (``net_income``) keeps the income statement's value; filing metadata comes
+    from the income statement: the frame that joining ``income_statements``, ``balance_sheets`` and
+    ``cash_flow_statements`` gives (tested). A ticker list from fdkit's own service (the embedded default, ``fdkit
+    serve``) is three bulk requests per 500 tickers; from another service, one ``/financials`` request per ticker.
 
     Args:
         ticker: one ticker or a list.
@@ -76,6 +77,7 @@ def financials(
             ``None`` for every period, or a number.
         client: the client (default: the default client).
         errors: for a list of tickers: ``raise``, ``warn`` or ``ignore`` failures.
+        progress: progress bars (default: on a terminal or in Jupyter, for calls over half a second).
         **filters: ``report_period_gte`` and the other report-period filters, ``as_of``.
 
     Returns:
@@ -87,7 +89,8 @@ def financials(
         >>> {"revenue", "total_assets", "free_cash_flow"} <= set(df.columns)
         True
     """
-    return compound.financials(client or default_client(), ticker, period, limit, errors=errors, **filters)
+    return compound.financials(client or default_client(), ticker, period, limit, errors=errors, progress=progress,
+                               **filters)  # fmt: skip
 
 
 def filing_exhibits(ticker: str, filing_type: str, year: int, *, client: Client | None = None,

@@ -47,7 +47,7 @@ def test_a_bulk_frame_is_the_frame_of_one_request_per_ticker(ref_server, tmp_pat
     tickers = [ep.examples[0].get(ep.ticker_param, "AAPL"), *TICKERS]
     tickers = list(dict.fromkeys(str(t).upper() for t in tickers))
     a, b = _frames(name, params, tickers, many, one)
-    assert many.speaks_bundles() and bulk.uses_bulk(many, ep, [{"ticker": t} for t in tickers])
+    assert many.speaks_bundles() and bulk.uses_bulk(many, ep, len(tickers))
     pd.testing.assert_frame_equal(a, b, check_categorical=True)
     assert [str(d) for d in a.dtypes] == [str(d) for d in b.dtypes] and a.attrs == b.attrs
     assert "NOPE" in a.attrs["missing"]
@@ -143,3 +143,21 @@ def test_a_bundle_cut_short_is_never_taken_for_fewer_tickers():
             read_bundle(body[:cut])
     with pytest.raises(BrokenBundle):
         read_bundle(b"<html>not a bundle</html>")
+
+
+@pytest.mark.parametrize("period", ["annual", "quarterly", "ttm"])
+def test_financials_of_a_list_is_the_same_frame_by_bulk_requests(ref_server, tmp_path, period):
+    """financials() of a ticker list from a peer joins the three statements' bulk answers: the frame of one
+    /financials request per ticker, its attrs and its one TruncatedWarning."""
+    many, one = _pair(ref_server, tmp_path)
+    tickers = ["AAPL", "NVDA", "A", "MSFT", "NOPE"]
+    for limit in (None, 2):
+        a = fdkit.financials(tickers, period=period, limit=limit, errors="ignore", client=many, progress=False)
+        b = fdkit.financials(tickers, period=period, limit=limit, errors="ignore", client=one, progress=False)
+        pd.testing.assert_frame_equal(a, b)
+        assert {k: v for k, v in a.attrs.items() if k != "missing"} == {k: v for k, v in b.attrs.items()
+                                                                          if k != "missing"}  # fmt: skip
+        assert list(a.attrs["missing"]) == list(b.attrs["missing"]) == ["NOPE"]  # (the paths named differ)
+    with pytest.warns(fdkit.errors.TruncatedWarning, match=r"^financials\(\) returned the default 4") as caught:
+        fdkit.financials(tickers[:4], period=period, client=many)
+    assert len([w for w in caught if issubclass(w.category, fdkit.errors.TruncatedWarning)]) == 1

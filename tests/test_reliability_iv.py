@@ -90,10 +90,10 @@ def _fetch(server, cache_dir: Path, what: str, **kw) -> pd.DataFrame:
     c = fdkit.Client(
         server.api_key, server.base_url, cache_dir=str(cache_dir), progress=False, max_workers=1, **kw
     )  # one worker: the same requests (JSON first, then Arrow) every time
-    try:
+    try:  # a ticker a call: one request each, kept in the HTTP cache (a list goes out in bulk, kept as parts only)
         if what == "prices":
-            return c.prices(["AAPL", "MSFT"], start_date="2021-07-01", end_date="2021-12-31")
-        return c.income_statements(["AAPL", "MSFT", "NVDA"], period="quarterly", limit=8)
+            return pd.concat([c.prices(t, start_date="2021-07-01", end_date="2021-12-31") for t in ("AAPL", "MSFT")])
+        return pd.concat([c.income_statements(t, period="quarterly", limit=8) for t in ("AAPL", "MSFT", "NVDA")])
     finally:
         c.close()
 

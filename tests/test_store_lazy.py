@@ -129,9 +129,11 @@ def test_a_request_reads_its_ticker_once_and_a_second_request_keeps_it(hive_lake
 def test_flat_files_are_read_by_the_row_groups_whose_statistics_hold_the_ticker(flat_lake):
     listing = DatasetFiles.of(flat_lake, "prices")
     ds = pads.dataset([str(f) for f in listing.files], format="parquet")
-    kept = _row_groups(listing, ds, {"ticker": "T03"})
+    kept = _row_groups(listing, ds, {"ticker": ["T03"]})
     assert sum(f.num_row_groups for f in kept.get_fragments()) == BARS // 100  # of 32 in the file
-    assert not list(_row_groups(listing, ds, {"ticker": "ZZZ"}).get_fragments())
+    assert not list(_row_groups(listing, ds, {"ticker": ["ZZZ"]}).get_fragments())
+    both = _row_groups(listing, ds, {"ticker": ["T03", "ZZZ", "T05"]})  # any of several: their row groups only
+    assert sum(f.num_row_groups for f in both.get_fragments()) == 2 * BARS // 100
 
 
 def test_the_budget_bounds_what_is_kept_and_answers_stay_right(hive_lake):

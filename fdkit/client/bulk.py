@@ -44,16 +44,16 @@ __all__ = ["fetch_parts", "uses_bulk", "report_failures", "MAX_PER_REQUEST"]
 MAX_PER_REQUEST = 500
 
 
-def uses_bulk(client: Client, ep: Endpoint, requests_: Sequence[Mapping[str, Any]]) -> bool:
-    """Whether a ticker list goes out as bulk requests: a flat list endpoint, several tickers, a peer that says so.
+def uses_bulk(client: Client, ep: Endpoint, tickers: int) -> bool:
+    """Whether a list of ``tickers`` goes out as bulk requests: a flat list endpoint, several, a peer that says so.
 
     Example:
         >>> import fdkit
         >>> from fdkit.catalog.endpoints import get
-        >>> uses_bulk(fdkit.Client(), get("prices"), [{"ticker": "AAPL"}, {"ticker": "MSFT"}])
-        True
+        >>> uses_bulk(fdkit.Client(), get("prices"), 2), uses_bulk(fdkit.Client(cache=False), get("prices"), 2)
+        (True, False)
     """
-    return (len(requests_) > 1 and ep.ticker_param == "ticker" and arrow_rows(ep) and client.keeps_fetches()
+    return (tickers > 1 and ep.ticker_param == "ticker" and arrow_rows(ep) and client.keeps_fetches()
             and client.speaks_bundles())  # fmt: skip
 
 

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import pandas as pd
 
 from fdkit.catalog import endpoints as _catalog
+from fdkit.client.bulk import uses_bulk
 from fdkit.client.dispatch import Errors, call
 from fdkit.errors import TruncatedWarning, warn_user
 from fdkit.frames.typed import exhibits_frame
@@ -62,14 +63,17 @@ def financials(
     limit: int | Literal["default"] | None = "default",
     *,
     errors: Errors = "raise",
+    progress: bool | None = None,
     **filters: Any,
 ) -> pd.DataFrame:
     """Income statement, balance sheet and cash flow joined per ``(ticker, report_period)``.
 
-    One request per ticker (``/financials``: the three statements of each report in one answer), the tickers
-    fetched concurrently; a field reported in two statements (``net_income``) keeps the income statement's value;
-    filing metadata comes from the income statement. The same frame as joining ``income_statements``,
-    ``balance_sheets`` and ``cash_flow_statements`` (tested), in a third of the requests.
+    A field reported in two statements (``net_income``) keeps the income statement's value; filing metadata comes
+    from the income statement. One ticker, or a service that is not fdkit's own: one ``/financials`` request per
+    ticker (the three statements of each report in one answer), the tickers fetched concurrently. A ticker list
+    from an fdkit peer: the three statement endpoints, each in a few bulk requests
+    (:mod:`fdkit.client.bulk`), joined: the same frame (tested), three requests per 500 tickers instead of one per
+    ticker.
 
     Args:
         client: the client that fetches.
@@ -78,6 +82,7 @@ def financials(
         limit: periods per ticker: the service's default of 4 (with one ``TruncatedWarning`` when more exist),
             ``None`` for every period, or a number.
         errors: for a list of tickers: ``raise``, ``warn`` or ``ignore`` failures.
+        progress: progress bars (default: on a terminal or in Jupyter, for calls over half a second).
         **filters: ``report_period_gte`` and the other report-period filters, ``as_of``.
 
     Returns:
@@ -94,16 +99,35 @@ def financials(
     known = {k: v for k, v in filters.items() if k in ep.param_names}
     unknown = {k: v for k, v in filters.items() if k not in ep.param_names}
     params = {"ticker": ticker, "period": period, "limit": limit, **known}
+    many = not isinstance(ticker, str) and len(set(map(str, ticker))) > 1
     with warnings.catch_warnings(record=True) as caught:  # say financials(), not the endpoint's function
         warnings.simplefilter("always", TruncatedWarning)
-        out = call(client, ep.name, params, as_of=as_of, errors=errors, progress=False, unknown=unknown)
+        if many and not unknown and uses_bulk(client, _catalog.get("income_statements"), 2):
+            out = _joined_statements(client, params, as_of=as_of, errors=errors, progress=progress)
+        else:
+            out = call(client, ep.name, params, as_of=as_of, errors=errors, progress=progress, unknown=unknown)
+    said: set[str] = set()
     for w in caught:
         if issubclass(w.category, TruncatedWarning):
             message = re.sub(r"^\w+\(\)", "financials()", str(w.message), count=1)
-            warn_user(message, TruncatedWarning)
+            if not said:  # one warning (the three statements' say the same of the income statement's periods)
+                said.add(message)
+                warn_user(message, TruncatedWarning)
         else:
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)  # already at the user's line
     return out.sort_index()
+
+
+def _joined_statements(client: Client, params: dict[str, Any], *, as_of: Any, errors: Errors,
+                       progress: bool | None) -> pd.DataFrame:  # fmt: skip
+    """The three statements of the tickers (bulk requests each), joined as one ``/financials`` answer is."""
+    names = ("income_statements", "balance_sheets", "cash_flow_statements")
+    parts = [call(client, name, params, as_of=as_of, errors=errors, progress=progress) for name in names]
+    joined = parts[0]
+    for other in parts[1:]:
+        joined = joined.join(other[[c for c in other.columns if c not in joined.columns]], how="outer")
+    joined.attrs = dict(parts[0].attrs)
+    return joined
 
 
 def filing_exhibits(client: Client, ticker: str, filing_type: str, year: int, **params: Any) -> pd.DataFrame:

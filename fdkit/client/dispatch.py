@@ -181,7 +181,7 @@ def _fetch_frame(client: Client, ep: Endpoint, requests_: list[dict[str, Any]], 
         frame = to_frame(ep, ok) if ok else to_frame(ep, [(clean, {})])
         return _named_missing(attach_filing_times(_known_by(frame, as_of)), failed)
     # typed parts: a warm request is read back as Arrow, with no JSON decode
-    if many and uses_bulk(client, ep, requests_):  # a peer: the tickers the cache lacks in a few bulk requests
+    if many and uses_bulk(client, ep, len(requests_)):  # a peer: the tickers the cache lacks in a few bulk requests
         ok, failed = fetch_parts(client, ep, requests_, errors=errors, progress=progress)
     else:
         ok, failed = client.fetch_many(ep, requests_, errors=errors, progress=progress,

@@ -264,14 +264,14 @@ class Client(DatasetMethods):
 
     def financials(self, ticker: str | Sequence[str], period: str = "annual",
                    limit: int | Literal["default"] | None = "default", *,
-                   errors: Errors = "raise", **filters: Any) -> Any:  # fmt: skip
+                   errors: Errors = "raise", progress: bool | None = None, **filters: Any) -> Any:  # fmt: skip
         """:func:`fdkit.financials` with this client.
 
         Example:
             >>> "free_cash_flow" in Client().financials("AAPL", limit=1).columns
             True
         """
-        return compound.financials(self, ticker, period, limit, errors=errors, **filters)
+        return compound.financials(self, ticker, period, limit, errors=errors, progress=progress, **filters)
 
     def filing_exhibits(self, ticker: str, filing_type: str, year: int, **params: Any) -> Any:
         """:func:`fdkit.filing_exhibits` with this client.

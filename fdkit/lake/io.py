@@ -1145,7 +1145,8 @@ def _row_groups(listing: DatasetFiles, ds: pads.FileSystemDataset, filters: dict
             listing._fragments[path] = ready = fragment
         fragment = ready
         keep: set[int] | None = None
-        for column, values in filters.items():
+        for column, unsorted in filters.items():
+            values = sorted(unsorted)
             ranges = listing.ranges(path, column)
             if ranges is None:
                 continue

@@ -1,0 +1,173 @@
+"""Research scale through the public calls, against the Parquet floor: what a quant pulls, cold and warm.
+
+Each case runs in a fresh process with an empty cache folder (cold), calls the documented function on the
+embedded default, calls it again (warm), then reads the same rows with pyarrow from the installed packages' files
+(the floor: the lower bound of any path through the API), all in the same process. It reports the seconds, their
+ratios to the floor, the bytes the call left in the cache against those rows' Parquet bytes, the returned frame's
+memory and the process's peak RSS (the embedded service runs in the same process, so its memory is counted).
+
+Cases:
+    history N    price_history of N S&P 500 ever-members (sorted sample, seed 1), 2004-01-01 .. 2025-07-09,
+                 limit=None
+    day N        price_history of N members of the S&P 500 on 2008-06-30, that day only
+    financials   financials of every company with quarterly statements, period="quarterly", limit=None
+    screen       the README's three-line screen: financials(available("balance_sheets"), "annual", limit=None)
+
+Usage:
+    python benchmarks/research_scale.py                  # every case, the default sizes
+    python benchmarks/research_scale.py history 958      # one case
+    python benchmarks/research_scale.py --json out.json  # the figures as JSON too
+
+Needs fdkit-history installed (``pip install ./history``) for the history cases.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+DEFAULT = [("history", 50), ("history", 200), ("history", 958), ("day", 50), ("day", 200), ("day", 500),
+           ("financials", 0), ("screen", 0)]  # fmt: skip
+
+
+def _cache_bytes(folder: str) -> int:
+    return sum(p.stat().st_size for p in Path(folder).rglob("*") if p.is_file())
+
+
+def _parquet_bytes(root: Path, name: str, tickers: set[str]) -> tuple[int, int]:
+    """The compressed bytes of those tickers' rows in a dataset's files (row groups' share by rows) and the rows."""
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    total, rows = 0.0, 0
+    for path in sorted((root / name).glob("*.parquet")):
+        f = pq.ParquetFile(path)
+        for i in range(f.metadata.num_row_groups):
+            group = f.metadata.row_group(i)
+            col = f.read_row_group(i, columns=["ticker"]).column("ticker")
+            hit = int(pc.sum(pc.is_in(col.cast("string"), value_set=pc.cast(list(tickers), "string"))).as_py() or 0)
+            if hit:
+                size = sum(group.column(j).total_compressed_size for j in range(group.num_columns))
+                total += size * hit / group.num_rows
+                rows += hit
+    return int(total), rows
+
+
+def _floor(root: Path, names: list[str], tickers: list[str], day: str | None = None) -> tuple[float, int]:
+    """pyarrow reading the same rows from the files, to pandas: seconds and rows."""
+    import pyarrow.compute as pc
+    import pyarrow.dataset as pads
+
+    t = time.perf_counter()
+    rows = 0
+    for name in names:
+        ds = pads.dataset(str(root / name), format="parquet")
+        expr = pc.field("ticker").isin(tickers)
+        if day is not None:
+            expr = expr & (pc.field("date") == pc.scalar(day).cast("date32"))
+        frame = ds.to_table(filter=expr).to_pandas()
+        rows += len(frame)
+    return time.perf_counter() - t, rows
+
+
+def run_case(kind: str, n: int) -> dict:
+    """One case in this process (the child): cold, warm, floor, bytes, RSS."""
+    import random
+
+    os.environ["FDKIT_CACHE_DIR"] = cache = tempfile.mkdtemp(prefix="fdkit-scale-")
+    import fdkit
+    import fdkit_history
+
+    from fdkit.lake import default_data_dir
+
+    history = Path(fdkit_history.DATA_DIR)
+    lake = Path(default_data_dir())
+    out: dict = {"case": kind, "n": n}
+    if kind in ("history", "day"):
+        if kind == "history":
+            spells = fdkit.index_members("sp500")
+            everyone = sorted(set(spells.index.get_level_values("ticker")))
+            q = {"start_date": "2004-01-01", "end_date": "2025-07-09", "limit": None}
+        else:
+            members = fdkit.index_members("sp500", "2008-06-30")
+            everyone = sorted(set(members.index.get_level_values("ticker")))
+            q = {"start_date": "2008-06-30", "end_date": "2008-06-30"}
+        random.seed(1)
+        tickers = sorted(random.sample(everyone, min(n, len(everyone))))
+        before = _cache_bytes(cache)
+        t = time.perf_counter()
+        df = fdkit.price_history(tickers, **q, errors="ignore", progress=False)
+        out["cold_s"] = time.perf_counter() - t
+        out["cache_bytes"] = _cache_bytes(cache) - before
+        t = time.perf_counter()
+        fdkit.price_history(tickers, **q, errors="ignore", progress=False)
+        out["warm_s"] = time.perf_counter() - t
+        out["floor_s"], floor_rows = _floor(history, ["price_history"], tickers, q["start_date"] if kind == "day" else None)
+        if kind == "history":
+            out["parquet_bytes"], _ = _parquet_bytes(history, "price_history", set(tickers))
+        out["tickers"], out["rows"], out["floor_rows"] = len(tickers), len(df), floor_rows
+    else:
+        everyone = fdkit.available("balance_sheets") if kind == "screen" else fdkit.available("income_statements")
+        period = "annual" if kind == "screen" else "quarterly"
+        t = time.perf_counter()
+        df = fdkit.financials(everyone, period=period, limit=None, errors="ignore", progress=False)
+        if kind == "screen":
+            big = df.fds.screen(revenue__gt=1e11, fiscal_period="FY2016")
+            big.fds.ratios()
+        out["cold_s"] = time.perf_counter() - t
+        out["cache_bytes"] = _cache_bytes(cache)
+        t = time.perf_counter()
+        fdkit.financials(everyone, period=period, limit=None, errors="ignore", progress=False)
+        out["warm_s"] = time.perf_counter() - t
+        names = ["income_statements", "balance_sheets", "cash_flow_statements"]
+        out["floor_s"], out["floor_rows"] = _floor(lake, names, everyone)
+        out["tickers"], out["rows"] = len(everyone), len(df)
+    out["frame_mb"] = float(df.memory_usage(index=True, deep=True).sum()) / 2**20
+    out["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    out["cold_x"] = out["cold_s"] / out["floor_s"]
+    out["warm_x"] = out["warm_s"] / out["floor_s"]
+    out["rss_x"] = out["peak_rss_mb"] / max(out["frame_mb"], 1e-9)
+    if out.get("parquet_bytes"):
+        out["cache_x"] = out["cache_bytes"] / out["parquet_bytes"]
+    return out
+
+
+def main() -> None:  # noqa: D103
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("case", nargs="?", choices=["history", "day", "financials", "screen"])
+    parser.add_argument("n", nargs="?", type=int, default=0)
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--json", help="write the figures to this file too")
+    args = parser.parse_args()
+    if args.child:
+        print(json.dumps(run_case(args.case, args.n)))
+        return
+    cases = [(args.case, args.n)] if args.case else DEFAULT
+    rows = []
+    for kind, n in cases:
+        done = subprocess.run([sys.executable, __file__, kind, str(n), "--child"], capture_output=True, text=True,
+                              check=False, env={**os.environ, "FDKIT_PROGRESS": "0"})  # fmt: skip
+        if done.returncode:
+            print(done.stderr[-2000:], file=sys.stderr)
+            raise SystemExit(f"{kind} {n} failed")
+        row = json.loads(done.stdout.strip().splitlines()[-1])
+        rows.append(row)
+        per = row["cold_s"] / max(row["tickers"], 1) * 1000
+        cache = f" cache {row['cache_bytes'] / 2**20:.1f} MB ({row['cache_x']:.2f}x Parquet)" if "cache_x" in row else ""
+        print(f"{kind:10s} {row['tickers']:5d} tickers {row['rows']:9,d} rows: cold {row['cold_s']:6.2f} s "
+              f"({row['cold_x']:5.1f}x floor, {per:5.2f} ms/ticker), warm {row['warm_s']:5.2f} s "
+              f"({row['warm_x']:4.1f}x), floor {row['floor_s']:5.2f} s;{cache} frame {row['frame_mb']:.0f} MB, "
+              f"peak RSS {row['peak_rss_mb']:.0f} MB ({row['rss_x']:.1f}x)", flush=True)  # fmt: skip
+    if args.json:
+        Path(args.json).write_text(json.dumps(rows, indent=1))
+
+
+if __name__ == "__main__":
+    main()
