@@ -82,9 +82,9 @@ def run_case(kind: str, n: int) -> dict:
     import random
 
     os.environ["FDKIT_CACHE_DIR"] = cache = tempfile.mkdtemp(prefix="fdkit-scale-")
-    import fdkit
     import fdkit_history
 
+    import fdkit
     from fdkit.lake import default_data_dir
 
     history = Path(fdkit_history.DATA_DIR)
@@ -109,7 +109,8 @@ def run_case(kind: str, n: int) -> dict:
         t = time.perf_counter()
         fdkit.price_history(tickers, **q, errors="ignore", progress=False)
         out["warm_s"] = time.perf_counter() - t
-        out["floor_s"], floor_rows = _floor(history, ["price_history"], tickers, q["start_date"] if kind == "day" else None)
+        day = q["start_date"] if kind == "day" else None
+        out["floor_s"], floor_rows = _floor(history, ["price_history"], tickers, day)
         if kind == "history":
             out["parquet_bytes"], _ = _parquet_bytes(history, "price_history", set(tickers))
         out["tickers"], out["rows"], out["floor_rows"] = len(tickers), len(df), floor_rows
@@ -160,7 +161,9 @@ def main() -> None:  # noqa: D103
         row = json.loads(done.stdout.strip().splitlines()[-1])
         rows.append(row)
         per = row["cold_s"] / max(row["tickers"], 1) * 1000
-        cache = f" cache {row['cache_bytes'] / 2**20:.1f} MB ({row['cache_x']:.2f}x Parquet)" if "cache_x" in row else ""
+        cache = (
+            f" cache {row['cache_bytes'] / 2**20:.1f} MB ({row['cache_x']:.2f}x Parquet)" if "cache_x" in row else ""
+        )  # noqa: E501
         print(f"{kind:10s} {row['tickers']:5d} tickers {row['rows']:9,d} rows: cold {row['cold_s']:6.2f} s "
               f"({row['cold_x']:5.1f}x floor, {per:5.2f} ms/ticker), warm {row['warm_s']:5.2f} s "
               f"({row['warm_x']:4.1f}x), floor {row['floor_s']:5.2f} s;{cache} frame {row['frame_mb']:.0f} MB, "

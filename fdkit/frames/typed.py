@@ -210,28 +210,34 @@ def part_tag(endpoint: str | Endpoint) -> str:
 PART_COMPRESSION = "zstd"
 
 
+#: a part smaller than this is written as it is whatever the compression asked: a few rows of a hundred statement
+#: columns compress little, and reading back hundreds of tiny compressed buffers cost more than the bytes saved
+#: (a 1,000-company statement panel read back from the cache: 3x slower compressed)
+COMPRESS_FROM = 64 * 2**10
+
+
 def part_bytes(part: Part, compression: str | None = None) -> bytes:
     """Serialise a part (Arrow IPC; the constants travel in the schema metadata).
 
     Args:
         part: ``(arrow table, rows, constants)``.
-        compression: ``"zstd"`` or ``"lz4"`` compresses the buffers (:func:`part_from_bytes` reads either);
-            ``None`` writes them as they are (a page of a few rows, sent at once).
+        compression: ``"zstd"`` or ``"lz4"`` compresses the buffers of a part of :data:`COMPRESS_FROM` bytes or
+            more (:func:`part_from_bytes` reads either); ``None`` writes them as they are (a page sent at once).
 
     Returns:
         The bytes.
 
     Example:
-        >>> part = (pa.table({"x": [1.0] * 1000}), 1000, {"ticker": "X"})
+        >>> part = (pa.table({"x": [1.0] * 10_000}), 10_000, {"ticker": "X"})
         >>> len(part_bytes(part, "zstd")) < len(part_bytes(part))
         True
         >>> part_from_bytes(part_bytes(part, "zstd"))[1:]
-        (1000, {'ticker': 'X'})
+        (10000, {'ticker': 'X'})
     """
     table, n, consts = part
     meta = {b"fdkit.n": str(n).encode(), b"fdkit.constants": orjson.dumps(consts)}
     options = None
-    if compression:  # text as a dictionary of its values: repeated labels are written once (read back as text)
+    if compression and table.nbytes >= COMPRESS_FROM:  # labels as a dictionary of values (read back as text)
         options = pa.ipc.IpcWriteOptions(compression=compression)
         for i, field in enumerate(table.schema):
             if pa.types.is_string(field.type):
