@@ -99,6 +99,20 @@ def test_a_warm_bulk_call_sends_nothing_and_the_http_cache_holds_no_copy(ref_ser
     assert not any(BULK_PREFIX in u for u in urls)
 
 
+def test_a_warm_call_asks_nothing_again_of_a_ticker_the_service_does_not_know(ref_server, tmp_path, monkeypatch):
+    """A 404 in a bulk answer is kept (for the endpoint's TTL, an hour at most): the warm call sends nothing and
+    says the same."""
+    many, _ = _pair(ref_server, tmp_path)
+    q = {"start_date": "2008-09-01", "end_date": "2008-09-30"}
+    first = fdkit.price_history(["LEH", "NOPE"], **q, errors="ignore", client=many)
+    monkeypatch.setattr(many, "request_bundle", lambda *a, **k: pytest.fail("a warm call sent a bulk request"))
+    again = fdkit.price_history(["LEH", "NOPE"], **q, errors="ignore", client=many)
+    pd.testing.assert_frame_equal(again, first)
+    assert again.attrs == first.attrs and "NOPE" in again.attrs["missing"]
+    with pytest.raises(NotFoundError, match="Ticker NOPE not found"):
+        fdkit.price_history(["LEH", "NOPE"], **q, client=many)
+
+
 def test_failed_tickers_follow_errors(ref_server, tmp_path):
     many, _ = _pair(ref_server, tmp_path)
     q = {"start_date": "2008-09-01", "end_date": "2008-09-30"}

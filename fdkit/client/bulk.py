@@ -28,6 +28,8 @@ from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
+import orjson
+
 from fdkit.catalog.endpoints import Endpoint
 from fdkit.client.cache import fetch_key
 from fdkit.client.paging import progress_bar, progress_enabled
@@ -37,7 +39,13 @@ from fdkit.frames.typed import Part, arrow_rows, part_from_bytes, part_tag
 if TYPE_CHECKING:
     from fdkit.client.session import Client, Errors
 
-__all__ = ["fetch_parts", "uses_bulk", "report_failures", "MAX_PER_REQUEST"]
+__all__ = ["fetch_parts", "uses_bulk", "report_failures", "MAX_PER_REQUEST", "MISS", "MISS_TTL"]
+
+#: the fetch-cache key prefix of a ticker the service answered with a 404 (or 400): kept, so that a warm call asks
+#: nothing again, for the endpoint's TTL but at most :data:`MISS_TTL` seconds (a lake may learn the ticker)
+MISS = "miss:"
+MISS_TTL = 3600
+_KEPT_REFUSALS = {400, 404}
 
 #: the most tickers one bulk request names: a few requests for a market (a request's rows are read in one scan,
 #: and each boundary between requests reads a row group of every file twice), enough of them to show progress
@@ -83,15 +91,21 @@ def fetch_parts(client: Client, ep: Endpoint, requests_: Sequence[Mapping[str, A
     tag = part_tag(ep)
     keys = [f"part:{tag}:" + fetch_key(ep.name, c) for c in cleaned]
     data: dict[int, bytes] = {}
+    failures: dict[int, FdkitError] = {}
     for i, key in enumerate(keys):
         hit = client.cached_part(key)
         if hit is not None:
             data[i] = hit
-    cold = sorted((i for i in range(len(keys)) if i not in data), key=lambda i: str(cleaned[i]["ticker"]))
-    failures: dict[int, FdkitError] = {}
+            continue
+        miss = client.cached_part(MISS + key)  # a ticker the service said it has no answer for, within its TTL
+        if miss is not None:
+            failures[i] = _failure(ep, orjson.loads(miss))
+    cold = sorted((i for i in range(len(keys)) if i not in data and i not in failures),
+                  key=lambda i: str(cleaned[i]["ticker"]))  # fmt: skip
     if cold:
         _fetch_cold(client, ep, cleaned, keys, cold, data, failures, progress)
-    results = [(requests_[i], part_from_bytes(data[i])) for i in range(len(keys)) if i in data]
+    # labels stay dictionaries (the frame's categories are made of their few values): no text per row in between
+    results = [(requests_[i], part_from_bytes(data[i], text=False)) for i in range(len(keys)) if i in data]
     named = {str(cleaned[i]["ticker"]): failures[i] for i in sorted(failures)}
     report_failures(ep, named, errors)
     return results, named
@@ -118,7 +132,7 @@ def _fetch_cold(client: Client, ep: Endpoint, cleaned: list[dict[str, Any]], key
     pool = ThreadPoolExecutor(max_workers=min(workers, len(batches)), thread_name_prefix="fdkit-bulk")
     try:
         for batch, entries in zip(batches, pool.map(one, batches), strict=True):
-            kept = []
+            kept, refused = [], []
             for entry in entries:
                 i = by_ticker.get(entry.ticker)
                 if i is None:
@@ -126,10 +140,13 @@ def _fetch_cold(client: Client, ep: Endpoint, cleaned: list[dict[str, Any]], key
                 if entry.status == 200:
                     data[i] = entry.data
                     kept.append((keys[i], entry.data))
-                else:
-                    failures[i] = error_for_status(entry.status, {"error": entry.error, "message": entry.message},
-                                                   ep.path)  # fmt: skip
+                    continue
+                said = {"status": entry.status, "error": entry.error, "message": entry.message}
+                failures[i] = _failure(ep, said)
+                if entry.status in _KEPT_REFUSALS:  # the service's word on the ticker, not a passing fault
+                    refused.append((MISS + keys[i], orjson.dumps(said)))
             client.keep_parts(kept, ep.ttl)
+            client.keep_parts(refused, min(ep.ttl, MISS_TTL) if ep.ttl >= 0 else MISS_TTL)
             for i in batch:
                 if i not in data and i not in failures:
                     raise LakeError(f"the service's bulk answer for {ep.path} left out {cleaned[i]['ticker']}")
@@ -137,6 +154,12 @@ def _fetch_cold(client: Client, ep: Endpoint, cleaned: list[dict[str, Any]], key
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
         bar.close()
+
+
+def _failure(ep: Endpoint, said: Mapping[str, Any]) -> FdkitError:
+    """The error a ticker's own request would raise, from a bundle's entry (or its kept copy)."""
+    body = {"error": said.get("error", ""), "message": said.get("message", "")}
+    return error_for_status(int(said.get("status") or 500), body, ep.path)
 
 
 def report_failures(ep: Endpoint, failures: Mapping[str, FdkitError], errors: Errors) -> None:

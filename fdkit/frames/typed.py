@@ -60,6 +60,7 @@ __all__ = [
     "part_tag",
     "part_bytes",
     "part_from_bytes",
+    "plain_text",
     "PART_COMPRESSION",
     "response_part",
     "frame_from_parts",
@@ -249,14 +250,22 @@ def part_bytes(part: Part, compression: str | None = None) -> bytes:
     return sink.getvalue().to_pybytes()
 
 
-def part_from_bytes(data: bytes) -> Part:
-    """Read a part written by :func:`part_bytes`."""
+def part_from_bytes(data: bytes, *, text: bool = True) -> Part:
+    """Read a part written by :func:`part_bytes`.
+
+    Args:
+        data: the bytes.
+        text: text columns written as dictionaries (compressed parts) are read back as text; ``False`` leaves
+            them dictionaries (:func:`frame_from_parts` takes either: a closed vocabulary's categories are then
+            made from a dictionary's few values, not from every row's text).
+
+    Returns:
+        ``(arrow table, rows, constants)``.
+    """
     table = pa.ipc.open_stream(data).read_all()
     meta = table.schema.metadata or {}
-    for i, field in enumerate(table.schema):
-        if pa.types.is_dictionary(field.type):  # written compressed (part_bytes): the part's text columns again
-            table = table.set_column(i, field.name, table.column(i).cast(field.type.value_type))
-    return table.replace_schema_metadata(None), int(meta[b"fdkit.n"]), orjson.loads(meta[b"fdkit.constants"])
+    part = (table.replace_schema_metadata(None), int(meta[b"fdkit.n"]), orjson.loads(meta[b"fdkit.constants"]))
+    return plain_text(part) if text else part
 
 
 def _assemble(parts: Sequence[Part], columns: Mapping[str, str]) -> pd.DataFrame:
@@ -610,7 +619,7 @@ def frame_from_parts(endpoint: str | Endpoint, parts: Sequence[Part], params: Ma
     fast = _series_frame(ep, parts, columns, params, consume=consume and isinstance(parts, list))
     if fast is not None:
         return fast
-    return _finish(ep, _assemble(parts, columns), params)
+    return _finish(ep, _assemble([plain_text(p) for p in parts], columns), params)
 
 
 def _series_frame(ep: Endpoint, parts: Sequence[Part], columns: Mapping[str, str], params: Mapping[str, Any], *,
@@ -648,7 +657,7 @@ def _series_frame(ep: Endpoint, parts: Sequence[Part], columns: Mapping[str, str
         label = consts.get(key)
         if len(consts) != 1 or not isinstance(label, str) or table.num_rows != n or table.column_names != own:
             return None
-        if any(not table.schema.field(f).type.equals(types[f]) for f in own):
+        if any(not _typed_as(table.schema.field(f).type, types[f], f in vocabularies) for f in own):
             return None
         stamps = table.column(when)
         if stamps.null_count:
@@ -658,7 +667,7 @@ def _series_frame(ep: Endpoint, parts: Sequence[Part], columns: Mapping[str, str
             return None
         for f, vocabulary in vocabularies.items():
             column = table.column(f)
-            found = pc.index_in(column, value_set=vocabulary)
+            found = _vocabulary_codes(column, vocabulary)
             if found.null_count != column.null_count:  # a value outside the vocabulary: the general path warns
                 return None
             codes_of[i, f] = found
@@ -748,6 +757,39 @@ def _series_frame(ep: Endpoint, parts: Sequence[Part], columns: Mapping[str, str
 _CONSOLIDATED = 16 * 2**20
 #: pandas' missing time as int64 nanoseconds
 _NAT = np.iinfo(np.int64).min
+
+
+def _typed_as(kind: pa.DataType, wanted: pa.DataType | None, vocabulary: bool) -> bool:
+    """Whether a part's column has the type the frame's column is made from (a closed vocabulary's: or its codes)."""
+    if vocabulary and pa.types.is_dictionary(kind) and wanted is not None:
+        return bool(kind.value_type.equals(wanted))
+    return bool(wanted is not None and kind.equals(wanted))
+
+
+def _vocabulary_codes(column: pa.ChunkedArray, vocabulary: pa.Array) -> pa.Array | pa.ChunkedArray:
+    """Each value's position in a closed vocabulary (null outside it); of a dictionary column, its few values'."""
+    if not pa.types.is_dictionary(column.type):
+        return pc.index_in(column, value_set=vocabulary)
+    chunks = []
+    for chunk in column.chunks:
+        known = pc.index_in(chunk.dictionary, value_set=vocabulary)
+        chunks.append(pc.take(known, chunk.indices))
+    return pa.chunked_array(chunks, type=pa.int32())
+
+
+def plain_text(part: Part) -> Part:
+    """A part whose dictionary columns (as :func:`part_from_bytes` may leave them) are text again.
+
+    Example:
+        >>> table = pa.table({"basis": pa.array(["as_traded"] * 2).dictionary_encode()})
+        >>> plain_text((table, 2, {}))[0].schema.field("basis").type
+        DataType(string)
+    """
+    table, n, consts = part
+    for i, field in enumerate(table.schema):
+        if pa.types.is_dictionary(field.type):
+            table = table.set_column(i, field.name, table.column(i).cast(field.type.value_type))
+    return table, n, consts
 
 
 def _series_kind(logical: str, field: str) -> str | None:

@@ -1128,7 +1128,8 @@ def _is_text(kind: pa.DataType) -> bool:
     return bool(pa.types.is_string(kind) or pa.types.is_large_string(kind))
 
 
-def _row_groups(listing: DatasetFiles, ds: pads.FileSystemDataset, filters: dict[str, list[str]]) -> pads.Dataset:
+def _row_groups(listing: DatasetFiles, ds: pads.FileSystemDataset,
+                filters: Mapping[str, object]) -> pads.Dataset:  # fmt: skip
     """``ds`` viewing only the row groups whose min/max statistics may hold a value of each column of ``filters``.
 
     pyarrow skips row groups by statistics for plain text columns but not for dictionary-encoded ones (the lake's
@@ -1145,8 +1146,8 @@ def _row_groups(listing: DatasetFiles, ds: pads.FileSystemDataset, filters: dict
             listing._fragments[path] = ready = fragment
         fragment = ready
         keep: set[int] | None = None
-        for column, unsorted in filters.items():
-            values = sorted(unsorted)
+        for column, given in filters.items():
+            values = any_of(given)
             ranges = listing.ranges(path, column)
             if ranges is None:
                 continue
