@@ -637,6 +637,7 @@ class FetchCache:
                 # a cache: a commit need not reach the disk before the call goes on (WAL keeps the file whole; a
                 # power cut may lose the last answers kept, which are fetched again)
                 db.execute("pragma synchronous=normal")
+                db.execute("pragma journal_size_limit=8388608")  # the log shrinks back after a large bulk answer
             except self._sqlite.OperationalError:
                 db.close()  # another process is switching the new file to WAL: the caller tries again
                 raise

@@ -243,6 +243,7 @@ def part_bytes(part: Part, compression: str | None = None) -> bytes:
         for i, field in enumerate(table.schema):
             if pa.types.is_string(field.type):
                 table = table.set_column(i, field.name, pc.dictionary_encode(table.column(i)))
+        table = _narrowed(table)
     table = table.replace_schema_metadata(meta)
     sink = pa.BufferOutputStream()
     with pa.ipc.new_stream(sink, table.schema, options=options) as writer:
@@ -264,8 +265,55 @@ def part_from_bytes(data: bytes, *, text: bool = True) -> Part:
     """
     table = pa.ipc.open_stream(data).read_all()
     meta = table.schema.metadata or {}
-    part = (table.replace_schema_metadata(None), int(meta[b"fdkit.n"]), orjson.loads(meta[b"fdkit.constants"]))
+    table = _widened(table.replace_schema_metadata(None))
+    part = (table, int(meta[b"fdkit.n"]), orjson.loads(meta[b"fdkit.constants"]))
     return plain_text(part) if text else part
+
+
+#: the field metadata naming a column's own type where a compressed part holds it narrower (read back wide)
+_OWN_TYPE = b"fdkit.type"
+_WIDE = {"timestamp[ns]": pa.timestamp("ns"), "double": pa.float64(), "int64": pa.int64()}
+
+
+def _narrowed(table: pa.Table) -> pa.Table:
+    """Columns written narrower where nothing is lost (read back wide by :func:`_widened`).
+
+    Midnight times as days, float32-exact numbers as float32, counts that fit as int32: a price history's bars
+    take a quarter fewer bytes compressed (Parquet's files do the same).
+
+    Example:
+        >>> t = pa.table({"d": pa.array([0, 86_400 * 10**9], pa.timestamp("ns")), "x": [1.5, 2.25], "n": [1, 2]})
+        >>> [str(f.type) for f in _narrowed(t).schema], _widened(_narrowed(t)).equals(t)
+        (['date32[day]', 'float', 'int32'], True)
+    """
+    for i, field in enumerate(table.schema):
+        column, kind, narrow = table.column(i), field.type, None
+        try:
+            if kind.equals(pa.timestamp("ns")):
+                narrow = column.cast(pa.date32())  # refused where a time is not midnight
+            elif kind.equals(pa.int64()):
+                narrow = column.cast(pa.int32())  # refused where a count does not fit
+            elif kind.equals(pa.float64()):
+                narrow = column.cast(pa.float32(), safe=False)
+                same = pc.or_(pc.equal(narrow.cast(pa.float64()), column), pc.is_nan(column))
+                if pc.all(same).as_py() not in (True, None):
+                    narrow = None
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            narrow = None
+        if narrow is not None:
+            own = pa.field(field.name, narrow.type, field.nullable, {_OWN_TYPE: str(kind).encode()})
+            table = table.set_column(i, own, narrow)
+    return table
+
+
+def _widened(table: pa.Table) -> pa.Table:
+    """The columns :func:`_narrowed` wrote narrower, in their own types again."""
+    for i, field in enumerate(table.schema):
+        own = (field.metadata or {}).get(_OWN_TYPE)
+        if own is not None and own.decode() in _WIDE:
+            table = table.set_column(i, pa.field(field.name, _WIDE[own.decode()], field.nullable),
+                                     table.column(i).cast(_WIDE[own.decode()]))  # fmt: skip
+    return table
 
 
 def _assemble(parts: Sequence[Part], columns: Mapping[str, str]) -> pd.DataFrame:
@@ -535,6 +583,9 @@ def part_of_rows(endpoint: str | Endpoint, frame: pd.DataFrame, fill: Mapping[st
             arrays[f] = pa.nulls(len(frame), type=kind)
             continue
         col = frame[f]
+        if isinstance(col.dtype, pd.CategoricalDtype) and logical in ("category", "string"):
+            arrays[f] = pa.array(col, from_pandas=True).cast(kind)  # a dictionary decoded in Arrow: no text per row
+            continue
         if logical in ("category", "string"):
             col = col.astype("string")
         arrays[f] = pa.array(col, from_pandas=True).cast(kind)

@@ -22,7 +22,7 @@ import logging
 import os
 import secrets
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager
 from typing import Any
 from urllib.parse import urlencode
@@ -60,7 +60,7 @@ from fdkit.server.store import DEFAULT_MEMORY_BYTES, Store, parse_bytes
 from fdkit.server.usage import USAGE_HEADER, Usage, key_id
 from fdkit.wire.responses import error_response, json_response, problem_response, read_capped
 
-__all__ = ["create_app", "app_from_env", "DirectRoutes"]
+__all__ = ["create_app", "app_from_env", "DirectRoutes", "bulk_answer"]
 
 #: an :class:`~fdkit.server.handlers.Answer` object itself (its attributes), measured with tracemalloc
 ANSWER_BYTES = 256
@@ -304,44 +304,78 @@ def _add_bulk_route(app: FastAPI, ep: Endpoint) -> Callable[[Request], Awaitable
     """``POST /bulk<path>``: the endpoint's query in the query string, ``{"tickers": [...]}`` in the body.
 
     The answer is a bundle (:mod:`fdkit.frames.bundle`): each ticker's part or error, in the order asked
-    (:mod:`fdkit.server.bulk`). A request wrong as a whole (its query, its body, its key) is answered as the
-    endpoint's own request would be: ``{"error", "message"}`` with its status.
+    (:mod:`fdkit.server.bulk`), streamed as it is made. A request wrong as a whole (its query, its body, its key)
+    is answered as the endpoint's own request would be: ``{"error", "message"}`` with its status.
     """
 
     async def route(request: Request) -> Response:
-        ignored: list[str] = []
         try:
-            api_key = _authorize(request, ep)
-            tickers, whole_range = _bulk_body(await read_capped(request, request.app.state.max_body_bytes))
-            items = [(k, v) for k, v in request.query_params.multi_items() if k != "ticker"]
-            if len(items) < len(request.query_params.multi_items()):
-                ignored.append("ticker")  # the body's tickers are the request's
-            query = validate_query(ep, [*items, ("ticker", tickers[0])], ignored=ignored)
-            state = request.app.state
-            if state.store.changed():
-                state.memo.clear()
-                state.pages.clear()
-            entries = bulk_entries(state.store, ep, query, tickers, whole_range=whole_range)
-            first = await run_in_threadpool(next, entries, None)  # the read: its faults are the request's
+            raw = await read_capped(request, request.app.state.max_body_bytes)
         except FdkitError as exc:
-            response = problem_response(exc)
-            response.headers.update(_ignored_header(ignored) or {})
-            return response
-        except (pa.ArrowException, OSError) as exc:
-            log.exception("the dataset %s of the lake could not be read on %s", ep.dataset, request.url.path)
-            return problem_response(unreadable(ep, exc))
-        headers = {FORMATS_HEADER: _FORMATS, **(_ignored_header(ignored) or {})}
-        if api_key is not None:  # one metered request per ticker answered, as its own request would be
-            for _ in tickers:
-                count = state.usage.record(api_key)
-            headers[USAGE_HEADER] = str(count)
-        rest = (e for e in [first] if e is not None)
-        return StreamingResponse(bundle_chunks(_chain(rest, entries)), media_type=BUNDLE_MEDIA, headers=headers)
+            return problem_response(exc)
+        status, media, headers, chunks = await run_in_threadpool(
+            bulk_answer, request.app.state, ep, request.query_params.multi_items(), raw,
+            request.headers.get("x-api-key"))  # fmt: skip
+        if status != 200:
+            return Response(b"".join(chunks), status_code=status, media_type=media, headers=headers)
+        return StreamingResponse(chunks, media_type=media, headers=headers)
 
     route.__name__ = f"{ep.name}_bulk"
     for path in (BULK_PREFIX + ep.path, BULK_PREFIX + ep.path + "/"):
         app.add_api_route(path, route, methods=["POST"], include_in_schema=False)
     return route
+
+
+def bulk_answer(state: Any, ep: Endpoint, items: list[tuple[str, str]], raw: bytes,
+                api_key: str | None) -> tuple[int, str, dict[str, str], Iterator[bytes]]:  # fmt: skip
+    """A bulk request's status, media type, headers and body chunks.
+
+    The route's answer, and the embedded default's in process (:func:`fdkit.server.bulk_in_process`: the same
+    bytes without the loopback hop).
+
+    The lake is read before this returns (its faults are the request's status); the body's entries after the first
+    are made as the chunks are asked for.
+
+    Args:
+        state: the app's state (``app.state``).
+        ep: a bulk endpoint.
+        items: the query string's items.
+        raw: the body.
+        api_key: the request's ``X-API-KEY``.
+
+    Returns:
+        ``(status, media type, headers, chunks)``.
+    """
+    ignored: list[str] = []
+    try:
+        key = _authorize_key(state, ep, api_key)
+        tickers, whole_range = _bulk_body(raw)
+        kept = [(k, v) for k, v in items if k != "ticker"]
+        if len(kept) < len(items):
+            ignored.append("ticker")  # the body's tickers are the request's
+        query = validate_query(ep, [*kept, ("ticker", tickers[0])], ignored=ignored)
+        if state.store.changed():
+            state.memo.clear()
+            state.pages.clear()
+        entries = bulk_entries(state.store, ep, query, tickers, whole_range=whole_range)
+        first = next(entries, None)  # the read: its faults are the request's
+    except FdkitError as exc:
+        return _problem(problem_response(exc, _ignored_header(ignored)))
+    except (pa.ArrowException, OSError) as exc:
+        log.exception("the dataset %s of the lake could not be read (bulk %s)", ep.dataset, ep.path)
+        return _problem(problem_response(unreadable(ep, exc)))
+    headers = {FORMATS_HEADER: _FORMATS, **(_ignored_header(ignored) or {})}
+    if key is not None:  # one metered request per ticker answered, as its own request would be
+        for _ in tickers:
+            count = state.usage.record(key)
+        headers[USAGE_HEADER] = str(count)
+    rest = (e for e in [first] if e is not None)
+    return 200, BUNDLE_MEDIA, headers, bundle_chunks(_chain(rest, entries))
+
+
+def _problem(response: Response) -> tuple[int, str, dict[str, str], Iterator[bytes]]:
+    headers = {k: v for k, v in response.headers.items() if k.lower() not in ("content-length", "content-type")}
+    return response.status_code, "application/json", headers, iter([bytes(response.body)])
 
 
 def _chain(*iterables: Any) -> Any:
@@ -474,10 +508,13 @@ def _answer_size(answer: Any) -> int:
 
 def _valid_key(request: Request) -> str:
     """The request's key, when it is one of the service's (401 otherwise)."""
-    key = request.headers.get("x-api-key")  # Starlette headers are case-insensitive
+    return _checked_key(request.app.state.keys, request.headers.get("x-api-key"))  # (headers: any casing)
+
+
+def _checked_key(keys: Keys, key: str | None) -> str:
+    """``key``, when it is one of the service's (401 otherwise)."""
     if not key:
         raise AuthenticationError(MISSING_KEY, error="Missing API key")
-    keys: Keys = request.app.state.keys
     if keys.plan_of(key) is None:
         raise AuthenticationError("Invalid API key provided", error="Unauthorized")
     return key
@@ -489,11 +526,16 @@ def _authorize(request: Request, ep: Endpoint) -> str | None:
     An endpoint without ``auth`` (a listing the 2026 document leaves open) answers any request; a valid key sent
     with it is still metered, a missing or unknown one is not.
     """
+    return _authorize_key(request.app.state, ep, request.headers.get("x-api-key"))
+
+
+def _authorize_key(state: Any, ep: Endpoint, key: str | None) -> str | None:
+    """:func:`_authorize` of a key as sent (``None``: none was)."""
+    keys: Keys = state.keys
     if not ep.auth:
-        key = request.headers.get("x-api-key")
-        return key if key and request.app.state.keys.plan_of(key) is not None else None
-    key = _valid_key(request)
-    plan = request.app.state.keys.plan_of(key) or ""
+        return key if key and keys.plan_of(key) is not None else None
+    key = _checked_key(keys, key)
+    plan = keys.plan_of(key) or ""
     if not plan_allows(plan, ep):
         raise PaymentRequiredError(
             f"Your plan ({plan}) does not include {ep.path}. Please upgrade.", error="Payment Required"

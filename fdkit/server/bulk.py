@@ -121,7 +121,8 @@ def _generic_entries(store: Store, ep: Endpoint, query: dict[str, Any], tickers:
     """
     dataset = ep.dataset or ""
     rows = store.rows_of_many(dataset, tickers)
-    present = set(_text(rows["ticker"]).dropna().unique()) if "ticker" in rows.columns else set()
+    codes, names = _ticker_codes(rows)
+    present = {names[c] for c in np.unique(codes).tolist() if c < len(names)}
     rows = _filter(_rows_of(rows, ep), ep, query)
     codes, names = _ticker_codes(rows)
     order = _order(rows, codes, _date_col(ep), ep.newest_first)
