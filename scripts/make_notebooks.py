@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Write the research notebooks in notebooks/ (each tells one story against the embedded default).
 
-Usage: ``python scripts/make_notebooks.py [--execute]`` (``--execute`` stores the outputs too). The notebooks are committed; ``tests/test_notebooks.py`` executes
+Usage: ``python scripts/make_notebooks.py [--execute] [--only NAME ...]`` (``--execute`` stores the outputs too;
+``--only`` writes the notebooks named, e.g. ``08_factor_study``). The notebooks are committed; ``tests/test_notebooks.py`` executes
 every one of them top to bottom with nbclient.
 """
 
@@ -316,20 +317,20 @@ NOTEBOOKS: dict[str, list[tuple[str, str]]] = {
             "over total assets (GP/A, Novy-Marx 2013) of the S&P 500 **members of each month end**, joined point in "
             "time on the statements' filing "
             "dates (`.fds.asof` refuses undated rows), against the next month's and the next year's total returns. "
-            "Prices 2009-2012 come from the history package `fdkit-history` (as notebook 10 reads them): the "
+            "Prices 2009-2012 come from `fdkit.price_history` (the history package `fdkit-history`): the "
             "as-traded close for the ratio, the adjusted close for returns, dead names held to their last bar.",
         ),
         (
             "code",
-            "from fdkit.lake.io import read_dataset\nfrom fdkit_history import DATA_DIR\n\n"
             'start, end = pd.Timestamp("2010-01-31"), pd.Timestamp("2012-12-31")\n'
             'live10 = spells[(spells.index.get_level_values("start_date") <= end)\n'
             '                & (spells["end_date"].isna() | (spells["end_date"] >= start))]\n'
             'names = sorted(set(live10.index.get_level_values("ticker")))\n'
-            'daily = read_dataset(DATA_DIR, "price_history", columns=["ticker", "date", "close", "adj_close"])\n'
-            'daily = daily[daily["ticker"].isin(names) & daily["date"].between("2009-12-01", "2012-12-31")]\n'
-            'daily = daily.assign(ticker=daily["ticker"].astype(str), time=pd.to_datetime(daily["date"]))\n'
-            'px10 = daily.set_index(["ticker", "time"])[["close", "adj_close"]].sort_index()\n'
+            "# the price history (fdkit-history) of every member of those years, dead ones included: one call, a few "
+            "requests\n"
+            'daily = fdkit.price_history(names, start_date="2009-12-01", end_date="2012-12-31", limit=None, '
+            'errors="ignore")\n'
+            'px10 = daily[["close", "adj_close"]].rename_axis(["ticker", "time"])\n'
             'monthly10 = px10.fds.resample("ME", how="last").fds.in_index("sp500", spells)  # members of each month\n'
             'fwd10 = monthly10.fds.forward_returns([1, 12], column="adj_close", to_last_price=True)\n'
             'annual = fdkit.income_statements(names, period="annual", limit=None, errors="ignore")\n'
@@ -449,10 +450,13 @@ def main() -> int:
     import sys
 
     execute = "--execute" in sys.argv
+    only = sys.argv[sys.argv.index("--only") + 1 :] if "--only" in sys.argv else list(NOTEBOOKS)
     if execute:  # the stored outputs without progress bars (a reader sees the results, not the waiting)
         os.environ["FDKIT_PROGRESS"] = "0"
     OUT.mkdir(exist_ok=True)
     for name, cells in NOTEBOOKS.items():
+        if name not in only:
+            continue
         nb = new_notebook(cells=[new_markdown_cell(src) if kind == "md" else new_code_cell(src) for kind, src in cells])
         nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
         if execute:  # commit the notebooks with their outputs, so they read well without running them
@@ -461,7 +465,7 @@ def main() -> int:
             nbclient.NotebookClient(nb, timeout=300, kernel_name="python3",
                                     resources={"metadata": {"path": str(OUT)}}).execute()  # fmt: skip
         nbformat.write(nb, OUT / f"{name}.ipynb")
-    print(f"wrote {len(NOTEBOOKS)} notebooks to {OUT}")
+    print(f"wrote {len(only)} notebooks to {OUT}")
     return 0
 
 

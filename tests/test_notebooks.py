@@ -44,7 +44,7 @@ def test_the_factor_notebooks_2010_panel_uses_no_statement_before_its_filing_day
 
     nb = nbformat.read(next(p for p in NOTEBOOKS if p.stem == "08_factor_study"), as_version=4)
     code = [c.source for c in nb.cells if c.cell_type == "code"]
-    first = next(i for i, src in enumerate(code) if "fdkit_history" in src)
+    first = next(i for i, src in enumerate(code) if "fdkit.price_history(" in src)
     ns: dict = {"pd": pd, "fdkit": fdkit, "spells": fdkit.index_members("sp500")}
     exec("import warnings", ns)  # noqa: S102 - the notebook's own cells, run as the notebook runs them
     for src in code[first : first + 2]:
