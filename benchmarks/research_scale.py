@@ -85,6 +85,7 @@ def run_case(kind: str, n: int) -> dict:
     import fdkit_history
 
     import fdkit
+    from fdkit.client.bulk import wait_for_writes
     from fdkit.lake import default_data_dir
 
     history = Path(fdkit_history.DATA_DIR)
@@ -105,6 +106,7 @@ def run_case(kind: str, n: int) -> dict:
         t = time.perf_counter()
         df = fdkit.price_history(tickers, **q, errors="ignore", progress=False)
         out["cold_s"] = time.perf_counter() - t
+        wait_for_writes()  # the parts kept in the background after the frame was returned
         out["cache_bytes"] = _cache_bytes(cache) - before
         t = time.perf_counter()
         fdkit.price_history(tickers, **q, errors="ignore", progress=False)

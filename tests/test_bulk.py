@@ -88,7 +88,7 @@ def test_a_warm_bulk_call_sends_nothing_and_the_http_cache_holds_no_copy(ref_ser
     q = {"start_date": "2004-01-01", "end_date": "2025-07-09", "limit": None}
     first = fdkit.price_history(["AAPL", "LEH", "XOM"], **q, client=many)
     sent = []
-    monkeypatch.setattr(many, "request_bundle", lambda *a, **k: sent.append(a) or [])
+    monkeypatch.setattr(many, "request_bundle", lambda *a, **k: sent.append(a) or None)
     again = fdkit.price_history(["AAPL", "LEH", "XOM"], **q, client=many)
     assert sent == [] and again.equals(first)
     # a subset, and a ticker alone, are answered from the parts the bulk call kept
@@ -140,6 +140,7 @@ def test_the_bulk_route_refuses_bad_requests_in_its_own_words(ref_server):
     r = requests.post(url, params=q, json={"tickers": ["leh", "NOPE", "LEH"]}, headers=h, timeout=30)
     assert r.status_code == 200 and r.headers["content-type"] == BUNDLE_MEDIA
     entries = read_bundle(r.content)
+    assert r.headers["X-Fdkit-Part-Compression"] == "zstd"
     assert [(e.ticker, e.status) for e in entries] == [("LEH", 200), ("NOPE", 404)]
     own = requests.get(ref_server.base_url + CATALOG["price_history"].path, params={**q, "ticker": "LEH"}, headers=h,
                        timeout=30).json()["prices"]  # fmt: skip

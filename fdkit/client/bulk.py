@@ -24,8 +24,9 @@ Example:
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -34,12 +35,13 @@ from fdkit.catalog.endpoints import Endpoint
 from fdkit.client.cache import fetch_key
 from fdkit.client.paging import progress_bar, progress_enabled
 from fdkit.errors import FdkitError, LakeError, error_for_status, warn_user
-from fdkit.frames.typed import Part, arrow_rows, part_from_bytes, part_tag
+from fdkit.frames.bundle import Bundle
+from fdkit.frames.typed import PART_COMPRESSION, Part, arrow_rows, part_bytes, part_from_bytes, part_tag
 
 if TYPE_CHECKING:
     from fdkit.client.session import Client, Errors
 
-__all__ = ["fetch_parts", "uses_bulk", "report_failures", "MAX_PER_REQUEST", "MISS", "MISS_TTL"]
+__all__ = ["fetch_parts", "uses_bulk", "report_failures", "wait_for_writes", "MAX_PER_REQUEST", "MISS", "MISS_TTL"]
 
 #: the fetch-cache key prefix of a ticker the service answered with a 404 (or 400): kept, so that a warm call asks
 #: nothing again, for the endpoint's TTL but at most :data:`MISS_TTL` seconds (a lake may learn the ticker)
@@ -87,6 +89,7 @@ def fetch_parts(client: Client, ep: Endpoint, requests_: Sequence[Mapping[str, A
         FdkitError: with ``errors="raise"``, the first failure in input order; a failure of a request as a whole
             (the service unreachable, a bad query) whatever ``errors`` is, as one request per ticker would raise.
     """
+    wait_for_writes()  # what an earlier call keeps in the background is read, not fetched again
     cleaned = [client.clean_params(ep, q) for q in requests_]
     tag = part_tag(ep)
     keys = [f"part:{tag}:" + fetch_key(ep.name, c) for c in cleaned]
@@ -126,14 +129,14 @@ def _fetch_cold(client: Client, ep: Endpoint, cleaned: list[dict[str, Any]], key
     show = progress_enabled(client.settings.progress if progress is None else progress)
     bar = progress_bar(total=len(cold), desc=ep.name, unit="ticker", leave=False, disable=not show)
 
-    def one(batch: list[int]) -> list[Any]:
+    def one(batch: list[int]) -> Bundle:
         return client.request_bundle(ep, query, [str(cleaned[i]["ticker"]) for i in batch], whole_range=whole)
 
     pool = ThreadPoolExecutor(max_workers=min(workers, len(batches)), thread_name_prefix="fdkit-bulk")
     try:
-        for batch, entries in zip(batches, pool.map(one, batches), strict=True):
+        for batch, bundle in zip(batches, pool.map(one, batches), strict=True):
             kept, refused = [], []
-            for entry in entries:
+            for entry in bundle.entries:
                 i = by_ticker.get(entry.ticker)
                 if i is None:
                     continue
@@ -145,7 +148,10 @@ def _fetch_cold(client: Client, ep: Endpoint, cleaned: list[dict[str, Any]], key
                 failures[i] = _failure(ep, said)
                 if entry.status in _KEPT_REFUSALS:  # the service's word on the ticker, not a passing fault
                     refused.append((MISS + keys[i], orjson.dumps(said)))
-            client.keep_parts(kept, ep.ttl)
+            if bundle.compression is None:  # parts straight from a service in this process: kept compressed later
+                _keep_behind(client, kept, ep.ttl)
+            else:
+                client.keep_parts(kept, ep.ttl)
             client.keep_parts(refused, min(ep.ttl, MISS_TTL) if ep.ttl >= 0 else MISS_TTL)
             for i in batch:
                 if i not in data and i not in failures:
@@ -154,6 +160,44 @@ def _fetch_cold(client: Client, ep: Endpoint, cleaned: list[dict[str, Any]], key
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
         bar.close()
+
+
+#: cache writes of uncompressed parts, compressed off the call's path (one thread: they queue; a new call of the
+#: client waits for them first, so it reads what the last one kept); joined at interpreter exit
+_BEHIND: ThreadPoolExecutor | None = None
+_PENDING: list[Future[None]] = []
+_BEHIND_LOCK = threading.Lock()
+
+
+def _keep_behind(client: Client, items: list[tuple[str, bytes]], ttl: int) -> None:
+    """Compress parts and keep them in the fetch cache in the background (the caller builds its frame meanwhile)."""
+    global _BEHIND
+    if not items:
+        return
+
+    def write() -> None:
+        client.keep_parts([(key, part_bytes(part_from_bytes(data, text=False), PART_COMPRESSION))
+                           for key, data in items], ttl)  # fmt: skip
+
+    with _BEHIND_LOCK:
+        if _BEHIND is None:
+            _BEHIND = ThreadPoolExecutor(max_workers=1, thread_name_prefix="fdkit-keep")
+        _PENDING.append(_BEHIND.submit(write))
+
+
+def wait_for_writes() -> None:
+    """Wait until the parts being kept in the background are in the fetch cache (their failures are warnings).
+
+    Example:
+        >>> wait_for_writes()
+    """
+    with _BEHIND_LOCK:
+        pending, _PENDING[:] = list(_PENDING), []
+    for future in pending:
+        try:
+            future.result()
+        except Exception as exc:  # noqa: BLE001 - a cache write that failed loses nothing but a later hit
+            warn_user(f"fdkit: parts of a bulk answer could not be kept in the fetch cache: {exc}")
 
 
 def _failure(ep: Endpoint, said: Mapping[str, Any]) -> FdkitError:

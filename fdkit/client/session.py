@@ -67,7 +67,7 @@ from fdkit.errors import (
     register_secret,
     warn_user,
 )
-from fdkit.frames.bundle import BUNDLE_MEDIA, BrokenBundle, BundleEntry, read_bundle
+from fdkit.frames.bundle import BUNDLE_MEDIA, PART_COMPRESSION_HEADER, BrokenBundle, Bundle, read_bundle
 from fdkit.frames.typed import ARROW_STREAM, FORMATS_HEADER, PageRows, Part, join_parts, part_from_bytes, response_part
 from fdkit.wire import transport
 from fdkit.wire.transport import OriginBoundSession, same_origin
@@ -369,7 +369,7 @@ class Client(DatasetMethods):
         return bool(self._bundles)
 
     def request_bundle(self, endpoint: Endpoint, params: Mapping[str, Any], tickers: Sequence[str], *,
-                       whole_range: bool = False) -> list[BundleEntry]:  # fmt: skip
+                       whole_range: bool = False) -> Bundle:  # fmt: skip
         """One bulk request: each ticker's part (or error) for the query ``params`` (without its ticker).
 
         Sent with fdkit's retries, deadline and error mapping; never kept in the HTTP cache (the parts are kept in
@@ -382,12 +382,13 @@ class Client(DatasetMethods):
             whole_range: every bar of the range (what a request continued window after window gives).
 
         Returns:
-            One :class:`~fdkit.frames.bundle.BundleEntry` per ticker, in order.
+            The :class:`~fdkit.frames.bundle.Bundle`: one entry per ticker, in order, and the parts' compression.
 
         Example:
             >>> from fdkit.catalog.endpoints import get
             >>> q = {"start_date": "2008-09-01", "end_date": "2008-09-30"}
-            >>> [(e.ticker, e.status) for e in Client().request_bundle(get("price_history"), q, ["LEH", "NOPE"])]
+            >>> bundle = Client().request_bundle(get("price_history"), q, ["LEH", "NOPE"])
+            >>> [(e.ticker, e.status) for e in bundle.entries]
             [('LEH', 200), ('NOPE', 404)]
         """
         body = {"tickers": list(tickers), "whole_range": whole_range}
@@ -899,14 +900,16 @@ class Client(DatasetMethods):
         return results, failures
 
 
-def _bundle_of(response: requests.Response, content: bytes) -> list[BundleEntry]:
+def _bundle_of(response: requests.Response, content: bytes) -> Bundle:
     """A bulk answer's entries (a body cut short is asked again, as a broken page is)."""
     if not response.headers.get("content-type", "").startswith(BUNDLE_MEDIA):
         raise _BadBody("the service did not answer the bulk request with a bundle")
     try:
-        return read_bundle(content)
+        entries = read_bundle(content)
     except BrokenBundle as exc:
         raise _BadBody(f"the service returned a broken bundle: {exc}") from None
+    compression = response.headers.get(PART_COMPRESSION_HEADER, "zstd")
+    return Bundle(entries, None if compression == "none" else compression)
 
 
 def _with_payload(ep: Endpoint, body: dict[str, Any]) -> dict[str, Any]:

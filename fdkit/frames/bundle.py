@@ -24,10 +24,13 @@ from dataclasses import dataclass
 
 import orjson
 
-__all__ = ["BUNDLE_MEDIA", "BundleEntry", "BrokenBundle", "bundle_bytes", "bundle_chunks", "read_bundle"]
+__all__ = ["BUNDLE_MEDIA", "PART_COMPRESSION_HEADER", "Bundle", "BundleEntry", "BrokenBundle", "bundle_bytes",
+           "bundle_chunks", "read_bundle"]  # fmt: skip
 
 #: the media type of a bundle (asked for in ``Accept`` by fdkit peers only)
 BUNDLE_MEDIA = "application/vnd.fdkit.bundle"
+#: the header that says how a bundle's parts are compressed (``zstd``, or ``none`` for a client in the process)
+PART_COMPRESSION_HEADER = "X-Fdkit-Part-Compression"
 _MAGIC = b"fdkit-bundle 1\n"
 _HEADER = struct.Struct(">I")
 #: the largest JSON header an entry may have (a ticker and a one-line error message)
@@ -60,6 +63,19 @@ class BundleEntry:
     data: bytes = b""
     error: str = ""
     message: str = ""
+
+
+@dataclass(frozen=True)
+class Bundle:
+    """A bulk answer: its entries, and how their parts are compressed (``None``: not at all).
+
+    Attributes:
+        entries: one per ticker, in the order asked.
+        compression: the parts' compression (``X-Fdkit-Part-Compression``), ``None`` for uncompressed parts.
+    """
+
+    entries: list[BundleEntry]
+    compression: str | None = "zstd"
 
 
 def _entry(ticker: str, value: bytes | tuple[int, str, str]) -> bytes:

@@ -179,5 +179,6 @@ def bulk_in_process(handle: ServerHandle, path: str, items: list[tuple[str, str]
     ep = _BULK_PATHS.get(path.rstrip("/"))
     if ep is None:
         return None
-    status, media, headers, chunks = bulk_answer(handle.app.state, ep, items, body, api_key)
+    # the parts uncompressed: the client compresses what it keeps after it has its frame (off the call's path)
+    status, media, headers, chunks = bulk_answer(handle.app.state, ep, items, body, api_key, compression=None)
     return status, media, headers, b"".join(chunks)

@@ -44,8 +44,16 @@ from fdkit.errors import (
     LakeError,
     PaymentRequiredError,
 )
-from fdkit.frames.bundle import BUNDLE_MEDIA, bundle_chunks
-from fdkit.frames.typed import ARROW_STREAM, FORMATS_HEADER, part_bytes, part_of_rows, records_of, response_part
+from fdkit.frames.bundle import BUNDLE_MEDIA, PART_COMPRESSION_HEADER, bundle_chunks
+from fdkit.frames.typed import (
+    ARROW_STREAM,
+    FORMATS_HEADER,
+    PART_COMPRESSION,
+    part_bytes,
+    part_of_rows,
+    records_of,
+    response_part,
+)
 from fdkit.server import reported  # noqa: F401  (registers the as-reported handlers)
 from fdkit.server.auth import Keys, load_keys, plan_allows
 from fdkit.server.bulk import BULK_PREFIX, MAX_BULK_TICKERS, bulk_endpoint, bulk_entries
@@ -326,8 +334,11 @@ def _add_bulk_route(app: FastAPI, ep: Endpoint) -> Callable[[Request], Awaitable
     return route
 
 
-def bulk_answer(state: Any, ep: Endpoint, items: list[tuple[str, str]], raw: bytes,
-                api_key: str | None) -> tuple[int, str, dict[str, str], Iterator[bytes]]:  # fmt: skip
+Answered = tuple[int, str, dict[str, str], Iterator[bytes]]
+
+
+def bulk_answer(state: Any, ep: Endpoint, items: list[tuple[str, str]], raw: bytes, api_key: str | None, *,
+                compression: str | None = PART_COMPRESSION) -> Answered:  # fmt: skip
     """A bulk request's status, media type, headers and body chunks.
 
     The route's answer, and the embedded default's in process (:func:`fdkit.server.bulk_in_process`: the same
@@ -342,6 +353,8 @@ def bulk_answer(state: Any, ep: Endpoint, items: list[tuple[str, str]], raw: byt
         items: the query string's items.
         raw: the body.
         api_key: the request's ``X-API-KEY``.
+        compression: of the parts (``None`` in process: the client compresses what it keeps, later); said in
+            the ``X-Fdkit-Part-Compression`` header.
 
     Returns:
         ``(status, media type, headers, chunks)``.
@@ -357,14 +370,15 @@ def bulk_answer(state: Any, ep: Endpoint, items: list[tuple[str, str]], raw: byt
         if state.store.changed():
             state.memo.clear()
             state.pages.clear()
-        entries = bulk_entries(state.store, ep, query, tickers, whole_range=whole_range)
+        entries = bulk_entries(state.store, ep, query, tickers, whole_range=whole_range, compression=compression)
         first = next(entries, None)  # the read: its faults are the request's
     except FdkitError as exc:
         return _problem(problem_response(exc, _ignored_header(ignored)))
     except (pa.ArrowException, OSError) as exc:
         log.exception("the dataset %s of the lake could not be read (bulk %s)", ep.dataset, ep.path)
         return _problem(problem_response(unreadable(ep, exc)))
-    headers = {FORMATS_HEADER: _FORMATS, **(_ignored_header(ignored) or {})}
+    headers = {FORMATS_HEADER: _FORMATS, PART_COMPRESSION_HEADER: compression or "none",
+               **(_ignored_header(ignored) or {})}  # fmt: skip
     if key is not None:  # one metered request per ticker answered, as its own request would be
         for _ in tickers:
             count = state.usage.record(key)
@@ -373,7 +387,7 @@ def bulk_answer(state: Any, ep: Endpoint, items: list[tuple[str, str]], raw: byt
     return 200, BUNDLE_MEDIA, headers, bundle_chunks(_chain(rest, entries))
 
 
-def _problem(response: Response) -> tuple[int, str, dict[str, str], Iterator[bytes]]:
+def _problem(response: Response) -> Answered:
     headers = {k: v for k, v in response.headers.items() if k.lower() not in ("content-length", "content-type")}
     return response.status_code, "application/json", headers, iter([bytes(response.body)])
 

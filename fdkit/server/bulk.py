@@ -55,8 +55,8 @@ def bulk_endpoint(ep: Endpoint) -> bool:
     return arrow_rows(ep) and ep.ticker_param == "ticker" and "ticker" in ep.param_names
 
 
-def bulk_entries(store: Store, ep: Endpoint, query: dict[str, Any], tickers: list[str], *,
-                 whole_range: bool = False) -> Iterator[Written]:  # fmt: skip
+def bulk_entries(store: Store, ep: Endpoint, query: dict[str, Any], tickers: list[str], *, whole_range: bool = False,
+                 compression: str | None = PART_COMPRESSION) -> Iterator[Written]:  # fmt: skip
     """Each ticker's entry of a bundle: its part's bytes, or its error, in the order asked.
 
     Args:
@@ -66,15 +66,17 @@ def bulk_entries(store: Store, ep: Endpoint, query: dict[str, Any], tickers: lis
         tickers: upper-case tickers, each once.
         whole_range: every row of the query, ``limit`` aside (a bar range the client would continue window after
             window past one request's cap).
+        compression: how the parts' bytes are compressed (``None``: not, for a client in this process, which
+            compresses what it keeps itself, after it has its frame).
 
     Yields:
         ``(ticker, part bytes)`` or ``(ticker, (status, error, message))``.
     """
     if ep.name in handlers._HANDLERS:
         for ticker in tickers:
-            yield ticker, _own_handler_entry(store, ep, {**query, "ticker": ticker}, whole_range)
+            yield ticker, _own_handler_entry(store, ep, {**query, "ticker": ticker}, whole_range, compression)
         return
-    yield from _generic_entries(store, ep, query, tickers, whole_range)
+    yield from _generic_entries(store, ep, query, tickers, whole_range, compression)
 
 
 def _error(exc: FdkitError) -> tuple[int, str, str]:
@@ -88,8 +90,8 @@ def _limit(ep: Endpoint, query: dict[str, Any], whole_range: bool) -> int | None
     return None if limit is None else int(limit)
 
 
-def _own_handler_entry(store: Store, ep: Endpoint, q: dict[str, Any],
-                       whole_range: bool) -> bytes | tuple[int, str, str]:  # fmt: skip
+def _own_handler_entry(store: Store, ep: Endpoint, q: dict[str, Any], whole_range: bool,
+                       compression: str | None) -> bytes | tuple[int, str, str]:  # fmt: skip
     """One ticker through its endpoint's own handler: the part its pages would make, joined."""
     try:
         answer = handlers.handle(store, ep, q)
@@ -107,11 +109,11 @@ def _own_handler_entry(store: Store, ep: Endpoint, q: dict[str, Any],
         part = part_of_rows(ep, records.frame, fill)
     else:
         part = response_part(ep, q, {**answer.top, ep.response_key: list(records)})
-    return part_bytes(part, PART_COMPRESSION)
+    return part_bytes(part, compression)
 
 
-def _generic_entries(store: Store, ep: Endpoint, query: dict[str, Any], tickers: list[str],
-                     whole_range: bool) -> Iterator[Written]:  # fmt: skip
+def _generic_entries(store: Store, ep: Endpoint, query: dict[str, Any], tickers: list[str], whole_range: bool,
+                     compression: str | None) -> Iterator[Written]:  # fmt: skip
     """The generic handler's answers of many tickers from one read, filtered, ordered and made Arrow once.
 
     :func:`fdkit.server.handlers.generic_list` per ticker reads the ticker's rows, keeps those of the query and
@@ -145,7 +147,7 @@ def _generic_entries(store: Store, ep: Endpoint, query: dict[str, Any], tickers:
         if limit is not None:
             hi = min(hi, lo + limit)
         consts = {**fill, "ticker": t} if "ticker" in fill else fill
-        yield t, part_bytes((table.slice(lo, hi - lo), hi - lo, consts), PART_COMPRESSION)
+        yield t, part_bytes((table.slice(lo, hi - lo), hi - lo, consts), compression)
 
 
 def _dictionaries(table: pa.Table, most: int = 64) -> pa.Table:
