@@ -718,6 +718,9 @@ class FetchCache:
             try:
                 with self._conn() as db:
                     db.executemany(f"insert or replace into {self.TABLE} values (?, ?, ?, ?)", rows)
+                if sum(len(r[3]) for r in rows) > 8 * 2**20:  # a market's parts: the log would hold them twice
+                    with contextlib.suppress(self._sqlite.OperationalError):  # (busy: shrunk at a later checkpoint)
+                        self._conn().execute("pragma wal_checkpoint(truncate)")
                 return
             except self._sqlite.DatabaseError as exc:
                 if attempt or not self._set_aside(exc):

@@ -61,6 +61,7 @@ __all__ = [
     "part_bytes",
     "part_from_bytes",
     "plain_text",
+    "as_written",
     "PART_COMPRESSION",
     "response_part",
     "frame_from_parts",
@@ -256,18 +257,24 @@ def part_from_bytes(data: bytes, *, text: bool = True) -> Part:
 
     Args:
         data: the bytes.
-        text: text columns written as dictionaries (compressed parts) are read back as text; ``False`` leaves
-            them dictionaries (:func:`frame_from_parts` takes either: a closed vocabulary's categories are then
-            made from a dictionary's few values, not from every row's text).
+        text: the part as it was written: text columns written as dictionaries and columns written narrower
+            (compressed parts) are read back in their own types; ``False`` leaves them as stored
+            (:func:`frame_from_parts` takes either: a closed vocabulary's categories are then made from a
+            dictionary's few values, a float64 column from its float32 values, without a widened copy first).
 
     Returns:
         ``(arrow table, rows, constants)``.
     """
     table = pa.ipc.open_stream(data).read_all()
     meta = table.schema.metadata or {}
-    table = _widened(table.replace_schema_metadata(None))
-    part = (table, int(meta[b"fdkit.n"]), orjson.loads(meta[b"fdkit.constants"]))
-    return plain_text(part) if text else part
+    part = (table.replace_schema_metadata(None), int(meta[b"fdkit.n"]), orjson.loads(meta[b"fdkit.constants"]))
+    return as_written(part) if text else part
+
+
+def as_written(part: Part) -> Part:
+    """A part read as stored (:func:`part_from_bytes` with ``text=False``) in the types it was written in."""
+    table, n, consts = plain_text(part)
+    return _widened(table), n, consts
 
 
 #: the field metadata naming a column's own type where a compressed part holds it narrower (read back wide)
@@ -670,7 +677,7 @@ def frame_from_parts(endpoint: str | Endpoint, parts: Sequence[Part], params: Ma
     fast = _series_frame(ep, parts, columns, params, consume=consume and isinstance(parts, list))
     if fast is not None:
         return fast
-    return _finish(ep, _assemble([plain_text(p) for p in parts], columns), params)
+    return _finish(ep, _assemble([as_written(p) for p in parts], columns), params)
 
 
 def _series_frame(ep: Endpoint, parts: Sequence[Part], columns: Mapping[str, str], params: Mapping[str, Any], *,
@@ -750,7 +757,9 @@ def _series_frame(ep: Endpoint, parts: Sequence[Part], columns: Mapping[str, str
         for f, target in codes.items():
             _fill(target[lo:hi], pc.fill_null(codes_of.pop((i, f)), -1))
         for f, target in stamps_of.items():  # other dates: nanoseconds, missing ones NaT's
-            _fill(target[lo:hi], pc.fill_null(table.column(f).cast(pa.int64()), _NAT))
+            column = table.column(f)
+            ns = column.cast(pa.timestamp("ns")) if pa.types.is_date32(column.type) else column
+            _fill(target[lo:hi], pc.fill_null(ns.cast(pa.int64()), _NAT))
         for f, chunks in arrow.items():
             chunks.extend(table.column(f).chunks)
         del table
@@ -810,11 +819,18 @@ _CONSOLIDATED = 16 * 2**20
 _NAT = np.iinfo(np.int64).min
 
 
+#: the narrower types a compressed part may hold a column in (:func:`_narrowed`), which the frame is made from as
+#: they are (a float32 copied into the float64 column, days into nanoseconds): no widened copy of the part first
+_NARROWER = {pa.float64(): pa.float32(), pa.int64(): pa.int32(), pa.timestamp("ns"): pa.date32()}
+
+
 def _typed_as(kind: pa.DataType, wanted: pa.DataType | None, vocabulary: bool) -> bool:
-    """Whether a part's column has the type the frame's column is made from (a closed vocabulary's: or its codes)."""
-    if vocabulary and pa.types.is_dictionary(kind) and wanted is not None:
+    """Whether a part's column has the type the frame's column is made from (or its codes, or its narrower type)."""
+    if wanted is None:
+        return False
+    if vocabulary and pa.types.is_dictionary(kind):
         return bool(kind.value_type.equals(wanted))
-    return bool(wanted is not None and kind.equals(wanted))
+    return bool(kind.equals(wanted) or kind.equals(_NARROWER.get(wanted, wanted)))
 
 
 def _vocabulary_codes(column: pa.ChunkedArray, vocabulary: pa.Array) -> pa.Array | pa.ChunkedArray:
@@ -855,7 +871,9 @@ def _series_kind(logical: str, field: str) -> str | None:
 
 
 def _int64s(column: pa.ChunkedArray) -> np.ndarray:
-    """A timestamp column's nanoseconds (no nulls), without a copy when it is one chunk."""
+    """A timestamp column's nanoseconds (no nulls), without a copy when it is one chunk; of days, their midnights."""
+    if pa.types.is_date32(column.type):
+        return column.cast(pa.int32()).to_numpy().astype(np.int64) * 86_400_000_000_000
     if column.num_chunks == 1:
         return column.chunk(0).view(pa.int64()).to_numpy()
     return column.cast(pa.int64()).to_numpy()
