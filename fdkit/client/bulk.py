@@ -52,6 +52,9 @@ _KEPT_REFUSALS = {400, 404}
 #: the most tickers one bulk request names: a few requests for a market (a request's rows are read in one scan,
 #: and each boundary between requests reads a row group of every file twice), enough of them to show progress
 MAX_PER_REQUEST = 500
+#: the most tickers one bulk request to the embedded service names (answered in this process, one at a time): the
+#: service's transient memory is its request's rows, a fifth of the S&P 500's history
+IN_PROCESS_PER_REQUEST = 200
 
 
 def uses_bulk(client: Client, ep: Endpoint, tickers: int) -> bool:
@@ -93,7 +96,7 @@ def fetch_parts(client: Client, ep: Endpoint, requests_: Sequence[Mapping[str, A
     cleaned = [client.clean_params(ep, q) for q in requests_]
     tag = part_tag(ep)
     keys = [f"part:{tag}:" + fetch_key(ep.name, c) for c in cleaned]
-    data: dict[int, bytes] = {}
+    data: dict[int, bytes | memoryview] = {}
     failures: dict[int, FdkitError] = {}
     for i, key in enumerate(keys):
         hit = client.cached_part(key)
@@ -115,13 +118,16 @@ def fetch_parts(client: Client, ep: Endpoint, requests_: Sequence[Mapping[str, A
 
 
 def _fetch_cold(client: Client, ep: Endpoint, cleaned: list[dict[str, Any]], keys: list[str], cold: list[int],
-                data: dict[int, bytes], failures: dict[int, FdkitError], progress: bool | None) -> None:  # fmt: skip
+                data: dict[int, bytes | memoryview], failures: dict[int, FdkitError], progress: bool | None) -> None:  # fmt: skip
     """Bulk requests for the tickers the cache lacks; their parts into ``data`` (and the cache), errors aside."""
     query = {k: v for k, v in cleaned[cold[0]].items() if k != "ticker"}
     # what a ticker's own request continues window after window past one request's cap: the whole range at once
     whole = bool(ep.time_index and "limit" not in query and query.get("end_date"))
-    workers = client.concurrency()
-    n = math.ceil(len(cold) / MAX_PER_REQUEST)
+    # the embedded service answers in this process, under the same interpreter lock: one request at a time, of
+    # fewer tickers, holds half the memory for the same time (BENCHMARKS.md, research scale)
+    in_process = client.settings.embedded
+    workers = 1 if in_process else client.concurrency()
+    n = math.ceil(len(cold) / (IN_PROCESS_PER_REQUEST if in_process else MAX_PER_REQUEST))
     n = max(n, min(workers, math.ceil(len(cold) / 50)))  # a few requests in flight when there are enough tickers
     size = math.ceil(len(cold) / n)
     batches = [cold[k : k + size] for k in range(0, len(cold), size)]
@@ -169,7 +175,7 @@ _PENDING: list[Future[None]] = []
 _BEHIND_LOCK = threading.Lock()
 
 
-def _keep_behind(client: Client, items: list[tuple[str, bytes]], ttl: int) -> None:
+def _keep_behind(client: Client, items: list[tuple[str, bytes | memoryview]], ttl: int) -> None:
     """Compress parts and keep them in the fetch cache in the background (the caller builds its frame meanwhile)."""
     global _BEHIND
     if not items:

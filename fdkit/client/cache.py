@@ -703,7 +703,7 @@ class FetchCache:
                 if attempt or not self._set_aside(exc):
                     raise
 
-    def put_many(self, items: Sequence[tuple[str, bytes]], ttl: int) -> None:
+    def put_many(self, items: Sequence[tuple[str, bytes | memoryview]], ttl: int) -> None:
         """Store many bodies for ``ttl`` seconds in one transaction (a bulk answer's parts), each with its checksum.
 
         Example:

@@ -401,7 +401,7 @@ class Client(DatasetMethods):
         fc = self._fetch_cache
         return None if fc is None else self._cached(fc, key, key.split(":", 1)[0])
 
-    def keep_parts(self, items: Sequence[tuple[str, bytes]], ttl: int) -> None:
+    def keep_parts(self, items: Sequence[tuple[str, bytes | memoryview]], ttl: int) -> None:
         """Keep many parts in the fetch cache at once (one transaction); nothing without a cache."""
         self._ensure()
         if self._fetch_cache is not None and items:

@@ -53,14 +53,15 @@ class BundleEntry:
     Attributes:
         ticker: the ticker, as asked.
         status: 200 for an answer, else the HTTP status its own request would have had.
-        data: the part's bytes (:func:`fdkit.frames.typed.part_from_bytes` reads them); empty for an error.
+        data: the part's bytes (:func:`fdkit.frames.typed.part_from_bytes` reads them), a view of the body they
+            came in; empty for an error.
         error: the error's title (``Not Found``), for an error.
         message: the error's message, for an error.
     """
 
     ticker: str
     status: int
-    data: bytes = b""
+    data: bytes | memoryview = b""
     error: str = ""
     message: str = ""
 
@@ -170,7 +171,7 @@ def read_bundle(data: bytes) -> list[BundleEntry]:
             n = int(head["bytes"])
             if n < 0 or at + n > len(view):
                 raise BrokenBundle("the bundle ends inside an entry (cut short?)")
-            out.append(BundleEntry(ticker, 200, bytes(view[at : at + n])))
+            out.append(BundleEntry(ticker, 200, view[at : at + n]))  # a view of the body: no copy
             at += n
         else:
             out.append(BundleEntry(ticker, int(head.get("status") or 500), error=str(head.get("error") or ""),

@@ -252,7 +252,7 @@ def part_bytes(part: Part, compression: str | None = None) -> bytes:
     return sink.getvalue().to_pybytes()
 
 
-def part_from_bytes(data: bytes, *, text: bool = True) -> Part:
+def part_from_bytes(data: bytes | memoryview, *, text: bool = True) -> Part:
     """Read a part written by :func:`part_bytes`.
 
     Args:
@@ -265,7 +265,7 @@ def part_from_bytes(data: bytes, *, text: bool = True) -> Part:
     Returns:
         ``(arrow table, rows, constants)``.
     """
-    table = pa.ipc.open_stream(data).read_all()
+    table = pa.ipc.open_stream(pa.py_buffer(data)).read_all()
     meta = table.schema.metadata or {}
     part = (table.replace_schema_metadata(None), int(meta[b"fdkit.n"]), orjson.loads(meta[b"fdkit.constants"]))
     return as_written(part) if text else part

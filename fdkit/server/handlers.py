@@ -166,7 +166,7 @@ def _filter(df: pd.DataFrame, ep: Endpoint, q: dict[str, Any], skip: frozenset[s
         if q.get("end_date"):
             end = _naive_or_utc(df[date_col], q["end_date"]) + pd.Timedelta(days=1)
             mask &= (df[date_col] < end).to_numpy(dtype=bool)
-    return df[mask]
+    return df if mask.all() else df[mask]  # (every row kept: no copy of them)
 
 
 def _naive_or_utc(series: pd.Series, day: str) -> pd.Timestamp:
