@@ -177,7 +177,8 @@ def main() -> None:  # noqa: D103
         per = row["cold_s"] / max(row["tickers"], 1) * 1000
         cache = (
             f" cache {row['cache_bytes'] / 2**20:.1f} MB ({row['cache_x']:.2f}x Parquet)" if "cache_x" in row else ""
-        )  # noqa: E501
+        )
+        grown = row["peak_rss_mb"] - row["rss_before_mb"]
         print(f"{kind:10s} {row['tickers']:5d} tickers {row['rows']:9,d} rows: cold {row['cold_s']:6.2f} s "
               f"({row['cold_x']:5.1f}x floor, {per:5.2f} ms/ticker), warm {row['warm_s']:5.2f} s "
               f"({row['warm_x']:4.1f}x), floor {row['floor_s']:5.2f} s;{cache} frame {row['frame_mb']:.0f} MB, "
