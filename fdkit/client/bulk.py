@@ -118,7 +118,8 @@ def fetch_parts(client: Client, ep: Endpoint, requests_: Sequence[Mapping[str, A
 
 
 def _fetch_cold(client: Client, ep: Endpoint, cleaned: list[dict[str, Any]], keys: list[str], cold: list[int],
-                data: dict[int, bytes | memoryview], failures: dict[int, FdkitError], progress: bool | None) -> None:  # fmt: skip
+                data: dict[int, bytes | memoryview], failures: dict[int, FdkitError],
+                progress: bool | None) -> None:  # fmt: skip
     """Bulk requests for the tickers the cache lacks; their parts into ``data`` (and the cache), errors aside."""
     query = {k: v for k, v in cleaned[cold[0]].items() if k != "ticker"}
     # what a ticker's own request continues window after window past one request's cap: the whole range at once
