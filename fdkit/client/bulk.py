@@ -36,7 +36,7 @@ from fdkit.client.cache import fetch_key
 from fdkit.client.paging import progress_bar, progress_enabled
 from fdkit.errors import FdkitError, LakeError, error_for_status, warn_user
 from fdkit.frames.bundle import Bundle
-from fdkit.frames.typed import PART_COMPRESSION, Part, arrow_rows, part_bytes, part_from_bytes, part_tag
+from fdkit.frames.typed import COMPRESS_FROM, PART_COMPRESSION, Part, arrow_rows, part_bytes, part_from_bytes, part_tag
 
 if TYPE_CHECKING:
     from fdkit.client.session import Client, Errors
@@ -183,8 +183,8 @@ def _keep_behind(client: Client, items: list[tuple[str, bytes | memoryview]], tt
         return
 
     def write() -> None:
-        client.keep_parts([(key, part_bytes(part_from_bytes(data, text=False), PART_COMPRESSION))
-                           for key, data in items], ttl)  # fmt: skip
+        client.keep_parts([(key, part_bytes(part_from_bytes(data, text=False), PART_COMPRESSION)
+                            if len(data) >= COMPRESS_FROM else data) for key, data in items], ttl)  # fmt: skip
 
     with _BEHIND_LOCK:
         if _BEHIND is None:

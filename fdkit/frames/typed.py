@@ -315,6 +315,8 @@ def _narrowed(table: pa.Table) -> pa.Table:
 
 def _widened(table: pa.Table) -> pa.Table:
     """The columns :func:`_narrowed` wrote narrower, in their own types again."""
+    if not any(field.metadata for field in table.schema):
+        return table
     for i, field in enumerate(table.schema):
         own = (field.metadata or {}).get(_OWN_TYPE)
         if own is not None and own.decode() in _WIDE:
@@ -853,6 +855,8 @@ def plain_text(part: Part) -> Part:
         DataType(string)
     """
     table, n, consts = part
+    if not any(pa.types.is_dictionary(kind) for kind in table.schema.types):
+        return part
     for i, field in enumerate(table.schema):
         if pa.types.is_dictionary(field.type):
             table = table.set_column(i, field.name, table.column(i).cast(field.type.value_type))

@@ -131,7 +131,9 @@ def _generic_entries(store: Store, ep: Endpoint, query: dict[str, Any], tickers:
     rows, codes = rows.iloc[order], codes[order]
     first = next((t for t in tickers if t in present), tickers[0])
     _, fill = records_of(ep, {**query, "ticker": first}, {ep.response_key: []})
-    table = _dictionaries(part_of_rows(ep, rows, fill)[0])
+    table = part_of_rows(ep, rows, fill)[0]
+    if compression:  # (uncompressed parts, for a client in this process, are its own business)
+        table = _dictionaries(table)
     starts = np.searchsorted(codes, np.arange(len(names)), side="left")
     stops = np.searchsorted(codes, np.arange(len(names)), side="right")
     where = {name: (int(a), int(b)) for name, a, b in zip(names, starts, stops, strict=True)}

@@ -350,12 +350,8 @@ class Store:
             ['AAPL', 'MSFT']
         """
         wanted = sorted({str(v) for v in values})
-        if self._small(name):
-            split = self._kept("split", name, key, make=lambda: _split(self.frame(name), key))
-            frames = [split[v] for v in wanted if v in split]
-            if not frames:
-                return self.frame(name).iloc[0:0]
-            return frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
+        if self._small(name):  # the kept frame's rows of those values, in its order (one isin, no per-value frames)
+            return rows_where(self.frame(name), {key: tuple(wanted)}).reset_index(drop=True)
         return self._read(name, where={key: tuple(wanted)})
 
     def _rows_once(self, name: str, value: str) -> pd.DataFrame:
