@@ -12,6 +12,8 @@ Cases:
     day N        price_history of N members of the S&P 500 on 2008-06-30, that day only
     financials   financials of every company with quarterly statements, period="quarterly", limit=None
     screen       the README's three-line screen: financials(available("balance_sheets"), "annual", limit=None)
+    stub N       prices of N S&P 500 members of 2023-06-30 x 5 years from a service that is not fdkit's own
+                 (JSON pages of 100 bars, 50 ms a request), against (pages / requests in flight) x 50 ms
 
 Usage:
     python benchmarks/research_scale.py                  # every case, the default sizes
@@ -126,6 +128,8 @@ def run_case(kind: str, n: int) -> dict:
         if kind == "history":
             out["parquet_bytes"], _ = _parquet_bytes(history, "price_history", set(tickers))
         out["tickers"], out["rows"], out["floor_rows"] = len(tickers), len(df), floor_rows
+    elif kind == "stub":
+        return _stub_case(n)
     else:
         everyone = fdkit.available("balance_sheets") if kind == "screen" else fdkit.available("income_statements")
         period = "annual" if kind == "screen" else "quarterly"
@@ -154,9 +158,44 @@ def run_case(kind: str, n: int) -> dict:
     return out
 
 
+def _stub_case(n: int, latency: float = 0.05, workers: int = 8) -> dict:
+    """A service that is not fdkit's own, 50 ms a request: N tickers x 5 years of daily bars, against the bound.
+
+    The stub is ``fdkit serve`` answering JSON only (no ``X-Fdkit-Formats``: the client treats it as any other
+    service, one ticker at a time, page after page) behind a fault plan that delays every answer by ``latency``
+    (``asyncio.sleep``: the service is not busy meanwhile). The bound is (pages / requests in flight) x latency.
+    (429 and ``Retry-After`` are honoured by the same client: tests/test_reliability*.py.)
+    """
+    import random
+
+    import fdkit
+    import fdkit.server
+    from fdkit.server import FaultPlan
+
+    plan = FaultPlan(rate=1.0, kinds=("slow",), slow_seconds=latency)
+    out: dict = {"case": "stub", "n": n, "latency_s": latency}
+    with fdkit.server.start(arrow=False, faults=plan) as srv:
+        client = fdkit.Client(srv.api_key, srv.base_url, cache=False, progress=False, max_workers=workers)
+        members = fdkit.index_members("sp500", "2023-06-30", client=client)
+        priced = set(fdkit.available("prices", client=client))
+        tickers = sorted(set(members.index.get_level_values("ticker")) & priced)
+        random.seed(1)
+        tickers = sorted(random.sample(tickers, min(n, len(tickers))))
+        before = sum(plan.requests.values())
+        t = time.perf_counter()
+        df = client.prices(tickers, interval="day", start_date="2019-01-01", end_date="2023-10-27", errors="ignore")
+        out["cold_s"] = time.perf_counter() - t
+        pages = sum(plan.requests.values()) - before
+        in_flight = client.concurrency()
+    out.update(pages=pages, in_flight=in_flight, bound_s=pages / in_flight * latency, tickers=len(tickers),
+               rows=len(df), frame_mb=float(df.memory_usage(deep=True).sum()) / 2**20)  # fmt: skip
+    out["bound_x"] = out["cold_s"] / out["bound_s"]
+    return out
+
+
 def main() -> None:  # noqa: D103
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("case", nargs="?", choices=["history", "day", "financials", "screen"])
+    parser.add_argument("case", nargs="?", choices=["history", "day", "financials", "screen", "stub"])
     parser.add_argument("n", nargs="?", type=int, default=0)
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--json", help="write the figures to this file too")
@@ -174,6 +213,11 @@ def main() -> None:  # noqa: D103
             raise SystemExit(f"{kind} {n} failed")
         row = json.loads(done.stdout.strip().splitlines()[-1])
         rows.append(row)
+        if kind == "stub":
+            print(f"stub       {row['tickers']:5d} tickers {row['rows']:9,d} rows: {row['cold_s']:6.2f} s for "
+                  f"{row['pages']:,} pages, {row['in_flight']} in flight at {row['latency_s'] * 1000:.0f} ms: bound "
+                  f"{row['bound_s']:.2f} s, {row['bound_x']:.2f}x the bound", flush=True)  # fmt: skip
+            continue
         per = row["cold_s"] / max(row["tickers"], 1) * 1000
         cache = (
             f" cache {row['cache_bytes'] / 2**20:.1f} MB ({row['cache_x']:.2f}x Parquet)" if "cache_x" in row else ""

@@ -811,18 +811,19 @@ class Client(DatasetMethods):
         """Requests a multi-ticker call keeps in flight: ``max_workers``, fewer where more would only contend.
 
         The embedded service runs in this process (:data:`fdkit.client.embedded.MAX_WORKERS`, 2); a service on
-        loopback shares this machine's cores (at most their number, and 2); a remote one has latency to hide.
+        loopback shares this machine's cores (at most their number, and 2, unless ``max_workers`` was given to the
+        client: a local stand-in for a slow service has latency to hide); a remote one has latency to hide.
 
         Example:
-            >>> Client().concurrency()
-            2
+            >>> Client().concurrency(), Client(base_url="http://127.0.0.1:9", max_workers=8).concurrency()
+            (2, 8)
         """
         self._ensure()
         most = self.settings.max_workers
         if self.settings.embedded:  # the service runs in this process: more threads only contend (BENCHMARKS.md)
             return min(most, embedded.MAX_WORKERS)
-        if is_loopback(self.settings.base_url):  # the service shares this machine's cores: no latency to hide
-            return min(most, max(2, os.cpu_count() or 2))
+        if is_loopback(self.settings.base_url) and self._args.get("max_workers") is None:
+            return min(most, max(2, os.cpu_count() or 2))  # the service shares this machine's cores
         return most
 
     def fetch_many(
