@@ -951,10 +951,14 @@ def _column_values(s: pd.Series) -> list[Any]:
         return [None if v != v else v for v in arr.tolist()]
     if isinstance(dtype, pd.CategoricalDtype | pd.StringDtype | pd.api.extensions.ExtensionDtype):
         # labels, text, Int64, boolean: Python values, None where missing (one conversion, no per-column mask)
-        return s.to_numpy(dtype=object, na_value=None).tolist()
+        return s.to_numpy(dtype=object, na_value=_NONE).tolist()
     if dtype is np.dtype(object):
         return [None if (v is None or (isinstance(v, float) and v != v)) else _plain(v) for v in s.tolist()]
     return s.tolist()
+
+
+#: missing values as JSON's null (pandas-stubs type ``na_value`` without ``None``, which pandas takes)
+_NONE: Any = None
 
 
 def _iso_times(s: pd.Series, utc: bool) -> list[Any] | None:
