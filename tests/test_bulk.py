@@ -127,7 +127,7 @@ def test_the_bulk_route_refuses_bad_requests_in_its_own_words(ref_server):
     url = ref_server.base_url + BULK_PREFIX + CATALOG["price_history"].path
     h = {"X-API-KEY": ref_server.api_key}
     q = {"start_date": "2008-09-01", "end_date": "2008-09-30"}
-    for body, words in [(None, "body"), ({"tickers": []}, "one ticker or more"), ({"tickers": [1]}, "string"),
+    for body, words in [(None, "body"), ({"tickers": []}, "one ticker or more"), ({"tickers": [1]}, "a string"),
                         ({"tickers": ["A"] * (MAX_BULK_TICKERS + 1)}, "at most"),
                         ({"tickers": ["LEH"], "whole_range": "yes"}, "whole_range")]:  # fmt: skip
         r = requests.post(url, params=q, json=body, headers=h, timeout=30)
@@ -170,11 +170,10 @@ def test_financials_of_a_list_is_the_same_frame_by_bulk_requests(ref_server, tmp
         a = fdkit.financials(tickers, period=period, limit=limit, errors="ignore", client=many, progress=False)
         b = fdkit.financials(tickers, period=period, limit=limit, errors="ignore", client=one, progress=False)
         pd.testing.assert_frame_equal(a, b)
-        assert {k: v for k, v in a.attrs.items() if k != "missing"} == {k: v for k, v in b.attrs.items()
-                                                                          if k != "missing"}  # fmt: skip
-        assert (
-            list(a.attrs["missing"]) == list(b.attrs["missing"]) and "NOPE" in a.attrs["missing"]
-        )  # (the paths named differ)
+        assert a.attrs == b.attrs and list(a.attrs["missing"]) == ["NOPE"]
+    with pytest.warns(UserWarning, match="NOPE skipped") as said:
+        fdkit.financials(tickers, period=period, limit=1, errors="warn", client=many, progress=False)
+    assert len([w for w in said if "NOPE skipped" in str(w.message)]) == 1  # once, not once a statement
     with pytest.warns(fdkit.errors.TruncatedWarning, match=r"^financials\(\) returned the default 4") as caught:
         fdkit.financials(tickers[:4], period=period, client=many)
     assert len([w for w in caught if issubclass(w.category, fdkit.errors.TruncatedWarning)]) == 1
@@ -201,3 +200,65 @@ def test_the_embedded_default_answers_bulk_requests_in_process_with_the_same_fra
     assert answered == ["/bulk/prices/history", "/bulk/prices", "/bulk/financials/income-statements"]
     with pytest.raises(fdkit.errors.BadRequestError, match="end_date"):  # the route's own 400, in process too
         embedded.request_bundle(CATALOG["price_history"], {"end_date": "2008-13-01"}, ["LEH"])
+
+
+def test_tickers_are_taken_as_their_own_requests_take_them(ref_server, tmp_path):
+    """Stray spaces and case are one ticker; a ticker the parameter refuses is its own 400, not the call's."""
+    many, one = _pair(ref_server, tmp_path)
+    q = {"start_date": "2008-09-01", "end_date": "2008-09-30"}
+    a = fdkit.price_history([" LEH", "XOM", "leh "], **q, client=many)
+    pd.testing.assert_frame_equal(a, fdkit.price_history(["LEH", "XOM"], **q, client=one))
+    bad = ["A" * 201, "Z\x01"]
+    a = fdkit.price_history(["XOM", *bad, "LEH"], **q, errors="ignore", client=many)
+    b = fdkit.price_history(["XOM", *bad, "LEH"], **q, errors="ignore", client=one)
+    pd.testing.assert_frame_equal(a, b)
+    assert set(a.attrs["missing"]) == set(b.attrs["missing"]) == {t.upper() for t in bad}
+    assert all("not a valid value" in why for why in a.attrs["missing"].values())
+
+
+def test_bulk_usage_counts_the_tickers_answered(ref_server):
+    url = ref_server.base_url + BULK_PREFIX + CATALOG["price_history"].path
+    h = {"X-API-KEY": ref_server.api_key}
+
+    def used() -> int:
+        return requests.get(ref_server.base_url + "/usage", headers=h, timeout=30).json()["requests"]
+
+    before = used()
+    r = requests.post(url, params={"start_date": "2008-09-01", "end_date": "2008-09-30"},
+                      json={"tickers": ["LEH", "NOPE", "ZZZZ"]}, headers=h, timeout=30)  # fmt: skip
+    assert r.status_code == 200 and used() - before == 1  # errors count nothing, as their own requests would
+
+
+def test_a_bulk_answer_over_the_response_cap_is_asked_for_in_smaller_requests(ref_server, tmp_path):
+    """max_response_bytes bounds a bulk answer as it bounds a page: the client asks for fewer tickers at a time."""
+    small = fdkit.Client(ref_server.api_key, ref_server.base_url, cache_dir=str(tmp_path / "small"), progress=False,
+                         max_response_bytes=256 * 2**10)  # fmt: skip
+    one = fdkit.Client(ref_server.api_key, ref_server.base_url, cache=False, progress=False)
+    tickers = _KNOWN[:12]
+    a = fdkit.price_history(tickers, limit=None, errors="ignore", client=small)
+    b = fdkit.price_history(tickers, limit=None, errors="ignore", client=one)
+    pd.testing.assert_frame_equal(a, b)
+    assert len(a) > 12 * 1000  # (about 60,000 bars: more than one capped answer holds)
+
+
+def test_an_offline_call_right_after_a_bulk_call_reads_what_it_kept(tmp_path):
+    """The embedded default keeps its parts in the background; an offline client of the same cache waits for them."""
+    q = {"start_date": "2004-01-01", "end_date": "2025-07-09", "limit": None}
+    online = fdkit.Client(cache_dir=str(tmp_path), progress=False)
+    tickers = _KNOWN[:40]
+    first = fdkit.price_history(tickers, **q, errors="ignore", client=online)
+    offline = fdkit.Client(cache_dir=str(tmp_path), offline=True, progress=False)
+    again = fdkit.price_history(tickers, **q, errors="ignore", client=offline)
+    pd.testing.assert_frame_equal(again, first)
+
+
+def test_a_bundle_whose_headers_are_not_a_bundles_is_broken():
+    import struct
+
+    import orjson
+
+    for head in ({"ticker": "A", "bytes": "x"}, {"ticker": "A", "status": "oops"}, {"bytes": 1}, [1, 2], None):
+        raw = orjson.dumps(head)
+        body = b"fdkit-bundle 1\n" + struct.pack(">I", len(raw)) + raw
+        with pytest.raises(BrokenBundle):
+            read_bundle(body)

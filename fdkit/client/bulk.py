@@ -30,11 +30,12 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 import orjson
+import pyarrow as pa
 
 from fdkit.catalog.endpoints import Endpoint
 from fdkit.client.cache import fetch_key
 from fdkit.client.paging import progress_bar, progress_enabled
-from fdkit.errors import FdkitError, LakeError, error_for_status, warn_user
+from fdkit.errors import FdkitError, TransportError, error_for_status, warn_user
 from fdkit.frames.bundle import Bundle
 from fdkit.frames.typed import COMPRESS_FROM, PART_COMPRESSION, Part, arrow_rows, part_bytes, part_from_bytes, part_tag
 
@@ -96,31 +97,31 @@ def fetch_parts(client: Client, ep: Endpoint, requests_: Sequence[Mapping[str, A
     cleaned = [client.clean_params(ep, q) for q in requests_]
     tag = part_tag(ep)
     keys = [f"part:{tag}:" + fetch_key(ep.name, c) for c in cleaned]
-    data: dict[int, bytes | memoryview] = {}
+    parts: dict[int, Part] = {}
     failures: dict[int, FdkitError] = {}
     for i, key in enumerate(keys):
         hit = client.cached_part(key)
         if hit is not None:
-            data[i] = hit
+            # labels stay dictionaries (the frame's categories are made of their few values), narrowed columns
+            # narrow: nothing is copied per row before the frame
+            parts[i] = part_from_bytes(hit, text=False)
             continue
         miss = client.cached_part(MISS + key)  # a ticker the service said it has no answer for, within its TTL
         if miss is not None:
             failures[i] = _failure(ep, orjson.loads(miss))
-    cold = sorted((i for i in range(len(keys)) if i not in data and i not in failures),
+    cold = sorted((i for i in range(len(keys)) if i not in parts and i not in failures),
                   key=lambda i: str(cleaned[i]["ticker"]))  # fmt: skip
     if cold:
-        _fetch_cold(client, ep, cleaned, keys, cold, data, failures, progress)
-    # labels stay dictionaries (the frame's categories are made of their few values): no text per row in between
-    results = [(requests_[i], part_from_bytes(data[i], text=False)) for i in range(len(keys)) if i in data]
+        _fetch_cold(client, ep, cleaned, keys, cold, parts, failures, progress)
+    results = [(requests_[i], parts[i]) for i in range(len(keys)) if i in parts]
     named = {str(cleaned[i]["ticker"]): failures[i] for i in sorted(failures)}
     report_failures(ep, named, errors)
     return results, named
 
 
 def _fetch_cold(client: Client, ep: Endpoint, cleaned: list[dict[str, Any]], keys: list[str], cold: list[int],
-                data: dict[int, bytes | memoryview], failures: dict[int, FdkitError],
-                progress: bool | None) -> None:  # fmt: skip
-    """Bulk requests for the tickers the cache lacks; their parts into ``data`` (and the cache), errors aside."""
+                parts: dict[int, Part], failures: dict[int, FdkitError], progress: bool | None) -> None:  # fmt: skip
+    """Bulk requests for the tickers the cache lacks; their parts into ``parts`` (and the cache), errors aside."""
     query = {k: v for k, v in cleaned[cold[0]].items() if k != "ticker"}
     # what a ticker's own request continues window after window past one request's cap: the whole range at once
     whole = bool(ep.time_index and "limit" not in query and query.get("end_date"))
@@ -132,41 +133,58 @@ def _fetch_cold(client: Client, ep: Endpoint, cleaned: list[dict[str, Any]], key
     n = max(n, min(workers, math.ceil(len(cold) / 50)))  # a few requests in flight when there are enough tickers
     size = math.ceil(len(cold) / n)
     batches = [cold[k : k + size] for k in range(0, len(cold), size)]
-    by_ticker = {str(cleaned[i]["ticker"]): i for i in cold}
     show = progress_enabled(client.settings.progress if progress is None else progress)
     bar = progress_bar(total=len(cold), desc=ep.name, unit="ticker", leave=False, disable=not show)
 
-    def one(batch: list[int]) -> Bundle:
-        return client.request_bundle(ep, query, [str(cleaned[i]["ticker"]) for i in batch], whole_range=whole)
+    def one(batch: list[int]) -> list[tuple[int, Bundle]]:
+        """The batch's bundle; a batch whose answer is over the response cap is asked again in halves."""
+        try:
+            bundle = client.request_bundle(ep, query, [str(cleaned[i]["ticker"]) for i in batch], whole_range=whole)
+        except TransportError as exc:
+            if exc.error != "Response too large" or len(batch) == 1:
+                raise
+            half = len(batch) // 2
+            return one(batch[:half]) + one(batch[half:])
+        if [e.ticker for e in bundle.entries] != [str(cleaned[i]["ticker"]) for i in batch]:
+            raise TransportError(f"the service's bulk answer for {ep.path} does not name the tickers asked, in "
+                                 "their order", path=ep.path, error="Broken bundle")  # fmt: skip
+        return [(i, bundle) for i in batch]
 
     pool = ThreadPoolExecutor(max_workers=min(workers, len(batches)), thread_name_prefix="fdkit-bulk")
     try:
-        for batch, bundle in zip(batches, pool.map(one, batches), strict=True):
-            kept, refused = [], []
-            for entry in bundle.entries:
-                i = by_ticker.get(entry.ticker)
-                if i is None:
-                    continue
-                if entry.status == 200:
-                    data[i] = entry.data
-                    kept.append((keys[i], entry.data))
-                    continue
-                said = {"status": entry.status, "error": entry.error, "message": entry.message}
-                failures[i] = _failure(ep, said)
-                if entry.status in _KEPT_REFUSALS:  # the service's word on the ticker, not a passing fault
-                    refused.append((MISS + keys[i], orjson.dumps(said)))
-            if bundle.compression is None:  # parts straight from a service in this process: kept compressed later
-                _keep_behind(client, kept, ep.ttl)
-            else:
-                client.keep_parts(kept, ep.ttl)
-            client.keep_parts(refused, min(ep.ttl, MISS_TTL) if ep.ttl >= 0 else MISS_TTL)
-            for i in batch:
-                if i not in data and i not in failures:
-                    raise LakeError(f"the service's bulk answer for {ep.path} left out {cleaned[i]['ticker']}")
-            bar.update(len(batch))
+        for answered in pool.map(one, batches):
+            _take(client, ep, answered, keys, parts, failures)
+            bar.update(len(answered))
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
         bar.close()
+
+
+def _take(client: Client, ep: Endpoint, answered: list[tuple[int, Bundle]], keys: list[str], parts: dict[int, Part],
+          failures: dict[int, FdkitError]) -> None:  # fmt: skip
+    """A batch's entries: parts read (a broken one fails the call: never kept), errors kept as the service's word."""
+    kept: list[tuple[str, bytes | memoryview]] = []
+    behind: list[tuple[str, bytes | memoryview]] = []
+    refused: list[tuple[str, bytes | memoryview]] = []
+    positions: dict[int, int] = {}
+    for i, bundle in answered:
+        k = positions[id(bundle)] = positions.get(id(bundle), -1) + 1
+        entry = bundle.entries[k]
+        if entry.status == 200:
+            try:
+                parts[i] = part_from_bytes(entry.data, text=False)
+            except (pa.ArrowException, KeyError, ValueError):
+                raise TransportError(f"the service's bulk answer for {ep.path} holds a broken part for "
+                                     f"{entry.ticker}", path=ep.path, error="Broken bundle") from None  # fmt: skip
+            (behind if bundle.compression is None else kept).append((keys[i], entry.data))
+            continue
+        said = {"status": entry.status, "error": entry.error, "message": entry.message}
+        failures[i] = _failure(ep, said)
+        if entry.status in _KEPT_REFUSALS:  # the service's word on the ticker, not a passing fault
+            refused.append((MISS + keys[i], orjson.dumps(said)))
+    client.keep_parts(kept, ep.ttl)
+    _keep_behind(client, behind, ep.ttl)  # parts straight from a service in this process: kept compressed later
+    client.keep_parts(refused, min(ep.ttl, MISS_TTL) if ep.ttl >= 0 else MISS_TTL)
 
 
 #: cache writes of uncompressed parts, compressed off the call's path (one thread: they queue; a new call of the
@@ -177,14 +195,19 @@ _BEHIND_LOCK = threading.Lock()
 
 
 def _keep_behind(client: Client, items: list[tuple[str, bytes | memoryview]], ttl: int) -> None:
-    """Compress parts and keep them in the fetch cache in the background (the caller builds its frame meanwhile)."""
+    """Compress parts and keep them in the fetch cache in the background (the caller builds its frame meanwhile).
+
+    The write goes to the cache of the client's service as it is now (a client reconfigured meanwhile, for another
+    service, never receives them).
+    """
     global _BEHIND
-    if not items:
+    keep = client.part_keeper()
+    if not items or keep is None:
         return
 
     def write() -> None:
-        client.keep_parts([(key, part_bytes(part_from_bytes(data, text=False), PART_COMPRESSION)
-                            if len(data) >= COMPRESS_FROM else data) for key, data in items], ttl)  # fmt: skip
+        keep([(key, part_bytes(part_from_bytes(data, text=False), PART_COMPRESSION)
+               if len(data) >= COMPRESS_FROM else data) for key, data in items], ttl)  # fmt: skip
 
     with _BEHIND_LOCK:
         if _BEHIND is None:
@@ -199,11 +222,16 @@ def wait_for_writes() -> None:
         >>> wait_for_writes()
     """
     with _BEHIND_LOCK:
-        pending, _PENDING[:] = list(_PENDING), []
-    for future in pending:
-        try:
-            future.result()
-        except Exception as exc:  # noqa: BLE001 - a cache write that failed loses nothing but a later hit
+        pending = list(_PENDING)
+    if not pending:
+        return
+    for future in pending:  # every caller waits for all it saw (another thread's call may be waiting too)
+        exc = future.exception()
+        with _BEHIND_LOCK:
+            mine = future in _PENDING
+            if mine:
+                _PENDING.remove(future)
+        if exc is not None and mine:  # said once; a failed write loses nothing but a later hit
             warn_user(f"fdkit: parts of a bulk answer could not be kept in the fetch cache: {exc}")
 
 

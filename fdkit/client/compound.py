@@ -20,7 +20,7 @@ import pandas as pd
 
 from fdkit.catalog import endpoints as _catalog
 from fdkit.client.bulk import uses_bulk
-from fdkit.client.dispatch import Errors, call
+from fdkit.client.dispatch import MISSING_ATTR, Errors, call
 from fdkit.errors import TruncatedWarning, warn_user
 from fdkit.frames.typed import exhibits_frame
 
@@ -122,11 +122,21 @@ def _joined_statements(client: Client, params: dict[str, Any], *, as_of: Any, er
                        progress: bool | None) -> pd.DataFrame:  # fmt: skip
     """The three statements of the tickers (bulk requests each), joined as one ``/financials`` answer is."""
     names = ("income_statements", "balance_sheets", "cash_flow_statements")
-    parts = [call(client, name, params, as_of=as_of, errors=errors, progress=progress) for name in names]
+    quiet: Errors = "ignore" if errors == "warn" else errors  # a failed ticker is said once, not once a statement
+    parts = [call(client, name, params, as_of=as_of, errors=quiet, progress=progress) for name in names]
     joined = parts[0]
     for other in parts[1:]:
         joined = joined.join(other[[c for c in other.columns if c not in joined.columns]], how="outer")
     joined.attrs = dict(parts[0].attrs)
+    income = _catalog.get(names[0]).path
+    missing = {
+        t: why.replace(f", {income})", ", /financials)") for t, why in parts[0].attrs.get(MISSING_ATTR, {}).items()
+    }
+    joined.attrs[MISSING_ATTR] = missing  # (named as one /financials request per ticker names them)
+    if errors == "warn":
+        for who, why in missing.items():
+            warn_user(f"financials: {who} skipped (errors='warn'; named in df.attrs['missing']; errors='ignore' "
+                      f"skips quietly): {why}")  # fmt: skip
     return joined
 
 

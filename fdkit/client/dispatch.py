@@ -147,7 +147,7 @@ def call(
                               path=ep.path)  # fmt: skip
     many = fan is not None and isinstance(clean.get(fan), _LISTS)
     if many:
-        keys = list(dict.fromkeys(str(t).upper() for t in clean[fan]))  # type: ignore[index]
+        keys = list(dict.fromkeys(str(t).strip().upper() for t in clean[fan]))  # type: ignore[index]
         if not keys:
             raise BadRequestError(f"{ep.name}(): the list of {fan}s is empty", path=ep.path)
         requests_ = [{**clean, fan: k} for k in keys]

@@ -27,11 +27,12 @@ import threading
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
+import orjson
 import requests
 from requests.structures import CaseInsensitiveDict
 
 from fdkit.lake.io import default_lake, fingerprint, require_lake
-from fdkit.wire.transport import DeadlineAdapter
+from fdkit.wire.transport import DeadlineAdapter, DeadlineExceeded, ResponseTooLarge, remaining
 
 __all__ = ["EMBEDDED_ORIGIN", "MAX_WORKERS", "EmbeddedAdapter", "identity", "service", "is_running", "rebase"]
 
@@ -140,7 +141,7 @@ class EmbeddedAdapter(DeadlineAdapter):
             request.url = handle.base_url + url[len(EMBEDDED_ORIGIN) :]
         request.headers[_API_KEY_HEADER] = handle.api_key
         if request.method == "POST" and urlsplit(request.url or "").path.startswith(BULK_PATH_PREFIX):
-            answered = _in_process(handle, request)
+            answered = _in_process(handle, request, self.max_bytes)
             if answered is not None:
                 return answered
         return super().send(request, *args, **kwargs)
@@ -150,23 +151,36 @@ class EmbeddedAdapter(DeadlineAdapter):
 BULK_PATH_PREFIX = "/bulk/"
 
 
-def _in_process(handle: Any, request: requests.PreparedRequest) -> requests.Response | None:
+def _in_process(handle: Any, request: requests.PreparedRequest, max_bytes: int | None) -> requests.Response | None:
     """A bulk request answered by the service in this process: the bytes its route would send, without the socket.
 
     The service shares this process (the embedded default): a bulk answer of a market (tens of megabytes) through
     loopback and HTTP's chunked encoding cost a fifth of the call. The answer is made by the route's own function
     (``fdkit.server.app.bulk_answer``), so the client reads the same bytes; faults of the service are answered as
-    the route answers them (4xx/5xx with ``{"error", "message"}``).
+    the route answers them (4xx/5xx with ``{"error", "message"}``, an unexpected one as the app's 500). The call's
+    deadline and the response cap hold as over the socket: an answer made past the deadline is not taken, one
+    over ``max_response_bytes`` is refused (the client then asks for fewer tickers at a time).
     """
     from fdkit import server  # (the service is running: its package is imported already)
 
+    if remaining() == 0.0:
+        raise DeadlineExceeded
     parts = urlsplit(request.url or "")
     body = request.body if isinstance(request.body, bytes) else (request.body or "").encode()
-    answered = server.bulk_in_process(handle, parts.path, parse_qsl(parts.query, keep_blank_values=True), body,
-                                      request.headers.get(_API_KEY_HEADER))  # fmt: skip
+    try:
+        answered = server.bulk_in_process(handle, parts.path, parse_qsl(parts.query, keep_blank_values=True), body,
+                                          request.headers.get(_API_KEY_HEADER))  # fmt: skip
+    except Exception:  # noqa: BLE001 - the app's own answer to what it did not expect: a 500, never a traceback
+        answered = (500, "application/json", {}, orjson.dumps({
+            "error": "Internal Server Error", "message": "the server failed to answer; please retry"}))  # fmt: skip
     if answered is None:
         return None
+    if remaining() == 0.0:
+        raise DeadlineExceeded
     status, media, headers, content = answered
+    if max_bytes is not None and len(content) > max_bytes:
+        raise ResponseTooLarge(f"the response body is larger than the cap of {max_bytes:,} bytes "
+                               "(max_response_bytes); it was not read further")  # fmt: skip
     response = requests.Response()
     response.status_code = status
     response.headers = CaseInsensitiveDict({**headers, "Content-Type": media, "Content-Length": str(len(content))})

@@ -35,7 +35,7 @@ from fdkit.catalog import endpoints as _catalog
 from fdkit.catalog.endpoints import Endpoint
 from fdkit.catalog.shapes import SHAPES
 from fdkit.client import compound, embedded
-from fdkit.client.bulk import report_failures
+from fdkit.client.bulk import report_failures, wait_for_writes
 from fdkit.client.cache import (
     API_KEY_HEADER,
     FetchCache,
@@ -364,8 +364,8 @@ class Client(DatasetMethods):
         self._ensure()
         if self.settings.offline:
             return False
-        if self._bundles is None:
-            self.speaks_fdkit()  # nothing answered yet: asked once (its answer says which formats it speaks)
+        if self._bundles is None and self.speaks_fdkit() and self._bundles is None:
+            self._probe()  # fdkit's by an earlier run's mark, no answer yet: asked once which formats it speaks
         return bool(self._bundles)
 
     def request_bundle(self, endpoint: Endpoint, params: Mapping[str, Any], tickers: Sequence[str], *,
@@ -403,9 +403,18 @@ class Client(DatasetMethods):
 
     def keep_parts(self, items: Sequence[tuple[str, bytes | memoryview]], ttl: int) -> None:
         """Keep many parts in the fetch cache at once (one transaction); nothing without a cache."""
+        keep = self.part_keeper()
+        if keep is not None and items:
+            keep(items, ttl)
+
+    def part_keeper(self) -> Callable[[Sequence[tuple[str, bytes | memoryview]], int], None] | None:
+        """What keeps parts in this client's fetch cache as it is now (``None`` without one): bound to that cache.
+
+        A write made later (in the background) goes where this client's answers went, even if the client is
+        reconfigured for another service meanwhile.
+        """
         self._ensure()
-        if self._fetch_cache is not None and items:
-            self._fetch_cache.put_many(items, ttl)
+        return None if self._fetch_cache is None else self._fetch_cache.put_many
 
     def speaks_fdkit(self) -> bool:
         """Whether the service is fdkit's own (``fdkit serve``, the embedded default).
@@ -429,21 +438,29 @@ class Client(DatasetMethods):
         if self.settings.offline:
             return False
         if self._peer is None:
-            # no key (the document needs none there); a fault is asked again a few times, as a fetch would be,
-            # since every /prices request's parameters depend on the answer; unanswered: not fdkit's, not kept
-            for attempt in range(4):
-                try:
-                    answer = requests.get(f"{self.base_url}/macro/interest-rates/banks", allow_redirects=False,
-                                          timeout=min(5.0, float(self.settings.timeout or 5.0)))  # fmt: skip
-                except requests.RequestException:
-                    answer = None
-                if answer is not None and (answer.status_code < 500 and answer.status_code != 429):
-                    self._peer = FORMATS_HEADER in answer.headers
-                    self._bundles = BUNDLE_MEDIA in answer.headers.get(FORMATS_HEADER, "")
-                    self._remember_peer()
-                    break
-                time.sleep(0.1 * 2**attempt)
+            self._probe()
         return bool(self._peer)
+
+    def _probe(self) -> None:
+        """Ask the service once which formats it speaks (``X-Fdkit-Formats``): whether it is fdkit's, and bulk.
+
+        No key (the document needs none there); a fault is asked again a few times, as a fetch would be, since
+        requests' parameters depend on the answer; unanswered: not fdkit's, not kept.
+        """
+        for attempt in range(4):
+            try:
+                answer = requests.get(f"{self.base_url}/macro/interest-rates/banks", allow_redirects=False,
+                                      timeout=min(5.0, float(self.settings.timeout or 5.0)))  # fmt: skip
+            except requests.RequestException:
+                answer = None
+            if answer is not None and (answer.status_code < 500 and answer.status_code != 429):
+                self._peer = bool(self._peer) or FORMATS_HEADER in answer.headers
+                self._bundles = BUNDLE_MEDIA in answer.headers.get(FORMATS_HEADER, "")
+                self._remember_peer()
+                return
+            time.sleep(0.1 * 2**attempt)
+        if self._bundles is None:  # (no bulk until an answer says so: the service's answers set it again)
+            self._bundles = False
 
     def _remember_peer(self) -> None:
         """Mark the cache folder: this service (and key) is fdkit's own, so offline runs build the same requests."""
@@ -775,7 +792,12 @@ class Client(DatasetMethods):
         return data
 
     def _cached(self, fc: FetchCache, key: str, what: str) -> bytes | None:
-        """A fetch-cache hit (offline: stale ones too, with a warning naming their age)."""
+        """A fetch-cache hit (offline: stale ones too, with a warning naming their age).
+
+        Parts an earlier bulk call is still keeping in the background are waited for first (an offline call right
+        after it reads them).
+        """
+        wait_for_writes()
         offline = self.settings.offline
         hit = fc.entry(key, allow_stale=offline, offline=offline)
         if hit is None:

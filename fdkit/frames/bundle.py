@@ -166,13 +166,15 @@ def read_bundle(data: bytes) -> list[BundleEntry]:
             if head.get("count") != len(out) or at != len(view):
                 raise BrokenBundle(f"the bundle's end counts {head.get('count')} entries, {len(out)} were read")
             return out
-        ticker = str(head.get("ticker", ""))
-        if "bytes" in head:
-            n = int(head["bytes"])
+        ticker = head.get("ticker")
+        n, status = head.get("bytes"), head.get("status", 500)
+        if not isinstance(ticker, str) or (n is not None and type(n) is not int) or type(status) is not int:
+            raise BrokenBundle("an entry's header is not a bundle's (ticker, bytes or status)")
+        if n is not None:
             if n < 0 or at + n > len(view):
                 raise BrokenBundle("the bundle ends inside an entry (cut short?)")
             out.append(BundleEntry(ticker, 200, view[at : at + n]))  # a view of the body: no copy
             at += n
         else:
-            out.append(BundleEntry(ticker, int(head.get("status") or 500), error=str(head.get("error") or ""),
+            out.append(BundleEntry(ticker, status, error=str(head.get("error") or ""),
                                    message=str(head.get("message") or "")))  # fmt: skip

@@ -292,12 +292,17 @@ def _narrowed(table: pa.Table) -> pa.Table:
         >>> t = pa.table({"d": pa.array([0, 86_400 * 10**9], pa.timestamp("ns")), "x": [1.5, 2.25], "n": [1, 2]})
         >>> [str(f.type) for f in _narrowed(t).schema], _widened(_narrowed(t)).equals(t)
         (['date32[day]', 'float', 'int32'], True)
+        >>> noon = pa.table({"t": pa.array([12 * 3600 * 10**9], pa.timestamp("ns"))})
+        >>> str(_narrowed(noon).schema.field("t").type)  # a time of day: kept as it is
+        'timestamp[ns]'
     """
     for i, field in enumerate(table.schema):
         column, kind, narrow = table.column(i), field.type, None
         try:
             if kind.equals(pa.timestamp("ns")):
-                narrow = column.cast(pa.date32())  # refused where a time is not midnight
+                narrow = column.cast(pa.date32(), safe=False)
+                if pc.all(pc.equal(narrow.cast(kind), column)).as_py() not in (True, None):
+                    narrow = None  # a time of day (the cast keeps only the day)
             elif kind.equals(pa.int64()):
                 narrow = column.cast(pa.int32())  # refused where a count does not fit
             elif kind.equals(pa.float64()):
@@ -972,6 +977,8 @@ def _iso_times(s: pd.Series, utc: bool) -> list[Any] | None:
         ['2024-01-02T05:00:00Z', None]
     """
     try:
+        if getattr(s.dtype, "unit", "ns") != "ns":  # (a cast of other units wraps around silently: checked here)
+            s = s.dt.as_unit("ns")
         stamps = s.to_numpy(dtype="datetime64[ns]")  # (aware times: their UTC instants)
     except (OverflowError, ValueError):  # (pandas' OutOfBoundsDatetime is a ValueError)
         return None

@@ -62,11 +62,11 @@ from fdkit.server.docs import DOCS_ASSETS_PATH, docs_asset, docs_page
 from fdkit.server.handlers import answers_at_once, handle
 from fdkit.server.memo import PAGE_OVERHEAD, AnswerMemo, compact, deep_bytes, object_bytes
 from fdkit.server.openapi import IGNORED_HEADER, build_openapi
-from fdkit.server.params import validate_body, validate_query
+from fdkit.server.params import validate_body, validate_query, validate_value
 from fdkit.server.rows import FrameRecords, encode_lazy
 from fdkit.server.store import DEFAULT_MEMORY_BYTES, Store, parse_bytes
 from fdkit.server.usage import USAGE_HEADER, Usage, key_id
-from fdkit.wire.responses import error_response, json_response, problem_response, read_capped
+from fdkit.wire.responses import error_response, http_status, json_response, problem_response, read_capped
 
 __all__ = ["create_app", "app_from_env", "DirectRoutes", "bulk_answer"]
 
@@ -312,8 +312,10 @@ def _add_bulk_route(app: FastAPI, ep: Endpoint) -> Callable[[Request], Awaitable
     """``POST /bulk<path>``: the endpoint's query in the query string, ``{"tickers": [...]}`` in the body.
 
     The answer is a bundle (:mod:`fdkit.frames.bundle`): each ticker's part or error, in the order asked
-    (:mod:`fdkit.server.bulk`), streamed as it is made. A request wrong as a whole (its query, its body, its key)
-    is answered as the endpoint's own request would be: ``{"error", "message"}`` with its status.
+    (:mod:`fdkit.server.bulk`), streamed as it is made; a ticker the parameter does not take is its own 400 entry.
+    A request wrong as a whole (its query, its body, its key) is answered as the endpoint's own request would be:
+    ``{"error", "message"}`` with its status. Each ticker answered with a part is one metered request (``GET
+    /usage``; the answer has no ``X-FDS-Usage``, its count not being known before the body is made).
     """
 
     async def route(request: Request) -> Response:
@@ -363,14 +365,16 @@ def bulk_answer(state: Any, ep: Endpoint, items: list[tuple[str, str]], raw: byt
     try:
         key = _authorize_key(state, ep, api_key)
         tickers, whole_range = _bulk_body(raw)
+        refused = _refused_tickers(ep, tickers)  # each ticker checked as its own request's would be: its own 400
+        valid = [t for t in tickers if t not in refused]
         kept = [(k, v) for k, v in items if k != "ticker"]
         if len(kept) < len(items):
             ignored.append("ticker")  # the body's tickers are the request's
-        query = validate_query(ep, [*kept, ("ticker", tickers[0])], ignored=ignored)
+        query = validate_query(ep, [*kept, ("ticker", valid[0] if valid else "A")], ignored=ignored)
         if state.store.changed():
             state.memo.clear()
             state.pages.clear()
-        entries = bulk_entries(state.store, ep, query, tickers, whole_range=whole_range, compression=compression)
+        entries = bulk_entries(state.store, ep, query, valid, whole_range=whole_range, compression=compression)
         first = next(entries, None)  # the read: its faults are the request's
     except FdkitError as exc:
         return _problem(problem_response(exc, _ignored_header(ignored)))
@@ -379,12 +383,33 @@ def bulk_answer(state: Any, ep: Endpoint, items: list[tuple[str, str]], raw: byt
         return _problem(problem_response(unreadable(ep, exc)))
     headers = {FORMATS_HEADER: _FORMATS, PART_COMPRESSION_HEADER: compression or "none",
                **(_ignored_header(ignored) or {})}  # fmt: skip
-    if key is not None:  # one metered request per ticker answered, as its own request would be
-        for _ in tickers:
-            count = state.usage.record(key)
-        headers[USAGE_HEADER] = str(count)
-    rest = (e for e in [first] if e is not None)
-    return 200, BUNDLE_MEDIA, headers, bundle_chunks(_chain(rest, entries))
+    answered = _chain([first] if first is not None else [], entries)
+    return 200, BUNDLE_MEDIA, headers, bundle_chunks(_metered(state, key, _in_order(tickers, refused, answered)))
+
+
+def _refused_tickers(ep: Endpoint, tickers: list[str]) -> dict[str, tuple[int, str, str]]:
+    """The tickers of a bulk request the ``ticker`` parameter does not take, each with its 400."""
+    refused = {}
+    for t in tickers:
+        try:
+            validate_value(ep, "ticker", t)
+        except FdkitError as exc:
+            refused[t] = (http_status(exc), exc.error or "Invalid parameter", exc.message)
+    return refused
+
+
+def _in_order(tickers: list[str], refused: dict[str, tuple[int, str, str]], answered: Iterator[Any]) -> Iterator[Any]:
+    """The entries in the order asked: the refused tickers' 400s between the answered ones'."""
+    for t in tickers:
+        yield (t, refused[t]) if t in refused else next(answered)
+
+
+def _metered(state: Any, key: str | None, entries: Iterator[Any]) -> Iterator[Any]:
+    """Each ticker answered (an entry with a part) is one metered request, as its own would be; errors count nothing."""
+    for entry in entries:
+        if key is not None and isinstance(entry[1], bytes | bytearray | memoryview):
+            state.usage.record(key)
+        yield entry
 
 
 def _problem(response: Response) -> Answered:
@@ -410,9 +435,8 @@ def _bulk_body(raw: bytes) -> tuple[list[str], bool]:
     if len(raw_tickers) > MAX_BULK_TICKERS:
         raise BadRequestError(f"a bulk request names at most {MAX_BULK_TICKERS} tickers, not {len(raw_tickers)}: "
                               "send them in several requests", error="Invalid body")  # fmt: skip
-    if any(not isinstance(t, str) or not t.strip() or len(t) > 200 for t in raw_tickers):
-        raise BadRequestError("every ticker of a bulk request is a non-empty string of at most 200 characters",
-                              error="Invalid body")  # fmt: skip
+    if any(not isinstance(t, str) for t in raw_tickers):  # (a string the ticker does not take: its own 400)
+        raise BadRequestError("every ticker of a bulk request is a string", error="Invalid body")
     whole = body.get("whole_range", False)
     if not isinstance(whole, bool):
         raise BadRequestError("'whole_range' is true or false", error="Invalid body")

@@ -72,6 +72,8 @@ def bulk_entries(store: Store, ep: Endpoint, query: dict[str, Any], tickers: lis
     Yields:
         ``(ticker, part bytes)`` or ``(ticker, (status, error, message))``.
     """
+    if not tickers:
+        return
     if ep.name in handlers._HANDLERS:
         for ticker in tickers:
             yield ticker, _own_handler_entry(store, ep, {**query, "ticker": ticker}, whole_range, compression)

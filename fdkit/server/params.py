@@ -21,7 +21,7 @@ from typing import Any
 from fdkit.catalog.endpoints import Endpoint, Param
 from fdkit.errors import BadRequestError
 
-__all__ = ["ParamError", "validate_query", "validate_body", "check_groups"]
+__all__ = ["ParamError", "validate_query", "validate_body", "validate_value", "check_groups"]
 
 _TRUE = {"true", "1", "yes"}
 _FALSE = {"false", "0", "no"}
@@ -147,6 +147,20 @@ def check_groups(ep: Endpoint, values: Mapping[str, Any]) -> None:
         given = [n for n in group if values.get(n) is not None]
         if len(given) > 1:
             raise ParamError(f"give only one of {' or '.join(repr(n) for n in given)}", "Conflicting parameters")
+
+
+def validate_value(ep: Endpoint, name: str, raw: Any) -> Any:
+    """One parameter's value, checked as :func:`validate_query` checks it (a bulk request's tickers, one by one).
+
+    Raises:
+        ParamError: for a value the parameter does not take.
+
+    Example:
+        >>> from fdkit.catalog import get
+        >>> validate_value(get("prices"), "ticker", " AAPL ")
+        'AAPL'
+    """
+    return _scalar(ep.param(name), raw)
 
 
 def validate_query(
