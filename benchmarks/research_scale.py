@@ -158,12 +158,13 @@ def run_case(kind: str, n: int) -> dict:
     return out
 
 
-def _stub_case(n: int, latency: float = 0.05, workers: int = 8) -> dict:
+def _stub_case(n: int, latency: float = 0.05) -> dict:
     """A service that is not fdkit's own, 50 ms a request: N tickers x 5 years of daily bars, against the bound.
 
     The stub is ``fdkit serve`` answering JSON only (no ``X-Fdkit-Formats``: the client treats it as any other
     service, one ticker at a time, page after page) behind a fault plan that delays every answer by ``latency``
-    (``asyncio.sleep``: the service is not busy meanwhile). The bound is (pages / requests in flight) x latency.
+    (``asyncio.sleep``: the service is not busy meanwhile). The bound is (pages / requests in flight) x latency;
+    the client keeps ``Client.concurrency()`` requests in flight (on loopback: the machine's cores, at least 2).
     (429 and ``Retry-After`` are honoured by the same client: tests/test_reliability*.py.)
     """
     import random
@@ -175,7 +176,7 @@ def _stub_case(n: int, latency: float = 0.05, workers: int = 8) -> dict:
     plan = FaultPlan(rate=1.0, kinds=("slow",), slow_seconds=latency)
     out: dict = {"case": "stub", "n": n, "latency_s": latency}
     with fdkit.server.start(arrow=False, faults=plan) as srv:
-        client = fdkit.Client(srv.api_key, srv.base_url, cache=False, progress=False, max_workers=workers)
+        client = fdkit.Client(srv.api_key, srv.base_url, cache=False, progress=False)
         members = fdkit.index_members("sp500", "2023-06-30", client=client)
         priced = set(fdkit.available("prices", client=client))
         tickers = sorted(set(members.index.get_level_values("ticker")) & priced)

@@ -262,3 +262,19 @@ def test_a_bundle_whose_headers_are_not_a_bundles_is_broken():
         body = b"fdkit-bundle 1\n" + struct.pack(">I", len(raw)) + raw
         with pytest.raises(BrokenBundle):
             read_bundle(body)
+
+
+def test_a_new_client_of_a_remembered_peer_asks_in_bulk_without_asking_first(ref_server, tmp_path):
+    """The cache folder's peer mark says the service answers bundles: a new process's first call is bulk, and a
+    warm one sends nothing at all."""
+    q = {"start_date": "2008-09-01", "end_date": "2008-09-30"}
+    first = fdkit.Client(ref_server.api_key, ref_server.base_url, cache_dir=str(tmp_path), progress=False)
+    fdkit.price_history(["LEH", "XOM"], **q, client=first)
+    asked = sum(ref_server.counter.requests.values())
+    later = fdkit.Client(ref_server.api_key, ref_server.base_url, cache_dir=str(tmp_path), progress=False)
+    assert later.speaks_bundles() and sum(ref_server.counter.requests.values()) == asked
+    fdkit.price_history(["LEH", "XOM"], **q, client=later)  # warm
+    assert sum(ref_server.counter.requests.values()) == asked
+    fdkit.price_history(["LEH", "BAC"], **q, client=later)  # BAC cold: one bulk request, no probe before it
+    assert ref_server.counter.requests[BULK_PREFIX + CATALOG["price_history"].path] >= 1
+    assert sum(ref_server.counter.requests.values()) == asked + 1

@@ -364,8 +364,8 @@ class Client(DatasetMethods):
         self._ensure()
         if self.settings.offline:
             return False
-        if self._bundles is None and self.speaks_fdkit() and self._bundles is None:
-            self._probe()  # fdkit's by an earlier run's mark, no answer yet: asked once which formats it speaks
+        if self._bundles is None:
+            self.speaks_fdkit()  # an earlier run's mark says (a mark of an older fdkit: not until an answer says)
         return bool(self._bundles)
 
     def request_bundle(self, endpoint: Endpoint, params: Mapping[str, Any], tickers: Sequence[str], *,
@@ -434,6 +434,9 @@ class Client(DatasetMethods):
             return True
         if self._peer_mark is not None and self._peer_mark.exists():  # learned by an earlier run, kept with the cache
             self._peer = True
+            if self._bundles is None:
+                with contextlib.suppress(OSError):
+                    self._bundles = BUNDLE_MEDIA in self._peer_mark.read_text()
             return True
         if self.settings.offline:
             return False
@@ -463,10 +466,18 @@ class Client(DatasetMethods):
             self._bundles = False
 
     def _remember_peer(self) -> None:
-        """Mark the cache folder: this service (and key) is fdkit's own, so offline runs build the same requests."""
-        if self._peer and self._peer_mark is not None and not self.settings.offline and not self._peer_mark.exists():
-            with contextlib.suppress(OSError):
-                self._peer_mark.touch()
+        """Mark the cache folder: this service (and key) is fdkit's own, so offline runs build the same requests.
+
+        The mark holds what the service said it speaks (``X-Fdkit-Formats``): a later run knows it answers bulk
+        requests without asking (a warm call sends nothing).
+        """
+        mark = self._peer_mark
+        if not self._peer or mark is None or self.settings.offline:
+            return
+        said = BUNDLE_MEDIA if self._bundles else ""
+        with contextlib.suppress(OSError):
+            if not mark.exists() or mark.read_text() != said:
+                mark.write_text(said)
 
     def _exchange(self, method: str, path_or_url: str, *, params: Mapping[str, Any] | None, json: Any,
                   ttl: int | None, refresh: bool, accept: str,
@@ -561,10 +572,11 @@ class Client(DatasetMethods):
                     formats = response.headers.get(FORMATS_HEADER)
                     if formats is not None:
                         self._arrow = ARROW_STREAM in formats
+                        learned = self._bundles is None
                         self._bundles = BUNDLE_MEDIA in formats
-                    if formats is not None and not self._peer:
-                        self._peer = True
-                        self._remember_peer()
+                        if not self._peer or learned:
+                            self._peer = True
+                            self._remember_peer()
                     try:
                         result = decode(response, content)
                     except _BadBody as exc:
@@ -833,19 +845,18 @@ class Client(DatasetMethods):
         """Requests a multi-ticker call keeps in flight: ``max_workers``, fewer where more would only contend.
 
         The embedded service runs in this process (:data:`fdkit.client.embedded.MAX_WORKERS`, 2); a service on
-        loopback shares this machine's cores (at most their number, and 2, unless ``max_workers`` was given to the
-        client: a local stand-in for a slow service has latency to hide); a remote one has latency to hide.
+        loopback shares this machine's cores (at most their number, and 2); a remote one has latency to hide.
 
         Example:
-            >>> Client().concurrency(), Client(base_url="http://127.0.0.1:9", max_workers=8).concurrency()
-            (2, 8)
+            >>> Client().concurrency()
+            2
         """
         self._ensure()
         most = self.settings.max_workers
         if self.settings.embedded:  # the service runs in this process: more threads only contend (BENCHMARKS.md)
             return min(most, embedded.MAX_WORKERS)
-        if is_loopback(self.settings.base_url) and self._args.get("max_workers") is None:
-            return min(most, max(2, os.cpu_count() or 2))  # the service shares this machine's cores
+        if is_loopback(self.settings.base_url):  # the service shares this machine's cores: no latency to hide
+            return min(most, max(2, os.cpu_count() or 2))
         return most
 
     def fetch_many(
