@@ -34,6 +34,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 DEFAULT = [("history", 50), ("history", 200), ("history", 958), ("day", 50), ("day", 200), ("day", 500),
            ("financials", 0), ("screen", 0)]  # fmt: skip
@@ -89,65 +90,15 @@ def _floor(root: Path, names: list[str], tickers: list[str], day: str | None = N
 
 def run_case(kind: str, n: int) -> dict:
     """One case in this process (the child): cold, warm, floor, bytes, RSS."""
-    import random
-
-    os.environ["FDKIT_CACHE_DIR"] = cache = tempfile.mkdtemp(prefix="fdkit-scale-")
-    import fdkit_history
-
-    import fdkit
-    from fdkit.client.bulk import wait_for_writes
-    from fdkit.lake import default_data_dir
-
-    history = Path(fdkit_history.DATA_DIR)
-    lake = Path(default_data_dir())
-    out: dict = {"case": kind, "n": n}
-    if kind in ("history", "day"):
-        if kind == "history":
-            spells = fdkit.index_members("sp500")
-            everyone = sorted(set(spells.index.get_level_values("ticker")))
-            q = {"start_date": "2004-01-01", "end_date": "2025-07-09", "limit": None}
-        else:
-            members = fdkit.index_members("sp500", "2008-06-30")
-            everyone = sorted(set(members.index.get_level_values("ticker")))
-            q = {"start_date": "2008-06-30", "end_date": "2008-06-30"}
-        random.seed(1)
-        tickers = sorted(random.sample(everyone, min(n, len(everyone))))
-        before = _cache_bytes(cache)
-        fdkit.prices("AAPL", start_date="2024-01-02", end_date="2024-01-05")  # the embedded service up
-        out["rss_before_mb"] = _rss_mb()
-        t = time.perf_counter()
-        df = fdkit.price_history(tickers, **q, errors="ignore", progress=False)
-        out["cold_s"] = time.perf_counter() - t
-        wait_for_writes()  # the parts kept in the background after the frame was returned
-        out["cache_bytes"] = _cache_bytes(cache) - before
-        t = time.perf_counter()
-        fdkit.price_history(tickers, **q, errors="ignore", progress=False)
-        out["warm_s"] = time.perf_counter() - t
-        day = q["start_date"] if kind == "day" else None
-        out["floor_s"], floor_rows = _floor(history, ["price_history"], tickers, day)
-        if kind == "history":
-            out["parquet_bytes"], _ = _parquet_bytes(history, "price_history", set(tickers))
-        out["tickers"], out["rows"], out["floor_rows"] = len(tickers), len(df), floor_rows
-    elif kind == "stub":
+    if kind == "stub":
         return _stub_case(n)
-    else:
-        everyone = fdkit.available("balance_sheets") if kind == "screen" else fdkit.available("income_statements")
-        period = "annual" if kind == "screen" else "quarterly"
-        t = time.perf_counter()
-        df = fdkit.financials(everyone, period=period, limit=None, errors="ignore", progress=False)
-        if kind == "screen":
-            big = df.fds.screen(revenue__gt=1e11, fiscal_period="FY2016")
-            big.fds.ratios()
-        out["cold_s"] = time.perf_counter() - t
-        out["cache_bytes"] = _cache_bytes(cache)
-        t = time.perf_counter()
-        fdkit.financials(everyone, period=period, limit=None, errors="ignore", progress=False)
-        out["warm_s"] = time.perf_counter() - t
-        names = ["income_statements", "balance_sheets", "cash_flow_statements"]
-        out["floor_s"], out["floor_rows"] = _floor(lake, names, everyone)
-        out["tickers"], out["rows"] = len(everyone), len(df)
+    os.environ["FDKIT_CACHE_DIR"] = cache = tempfile.mkdtemp(prefix="fdkit-scale-")
+    import fdkit
+
+    fdkit.prices("AAPL", start_date="2024-01-02", end_date="2024-01-05")  # the embedded service up
+    out: dict = {"case": kind, "n": n, "rss_before_mb": _rss_mb()}
+    df = _history_case(kind, n, cache, out) if kind in ("history", "day") else _statements_case(kind, cache, out)
     out["frame_mb"] = float(df.memory_usage(index=True, deep=True).sum()) / 2**20
-    out.setdefault("rss_before_mb", 0.0)
     out["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     out["cold_x"] = out["cold_s"] / out["floor_s"]
     out["warm_x"] = out["warm_s"] / out["floor_s"]
@@ -156,6 +107,65 @@ def run_case(kind: str, n: int) -> dict:
     if out.get("parquet_bytes"):
         out["cache_x"] = out["cache_bytes"] / out["parquet_bytes"]
     return out
+
+
+def _history_case(kind: str, n: int, cache: str, out: dict) -> Any:
+    """price_history of N ever-members over twenty years (``history``) or of one day's members (``day``)."""
+    import random
+
+    import fdkit_history
+
+    import fdkit
+    from fdkit.client.bulk import wait_for_writes
+
+    history = Path(fdkit_history.DATA_DIR)
+    if kind == "history":
+        spells = fdkit.index_members("sp500")
+        q: dict = {"start_date": "2004-01-01", "end_date": "2025-07-09", "limit": None}
+    else:
+        spells = fdkit.index_members("sp500", "2008-06-30")
+        q = {"start_date": "2008-06-30", "end_date": "2008-06-30"}
+    everyone = sorted(set(spells.index.get_level_values("ticker")))
+    random.seed(1)
+    tickers = sorted(random.sample(everyone, min(n, len(everyone))))
+    before = _cache_bytes(cache)
+    t = time.perf_counter()
+    df = fdkit.price_history(tickers, **q, errors="ignore", progress=False)
+    out["cold_s"] = time.perf_counter() - t
+    wait_for_writes()  # the parts kept in the background after the frame was returned
+    out["cache_bytes"] = _cache_bytes(cache) - before
+    t = time.perf_counter()
+    fdkit.price_history(tickers, **q, errors="ignore", progress=False)
+    out["warm_s"] = time.perf_counter() - t
+    day = q["start_date"] if kind == "day" else None
+    out["floor_s"], out["floor_rows"] = _floor(history, ["price_history"], tickers, day)
+    if kind == "history":
+        out["parquet_bytes"], _ = _parquet_bytes(history, "price_history", set(tickers))
+    out["tickers"], out["rows"] = len(tickers), len(df)
+    return df
+
+
+def _statements_case(kind: str, cache: str, out: dict) -> Any:
+    """financials of every company (``financials``: quarterly) or the README's screen (``screen``: annual)."""
+    import fdkit
+    from fdkit.lake import default_data_dir
+
+    everyone = fdkit.available("balance_sheets") if kind == "screen" else fdkit.available("income_statements")
+    period = "annual" if kind == "screen" else "quarterly"
+    before = _cache_bytes(cache)
+    t = time.perf_counter()
+    df = fdkit.financials(everyone, period=period, limit=None, errors="ignore", progress=False)
+    if kind == "screen":
+        df.fds.screen(revenue__gt=1e11, fiscal_period="FY2016").fds.ratios()
+    out["cold_s"] = time.perf_counter() - t
+    out["cache_bytes"] = _cache_bytes(cache) - before
+    t = time.perf_counter()
+    fdkit.financials(everyone, period=period, limit=None, errors="ignore", progress=False)
+    out["warm_s"] = time.perf_counter() - t
+    names = ["income_statements", "balance_sheets", "cash_flow_statements"]
+    out["floor_s"], out["floor_rows"] = _floor(Path(default_data_dir()), names, everyone)
+    out["tickers"], out["rows"] = len(everyone), len(df)
+    return df
 
 
 def _stub_case(n: int, latency: float = 0.05) -> dict:

@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import fdkit
+import fdkit.server
 from fdkit.catalog.endpoints import CATALOG
 from fdkit.client import bulk
 from fdkit.errors import NotFoundError
@@ -278,3 +279,36 @@ def test_a_new_client_of_a_remembered_peer_asks_in_bulk_without_asking_first(ref
     fdkit.price_history(["LEH", "BAC"], **q, client=later)  # BAC cold: one bulk request, no probe before it
     assert ref_server.counter.requests[BULK_PREFIX + CATALOG["price_history"].path] >= 1
     assert sum(ref_server.counter.requests.values()) == asked + 1
+
+
+@pytest.mark.parametrize("layout", ["delta", "parquet"])
+def test_bulk_frames_equal_one_request_per_ticker_on_a_lake_after_landings(tmp_path, layout):
+    """The state a lake reaches: a flat file, then an amended record and a new ticker landed in ``ticker=``
+    partitions (the record of the file written last wins), served by ``fdkit serve``: bulk and one request per
+    ticker give the same frames."""
+    from fdkit.lake.io import default_data_dir, read_dataset, write_dataset
+    from tests.lakes import write_test_lake
+
+    root = write_test_lake(tmp_path / "lake", layout=layout)
+    income = read_dataset(default_data_dir(), "income_statements")
+    income = income[income["ticker"].astype(str).isin(["AAPL", "MSFT", "NVDA"])]
+    write_dataset(root, "income_statements", income, layout=layout)
+    amended = income[income["ticker"].astype(str) == "AAPL"].head(2).assign(revenue=1.0)
+    landed = pd.concat([amended, amended.assign(ticker="NEWCO")], ignore_index=True)
+    write_dataset(root, "income_statements", landed, partition_by="ticker", mode="append", layout=layout)
+    with fdkit.server.start(data=root) as srv:
+        many, one = _pair(srv, tmp_path)
+        queries = [
+            ("income_statements", {"period": "quarterly", "limit": None}),
+            ("income_statements", {"period": "annual", "limit": 2}),
+            ("prices", {"interval": "day", "start_date": "2024-01-01", "end_date": "2024-06-30"}),
+        ]
+        for name, q in queries:
+            tickers = ["AAPL", "NEWCO", "MSFT", "NVDA", "AAA", "BBB", "NOPE"]
+            a, b = _frames(name, q, tickers, many, one)
+            pd.testing.assert_frame_equal(a, b, check_categorical=True)
+            assert a.attrs == b.attrs
+        assert many.speaks_bundles()
+        period = str(amended["period"].iloc[0])
+        got = fdkit.income_statements(["AAPL", "NEWCO", "MSFT"], period=period, limit=None, client=many)
+        assert (got.loc["AAPL", "revenue"] == 1.0).sum() >= 1 and "NEWCO" in got.index.get_level_values(0)
