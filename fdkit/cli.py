@@ -537,9 +537,9 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Fetch a price panel and statements (embedded service by default), print "
                        "tables, save a Parquet file and a performance plot.")  # fmt: skip
     d.add_argument("--tickers", nargs="+", default=["AAPL", "MSFT", "NVDA", "GOOGL"])
-    # the last day with as-traded closes for all four (later bars of dividend payers carry only adj_close)
-    d.add_argument("--start-date", type=_date, default="2022-01-03")
-    d.add_argument("--end-date", type=_date, default="2023-10-27")
+    # the latest two years of as-traded bars (the S&P 500 source's last session is 2026-03-13)
+    d.add_argument("--start-date", type=_date, default="2024-03-13")
+    d.add_argument("--end-date", type=_date, default="2026-03-13")
     d.add_argument("--out", default="out", help="output folder (default ./out)")
     d.set_defaults(func=_demo)
 

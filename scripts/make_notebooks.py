@@ -45,13 +45,13 @@ NOTEBOOKS: dict[str, list[tuple[str, str]]] = {
         ("code", "px.dtypes"),
         (
             "md",
-            "Every bar says its `basis`. `open`..`close` are as traded (dividends never in them); the four paid "
-            "dividends after 2023-10-27 that no stored source dates, so from then on their bars are "
-            "`adjusted_only`: no as-traded price, only `adj_close` (split- and dividend-adjusted). Growth and "
-            "returns therefore use total return (`tr_close`), which runs through both.",
+            "Every bar says its `basis`. `open`..`close` are as traded (dividends never in them; NVDA's 10-for-1 "
+            "split of 2024-06-10 is taken out, so the series is on today's share basis); a fund without an "
+            "as-traded source (SPY after 2021-03) is `adjusted_only`: no as-traded price, only `adj_close`. Growth "
+            "and returns use total return (`tr_close`), which puts every dividend back.",
         ),
         ("code", 'px["basis"].groupby(level="ticker", observed=True).value_counts().unstack()'),
-        ("code", 'close = px.fds.wide("close")   # date x ticker\nclose.loc["2023-10-23":"2023-11-03"]'),
+        ("code", 'close = px.fds.wide("close")   # date x ticker\nclose.loc["2024-06-03":"2024-06-14"]'),
         (
             "code",
             'tr = px.fds.total_return()\nax = tr.fds.plot(column="tr_close", rebase=100, '

@@ -52,8 +52,8 @@ def test_arrow_and_json_frames_are_equal(ref_server, tmp_path, name):
 def test_a_long_range_walks_arrow_pages_and_windows(ref_server, tmp_path):
     """2003-2026 daily AAPL: every bar over Arrow (one request's cap is 5,000: the client continues by dates)."""
     arrow, json_only = _clients(ref_server, tmp_path)
-    a = arrow.prices("AAPL", start_date="2003-10-30", end_date="2026-02-25")
-    j = json_only.prices("AAPL", start_date="2003-10-30", end_date="2026-02-25")
+    a = arrow.prices("AAPL", start_date="2003-10-30", end_date="2026-03-13")
+    j = json_only.prices("AAPL", start_date="2003-10-30", end_date="2026-03-13")
     lake = read_dataset(default_data_dir(), "prices")
     assert len(a) == int((lake["ticker"] == "AAPL").sum()) > 5000
     pd.testing.assert_frame_equal(a, j)

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fdkit.build import crypto, distributions, filings, macro, news, pipeline, prices, splits, universe
+from fdkit.build import crypto, distributions, filings, macro, news, pipeline, prices, sp500_bars, splits, universe
 from fdkit.build.driver import check, missing_sources, order, run_stage, run_stages
 from fdkit.build.stage import Context, Provenance, Stage, StageError, dataset, intermediate
 from fdkit.build.statements import derive_fields, with_usd_amounts
@@ -212,7 +212,7 @@ def test_constituents_and_filings_stages():
 
 def test_prices_main_rebases_the_old_bars():
     out = run_stages([prices.PRICES_MAIN], ROOTS)
-    daily, factors = out["prices_main"], out["price_factors"]
+    daily, factors = out["prices_main_2023"], out["price_factors"]
     aaa = daily[daily["ticker"] == "AAA"]
     # as traded: the old bars over the later 2-for-1 split (the overlap's volume ratio), dividends never in them;
     # adj_close: the adjusted file's on common days, before them the old adjusted close x the overlap's ratio (0.5)
@@ -241,16 +241,18 @@ def _pystock_bars() -> pd.DataFrame:
 
 def test_splits_and_dividends_stages():
     stage = run_stages([prices.PRICES_MAIN], ROOTS)
-    main = stage["prices_main"]
+    main = stage["prices_main_2023"]
     first, last = pd.Timestamp("2015-01-01"), pd.Timestamp("2017-12-31")
     owners = pd.DataFrame({"symbol": ["BBB", "DDD"], "ticker": ["BBB", "DDD"], "how": "index spell",
                            "start": first, "end": last, "listed_first": first, "listed_last": last})  # fmt: skip
-    inputs = {"prices_main": main, "pystock_prices": _pystock_bars(), "pystock_owners": owners}
+    inputs = {"prices_main_2023": main, "pystock_prices": _pystock_bars(), "pystock_owners": owners}
     table = run_stage(splits.SPLITS, ROOTS, inputs)["splits"]
     assert table.columns.tolist() == ["ticker", "date", "ratio", "source"]
     rows = table.assign(date=table["date"].dt.strftime("%Y-%m-%d")).values.tolist()
     after = "split table (coffee-cpu; ex-date = the trading day after the distribution date)"
     assert rows == [
+        # a share split of the S&P 500 source that no other source has (its spin-off factor, GGG's, is no split)
+        ["AAA", "2021-03-02", 2.0, "data-real-6 yfinance dump (clates/dividend-analysis), split file"],
         ["BBB", "2016-06-02", 3.0, after],  # distribution date -> the next trading day
         ["CCC", "2010-01-05", 2.0, "LEAN factor file"],
         ["DDD", "2016-06-01", 2.0, after],  # the close pairs say so too: the table wins
@@ -263,12 +265,19 @@ def test_splits_and_dividends_stages():
     lake = pd.concat([main[["ticker", "time", "close"]],
                       bars.assign(time=bars["date"].dt.tz_localize("UTC"))[["ticker", "time", "close"]]])  # fmt: skip
     lake = lake.assign(basis="as_traded")
+    sp500 = run_stage(sp500_bars.SP500_BARS, ROOTS, {"splits": table})
+    identity = prices.sp500_identity(lake, sp500["sp500_bars"])
+    assert identity.set_index("ticker")["same"].to_dict() == {"AAA": True, "GGG": True}
     inputs = {"splits": table, "prices": lake, "prices_main": main, "pystock_prices": bars,
-              "old_daily": stage["old_daily"]}  # fmt: skip
+              "old_daily": stage["old_daily"], "sp500_distributions": sp500["sp500_distributions"],
+              "sp500_identity_all": identity}  # fmt: skip
     dividends = run_stage(distributions.DIVIDENDS, ROOTS, inputs)["dividends"]
+    # AAA's after the 2003-2023 file ends, and GGG's spin-off (the eve's close x (1 - 1/1.253)) from the source
     assert dividends[["ticker", "dividend", "kind", "in_prices"]].values.tolist() == [
-        ["EEE", 0.4, "cash", False], ["SPY", 3.8, "cash", False]]  # fmt: skip
-    assert dividends["date"].tolist() == [pd.Timestamp("2021-02-25"), pd.Timestamp("2021-02-26")]
+        ["AAA", 0.1, "cash", False], ["EEE", 0.4, "cash", False], ["GGG", 2.53, "special_or_in_kind", False],
+        ["SPY", 3.8, "cash", False]]  # fmt: skip
+    assert dividends["date"].dt.strftime("%Y-%m-%d").tolist() == ["2021-03-03", "2021-02-25", "2021-03-02",
+                                                                  "2021-02-26"]  # fmt: skip
     # DDD's eve (2016-05-31: 100 beside 50) is its 2-for-1 split of the table, no distribution; BBB has none
 
 

@@ -348,7 +348,7 @@ def test_demo_says_which_statements_are_too_old_to_show(tmp_path, monkeypatch, c
     out = capsys.readouterr().out
     assert "latest annual statement of MSFT in this service's data is for 2016-06-30" in out
     table = out.split("money in USD bn):", 1)[1]
-    assert "AAPL   2022-09-24" in table and "MSFT   2016" not in table  # filed by 2023-10-27, the window's end
+    assert "AAPL   2025-09-27" in table and "MSFT   2016" not in table  # filed by 2026-03-13, the window's end
 
 
 def test_a_long_date_range_is_returned_whole(ref_client):

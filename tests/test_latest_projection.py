@@ -77,12 +77,12 @@ def test_the_projection_follows_every_kind_of_commit(tmp_path):
     write_dataset(root, "prices", _bundled("NVDA"), mode="append")  # a new ticker in a new file
     _check(root, store, running, made=1)
 
-    write_dataset(root, "prices", _bar("AAPL", "2026-03-02", 250.0), mode="append")  # a landed bar: AAPL in 2 files
+    write_dataset(root, "prices", _bar("AAPL", "2026-03-16", 250.0), mode="append")  # a landed bar: AAPL in 2 files
     _check(root, store, running, made=1)
     assert store.last_traded("prices").set_index("ticker").loc["AAPL", "close"] == 250.0
 
     # a bar without an as-traded price after the last one: the snapshot stays on the last as-traded bar
-    write_dataset(root, "prices", _bar("TSLA", "2026-03-03", float("nan"), "adjusted_only"), mode="append")
+    write_dataset(root, "prices", _bar("TSLA", "2026-03-17", float("nan"), "adjusted_only"), mode="append")
     _check(root, store, running, made=1)
 
     only_adjusted = _bundled("MSFT").assign(basis="adjusted_only").assign(ticker="ZADJ")
@@ -95,7 +95,7 @@ def test_the_projection_follows_every_kind_of_commit(tmp_path):
     _check(root, store, running)
 
     # one file whose ticker range spans every ticker (AAPL .. TSLA)
-    both = pd.concat([_bar("AAPL", "2026-03-04", 251.0), _bar("TSLA", "2026-03-04", 300.0)], ignore_index=True)
+    both = pd.concat([_bar("AAPL", "2026-03-18", 251.0), _bar("TSLA", "2026-03-18", 300.0)], ignore_index=True)
     write_dataset(root, "prices", both, mode="append")
     _check(root, store, running)
 
@@ -120,7 +120,7 @@ def test_the_market_snapshot_is_the_same_from_the_projection(tmp_path, small):
 
     root = tmp_path / "lake"
     write_dataset(root, "prices", _bundled("AAPL", "MSFT", "TSLA", "NVDA"))
-    write_dataset(root, "prices", _bar("AAPL", "2026-03-02", 250.0), mode="append")
+    write_dataset(root, "prices", _bar("AAPL", "2026-03-16", 250.0), mode="append")
     write_dataset(root, "company_facts", read_dataset(default_data_dir(), "company_facts"))
     answers = []
     for whole in (True, small):

@@ -157,18 +157,20 @@ def test_raw_basis_is_the_traded_close_on_100_random_days(ref_client):
 
 
 def test_every_row_says_its_basis_and_only_as_traded_rows_have_prices(ref_client):
-    px = ref_client.prices(["AAPL", "TSLA", "SPY"], start_date="2023-10-23", end_date="2026-03-31")
+    px = ref_client.prices(["AAPL", "TSLA", "SPY"], start_date="2021-03-22", end_date="2026-03-31")
     basis = px["basis"].astype(str)
     assert set(basis) == {"as_traded", "adjusted_only"}
     assert px.loc[basis == "adjusted_only", ["open", "high", "low", "close"]].isna().all().all()
     assert px.loc[basis == "as_traded", "close"].notna().all() and px["adj_close"].notna().all()
-    aapl = px.xs("AAPL", level="ticker")
-    # the adjusted file's dividends after 2023-10-27 are in no source: only its last session is as traded
-    assert aapl.loc[:"2023-10-27", "basis"].astype(str).eq("as_traded").all()
-    assert aapl.loc["2023-10-30":"2026-02-24", "basis"].astype(str).eq("adjusted_only").all()
-    assert aapl["close"].iloc[-1] == aapl["adj_close"].iloc[-1]
-    tsla = px.xs("TSLA", level="ticker")  # paid nothing: the adjusted file is as traded
-    assert tsla["basis"].astype(str).eq("as_traded").all() and (tsla["close"] == tsla["adj_close"]).all()
+    # the stocks are as traded to the S&P 500 source's last session; SPY's as-traded source ends 2021-03-31
+    for ticker in ("AAPL", "TSLA"):
+        one = px.xs(ticker, level="ticker")
+        assert one["basis"].astype(str).eq("as_traded").all() and one.index.max() == pd.Timestamp("2026-03-13")
+    spy = px.xs("SPY", level="ticker")
+    assert spy.loc[:"2021-03-31", "basis"].astype(str).eq("as_traded").all()
+    assert spy.loc["2021-04-01":, "basis"].astype(str).eq("adjusted_only").all()
+    tsla = px.xs("TSLA", level="ticker")  # paid nothing: its adjusted close is its close
+    assert (tsla["close"] - tsla["adj_close"]).abs().max() < 0.01
 
 
 def test_spy_covers_2015_to_2025(ref_client):
@@ -192,8 +194,8 @@ def test_total_return_runs_through_adjusted_only_years(ref_client):
 
 
 def test_a_bar_made_of_adjusted_only_days_has_no_price(ref_client):
-    weeks = ref_client.prices("KO", start_date="2023-10-16", end_date="2023-11-10", interval="week")
-    one = weeks.xs("KO", level="ticker")
+    weeks = ref_client.prices("SPY", start_date="2021-03-15", end_date="2021-04-09", interval="week")
+    one = weeks.xs("SPY", level="ticker")
     assert one["basis"].astype(str).tolist() == ["as_traded", "as_traded", "adjusted_only", "adjusted_only"]
     assert one["close"].iloc[:2].notna().all() and one["close"].iloc[2:].isna().all()
     assert one["adj_close"].notna().all()
@@ -207,25 +209,26 @@ def _get(server, path, params):
 
 def test_a_snapshot_is_the_last_traded_price_and_its_change_only_against_the_session_before(ref_server):
     snap = _get(ref_server, "/prices/snapshot", {"ticker": "AAPL"}).json()["snapshot"]
-    assert snap["price"] == 274.23 and snap["time"].startswith("2026-02-25")
-    assert "day_change" not in snap and "day_change_percent" not in snap  # 2026-02-24 has no as-traded close
+    assert snap["price"] == 250.12 and snap["time"].startswith("2026-03-13")
+    assert snap["day_change"] == pytest.approx(250.12 - 255.76)  # against 2026-03-12's close
     tsla = _get(ref_server, "/prices/snapshot", {"ticker": "TSLA"}).json()["snapshot"]
     assert tsla["day_change"] is not None and abs(tsla["day_change_percent"]) < 20
     r = _get(ref_server, "/prices/snapshot", {"ticker": "TLT"})
     assert r.status_code == 404 and "adjusted close" in r.json()["message"]
     market = {s["ticker"]: s for s in _get(ref_server, "/prices/snapshot/market", {}).json()["snapshots"]}
-    assert "day_change" not in market["KO"] and market["TSLA"]["day_change"] == tsla["day_change"]
+    assert market["KO"]["day_change"] is not None and market["TSLA"]["day_change"] == tsla["day_change"]
 
 
 def test_aggregated_bars_over_http_are_whole_periods(ref_server):
-    """A month or a year with a day that has no as-traded price is no as-traded bar (October 2023 ends on two
-    adjusted-only days): left out unless adjusted=true asks for it, then adjusted_only without a price."""
-    q = {"ticker": "AAPL", "interval": "month", "start_date": "2023-09-01", "end_date": "2023-11-30"}
+    """A month or a year with a day that has no as-traded price is no as-traded bar (SPY's as-traded source ends
+    2021-03-31): left out unless adjusted=true asks for it, then adjusted_only without a price."""
+    q = {"ticker": "SPY", "interval": "month", "start_date": "2021-02-01", "end_date": "2021-05-31"}
     plain = _get(ref_server, "/prices", q).json()["prices"]
-    assert [b["time"][:7] for b in plain] == ["2023-09"] and all(b["close"] is not None for b in plain)
+    assert [b["time"][:7] for b in plain] == ["2021-02", "2021-03"] and all(b["close"] is not None for b in plain)
     every = _get(ref_server, "/prices", {**q, "adjusted": "true"}).json()["prices"]
     assert [(b["time"][:7], b["basis"]) for b in every] == [
-        ("2023-09", "as_traded"), ("2023-10", "adjusted_only"), ("2023-11", "adjusted_only")]  # fmt: skip
-    assert every[1]["close"] is None and every[1]["adj_close"] is not None
-    year = {"ticker": "AAPL", "interval": "year", "start_date": "2023-01-01", "end_date": "2023-12-31"}
+        ("2021-02", "as_traded"), ("2021-03", "as_traded"), ("2021-04", "adjusted_only"),
+        ("2021-05", "adjusted_only")]  # fmt: skip
+    assert every[2]["close"] is None and every[2]["adj_close"] is not None
+    year = {"ticker": "SPY", "interval": "year", "start_date": "2021-01-01", "end_date": "2021-12-31"}
     assert _get(ref_server, "/prices", year).json()["prices"] == []

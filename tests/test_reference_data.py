@@ -390,11 +390,13 @@ def test_dividends_add_up_to_the_dividends_per_share_of_the_10k(ref_client):
 
 
 def test_dividends_are_on_the_price_basis(ref_client):
-    """NVDA paid $0.04 a share (three ex-dates to 2023-10) before its 2024 10-for-1 split: $0.004 on the price
-    basis of today."""
+    """NVDA paid $0.04 a share (four ex-dates in 2023) before its 2024 10-for-1 split: $0.004 on the price basis
+    of today; $0.01 as paid after it."""
     nvda = ref_client.dividends("NVDA", start_date="2023-01-01", end_date="2023-12-31")
-    assert nvda["dividend"].round(6).tolist() == [0.004] * 3 and nvda.attrs["split_basis"] == "adjusted"
-    assert nvda.fds.adjust("raw")["dividend"].round(6).tolist() == [0.04] * 3
+    assert nvda["dividend"].round(6).tolist() == [0.004] * 4 and nvda.attrs["split_basis"] == "adjusted"
+    assert nvda.fds.adjust("raw")["dividend"].round(6).tolist() == [0.04] * 4
+    after = ref_client.dividends("NVDA", start_date="2024-07-01", end_date="2025-12-31")
+    assert after["dividend"].round(6).tolist() == [0.01] * 6
     assert str(nvda.index.get_level_values("date").dtype) == "datetime64[ns]"
 
 
@@ -405,13 +407,15 @@ _ML4T = (
 )
 _YAHOO_2023 = _SHARED / "data-real" / "prices" / "us_equities_daily_2003_2023.csv.gz"
 _WIKI = _SHARED / "data-real-5" / "prices-sp500-pit-2013-2018" / "sp500_members_daily_adj_2013_2018.parquet"
+_ADJ_2026 = _SHARED / "data-real" / "prices" / "us_equities_daily_adj_2021_2026.csv.gz"
 
 
 def _source_returns(symbols: list[str]) -> pd.DataFrame:
     """Daily close-to-close returns of ``symbols`` in files the lake's bars do not come from, read with plain pandas.
 
     ML4T's raw 2000-2012 bars, the Stooq adjusted files, the WIKI set of S&P 500 members 2013-2018 (dead names
-    included) and the 2003-2023 Yahoo file; not pystock's 2015-2017 bars, which are the lake's own there.
+    included), the 2003-2023 Yahoo file and the 2021-2026 adjusted file (the lake's closes after 2023-10-27 are the
+    S&P 500 source of data-real-6); not pystock's 2015-2017 bars, which are the lake's own there.
     """
     frames = []
     for path in (_ML4T, _STOOQ / "stooq_kaggle_sp1500_daily_adj_2005_2017.parquet",
@@ -420,10 +424,11 @@ def _source_returns(symbols: list[str]) -> pd.DataFrame:
         d = d.assign(date=pd.to_datetime(d["date"])).sort_values(["symbol", "date"])
         d["r"] = d.groupby("symbol")["close"].pct_change()
         frames.append(d[["symbol", "date", "r"]].assign(source=path.name))
-    y = pd.read_csv(_YAHOO_2023, usecols=["ticker", "date", "close"], parse_dates=["date"])
-    y = y[y["ticker"].isin(symbols)].sort_values(["ticker", "date"])
-    y["r"] = y.groupby("ticker")["close"].pct_change()
-    frames.append(y.rename(columns={"ticker": "symbol"})[["symbol", "date", "r"]].assign(source=_YAHOO_2023.name))
+    for path in (_YAHOO_2023, _ADJ_2026):
+        y = pd.read_csv(path, usecols=["ticker", "date", "close"], parse_dates=["date"])
+        y = y[y["ticker"].isin(symbols)].sort_values(["ticker", "date"])
+        y["r"] = y.groupby("ticker")["close"].pct_change()
+        frames.append(y.rename(columns={"ticker": "symbol"})[["symbol", "date", "r"]].assign(source=path.name))
     return pd.concat(frames, ignore_index=True)
 
 

@@ -225,8 +225,37 @@ def _dividends(ctx: Context) -> dict[str, pd.DataFrame]:
     known = pd.concat([yahoo, pystock, funds], ignore_index=True)
     broad_bars = prices[prices["ticker"].astype(str).isin(broad) & basis.as_traded(prices["basis"])]
     spun = stooq_distributions(broad_bars, stooq, known)
-    out = pd.concat([known, spun], ignore_index=True).sort_values(["ticker", "date"], kind="stable")
+    # the other sources' last day: the 2003-2023 file's for the main universe, each broad name's last bar
+    main_end = pd.Timestamp(ctx["old_daily"]["date"].max()).tz_localize("UTC")
+    ends = {**broad_bars.groupby(broad_bars["ticker"].astype(str))["time"].max().to_dict(),
+            **dict.fromkeys(ctx["prices_main"]["ticker"].astype(str).unique(), main_end)}  # fmt: skip
+    later = sp500_after(ctx["sp500_distributions"], ctx["sp500_identity_all"], ends)
+    out = pd.concat([known, spun, later], ignore_index=True).sort_values(["ticker", "date"], kind="stable")
     return {"dividends": out[["ticker", "date", "dividend", "kind", "in_prices", "source"]].reset_index(drop=True)}
+
+
+def sp500_after(rows: pd.DataFrame, identity: pd.DataFrame, ends: dict[str, pd.Timestamp]) -> pd.DataFrame:
+    """The 2016-2026 source's distributions of one company per ticker, after the lake's other sources end.
+
+    Args:
+        rows: :func:`fdkit.build.sp500_bars.distributions`.
+        identity: :func:`fdkit.build.prices.sp500_identity` (a ticker that is another company is left out).
+        ends: ticker -> the last day (UTC) the lake's other distribution sources cover (absent: none cover it).
+
+    Returns:
+        The rows to add.
+
+    Example:
+        >>> rows = pd.DataFrame({"ticker": ["A", "A", "B"], "date": pd.to_datetime(["2017-01-03", "2024-01-03",
+        ...                      "2024-01-03"]), "dividend": 0.1})
+        >>> ident = pd.DataFrame({"ticker": ["A", "B"], "same": [True, False]})
+        >>> sp500_after(rows, ident, {"A": pd.Timestamp("2023-10-27", tz="UTC")})["date"].dt.year.tolist()
+        [2024]
+    """
+    same = set(identity.loc[identity["same"], "ticker"])
+    end = rows["ticker"].map(ends)
+    after = end.isna() | (rows["date"].dt.tz_localize("UTC") > end)
+    return rows[rows["ticker"].isin(same) & after].reset_index(drop=True)
 
 
 _PROVENANCE_DIVIDENDS = Provenance(
@@ -241,7 +270,11 @@ _PROVENANCE_DIVIDENDS = Provenance(
     "(tests). The step at IBM's 2021-11-04 ex-date is the Kyndryl spin-off (special_or_in_kind), which the "
     "source folded into IBM's earlier closes and the prices stage takes out of them. No close of the lake carries "
     "a distribution (in_prices false throughout; the 31 names' total return is also their adj_close). "
-    "Dividends after 2023-10-27 are in no stored source. SPY and QQQ (as traded from LEAN's raw bars to "
+    "After 2023-10-27 (and for the other S&P 500 members of 2026-03 after their 2015-2017 prices end, and all of "
+    "2016-2026 for those the lake has no earlier bars of): the data-real-6 dividend file's cash as paid, on the "
+    "lake's split basis, and the source's spin-off factors (what a factor holds beyond the lake's split of the "
+    "day) as special_or_in_kind, the eve's close x (1 - 1 / factor); tickers whose 2016-2017 closes are another "
+    "company's than the lake's under that symbol are left out. SPY and QQQ (as traded from LEAN's raw bars to "
     "2021-03-31): the steps of LEAN's factor files' price factor, dividend = reference price x (1 - step), ex-date "
     "the session after the row (prices/lean_factor_files.csv, Apache-2.0). The other S&P 500 members (raw "
     "closes 2015-2017, pystock): every distribution the crawler's adjusted close shows, the close minus the "
@@ -262,7 +295,15 @@ DIVIDENDS = Stage(
     "Stooq's adjusted closes (the rest)",
     _dividends,
     sources=(LEAN_FACTORS, STOOQ_2017),
-    needs=("splits", "prices", "prices_main", "old_daily", "pystock_prices"),
+    needs=(
+        "splits",
+        "prices",
+        "prices_main",
+        "old_daily",
+        "pystock_prices",
+        "sp500_distributions",
+        "sp500_identity_all",
+    ),
     outputs=(dataset("dividends", _PROVENANCE_DIVIDENDS),),
 )
 

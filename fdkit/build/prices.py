@@ -19,7 +19,9 @@ import pandas as pd
 from fdkit.build.common import LEAN_FUNDS, R2, SPIN_OFFS_IN_CLOSES, YAHOO, norm_ticker, split_factor
 from fdkit.build.history import spikes
 from fdkit.build.pystock_identity import relabel
+from fdkit.build.sp500_bars import DAILY as SP500_DAILY
 from fdkit.build.stage import Context, Provenance, Stage, dataset, intermediate
+from fdkit.frames import basis
 
 NEW_DAILY = "data-real/prices/us_equities_daily_adj_2021_2026.csv.gz"
 OLD_DAILY = "data-real/prices/us_equities_daily_2003_2023.csv.gz"
@@ -276,6 +278,77 @@ def build_minute_prices(m: pd.DataFrame, splits: pd.DataFrame) -> pd.DataFrame:
     return out.sort_values(["ticker", "time"]).reset_index(drop=True)
 
 
+#: two series under one ticker are one company when their closes are within this of each other ...
+SAME_CLOSE = 0.01
+#: ... on at least this share of their common days (a few bad prints of one source allowed)
+SAME_SHARE = 0.98
+
+
+def sp500_identity(lake: pd.DataFrame, bars: pd.DataFrame) -> pd.DataFrame:
+    """Whether each ticker of the 2016-2026 bars is the company the lake's as-traded bars of that ticker are.
+
+    Args:
+        lake: the lake's bars (``ticker``, ``time``, ``close``, ``basis``).
+        bars: :func:`fdkit.build.sp500_bars.as_traded_bars`.
+
+    Returns:
+        One row per ticker of ``bars``: ``common_days``, ``within`` (the share of common days whose closes agree
+        within :data:`SAME_CLOSE`), ``median_gap``, ``same`` (no common day, or ``within`` >= :data:`SAME_SHARE`).
+
+    Example:
+        >>> t = pd.to_datetime(["2016-06-01", "2016-06-02"]).tz_localize("UTC")
+        >>> lake = pd.DataFrame({"ticker": ["A", "A", "B", "B"], "time": [*t, *t], "close": [10.0, 11.0, 5.0, 5.0],
+        ...                      "basis": "as_traded"})
+        >>> new = pd.DataFrame({"ticker": ["A", "A", "B", "B", "C"], "time": [*t, *t, t[0]],
+        ...                     "close": [10.0, 11.05, 9.0, 9.0, 1.0]})
+        >>> sp500_identity(lake, new)[["ticker", "same"]].values.tolist()
+        [['A', True], ['B', False], ['C', True]]
+    """
+    ours = lake[basis.as_traded(lake["basis"])][["ticker", "time", "close"]].astype({"ticker": str})
+    common = ours.merge(bars[["ticker", "time", "close"]].astype({"ticker": str}), on=["ticker", "time"],
+                        suffixes=("", "_new"))  # fmt: skip
+    gap = (common["close_new"] / common["close"] - 1).abs()
+    by = common.assign(gap=gap, ok=gap <= SAME_CLOSE).groupby("ticker")
+    stats = pd.DataFrame({"common_days": by.size(), "within": by["ok"].mean(), "median_gap": by["gap"].median()})
+    out = pd.DataFrame({"ticker": sorted(set(bars["ticker"].astype(str)))}).merge(
+        stats.reset_index(), on="ticker", how="left"
+    )
+    out["common_days"] = out["common_days"].fillna(0).astype("int64")
+    out["same"] = (out["common_days"] == 0) | (out["within"] >= SAME_SHARE)
+    return out
+
+
+def with_sp500_bars(daily: pd.DataFrame, bars: pd.DataFrame, identity: pd.DataFrame,
+                    end: pd.Timestamp) -> pd.DataFrame:  # fmt: skip
+    """The main universe's bars with the 2016-2026 source's as-traded bars after the 2003-2023 file's ``end``.
+
+    A main-universe stock the source holds (and :func:`sp500_identity` finds the same company) gets the source's
+    OHLC and volume after ``end``, as traded (its ``adjusted_only`` rows become bars), to the source's last day;
+    ``adj_close`` stays the 2021-2026 file's where it has the day (the adjusted close of record), else the source's.
+
+    Args:
+        daily: :func:`build_prices`'s bars (``ticker``, ``time``, OHLC, ``volume``, ``adj_close``, ``basis``).
+        bars: the 2016-2026 source's bars on the lake's basis.
+        identity: :func:`sp500_identity`.
+        end: the last day of the 2003-2023 file.
+
+    Returns:
+        The bars, sorted by ticker and time.
+    """
+    same = set(identity.loc[identity["same"], "ticker"])
+    tickers = (set(daily["ticker"].astype(str)) & same) - set(LEAN_FUNDS)
+    cut = pd.Timestamp(end).tz_localize("UTC")
+    main = daily["ticker"].astype(str).isin(tickers)
+    late = daily[main & (daily["time"] > cut)][["ticker", "time", "adj_close"]].astype({"ticker": str})
+    new = bars[bars["ticker"].isin(tickers) & (bars["time"] > cut)].merge(
+        late, on=["ticker", "time"], how="left", suffixes=("", "_record")
+    )
+    new["adj_close"] = new["adj_close_record"].fillna(new["adj_close"])
+    keep = daily[~(main & (daily["time"] > cut))].astype({"ticker": str})
+    out = pd.concat([keep, new[keep.columns.intersection(new.columns)]], ignore_index=True)
+    return out.sort_values(["ticker", "time"], kind="stable").reset_index(drop=True)
+
+
 def _prices_main(ctx: Context) -> dict[str, pd.DataFrame]:
     new, old, etf, lean = (pd.read_csv(ctx.source(p), parse_dates=["date"])
                            for p in (NEW_DAILY, OLD_DAILY, ETF_DAILY, LEAN_DAILY_RAW))  # fmt: skip
@@ -283,7 +356,14 @@ def _prices_main(ctx: Context) -> dict[str, pd.DataFrame]:
     lean_factors["date"] = pd.to_datetime(lean_factors["date"], format="%Y%m%d")
     old = old_as_traded(old, spin_off_factors(old, lean))
     daily, factors = build_prices(new, old, etf, lean, lean_factors)
-    return {"prices_main": daily, "price_factors": factors, "old_daily": old}
+    return {"prices_main_2023": daily, "price_factors": factors, "old_daily": old}
+
+
+def _prices_sp500(ctx: Context) -> dict[str, pd.DataFrame]:
+    daily, bars = ctx["prices_main_2023"], ctx["sp500_bars"]
+    identity = sp500_identity(daily, bars)
+    end = ctx["old_daily"]["date"].max()
+    return {"prices_main": with_sp500_bars(daily, bars, identity, end), "sp500_identity": identity}
 
 
 def _pystock_prices(ctx: Context) -> dict[str, pd.DataFrame]:
@@ -295,10 +375,15 @@ def _pystock_prices(ctx: Context) -> dict[str, pd.DataFrame]:
 def _prices(ctx: Context) -> dict[str, pd.DataFrame]:
     daily = ctx["prices_main"]
     broad = set(ctx["pystock_owners"]["ticker"]) - set(daily["ticker"].astype(str)) - set(EXCLUDED_PRICES)
+    broad_bars = broad_prices(ctx["pystock_prices"], broad, ctx["splits"])
+    # the broad universe's identity against the 2016-2026 source (which tickers the history package extends)
+    identity = pd.concat([ctx["sp500_identity"], sp500_identity(broad_bars, ctx["sp500_bars"])], ignore_index=True)
+    identity = identity.sort_values(["ticker", "common_days"], kind="stable").drop_duplicates("ticker", keep="last")
     return {
-        "prices": pd.concat([daily, broad_prices(ctx["pystock_prices"], broad, ctx["splits"])], ignore_index=True)
+        "prices": pd.concat([daily, broad_bars], ignore_index=True)
         .sort_values(["ticker", "time"], kind="stable")
-        .reset_index(drop=True)
+        .reset_index(drop=True),
+        "sp500_identity_all": identity.reset_index(drop=True),
     }
 
 
@@ -318,11 +403,14 @@ _PROVENANCE_PRICES = Provenance(
     "LEAN's raw closes and taken out) divided by the splits after 2023-10-27 (the overlap's volume ratio). SPY and "
     "QQQ: LEAN's raw bars times their factor file's split factor. `adj_close`: the 2021-2026 files' split- and "
     "dividend-adjusted close (as of 2026-02-25; ETFs 2026-03-26); earlier days the source's own adjusted close "
-    "linked over the overlap. After the as-traded sources end (2023-10-27; SPY/QQQ 2021-03-31) the adjusted file is "
-    "as traded only for securities that paid nothing after (AMZN, TSLA, BRK-B, NFLX, AMD): the others' rows are "
-    "`adjusted_only`, with `adj_close` and no OHLC (the dividends of those years are in no stored source, so no "
-    "as-traded price can be derived), except the file's last session (nothing after it to adjust for). TLT, GLD, "
-    "UUP have no as-traded source: `adjusted_only`. Other S&P 500, 400 and 600 members, 2015-03-20 .. 2017-03-31, "
+    "linked over the overlap. After 2023-10-27 the 31 stocks' bars are the S&P 500 source of data-real-6 "
+    f"({SP500_DAILY}, Yahoo data via clates/dividend-analysis, no licence file): its print (close x the later "
+    "split and spin-off factors) divided by the lake's splits after the day, to 2026-03-13; it agrees with the "
+    "2003-2023 file on every common day (98% or more within 1%, tested), and with the dividends dataset it "
+    "reproduces the 2021-2026 adjusted file within 0.1% (tested); `adj_close` stays the 2021-2026 file's to "
+    "2026-02-25, then the source's adjusted close on the same reference. SPY and QQQ after 2021-03-31, and TLT, "
+    "GLD, UUP throughout, have no as-traded source: `adjusted_only`, with `adj_close` and no OHLC (no stored "
+    "source has their distributions). Other S&P 500, 400 and 600 members, 2015-03-20 .. 2017-03-31, "
     "from "
     f"{R2}prices/pystock_us_equities_daily_2015_2017.parquet: raw closes divided (volumes multiplied) by the splits "
     "after each day; no `adj_close` (their distributions are the dividends dataset). Left out (prices only; their "
@@ -342,7 +430,15 @@ PRICES_MAIN = Stage(
     "Daily bars of the main universe and the ETFs on the 2026-02-25 basis, with the re-basing factors",
     _prices_main,
     sources=(NEW_DAILY, OLD_DAILY, ETF_DAILY, LEAN_DAILY_RAW, LEAN_FACTORS),
-    outputs=(intermediate("prices_main"), intermediate("price_factors"), intermediate("old_daily")),
+    outputs=(intermediate("prices_main_2023"), intermediate("price_factors"), intermediate("old_daily")),
+)
+
+PRICES_SP500 = Stage(
+    "prices_sp500",
+    "The main universe's bars after 2023-10-27 as traded, from the 2016-2026 S&P 500 source",
+    _prices_sp500,
+    needs=("prices_main_2023", "sp500_bars", "old_daily"),
+    outputs=(intermediate("prices_main"), intermediate("sp500_identity")),
 )
 
 PYSTOCK_PRICES = Stage(
@@ -358,8 +454,8 @@ PRICES = Stage(
     "prices",
     "Daily bars: the main universe plus the other S&P 1500 members 2015-2017 on the split basis",
     _prices,
-    needs=("prices_main", "pystock_prices", "pystock_owners", "splits"),
-    outputs=(dataset("prices", _PROVENANCE_PRICES),),
+    needs=("prices_main", "pystock_prices", "pystock_owners", "splits", "sp500_bars", "sp500_identity"),
+    outputs=(dataset("prices", _PROVENANCE_PRICES), intermediate("sp500_identity_all")),
 )
 
 PRICES_MINUTE = Stage(
@@ -371,4 +467,4 @@ PRICES_MINUTE = Stage(
     outputs=(dataset("prices_minute", _PROVENANCE_PRICES_MINUTE, schema="prices"),),
 )
 
-STAGES = (PRICES_MAIN, PYSTOCK_PRICES, PRICES, PRICES_MINUTE)
+STAGES = (PRICES_MAIN, PRICES_SP500, PYSTOCK_PRICES, PRICES, PRICES_MINUTE)

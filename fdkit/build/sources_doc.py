@@ -16,6 +16,7 @@ import pandas as pd
 from fdkit.build.common import tuples
 from fdkit.build.concepts import CONCEPTS, INSTANT_FIELDS
 from fdkit.build.prices import EXCLUDED_PRICES
+from fdkit.build.sp500_bars import as_traded_by_year
 from fdkit.build.stage import Provenance, Stage, StageError
 from fdkit.lake.validate import validate
 
@@ -188,6 +189,7 @@ def write_sources_md(
             lines.append(f"| {r.ticker} | {r.price_factor:.6f} | {r.split_factor:g} | {r.overlap_days} | {after} |")
         lines.append("")
     lines += _coverage(written)
+    lines += as_traded_by_year(written["prices"])
     lines += _member_coverage(written)
     lines += _fill_rates(written)
     lines += _accessions(written)

@@ -17,9 +17,12 @@ from fractions import Fraction
 import numpy as np
 import pandas as pd
 
-from fdkit.build.common import BASIS_DATE, PYSTOCK, R2, norm_ticker, tuples, wanted_tickers
+from fdkit.build.common import BASIS_DATE, PYSTOCK, R2, YAHOO, norm_ticker, tuples, wanted_tickers
 from fdkit.build.pystock import REPORTS, parent_filer_only, read_reports
 from fdkit.build.pystock_identity import relabel
+from fdkit.build.sp500_bars import DAILY as SP500_DAILY
+from fdkit.build.sp500_bars import SPLITS as SP500_SPLITS
+from fdkit.build.sp500_bars import missing_share_splits
 from fdkit.build.stage import Context, Provenance, Stage, dataset
 
 SPLIT_TABLE = "data-real-2/corporate_actions/stock_splits_2015_2026_coffee-cpu.csv"
@@ -352,19 +355,25 @@ def _splits(ctx: Context) -> dict[str, pd.DataFrame]:
     cs = pd.read_csv(ctx.source(SPLIT_TABLE), parse_dates=["date"])
     lean = pd.read_csv(ctx.source(LEAN_FACTORS), dtype={"date": str})
     lean["date"] = pd.to_datetime(lean["date"], format="%Y%m%d")
-    daily, raw = ctx["prices_main"], ctx["pystock_prices"]
+    daily, raw = ctx["prices_main_2023"], ctx["pystock_prices"]
     calendar = pd.DatetimeIndex(sorted(set(daily["time"].dt.tz_localize(None)) | set(raw["date"])))
     wanted = wanted_tickers(ctx["pystock_owners"], daily)
     reports = read_reports(ctx.source(REPORTS))
     reports = relabel(reports.assign(ticker=norm_ticker(reports["symbol"])), ctx["pystock_owners"], "first_seen_date")
     reports = parent_filer_only(reports[reports["ticker"].isin(wanted)])
-    return {"splits": build_splits(cs, lean, calendar, raw[raw["ticker"].isin(wanted)], reports)}
+    table = build_splits(cs, lean, calendar, raw[raw["ticker"].isin(wanted)], reports)
+    # the share splits of the S&P 500 of 2026 the sources above miss (APH 2021, TJX 2018, SHW 2021, ...)
+    prints = pd.read_parquet(ctx.source(SP500_DAILY), columns=["ticker", "date", "close_as_traded"])
+    prints["date"] = pd.to_datetime(prints["date"])
+    more = missing_share_splits(pd.read_csv(ctx.source(SP500_SPLITS)), table, prints, raw)
+    out = pd.concat([table, more], ignore_index=True).sort_values(["ticker", "date"], kind="stable")
+    return {"splits": out.reset_index(drop=True)}
 
 
 _PROVENANCE_SPLITS = Provenance(
     f"{R2}corporate_actions/stock_splits_2015_2026_coffee-cpu.csv; prices/lean_factor_files.csv; the raw and "
     f"adjusted closes of {R2}prices/pystock_us_equities_daily_2015_2017.parquet",
-    "MIT (split table); Apache-2.0 (LEAN); " + PYSTOCK,
+    "MIT (split table); Apache-2.0 (LEAN); " + PYSTOCK + "; data-real-6 split file: " + YAHOO,
     "one row per (ticker, ex-date): ratio = new shares per old share. Precedence: the split table (the ex-date its "
     "note states, 'split-adjusted trading began ...' or 'ex-date ...', for 120 of its 136 rows; otherwise its "
     "date is the distribution date and the ex-date the next trading day), LEAN factor files (a change of split "
@@ -372,7 +381,10 @@ _PROVENANCE_SPLITS = Provenance(
     "price factor; a factor within 1% of q/p with p, q <= 10 is a p-for-q split, dated by the day the raw "
     "close moves by it; other factors are dividends or spin-offs), then the filings' share counts (net income / "
     "EPS of successive pystock reports stepping by a small ratio, dated by the day between them whose raw close "
-    "moves by its inverse, a distribution allowed: HLT's 1-for-3 of 2017-01-04). Only splits up to 2026-02-25. "
+    "moves by its inverse, a distribution allowed: HLT's 1-for-3 of 2017-01-04), then the share splits of "
+    "data-real-6's split file of the S&P 500 of 2026-03 (factors that are ratios of small whole numbers; its other "
+    "factors are spin-offs) that none of those has within 5 days, where the lake's raw closes under the ticker "
+    "are the file's prints (the same company). Only splits up to 2026-02-25. "
     "Complete for what the lake's per-share values need (splits after each ticker's first filing in the lake), not a "
     "full history (e.g. NVDA's 2000-2007 splits are missing).",
 )
@@ -381,8 +393,8 @@ SPLITS = Stage(
     "splits",
     "The split table from the community table, LEAN factor files, the pystock close pairs and share counts",
     _splits,
-    sources=(SPLIT_TABLE, LEAN_FACTORS, REPORTS),
-    needs=("prices_main", "pystock_prices", "pystock_owners"),
+    sources=(SPLIT_TABLE, LEAN_FACTORS, REPORTS, SP500_DAILY, SP500_SPLITS),
+    needs=("prices_main_2023", "pystock_prices", "pystock_owners"),
     outputs=(dataset("splits", _PROVENANCE_SPLITS),),
 )
 

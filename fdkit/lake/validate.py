@@ -640,6 +640,9 @@ _REVIEWED = (
     ("GMCR", "2015-12-07", "+72% on JAB Holding's agreed cash acquisition of Keurig Green Mountain at $92 a share"),
     ("GNW", "2016-08-03", "+28%;" + _TWO_SOURCES),
     ("HAR", "2016-11-14", "+25% on Samsung's agreed cash acquisition of Harman"),
+    ("INTC", "2024-08-02",
+        "-26% after its Q2 2024 results, guidance cut, 15% job cuts and suspended dividend (released 2024-08-01 after "
+        "the close)"),
     ("JPM", "2009-01-21", "+25% in the bank rally; SPY +4.3%"),
     ("KRFT", "2015-03-25", "+36% on the agreed merger with H. J. Heinz and its special dividend"),
     ("LLTC", "2016-07-26", "+29% on Analog Devices' agreed acquisition of Linear Technology"),
@@ -661,6 +664,8 @@ _REVIEWED = (
     ("NVDA", "2004-08-06",
         "-35% after its Q2 results released (8-K Item 2.02 of 2004-08-05 in the earnings-dates source)"),
     ("NVDA", "2008-07-03", "-31% on its warning of lower Q2 revenue and margins"),
+    ("ORCL", "2025-09-10",
+        "+36% after its fiscal Q1 2026 results and cloud-contract backlog (released 2025-09-09 after the close)"),
     ("STJ", "2016-04-28", "+26% on Abbott's agreed acquisition of St. Jude Medical"),
     ("TE", "2015-09-08", "+25% on Emera's agreed cash acquisition of TECO Energy"),
     ("TRIP", "2015-10-14", "+26%;" + _TWO_SOURCES),
