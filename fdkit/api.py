@@ -989,16 +989,16 @@ def crypto_price_snapshot(ticker: str | Sequence[str], *, raw: bool = False, err
 
 
 @overload
-def news(ticker: str | Sequence[str], start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | Literal['default'] | None = 'default', *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> pd.DataFrame: ...
+def news(ticker: str | Sequence[str] | None = None, start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | Literal['default'] | None = 'default', *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> pd.DataFrame: ...
 @overload
-def news(ticker: str | Sequence[str], start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | Literal['default'] | None = 'default', *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any: ...
-def news(ticker: str | Sequence[str], start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | Literal['default'] | None = 'default', *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any:
-    """News headlines about a company.
+def news(ticker: str | Sequence[str] | None = None, start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | Literal['default'] | None = 'default', *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any: ...
+def news(ticker: str | Sequence[str] | None = None, start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | Literal['default'] | None = 'default', *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, client: Client | None = None, **unknown: Never) -> Any:
+    """News headlines about a company, newest first; broad market news (every company's) without a ticker.
 
     ``GET /news`` -> a typed frame indexed ``('ticker', 'date')``.
 
     Args:
-        ticker: Ticker symbol, e.g. AAPL. (required; a list fetches each concurrently)
+        ticker: Ticker symbol, e.g. AAPL; omit for broad market news. (a list fetches each concurrently)
         start_date: First date, inclusive (YYYY-MM-DD).
         end_date: Last date, inclusive (YYYY-MM-DD).
         limit: Total records wanted. Values above 100 are clamped to it. (default: the service's 5, with a TruncatedWarning when more exist; None: everything)

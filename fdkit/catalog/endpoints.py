@@ -711,12 +711,19 @@ _ENDPOINTS: tuple[Endpoint, ...] = (
         response_key="news",
         schema="news",
         index=("ticker", "date"),
-        params=(TICKER_REQ, *START_END, _limit(5, 100)),
+        # the 2026 document: ticker "Omit for broad market news" (every ticker's articles, newest first)
+        params=(
+            Param("ticker", description="Ticker symbol, e.g. AAPL; omit for broad market news.", example="AAPL"),
+            *START_END,
+            _limit(5, 100),
+        ),
         default_limit=5,  # the 2026 document: "default: 5"
         ttl=15 * MINUTE,
         dataset="news",
         tier="free",
-        summary="News headlines about a company.",
+        summary="News headlines about a company, newest first; broad market news (every company's) without a "
+        "ticker.",
+        examples=({"ticker": "AAPL", "limit": 25}, {"limit": 5}),
     ),
     # --- filings ------------------------------------------------------------------------------------------
     Endpoint(
@@ -1175,7 +1182,6 @@ _VALID: dict[str, dict[str, Any] | None] = {
     "price_snapshot": {"ticker": "TSLA"},  # a bar as traded the session before: its change is known
     "crypto_price_snapshot": {"ticker": "BTC-USD"},
     "market_price_snapshot": {},
-    "news": {"ticker": "AAPL", "limit": 25},
     "filings": {"ticker": "AAPL", "filing_type": ["10-K", "10-Q"], "limit": 12},
     "ipos": {"limit": 5},
     "filing_items": {"ticker": "AAPL", "filing_type": "10-K", "year": 2024, "item": ["Item-1A"]},

@@ -947,16 +947,16 @@ class DatasetMethods:
         return call(cast("Client", self), 'crypto_price_snapshot', {'ticker': ticker}, raw=raw, errors=errors, progress=progress, unknown=unknown)
 
     @overload
-    def news(self, ticker: str | Sequence[str], start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | Literal['default'] | None = 'default', *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
+    def news(self, ticker: str | Sequence[str] | None = None, start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | Literal['default'] | None = 'default', *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
     @overload
-    def news(self, ticker: str | Sequence[str], start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | Literal['default'] | None = 'default', *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any: ...
-    def news(self, ticker: str | Sequence[str], start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | Literal['default'] | None = 'default', *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any:
-        """News headlines about a company.
+    def news(self, ticker: str | Sequence[str] | None = None, start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | Literal['default'] | None = 'default', *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any: ...
+    def news(self, ticker: str | Sequence[str] | None = None, start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | Literal['default'] | None = 'default', *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any:
+        """News headlines about a company, newest first; broad market news (every company's) without a ticker.
 
         ``GET /news`` -> a typed frame indexed ``('ticker', 'date')``.
 
         Args:
-            ticker: Ticker symbol, e.g. AAPL. (required; a list fetches each concurrently)
+            ticker: Ticker symbol, e.g. AAPL; omit for broad market news. (a list fetches each concurrently)
             start_date: First date, inclusive (YYYY-MM-DD).
             end_date: Last date, inclusive (YYYY-MM-DD).
             limit: Total records wanted. Values above 100 are clamped to it. (default: the service's 5, with a TruncatedWarning when more exist; None: everything)

@@ -520,6 +520,28 @@ def filings(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
     return Answer(records=records)
 
 
+@handles("news")
+def news(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
+    """A company's articles, or without a ticker broad market news: every ticker's, newest first.
+
+    An article the lake lists under several tickers (the same ``url``) is answered once in broad news, where it
+    is newest; a company's own answer keeps each of its articles.
+    """
+    answer = generic_list(store, ep, q)
+    if q.get("ticker") is not None or not answer.records:
+        return answer
+    seen: set[str] = set()
+    records = []
+    for r in answer.records:  # newest first: the first of an article's rows is its newest
+        url = r.get("url")
+        if url:
+            if url in seen:
+                continue
+            seen.add(url)
+        records.append(r)
+    return Answer(records=records)
+
+
 @handles("ipos")
 def ipos(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
     """The registration statements of initial public offerings among the filings, newest first."""

@@ -1,0 +1,118 @@
+"""Fidelity to the real service's documents, fourth round, over real HTTP against ``fdkit serve``.
+
+Broad market news without a ticker (the 2026 document: "Omit for broad market news"), a filing's items by its
+accession number alone, ``/`` and ``/redoc`` (offline, as ``/docs``), and what ``fdkit serve`` says at startup of the
+installed data packages (``fdkit-history``).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from urllib.parse import urljoin, urlsplit
+
+import pandas as pd
+import pytest
+import requests
+from reference import reference_document
+
+import fdkit
+import fdkit.server
+from fdkit.catalog.endpoints import CATALOG
+from fdkit.lake.io import default_data_dir, read_dataset
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _get(srv, path, params=None, **kw):
+    return requests.get(srv.base_url + path, params=params, headers={"X-API-KEY": srv.api_key}, timeout=60, **kw)
+
+
+def _walk(srv, path, params):
+    """Every record of a paginated answer, following ``next_page_url`` (with the key, as a client does)."""
+    body = _get(srv, path, params).json()
+    records, pages = list(body["news"]), 1
+    while body.get("next_page_url"):
+        body = requests.get(body["next_page_url"], headers={"X-API-KEY": srv.api_key}, timeout=60).json()
+        records += body["news"]
+        pages += 1
+    return records, pages
+
+
+def _problem(r, status):
+    assert r.status_code == status, (r.status_code, r.text)
+    assert set(r.json()) == {"error", "message"}, r.text
+
+
+# -- 1. /news without a ticker: broad market news ------------------------------------------------------------------
+def _broad_news_from_the_lake() -> pd.DataFrame:
+    """The lake's articles newest first, each article (url) once, by code of its own."""
+    news = read_dataset(default_data_dir(), "news")
+    news = news.sort_values("date", ascending=False, kind="stable")
+    return news[~news["url"].duplicated() | news["url"].isna()]
+
+
+def test_the_2026_document_makes_the_news_ticker_optional():
+    params = {p["name"]: p for p in reference_document("openapi.json")["paths"]["/news"]["get"]["parameters"]}
+    assert params["ticker"]["required"] is False and "broad market news" in params["ticker"]["description"]
+    assert not CATALOG["news"].param("ticker").required
+
+
+def test_news_without_a_ticker_answers_the_newest_articles_of_every_ticker(ref_server):
+    r = _get(ref_server, "/news", {"limit": 5})
+    assert r.status_code == 200, r.text
+    news = r.json()["news"]
+    assert len(news) == 5
+    lake = _broad_news_from_the_lake()
+    dates = [a["date"] for a in news]
+    assert dates == sorted(dates, reverse=True)
+    assert dates == [d.strftime("%Y-%m-%d") for d in lake["date"].iloc[:5]]
+    rows = {(str(t), u) for t, u in zip(lake["ticker"], lake["url"], strict=True)}
+    assert all((a["ticker"], a["url"]) in rows for a in news)  # each one an article of the lake, as it is there
+    hundred, _ = _walk(ref_server, "/news", {"limit": 100})
+    assert len(hundred) == 100 and len({a["ticker"] for a in hundred}) > 1  # across tickers
+    assert [a["date"] for a in hundred] == [d.strftime("%Y-%m-%d") for d in lake["date"].iloc[:100]]
+    assert len({a["url"] for a in hundred}) == 100  # an article listed under several tickers comes once
+
+
+def test_broad_news_pages_as_a_companys_news_pages(ref_server):
+    first = _get(ref_server, "/news", {"limit": 30}).json()
+    assert len(first["news"]) == CATALOG["news"].page_size and "ticker=" not in first["next_page_url"]
+    walked, pages = _walk(ref_server, "/news", {"limit": 30})
+    assert len(walked) == 30 and pages == 3
+    whole, _ = _walk(ref_server, "/news", {"limit": 100})
+    assert walked == whole[:30]  # the pages of the cursor are the answer's, in order, none repeated
+
+
+def test_broad_news_honours_the_date_filters(ref_server):
+    got, _ = _walk(ref_server, "/news", {"start_date": "2024-09-10", "end_date": "2024-09-15", "limit": 100})
+    assert got and all("2024-09-10" <= a["date"] <= "2024-09-15" for a in got)
+    lake = _broad_news_from_the_lake()
+    inside = lake[(lake["date"] >= "2024-09-10") & (lake["date"] < "2024-09-16")]
+    assert len(got) == min(100, len(inside))
+    assert _get(ref_server, "/news", {"end_date": "1990-01-01"}).json()["news"] == []
+
+
+def test_a_companys_news_is_still_its_own(ref_server):
+    news = _get(ref_server, "/news", {"ticker": "msft", "limit": 25}).json()["news"]
+    assert len(news) == 10 and {a["ticker"] for a in news} == {"MSFT"}
+
+
+def test_bad_broad_news_requests_are_4xx_problems(ref_server):
+    _problem(_get(ref_server, "/news", {"limit": 0}), 400)
+    _problem(_get(ref_server, "/news", {"start_date": "2024-02-30"}), 400)
+    _problem(_get(ref_server, "/news", {"ticker": ""}), 400)
+    _problem(_get(ref_server, "/news", {"ticker": "NOPE"}), 404)
+
+
+def test_the_client_fetches_broad_news_without_a_ticker(ref_client):
+    df = ref_client.news(limit=5)
+    assert len(df) == 5 and df.index.names == ["ticker", "date"]
+    assert df.index.get_level_values("date").max() == _broad_news_from_the_lake()["date"].iloc[0]
+    with pytest.warns(fdkit.TruncatedWarning):  # the service's default of 5, and more exist
+        assert len(fdkit.news(client=ref_client)) == 5
+    assert set(fdkit.news(limit=40, client=ref_client).index.get_level_values("ticker")) > {"MSFT"}
