@@ -116,3 +116,65 @@ def test_the_client_fetches_broad_news_without_a_ticker(ref_client):
     with pytest.warns(fdkit.TruncatedWarning):  # the service's default of 5, and more exist
         assert len(fdkit.news(client=ref_client)) == 5
     assert set(fdkit.news(limit=40, client=ref_client).index.get_level_values("ticker")) > {"MSFT"}
+
+
+# -- 2. /filings/items by accession number -------------------------------------------------------------------------
+def _filings() -> pd.DataFrame:
+    items = read_dataset(default_data_dir(), "filing_items")
+    return items.dropna(subset=["accession_number"]).drop_duplicates("accession_number")
+
+
+def test_filing_items_by_accession_number_alone(ref_server):
+    filings = _filings()
+    assert len(filings) >= 3
+    items = read_dataset(default_data_dir(), "filing_items")
+    for row in filings.itertuples(index=False):
+        r = _get(ref_server, "/filings/items", {"ticker": row.ticker, "accession_number": row.accession_number})
+        assert r.status_code == 200, r.text
+        body = r.json()
+        assert body["accession_number"] == row.accession_number and body["ticker"] == row.ticker
+        assert body["filing_type"] == row.filing_type and body["year"] == int(row.year)
+        own = items[items["accession_number"].astype("string") == row.accession_number]
+        assert [i["number"] for i in body["items"]] == own["number"].astype(str).tolist()
+        same = {"ticker": row.ticker, "filing_type": row.filing_type, "year": int(row.year),
+                "accession_number": row.accession_number}  # fmt: skip
+        assert _get(ref_server, "/filings/items", same).json() == body  # what the documents' request answers
+
+
+def test_filing_items_by_accession_number_take_it_without_dashes_and_check_what_else_is_given(ref_server):
+    row = _filings().iloc[0]
+    plain = _get(ref_server, "/filings/items", {"ticker": row.ticker, "accession_number": row.accession_number})
+    bare = row.accession_number.replace("-", "")
+    assert _get(ref_server, "/filings/items", {"ticker": row.ticker, "accession_number": bare}).json() == plain.json()
+    other = "10-Q" if row.filing_type != "10-Q" else "10-K"
+    wrong = _get(ref_server, "/filings/items", {"ticker": row.ticker, "accession_number": row.accession_number,
+                                                "filing_type": other})  # fmt: skip
+    _problem(wrong, 404)
+    assert row.accession_number in wrong.json()["message"]
+
+
+def test_an_unknown_accession_number_is_a_404_problem(ref_server):
+    r = _get(ref_server, "/filings/items", {"ticker": "AAPL", "accession_number": "0000000000-00-000000"})
+    _problem(r, 404)
+    assert r.json()["error"] == "Not Found" and "0000000000-00-000000" in r.json()["message"]
+    nvda = _filings().query("ticker == 'NVDA'").iloc[0]  # another company's filing: said whose it is
+    r = _get(ref_server, "/filings/items", {"ticker": "AAPL", "accession_number": nvda.accession_number})
+    _problem(r, 404)
+    assert "NVDA" in r.json()["message"]
+    _problem(_get(ref_server, "/filings/items", {"ticker": "NOPE", "accession_number": nvda.accession_number}), 404)
+
+
+def test_filing_items_without_accession_number_still_need_type_and_year(ref_server):
+    for params in ({"ticker": "AAPL"}, {"ticker": "AAPL", "filing_type": "10-K"}, {"ticker": "AAPL", "year": 2024},
+                   {"accession_number": _filings().iloc[0].accession_number},
+                   {"ticker": "AAPL", "accession_number": " "}):  # fmt: skip
+        _problem(_get(ref_server, "/filings/items", params), 400)
+    assert _get(ref_server, "/filings/items", {"ticker": "AAPL", "filing_type": "10-K", "year": 2024}).ok
+
+
+def test_the_client_fetches_filing_items_by_accession_number(ref_client):
+    row = _filings().iloc[0]
+    df = ref_client.filing_items(row.ticker, accession_number=row.accession_number)
+    assert len(df) and set(df["accession_number"].astype(str)) == {row.accession_number}
+    with pytest.raises(fdkit.NotFoundError):
+        ref_client.filing_items("AAPL", accession_number="0000000000-00-000000")
