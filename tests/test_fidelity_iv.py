@@ -178,3 +178,48 @@ def test_the_client_fetches_filing_items_by_accession_number(ref_client):
     assert len(df) and set(df["accession_number"].astype(str)) == {row.accession_number}
     with pytest.raises(fdkit.NotFoundError):
         ref_client.filing_items("AAPL", accession_number="0000000000-00-000000")
+
+
+# -- 3. / and /redoc -----------------------------------------------------------------------------------------------
+def test_the_root_sends_a_browser_to_the_docs_and_tells_a_client_where_they_are(ref_server):
+    browser = requests.get(ref_server.base_url + "/", headers={"Accept": "text/html,application/xhtml+xml"},
+                           allow_redirects=False, timeout=30)  # fmt: skip
+    assert browser.status_code == 307 and browser.headers["location"] == "/docs"
+    followed = requests.get(ref_server.base_url + "/", headers={"Accept": "text/html"}, timeout=30)
+    assert followed.status_code == 200 and "swagger-ui" in followed.text
+    r = requests.get(ref_server.base_url + "/", timeout=30)  # no key needed, as /docs
+    assert r.status_code == 200 and r.headers["content-type"].startswith("application/json")
+    links = r.json()
+    assert links["version"] == fdkit.__version__ and links["docs"] == "/docs"
+    for name in ("docs", "redoc", "openapi"):
+        assert requests.get(urljoin(ref_server.base_url, links[name]), timeout=30).status_code == 200, name
+
+
+def test_redoc_and_what_it_loads_come_from_the_server_itself(ref_server):
+    r = requests.get(ref_server.base_url + "/redoc", timeout=30)
+    assert r.status_code == 200 and r.headers["content-type"].startswith("text/html")
+    assert not re.search(r"https?://", r.text), "the page names another host (a CDN, Google fonts)"
+    refs = re.findall(r'(?:src|href|spec-url)="([^"]+)"', r.text)
+    kinds = {"redoc.standalone.js": "javascript", "favicon.png": "image/png", "openapi.json": "application/json"}
+    assert {ref.rsplit("/", 1)[-1] for ref in refs} == set(kinds)
+    for ref in refs:
+        url = urljoin(ref_server.base_url + "/redoc", ref)
+        assert urlsplit(url).netloc == urlsplit(ref_server.base_url).netloc, ref
+        got = requests.get(url, timeout=30)
+        assert got.status_code == 200 and kinds[ref.rsplit("/", 1)[-1]] in got.headers["content-type"], ref
+
+
+CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium" if os.path.exists("/usr/bin/chromium") else None)
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="no chromium installed (.ci/run installs Debian's where it can)")
+def test_redoc_renders_headless_with_every_operation(ref_server):
+    out = subprocess.run(
+        [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+         "--virtual-time-budget=20000", "--dump-dom", ref_server.base_url + "/redoc"],
+        capture_output=True, text=True, timeout=180,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr[-2000:]
+    shown = set(re.findall(r'data-section-id="operation/([^"]+)"', out.stdout))
+    assert shown == set(CATALOG), sorted(set(CATALOG) - shown)
+    assert "Financial Data Service (fdkit serve)" in out.stdout
