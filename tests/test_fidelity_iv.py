@@ -223,3 +223,59 @@ def test_redoc_renders_headless_with_every_operation(ref_server):
     shown = set(re.findall(r'data-section-id="operation/([^"]+)"', out.stdout))
     assert shown == set(CATALOG), sorted(set(CATALOG) - shown)
     assert "Financial Data Service (fdkit serve)" in out.stdout
+
+
+# -- 4. fdkit serve says which datasets come from the installed data packages ---------------------------------------
+def _serve_lines(tmp_path, *args, env=None):
+    """``fdkit serve``'s startup lines (up to the generated key's), from a process stopped by its own id."""
+    run_env = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
+    run_env.pop("FDKIT_SERVER_KEYS", None)
+    proc = subprocess.Popen([sys.executable, "-m", "fdkit.cli", "serve", "--port", "0", *args],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=tmp_path,
+                            env=run_env)  # fmt: skip
+    lines = []
+    try:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            lines.append(line.rstrip("\n"))
+            if "generated key" in line or len(lines) > 20:
+                break
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    return lines
+
+
+def test_fdkit_serve_names_the_datasets_of_the_installed_data_packages(tmp_path):
+    from fdkit.lake.extensions import data_packages
+    from fdkit.lake.reader import LakeReader
+
+    packages = data_packages()
+    if not packages:
+        pytest.skip("no data package (fdkit-history) is installed")
+    lines = _serve_lines(tmp_path)
+    assert re.match(r"fdkit serve: [1-9][0-9]* datasets from ", lines[0]), lines  # what .ci/run greps
+    served = LakeReader(default_data_dir()).from_packages()
+    assert served and "prices" not in served  # the bundled lake's own datasets are its own
+    for package in set(served.values()):
+        names = sorted(n for n, p in served.items() if p == package)
+        (said,) = [line for line in lines if f"data package {package.distribution}" in line]
+        assert said == (f"fdkit serve: {len(names)} datasets from the installed data package {package} "
+                        f"({package.root}): {', '.join(names)}")  # fmt: skip
+    assert any("fdkit-history" in line for line in lines) == any(p.distribution == "fdkit-history" for p in packages)
+
+
+def test_fdkit_serve_over_a_lake_of_ones_own_says_the_packages_are_not_served(tmp_path):
+    from fdkit.lake.extensions import data_packages
+    from fdkit.lake.io import write_dataset
+
+    lake = tmp_path / "lake"
+    write_dataset(lake, "news", read_dataset(default_data_dir(), "news").head(3))
+    lines = _serve_lines(tmp_path, "--data", str(lake))
+    assert lines[0].startswith(f"fdkit serve: 1 datasets from {lake} on http://"), lines
+    assert not any("datasets from the installed data package" in line for line in lines)
+    if data_packages():
+        assert any(line.endswith(f"is not served over {lake} (only over the bundled lake)") for line in lines)
+    quiet = _serve_lines(tmp_path, env={"FDKIT_NO_EXTENSIONS": "1"})
+    assert re.match(r"fdkit serve: [1-9][0-9]* datasets from ", quiet[0])
+    assert not any("data package" in line for line in quiet), quiet
