@@ -61,6 +61,8 @@ def _serve(args: argparse.Namespace) -> int:
     public = args.public_url or f"http://{args.host}:{port}"
     print(f"fdkit serve: {len(names)} datasets from {data} on http://{args.host}:{port}"
           f"{f' ({args.workers} worker processes)' if args.workers > 1 else ''}", file=sys.stderr)  # fmt: skip
+    for line in _package_lines(data):
+        print(f"fdkit serve: {line}", file=sys.stderr)
     if not args.keys and not os.environ.get("FDKIT_SERVER_KEYS"):
         print(f"fdkit serve: no keys configured; generated key: {keys.first}", file=sys.stderr)
     # keep-alive connections idle for 5 s are closed; headers are capped by the HTTP parser (httptools/h11); a
@@ -86,6 +88,35 @@ def _serve(args: argparse.Namespace) -> int:
                      memory_bytes=memory)  # fmt: skip
     uvicorn.Server(uvicorn.Config(app, **common)).run(sockets=[sock])
     return 0
+
+
+def _package_lines(data: str | os.PathLike[str]) -> list[str]:
+    """What ``fdkit serve`` says of the installed data packages (``fdkit-history``): which datasets each serves.
+
+    The bundled lake serves a package's datasets beside its own; a lake of the user's is served as it is, which
+    is said too, so that a package's datasets missing from it are no surprise.
+
+    Example:
+        >>> from fdkit.lake import default_data_dir
+        >>> from fdkit.lake.extensions import data_packages
+        >>> lines = _package_lines(default_data_dir())
+        >>> all(str(p) in " ".join(lines) for p in data_packages())
+        True
+    """
+    from fdkit.lake.extensions import DataPackage, data_packages
+    from fdkit.lake.reader import LakeReader
+
+    reader = LakeReader(data)
+    by_package: dict[DataPackage, list[str]] = {}
+    for name, package in reader.from_packages().items():
+        by_package.setdefault(package, []).append(name)
+    lines = [f"{len(names)} datasets from the installed data package {package} ({package.root}): {', '.join(names)}"
+             for package, names in by_package.items()]  # fmt: skip
+    if not reader.packages and data_packages():
+        names, many = ", ".join(str(p) for p in data_packages()), len(data_packages()) > 1
+        lines.append(f"the installed data package{'s' if many else ''} {names} {'are' if many else 'is'} not served "
+                     f"over {data} (only over the bundled lake)")  # fmt: skip
+    return lines
 
 
 def _demo(args: argparse.Namespace) -> int:

@@ -711,12 +711,19 @@ _ENDPOINTS: tuple[Endpoint, ...] = (
         response_key="news",
         schema="news",
         index=("ticker", "date"),
-        params=(TICKER_REQ, *START_END, _limit(5, 100)),
+        # the 2026 document: ticker "Omit for broad market news" (every ticker's articles, newest first)
+        params=(
+            Param("ticker", description="Ticker symbol, e.g. AAPL; omit for broad market news.", example="AAPL"),
+            *START_END,
+            _limit(5, 100),
+        ),
         default_limit=5,  # the 2026 document: "default: 5"
         ttl=15 * MINUTE,
         dataset="news",
         tier="free",
-        summary="News headlines about a company.",
+        summary="News headlines about a company, newest first; broad market news (every company's) without a "
+        "ticker.",
+        examples=({"ticker": "AAPL", "limit": 25}, {"limit": 5}),
     ),
     # --- filings ------------------------------------------------------------------------------------------
     Endpoint(
@@ -767,18 +774,23 @@ _ENDPOINTS: tuple[Endpoint, ...] = (
         ttl=NEVER,
         params=(
             TICKER_REQ,
-            Param("filing_type", required=True, enum=("10-K", "10-Q", "8-K"), description="Form type."),
-            Param("year", "integer", required=True, min=1993, max=2100, description="Filing year."),
+            Param("filing_type", enum=("10-K", "10-Q", "8-K"),
+                  description="Form type (required without accession_number, which names the filing's)."),
+            Param("year", "integer", min=1993, max=2100,
+                  description="Filing year (required without accession_number, which names the filing's)."),
             Param("quarter", "integer", min=1, max=4, description="Fiscal quarter (10-Q)."),
             Param("item", repeatable=True, enum=FILING_ITEMS_10K + FILING_ITEMS_10Q + FILING_ITEMS_8K,
                   description="Item(s) to return; all when absent."),
-            Param("accession_number", description="A specific filing (8-K)."),
+            Param("accession_number",
+                  description="A specific filing (an 8-K of several that year); on its own it finds the filing."),
             Param("include_exhibits", "boolean", default=False, description="Include exhibit text (8-K)."),
         ),  # fmt: skip
+        # the documents require filing_type and year; an accession number names one filing, so fdkit asks neither
+        one_of=(("filing_type", "accession_number"), ("year", "accession_number")),
         context_fields=("ticker", "filing_type", "accession_number", "filing_date", "year", "quarter"),
         list_payload=True,
         dataset="filing_items",
-        summary="Text sections (items) of a 10-K, 10-Q or 8-K.",
+        summary="Text sections (items) of a 10-K, 10-Q or 8-K, by form type and year or by accession number.",
     ),
     # --- ownership ----------------------------------------------------------------------------------------
     Endpoint(
@@ -1175,7 +1187,6 @@ _VALID: dict[str, dict[str, Any] | None] = {
     "price_snapshot": {"ticker": "TSLA"},  # a bar as traded the session before: its change is known
     "crypto_price_snapshot": {"ticker": "BTC-USD"},
     "market_price_snapshot": {},
-    "news": {"ticker": "AAPL", "limit": 25},
     "filings": {"ticker": "AAPL", "filing_type": ["10-K", "10-Q"], "limit": 12},
     "ipos": {"limit": 5},
     "filing_items": {"ticker": "AAPL", "filing_type": "10-K", "year": 2024, "item": ["Item-1A"]},

@@ -947,16 +947,16 @@ class DatasetMethods:
         return call(cast("Client", self), 'crypto_price_snapshot', {'ticker': ticker}, raw=raw, errors=errors, progress=progress, unknown=unknown)
 
     @overload
-    def news(self, ticker: str | Sequence[str], start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | Literal['default'] | None = 'default', *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
+    def news(self, ticker: str | Sequence[str] | None = None, start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | Literal['default'] | None = 'default', *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
     @overload
-    def news(self, ticker: str | Sequence[str], start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | Literal['default'] | None = 'default', *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any: ...
-    def news(self, ticker: str | Sequence[str], start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | Literal['default'] | None = 'default', *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any:
-        """News headlines about a company.
+    def news(self, ticker: str | Sequence[str] | None = None, start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | Literal['default'] | None = 'default', *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any: ...
+    def news(self, ticker: str | Sequence[str] | None = None, start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | Literal['default'] | None = 'default', *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any:
+        """News headlines about a company, newest first; broad market news (every company's) without a ticker.
 
         ``GET /news`` -> a typed frame indexed ``('ticker', 'date')``.
 
         Args:
-            ticker: Ticker symbol, e.g. AAPL. (required; a list fetches each concurrently)
+            ticker: Ticker symbol, e.g. AAPL; omit for broad market news. (a list fetches each concurrently)
             start_date: First date, inclusive (YYYY-MM-DD).
             end_date: Last date, inclusive (YYYY-MM-DD).
             limit: Total records wanted. Values above 100 are clamped to it. (default: the service's 5, with a TruncatedWarning when more exist; None: everything)
@@ -1046,21 +1046,21 @@ class DatasetMethods:
         return call(cast("Client", self), 'ipos', {'ticker': ticker, 'cik': cik, 'filing_date': filing_date, 'limit': limit}, raw=raw, errors=errors, progress=progress, unknown=unknown)
 
     @overload
-    def filing_items(self, ticker: str | Sequence[str], filing_type: Literal['10-K', '10-Q', '8-K'], year: int, quarter: int | None = None, item: str | Sequence[str] | None = None, accession_number: str | None = None, include_exhibits: bool | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
+    def filing_items(self, ticker: str | Sequence[str], filing_type: Literal['10-K', '10-Q', '8-K'] | None = None, year: int | None = None, quarter: int | None = None, item: str | Sequence[str] | None = None, accession_number: str | None = None, include_exhibits: bool | None = None, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
     @overload
-    def filing_items(self, ticker: str | Sequence[str], filing_type: Literal['10-K', '10-Q', '8-K'], year: int, quarter: int | None = None, item: str | Sequence[str] | None = None, accession_number: str | None = None, include_exhibits: bool | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any: ...
-    def filing_items(self, ticker: str | Sequence[str], filing_type: Literal['10-K', '10-Q', '8-K'], year: int, quarter: int | None = None, item: str | Sequence[str] | None = None, accession_number: str | None = None, include_exhibits: bool | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any:
-        """Text sections (items) of a 10-K, 10-Q or 8-K.
+    def filing_items(self, ticker: str | Sequence[str], filing_type: Literal['10-K', '10-Q', '8-K'] | None = None, year: int | None = None, quarter: int | None = None, item: str | Sequence[str] | None = None, accession_number: str | None = None, include_exhibits: bool | None = None, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any: ...
+    def filing_items(self, ticker: str | Sequence[str], filing_type: Literal['10-K', '10-Q', '8-K'] | None = None, year: int | None = None, quarter: int | None = None, item: str | Sequence[str] | None = None, accession_number: str | None = None, include_exhibits: bool | None = None, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any:
+        """Text sections (items) of a 10-K, 10-Q or 8-K, by form type and year or by accession number.
 
         ``GET /filings/items`` -> a typed frame indexed ``('ticker', 'filing_date')``.
 
         Args:
             ticker: Ticker symbol, e.g. AAPL. (required; a list fetches each concurrently)
-            filing_type: Form type. (required; one of 10-K, 10-Q, 8-K)
-            year: Filing year. (required)
+            filing_type: Form type (required without accession_number, which names the filing's). (one of 10-K, 10-Q, 8-K)
+            year: Filing year (required without accession_number, which names the filing's).
             quarter: Fiscal quarter (10-Q).
             item: Item(s) to return; all when absent. (one of Item-1, Item-1A, Item-1B, Item-1C, Item-2, Item-3, Item-4, Item-5, ...)
-            accession_number: A specific filing (8-K).
+            accession_number: A specific filing (an 8-K of several that year); on its own it finds the filing.
             include_exhibits: Include exhibit text (8-K). (the service assumes False)
             raw: return the decoded JSON instead of a frame.
             errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.

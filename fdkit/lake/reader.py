@@ -33,7 +33,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from fdkit.lake import latest
-from fdkit.lake.extensions import extension_roots
+from fdkit.lake.extensions import DataPackage, data_packages
 from fdkit.lake.io import (
     DatasetFiles,
     any_of,
@@ -63,7 +63,8 @@ class LakeReader:
         # the bundled lake also serves the datasets of installed data packages (fdkit-history); a lake of the
         # user's (FDKIT_DATA, a mirror, a landing, an object store) is served as it is
         bundled = isinstance(self.root, Path) and self.root.resolve() == bundled_data_dir().resolve()
-        self.extensions = extension_roots() if bundled else ()
+        self.packages: tuple[DataPackage, ...] = data_packages() if bundled else ()
+        self.extensions = tuple(p.root for p in self.packages)
         self._remote_stamp: tuple[float, str | None] | None = None
 
     @classmethod
@@ -117,6 +118,27 @@ class LakeReader:
         if name in list_datasets(self.root):
             return self.root
         return next((root for root in self.extensions if (root / name).is_dir()), self.root)
+
+    def from_packages(self) -> dict[str, DataPackage]:
+        """The datasets this lake serves from installed data packages (``fdkit-history``), each with its package.
+
+        Empty for a lake of the user's (``FDKIT_DATA``, a mirror), which is served as it is; a dataset of the
+        bundled lake's own is its own, whichever package also has one of its name.
+
+        Example:
+            >>> from fdkit.lake import default_data_dir
+            >>> from fdkit.lake.extensions import data_packages
+            >>> served = LakeReader(default_data_dir()).from_packages()
+            >>> all(p in data_packages() for p in served.values()) and "prices" not in served
+            True
+        """
+        own = set(list_datasets(self.root))
+        served: dict[str, DataPackage] = {}
+        for package in self.packages:
+            for name in list_datasets(package.root):
+                if name not in own and not name.startswith(("_", ".")):
+                    served.setdefault(name, package)
+        return dict(sorted(served.items()))
 
     def files(self, name: str) -> DatasetFiles:
         """The files of dataset ``name`` grouped by layout and indexed by partition value (no file is opened).

@@ -6,8 +6,8 @@ Every error body is ``{"error": str, "message": str}``; no traceback ever reache
 Every catalog route but the listings the 2026 document leaves open (``security: []``, ``Endpoint.auth=False``)
 requires a valid ``X-API-KEY``. Each answered page given with a valid key is metered (:mod:`fdkit.server.usage`):
 ``X-FDS-Usage`` on the answer, ``GET /usage`` for the caller's own count, every key's count (by a redacted id) on
-stderr when ``fdkit serve`` shuts down. ``/docs`` is Swagger UI from assets the server ships (no CDN: it works
-offline).
+stderr when ``fdkit serve`` shuts down. ``/docs`` is Swagger UI and ``/redoc`` ReDoc, from assets the server ships
+(no CDN: they work offline); ``/`` sends a browser to ``/docs`` and answers other clients the links as JSON.
 
 Example:
     >>> from fdkit.lake import default_data_dir
@@ -58,10 +58,10 @@ from fdkit.server import reported  # noqa: F401  (registers the as-reported hand
 from fdkit.server.auth import Keys, load_keys, plan_allows
 from fdkit.server.bulk import BULK_PREFIX, MAX_BULK_TICKERS, bulk_endpoint, bulk_entries
 from fdkit.server.cursors import CursorSigner
-from fdkit.server.docs import DOCS_ASSETS_PATH, docs_asset, docs_page
+from fdkit.server.docs import DOCS_ASSETS_PATH, docs_asset, docs_page, index, redoc_page
 from fdkit.server.handlers import answers_at_once, handle
 from fdkit.server.memo import PAGE_OVERHEAD, AnswerMemo, compact, deep_bytes, object_bytes
-from fdkit.server.openapi import IGNORED_HEADER, build_openapi
+from fdkit.server.openapi import IGNORED_HEADER, build_openapi, package_version
 from fdkit.server.params import validate_body, validate_query, validate_value
 from fdkit.server.rows import FrameRecords, encode_lazy
 from fdkit.server.store import DEFAULT_MEMORY_BYTES, Store, parse_bytes
@@ -189,9 +189,17 @@ def create_app(
     def _openapi() -> Response:
         return json_response(openapi_doc)
 
+    @app.get("/", include_in_schema=False)
+    def _index(request: Request) -> Response:
+        return index(request.headers.get("accept", ""), app.title, package_version())
+
     @app.get("/docs", include_in_schema=False)
     def _docs() -> Response:
         return docs_page("/openapi.json", "Financial Data Service")
+
+    @app.get("/redoc", include_in_schema=False)
+    def _redoc() -> Response:
+        return redoc_page("/openapi.json", "Financial Data Service")
 
     @app.get(DOCS_ASSETS_PATH + "/{name}", include_in_schema=False)
     def _docs_asset(name: str) -> Response:

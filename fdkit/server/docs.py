@@ -1,8 +1,9 @@
-"""The ``/docs`` page: Swagger UI from assets installed with fdkit, so the page works offline.
+"""The ``/docs`` and ``/redoc`` pages (Swagger UI, ReDoc) from assets installed with fdkit, and the index at ``/``.
 
-FastAPI's default page loads Swagger UI from a CDN: without a network it stays blank. The page here names only the
-server's own paths: the script, the stylesheet and the icon are the files of the ``fastapi-offline`` distribution
-(Swagger UI 5, which reads OpenAPI 3.1), served under :data:`DOCS_ASSETS_PATH` from memory, never from a remote host.
+FastAPI's default pages load Swagger UI and ReDoc from a CDN (and ReDoc its fonts from Google): without a network
+they stay blank. The pages here name only the server's own paths: the scripts, the stylesheet and the icon are the
+files of the ``fastapi-offline`` distribution (Swagger UI 5 and ReDoc 2, which read OpenAPI 3.1), served under
+:data:`DOCS_ASSETS_PATH` from memory, never from a remote host.
 
 Example:
     >>> page = docs_page("/openapi.json", "Financial Data Service").body.decode()
@@ -18,12 +19,12 @@ import functools
 import importlib.util
 from pathlib import Path
 
-from fastapi.openapi.docs import get_swagger_ui_html
-from fastapi.responses import HTMLResponse, Response
+from fastapi.openapi.docs import get_redoc_html, get_swagger_ui_html
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
-from fdkit.wire.responses import error_response
+from fdkit.wire.responses import error_response, json_response
 
-__all__ = ["DOCS_ASSETS_PATH", "ASSETS", "docs_page", "docs_asset"]
+__all__ = ["DOCS_ASSETS_PATH", "ASSETS", "docs_page", "redoc_page", "docs_asset", "index"]
 
 #: where the page's assets are served
 DOCS_ASSETS_PATH = "/docs/assets"
@@ -32,6 +33,7 @@ ASSETS = {
     "swagger-ui-bundle.js": "text/javascript",
     "swagger-ui.css": "text/css",
     "favicon.png": "image/png",
+    "redoc.standalone.js": "text/javascript",
 }
 _PACKAGE = "fastapi_offline"  # the PyPI distribution fastapi-offline: Swagger UI's files in its static/ folder
 
@@ -75,6 +77,53 @@ def docs_page(openapi_url: str, title: str) -> HTMLResponse:
         swagger_favicon_url=f"{DOCS_ASSETS_PATH}/favicon.png",
         swagger_ui_parameters={"validatorUrl": None},  # Swagger UI would ask validator.swagger.io otherwise
     )
+
+
+def redoc_page(openapi_url: str, title: str) -> HTMLResponse:
+    """The ReDoc page of an OpenAPI document, loading its script and icon from this server (no Google fonts).
+
+    Args:
+        openapi_url: the document's path on this server.
+        title: the page's title.
+
+    Returns:
+        The HTML page (it names no other host).
+
+    Example:
+        >>> page = redoc_page("/openapi.json", "x").body.decode()
+        >>> DOCS_ASSETS_PATH + "/redoc.standalone.js" in page and "https://" not in page
+        True
+    """
+    return get_redoc_html(
+        openapi_url=openapi_url,
+        title=title,
+        redoc_js_url=f"{DOCS_ASSETS_PATH}/redoc.standalone.js",
+        redoc_favicon_url=f"{DOCS_ASSETS_PATH}/favicon.png",
+        with_google_fonts=False,
+    )
+
+
+def index(accept: str, title: str, version: str) -> Response:
+    """``GET /``: a browser is sent to the docs (307 to ``/docs``); any other client gets the service's links as JSON.
+
+    Args:
+        accept: the request's ``Accept`` header.
+        title: the service's name.
+        version: its version.
+
+    Returns:
+        The redirect, or ``{"name", "version", "docs", "redoc", "openapi"}`` (200).
+
+    Example:
+        >>> index("text/html,application/xhtml+xml", "x", "1").headers["location"]
+        '/docs'
+        >>> index("*/*", "x", "1").body
+        b'{"name":"x","version":"1","docs":"/docs","redoc":"/redoc","openapi":"/openapi.json"}'
+    """
+    if "text/html" in accept.lower():
+        return RedirectResponse("/docs", status_code=307)
+    return json_response({"name": title, "version": version, "docs": "/docs", "redoc": "/redoc",
+                          "openapi": "/openapi.json"})  # fmt: skip
 
 
 def docs_asset(name: str) -> Response:

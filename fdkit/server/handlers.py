@@ -12,6 +12,7 @@ endpoint's date column, ``cik`` is resolved to a ticker.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
@@ -465,18 +466,26 @@ def market_price_snapshot(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answ
 # ---------------------------------------------------------------------------------------------------------
 @handles("filing_items")
 def filing_items(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
-    """Items of one filing, chosen by ticker, type, year (+ quarter for 10-Q, accession for 8-K)."""
+    """Items of one filing: by ticker, type and year, or by ticker and accession number alone.
+
+    A 10-Q takes its quarter, one 8-K of several that year its accession number; an accession number says the
+    filing's type and year itself (given too, they must match it: a 404 otherwise).
+    """
     ticker = _one_ticker(store, ep, q)
     df = store.rows("filing_items", ticker)
-    df = df[(df["filing_type"].astype("string") == q["filing_type"]) & (df["year"] == q["year"])]
+    accession = _accession(q.get("accession_number"))
+    if accession is not None:
+        df = df[(df["accession_number"].astype("string") == accession).fillna(False).to_numpy(dtype=bool)]
+    if q.get("filing_type") is not None:
+        df = df[(df["filing_type"].astype("string") == q["filing_type"]).fillna(False).to_numpy(dtype=bool)]
+    if q.get("year") is not None:
+        df = df[(df["year"] == q["year"]).fillna(False).to_numpy(dtype=bool)]
     if q.get("quarter") is not None:
-        df = df[df["quarter"] == q["quarter"]]
-    if q.get("accession_number"):
-        df = df[df["accession_number"].astype("string") == q["accession_number"]]
+        df = df[(df["quarter"] == q["quarter"]).fillna(False).to_numpy(dtype=bool)]
     if df.empty:
-        raise NotFound(f"no {q['filing_type']} filing of {ticker} for {q['year']}"
-                       + (f" Q{q['quarter']}" if q.get("quarter") else ""))  # fmt: skip
+        raise NotFound(_no_filing(store, ticker, q, accession))
     latest = df.sort_values("filing_date").iloc[-1]
+    filing_type = str(latest["filing_type"])
     accession = None if pd.isna(latest["accession_number"]) else str(latest["accession_number"])
     if accession is None:  # a filing without an accession in the lake: its items share its filing date
         df = df[df["accession_number"].isna() & (df["filing_date"] == latest["filing_date"])]
@@ -485,7 +494,7 @@ def filing_items(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
     if q.get("item"):
         df = df[df["number"].astype("string").isin(q["item"])]
     items = to_records(df, ["number", "name", "text"])
-    if q.get("filing_type") == "8-K" or q.get("include_exhibits"):
+    if filing_type == "8-K" or q.get("include_exhibits"):
         ex = store.frame("filing_exhibits")
         ex = (
             ex[(ex["accession_number"].astype("string") == accession).fillna(False)]
@@ -502,13 +511,43 @@ def filing_items(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
         "resource": "filing_items",
         "ticker": ticker,
         "cik": cik,
-        "filing_type": q["filing_type"],
+        "filing_type": filing_type,
         "accession_number": accession,
-        "year": int(q["year"]),
+        "year": None if pd.isna(latest["year"]) else int(latest["year"]),
         "quarter": None if pd.isna(latest["quarter"]) else int(latest["quarter"]),  # a 10-Q's, a 10-K's Q4
         "filing_date": latest["filing_date"].strftime("%Y-%m-%d"),
     }
     return Answer(obj=items, top=top)
+
+
+_ACCESSION = re.compile(r"(\d{10})-?(\d{2})-?(\d{6})")
+
+
+def _accession(value: Any) -> str | None:
+    """An accession number in EDGAR's dashed form (``0000320193-24-000123``; given without its dashes too)."""
+    if value is None:
+        return None
+    text = str(value).strip()
+    m = _ACCESSION.fullmatch(text)
+    return "-".join(m.groups()) if m else text
+
+
+def _no_filing(store: Store, ticker: str, q: dict[str, Any], accession: str | None) -> str:
+    """The 404's message: the filing asked for, as it was asked (and whose it is, an accession of another ticker)."""
+    form = f"{q['filing_type']} " if q.get("filing_type") else ""
+    text = f"no {form}filing of {ticker}"
+    if accession is not None:
+        text += f" with accession number {accession}"
+    when = " ".join(([str(q["year"])] if q.get("year") is not None else [])
+                    + ([f"Q{q['quarter']}"] if q.get("quarter") else []))  # fmt: skip
+    text = f"{text} for {when}" if when else text
+    if accession is not None:
+        every = store.frame("filing_items", columns=["ticker", "accession_number"])
+        owners = every[(every["accession_number"].astype("string") == accession).fillna(False).to_numpy(dtype=bool)]
+        others = sorted({str(t) for t in owners["ticker"]} - {ticker})
+        if others:
+            text += f"; that accession number is a filing of {', '.join(others)}"
+    return text
 
 
 @handles("filings")
@@ -517,6 +556,28 @@ def filings(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
     records = generic_list(store, ep, q).records or []
     for r in records:
         r["cik"] = int(r["cik"]) if r.get("cik") else None
+    return Answer(records=records)
+
+
+@handles("news")
+def news(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
+    """A company's articles, or without a ticker broad market news: every ticker's, newest first.
+
+    An article the lake lists under several tickers (the same ``url``) is answered once in broad news, where it
+    is newest; a company's own answer keeps each of its articles.
+    """
+    answer = generic_list(store, ep, q)
+    if q.get("ticker") is not None or not answer.records:
+        return answer
+    seen: set[str] = set()
+    records = []
+    for r in answer.records:  # newest first: the first of an article's rows is its newest
+        url = r.get("url")
+        if url:
+            if url in seen:
+                continue
+            seen.add(url)
+        records.append(r)
     return Answer(records=records)
 
 
