@@ -22,6 +22,7 @@ from fdkit.catalog.endpoints import CATALOG
 from fdkit.frames.basis import as_traded
 from fdkit.frames.typed import ARROW_STREAM, FORMATS_HEADER, arrow_rows, part_from_bytes, to_records
 from fdkit.lake.io import default_data_dir, read_dataset
+from fdkit.lake.reader import LakeReader
 
 ARROW_ENDPOINTS = [ep.name for ep in CATALOG.values() if arrow_rows(ep) and ep.examples]
 _NO_ROWS = {"kpi_guidance", "kpi_non_gaap", "kpi_metrics", "ipos"}  # the bundled lake has none (SOURCES.md)
@@ -98,7 +99,7 @@ def test_a_json_only_service_still_works():
         assert r.headers["content-type"] == "application/json" and FORMATS_HEADER not in r.headers
 
 
-_PRICES = read_dataset(default_data_dir(), "prices")
+_PRICES = LakeReader(default_data_dir()).read("prices")  # with an installed data package's rows
 _TICKERS = ["AAPL", "MSFT", "NVDA", "BTC-USD", "A", "ZTS", "SPY"]
 
 

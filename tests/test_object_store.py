@@ -60,6 +60,9 @@ def s3(tmp_path_factory):
                 pafs.copy_files(
                     str(Path(bundled.home(name)) / name), f"{BUCKET}/lake/{name}", destination_filesystem=fs
                 )
+                for f in bundled.files(name).files:  # a package's rows of a bundled dataset (fdkit-history's prices)
+                    if not Path(f).is_relative_to(Path(bundled.home(name)) / name):
+                        pafs.copy_files(str(f), f"{BUCKET}/lake/{name}/{Path(f).name}", destination_filesystem=fs)
             hive = write_test_lake(tmp / "hive", layout="parquet")  # plain Parquet, as an older fdkit wrote
             prices = LakeReader(hive).read("prices")
             (tmp / "flat" / "prices").mkdir(parents=True)  # one file of many row groups, in ticker order

@@ -7,7 +7,9 @@ Usage::
 It reads ``index_membership`` and ``splits`` from the lake (the main build's), runs
 :data:`fdkit.build.history.PRICE_HISTORY` on the sources, writes ``price_history/part-YYYY.parquet`` (rows sorted
 by ticker and date, small row groups, so one company's rows are read without the rest) and puts the coverage table
-of every month-end into the lake's ``SOURCES.md`` (between markers the main build keeps).
+of every month-end into the lake's ``SOURCES.md`` (between markers the main build keeps). It also writes
+``prices/part-sp500-2016-2026.parquet``: the S&P 500 source's as-traded bars of 2016-2026 for every ticker and day
+the bundled lake has none of (fdkit's reader serves them as rows of the bundled ``prices``).
 
 Example:
     >>> spells = pd.DataFrame({"index": ["sp500"] * 2, "current_ticker": ["A", "B"], "ticker": ["A", "B"],
@@ -30,9 +32,12 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from fdkit.build.confirmed_moves import CONFIRMED_CSV, STOOQ, confirmed, printed_returns, symbols_of
 from fdkit.build.driver import run_stage
 from fdkit.build.history_stage import DELISTINGS, PRICE_HISTORY, PROVENANCE
 from fdkit.build.pipeline import ROOT, source_roots
+from fdkit.build.prices import EXCLUDED_PRICES, sp500_identity
+from fdkit.build.sp500_bars import SP500_BARS
 from fdkit.lake.io import read_dataset, write_dataset
 
 __all__ = ["MARK_BEGIN", "MARK_END", "coverage", "coverage_markdown", "main", "write_history"]
@@ -74,6 +79,78 @@ def write_history(df: pd.DataFrame, out: Path) -> list[Path]:
         pq.write_table(table, path, compression="zstd", compression_level=9, row_group_size=ROW_GROUP)
         files.append(path)
     return files
+
+
+#: the file of the package's ``prices`` rows (added to the bundled lake's ``prices`` by fdkit's reader)
+PRICES_FILE = "part-sp500-2016-2026.parquet"
+
+
+def prices_added(lake_prices: pd.DataFrame, bars: pd.DataFrame, known: set[str],
+                 window_end: pd.Timestamp) -> tuple[pd.DataFrame, pd.DataFrame]:  # fmt: skip
+    """The S&P 500 source's bars the bundled lake lacks, one company a ticker.
+
+    A ticker the bundled lake knows (its bars, statements or a left-out price series) gets the days after its
+    broad universe's window (``window_end``, 2017-03-31): the bundled lake's metrics and invariants stay those of
+    its own bars; any other ticker gets every day of the source.
+
+    Args:
+        lake_prices: the bundled lake's ``prices``.
+        bars: the ``sp500_bars`` of :mod:`fdkit.build.sp500_bars` (on the lake's split basis).
+        known: the tickers the bundled lake knows.
+        window_end: the last day of the bundled lake's broad universe.
+
+    Returns:
+        The rows to add (sorted by ticker and time) and :func:`fdkit.build.prices.sp500_identity` (a ticker whose
+        2016-2017 closes are another company's than the lake's is left out: DD, JCI, SW).
+
+    Example:
+        >>> t = pd.to_datetime(["2016-06-01", "2017-06-02"]).tz_localize("UTC")
+        >>> lake = pd.DataFrame({"ticker": ["A"], "time": t[:1], "close": [10.0], "basis": "as_traded"})
+        >>> bars = pd.DataFrame({"ticker": ["A", "A", "B"], "time": [*t, t[0]], "close": [10.0, 10.5, 3.0]})
+        >>> added, _ = prices_added(lake, bars, {"A"}, pd.Timestamp("2017-03-31", tz="UTC"))
+        >>> added[["ticker", "close"]].values.tolist()
+        [['A', 10.5], ['B', 3.0]]
+    """
+    identity = sp500_identity(lake_prices, bars)
+    same = set(identity.loc[identity["same"], "ticker"])
+    have = pd.MultiIndex.from_arrays([lake_prices["ticker"].astype(str), lake_prices["time"]])
+    mine = bars[bars["ticker"].astype(str).isin(same)]
+    new = ~pd.MultiIndex.from_arrays([mine["ticker"].astype(str), mine["time"]]).isin(have)
+    new &= ~(mine["ticker"].astype(str).isin(known) & (mine["time"] <= window_end)).to_numpy()
+    out = mine[new].sort_values(["ticker", "time"], kind="stable").reset_index(drop=True)
+    return out, identity
+
+
+def write_prices(rows: pd.DataFrame, lake: Path, out: Path) -> Path:
+    """Write the added ``prices`` rows with the bundled lake's own Arrow schema (one dataset of both folders).
+
+    Args:
+        rows: :func:`prices_added`.
+        lake: the bundled lake (its ``prices`` file gives the schema).
+        out: the package's data folder (``prices/`` is made in it, emptied first).
+
+    Returns:
+        The file written.
+    """
+    schema = pq.read_schema(next((lake / "prices").glob("*.parquet"))).remove_metadata()
+    base = out / "prices"
+    base.mkdir(parents=True, exist_ok=True)
+    for old in base.glob("*.parquet"):
+        old.unlink()
+    frame = rows.assign(ticker=rows["ticker"].astype(str))
+    frame["time_milliseconds"] = frame["time"].astype("int64") // 1_000_000
+    columns = {}
+    for field in schema:
+        values = frame[field.name] if field.name in frame else pd.Series([None] * len(frame))
+        kind = field.type.value_type if pa.types.is_dictionary(field.type) else field.type
+        array = pa.array(values.astype(object).where(values.notna(), None), kind, from_pandas=True)
+        columns[field.name] = (
+            array.dictionary_encode().cast(field.type) if pa.types.is_dictionary(field.type) else array
+        )
+    path = base / PRICES_FILE
+    pq.write_table(pa.table(columns, schema=schema), path, compression="zstd", compression_level=9,
+                   row_group_size=ROW_GROUP)  # fmt: skip
+    return path
 
 
 def coverage(bars: pd.DataFrame, spells: pd.DataFrame, month_ends: Sequence[str]) -> pd.DataFrame:
@@ -140,6 +217,31 @@ def coverage_markdown(cov: pd.DataFrame, rejects: pd.DataFrame) -> str:
     return "\n".join([*lines, "", MARK_END, ""])
 
 
+def prices_markdown(added: pd.DataFrame, identity: pd.DataFrame) -> str:
+    """The package's ``prices`` rows by year, and the tickers left out as another company's.
+
+    Example:
+        >>> added = pd.DataFrame({"ticker": ["A"], "time": pd.to_datetime(["2024-01-02"], utc=True)})
+        >>> ident = pd.DataFrame({"ticker": ["A", "B"], "same": [True, False], "within": [1.0, 0.1]})
+        >>> "| 2024 | 1 | 1 |" in prices_markdown(added, ident)
+        True
+    """
+    year = added["time"].dt.year
+    lines = ["", "### `prices`: as-traded bars the package adds (S&P 500 members of 2026-03, 2016-03-14 .. 2026-03-13)",
+             "", "Installed, `/prices` and `fdkit.prices` serve these beside the bundled lake's bars (one dataset): "
+             "the bars of data-real-6's S&P 500 source for every ticker and day the bundled lake has none of, as "
+             "traded on the split basis of 2026-02-25 (see the bundled `prices` provenance), with `adj_close`.", "",
+             "| year | tickers | bars |", "|---|---:|---:|"]  # fmt: skip
+    for y in sorted(year.unique()):
+        part = added[year == y]
+        lines.append(f"| {y} | {part['ticker'].nunique()} | {len(part):,} |")
+    other = identity[~identity["same"]]
+    named = ", ".join(f"{t} ({w:.0%})" for t, w in zip(other["ticker"], other["within"], strict=True))
+    lines += ["", "Left out, their 2016-2017 closes another company's than the bundled lake's under the symbol "
+              f"(within 1% on this share of common days): {named}", ""]  # fmt: skip
+    return "\n".join(lines)
+
+
 def put_section(sources_md: Path, section: str) -> None:
     """Replace (or append) the marked coverage section of ``SOURCES.md``.
 
@@ -181,12 +283,31 @@ def main(argv: list[str] | None = None) -> int:
     history = result["price_history"]
     files = write_history(history, Path(args.out))
     files += write_dataset(Path(args.out), "delistings", result["delistings"], schema="delistings", layout="parquet")
+    bars = run_stage(SP500_BARS, source_roots(Path(args.source)), {"splits": inputs["splits"]})["sp500_bars"]
+    bundled = read_dataset(lake, "prices")
+    known = set(bundled["ticker"].astype(str)) | set(EXCLUDED_PRICES)
+    known |= set(read_dataset(lake, "income_statements", columns=["ticker"])["ticker"].astype(str))
+    last = bundled.groupby(bundled["ticker"].astype(str))["time"].max()
+    broad_end = last[last < pd.Timestamp("2018-01-01", tz="UTC")].max()  # the 2015-2017 source's last day
+    added, identity = prices_added(bundled, bars, known, broad_end)
+    files.append(write_prices(added, lake, Path(args.out)))
+    # the moves beyond the lake's limit on the added days that Stooq prints too: the validator's reviewed table
+    union = pd.concat([bundled[["ticker", "time", "close"]], added[["ticker", "time", "close"]]], ignore_index=True)
+    union = union[union["ticker"].astype(str).isin(set(added["ticker"]))]
+    syms = symbols_of(set(added["ticker"]), inputs["index_membership"])
+    roots = source_roots(Path(args.source))
+    paths = {rel: roots[rel.split("/", 1)[0]] / rel.split("/", 1)[1] for rel in STOOQ}
+    found = confirmed(union, printed_returns(paths, set().union(*syms.values())), syms)
+    days = set(zip(added["ticker"].astype(str), added["time"].dt.strftime("%Y-%m-%d"), strict=True))
+    found = found[[k in days for k in zip(found["ticker"], found["day"], strict=True)]]
+    found.to_csv(CONFIRMED_CSV, index=False)
     months = pd.date_range("2005-01-31", "2025-06-30", freq="ME").strftime("%Y-%m-%d").tolist()
     cov = coverage(history[["ticker", "date"]], inputs["index_membership"], months)
-    section = coverage_markdown(cov, result["history_rejects"])
+    section = coverage_markdown(cov, result["history_rejects"]) + prices_markdown(added, identity)
     put_section(lake / "SOURCES.md", section)
     Path(args.docs).write_text("# fdkit-history: provenance and coverage\n\n" + section)
     size = sum(f.stat().st_size for f in files) / 1e6
+    print(f"prices: {len(added):,d} rows added, {added['ticker'].nunique():,d} tickers; {len(found)} moves confirmed")
     print(
         f"price_history: {len(history):,d} rows, {history['ticker'].nunique():,d} companies, {len(files)} files, "
         f"{size:.1f} MB"

@@ -30,7 +30,7 @@ import shutil
 import tempfile
 import time
 import uuid
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePath
 from typing import Any
@@ -922,6 +922,26 @@ class DatasetFiles:
         nbytes = sum(f.size for f in live)
         fs = None if loc.local else loc.fs
         return cls(base, files, groups, by_value, nbytes, fs, mtimes, stats, schema)
+
+    def joined(self, others: Sequence[DatasetFiles]) -> DatasetFiles:
+        """The listing with the flat part files of ``others`` (another folder's files of the same dataset) added.
+
+        Example:
+            >>> listing = DatasetFiles.of(default_data_dir(), "prices")
+            >>> both = listing.joined([listing])
+            >>> len(both.files) == len(listing.files) and listing.joined([]) is listing
+            True
+        """
+        extra = [f for o in others for f in o.files if f not in set(self.files)]
+        if not extra:
+            return self
+        groups = {k: list(v) for k, v in self.groups.items()}
+        groups.setdefault((), []).extend(extra)
+        sizes = sum(o.nbytes for o in others)
+        mtimes = {**{f: m for o in others for f, m in o.mtimes.items()}, **self.mtimes}
+        stats = {**{f: v for o in others for f, v in o.stats.items()}, **self.stats}
+        return dataclasses.replace(self, files=[*self.files, *extra], groups=groups, nbytes=self.nbytes + sizes,
+                                   mtimes=mtimes, stats=stats, _ranges={}, _datasets={}, _fragments={})  # fmt: skip
 
     def only(self, paths: Iterable[PurePath]) -> DatasetFiles:
         """The listing of some of its files (statistics and footers already read are shared).

@@ -335,7 +335,8 @@ def reader_of(root: str | os.PathLike[str], name: str, listing: DatasetFiles) ->
 
 def update_from(projection: LastTraded, root: str | os.PathLike[str], name: str, listing: DatasetFiles) -> int:
     """Bring ``projection`` up to the version ``listing`` (a :class:`fdkit.lake.io.DatasetFiles`) lists."""
-    rel = {f: f.relative_to(listing.base).as_posix() for f in listing.files}
+    # a data package's files of the dataset (fdkit-history's prices) are outside the folder: named by full path
+    rel = {f: (f.relative_to(listing.base) if f.is_relative_to(listing.base) else f).as_posix() for f in listing.files}
     files = [rel[f] for f in listing.files]
     ranges = {rel[f]: s["ticker"] for f, s in listing.stats.items() if "ticker" in s}
     if not ranges and listing.by_value:  # ticker=X/ folders: each file holds one ticker

@@ -143,12 +143,21 @@ class LakeReader:
     def files(self, name: str) -> DatasetFiles:
         """The files of dataset ``name`` grouped by layout and indexed by partition value (no file is opened).
 
+        A dataset of the bundled lake that an installed data package also holds (``fdkit-history``'s ``prices``:
+        the S&P 500 members' bars of 2016-2026) is one dataset of both folders' Parquet files: the package adds
+        rows, never replaces one (its build leaves out every ticker and day the bundled lake has).
+
         Example:
             >>> from fdkit.lake import default_data_dir
             >>> LakeReader(default_data_dir()).files("prices").nbytes > 0
             True
         """
-        return DatasetFiles.of(self.home(name), name)
+        home = self.home(name)
+        own = DatasetFiles.of(home, name)
+        if home != self.root or own.schema is not None or own.filesystem is not None:
+            return own  # a package's own dataset, a Delta table or an object store: served as it is
+        added = [DatasetFiles.of(root, name) for root in self.extensions if (root / name).is_dir()]
+        return own.joined([a for a in added if a.schema is None and set(a.groups) <= {()}])
 
     def read(
         self,
@@ -181,6 +190,9 @@ class LakeReader:
             ['ECB']
         """
         wanted = None if columns is None else list(dict.fromkeys([*columns, *(where or {})]))
+        if files is None and self.extensions:  # a data package's rows of a bundled dataset are read with it
+            listing = self.files(name)
+            files = listing if len(listing.files) > len(DatasetFiles.of(self.home(name), name).files) else None
         df = rows_where(read_dataset(self.home(name), name, schema=schema, columns=wanted, where=where, files=files),
                         where)  # fmt: skip
         if columns is not None:

@@ -15,7 +15,7 @@ Example:
 
 from __future__ import annotations
 
-__all__ = ["SP400_REVIEWED"]
+__all__ = ["SP400_REVIEWED", "SP500_2016_REVIEWED"]
 
 #: the reason of a move no stored source gives a cause for
 _TWO_SOURCES = (
@@ -91,5 +91,39 @@ SP400_REVIEWED: tuple[tuple[str, str, str], ...] = (
     ("UNT", "2016-03-03", "+29%;" + _TWO_SOURCES),
     ("UNT", "2016-03-08", "-26%;" + _TWO_SOURCES),
     ("WPX", "2016-11-30", "+28%;" + _TWO_SOURCES),
+)
+# fmt: on
+
+
+#: where no stored file prints the day (Stooq's 2017-2025 file ends 2025-07-09 and names Paramount PARA; SMCI traded
+#: over the counter in 2018-2020): the cause, as reported at the time
+_NO_FILE = " (no stored file but the S&P 500 source covers the day under this symbol)"
+
+# fmt: off
+#: moves of the S&P 500 source's bars (fdkit-history's ``prices``, 2016-2026) that Stooq does not print under the
+#: lake's ticker (the others are :data:`fdkit.lake.validate.CONFIRMED_MOVES_CSV`'s, with their evidence)
+SP500_2016_REVIEWED: tuple[tuple[str, str, str], ...] = (
+    ("ALGN", "2025-07-31", "-37% after its Q2 2025 results and cut outlook (released 2025-07-30 after the close)"
+        + _NO_FILE),
+    ("CARR", "2020-04-03", "+27% on its first regular-way session, the day of its spin-off from United "
+        "Technologies (the bar before is when-issued trading)" + _NO_FILE),
+    ("FISV", "2025-10-29", "-44% after its Q3 2025 results and reset outlook" + _NO_FILE),
+    ("IDXX", "2025-08-04", "+27% after its Q2 2025 results and raised guidance" + _NO_FILE),
+    ("IT", "2025-08-05", "-28% after its Q2 2025 results and cut outlook" + _NO_FILE),
+    ("LW", "2025-12-19", "-26% on its fiscal Q2 2026 results day" + _NO_FILE),
+    ("MOH", "2026-02-06", "-26% after its Q4 2025 results and 2026 guidance" + _NO_FILE),
+    ("PSKY", "2020-03-24", "+31% as ViacomCBS in the rebound of 2020-03-24 (Stooq's file prints it under PARA: "
+        "+30.8%)"),
+    ("PSKY", "2021-03-26", "-27% as ViacomCBS in the Archegos block sales (Stooq's PARA: -27.3%)"),
+    ("PSKY", "2023-05-04", "-28% as Paramount Global after its Q1 2023 results and dividend cut (Stooq's PARA: "
+        "-28.4%)"),
+    ("PSKY", "2025-08-13", "+37% days after the Skydance merger closed (2025-08-07)" + _NO_FILE),
+    ("SMCI", "2018-10-04", "-41% on Bloomberg's report of spy chips in its server boards (over the counter then)"
+        + _NO_FILE),
+    ("SNDK", "2026-01-06", "+28% in the memory-storage rally after NVIDIA's CES keynote" + _NO_FILE),
+    ("SNPS", "2025-09-10", "-36% after its fiscal Q3 2025 results (the IP business's miss)" + _NO_FILE),
+    ("TTD", "2025-08-08", "-39% after its Q2 2025 results and outlook" + _NO_FILE),
+    ("WBD", "2021-03-26", "-27% as Discovery in the Archegos block sales (Discovery's DISCA, DISCK)" + _NO_FILE),
+    ("WBD", "2025-09-11", "+29% on the report that Paramount Skydance prepared a bid for it" + _NO_FILE),
 )
 # fmt: on

@@ -31,7 +31,7 @@ from fdkit.frames.basis import as_traded, split_like
 from fdkit.frames.names import same_name
 from fdkit.frames.neighbours import neighbour_median
 from fdkit.lake.reader import LakeReader
-from fdkit.lake.reviewed_moves import SP400_REVIEWED
+from fdkit.lake.reviewed_moves import SP400_REVIEWED, SP500_2016_REVIEWED
 from fdkit.research.sessions import EASTERN, edgar_filing_date
 
 __all__ = ["INVARIANTS", "Invariant", "Result", "validate", "format_report"]
@@ -681,7 +681,24 @@ _REVIEWED = (
 )
 # fmt: on
 #: ... and those of the S&P 400 members of 2015-2017 (``fdkit.lake.reviewed_moves``: each printed by Stooq too)
-REVIEWED_MOVES: dict[tuple[str, str], str] = {(t, d): why for t, d, why in (*_REVIEWED, *SP400_REVIEWED)}
+#: moves of the S&P 500 source's bars of 2016-2026 (fdkit-history's ``prices``) that Stooq's adjusted closes print
+#: too, within 2 points: a reviewed-facts table with its evidence, written by ``python -m
+#: fdkit.build.history_package`` (:mod:`fdkit.build.confirmed_moves`; ``tests/test_reference_data.py`` checks each)
+CONFIRMED_MOVES_CSV = Path(__file__).resolve().parent / "confirmed_moves.csv"
+
+
+def _confirmed() -> tuple[tuple[str, str, str], ...]:
+    if not CONFIRMED_MOVES_CSV.exists():
+        return ()
+    t = pd.read_csv(CONFIRMED_MOVES_CSV, dtype={"ticker": str, "day": str, "source": str})
+    return tuple((str(ticker), str(day), f"{move:+.0%}, printed by {source} too ({theirs:+.0%})")
+                 for ticker, day, move, source, theirs in zip(t["ticker"], t["day"], t["move"].astype(float),
+                                                              t["source"], t["source_move"].astype(float),
+                                                              strict=True))  # fmt: skip
+
+
+_ALL_REVIEWED = (*_REVIEWED, *SP400_REVIEWED, *SP500_2016_REVIEWED, *_confirmed())
+REVIEWED_MOVES: dict[tuple[str, str], str] = {(t, d): why for t, d, why in _ALL_REVIEWED}
 
 #: the largest daily close-to-close move that needs no explanation
 MOVE_LIMIT = 0.25
