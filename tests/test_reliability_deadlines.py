@@ -1,0 +1,233 @@
+"""Reliability IV, items 4 to 6: deadlines on a hung service, a base URL that is another web server, a lake validate
+that never crashes, cursors that expire, 500 bodies without backtraces.
+
+Real loopback sockets (a thread accepting and never answering, trickling, resetting; a plain ``http.server``); the
+elapsed bounds are generous but meaningful (the deadline + 0.5 s). Figures: RELIABILITY.md, section 13.
+"""
+
+from __future__ import annotations
+
+import http.server
+import socket
+import struct
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+import fdkit
+from fdkit.client.cache import make_retry
+from fdkit.errors import FdkitError, NotFoundError, ServerError, TransportError
+
+KEY = "sk-deadline-test-key-0123456789"
+#: what an fdkit message never carries: urllib3 / requests class names and their wrapped texts, HTML
+FOREIGN = ("Max retries", "urllib3", "HTTPConnectionPool", "ReadTimeoutError", "ProtocolError", "MaxRetryError",
+           "ConnectionResetError", "RemoteDisconnected", "IncompleteRead", "Caused by", "<html", "<!DOCTYPE", "<body",
+           "Traceback", KEY)  # fmt: skip
+
+
+class _Server:
+    """A loopback socket server whose every connection is handled by ``behave(conn)`` in a thread of its own."""
+
+    def __init__(self, behave: Callable[[socket.socket], None]) -> None:
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(64)
+        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+        self.behave = behave
+        self.conns: list[socket.socket] = []
+        self.stop = False
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        self.sock.settimeout(0.2)
+        while not self.stop:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                continue
+            self.conns.append(conn)
+            threading.Thread(target=self._one, args=(conn,), daemon=True).start()
+
+    def _one(self, conn: socket.socket) -> None:
+        try:
+            self.behave(conn)
+        except OSError:
+            pass
+
+    def close(self) -> None:
+        self.stop = True
+        for c in self.conns:
+            try:
+                c.close()
+            except OSError:
+                pass
+        self.sock.close()
+
+
+def _silent(conn: socket.socket) -> None:
+    """Accepts, reads the request, never answers (the connection is held open)."""
+    conn.recv(65536)
+
+
+def _trickle_headers(conn: socket.socket) -> None:
+    """A status line and headers a byte every 0.1 s, never finished: each socket read well inside its timeout."""
+    conn.recv(65536)
+    for b in b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nX-Slow: " + b"a" * 100_000:
+        conn.send(bytes([b]))
+        time.sleep(0.1)
+
+
+def _trickle_body(conn: socket.socket) -> None:
+    """Headers at once, then a body of a byte every 0.1 s that never completes."""
+    conn.recv(65536)
+    conn.send(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n")
+    while True:
+        conn.send(b" ")
+        time.sleep(0.1)
+
+
+def _reset(conn: socket.socket) -> None:
+    """Reads the request, then resets the connection (RST: SO_LINGER 0)."""
+    conn.recv(65536)
+    conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    conn.close()
+
+
+def _timed(fn: Callable[[], Any]) -> tuple[BaseException | None, float]:
+    t = time.monotonic()
+    try:
+        fn()
+    except Exception as exc:  # noqa: BLE001 - the test looks at what was raised
+        return exc, time.monotonic() - t
+    return None, time.monotonic() - t
+
+
+def _prices(client: fdkit.Client) -> Callable[[], Any]:
+    # a dataset function: the client first asks the service whether it is fdkit's (a probe), then fetches
+    return lambda: client.prices("AAPL", start_date="2024-01-02", end_date="2024-01-31")
+
+
+def _assert_fdkit_words(exc: BaseException | None) -> None:
+    assert isinstance(exc, FdkitError), repr(exc)
+    text = f"{exc} {exc!r}"
+    assert not [w for w in FOREIGN if w.lower() in text.lower()], text
+    assert "\n" not in str(exc)
+
+
+@pytest.mark.parametrize("behave", [_silent, _trickle_headers, _trickle_body, _reset],
+                         ids=["never-answers", "trickles-headers", "trickles-body", "resets"])  # fmt: skip
+@pytest.mark.parametrize(("timeout", "deadline"), [(1.0, 2.0), (3.0, 5.0)])
+def test_a_dataset_call_ends_within_its_deadline_whatever_the_server_does(tmp_path, behave, timeout, deadline):
+    server = _Server(behave)
+    try:
+        client = fdkit.Client(base_url=server.url, api_key=KEY, cache_dir=str(tmp_path), timeout=timeout,
+                              deadline=deadline, progress=False)  # fmt: skip
+        exc, took = _timed(_prices(client))
+    finally:
+        server.close()
+    print(f"{behave.__name__}: timeout {timeout} s, deadline {deadline} s: ended after {took:.2f} s: {exc}")
+    assert isinstance(exc, TransportError), repr(exc)
+    _assert_fdkit_words(exc)
+    assert took <= deadline + 0.5, (took, exc)
+    if behave is _reset:
+        assert "reset by the server" in exc.message
+    else:  # it waited for the service (not a quick give-up), and says how long the call could wait
+        assert took >= deadline - 0.5 and f"deadline of {deadline:g} s" in exc.message, (took, exc)
+
+
+def test_the_default_deadline_is_ten_timeouts_for_the_whole_call(tmp_path):
+    """``timeout=1`` alone: the documented deadline, 10 s, holds for the probe and the request together."""
+    server = _Server(_silent)
+    try:
+        client = fdkit.Client(base_url=server.url, api_key=KEY, cache_dir=str(tmp_path), timeout=1, progress=False)
+        assert client.settings.call_deadline == 10
+        exc, took = _timed(_prices(client))
+    finally:
+        server.close()
+    print(f"never answers, timeout 1 s (deadline 10 s): ended after {took:.2f} s")
+    _assert_fdkit_words(exc)
+    assert 9.5 <= took <= 10.5 and "deadline of 10 s" in str(exc), (took, exc)
+
+
+def test_a_ticker_list_on_a_hung_service_ends_within_one_deadline(tmp_path):
+    server = _Server(_silent)
+    try:
+        client = fdkit.Client(base_url=server.url, api_key=KEY, cache_dir=str(tmp_path), timeout=1, deadline=2,
+                              progress=False)  # fmt: skip
+        t = time.monotonic()
+        df = client.prices(["AAPL", "MSFT", "NVDA", "AMZN", "META"], start_date="2024-01-02",
+                           end_date="2024-01-31", errors="ignore")  # fmt: skip
+        took = time.monotonic() - t
+    finally:
+        server.close()
+    print(f"never answers, 5 tickers, deadline 2 s: ended after {took:.2f} s")
+    assert took <= 2.5 and df.empty and sorted(df.attrs["missing"]) == ["AAPL", "AMZN", "META", "MSFT", "NVDA"]
+    assert all("deadline" in why for why in df.attrs["missing"].values())
+
+
+def test_spent_retries_on_timeouts_are_said_in_fdkits_words(tmp_path):
+    server = _Server(_silent)
+    try:
+        client = fdkit.Client(base_url=server.url, api_key=KEY, cache=False, timeout=0.3, deadline=30,
+                              retry=make_retry(total=1, backoff_factor=0))  # fmt: skip
+        exc, took = _timed(lambda: client.fetch("company_facts", {"ticker": "AAPL"}))
+    finally:
+        server.close()
+    _assert_fdkit_words(exc)
+    assert "every attempt the retry policy allows" in str(exc) and took < 5, (took, exc)
+
+
+def test_a_reset_on_every_attempt_says_so(tmp_path):
+    server = _Server(_reset)
+    try:
+        client = fdkit.Client(base_url=server.url, api_key=KEY, cache=False, timeout=1, deadline=30,
+                              retry=make_retry(total=2, backoff_factor=0))  # fmt: skip
+        exc, took = _timed(lambda: client.fetch("company_facts", {"ticker": "AAPL"}))
+    finally:
+        server.close()
+    _assert_fdkit_words(exc)
+    assert "the connection was reset by the server" in str(exc) and "could not reach" not in str(exc), exc
+    assert took < 5
+
+
+class _Html(http.server.BaseHTTPRequestHandler):
+    status = 404
+
+    def do_GET(self) -> None:  # noqa: N802 - http.server's name
+        page = (f"<!DOCTYPE html><html><head><title>Error</title></head><body><h1>{self.status}</h1>"
+                + "<p>nothing here</p>" * 50 + "</body></html>").encode()  # fmt: skip
+        self.send_response(self.status)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(page)))
+        self.end_headers()
+        self.wfile.write(page)
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+class _Html502(_Html):
+    status = 502
+
+
+@pytest.mark.parametrize(("handler", "kind"), [(_Html, NotFoundError), (_Html502, ServerError)], ids=["404", "502"])
+def test_a_base_url_that_is_another_web_server_is_named_not_its_page(tmp_path, handler, kind):
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        client = fdkit.Client(base_url=f"http://127.0.0.1:{httpd.server_address[1]}", api_key=KEY,
+                              cache_dir=str(tmp_path), timeout=2, retry=make_retry(total=1, backoff_factor=0),
+                              progress=False)  # fmt: skip
+        exc, took = _timed(_prices(client))
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+    print(f"HTML {handler.status}: {exc}")
+    assert isinstance(exc, kind) and exc.status == handler.status, repr(exc)
+    _assert_fdkit_words(exc)
+    assert f"HTTP {handler.status}" in exc.message and "HTML page" in exc.message
+    assert "does not look like a Financial Data Service" in exc.message or "proxy or gateway" in exc.message
+    assert "nothing here" not in str(exc) and took < 5
