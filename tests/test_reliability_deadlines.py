@@ -8,18 +8,25 @@ elapsed bounds are generous but meaningful (the deadline + 0.5 s). Figures: RELI
 from __future__ import annotations
 
 import http.server
+import shutil
 import socket
 import struct
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
+from lakes import write_test_lake
 
 import fdkit
 from fdkit.client.cache import make_retry
 from fdkit.errors import FdkitError, NotFoundError, ServerError, TransportError
+from fdkit.lake.io import read_dataset, write_dataset
+from fdkit.lake.validate import validate
 
 KEY = "sk-deadline-test-key-0123456789"
 #: what an fdkit message never carries: urllib3 / requests class names and their wrapped texts, HTML
@@ -231,3 +238,67 @@ def test_a_base_url_that_is_another_web_server_is_named_not_its_page(tmp_path, h
     assert f"HTTP {handler.status}" in exc.message and "HTML page" in exc.message
     assert "does not look like a Financial Data Service" in exc.message or "proxy or gateway" in exc.message
     assert "nothing here" not in str(exc) and took < 5
+
+
+# -- fdkit lake validate never crashes: annual-only, empty, truncated and bit-flipped datasets -------------------------
+def _annual_only(root: Path) -> str:
+    """Income statements of 10-Ks only (the webhook receiver's lake after a few annual filings)."""
+    inc = read_dataset(root, "income_statements")
+    annual = inc[inc["fiscal_period"].astype(str) == "Q4"].assign(period="annual", fiscal_period="FY")
+    shutil.rmtree(root / "income_statements")
+    write_dataset(root, "income_statements", annual.reset_index(drop=True))
+    return ""
+
+
+def _empty(root: Path) -> str:
+    inc = read_dataset(root, "income_statements")
+    shutil.rmtree(root / "income_statements")
+    write_dataset(root, "income_statements", inc.head(0))
+    return ""
+
+
+def _data_file(root: Path, dataset: str) -> Path:
+    [f] = (root / dataset).glob("*.parquet")
+    return f
+
+
+def _truncated(root: Path) -> str:
+    f = _data_file(root, "income_statements")
+    f.write_bytes(f.read_bytes()[: f.stat().st_size // 2])
+    return f.name
+
+
+def _flipped(root: Path) -> str:
+    f = _data_file(root, "income_statements")
+    data = bytearray(f.read_bytes())
+    middle = len(data) // 2
+    for i in range(middle, middle + 64):
+        data[i] ^= 0xFF
+    f.write_bytes(bytes(data))
+    return f.name
+
+
+@pytest.mark.parametrize("damage", [_annual_only, _empty, _truncated, _flipped],
+                         ids=["annual-only", "empty", "truncated", "bit-flipped"])  # fmt: skip
+def test_lake_validate_never_crashes_and_names_what_it_cannot_read(tmp_path, damage):
+    root = write_test_lake(tmp_path / "lake")
+    named = damage(root)
+    out = subprocess.run([sys.executable, "-m", "fdkit.cli", "lake", "validate", str(root)], capture_output=True,
+                         text=True, check=False, timeout=120)  # fmt: skip
+    text = out.stdout + out.stderr
+    print(f"{damage.__name__}: rc {out.returncode}: {text.splitlines()[-1]}")
+    assert out.returncode in (0, 1) and "Traceback" not in text, text
+    if named:  # the damaged file is a finding: named, with why, and the run fails
+        assert out.returncode == 1 and named in out.stdout and "cannot be read" in out.stdout, text
+        assert "ERR" in out.stdout
+    else:  # a lake of another shape is a sound lake: every invariant that applies holds
+        assert out.returncode == 0, text
+
+
+def test_an_unreadable_dataset_is_a_result_not_an_exception(tmp_path):
+    root = write_test_lake(tmp_path / "lake")
+    name = _truncated(root)
+    results = {r.name: r for r in validate(root)}
+    broken = [r for r in results.values() if r.error]
+    assert broken and all(name in (r.error or "") and not r.ok for r in broken)
+    assert results["volumes_are_counts"].ok  # the rest of the lake is still checked
