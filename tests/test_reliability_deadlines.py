@@ -7,7 +7,11 @@ elapsed bounds are generous but meaningful (the deadline + 0.5 s). Figures: RELI
 
 from __future__ import annotations
 
+import base64
 import http.server
+import json
+import os
+import re
 import shutil
 import socket
 import struct
@@ -18,15 +22,19 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
+import requests
 from lakes import write_test_lake
 
 import fdkit
+import fdkit.server
 from fdkit.client.cache import make_retry
-from fdkit.errors import FdkitError, NotFoundError, ServerError, TransportError
+from fdkit.errors import FdkitError, InvalidCursorError, NotFoundError, ServerError, TransportError
 from fdkit.lake.io import read_dataset, write_dataset
 from fdkit.lake.validate import validate
+from fdkit.server.cursors import CursorSigner
 
 KEY = "sk-deadline-test-key-0123456789"
 #: what an fdkit message never carries: urllib3 / requests class names and their wrapped texts, HTML
@@ -302,3 +310,85 @@ def test_an_unreadable_dataset_is_a_result_not_an_exception(tmp_path):
     broken = [r for r in results.values() if r.error]
     assert broken and all(name in (r.error or "") and not r.ok for r in broken)
     assert results["volumes_are_counts"].ok  # the rest of the lake is still checked
+
+
+# -- cursors expire: a signed cursor whose issue time is not a time (NaN) or far in the future is refused -------------
+SECRET = b"s" * 32
+
+
+def _resigned(cursor: str, **changes: Any) -> str:
+    """The cursor with its payload changed, signed again with the server's secret (a forger holding it)."""
+    body, _ = cursor.split(".", 1)
+    payload = json.loads(base64.urlsafe_b64decode(body + "=" * (-len(body) % 4)))
+    payload.update(changes)
+    raw = json.dumps(payload, sort_keys=True).encode()
+    sig = CursorSigner(SECRET)._sign(raw)
+    b64 = lambda b: base64.urlsafe_b64encode(b).rstrip(b"=").decode()  # noqa: E731
+    return f"{b64(raw)}.{b64(sig)}"
+
+
+@pytest.mark.parametrize("t", ["nan", "NaN", "inf", "-inf", time.time() + 10 * 365 * 86400, 1e300],
+                         ids=["nan", "NaN", "inf", "-inf", "ten-years-ahead", "1e300"])  # fmt: skip
+def test_a_cursor_issued_at_no_time_or_in_the_future_is_refused(t):
+    signer = CursorSigner(SECRET)
+    cursor = _resigned(signer.issue("prices", {"ticker": "AAA"}, 10), t=t)
+    with pytest.raises(InvalidCursorError, match="issue time"):
+        signer.open(cursor, "prices")
+    assert signer.open(_resigned(cursor, t=time.time() + 60), "prices")["offset"] == 10  # a little clock skew is fine
+
+
+def test_the_service_answers_a_never_expiring_cursor_with_a_400(test_lake):
+    with fdkit.server.start(test_lake, cursor_secret=SECRET) as srv:
+        headers = {"X-API-KEY": srv.api_key}
+        first = requests.get(srv.base_url + "/prices", params={"ticker": "AAA", "interval": "day",
+                             "start_date": "2024-01-02", "end_date": "2024-12-31"}, headers=headers,
+                             timeout=30).json()  # fmt: skip
+        url = first["next_page_url"]
+        cursor = parse_qs(urlsplit(url).query)["cursor"][0]
+        ok = requests.get(url, headers=headers, timeout=30)
+        forged = requests.get(srv.base_url + "/prices", params={"cursor": _resigned(cursor, t="nan")},
+                              headers=headers, timeout=30)  # fmt: skip
+    assert ok.status_code == 200, ok.text
+    assert forged.status_code == 400 and set(forged.json()) == {"error", "message"}, forged.text
+    assert forged.json()["error"] == "Invalid cursor" and "issue time" in forged.json()["message"]
+
+
+# -- a 500 for a dataset the service cannot read says so, and never carries delta-rs's backtrace --------------------
+_SERVE_BROKEN_LOG = """
+import json, sys, requests
+from pathlib import Path
+sys.path.insert(0, {tests!r})
+from lakes import write_test_lake
+import fdkit.server
+root = write_test_lake(Path({root!r}))
+log = root / "prices" / "_delta_log" / "00000000000000000000.json"
+log.write_text(log.read_text()[:-40] + "garbage{{")
+q = {{"interval": "day", "start_date": "2024-01-02", "end_date": "2024-02-01"}}
+with fdkit.server.start(root) as srv:
+    h = {{"X-API-KEY": srv.api_key}}
+    one = requests.get(srv.base_url + "/prices", params={{**q, "ticker": "AAA"}}, headers=h, timeout=30)
+    bulk = requests.post(srv.base_url + "/bulk/prices", params=q, json={{"tickers": ["AAA", "BBB"]}}, headers=h,
+                         timeout=30)
+    answers = [[one.status_code, one.text]]
+    if bulk.status_code == 200:  # a bundle: each ticker's entry says why it has no part
+        from fdkit.frames.bundle import read_bundle
+        answers += [[e.status, json.dumps({{"error": e.error, "message": e.message}})]
+                    for e in read_bundle(bulk.content)]
+    else:
+        answers.append([bulk.status_code, bulk.text])
+    print(json.dumps(answers))
+"""
+
+
+def test_a_500_for_an_unreadable_delta_log_names_the_dataset_without_a_backtrace(tmp_path):
+    script = _SERVE_BROKEN_LOG.format(tests=str(Path(__file__).parent), root=str(tmp_path / "lake"))
+    env = {**os.environ, "RUST_BACKTRACE": "full"}
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=120,
+                         check=False)  # fmt: skip
+    assert out.returncode == 0, out.stderr[-3000:]
+    for status, text in json.loads(out.stdout.strip().splitlines()[-1]):
+        body = json.loads(text)
+        assert status == 500 and set(body) == {"error", "message"}, text
+        assert body["error"] == "Dataset unreadable" and "'prices'" in body["message"], text
+        assert "\n" not in body["message"] and "backtrace" not in text.lower(), text
+        assert not re.search(r"\b\d+: (<unknown>|[a-z_]+::)", text) and "start_thread" not in text, text
