@@ -102,7 +102,8 @@ class Client(DatasetMethods):
             urllib3 repeats (connection and read errors, 429/5xx) and the ones fdkit repeats for a body cut short,
             too slow or broken spend the same ``total`` and follow its backoff. A refused connection is not retried.
         deadline: seconds one request may take with all its retries and waits (default ``10 * timeout``); no
-            attempt, backoff or socket read goes past it.
+            attempt, backoff or socket read goes past it. Until the service first answers, a whole dataset call (its
+            probe of the service and its first requests, in every worker thread) waits at most this long in all.
         max_retry_after: the longest ``Retry-After`` worth waiting (default 60 s); a longer one raises
             :class:`~fdkit.errors.RateLimitError` at once, with its ``retry_after``.
         max_response_bytes: the largest decompressed response body accepted (default 256 MiB).
