@@ -398,9 +398,10 @@ def _lake(args: argparse.Namespace) -> int:
     print(format_report(results, examples=args.examples))
     failed = [r for r in results if r.violations]
     checked = [r for r in results if r.violations is not None]
-    print(f"{len(checked)} invariants checked, {len(failed)} failed, {len(results) - len(checked)} skipped "
-          f"(datasets absent) in {root}")  # fmt: skip
-    return 1 if failed else 0
+    unchecked = [r for r in results if r.error]
+    print(f"{len(checked)} invariants checked, {len(failed)} failed, {len(unchecked)} not checked (errors above), "
+          f"{len(results) - len(checked) - len(unchecked)} skipped (datasets absent) in {root}")  # fmt: skip
+    return 1 if failed or unchecked else 0
 
 
 def _maintain(args: argparse.Namespace) -> int:

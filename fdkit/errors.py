@@ -24,6 +24,7 @@ from collections.abc import Iterable
 from typing import Any
 
 __all__ = [
+    "without_backtrace",
     "FdkitError",
     "TransportError",
     "RateLimitError",
@@ -92,6 +93,26 @@ def redact(text: str) -> str:
         if s in text:
             text = text.replace(s, "***")
     return text
+
+
+def without_backtrace(text: str) -> str:
+    r"""The first line of an error's text, without the backtrace a native library appends.
+
+    delta-rs, with ``RUST_BACKTRACE`` set, adds ``Stack backtrace:`` and numbered frames after its message.
+
+    Args:
+        text: an exception's text.
+
+    Returns:
+        Its first non-empty line, a ``Stack backtrace:`` in it and what follows dropped.
+
+    Example:
+        >>> without_backtrace("Json error: truncated\n   0: <unknown>\n   1: start_thread")
+        'Json error: truncated'
+    """
+    lines = [line for line in str(text).splitlines() if line.strip()]
+    first = lines[0] if lines else ""
+    return first.split("Stack backtrace:", 1)[0].rstrip()
 
 
 def suggest(wrong: str, valid: Iterable[str], *, most: int = 12) -> str:

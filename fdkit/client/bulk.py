@@ -38,6 +38,7 @@ from fdkit.client.paging import progress_bar, progress_enabled
 from fdkit.errors import FdkitError, TransportError, error_for_status, warn_user
 from fdkit.frames.bundle import Bundle
 from fdkit.frames.typed import COMPRESS_FROM, PART_COMPRESSION, Part, arrow_rows, part_bytes, part_from_bytes, part_tag
+from fdkit.wire import transport
 
 if TYPE_CHECKING:
     from fdkit.client.session import Client, Errors
@@ -136,10 +137,14 @@ def _fetch_cold(client: Client, ep: Endpoint, cleaned: list[dict[str, Any]], key
     show = progress_enabled(client.settings.progress if progress is None else progress)
     bar = progress_bar(total=len(cold), desc=ep.name, unit="ticker", leave=False, disable=not show)
 
+    scope = transport.current_scope()  # the pool's requests are part of the caller's call
+
     def one(batch: list[int]) -> list[tuple[int, Bundle]]:
         """The batch's bundle; a batch whose answer is over the response cap is asked again in halves."""
         try:
-            bundle = client.request_bundle(ep, query, [str(cleaned[i]["ticker"]) for i in batch], whole_range=whole)
+            with transport.within(scope):
+                bundle = client.request_bundle(ep, query, [str(cleaned[i]["ticker"]) for i in batch],
+                                               whole_range=whole)  # fmt: skip
         except TransportError as exc:
             if exc.error != "Response too large" or len(batch) == 1:
                 raise

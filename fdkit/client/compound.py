@@ -100,7 +100,8 @@ def financials(
     unknown = {k: v for k, v in filters.items() if k not in ep.param_names}
     params = {"ticker": ticker, "period": period, "limit": limit, **known}
     many = not isinstance(ticker, str) and len(set(map(str, ticker))) > 1
-    with warnings.catch_warnings(record=True) as caught:  # say financials(), not the endpoint's function
+    # one call: its probe of the service and the statements' first requests share its deadline
+    with client.call_scope(), warnings.catch_warnings(record=True) as caught:  # say financials(), not the endpoint's
         warnings.simplefilter("always", TruncatedWarning)
         if many and not unknown and uses_bulk(client, _catalog.get("income_statements"), 2):
             out = _joined_statements(client, params, as_of=as_of, errors=errors, progress=progress)

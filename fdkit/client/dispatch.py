@@ -136,31 +136,33 @@ def call(
     clean = {k: ([_normalise(x) for x in v] if k != fan and isinstance(v, list) else _normalise(v))
              for k, v in merged.items()}  # fmt: skip
     _check_params(ep, clean, given={k for k, v in params.items() if v is not None})
-    cut = None  # a bar limit the service's document lacks: applied to the frame instead of sent
-    if any(k in ep.extension_params for k in clean) and not client.speaks_fdkit():
-        if ep.time_index and "limit" in ep.extension_params and isinstance(clean.get("limit"), int):
-            cut = clean.pop("limit")
-        clean = _documented_only(ep, clean, given={k for k, v in params.items() if v is not None})
-    missing = [p.name for p in ep.params if p.required and p.name not in clean]
-    if missing:
-        raise BadRequestError(f"{ep.name}() needs {', '.join(map(repr, missing))}", error="Missing parameter",
-                              path=ep.path)  # fmt: skip
-    many = fan is not None and isinstance(clean.get(fan), _LISTS)
-    if many:
-        keys = list(dict.fromkeys(str(t).strip().upper() for t in clean[fan]))  # type: ignore[index]
-        if not keys:
-            raise BadRequestError(f"{ep.name}(): the list of {fan}s is empty", path=ep.path)
-        requests_ = [{**clean, fan: k} for k in keys]
-    else:
-        requests_ = [clean]
-    if fan is not None:
-        for q in requests_:
-            _check_ticker(ep, fan, q.get(fan))
-    try:
-        out = _fetch_frame(client, ep, requests_, clean, params, counted, many=many, raw=raw, errors=errors,
-                           progress=progress, as_of=as_of)  # fmt: skip
-    except NotFoundError as exc:
-        raise _with_ticker_hint(exc, [str(q.get(fan)) for q in requests_] if fan else []) from None
+    # one deadline until the service first answers: a probe of it and the first requests share the call's
+    with client.call_scope():
+        cut = None  # a bar limit the service's document lacks: applied to the frame instead of sent
+        if any(k in ep.extension_params for k in clean) and not client.speaks_fdkit():
+            if ep.time_index and "limit" in ep.extension_params and isinstance(clean.get("limit"), int):
+                cut = clean.pop("limit")
+            clean = _documented_only(ep, clean, given={k for k, v in params.items() if v is not None})
+        missing = [p.name for p in ep.params if p.required and p.name not in clean]
+        if missing:
+            raise BadRequestError(f"{ep.name}() needs {', '.join(map(repr, missing))}", error="Missing parameter",
+                                  path=ep.path)  # fmt: skip
+        many = fan is not None and isinstance(clean.get(fan), _LISTS)
+        if many:
+            keys = list(dict.fromkeys(str(t).strip().upper() for t in clean[fan]))  # type: ignore[index]
+            if not keys:
+                raise BadRequestError(f"{ep.name}(): the list of {fan}s is empty", path=ep.path)
+            requests_ = [{**clean, fan: k} for k in keys]
+        else:
+            requests_ = [clean]
+        if fan is not None:
+            for q in requests_:
+                _check_ticker(ep, fan, q.get(fan))
+        try:
+            out = _fetch_frame(client, ep, requests_, clean, params, counted, many=many, raw=raw, errors=errors,
+                               progress=progress, as_of=as_of)  # fmt: skip
+        except NotFoundError as exc:
+            raise _with_ticker_hint(exc, [str(q.get(fan)) for q in requests_] if fan else []) from None
     if cut is not None and isinstance(out, pd.DataFrame) and len(out):
         out = out[(out.groupby(level=0, observed=True).cumcount() < cut).to_numpy()]
     return out

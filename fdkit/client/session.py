@@ -102,7 +102,8 @@ class Client(DatasetMethods):
             urllib3 repeats (connection and read errors, 429/5xx) and the ones fdkit repeats for a body cut short,
             too slow or broken spend the same ``total`` and follow its backoff. A refused connection is not retried.
         deadline: seconds one request may take with all its retries and waits (default ``10 * timeout``); no
-            attempt, backoff or socket read goes past it.
+            attempt, backoff or socket read goes past it. Until the service first answers, a whole dataset call (its
+            probe of the service and its first requests, in every worker thread) waits at most this long in all.
         max_retry_after: the longest ``Retry-After`` worth waiting (default 60 s); a longer one raises
             :class:`~fdkit.errors.RateLimitError` at once, with its ``retry_after``.
         max_response_bytes: the largest decompressed response body accepted (default 256 MiB).
@@ -245,6 +246,20 @@ class Client(DatasetMethods):
             if self._session is not None and self._user_session is None:
                 self._session.close()
             self._session = None
+
+    def call_scope(self) -> contextlib.AbstractContextManager[transport.CallScope | None]:
+        """One deadline for a whole call until the service first answers (:func:`fdkit.wire.transport.call_scope`).
+
+        The dataset functions make their calls inside it: a probe of the service and the call's first requests
+        share the call's deadline (``deadline``, default ``10 * timeout``), so a service that never answers ends
+        the call within it. Worker threads of the call enter the same scope.
+
+        Example:
+            >>> with Client(cache=False).call_scope() as scope:
+            ...     scope.answered
+            False
+        """
+        return transport.call_scope(self.settings.call_deadline)
 
     def __enter__(self) -> Client:
         return self
@@ -448,20 +463,37 @@ class Client(DatasetMethods):
         """Ask the service once which formats it speaks (``X-Fdkit-Formats``): whether it is fdkit's, and bulk.
 
         No key (the document needs none there); a fault is asked again a few times, as a fetch would be, since
-        requests' parameters depend on the answer; unanswered: not fdkit's, not kept.
+        requests' parameters depend on the answer; unanswered: not fdkit's, not kept. The probe is part of the call
+        that needs it: it is sent through fdkit's transport within the call's deadline (an attempt at most 5 s, or
+        ``timeout``), so a service that never answers (or trickles) costs the call no time beyond its deadline.
         """
-        for attempt in range(4):
-            try:
-                answer = requests.get(f"{self.base_url}/macro/interest-rates/banks", allow_redirects=False,
-                                      timeout=min(5.0, float(self.settings.timeout or 5.0)))  # fmt: skip
-            except requests.RequestException:
-                answer = None
-            if answer is not None and (answer.status_code < 500 and answer.status_code != 429):
-                self._peer = bool(self._peer) or FORMATS_HEADER in answer.headers
-                self._bundles = BUNDLE_MEDIA in answer.headers.get(FORMATS_HEADER, "")
-                self._remember_peer()
-                return
-            time.sleep(0.1 * 2**attempt)
+        s = self.settings
+        session = OriginBoundSession()
+        mount_retries(session, Retry(total=0, raise_on_status=False), pool_size=1, max_bytes=1 << 20)
+        session.trust_env = not is_loopback(s.base_url)
+        try:
+            with transport.deadline(s.call_deadline):
+                for attempt in range(4):
+                    try:
+                        answer = session.get(f"{self.base_url}/macro/interest-rates/banks", allow_redirects=False,
+                                             timeout=min(5.0, float(s.timeout or 5.0)))  # fmt: skip
+                    except requests.ConnectionError as exc:
+                        if transport.plain_reason(exc).startswith("connection refused"):
+                            break  # nothing listens there: the call's request says so at once
+                        answer = None
+                    except (requests.RequestException, transport.DeadlineExceeded):
+                        answer = None
+                    if answer is not None and (answer.status_code < 500 and answer.status_code != 429):
+                        self._peer = bool(self._peer) or FORMATS_HEADER in answer.headers
+                        self._bundles = BUNDLE_MEDIA in answer.headers.get(FORMATS_HEADER, "")
+                        self._remember_peer()
+                        return
+                    pause, left = 0.1 * 2**attempt, transport.remaining()
+                    if attempt == 3 or (left is not None and left <= pause):
+                        break  # the call's deadline passes: its request says so
+                    time.sleep(pause)
+        finally:
+            session.close()
         if self._bundles is None:  # (no bulk until an answer says so: the service's answers set it again)
             self._bundles = False
 
@@ -530,8 +562,11 @@ class Client(DatasetMethods):
                     ) from None  # fmt: skip
                 except transport.ResponseTooLarge as exc:
                     raise TransportError(str(exc), path=path, error="Response too large") from None
-                except transport.DeadlineExceeded:
-                    before = f" (last: {last_error.message})" if last_error else ""
+                except transport.DeadlineExceeded as exc:
+                    if last_error is not None:
+                        before = f" (last: {last_error.message})"
+                    else:
+                        before = f" (last: {_why_unreachable(exc.last)})" if exc.last is not None else ""
                     last_error = TransportError(
                         f"no answer from {self._describe_service()} within the call's deadline of "
                         f"{settings.call_deadline:g} s{before}",
@@ -545,24 +580,33 @@ class Client(DatasetMethods):
                     requests.exceptions.ChunkedEncodingError,
                     requests.exceptions.ContentDecodingError,
                 ) as exc:  # the same, from a session whose adapter does not read bodies itself
-                    last_error = TransportError(f"the response body was cut short: {_brief(exc)}", path=path)
+                    last_error = TransportError(f"the response body was cut short: {transport.plain_reason(exc)}",
+                                                path=path)  # fmt: skip
                     fault = exc
                 except requests.exceptions.Timeout as exc:  # the policy's retries are spent (or it retries none)
+                    what = "connect" if isinstance(exc, requests.exceptions.ConnectTimeout) else "answer"
                     raise TransportError(
-                        f"no complete answer within {settings.timeout:g} s per attempt, "
-                        f"{settings.call_deadline:g} s in all: {_brief(exc)}",
-                        path=path,
-                    ) from None
+                        f"no answer from {self._describe_service()}: every attempt the retry policy allows failed to "
+                        f"{what} within {settings.timeout:g} s (timeout; the call's deadline is "
+                        f"{settings.call_deadline:g} s)",
+                        path=path, error="Timeout",
+                    ) from None  # fmt: skip
                 except requests.exceptions.ConnectionError as exc:  # the same: urllib3 applied the policy
                     raise TransportError(self._unreachable(exc), path=path, error="Unreachable") from None
                 except requests.exceptions.RequestException as exc:
-                    raise TransportError(f"request failed: {_brief(exc)}", path=path) from None
+                    raise TransportError(f"request failed: {_why_unreachable(exc)}", path=path) from None
                 else:
+                    scope = transport.current_scope()
+                    if scope is not None and not getattr(response, "from_cache", False):
+                        scope.answered = True  # (an answer made in process never reaches the adapter)
                     if is_cache_miss(response):
                         raise CacheMissError(
                             "offline mode and this request is not in the cache", path=path, error="Not Cached"
                         )
                     if response.status_code >= 400:
+                        foreign = _not_the_service(response, content, str(settings.base_url))
+                        if foreign is not None:
+                            raise foreign(path)
                         raise error_for_status(
                             response.status_code,
                             _decode_quietly(content),
@@ -601,8 +645,14 @@ class Client(DatasetMethods):
         return TransportError(f"the response body was cut short: {_brief(exc)}", path=path)
 
     def _unreachable(self, exc: BaseException) -> str:
-        """One line: which service, why it was chosen, what to do instead."""
-        return f"could not reach {self._describe_service()}: {_why_unreachable(exc)}"
+        """One line: which service, why it was chosen, what went wrong (in fdkit's words), what to do instead."""
+        why, s = _why_unreachable(exc), self.settings
+        if why.startswith(("connection refused", "the host name", "the connection could not be made")):
+            return f"could not reach {self._describe_service()}: {why}"
+        if why == "no answer in time":
+            return (f"no answer from {self._describe_service()} within {s.timeout:g} s (timeout), on every attempt "
+                    f"the retry policy allows (the call's deadline is {s.call_deadline:g} s)")  # fmt: skip
+        return f"no answer from {self._describe_service()}: {why}, on every attempt the retry policy allows"
 
     def _describe_service(self) -> str:
         """The service's URL, why it was chosen and what to do instead (one line, never the key)."""
@@ -902,11 +952,14 @@ class Client(DatasetMethods):
         workers = max(1, min(self.concurrency(), len(params_list)))
         show = progress_enabled(self.settings.progress if progress is None else progress) and len(params_list) > 1
 
+        scope = transport.current_scope()  # the worker threads' requests are part of the caller's call
+
         def one(p: Mapping[str, Any]) -> Any:
             try:
-                if fetch is not None:
-                    return fetch(p)
-                return self.fetch(ep, p, refresh=refresh, progress=False)
+                with transport.within(scope):
+                    if fetch is not None:
+                        return fetch(p)
+                    return self.fetch(ep, p, refresh=refresh, progress=False)
             except LakeError:
                 raise  # no lake is no per-ticker failure: never skipped by errors="ignore"
             except FdkitError as exc:
@@ -985,19 +1038,8 @@ def _brief(exc: BaseException, most: int = 200) -> str:
 
 
 def _why_unreachable(exc: BaseException) -> str:
-    """The root of a connection failure in a few words (``connection refused``), else the error itself, brief."""
-    seen: BaseException | None = exc
-    for _ in range(10):  # requests' error -> urllib3's MaxRetryError -> its reason -> the OSError
-        if seen is None:
-            break
-        if isinstance(seen, ConnectionRefusedError):
-            return "connection refused (nothing listens there; fdkit does not retry a refused connection)"
-        if isinstance(seen, OSError) and seen.strerror and not isinstance(seen, requests.exceptions.RequestException):
-            return _brief(seen, 120)
-        reason = getattr(seen, "reason", None)
-        nested = seen.args[0] if seen.args and isinstance(seen.args[0], BaseException) else None
-        seen = reason if isinstance(reason, BaseException) else (nested or seen.__cause__ or seen.__context__)
-    return _brief(exc, 120)
+    """The root of a connection failure in a few words of fdkit's own (``connection refused``, ``reset``)."""
+    return redact(transport.plain_reason(exc))
 
 
 def _origin(url: str) -> str:
@@ -1019,6 +1061,48 @@ def _warn_if_stale(response: requests.Response, path: str) -> None:
     warn_user(
         f"fdkit: {path}: serving an expired cached answer{age} (offline, or the service failed)", StaleDataWarning
     )
+
+
+def _not_the_service(response: requests.Response, content: bytes,
+                     base_url: str) -> Callable[[str], FdkitError] | None:  # fmt: skip
+    """An error answer that is not the service's ``{"error", "message"}`` JSON (another web server's HTML page).
+
+    Returns what builds the error for the request's path (the status's own class, a message naming the status and
+    saying the base URL does not look like a Financial Data Service; never the page), or ``None`` for the service's
+    own JSON error.
+    """
+    from http import HTTPStatus
+
+    try:
+        body = orjson.loads(content)
+    except orjson.JSONDecodeError:
+        body = None
+    if isinstance(body, dict):
+        return None
+    status = response.status_code
+    try:
+        phrase = f" {HTTPStatus(status).phrase}"
+    except ValueError:
+        phrase = ""
+    media = response.headers.get("content-type", "").split(";")[0].strip() or "no content type"
+    if not content.strip():
+        kind = "an empty body"
+    elif "html" in media or content.lstrip()[:1] == b"<":
+        kind = "an HTML page"
+    else:
+        kind = f"a {media} body"
+    if status >= 500:
+        where = "a proxy or gateway answered, or the base URL is not a Financial Data Service"
+    else:
+        where = "the base URL does not look like a Financial Data Service"
+    message = (f"{base_url} answered HTTP {status}{phrase} with {kind}, not the service's JSON error "
+               f"{{\"error\", \"message\"}}: {where} (fdkit serve, or {PUBLIC_BASE_URL})")  # fmt: skip
+
+    def build(path: str) -> FdkitError:
+        said = {"error": "Not a Financial Data Service", "message": message}
+        return error_for_status(status, said, path, retry_after=_retry_after(response))
+
+    return build
 
 
 def _decode_quietly(content: bytes) -> Any:

@@ -30,7 +30,7 @@ from typing import Any, Literal
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from fdkit.errors import LakeError
+from fdkit.errors import LakeError, without_backtrace
 from fdkit.lake.location import is_url, lake_root, locate
 
 __all__ = [
@@ -117,7 +117,7 @@ def open_table(folder: str | os.PathLike[str], version: int | None = None) -> An
     except TableNotFoundError:
         raise LakeError(f"{folder} is not a Delta table (no {LOG_DIR}/)") from None
     except (DeltaError, OSError) as exc:
-        raise LakeError(f"cannot read the Delta table at {folder}: {exc}") from None
+        raise LakeError(f"cannot read the Delta table at {folder}: {without_backtrace(str(exc))}") from None
 
 
 @dataclass(frozen=True)
@@ -252,13 +252,13 @@ def write(folder: str | os.PathLike[str], table: pa.Table, *, mode: Literal["ove
         else:
             write_deltalake(uri, rows, mode="append", schema_mode="merge", **common)
     except SchemaMismatchError as exc:
-        raise LakeError(f"the rows do not fit the Delta table at {folder}: {exc}") from None
+        raise LakeError(f"the rows do not fit the Delta table at {folder}: {without_backtrace(str(exc))}") from None
     except DeltaError as exc:
-        raise LakeError(f"cannot write the Delta table at {folder}: {exc}") from None
+        raise LakeError(f"cannot write the Delta table at {folder}: {without_backtrace(str(exc))}") from None
     except Exception as exc:  # delta-rs raises a bare Exception for a value that does not cast to the table's type
         if type(exc) is not Exception:
             raise
-        raise LakeError(f"the rows do not fit the Delta table at {folder}: {exc}") from None
+        raise LakeError(f"the rows do not fit the Delta table at {folder}: {without_backtrace(str(exc))}") from None
 
 
 def file_stats(table: pa.Table) -> str:

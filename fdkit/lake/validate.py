@@ -34,7 +34,7 @@ from fdkit.lake.reader import LakeReader
 from fdkit.lake.reviewed_moves import SP400_REVIEWED, SP500_2016_REVIEWED
 from fdkit.research.sessions import EASTERN, edgar_filing_date
 
-__all__ = ["INVARIANTS", "Invariant", "Result", "validate", "format_report"]
+__all__ = ["INVARIANTS", "Invariant", "Result", "UnreadableDataset", "validate", "format_report"]
 
 #: flows whose four quarters must add up to the fiscal year, and whose TTM is the sum of four quarters
 FLOWS = ("revenue", "net_income", "operating_income", "net_cash_flow_from_operations")
@@ -43,18 +43,81 @@ FLOWS = ("revenue", "net_income", "operating_income", "net_cash_flow_from_operat
 IDENTIFIERS = ("cik", "filing_url", "filing_date", "form_type", "fiscal_period")
 
 
+class UnreadableDataset(Exception):  # noqa: N818 - a finding, not a failure of the validator
+    """A dataset of the lake cannot be read: its files named, each with why.
+
+    Attributes:
+        dataset: the dataset's name.
+        files: ``(path relative to the lake, why)`` of each file that cannot be read (empty: the dataset as a whole).
+        reason: what reading the dataset raised, one line.
+
+    Example:
+        >>> str(UnreadableDataset("prices", [("prices/part-0.parquet", "not a Parquet file")], "OSError: ..."))
+        "dataset 'prices' cannot be read: prices/part-0.parquet (not a Parquet file)"
+    """
+
+    def __init__(self, dataset: str, files: list[tuple[str, str]], reason: str) -> None:
+        self.dataset, self.files, self.reason = dataset, files, reason
+        named = "; ".join(f"{path} ({why})" for path, why in files) or reason
+        super().__init__(f"dataset {dataset!r} cannot be read: {named}")
+
+
+#: what reading a damaged file raises (pyarrow's errors, the OS's, deltalake's and the decoders' value errors)
+_READ_ERRORS: tuple[type[BaseException], ...] = (OSError, ValueError, KeyError, IndexError, RuntimeError)
+
+
+def _one_line(exc: BaseException, most: int = 200) -> str:
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text[:most] + ("..." if len(text) > most else "")
+
+
+def _unreadable_files(root: Path, name: str) -> list[tuple[str, str]]:
+    """The files of dataset ``name`` that cannot be read whole, each with why (read one by one)."""
+    import pyarrow.parquet as pq
+
+    from fdkit.lake.io import DatasetFiles
+
+    try:
+        listing = DatasetFiles.of(root, name)
+    except _READ_ERRORS as exc:
+        return [(name, f"its files cannot be listed: {_one_line(exc)}")]
+    bad = []
+    for path in listing.files:
+        try:
+            pq.read_table(str(path), filesystem=listing.filesystem)
+        except _READ_ERRORS as exc:
+            try:
+                shown = str(Path(str(path)).relative_to(root))
+            except ValueError:
+                shown = str(path)
+            why = _one_line(exc, 400).split("': ")[-1]  # (pyarrow names the path first: it is named already)
+            bad.append((shown, why[:160]))
+    return bad
+
+
 class Lake:
-    """Lazy, memoised reads of one lake's datasets (each read once per validation run)."""
+    """Lazy, memoised reads of one lake's datasets (each read once per validation run).
+
+    A dataset that cannot be read raises :class:`UnreadableDataset` naming its damaged files (every invariant that
+    needs it reports it; the rest of the lake is still checked).
+    """
 
     def __init__(self, root: str | os.PathLike[str]) -> None:
         self.root = Path(root)
         self.reader = LakeReader(self.root)
         self.names = set(self.reader.names())
         self._frames: dict[str, pd.DataFrame] = {}
+        self._broken: dict[str, UnreadableDataset] = {}
 
     def __getitem__(self, name: str) -> pd.DataFrame:
+        if name in self._broken:
+            raise self._broken[name]
         if name not in self._frames:
-            self._frames[name] = self.reader.read(name)
+            try:
+                self._frames[name] = self.reader.read(name)
+            except _READ_ERRORS as exc:
+                self._broken[name] = UnreadableDataset(name, _unreadable_files(self.root, name), _one_line(exc))
+                raise self._broken[name] from None
         return self._frames[name]
 
     def each_statement(self) -> list[tuple[str, pd.DataFrame]]:
@@ -98,11 +161,13 @@ class Result:
     description: str
     violations: int | None
     examples: pd.DataFrame
+    #: why the invariant could not be checked (a dataset it needs cannot be read, or the check itself failed)
+    error: str | None = None
 
     @property
     def ok(self) -> bool:
-        """Whether the lake satisfies the invariant (a skipped invariant counts as satisfied)."""
-        return not self.violations
+        """Whether the lake satisfies the invariant (a skipped invariant counts as satisfied; an unchecked one not)."""
+        return not self.violations and self.error is None
 
 
 INVARIANTS: dict[str, Invariant] = {}
@@ -245,6 +310,8 @@ def _ttm(lake: Lake) -> pd.DataFrame:
     span = q.groupby("ticker")["report_period"].diff(3).dt.days
     ref = q[["ticker", "report_period"]].assign(**{c: rolled[c] for c in cols}, span=span)
     ttm = inc[inc["period"] == "ttm"][["ticker", "report_period", *cols]]
+    if ttm.empty or q.empty:  # no TTM rows, or no quarters to check them against (an annual-only lake)
+        return ttm.iloc[0:0]
     # the first of the four quarters ends about nine months (273 days) before the TTM's report period
     held = ttm["ticker"].map(first_quarter) <= ttm["report_period"] - pd.Timedelta(days=250)
     ttm = ttm[held.fillna(False).astype(bool)]
@@ -982,7 +1049,15 @@ def validate(root: str | os.PathLike[str], only: Iterable[str] | None = None) ->
         if not set(inv.datasets) <= lake.names:
             out.append(Result(name, inv.description, None, pd.DataFrame()))
             continue
-        bad = inv.check(lake)
+        try:
+            bad = inv.check(lake)
+        except UnreadableDataset as exc:  # a finding: the damaged files named
+            out.append(Result(name, inv.description, None, pd.DataFrame(), error=str(exc)))
+            continue
+        except Exception as exc:  # noqa: BLE001 - a lake of a shape the check did not foresee: named, not a traceback
+            why = f"the check failed on this lake ({type(exc).__name__}: {_one_line(exc)})"
+            out.append(Result(name, inv.description, None, pd.DataFrame(), error=why))
+            continue
         out.append(Result(name, inv.description, len(bad), bad.head(5)))
     return out
 
@@ -1003,9 +1078,11 @@ def format_report(results: list[Result], *, examples: bool = False) -> str:
     """
     lines = []
     for r in results:
-        status = "skip" if r.violations is None else ("ok" if r.ok else "FAIL")
+        status = "ERR" if r.error else ("skip" if r.violations is None else ("ok" if r.ok else "FAIL"))
         count = "-" if r.violations is None else f"{r.violations:,d}"
         lines.append(f"{status:4s} {count:>6s}  {r.name}: {r.description}")
+        if r.error:
+            lines.append(f"       not checked: {r.error}")
         if examples and r.violations:
             lines.extend("       " + line for line in r.examples.to_string(max_colwidth=40).splitlines())
     return "\n".join(lines)

@@ -43,6 +43,7 @@ from fdkit.errors import (
     InvalidCursorError,
     LakeError,
     PaymentRequiredError,
+    without_backtrace,
 )
 from fdkit.frames.bundle import BUNDLE_MEDIA, PART_COMPRESSION_HEADER, bundle_chunks
 from fdkit.frames.typed import (
@@ -303,10 +304,16 @@ def _add_route(app: FastAPI, ep: Endpoint) -> Callable[[Request], Awaitable[Resp
                 headers[USAGE_HEADER] = str(state.usage.record(api_key))
             return Response(body, media_type=media, headers=headers)
         except FdkitError as exc:  # the one error vocabulary: the classes the client raises
+            if is_unreadable(exc):  # the dataset's table cannot be opened (its Delta log): named as unreadable
+                log.error("the dataset %s of the lake could not be read on %s: %s", ep.dataset, request.url.path,
+                          exc.message)  # fmt: skip
+                return problem_response(unreadable(ep, exc))
             response = problem_response(exc)
             response.headers.update(_ignored_header(ignored) or {})
             return response
-        except (pa.ArrowException, OSError) as exc:  # a file of the lake that cannot be read: say which dataset
+        except Exception as exc:  # a file of the lake that cannot be read: say which dataset
+            if not is_unreadable(exc):
+                raise
             log.exception("the dataset %s of the lake could not be read on %s", ep.dataset, request.url.path)
             return problem_response(unreadable(ep, exc))
 
@@ -385,8 +392,13 @@ def bulk_answer(state: Any, ep: Endpoint, items: list[tuple[str, str]], raw: byt
         entries = bulk_entries(state.store, ep, query, valid, whole_range=whole_range, compression=compression)
         first = next(entries, None)  # the read: its faults are the request's
     except FdkitError as exc:
+        if is_unreadable(exc):
+            log.error("the dataset %s of the lake could not be read (bulk %s): %s", ep.dataset, ep.path, exc.message)
+            return _problem(problem_response(unreadable(ep, exc)))
         return _problem(problem_response(exc, _ignored_header(ignored)))
-    except (pa.ArrowException, OSError) as exc:
+    except Exception as exc:
+        if not is_unreadable(exc):
+            raise
         log.exception("the dataset %s of the lake could not be read (bulk %s)", ep.dataset, ep.path)
         return _problem(problem_response(unreadable(ep, exc)))
     headers = {FORMATS_HEADER: _FORMATS, PART_COMPRESSION_HEADER: compression or "none",
@@ -451,6 +463,21 @@ def _bulk_body(raw: bytes) -> tuple[list[str], bool]:
     return list(dict.fromkeys(t.strip().upper() for t in raw_tickers)), whole
 
 
+def is_unreadable(exc: BaseException) -> bool:
+    """Whether ``exc``, raised while a dataset was read, says the lake's files cannot be read.
+
+    A Parquet file that does not decode (pyarrow's errors, the OS's), a Delta table whose log or files delta-rs
+    cannot read (its own exception classes), or fdkit's :class:`~fdkit.errors.LakeError` for a table it cannot open.
+
+    Example:
+        >>> is_unreadable(OSError("Parquet magic bytes not found")), is_unreadable(ValueError("x"))
+        (True, False)
+    """
+    if isinstance(exc, FdkitError):
+        return isinstance(exc, LakeError) and http_status(exc) >= 500
+    return isinstance(exc, pa.ArrowException | OSError) or type(exc).__module__.startswith("deltalake")
+
+
 def unreadable(ep: Endpoint, exc: BaseException) -> LakeError:
     """The error of a request whose dataset cannot be read (a corrupted or truncated file): a 500 naming it.
 
@@ -459,7 +486,7 @@ def unreadable(ep: Endpoint, exc: BaseException) -> LakeError:
         >>> unreadable(get("prices"), OSError("Parquet magic bytes not found")).message
         "the service's dataset 'prices' cannot be read (OSError: Parquet magic bytes not found); its files need repair"
     """
-    brief = str(exc).splitlines()[0][:160] if str(exc) else ""
+    brief = without_backtrace(str(exc))[:160]  # (delta-rs appends a backtrace when RUST_BACKTRACE is set)
     return LakeError(f"the service's dataset {ep.dataset!r} cannot be read ({type(exc).__name__}: {brief}); its "
                      "files need repair", status=500, error="Dataset unreadable")  # fmt: skip
 

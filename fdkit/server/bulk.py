@@ -33,7 +33,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from fdkit.catalog.endpoints import Endpoint
-from fdkit.errors import FdkitError
+from fdkit.errors import FdkitError, LakeError, without_backtrace
 from fdkit.frames.bundle import Written
 from fdkit.frames.typed import PART_COMPRESSION, arrow_rows, part_bytes, part_of_rows, records_of, response_part
 from fdkit.server import handlers
@@ -98,9 +98,12 @@ def _own_handler_entry(store: Store, ep: Endpoint, q: dict[str, Any], whole_rang
     try:
         answer = handlers.handle(store, ep, q)
     except FdkitError as exc:
+        if isinstance(exc, LakeError) and http_status(exc) >= 500:  # its table cannot be opened (its Delta log)
+            brief = without_backtrace(exc.message)[:160]
+            return 500, "Dataset unreadable", f"the service's dataset {ep.dataset!r} cannot be read ({brief})"
         return _error(exc)
     except (pa.ArrowException, OSError) as exc:  # a file of the lake that cannot be read: this ticker's answer says so
-        brief = str(exc).splitlines()[0][:160] if str(exc) else type(exc).__name__
+        brief = without_backtrace(str(exc))[:160] or type(exc).__name__
         return 500, "Dataset unreadable", f"the service's dataset {ep.dataset!r} cannot be read ({brief})"
     records = answer.records if answer.records is not None else []
     limit = _limit(ep, q, whole_range)

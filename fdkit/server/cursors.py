@@ -17,6 +17,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+import math
 import time
 from typing import Any
 
@@ -27,6 +28,9 @@ from fdkit.errors import InvalidCursorError
 __all__ = ["CursorSigner", "CursorError", "REISSUE"]
 
 REISSUE = "Reissue the original request without a cursor to start again from the first page."
+#: how far in the future a cursor's issue time may lie (clocks of several workers differ a little): later, or not
+#: a finite number, and the cursor would never expire, so it is refused
+MAX_CLOCK_SKEW = 300.0
 
 
 class CursorError(InvalidCursorError):
@@ -103,7 +107,10 @@ class CursorSigner:
             raise CursorError(f"The cursor is malformed. {REISSUE}") from exc
         if e != endpoint:
             raise CursorError(f"The cursor was issued for another endpoint. {REISSUE}")
-        if time.time() - t > self.max_age:
+        now = time.time()
+        if not math.isfinite(t) or t > now + MAX_CLOCK_SKEW:  # (a NaN compares false: it would never expire)
+            raise CursorError(f"The cursor's issue time is not a time it could have been issued at. {REISSUE}")
+        if now - t > self.max_age:
             raise CursorError(f"The cursor has expired. {REISSUE}")
         if o < 0 or not isinstance(q, dict):
             raise CursorError(f"The cursor is malformed. {REISSUE}")

@@ -19,7 +19,7 @@ import orjson
 from starlette.requests import Request
 from starlette.responses import Response
 
-from fdkit.errors import BadRequestError, FdkitError, http_status
+from fdkit.errors import BadRequestError, FdkitError, http_status, without_backtrace
 
 __all__ = ["json_response", "error_response", "problem_response", "read_capped", "PayloadTooLarge"]
 
@@ -79,7 +79,8 @@ def problem_response(exc: FdkitError, headers: dict[str, str] | None = None) -> 
         The ``{"error", "message"}`` response.
     """
     status = http_status(exc)
-    return error_response(status, exc.error or _TITLES.get(status, "Error"), exc.message, headers)
+    message = exc.message if status < 500 else without_backtrace(exc.message)  # a 500 never carries a backtrace
+    return error_response(status, exc.error or _TITLES.get(status, "Error"), message, headers)
 
 
 class PayloadTooLarge(BadRequestError):

@@ -19,6 +19,12 @@
   ``read`` counts, its backoff), through :meth:`RetryBudget.spend`.
 * A refused connection is not retried (:meth:`FdkitRetry.increment`): nothing listens there, and waiting through
   the backoff only delays the one-line error.
+* :func:`call_scope` bounds a whole client call until the service first answers: the calls made inside it (in
+  this thread, and in the worker threads that enter it with :func:`within`) wait at most its deadline in all
+  before any answer arrives, so a probe that precedes a call's first request (a service that never answers, or
+  trickles) spends the call's time, never time of its own. Once an answer came, each request has its own deadline.
+* :func:`plain_reason` says why a connection or a body failed in fdkit's own words (reset, closed, cut short, timed
+  out), never urllib3's wrapped exception text.
 * :class:`OriginBoundAuth` removes the API key (every casing) from a redirect that leaves the origin it was sent
   to; the client refuses a ``next_page_url`` on another origin before sending anything.
 
@@ -63,6 +69,11 @@ __all__ = [
     "DeadlineExceeded",
     "deadline",
     "remaining",
+    "CallScope",
+    "call_scope",
+    "current_scope",
+    "within",
+    "plain_reason",
     "same_origin",
     "AUTH_HEADER_NAMES",
 ]
@@ -74,7 +85,16 @@ _STATE = threading.local()
 
 
 class DeadlineExceeded(Exception):  # noqa: N818 - not an OSError, so requests and urllib3 let it through
-    """The call's total deadline passed: no further attempt or wait is made."""
+    """The call's total deadline passed: no further attempt or wait is made.
+
+    Attributes:
+        last: what made the last attempt of this request fail before the deadline passed (a reset, a timeout, a
+            retried status), or ``None``; :func:`plain_reason` says it in words.
+    """
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self.last: BaseException | None = getattr(_STATE, "last_fault", None)
 
 
 class ResponseTooLarge(requests.exceptions.RequestException):
@@ -124,13 +144,92 @@ def deadline(seconds: float | None) -> Iterator[float | None]:
     """
     previous = getattr(_STATE, "deadline", None)
     at = None if seconds is None else time.monotonic() + seconds
-    if previous is not None and at is not None:
-        at = min(at, previous)
-    _STATE.deadline = at if at is not None else previous
+    scope = getattr(_STATE, "scope", None)
+    for bound in (previous, scope.at if scope is not None and not scope.answered else None):
+        if bound is not None:
+            at = bound if at is None else min(at, bound)
+    _STATE.deadline = at
     try:
         yield _STATE.deadline
     finally:
         _STATE.deadline = previous
+
+
+class CallScope:
+    """One client call's deadline for everything it waits on until the service first answers.
+
+    Attributes:
+        at: the absolute deadline (``time.monotonic()`` based).
+        answered: the service answered (headers of any status arrived): each request has its own deadline from now.
+
+    Example:
+        >>> scope = CallScope(5.0)
+        >>> scope.answered, scope.at > 0
+        (False, True)
+    """
+
+    def __init__(self, seconds: float) -> None:
+        self.at = time.monotonic() + seconds
+        self.answered = False
+
+
+@contextlib.contextmanager
+def call_scope(seconds: float | None) -> Iterator[CallScope | None]:
+    """Bound the calls made inside this block (in this thread) by one deadline until the service first answers.
+
+    A scope already open in this thread is kept (a compound call is one call); ``None`` opens none.
+
+    Args:
+        seconds: from now.
+
+    Yields:
+        The scope in force (``None``: none).
+
+    Example:
+        >>> with call_scope(2) as scope, deadline(30):
+        ...     remaining() <= 2
+        True
+    """
+    current = getattr(_STATE, "scope", None)
+    if current is not None or seconds is None:
+        yield current
+        return
+    scope = CallScope(seconds)
+    _STATE.scope = scope
+    try:
+        yield scope
+    finally:
+        _STATE.scope = None
+
+
+def current_scope() -> CallScope | None:
+    """The scope of the call this thread is making (hand it to worker threads with :func:`within`).
+
+    Example:
+        >>> current_scope() is None
+        True
+    """
+    return getattr(_STATE, "scope", None)
+
+
+@contextlib.contextmanager
+def within(scope: CallScope | None) -> Iterator[None]:
+    """Make a worker thread's requests part of the caller's call (its :class:`CallScope`).
+
+    Args:
+        scope: what :func:`current_scope` said in the calling thread.
+
+    Example:
+        >>> with within(CallScope(1)):
+        ...     current_scope() is not None
+        True
+    """
+    previous = getattr(_STATE, "scope", None)
+    _STATE.scope = scope if previous is None else previous
+    try:
+        yield
+    finally:
+        _STATE.scope = previous
 
 
 def remaining() -> float | None:
@@ -364,6 +463,7 @@ class RetryBudget:
         policy = self.retry if self.retry is not None else Retry(total=0)
         timed_out = isinstance(error, BodyReadError) and error.timed_out
         cause: Exception = ReadTimeoutError(_NO_POOL, url, str(error)) if timed_out else ProtocolError(str(error))
+        _STATE.last_fault = error
         try:
             policy = policy.increment(method, url, error=cause)
         except Exception:  # MaxRetryError (spent), or the error itself for a method the policy does not retry
@@ -397,6 +497,7 @@ def retry_budget(policy: Retry | None) -> Iterator[RetryBudget]:
     previous = getattr(_STATE, "budget", None)
     budget = RetryBudget(policy)
     _STATE.budget = budget
+    _STATE.last_fault = None
     try:
         yield budget
     finally:
@@ -443,6 +544,8 @@ class FdkitRetry(Retry):
         """urllib3's ``increment``, except that a refused connection is final (raised as spent at once)."""
         if _refused(error):
             raise MaxRetryError(_pool, url or "", error) from error
+        if error is not None:
+            _STATE.last_fault = error  # said when the deadline passes during the backoff that follows
         return super().increment(method, url, response, error, _pool, _stacktrace)
 
     def sleep_for_retry(self, response: Any = None) -> bool:  # noqa: D102
@@ -538,11 +641,13 @@ class DeadlineAdapter(HTTPAdapter):
         spent = getattr(response.raw, "retries", None)
         if budget is not None and isinstance(spent, Retry):
             budget.retry = spent  # what urllib3 spent on the way to these headers
-        if stream:
-            return response
-        ends = None if per_attempt is None else _STATE.attempt_started + per_attempt
-        response._content = self._read(response, ends)
-        response._content_consumed = True  # type: ignore[attr-defined]
+        if not stream:
+            ends = None if per_attempt is None else _STATE.attempt_started + per_attempt
+            response._content = self._read(response, ends)
+            response._content_consumed = True  # type: ignore[attr-defined]
+        scope = getattr(_STATE, "scope", None)
+        if scope is not None:
+            scope.answered = True  # a whole answer: later requests of the call have deadlines of their own
         return response
 
     def _read(self, response: requests.Response, ends: float | None) -> bytes:
@@ -583,7 +688,7 @@ class DeadlineAdapter(HTTPAdapter):
                     raise DeadlineExceeded(f"the call's deadline passed while reading {response.url}") from exc
                 raise BodyReadError(f"the response was not complete in time ({response.url})",
                                     timed_out=True) from exc  # fmt: skip
-            raise BodyReadError(f"{_as_requests_error(exc)}") from exc
+            raise BodyReadError(f"{plain_reason(exc)} ({response.url})") from exc
         finally:
             response.raw.release_conn()
         return b"".join(chunks)
@@ -637,18 +742,80 @@ def _seconds(timeout: Any) -> float | None:
     return float(timeout)
 
 
-def _as_requests_error(exc: Exception) -> requests.exceptions.RequestException:
-    from urllib3.exceptions import DecodeError, ProtocolError, ReadTimeoutError
+def _chain(exc: BaseException) -> list[BaseException]:
+    """``exc`` and what it wraps: urllib3's ``reason``, exceptions among its ``args``, causes and contexts."""
+    seen: list[BaseException] = []
+    todo: list[BaseException] = [exc]
+    while todo and len(seen) < 20:
+        e = todo.pop(0)
+        if any(e is s for s in seen):
+            continue
+        seen.append(e)
+        reason = getattr(e, "reason", None)
+        nested = [a for a in getattr(e, "args", ()) if isinstance(a, BaseException)]
+        for more in (reason, *nested, e.__cause__, e.__context__):
+            if isinstance(more, BaseException):
+                todo.append(more)
+    return seen
 
-    if isinstance(exc, ReadTimeoutError):
-        return requests.exceptions.ReadTimeout(str(exc))
-    if isinstance(exc, DecodeError):
-        return requests.exceptions.ContentDecodingError(str(exc))
-    if isinstance(exc, ProtocolError):
-        return requests.exceptions.ChunkedEncodingError(str(exc))
-    if isinstance(exc, requests.exceptions.RequestException):
-        return exc
-    return requests.exceptions.ConnectionError(str(exc))
+
+def plain_reason(exc: BaseException) -> str:
+    """Why a connection or a response failed, in a few words of fdkit's own (no urllib3 or requests class names).
+
+    Args:
+        exc: what requests, urllib3 or the socket raised (wrapped any number of times).
+
+    Returns:
+        E.g. ``the connection was reset by the server``, ``connection refused``, ``the response was cut short after
+        10 bytes (89 more expected)``.
+
+    Example:
+        >>> plain_reason(requests.ConnectionError(ProtocolError("Connection aborted.", ConnectionResetError(104, "x"))))
+        'the connection was reset by the server'
+    """
+    import http.client
+    import ssl
+
+    from urllib3.exceptions import ConnectTimeoutError, DecodeError, IncompleteRead, NameResolutionError
+
+    chain = _chain(exc)
+
+    def first(*kinds: type[BaseException]) -> Any:
+        return next((e for e in chain if isinstance(e, kinds)), None)
+
+    if first(ConnectionRefusedError):
+        return "connection refused (nothing listens there; fdkit does not retry a refused connection)"
+    if first(ConnectionResetError):
+        return "the connection was reset by the server"
+    if first(BrokenPipeError, ConnectionAbortedError):
+        return "the server closed the connection while the request was being sent"
+    if first(http.client.RemoteDisconnected):
+        return "the server closed the connection without answering"
+    cut = first(IncompleteRead, http.client.IncompleteRead)
+    if cut is not None:
+        got, more = getattr(cut, "partial", None), getattr(cut, "expected", None)
+        got = len(got) if isinstance(got, bytes | bytearray) else got
+        detail = (
+            f" after {got:,} bytes ({more:,} more expected)" if isinstance(got, int) and isinstance(more, int) else ""
+        )
+        return f"the response was cut short{detail}"
+    if first(NameResolutionError, socket.gaierror):
+        return "the host name could not be resolved"
+    if first(ConnectTimeoutError):
+        return "the connection could not be made in time"
+    if first(ReadTimeoutError, TimeoutError, requests.exceptions.Timeout):
+        return "no answer in time"
+    if first(DecodeError):
+        return "the response body could not be decompressed"
+    tls = first(ssl.SSLError)
+    if tls is not None:
+        return f"the TLS connection failed ({getattr(tls, 'reason', None) or 'handshake'})"
+    if first(ProtocolError, http.client.HTTPException):
+        return "the response was not valid HTTP or was cut short"
+    os_error = next((e for e in chain if isinstance(e, OSError) and getattr(e, "strerror", None)), None)
+    if os_error is not None:
+        return str(os_error.strerror).rstrip(".").lower()
+    return "the connection failed"
 
 
 class OriginBoundAuth:
