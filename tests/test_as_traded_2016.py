@@ -27,7 +27,7 @@ ADJUSTED = SHARED / "data-real" / "prices" / "us_equities_daily_adj_2021_2026.cs
 BASIS = pd.Timestamp("2026-02-25")
 #: the share splits (not spin-offs) among the source's factors, by their ratio being a whole number or its inverse,
 #: or 3/2 or 5/4: written out here rather than taken from the build
-_WHOLE = {2.0, 3.0, 4.0, 5.0, 7.0, 8.0, 10.0, 15.0, 20.0, 1.5, 1.25}
+_WHOLE = {float(n) for n in range(2, 51)} | {1.5, 1.25, 2.5}
 
 pytestmark = pytest.mark.skipif(not RAW.exists(), reason="the shared source folder is not beside the checkout")
 

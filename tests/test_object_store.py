@@ -215,3 +215,15 @@ def test_fdkit_data_may_name_the_store(s3, tmp_path):
     r = subprocess.run([sys.executable, "-m", "fdkit.cli", "lake", "validate"], capture_output=True, text=True,
                        timeout=120, env=env_with({**s3["env"], "FDKIT_DATA": f"s3://{BUCKET}/hive"}))  # fmt: skip
     assert r.returncode == 2 and "give this command a local folder" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_the_latest_bar_projection_of_a_lake_in_a_bucket_is_the_local_one(s3):
+    """A dataset too large to keep whole answers the market snapshot from its projection: in a bucket too (its keys
+    are relative paths; joined to the folder twice they named no file, and the snapshot was empty)."""
+    from fdkit.server.store import Store
+
+    remote, local = Store(f"s3://{BUCKET}/lake"), Store(bundled_data_dir())
+    remote._small = local._small = lambda name: False  # type: ignore[method-assign]
+    got, want = remote.last_traded("prices"), local.last_traded("prices")
+    assert len(got) > 1000
+    pd.testing.assert_frame_equal(got.reset_index(drop=True), want.reset_index(drop=True), check_categorical=False)

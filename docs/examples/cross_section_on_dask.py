@@ -2,7 +2,7 @@
 """A cross-section of a whole lake on a Dask cluster: every day's equal-weight return and return dispersion.
 
 The lake's files are read by Dask's workers directly (Delta tables through their log's live files, plain Parquet
-folders as they are): no fdkit on the workers, no fdkit service in between. A user whose lake has outgrown one
+folders as fdkit's reader lists them): no fdkit on the workers, no fdkit service in between. A user whose lake has outgrown one
 machine runs the same lines against a cluster's scheduler.
 
 Usage::
@@ -32,6 +32,8 @@ import deltalake
 import pandas as pd
 from distributed import Client, LocalCluster
 
+from fdkit.lake.reader import LakeReader
+
 #: the columns read of the prices table
 COLUMNS = ["ticker", "time", "close", "basis"]
 #: a return over a longer gap between two bars is not a daily return (the longest market closure since 1933 was
@@ -41,6 +43,9 @@ MAX_GAP = pd.Timedelta(days=10)
 
 def live_files(lake: str | Path, name: str = "prices") -> list[str]:
     """The files holding dataset ``name`` now: a Delta table's live files (its log says), else the folder's.
+
+    The bundled lake's ``prices`` also has files in an installed data package (fdkit-history's S&P 500 bars of
+    2016-2026): fdkit's reader lists them with the lake's own (on this machine; the workers read the files).
 
     Args:
         lake: the lake's directory.
@@ -52,7 +57,7 @@ def live_files(lake: str | Path, name: str = "prices") -> list[str]:
     path = Path(lake) / name
     if (path / "_delta_log").is_dir():
         return list(deltalake.DeltaTable(str(path)).file_uris())
-    return sorted(str(p) for p in path.rglob("*.parquet"))
+    return sorted(str(p) for p in LakeReader(lake).files(name).files)
 
 
 def ticker_returns(bars: pd.DataFrame) -> pd.DataFrame:

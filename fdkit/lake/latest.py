@@ -322,7 +322,11 @@ def reader_of(root: str | os.PathLike[str], name: str, listing: DatasetFiles) ->
     """
 
     def read(files: list[PurePath], ticker: str | None) -> pd.DataFrame:
-        paths = [listing.base.joinpath(*PurePath(f).parts) if not PurePath(f).is_absolute() else f for f in files]
+        # a file of the listing as it is (an object store's keys are relative: joining them again named no file, so
+        # the projection of a lake in a bucket was empty), else a path below the dataset's folder
+        known = set(listing.files)
+        paths = [PurePath(f) if PurePath(f) in known or PurePath(f).is_absolute() else listing.base.joinpath(
+            *PurePath(f).parts) for f in files]  # fmt: skip
         only = listing.only(paths)
         where = None if ticker is None else {"ticker": ticker}
         df = read_dataset(root, name, columns=READ_COLUMNS, where=where, files=only)
