@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from fdkit.build.common import R2, SEC_PD, norm_ticker, split_factor, tuples
+from fdkit.build.form4_dates import FIRST_SEEN, SEC_2024Q3, with_filing_dates
 from fdkit.build.stage import Context, Provenance, Stage, dataset
 from fdkit.catalog.schema import OWNERSHIP_FORMS
 from fdkit.research.ratios import price_on_or_before
@@ -97,6 +98,8 @@ def build_insiders(
                                                            r.period_of_report)) or r.period_of_report  # fmt: skip
 
     df["filing_date"] = [filing_date(r) for r in tuples(df)]
+    # the EDGAR index dates a filing exactly; a signature date (or the period) is on or before it
+    df["filing_date_kind"] = ["exact" if r.accession in filed_by_accn else "lower_bound" for r in tuples(df)]
 
     def num(c: str) -> pd.Series:
         return pd.to_numeric(df[c], errors="coerce")
@@ -104,7 +107,8 @@ def build_insiders(
     shares = num("shares")
     signed = np.where(df["acquired_disposed"] == "D", -shares, shares)
     after = num("shares_owned_after")
-    common = {"ticker": df["issuer_symbol"], "filing_date": df["filing_date"], "issuer": df["issuer_name"],
+    common = {"ticker": df["issuer_symbol"], "filing_date": df["filing_date"],
+              "filing_date_kind": df["filing_date_kind"], "issuer": df["issuer_name"],
               "name": df["owner_name"], "title": df["officer_title"],
               "is_board_director": df["is_director"].isin(["1", "true", "True"]),
               "security_title": df["security_title"], "accession_number": df["accession"],
@@ -211,13 +215,16 @@ def build_form4_trades(raw: pd.DataFrame, members: pd.DataFrame) -> tuple[pd.Dat
     code = df["transaction_type"].str.strip()
     way = _directions(code, ticker + "|" + df["reporting_owner_cik"], day, shares, after)
     signed = np.where(way < 0, -shares, shares)
-    out = pd.DataFrame({"ticker": ticker, "filing_date": pd.NaT, "issuer": df["issuer_name"],
+    filed = pd.to_datetime(df["filing_date"].replace("", None), errors="coerce") if "filing_date" in df else pd.NaT
+    kind = df["filing_date_kind"].replace("", None) if "filing_date_kind" in df else None
+    accession = df["accession_number"].replace("", None) if "accession_number" in df else None
+    out = pd.DataFrame({"ticker": ticker, "filing_date": filed, "filing_date_kind": kind, "issuer": df["issuer_name"],
                         "name": df["reporting_owner"], "title": df["reporting_owner_position"].replace("", None),
                         "is_board_director": pd.NA, "transaction_date": day, "transaction_shares": signed,
                         "transaction_price_per_share": price, "transaction_value": shares * price,
                         "shares_owned_before_transaction": (after - signed).where(way != 0),
                         "shares_owned_after_transaction": after, "security_title": None,
-                        "transaction_type": code.map(_CODES).fillna(code), "accession_number": None,
+                        "transaction_type": code.map(_CODES).fillna(code), "accession_number": accession,
                         "form_type": "4", "owner_cik": df["reporting_owner_cik"]})  # fmt: skip
     key = ["ticker", "owner_cik", "transaction_date", "transaction_type", "transaction_shares",
            "transaction_price_per_share", "shares_owned_after_transaction"]  # fmt: skip
@@ -251,10 +258,10 @@ def merge_trades(filed: pd.DataFrame, form4: pd.DataFrame) -> tuple[pd.DataFrame
 
     seen = keys(form4).isin(set(keys(filed)))
     filed = filed.assign(filing_date=pd.to_datetime(filed["filing_date"]))
-    filed = filed.sort_values(["ticker", "filing_date", "accession_number"], kind="stable")
-    # no filing date: the service's newest-first order keeps these as stored, so the newest transactions first
-    new = form4[~seen].sort_values(["ticker", "transaction_date", "name"], ascending=[True, False, True], kind="stable")
-    both = pd.concat([filed, new], ignore_index=True).sort_values("ticker", kind="stable")
+    # a ticker's rows newest filing first (undated ones last), then newest transaction, as the service answers
+    both = pd.concat([filed, form4[~seen]], ignore_index=True)
+    order = ["ticker", "filing_date", "transaction_date", "name"]
+    both = both.sort_values(order, ascending=[True, False, False, True], na_position="last", kind="stable")
     return both.reset_index(drop=True), int(seen.sum())
 
 
@@ -331,7 +338,14 @@ def _insiders(ctx: Context) -> dict[str, pd.DataFrame]:
     df = pd.read_csv(ctx.source(FORM345), dtype=str)
     trades, holdings = build_insiders(df, ctx["filings_index"], signature_dates(ctx.glob(RAW_DOCUMENTS)))
     raw = pd.read_csv(ctx.source(FORM4), dtype=str, keep_default_na=False)
-    form4, _ = build_form4_trades(raw, ctx["index_membership"])
+    seen = pd.read_csv(ctx.source(FIRST_SEEN))
+    index = pd.read_csv(ctx.source(SEC_2024Q3), dtype=str)
+    dated = with_filing_dates(raw, seen, index)
+    # an accession the lake's filings list under another company (a Form 4 its filer filed as an owner) is left off
+    theirs = dict(zip(ctx["filings_index"]["accessionNumber"], ctx["filings_index"]["ticker"], strict=True))
+    other = [theirs.get(a, t) != t for a, t in zip(dated["accession_number"], dated["ticker"], strict=True)]
+    dated.loc[other, "accession_number"] = ""
+    form4, _ = build_form4_trades(dated, ctx["index_membership"])
     trades, _ = merge_trades(trades, form4)
     return {"insider_trades": trades, "insider_ownership": holdings}
 
@@ -362,9 +376,15 @@ _PROVENANCE_TRADES = Provenance(
     "symbol than filed. Direction (the table has no acquired/disposed flag): codes A C L M P X acquired, D F S U "
     "disposed; the two-way codes G I J W (4,236 rows) by the owner's previous row (its holding after plus or minus "
     "the shares is this row's) or a holding after below the shares (a disposition)",
-    "the Form 4 table has no filing date, accession number, security title, director flag or derivative table: "
-    "those fields are null on its rows (served after the filed rows of a ticker, newest transaction first; a "
-    "filing-date filter leaves them out); 2,453 rows of two-way codes "
+    "the Form 4 table has no filing date, accession number, security title, director flag or derivative table. "
+    "Filing dates come from data-real-6 (insider-form4-filing-dates, fdkit/build/form4_dates.py): a transaction "
+    "the source's daily run first saw was filed the day before (exact: 209 of 211 equal the SEC's dates), one its "
+    "1-3 month backfills saw was filed by the window's end (upper_bound, a point-in-time date that never looks "
+    "ahead), and the SEC's Form 3/4/5 index of 2024Q3 dates exactly (with the accession where one filing fits) the "
+    "trades of its quarter whose issuer's filings for the day share one date; a date more than 90 days after the "
+    "transaction or before it is not served (implausible); filing_date_kind says which. The first-seen table's "
+    "transactions the Form 4 table lost (overwritten at the source's HEAD) are added. Rows without a date are "
+    "served after the dated ones of a ticker (a filing-date filter leaves them out); 2,453 rows of two-way codes "
     "have no known direction: their shares are positive and shares_owned_before_transaction is null. Coverage is "
     "incomplete (about 15-27k rows a year 2022-2024, fewer after; the source's quarterly files were partly "
     "overwritten); one TMUS row dated 2028-05-24 and a few before 2022 are the source's. CDAY and FLT rows follow "
@@ -397,7 +417,7 @@ INSIDERS = Stage(
     "insiders",
     "Insider trades (Form 4) and holdings (Forms 3 and 5)",
     _insiders,
-    sources=(FORM345, RAW_DOCUMENTS, FORM4),
+    sources=(FORM345, RAW_DOCUMENTS, FORM4, FIRST_SEEN, SEC_2024Q3),
     needs=("filings_index", "index_membership"),
     outputs=(
         dataset("insider_trades", _PROVENANCE_TRADES),

@@ -15,6 +15,7 @@ import pandas as pd
 
 from fdkit.build.common import tuples
 from fdkit.build.concepts import CONCEPTS, INSTANT_FIELDS
+from fdkit.build.form4_dates import filing_dates_by_year
 from fdkit.build.prices import EXCLUDED_PRICES
 from fdkit.build.sp500_bars import as_traded_by_year
 from fdkit.build.stage import Provenance, Stage, StageError
@@ -190,6 +191,7 @@ def write_sources_md(
         lines.append("")
     lines += _coverage(written)
     lines += as_traded_by_year(written["prices"])
+    lines += filing_dates_by_year(written["insider_trades"])
     lines += _member_coverage(written)
     lines += _fill_rates(written)
     lines += _accessions(written)

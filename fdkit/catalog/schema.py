@@ -366,6 +366,10 @@ _SCHEMAS: dict[str, dict[str, str]] = {
     "insider_trades": {
         "ticker": C,
         "filing_date": D,
+        # exact (the EDGAR index, the SEC's Form 3/4/5 data set, a source that saw it the day after), upper_bound
+        # (filed on or before filing_date: a conservative point-in-time date), lower_bound (a signature date),
+        # implausible (the source's date breaks the Form 4 deadline by months: no filing_date served)
+        "filing_date_kind": C,
         "issuer": S,
         "name": S,
         "title": S,
@@ -384,6 +388,7 @@ _SCHEMAS: dict[str, dict[str, str]] = {
     "insider_ownership": {
         "ticker": C,
         "filing_date": D,
+        "filing_date_kind": C,  # as insider_trades'
         "issuer": S,
         "name": S,
         "title": S,
