@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 import requests
 from examples import EXAMPLES
+from lakes import few_insider_trades
 
 import fdkit.server
 from fdkit.catalog import CATALOG
@@ -51,7 +52,7 @@ def _renamed(event: dict, ticker: str) -> dict:
 def landed(tmp_path_factory):
     lake = tmp_path_factory.mktemp("landed") / "lake"
     shutil.copytree(DATA, lake)
-    events = events_from_lake(DATA, since="2023-10-01", until="2024-03-31")
+    events = few_insider_trades(events_from_lake(DATA, since="2023-10-01", until="2024-03-31"))
     new = [_renamed(e, "ZZZQ") for e in events if e["type"].split(".")[0] in STATEMENT_FAMILIES
            and e["data"]["object"].get("ticker") == "GOOGL"]  # fmt: skip
     assert new, "the window has GOOGL filings to re-address"
@@ -176,9 +177,9 @@ def _every_family_events(tmp_path) -> list[dict]:
 
     from fdkit.webhooks.events import EVENT_TYPES
 
-    events = events_from_lake(DATA, since="2023-10-01", until="2024-03-31")
-    events += events_from_lake(DATA, since="2020-01-01", datasets=["insider_trades", "insider_ownership",
-                                                                   "interest_rates", "filing_items"])  # fmt: skip
+    events = few_insider_trades(events_from_lake(DATA, since="2023-10-01", until="2024-03-31"))
+    events += few_insider_trades(events_from_lake(DATA, since="2020-01-01", datasets=[
+        "insider_trades", "insider_ownership", "interest_rates", "filing_items"]))  # fmt: skip
     small = _small_lake(tmp_path / "small")
     # only the families the bundled lake cannot trigger: the small lake's inflation values are made up
     events += events_from_lake(small, datasets=["segmented_financials", "kpi_metrics", "kpi_guidance", "kpi_non_gaap"])

@@ -15,6 +15,7 @@ import orjson
 import pandas as pd
 import pytest
 import requests
+from lakes import few_insider_trades
 
 import fdkit.server
 from fdkit.lake.io import default_data_dir, read_dataset
@@ -39,7 +40,7 @@ WINDOW = ("2023-10-01", "2024-03-31")
 
 @pytest.fixture(scope="module")
 def window_events():
-    return events_from_lake(DATA, since=WINDOW[0], until=WINDOW[1])
+    return few_insider_trades(events_from_lake(DATA, since=WINDOW[0], until=WINDOW[1]))
 
 
 def _post(url, event, secret=SECRET, t=None):
@@ -196,7 +197,7 @@ def test_inflation_and_rates_rules(ref_client, window_events):
 
 
 def test_replay_ids_are_stable(window_events):
-    again = events_from_lake(DATA, since=WINDOW[0], until=WINDOW[1])
+    again = few_insider_trades(events_from_lake(DATA, since=WINDOW[0], until=WINDOW[1]))
     assert [e["id"] for e in again] == [e["id"] for e in window_events]
     assert len({e["id"] for e in window_events}) == len(window_events)
 
@@ -304,8 +305,8 @@ LANDED = (
 def all_events(window_events, small_lake_events):
     """The replay window plus what it lacks: every one of the 18 event types (the bundled lake's insider, rate and
     filing-item events, the small lake's KPI and segment events)."""
-    extra = events_from_lake(DATA, since="2020-01-01", datasets=["insider_trades", "insider_ownership",
-                                                                 "interest_rates", "filing_items"])  # fmt: skip
+    extra = few_insider_trades(events_from_lake(DATA, since="2020-01-01", datasets=[
+        "insider_trades", "insider_ownership", "interest_rates", "filing_items"]))  # fmt: skip
     events = window_events + extra + small_lake_events
     assert {e["type"] for e in events} == set(EVENT_TYPES)
     return events
