@@ -23,6 +23,17 @@ from fdkit.errors import suggest
 __all__ = ["main"]
 
 
+def _announce(args: argparse.Namespace, names: list[str], data: str | os.PathLike[str], port: int,
+              first_key: str | None) -> None:  # fmt: skip
+    """The startup lines of ``fdkit serve``: the lake, the data packages' datasets, a generated key."""
+    print(f"fdkit serve: {len(names)} datasets from {data} on http://{args.host}:{port}"
+          f"{f' ({args.workers} worker processes)' if args.workers > 1 else ''}", file=sys.stderr)  # fmt: skip
+    for line in _package_lines(data):
+        print(f"fdkit serve: {line}", file=sys.stderr)
+    if not args.keys and not os.environ.get("FDKIT_SERVER_KEYS"):
+        print(f"fdkit serve: no keys configured; generated key: {first_key}", file=sys.stderr)
+
+
 def _serve(args: argparse.Namespace) -> int:
     import socket
 
@@ -59,12 +70,7 @@ def _serve(args: argparse.Namespace) -> int:
         raise _UsageError(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}") from None
     port = sock.getsockname()[1]
     public = args.public_url or f"http://{args.host}:{port}"
-    print(f"fdkit serve: {len(names)} datasets from {data} on http://{args.host}:{port}"
-          f"{f' ({args.workers} worker processes)' if args.workers > 1 else ''}", file=sys.stderr)  # fmt: skip
-    for line in _package_lines(data):
-        print(f"fdkit serve: {line}", file=sys.stderr)
-    if not args.keys and not os.environ.get("FDKIT_SERVER_KEYS"):
-        print(f"fdkit serve: no keys configured; generated key: {keys.first}", file=sys.stderr)
+    _announce(args, names, data, port, keys.first)
     # keep-alive connections idle for 5 s are closed; headers are capped by the HTTP parser (httptools/h11); a
     # connection that does not send a whole request head within FDKIT_HEADER_TIMEOUT (10 s) is closed
     common = {"log_level": args.log_level, "access_log": False, "timeout_keep_alive": 5,

@@ -192,7 +192,7 @@ class LakeReader:
         wanted = None if columns is None else list(dict.fromkeys([*columns, *(where or {})]))
         if files is None and self.extensions:  # a data package's rows of a bundled dataset are read with it
             listing = self.files(name)
-            files = listing if len(listing.files) > len(DatasetFiles.of(self.home(name), name).files) else None
+            files = listing if any(not f.is_relative_to(listing.base) for f in listing.files) else None
         df = rows_where(read_dataset(self.home(name), name, schema=schema, columns=wanted, where=where, files=files),
                         where)  # fmt: skip
         if columns is not None:
