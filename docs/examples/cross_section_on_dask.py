@@ -2,8 +2,8 @@
 """A cross-section of a whole lake on a Dask cluster: every day's equal-weight return and return dispersion.
 
 The lake's files are read by Dask's workers directly (Delta tables through their log's live files, plain Parquet
-folders as fdkit's reader lists them): no fdkit on the workers, no fdkit service in between. A user whose lake has outgrown one
-machine runs the same lines against a cluster's scheduler.
+folders as fdkit's reader lists them): no fdkit on the workers, no fdkit service in between. A user whose lake has
+outgrown one machine runs the same lines against a cluster's scheduler.
 
 Usage::
 
