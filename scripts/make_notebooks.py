@@ -405,7 +405,8 @@ NOTEBOOKS: dict[str, list[tuple[str, str]]] = {
         (
             "md",
             "# Webhooks: receive events and watch the lake update\n\nA receiver lands signed events into "
-            "a lake exactly once; here the service replays a window of its reference data to it.",
+            "a lake exactly once; here the service replays a window of its reference data to it (ten days of 2024 "
+            "around Apple's 10-K and a Fed decision).",
         ),
         (
             "code",
@@ -419,12 +420,12 @@ NOTEBOOKS: dict[str, list[tuple[str, str]]] = {
         ),
         (
             "code",
-            'events = events_from_lake(default_data_dir(), since="2024-10-01", until="2024-12-31")\n'
+            'events = events_from_lake(default_data_dir(), since="2024-10-30", until="2024-11-08")\n'
             'pd.Series([e["type"] for e in events]).value_counts()',
         ),
         (
             "code",
-            'report = deliver(events[:40], [Destination(receiver.base_url + "/hook", secret)])\n'
+            'report = deliver(events[:10], [Destination(receiver.base_url + "/hook", secret)])\n'
             'print(len(report.acked), "acknowledged")\nread_landed(lake, "income_statements")'
             '[["ticker", "report_period", "period", "revenue"]]',
         ),
