@@ -203,6 +203,30 @@ def test_the_embedded_default_answers_bulk_requests_in_process_with_the_same_fra
         embedded.request_bundle(CATALOG["price_history"], {"end_date": "2008-13-01"}, ["LEH"])
 
 
+@pytest.mark.parametrize(("name", "tickers", "q"), [
+    ("prices", ["AAPL", "SPY", "MSFT", "LEH", "NOPE"], {"interval": "day", "start_date": "2015-06-01",
+                                                        "end_date": "2024-06-30", "adjusted": True}),
+    ("prices", ["AAPL", "SPY", "MSFT", "NOPE"], {"interval": "minute", "start_date": "2014-06-05",
+                                                 "end_date": "2014-06-06"}),
+    ("prices", ["AAPL", "SPY", "MSFT", "NOPE"], {"interval": "week", "interval_multiplier": 2,
+                                                 "start_date": "2016-01-01", "end_date": "2016-12-31"}),
+    ("prices", ["AAPL", "XOM", "JPM"], {"interval": "day", "start_date": "2024-06-24", "end_date": "2024-06-28",
+                                        "limit": 2}),
+    ("crypto_prices", ["BTC-USD", "ETH-USD", "NOPE-USD"], {"interval": "day", "start_date": "2021-01-01",
+                                                           "end_date": "2021-03-31"}),
+])  # fmt: skip
+def test_bars_in_bulk_are_each_tickers_own_bars(ref_server, tmp_path, name, tickers, q):
+    """Daily bars adjusted or as traded, minute bars (a ticker with days but no minutes: an empty part), bars
+    aggregated by the handler, a limit per ticker, crypto: the bulk route's frame is one request per ticker's."""
+    many, one = _pair(ref_server, tmp_path)
+    a = getattr(fdkit, name)(tickers, **q, errors="ignore", client=many)
+    b = getattr(fdkit, name)(tickers, **q, errors="ignore", client=one)
+    assert many.speaks_bundles() and bulk.uses_bulk(many, CATALOG[name], len(tickers))
+    assert tickers[0] in set(a.index.get_level_values("ticker"))
+    pd.testing.assert_frame_equal(a, b, check_categorical=True)
+    assert a.attrs == b.attrs
+
+
 def test_tickers_are_taken_as_their_own_requests_take_them(ref_server, tmp_path):
     """Stray spaces and case are one ticker; a ticker the parameter refuses is its own 400, not the call's."""
     many, one = _pair(ref_server, tmp_path)

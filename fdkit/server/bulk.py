@@ -9,9 +9,11 @@ applied per ticker, or its error (404 for a ticker the lake does not know).
 
 Endpoints answered by the generic handler (statements, price history, insider trades, ...) read every ticker's
 rows in one scan (the row groups whose statistics may hold one of them), filter and order them once, and cut the
-result into per-ticker parts; an endpoint with a handler of its own (``/prices``) is answered ticker by ticker by
-that handler, in process. Either way an entry is what the ticker's own request answers (tested endpoint by
-endpoint against the one-ticker route).
+result into per-ticker parts; so do bars at their own interval (``/prices`` daily or minute), as the bars'
+handler cuts them. Other queries of an endpoint with a handler of its own (bars aggregated by week) are answered
+ticker by ticker by that handler, in process, from one read of a hundred tickers' rows at a time
+(:meth:`fdkit.server.store.Store.reading_together`). Either way an entry is what the ticker's own request answers
+(tested endpoint by endpoint against the one-ticker route).
 
 Only endpoints of flat records keyed by ``ticker`` have the route (:func:`bulk_endpoint`); it is advertised with
 the Arrow format (``X-Fdkit-Formats``), so only fdkit's own clients use it.
@@ -34,6 +36,7 @@ import pyarrow.compute as pc
 
 from fdkit.catalog.endpoints import Endpoint
 from fdkit.errors import FdkitError, LakeError, without_backtrace
+from fdkit.frames.basis import as_traded
 from fdkit.frames.bundle import Written
 from fdkit.frames.typed import PART_COMPRESSION, arrow_rows, part_bytes, part_of_rows, records_of, response_part
 from fdkit.server import handlers
@@ -48,6 +51,8 @@ __all__ = ["BULK_PREFIX", "MAX_BULK_TICKERS", "bulk_endpoint", "bulk_entries"]
 BULK_PREFIX = "/bulk"
 #: the most tickers one bulk request may name (a client sends larger lists in several requests)
 MAX_BULK_TICKERS = 2000
+#: an endpoint with a handler of its own reads this many tickers' rows in one scan (memory: their whole histories)
+READ_TOGETHER = 100
 
 
 def bulk_endpoint(ep: Endpoint) -> bool:
@@ -74,9 +79,16 @@ def bulk_entries(store: Store, ep: Endpoint, query: dict[str, Any], tickers: lis
     """
     if not tickers:
         return
+    if handlers.bars_at_own_interval(ep, query):
+        yield from _bar_entries(store, ep, query, tickers, whole_range, compression)
+        return
     if ep.name in handlers._HANDLERS:
-        for ticker in tickers:
-            yield ticker, _own_handler_entry(store, ep, {**query, "ticker": ticker}, whole_range, compression)
+        source = handlers.rows_source(ep, query)
+        for at in range(0, len(tickers), READ_TOGETHER):
+            chunk = tickers[at : at + READ_TOGETHER]
+            with store.reading_together(source, chunk):  # one scan for the chunk, not one a ticker
+                for ticker in chunk:
+                    yield ticker, _own_handler_entry(store, ep, {**query, "ticker": ticker}, whole_range, compression)
         return
     yield from _generic_entries(store, ep, query, tickers, whole_range, compression)
 
@@ -155,6 +167,46 @@ def _generic_entries(store: Store, ep: Endpoint, query: dict[str, Any], tickers:
             hi = min(hi, lo + limit)
         consts = {**fill, "ticker": t} if "ticker" in fill else fill
         yield t, part_bytes((table.slice(lo, hi - lo), hi - lo, consts), compression)
+
+
+def _bar_entries(store: Store, ep: Endpoint, query: dict[str, Any], tickers: list[str], whole_range: bool,
+                 compression: str | None) -> Iterator[Written]:  # fmt: skip
+    """Bars at their own interval (daily, minute) of many tickers from one read, as :func:`handlers.prices` cuts them.
+
+    The handler's data path per ticker: its bars (as traded unless ``adjusted``), sorted by time, the range
+    ``[start, midnight after end)`` of them, ``time_milliseconds`` beside ``time``. Here one read of every ticker's
+    bars, one filter, one stable sort by (ticker, time) and one Arrow table, sliced per ticker.
+    """
+    dataset, source = handlers._dataset(ep), handlers.rows_source(ep, query)
+    rows = store.rows_of_many(source, tickers)
+    codes, names = _ticker_codes(rows)
+    present = {names[c] for c in np.unique(codes).tolist() if c < len(names)}
+    lo, hi = handlers._midnight_ns(query["start_date"]), handlers._midnight_ns(query["end_date"], days_after=1)
+    stamps = handlers.time_ns(rows["time"]) if len(rows) else np.zeros(0, np.int64)
+    keep = (stamps >= lo) & (stamps < hi)
+    if not query.get("adjusted") and "basis" in rows.columns:
+        keep &= as_traded(rows["basis"]).to_numpy(dtype=bool)
+    rows, codes, stamps = rows[keep], codes[keep], stamps[keep]
+    order = np.lexsort((stamps, codes))
+    rows, codes, stamps = rows.iloc[order], codes[order], stamps[order]
+    rows = rows.assign(time_milliseconds=pd.array(stamps // 1_000_000, dtype="Int64"))
+    _, fill = records_of(ep, {**query, "ticker": tickers[0]}, {"ticker": tickers[0], ep.response_key: []})
+    table = part_of_rows(ep, rows, fill)[0]
+    if compression:
+        table = _dictionaries(table)
+    starts = np.searchsorted(codes, np.arange(len(names)), side="left")
+    stops = np.searchsorted(codes, np.arange(len(names)), side="right")
+    where = {name: (int(a), int(b)) for name, a, b in zip(names, starts, stops, strict=True)}
+    limit = _limit(ep, query, whole_range)
+    for t in tickers:
+        if t not in present and not (source != dataset and store.has(dataset, t)):
+            yield t, _error(NotFound(f"Ticker {t} not found"))
+            continue
+        a, b = where.get(t, (0, 0))
+        if limit is not None:
+            b = min(b, a + limit)
+        consts = {**fill, "ticker": t} if "ticker" in fill else fill
+        yield t, part_bytes((table.slice(a, b - a), b - a, consts), compression)
 
 
 def _dictionaries(table: pa.Table, most: int = 64) -> pa.Table:

@@ -129,6 +129,20 @@ def _dataset(ep: Endpoint) -> str:
     return ep.dataset
 
 
+def rows_source(ep: Endpoint, q: dict[str, Any]) -> str:
+    """The dataset whose rows of one ticker an endpoint's handler reads for query ``q`` (bars: by interval).
+
+    Example:
+        >>> from fdkit.catalog.endpoints import get
+        >>> rows_source(get("prices"), {"interval": "minute"}), rows_source(get("prices"), {"interval": "day"})
+        ('prices_minute', 'prices')
+    """
+    dataset = _dataset(ep)
+    if ep.name in ("prices", "crypto_prices") and q.get("interval") == "minute":
+        return f"{dataset}_minute"
+    return dataset
+
+
 def _date_col(ep: Endpoint) -> str | None:
     dates = [c for c in ep.index if SCHEMAS.get(ep.schema or "", {}).get(c) in ("date", "datetime")]
     return dates[-1] if dates else None
@@ -298,7 +312,7 @@ def prices(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
     if start > end:
         raise ParamError(f"start_date {start} is after end_date {end}")
     dataset = _dataset(ep)
-    source = f"{dataset}_minute" if interval == "minute" else dataset
+    source = rows_source(ep, q)
     if ticker not in store.groups(dataset) and ticker not in store.groups(source):
         raise NotFound(f"Ticker {ticker} not found")
     traded = not q.get("adjusted")  # the documents' bars have numbers in open..close: as-traded bars unless asked
@@ -339,6 +353,29 @@ def _midnight_ns(day: str, days_after: int = 0) -> int:
     if d > np.datetime64("2261-12-31"):
         return int(bound.max)
     return int(d.astype("datetime64[ns]").astype("int64"))
+
+
+def bars_at_own_interval(ep: Endpoint, q: dict[str, Any]) -> bool:
+    """Whether a query of bars asks for them at their own interval (daily or minute bars, a valid range).
+
+    Such a query aggregates nothing: its answer is a range of the ticker's sorted bars.
+
+    Example:
+        >>> from fdkit.catalog.endpoints import get
+        >>> q = {"interval": "day", "start_date": "2024-01-02", "end_date": "2024-01-05"}
+        >>> bars_at_own_interval(get("prices"), q), bars_at_own_interval(get("prices"), {**q, "interval": "week"})
+        (True, False)
+    """
+    if ep.name not in ("prices", "crypto_prices") or q.get("start_date", "") > q.get("end_date", ""):
+        return False
+    return (q.get("interval"), int(q.get("interval_multiplier") or 1)) in {("day", 1), ("minute", 1)}
+
+
+def time_ns(when: pd.Series) -> np.ndarray:
+    """A time column as int64 nanoseconds since the epoch, UTC (a copy: the caller may change it)."""
+    if isinstance(when.dtype, pd.DatetimeTZDtype):
+        when = when.dt.tz_convert("UTC").dt.tz_localize(None)
+    return when.to_numpy(dtype="datetime64[ns]").view("int64").copy()
 
 
 def answers_at_once(store: Store, ep: Endpoint, q: dict[str, Any]) -> bool:
