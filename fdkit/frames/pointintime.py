@@ -85,7 +85,7 @@ def attach_filing_times(df: pd.DataFrame) -> pd.DataFrame:
         >>> FILED_ATTR in attach_filing_times(df).attrs
         True
     """
-    if "filing_date" in df.columns and df.index.is_unique:
+    if "filing_date" in df.columns and not df.index.duplicated().any():  # (is_unique hashes a MultiIndex's tuples)
         cols = [c for c in _COLUMNS if c in df.columns]
         df.attrs[FILED_ATTR] = FilingTimes(df[cols].copy())
     return df

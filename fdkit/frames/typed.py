@@ -277,6 +277,32 @@ def as_written(part: Part) -> Part:
     return _widened(table), n, consts
 
 
+def _all_as_written(parts: Sequence[Part]) -> list[Part]:
+    """:func:`as_written` of many parts, the columns to convert found once per layout (a bulk answer has one).
+
+    Example:
+        >>> table = pa.table({"basis": pa.array(["as_traded"]).dictionary_encode(), "x": [1.0]})
+        >>> [str(t) for t in _all_as_written([(table, 1, {}), (table, 1, {})])[1][0].schema.types]
+        ['string', 'double']
+    """
+    out: list[Part] = []
+    schema: pa.Schema | None = None
+    casts: list[tuple[int, pa.Field]] = []
+    for table, n, consts in parts:
+        if schema is None or not table.schema.equals(schema, check_metadata=True):
+            schema, casts = table.schema, []
+            for i, field in enumerate(schema):
+                own = (field.metadata or {}).get(_OWN_TYPE)
+                if pa.types.is_dictionary(field.type):
+                    casts.append((i, pa.field(field.name, field.type.value_type)))
+                elif own is not None and own.decode() in _WIDE:
+                    casts.append((i, pa.field(field.name, _WIDE[own.decode()], field.nullable)))
+        for i, field in casts:
+            table = table.set_column(i, field, table.column(i).cast(field.type))
+        out.append((table, n, consts))
+    return out
+
+
 #: the field metadata naming a column's own type where a compressed part holds it narrower (read back wide)
 _OWN_TYPE = b"fdkit.type"
 _WIDE = {"timestamp[ns]": pa.timestamp("ns"), "double": pa.float64(), "int64": pa.int64()}
@@ -336,12 +362,13 @@ def _assemble(parts: Sequence[Part], columns: Mapping[str, str]) -> pd.DataFrame
     if not parts:
         return _to_pandas(_arrow_table([], columns), columns)
     extras: dict[str, pa.DataType] = {}
-    for table, _, _ in parts:
-        for f in table.column_names:
+    layouts = {tuple(t.column_names): t.schema for t, _, _ in parts}  # a bulk answer's thousand parts: one layout
+    for names, schema in layouts.items():
+        for f in names:
             if f not in columns:
-                extras.setdefault(f, table.schema.field(f).type)
+                extras.setdefault(f, schema.field(f).type)
     order = [*columns, *extras]
-    if len({tuple(t.column_names) for t, _, _ in parts}) > 1:  # mixed payloads: constants become columns
+    if len(layouts) > 1:  # mixed payloads: constants become columns
         tables = []
         for table, n, consts in parts:
             for f, v in consts.items():
@@ -356,8 +383,11 @@ def _assemble(parts: Sequence[Part], columns: Mapping[str, str]) -> pd.DataFrame
     df = _to_pandas(table, {f: t for f, t in columns.items() if f in table.column_names})
     for field in [f for f in columns if f not in table.column_names]:
         if columns[field] == "category":  # the ticker: codes into one category per response, no per-row work
-            cats = pd.Index(sorted({str(c[field]) for _, c in const_rows}), dtype=STRING_DTYPE)
-            codes = np.concatenate([np.full(n, cats.get_loc(str(c[field])), dtype=np.int32) for n, c in const_rows])
+            labels = [str(c[field]) for _, c in const_rows]
+            cats = pd.Index(sorted(set(labels)), dtype=STRING_DTYPE)
+            position = {label: i for i, label in enumerate(cats)}
+            codes = np.repeat(np.array([position[label] for label in labels], dtype=np.int32),
+                              [n for n, _ in const_rows])  # fmt: skip
             df[field] = pd.Categorical.from_codes(codes, categories=cats)
         else:
             values = [c[field] for n, c in const_rows for _ in range(n)]
@@ -684,7 +714,7 @@ def frame_from_parts(endpoint: str | Endpoint, parts: Sequence[Part], params: Ma
     fast = _series_frame(ep, parts, columns, params, consume=consume and isinstance(parts, list))
     if fast is not None:
         return fast
-    return _finish(ep, _assemble([as_written(p) for p in parts], columns), params)
+    return _finish(ep, _assemble(_all_as_written(parts), columns), params)
 
 
 def _series_frame(ep: Endpoint, parts: Sequence[Part], columns: Mapping[str, str], params: Mapping[str, Any], *,
