@@ -437,7 +437,9 @@ def _source_returns(symbols: list[str]) -> pd.DataFrame:
 def test_every_reviewed_move_is_in_the_lake_and_in_an_independent_source():
     """A reviewed move is one that happened: a file the lake's bars do not come from prints it (within 2 points), and
     the lake still holds it. (Its size is checked, not its cause.)"""
-    from fdkit.lake.validate import MOVE_LIMIT, REVIEWED_MOVES
+    from fdkit.lake.validate import MOVE_LIMIT, reviewed_moves
+
+    REVIEWED_MOVES = reviewed_moves()
 
     tickers = sorted({t for t, _ in REVIEWED_MOVES})
     p = LakeReader(DATA).read("prices", columns=["ticker", "time", "close"])  # with fdkit-history's rows

@@ -3,8 +3,9 @@
 ``fdkit lake validate`` asks every move beyond the lake's limit for an explanation: an earnings release, a
 distribution, or a reviewed reason. Most moves of the S&P 500 members of 2016-2026 (the 2020 crash, results days)
 are printed by Stooq's adjusted closes too (``data-real-5``, files the lake's bars do not come from): such a move
-happened, whatever its cause. This module finds them and writes them to ``fdkit/lake/confirmed_moves.csv`` (the
-reviewed-facts table :mod:`fdkit.lake.validate` reads), one row per move with its evidence: the file and its move.
+happened, whatever its cause. This module finds them and writes them as ``price_move`` rows of the reviewed-facts
+table (:mod:`fdkit.lake.reviewed`, which :mod:`fdkit.lake.validate` reads) under its own name as ``reviewed_by``,
+one row per move with its evidence: the file and its move (:func:`as_reviewed_facts`).
 
 Example:
     >>> t = pd.to_datetime(["2020-03-13", "2020-03-16"]).tz_localize("UTC")
@@ -22,10 +23,10 @@ from pathlib import Path
 
 import pandas as pd
 
-__all__ = ["CONFIRMED_CSV", "STOOQ", "confirmed", "moves", "printed_returns", "symbols_of"]
+__all__ = ["REVIEWER", "STOOQ", "as_reviewed_facts", "confirmed", "moves", "printed_returns", "symbols_of"]
 
-#: the table the validator reads (package data of fdkit)
-CONFIRMED_CSV = Path(__file__).resolve().parents[1] / "lake" / "confirmed_moves.csv"
+#: the ``reviewed_by`` of the rows this module writes (it rewrites those alone)
+REVIEWER = "fdkit.build.confirmed_moves"
 #: Stooq's split- and dividend-adjusted closes of the S&P 1500 ever-members (Kaggle CC0 and stooq.com)
 STOOQ = ("data-real-5/prices/stooq_kaggle_sp1500_daily_adj_2005_2017.parquet",
          "data-real-5/prices/stooq_sp1500_daily_adj_2017_2025.parquet")  # fmt: skip
@@ -96,3 +97,24 @@ def confirmed(bars: pd.DataFrame, printed: pd.DataFrame, symbols: Mapping[str, s
                          "source": str(agree["source"].iloc[0]), "source_move": theirs})  # fmt: skip
     cols = ["ticker", "day", "move", "source", "source_move"]
     return pd.DataFrame(rows, columns=cols).sort_values(["ticker", "day"]).reset_index(drop=True)
+
+
+def as_reviewed_facts(found: pd.DataFrame, reviewed_on: str) -> pd.DataFrame:
+    """:func:`confirmed`'s moves as ``price_move`` rows of the reviewed-facts table (:mod:`fdkit.lake.reviewed`).
+
+    Example:
+        >>> found = pd.DataFrame({"ticker": ["X"], "day": ["2020-03-16"], "move": [-0.3],
+        ...                       "source": ["stooq.parquet"], "source_move": [-0.29]})
+        >>> as_reviewed_facts(found, "2026-12-02").iloc[0][["value", "reason"]].tolist()
+        ['-0.3000', '-30%, printed by stooq.parquet too (-29%)']
+    """
+    move, theirs = found["move"].astype(float), found["source_move"].astype(float)
+    return pd.DataFrame({
+        "kind": "price_move", "ticker": found["ticker"].astype(str), "start_date": found["day"].astype(str),
+        "end_date": "", "cik": "", "value": [f"{m:+.4f}" for m in move],
+        "reason": [f"{m:+.0%}, printed by {s} too ({t:+.0%})" for m, s, t in zip(move, found["source"], theirs,
+                                                                                  strict=True)],
+        "evidence": [f"data-real-5/prices/{s}: {t:+.4f} that day" for s, t in zip(found["source"], theirs,
+                                                                                   strict=True)],
+        "reviewed_by": REVIEWER, "reviewed_on": reviewed_on,
+    })  # fmt: skip

@@ -22,6 +22,7 @@ Example:
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import re
 import sys
 from collections.abc import Sequence
@@ -32,13 +33,14 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from fdkit.build.confirmed_moves import CONFIRMED_CSV, STOOQ, confirmed, printed_returns, symbols_of
+from fdkit.build import confirmed_moves as moves
 from fdkit.build.driver import run_stage
 from fdkit.build.history_stage import DELISTINGS, PRICE_HISTORY, PROVENANCE
 from fdkit.build.pipeline import ROOT, source_roots
 from fdkit.build.prices import EXCLUDED_PRICES, sp500_identity
 from fdkit.build.sp500_bars import SP500_BARS
 from fdkit.lake.io import read_dataset, write_dataset
+from fdkit.lake.reviewed import replace_rows
 
 __all__ = ["MARK_BEGIN", "MARK_END", "coverage", "coverage_markdown", "main", "write_history"]
 
@@ -294,13 +296,14 @@ def main(argv: list[str] | None = None) -> int:
     # the moves beyond the lake's limit on the added days that Stooq prints too: the validator's reviewed table
     union = pd.concat([bundled[["ticker", "time", "close"]], added[["ticker", "time", "close"]]], ignore_index=True)
     union = union[union["ticker"].astype(str).isin(set(added["ticker"]))]
-    syms = symbols_of(set(added["ticker"]), inputs["index_membership"])
+    syms = moves.symbols_of(set(added["ticker"]), inputs["index_membership"])
     roots = source_roots(Path(args.source))
-    paths = {rel: roots[rel.split("/", 1)[0]] / rel.split("/", 1)[1] for rel in STOOQ}
-    found = confirmed(union, printed_returns(paths, set().union(*syms.values())), syms)
+    paths = {rel: roots[rel.split("/", 1)[0]] / rel.split("/", 1)[1] for rel in moves.STOOQ}
+    found = moves.confirmed(union, moves.printed_returns(paths, set().union(*syms.values())), syms)
     days = set(zip(added["ticker"].astype(str), added["time"].dt.strftime("%Y-%m-%d"), strict=True))
     found = found[[k in days for k in zip(found["ticker"], found["day"], strict=True)]]
-    found.to_csv(CONFIRMED_CSV, index=False)
+    today = dt.date.today().isoformat()  # (a move found again keeps the day it was first found)
+    replace_rows(moves.as_reviewed_facts(found, today), moves.REVIEWER)
     months = pd.date_range("2005-01-31", "2025-06-30", freq="ME").strftime("%Y-%m-%d").tolist()
     cov = coverage(history[["ticker", "date"]], inputs["index_membership"], months)
     section = coverage_markdown(cov, result["history_rejects"]) + prices_markdown(added, identity)

@@ -31,7 +31,7 @@ from fdkit.frames.basis import as_traded, split_like
 from fdkit.frames.names import same_name
 from fdkit.frames.neighbours import neighbour_median
 from fdkit.lake.reader import LakeReader
-from fdkit.lake.reviewed_moves import SP400_REVIEWED, SP500_2016_REVIEWED
+from fdkit.lake.reviewed import reviewed_facts
 from fdkit.research.sessions import EASTERN, edgar_filing_date
 
 __all__ = ["INVARIANTS", "Invariant", "Result", "UnreadableDataset", "validate", "format_report"]
@@ -649,123 +649,21 @@ def _market_cap(lake: Lake) -> pd.DataFrame:
 # ------------------------------------------------------------------------------------------------------------------
 # prices
 # ------------------------------------------------------------------------------------------------------------------
-#: the reason of a reviewed move whose cause no stored source names
-_TWO_SOURCES = (
-    " as traded in pystock's raw closes and in Stooq's adjusted closes alike; its cause is in no stored source"
-)
+def reviewed_moves() -> dict[tuple[str, str], str]:
+    """The reviewed moves' reasons by (ticker, day): the reviewed-facts table's ``price_move`` rows, as it is now.
 
-#: daily moves beyond +/-25% that really happened (ticker, date of the bar) without a corporate action of the
-#: lake's own (splits, distributions) or an earnings release of its earnings dataset on the day or the session
-#: before; each move confirmed by a file the lake's bars do not come from (tests/test_reference_data.py), its cause as
-#: public record gives it where no stored source does
-# fmt: off
-_REVIEWED = (
-    ("ADT_2016", "2016-02-16",
-        "+48% on Apollo's agreed cash acquisition at $42 a share (announced 2016-02-15, a market holiday)"),
-    ("ALTR_2015", "2015-03-27", "+28% on the report that Intel was in talks to acquire Altera"),
-    ("AMD", "2005-01-11", "-26% on its warning of lower flash-memory (Spansion) revenue"),
-    ("AMZN", "2007-04-25",
-        "+27% after its Q1 results released (8-K Item 2.02 of 2007-04-24 in the earnings-dates source)"),
-    ("AMZN", "2009-10-23",
-        "+27% after its Q3 results released (8-K Item 2.02 of 2009-10-22 in the earnings-dates source)"),
-    ("ARG", "2015-11-17", "+29% on Air Liquide's agreed cash acquisition of Airgas"),
-    ("ATI", "2017-01-24", "+31%;" + _TWO_SOURCES),
-    ("BAC", "2008-10-07",
-        "-26% after its Q3 results, dividend cut and $10bn share offering (8-K Item 2.02 of 2008-10-06); SPY "
-        "-6.2%"),
-    ("BAC", "2008-11-24", "+27% on the day of Citigroup's rescue; SPY +5.8%"),
-    ("BAC", "2009-01-20",
-        "-29% after its Q4 results and the Merrill Lynch losses (8-K Item 2.02 of 2009-01-16); SPY -5.3%"),
-    ("BAC", "2009-01-21", "+31% the day after; SPY +4.3%"),
-    ("BAC", "2009-02-06", "+27% in the bank rally ahead of the Treasury's rescue plan; SPY +2.9%"),
-    ("BAC", "2009-02-27", "-26% on the day of Citigroup's government stake; SPY -2.1%"),
-    ("BAC", "2009-03-10", "+28% after Citigroup said it was profitable in 2009; SPY +5.9%"),
-    ("BAC", "2009-03-23", "+26% on the Treasury's toxic-asset (PPIP) plan; SPY +7.3%"),
-    ("BAC", "2009-04-09", "+35% after Wells Fargo's record-profit preannouncement; SPY +4.0%"),
-    ("BLDR", "2015-04-13", "+68% on the announced acquisition of ProBuild"),
-    ("CAG", "2016-11-10",
-        "-28% as the Lamb Weston spin-off went ex (one LW share per three CAG shares); no stored source "
-        "values it, so the lake records no distribution"),
-    ("CAM", "2015-08-26", "+41% on Schlumberger's agreed acquisition of Cameron"),
-    ("CB_2016", "2015-07-01", "+26% on ACE's agreed acquisition of the Chubb Corporation"),
-    ("CHK", "2016-02-08", "-33% on the report that it had hired restructuring lawyers"),
-    ("CHK", "2016-03-03", "+26% in the energy rally of early March 2016;" + _TWO_SOURCES),
-    ("CHK", "2016-04-12", "+34% in the energy rally of April 2016;" + _TWO_SOURCES),
-    ("DNR", "2016-03-02", "+28% in the distressed-energy rally of early March 2016"),
-    ("DNR", "2016-03-04", "+53% in the distressed-energy rally of early March 2016 (volume 55M, twice the day before)"),
-    ("DNR", "2016-03-08", "-39%, taking back part of the early-March rally"),
-    ("DNR", "2016-04-12", "+26% in the energy rally of April 2016;" + _TWO_SOURCES),
-    ("DNR", "2016-11-30", "+34% on OPEC's agreement to cut production"),
-    ("DXCM", "2017-01-13", "+26% on Medicare's coverage of its G5 continuous glucose monitor"),
-    ("ENDP", "2016-05-06", "-39% on its Q1 results and lowered guidance"),
-    ("FCX", "2015-08-27", "+29%;" + _TWO_SOURCES),
-    ("FOSL", "2015-11-13", "-36% after its Q3 results and guidance"),
-    ("FOSL", "2016-02-17", "+29% after its Q4 results"),
-    ("FOSL", "2016-05-11", "-29% after its Q1 results"),
-    ("GAS", "2015-08-24", "+28% on the Southern Company's agreed acquisition of AGL Resources"),
-    ("GMCR", "2015-08-06", "-30% after its Q3 results and lowered outlook"),
-    ("GMCR", "2015-12-07", "+72% on JAB Holding's agreed cash acquisition of Keurig Green Mountain at $92 a share"),
-    ("GNW", "2016-08-03", "+28%;" + _TWO_SOURCES),
-    ("HAR", "2016-11-14", "+25% on Samsung's agreed cash acquisition of Harman"),
-    ("INTC", "2024-08-02",
-        "-26% after its Q2 2024 results, guidance cut, 15% job cuts and suspended dividend (released 2024-08-01 after "
-        "the close)"),
-    ("JPM", "2009-01-21", "+25% in the bank rally; SPY +4.3%"),
-    ("KRFT", "2015-03-25", "+36% on the agreed merger with H. J. Heinz and its special dividend"),
-    ("LLTC", "2016-07-26", "+29% on Analog Devices' agreed acquisition of Linear Technology"),
-    ("META", "2013-07-25",
-        "+30% after its Q2 results released (8-K Item 2.02 of 2013-07-24 in the earnings-dates source)"),
-    ("META", "2022-02-03",
-        "-26% after its Q4 results released (8-K Item 2.02 of 2022-02-02 in the earnings-dates source)"),
-    ("NFLX", "2004-07-16", "-28% after its Q2 results"),
-    ("NFLX", "2004-10-15",
-        "-41% after its Q3 results released (8-K Item 2.02 of 2004-10-14 in the earnings-dates source)"),
-    ("NFLX", "2011-10-25",
-        "-35% after its Q3 results released (8-K Item 2.02 of 2011-10-24 in the earnings-dates source)"),
-    ("NFLX", "2012-07-25",
-        "-25% after its Q2 results released (8-K Item 2.02 of 2012-07-24 in the earnings-dates source)"),
-    ("NFLX", "2013-01-24",
-        "+42% after its Q4 results released (8-K Item 2.02 of 2013-01-23 in the earnings-dates source)"),
-    ("NFLX", "2022-04-20",
-        "-35% after its Q1 results released (8-K Item 2.02 of 2022-04-19 in the earnings-dates source)"),
-    ("NVDA", "2004-08-06",
-        "-35% after its Q2 results released (8-K Item 2.02 of 2004-08-05 in the earnings-dates source)"),
-    ("NVDA", "2008-07-03", "-31% on its warning of lower Q2 revenue and margins"),
-    ("ORCL", "2025-09-10",
-        "+36% after its fiscal Q1 2026 results and cloud-contract backlog (released 2025-09-09 after the close)"),
-    ("STJ", "2016-04-28", "+26% on Abbott's agreed acquisition of St. Jude Medical"),
-    ("TE", "2015-09-08", "+25% on Emera's agreed cash acquisition of TECO Energy"),
-    ("TRIP", "2015-10-14", "+26%;" + _TWO_SOURCES),
-    ("UAA", "2017-01-31", "-26% after its Q4 results and outlook"),
-    ("UNH", "2008-10-13", "+35% on the day SPY rose 11.3%"),
-    ("WIN", "2015-04-27",
-        "+36% as the Communications Sales & Leasing spin-off went ex (S&P 400 changes, 2015-04-24) with a "
-        "reverse split that no stored source dates or sizes: Windstream's bars before 2015-04-27 are on the "
-        "old share basis"),
-    ("WMB", "2015-06-22", "+26% on Energy Transfer's disclosed offer for Williams"),
-    ("WMB", "2016-01-14", "+34%;" + _TWO_SOURCES),
-    ("WMB", "2016-02-08", "-35%;" + _TWO_SOURCES),
-)
-# fmt: on
-#: ... and those of the S&P 400 members of 2015-2017 (``fdkit.lake.reviewed_moves``: each printed by Stooq too)
-#: moves of the S&P 500 source's bars of 2016-2026 (fdkit-history's ``prices``) that Stooq's adjusted closes print
-#: too, within 2 points: a reviewed-facts table with its evidence, written by ``python -m
-#: fdkit.build.history_package`` (:mod:`fdkit.build.confirmed_moves`; ``tests/test_reference_data.py`` checks each)
-CONFIRMED_MOVES_CSV = Path(__file__).resolve().parent / "confirmed_moves.csv"
+    Daily moves beyond +/-25% that really happened (ticker, day of the bar) without a corporate action of the
+    lake's own (splits, distributions) or an earnings release of its earnings dataset on the day or the session
+    before, each with its reason and evidence (:mod:`fdkit.lake.reviewed`; each printed by a file the lake's bars
+    do not come from: tests/test_reference_data.py).
 
+    Example:
+        >>> reviewed_moves()[("INTC", "2024-08-02")].startswith("-26% after its Q2 2024 results")
+        True
+    """
+    moves = reviewed_facts("price_move")
+    return dict(zip(zip(moves["ticker"], moves["start_date"], strict=True), moves["reason"], strict=True))
 
-def _confirmed() -> tuple[tuple[str, str, str], ...]:
-    if not CONFIRMED_MOVES_CSV.exists():
-        return ()
-    t = pd.read_csv(CONFIRMED_MOVES_CSV, dtype={"ticker": str, "day": str, "source": str})
-    return tuple((str(ticker), str(day), f"{move:+.0%}, printed by {source} too ({theirs:+.0%})")
-                 for ticker, day, move, source, theirs in zip(t["ticker"], t["day"], t["move"].astype(float),
-                                                              t["source"], t["source_move"].astype(float),
-                                                              strict=True))  # fmt: skip
-
-
-_ALL_REVIEWED = (*_REVIEWED, *SP400_REVIEWED, *SP500_2016_REVIEWED, *_confirmed())
-REVIEWED_MOVES: dict[tuple[str, str], str] = {(t, d): why for t, d, why in _ALL_REVIEWED}
 
 #: the largest daily close-to-close move that needs no explanation
 MOVE_LIMIT = 0.25
@@ -809,7 +707,8 @@ def _moves(lake: Lake) -> pd.DataFrame:
         plausible = (bad["move"].abs() <= EARNINGS_MOVE_LIMIT) & ~(1 + bad["move"]).map(split_like).astype(bool)
         explained |= bad.index.isin(list(released)) & plausible.to_numpy()
     keys = zip(bad["ticker"], bad["day"].dt.strftime("%Y-%m-%d"), strict=True)
-    listed = np.array([k in REVIEWED_MOVES for k in keys], dtype=bool)
+    reviewed = reviewed_moves()
+    listed = np.array([k in reviewed for k in keys], dtype=bool)
     out = bad.assign(net_of_distributions=net)
     return out[~(explained.to_numpy() | listed)].drop(columns=["prev", "eve"])
 

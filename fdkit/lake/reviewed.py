@@ -1,0 +1,145 @@
+"""Reviewed facts as data: one table of what a person or a cross-check established, each with its reason and evidence.
+
+The lake's rules flag what looks wrong (a daily move beyond +/-25%, ...); some of it really happened. Such a fact is
+a row of ``fdkit/lake/reviewed_facts.csv`` (package data, so ``fdkit lake validate`` of an installed wheel reads it
+too), never a literal in code:
+
+========================  ==========================================================================================
+column                    meaning
+========================  ==========================================================================================
+``kind``                  what the fact is about (:data:`KINDS`)
+``ticker``                the lake's ticker it applies to (a dead company's is ``SYMBOL_YEAR``)
+``start_date``            the day it applies to (or from), ``YYYY-MM-DD``
+``end_date``              the last day of a span (empty: the day alone)
+``cik``                   the company's CIK where the fact names it (empty otherwise)
+``value``                 the fact's value (a move: the close-to-close return, e.g. ``-0.26``)
+``reason``                a sentence for users: what happened
+``evidence``              where it is seen: the source file and its rows, or the public record
+``reviewed_by``           who or what reviewed it (a maintainer, or the build stage that cross-checked it)
+``reviewed_on``           when, ``YYYY-MM-DD``
+========================  ==========================================================================================
+
+Rows written by a build stage carry the stage's module as ``reviewed_by`` and are rewritten by it alone
+(:func:`replace_rows`); the others are edited by hand. :func:`reviewed_facts` checks the table as it reads it: a row
+without a reason or evidence, an unknown kind, a bad date or a fact given twice is a :class:`ReviewedFactsError`
+naming the row.
+
+Example:
+    >>> moves = reviewed_facts("price_move")
+    >>> moves.loc[(moves["ticker"] == "INTC") & (moves["start_date"] == "2024-08-02"), "value"].tolist()
+    ['-0.26']
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from pathlib import Path
+
+import pandas as pd
+
+__all__ = ["COLUMNS", "KINDS", "REVIEWED_FACTS_CSV", "ReviewedFactsError", "replace_rows", "reviewed_facts"]
+
+#: the table (package data of fdkit)
+REVIEWED_FACTS_CSV = Path(__file__).resolve().parent / "reviewed_facts.csv"
+#: its columns, in order
+COLUMNS = ("kind", "ticker", "start_date", "end_date", "cik", "value", "reason", "evidence", "reviewed_by",
+           "reviewed_on")  # fmt: skip
+#: the kinds of fact the table holds, and what each means
+KINDS = {
+    "price_move": "a daily close-to-close move beyond the lake's limit that really happened (ticker, day of the bar)",
+}
+_KEY = ["kind", "ticker", "start_date", "end_date"]
+_DATES = ("start_date", "end_date", "reviewed_on")
+
+
+class ReviewedFactsError(ValueError):
+    """The reviewed-facts table has a row it cannot be used with (the message names the row and the problem)."""
+
+
+def reviewed_facts(kind: str | None = None, path: str | os.PathLike[str] | None = None) -> pd.DataFrame:
+    """The reviewed facts (of one ``kind``), checked: every column text, dates as ``YYYY-MM-DD``, empty as ``""``.
+
+    Args:
+        kind: one of :data:`KINDS` (default: every row).
+        path: another table of the same columns (default: :data:`REVIEWED_FACTS_CSV`).
+
+    Returns:
+        The rows, in the table's order.
+
+    Raises:
+        ReviewedFactsError: a missing column, an unknown kind, a row without reason or evidence, a date that is not
+            one, or one fact in two rows.
+
+    Example:
+        >>> sorted(reviewed_facts()["kind"].unique()) == sorted(KINDS)
+        True
+    """
+    if kind is not None and kind not in KINDS:
+        raise ReviewedFactsError(f"no kind {kind!r} of reviewed fact; kinds: {', '.join(sorted(KINDS))}")
+    table = Path(path) if path is not None else REVIEWED_FACTS_CSV
+    df = _read(str(table), table.stat().st_mtime_ns)
+    return (df if kind is None else df[df["kind"] == kind]).reset_index(drop=True)
+
+
+@functools.lru_cache(maxsize=4)
+def _read(path: str, mtime_ns: int) -> pd.DataFrame:
+    """The table read and checked once per version of the file (``mtime_ns`` is the version)."""
+    df = pd.read_csv(path, dtype=str, keep_default_na=False)
+    _check(df, Path(path).name)
+    return df
+
+
+def _check(df: pd.DataFrame, name: str) -> None:
+    missing = [c for c in COLUMNS if c not in df.columns]
+    if missing:
+        raise ReviewedFactsError(f"{name} lacks the column(s) {', '.join(missing)}; "
+                                 f"its columns are {', '.join(COLUMNS)}")  # fmt: skip
+    for i, row in enumerate(df.itertuples(index=False), start=2):  # line 1 is the header
+        where = f"{name} line {i} ({row.kind} {row.ticker} {row.start_date})"
+        if row.kind not in KINDS:
+            raise ReviewedFactsError(f"{where}: unknown kind {row.kind!r} (kinds: {', '.join(sorted(KINDS))})")
+        for column in ("ticker", "start_date", "reason", "evidence", "reviewed_by", "reviewed_on"):
+            if not str(getattr(row, column)).strip():
+                raise ReviewedFactsError(f"{where}: {column} is empty (every fact says what, why and where seen)")
+        for column in _DATES:
+            value = str(getattr(row, column))
+            if value and (len(value) != 10 or pd.to_datetime(value, format="%Y-%m-%d", errors="coerce") is pd.NaT):
+                raise ReviewedFactsError(f"{where}: {column} {value!r} is not a YYYY-MM-DD date")
+    twice = df[df.duplicated(_KEY, keep=False)]
+    if len(twice):
+        first = twice.iloc[0]
+        raise ReviewedFactsError(f"{name}: {first['kind']} {first['ticker']} {first['start_date']} is given "
+                                 f"{len(twice[(twice[_KEY] == first[_KEY]).all(axis=1)])} times")  # fmt: skip
+
+
+def replace_rows(rows: pd.DataFrame, reviewed_by: str, path: str | os.PathLike[str] | None = None) -> int:
+    """Rewrite the table's rows of one reviewer (a build stage's) with ``rows``; every other row is kept as it is.
+
+    Args:
+        rows: the reviewer's rows now (the :data:`COLUMNS`; ``reviewed_by`` is set to ``reviewed_by``).
+        reviewed_by: whose rows are replaced.
+        path: the table (default: :data:`REVIEWED_FACTS_CSV`).
+
+    Returns:
+        How many rows the table has afterwards.
+
+    A row equal to one of the old rows but for ``reviewed_on`` keeps the old row's day.
+
+    Raises:
+        ReviewedFactsError: the new table would not pass :func:`reviewed_facts`'s checks (nothing is written).
+    """
+    table = Path(path) if path is not None else REVIEWED_FACTS_CSV
+    old = pd.read_csv(table, dtype=str, keep_default_na=False) if table.exists() else pd.DataFrame(columns=COLUMNS)
+    new = rows.assign(reviewed_by=reviewed_by).reindex(columns=list(COLUMNS)).astype(object)
+    new = new.where(new.notna(), "").astype(str)
+    # a fact found again as it was keeps the day it was first reviewed (a rebuild rewrites the same bytes)
+    same = [c for c in COLUMNS if c != "reviewed_on"]
+    first = dict(zip(map(tuple, old[same].to_numpy().tolist()), old["reviewed_on"], strict=True))
+    new["reviewed_on"] = [first.get(tuple(r), day) for r, day in zip(new[same].to_numpy().tolist(), new["reviewed_on"],
+                                                                     strict=True)]  # fmt: skip
+    out = pd.concat([old[old["reviewed_by"] != reviewed_by], new], ignore_index=True)
+    out = out.sort_values(["kind", "ticker", "start_date", "end_date"], kind="stable").reset_index(drop=True)
+    _check(out, table.name)
+    out.to_csv(table, index=False, lineterminator="\n")
+    return len(out)

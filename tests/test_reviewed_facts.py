@@ -1,0 +1,114 @@
+"""The reviewed-facts table: every reviewed move a row with its reason and evidence, checked as it is read, and a
+reviewed fact added as one row takes effect in `fdkit lake validate`."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from fdkit.lake import reviewed
+from fdkit.lake.reviewed import COLUMNS, KINDS, REVIEWED_FACTS_CSV, ReviewedFactsError, replace_rows, reviewed_facts
+from fdkit.lake.validate import validate
+
+FDKIT = Path(__file__).resolve().parents[1] / "fdkit"
+
+
+def test_every_reviewed_move_is_a_row_with_its_reason_and_evidence():
+    """The former code tables (validate's 63 moves, the S&P 400's 61, the S&P 500 source's 17) and the 188 moves the
+    build confirmed against Stooq: one table, every row saying what, why and where it is seen."""
+    facts = reviewed_facts()
+    assert list(facts.columns) == list(COLUMNS) and set(facts["kind"]) <= set(KINDS)
+    moves = facts[facts["kind"] == "price_move"]
+    assert len(moves) >= 329
+    by = moves["reviewed_by"].value_counts()
+    assert by["fdkit maintainers"] >= 141 and by["fdkit.build.confirmed_moves"] >= 188
+    for column in ("reason", "evidence", "reviewed_on", "value"):
+        assert (moves[column].str.strip() != "").all(), column
+    assert moves["value"].map(lambda v: re.fullmatch(r"[+-]\d\.\d{2,4}", v) is not None).all()
+    # the value is the move the reason states (to the percent)
+    stated = moves["reason"].str.extract(r"^([+-]\d+)%")[0].astype(float) / 100
+    assert ((stated - moves["value"].astype(float)).abs() <= 0.006).all()
+
+
+def test_no_module_keeps_a_table_of_reviewed_moves_in_code():
+    """(ticker, day, reason) literals are the table's rows now, not Python tuples."""
+    literal = re.compile(r'\(\s*"[A-Z][A-Z0-9._-]*",\s*"\d{4}-\d{2}-\d{2}",\s*"[+-]?\d+%')
+    offenders = [str(p.relative_to(FDKIT)) for p in FDKIT.rglob("*.py") if literal.search(p.read_text())]
+    assert offenders == []
+    assert not (FDKIT / "lake" / "reviewed_moves.py").exists() and not (FDKIT / "lake" / "confirmed_moves.csv").exists()
+
+
+def _table(tmp_path: Path, **change: str) -> Path:
+    path = tmp_path / "reviewed_facts.csv"
+    df = pd.read_csv(REVIEWED_FACTS_CSV, dtype=str, keep_default_na=False)
+    for column, value in change.items():
+        df.loc[0, column] = value
+    df.to_csv(path, index=False)
+    return path
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    ({"reason": ""}, "line 2 .* reason is empty"),
+    ({"evidence": " "}, "line 2 .* evidence is empty"),
+    ({"kind": "price_mvoe"}, "unknown kind 'price_mvoe'"),
+    ({"start_date": "2015-13-40"}, "start_date '2015-13-40' is not a YYYY-MM-DD date"),
+    ({"ticker": "ABMD", "start_date": "2015-10-29"}, "price_move ABMD 2015-10-29 is given 2 times"),
+])  # fmt: skip
+def test_a_row_the_table_cannot_use_is_refused_naming_it(tmp_path, change, message):
+    with pytest.raises(ReviewedFactsError, match=message):
+        reviewed_facts(path=_table(tmp_path, **change))
+    with pytest.raises(ReviewedFactsError, match="no kind 'rename'"):
+        reviewed_facts("rename")
+
+
+def _spiked_lake(tmp_path: Path) -> Path:
+    """The bundled lake's prices with one unexplained +40% day (AAPL 2016-06-01), the rest linked to it."""
+    lake = tmp_path / "lake"
+    lake.mkdir()
+    for name in ("prices", "dividends", "earnings", "splits"):
+        shutil.copytree(Path(FDKIT).parent / "data" / name, lake / name)
+    from fdkit.lake.io import read_dataset, write_dataset
+
+    p = read_dataset(lake, "prices")
+    spike = (p["ticker"].astype(str) == "AAPL") & (p["time"].dt.strftime("%Y-%m-%d") == "2016-06-01")
+    assert spike.sum() == 1
+    p.loc[spike, ["open", "high", "low", "close"]] *= 1.4
+    shutil.rmtree(lake / "prices")
+    write_dataset(lake, "prices", p)
+    return lake
+
+
+def test_a_reviewed_move_added_as_one_row_takes_effect_in_validate(tmp_path, monkeypatch):
+    lake = _spiked_lake(tmp_path)
+    (before,) = validate(lake, only=["daily_moves_explained"])
+    flagged = set(zip(before.examples["ticker"].astype(str), before.examples["day"].dt.strftime("%Y-%m-%d"),
+                      strict=True))  # fmt: skip
+    assert ("AAPL", "2016-06-01") in flagged
+    table = tmp_path / "reviewed_facts.csv"
+    shutil.copy(REVIEWED_FACTS_CSV, table)
+    row = pd.DataFrame([{"kind": "price_move", "ticker": "AAPL", "start_date": "2016-06-01", "value": "+0.40",
+                         "reason": "+40% in this test's lake", "evidence": "tests/test_reviewed_facts.py",
+                         "reviewed_on": "2026-12-02"}])  # fmt: skip
+    replace_rows(row, "a test", path=table)
+    monkeypatch.setattr(reviewed, "REVIEWED_FACTS_CSV", table)
+    (after,) = validate(lake, only=["daily_moves_explained"])
+    days = set(zip(after.examples["ticker"].astype(str), after.examples["day"].dt.strftime("%Y-%m-%d"), strict=True))
+    assert ("AAPL", "2016-06-01") not in days and after.violations == before.violations - 1
+
+
+def test_a_stage_rewrites_only_its_own_rows_and_a_fact_found_again_keeps_its_day(tmp_path):
+    table = tmp_path / "reviewed_facts.csv"
+    shutil.copy(REVIEWED_FACTS_CSV, table)
+    mine = reviewed_facts(path=table)
+    mine = mine[mine["reviewed_by"] == "fdkit.build.confirmed_moves"].drop(columns="reviewed_by")
+    kept_day = mine["reviewed_on"].iloc[0]
+    again = mine.assign(reviewed_on="2099-01-01").iloc[:-1]  # one move no longer found
+    n = replace_rows(again, "fdkit.build.confirmed_moves", path=table)
+    out = reviewed_facts(path=table)
+    assert n == len(reviewed_facts()) - 1 and out["reviewed_on"].eq(kept_day).sum() >= len(again)
+    assert (out[out["reviewed_by"] == "fdkit maintainers"].reset_index(drop=True)
+            .equals(reviewed_facts().query("reviewed_by == 'fdkit maintainers'").reset_index(drop=True)))  # fmt: skip
