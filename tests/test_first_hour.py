@@ -147,6 +147,22 @@ def test_a_positional_slip_names_where_the_value_went():
     assert "'annual' went to cik" in e.value.message and "period='annual'" in e.value.message
 
 
+@pytest.mark.parametrize(("call", "said"), [
+    (lambda c: c.prices("AAPL", "MSFT", start_date="2024-01-02", end_date="2024-01-05"),
+     "interval='MSFT' looks like a ticker: several tickers are one list, prices(['AAPL', 'MSFT'], ...)"),
+    (lambda c: c.insider_trades("AAPL", "MSFT"),
+     "limit='MSFT' looks like a ticker: several tickers are one list, insider_trades(['AAPL', 'MSFT'], ...)"),
+    (lambda c: c.income_statements("AAPL", limit="all"),
+     "limit must be an integer, got 'all' (a str): pass limit=None"),
+])  # fmt: skip
+def test_tickers_as_separate_arguments_and_limit_all_are_named_before_any_request(call, said):
+    """A client of a service that is not there: the slip is named from the arguments alone, nothing is sent."""
+    dead = fdkit.Client("key", "http://127.0.0.1:9", cache=False)
+    with pytest.raises(fdkit.BadRequestError) as e:
+        call(dead)
+    assert said in e.value.message and "\n" not in e.value.message
+
+
 def test_dates_outside_the_data_warn_at_the_users_line():
     from fdkit.errors import DateRangeWarning
 

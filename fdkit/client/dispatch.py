@@ -312,6 +312,8 @@ def check_value(ep: Endpoint, name: str, value: Any) -> None:
 def _problem(p: Param, value: Any) -> str | None:
     if p.type == "integer" and (isinstance(value, bool) or not isinstance(value, int)):
         hint = f": pass {p.name}={int(value)}" if isinstance(value, str) and value.strip().isdigit() else ""
+        if isinstance(value, str) and value.strip().lower() in _EVERY and p.name == "limit":
+            hint = ": pass limit=None for every row"
         return f"{p.name} must be an integer, got {value!r} (a {type(value).__name__}){hint}"
     if p.type == "date":
         if isinstance(value, str) and _ISO_DATE.fullmatch(value):
@@ -325,9 +327,40 @@ def _problem(p: Param, value: Any) -> str | None:
     return None
 
 
+_TICKER_LIKE = re.compile(r"[A-Z][A-Z0-9]{0,5}(?:[.-][A-Z]{1,2})?")
+#: what a user may write for "every row" where the value must be a count
+_EVERY = {"all", "none", "max", "*", "inf", "unlimited"}
+
+
+def _ticker_slip(ep: Endpoint, clean: Mapping[str, Any]) -> None:
+    """A ticker where another parameter's value goes (``prices('AAPL', 'MSFT', ...)``): refused with the list spelling.
+
+    Example:
+        >>> from fdkit.catalog.endpoints import get
+        >>> try:
+        ...     _ticker_slip(get("prices"), {"ticker": "AAPL", "interval": "MSFT"})
+        ... except BadRequestError as exc:
+        ...     print(exc.message)
+        prices(): interval='MSFT' looks like a ticker: several tickers are one list, prices(['AAPL', 'MSFT'], ...)
+    """
+    fan = ep.ticker_param
+    if not fan or not isinstance(clean.get(fan), str):
+        return
+    for name, value in clean.items():
+        if name == fan or name not in ep.param_names or not isinstance(value, str) or not _TICKER_LIKE.fullmatch(value):
+            continue
+        p = ep.param(name)
+        misplaced = p.type in ("integer", "date") or (p.enum and value.lower() not in {e.lower() for e in p.enum})
+        if misplaced:
+            listed = f"[{clean[fan].upper()!r}, {value!r}]"
+            raise BadRequestError(f"{ep.name}(): {name}={value!r} looks like a ticker: several {fan}s are one list, "
+                                  f"{ep.name}({listed}, ...)", error="Invalid parameter", path=ep.path)  # fmt: skip
+
+
 def _check_params(ep: Endpoint, clean: Mapping[str, Any], given: set[str]) -> None:
     """Every value of its type, and no two parameters that exclude each other (naming where a value went)."""
     fan = ep.ticker_param
+    _ticker_slip(ep, clean)
     for name, value in clean.items():
         if name in ep.param_names and not (name == fan and isinstance(value, _LISTS)):
             check_value(ep, name, value)
