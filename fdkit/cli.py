@@ -14,8 +14,9 @@ import re
 import secrets
 import sys
 import tempfile  # noqa: F401  (used by the doctest)
+import warnings
 from collections.abc import Sequence
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TextIO
 from urllib.parse import urlsplit
 
 from fdkit.errors import suggest
@@ -650,6 +651,17 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _one_line_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+                      file: TextIO | None = None, line: str | None = None) -> None:  # fmt: skip
+    """A warning as the command line says it: ``fdkit: warning: <message>`` on stderr, one line, no source frame."""
+    from fdkit.errors import redact
+
+    text = " ".join(str(message).split())
+    if category.__module__.split(".")[0] != "fdkit":
+        text = f"{category.__name__}: {text}"  # another library's: its class says whose
+    print(f"fdkit: warning: {redact(text)}", file=file or sys.stderr)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line.
 
@@ -664,7 +676,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     from fdkit.errors import BadRequestError, FdkitError, LakeError, redact
 
     try:
-        return int(args.func(args) or 0)
+        with warnings.catch_warnings():
+            warnings.showwarning = _one_line_warning  # a terminal reads fdkit's words, not a Python frame
+            return int(args.func(args) or 0)
     except (_UsageError, BadRequestError, LakeError) as exc:
         print(f"fdkit: error: {redact(str(exc))}", file=sys.stderr)
         return 2
