@@ -509,7 +509,8 @@ def _add_dataset_parser(sub: argparse._SubParsersAction, ep) -> None:
         p.add_argument(flag, **kw)
     p.add_argument("-o", "--output", help="file.parquet, file.csv, or - for CSV on stdout (default: print)")
     p.add_argument("--errors", choices=["raise", "warn", "ignore"], default="raise",
-                   help="what to do when one of several tickers fails")  # fmt: skip
+                   help="what to do when one of several tickers fails: raise (the default, rc 1), warn and "
+                   "write the others, ignore")  # fmt: skip
     p.set_defaults(func=_get, dataset=ep.name)
 
 
@@ -543,11 +544,12 @@ def build_parser() -> argparse.ArgumentParser:
     m = sub.add_parser("mirror", help="copy datasets into a lake of Delta tables (resumable)",
                        description="Download datasets from the configured service into a lake that "
                        "'fdkit serve --data LAKE' answers from.")  # fmt: skip
-    m.add_argument("--tickers", nargs="+", required=True)
+    m.add_argument("--tickers", nargs="+", required=True, metavar="TICKER", help="the tickers to download")
     m.add_argument("--datasets", nargs="+", required=True, choices=sorted(MIRRORABLE), metavar="DATASET",
                    help=f"any of: {', '.join(sorted(MIRRORABLE))}")  # fmt: skip
     m.add_argument("--out", required=True, help="lake directory")
-    m.add_argument("--start-date", type=_date, default="1990-01-01", help="first day of price history")
+    m.add_argument("--start-date", type=_date, default="1990-01-01",
+                   help="first day of price history (default 1990-01-01)")  # fmt: skip
     m.add_argument("--end-date", type=_date, default=None, help="last day of price history (default today)")
     m.add_argument("--force", action="store_true", help="refetch pairs the lake already has")
     m.set_defaults(func=_mirror)
@@ -559,7 +561,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--host", default="127.0.0.1", help="interface to bind (default 127.0.0.1)")
     s.add_argument("--port", type=_port, default=8000, help="TCP port, 1-65535, or 0 for any free port (default 8000)")
     s.add_argument("--keys", help="keys file: one key per line, optionally followed by a plan (pro|free)")
-    s.add_argument("--log-level", default="warning", choices=["debug", "info", "warning", "error"])
+    s.add_argument("--log-level", default="warning", choices=["debug", "info", "warning", "error"],
+                   help="the server's log level (default warning)")  # fmt: skip
     s.add_argument("--public-url", help="base URL clients reach the service at (default http://HOST:PORT); "
                    "next_page_url links are built on it, never on a request's Host header")  # fmt: skip
     s.add_argument("--cursor-secret", help="HMAC key of the pagination cursors, >= 32 characters, shared by workers "
@@ -575,10 +578,12 @@ def build_parser() -> argparse.ArgumentParser:
     d = sub.add_parser("demo", help="the main job: a price panel, statements, ratios, a Parquet file and a plot",
                        description="Fetch a price panel and statements (embedded service by default), print "
                        "tables, save a Parquet file and a performance plot.")  # fmt: skip
-    d.add_argument("--tickers", nargs="+", default=["AAPL", "MSFT", "NVDA", "GOOGL"])
+    d.add_argument("--tickers", nargs="+", default=["AAPL", "MSFT", "NVDA", "GOOGL"], metavar="TICKER",
+                   help="the panel's tickers (default: AAPL MSFT NVDA GOOGL)")  # fmt: skip
     # the latest two years of as-traded bars (the S&P 500 source's last session is 2026-03-13)
-    d.add_argument("--start-date", type=_date, default="2024-03-13")
-    d.add_argument("--end-date", type=_date, default="2026-03-13")
+    d.add_argument("--start-date", type=_date, default="2024-03-13", help="first day (default 2024-03-13)")
+    d.add_argument("--end-date", type=_date, default="2026-03-13",
+                   help="last day (default 2026-03-13, the bundled bars' last session)")  # fmt: skip
     d.add_argument("--out", default="out", help="output folder (default ./out)")
     d.set_defaults(func=_demo)
 
@@ -586,10 +591,10 @@ def build_parser() -> argparse.ArgumentParser:
     wsub = w.add_subparsers(dest="webhooks_command", required=True, metavar="COMMAND", parser_class=_Parser)
     li = wsub.add_parser("listen", help="receive signed events and land them in a lake exactly once")
     li.add_argument("--port", type=_port, default=8080, help="TCP port (default 8080)")
-    li.add_argument("--host", default="127.0.0.1")
+    li.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1, this machine only)")
     li.add_argument("--secret", help="signing secret (or FDKIT_WEBHOOK_SECRET)")
     li.add_argument("--lake", required=True, help="lake directory events land in")
-    li.add_argument("--tolerance", type=int, default=300, help="max signature age in seconds")
+    li.add_argument("--tolerance", type=int, default=300, help="max signature age in seconds (default 300)")
     li.set_defaults(func=_listen)
 
     e = sub.add_parser("events", help="webhook events from the lake")
@@ -645,9 +650,12 @@ def build_parser() -> argparse.ArgumentParser:
             lm.add_argument("--dry-run", action="store_true", help="only list what would be deleted")
         lm.set_defaults(func=_maintain)
     c = sub.add_parser("cache", help="inspect or clear the on-disk HTTP cache")
-    c.add_argument("action", choices=["info", "clear"])
-    c.add_argument("--cache-dir", help="cache directory (default: $FDKIT_CACHE_DIR or the user cache dir)")
-    c.set_defaults(func=_cache)
+    csub = c.add_subparsers(dest="action", required=True, metavar="ACTION", parser_class=_Parser)
+    for action, about in (("info", "one line per cache file: its namespace, answers, size and path"),
+                          ("clear", "remove every cache file (the next calls fetch again)")):  # fmt: skip
+        ca = csub.add_parser(action, help=about, description=about[0].upper() + about[1:] + ".")
+        ca.add_argument("--cache-dir", help="cache directory (default: $FDKIT_CACHE_DIR or the user cache dir)")
+        ca.set_defaults(func=_cache)
     return p
 
 

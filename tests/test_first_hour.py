@@ -311,3 +311,43 @@ def test_fdkit_progress_in_the_environment(value, want):
 
     assert resolve(env={} if value is None else {"FDKIT_PROGRESS": value}).progress is want
     assert ("`FDKIT_PROGRESS=0`" in _readme()) is True
+
+
+def _options(parser, path):
+    """Every option of every subcommand: (command, flag, default, help)."""
+    import argparse
+
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield from _options(sub, [*path, name])
+        elif action.option_strings and not isinstance(action, argparse._HelpAction):
+            yield " ".join(path), action.option_strings[-1], action.default, action.help or ""
+
+
+def test_every_subcommands_help_says_what_each_option_is_and_its_default():
+    """Help that hides defaults (`fdkit demo --help`, `mirror --tickers`) costs a newcomer a read of the code."""
+    from fdkit.cli import build_parser
+
+    options = list(_options(build_parser(), ["fdkit"]))
+    assert len(options) > 100
+    silent = [(cmd, flag) for cmd, flag, _, about in options if not about.strip()]
+    hidden = [(cmd, flag, default) for cmd, flag, default, about in options
+              if default not in (None, False) and "default" not in about.lower()]  # fmt: skip
+    assert silent == [] and hidden == []
+    for command in (["cache", "info"], ["cache", "clear"], ["demo"]):  # a subcommand's own help, not its parent's
+        (sub,) = _subparsers(build_parser(), command)
+        usage = sub.format_usage()
+        assert usage.startswith(f"usage: fdkit {' '.join(command)} "), usage
+
+
+def _subparsers(parser, command):
+    import argparse
+
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction) and command[0] in action.choices:
+            sub = action.choices[command[0]]
+            if len(command) == 1:
+                yield sub
+            else:
+                yield from _subparsers(sub, command[1:])
