@@ -8,7 +8,8 @@ Rules (each has a test):
   entries have no form type (null). A Form 5 with both trades and holdings fires an ``insider_trades`` and an
   ``insider_ownership`` event with the same accession number; ownership events come only from Forms 3 and 5
   (and their amendments): Form 4 rows are trades; insider events go out once a day, in the early-morning (UTC)
-  batch of the previous day's filings, so their effective date is the day after the filing;
+  batch of the previous day's filings, so their effective date is the day after the filing and they go out
+  first that day, before the day's other events (:func:`delivery_order`);
 * segments: one event per filing and statement (``income_statement_segments`` ...), records nested as the
   ``/financials/*/segments`` endpoints nest them, without a ``filing_date`` (the header carries it); the form type
   is named by the period (the lake keeps none);
@@ -59,7 +60,7 @@ from fdkit.frames.typed import to_records
 from fdkit.lake.reader import LakeReader
 from fdkit.webhooks.events import make_event
 
-__all__ = ["events_from_lake", "events_for_rows", "datasets_of", "NAMESPACE"]
+__all__ = ["events_from_lake", "events_for_rows", "latest_events", "datasets_of", "delivery_order", "NAMESPACE"]
 
 NAMESPACE = uuid.UUID("6f1c9a52-3a0e-4d5b-9a51-0f7d2c7b8e11")
 _STATEMENTS = ("income_statements", "balance_sheets", "cash_flow_statements", "financial_metrics")
@@ -400,6 +401,70 @@ def datasets_of(event_type: str) -> tuple[str, ...]:
     return (name,) if name in REPLAYED else ()
 
 
+_INSIDER = ("insider_trades", "insider_ownership")
+#: the early-morning (UTC) batch: insider events go out first on their effective day, before that day's others
+EARLY_BATCH = frozenset(f"{name}.created" for name in _INSIDER)
+
+
+def delivery_order(item: tuple[str, dict[str, Any]]) -> tuple[str, int, str, str]:
+    """The order events go out in: effective date, the early-morning batch first, then type and id.
+
+    Args:
+        item: ``(effective date, envelope)``.
+
+    Returns:
+        A sort key.
+
+    Example:
+        >>> trade = ("2024-11-05", {"type": "insider_trades.created", "id": "b"})
+        >>> balance = ("2024-11-05", {"type": "balance_sheets.created", "id": "a"})
+        >>> [e["type"] for _, e in sorted([balance, trade], key=delivery_order)]
+        ['insider_trades.created', 'balance_sheets.created']
+    """
+    day, event = item
+    return day, 0 if event["type"] in EARLY_BATCH else 1, event["type"], event["id"]
+
+
+def _effective(name: str, df: pd.DataFrame) -> pd.Series:
+    """Each row's effective date.
+
+    Its date column; a day later for an insider filing (the next morning's batch), a week later for a claims
+    release's week-before series.
+    """
+    col = _DATE_COLUMN.get(name, "filing_date")
+    if col not in df.columns:
+        return pd.Series(pd.NaT, index=df.index, dtype="datetime64[ns]")
+    lag = pd.Series(pd.Timedelta(0), index=df.index)
+    if name in _INSIDER:
+        lag[:] = INSIDER_BATCH_LAG
+    if name == "labor" and "series" in df.columns:  # a week-before series belongs to the next week's release
+        lag = lag.mask(df["series"].astype(str).isin(_WEEK_BEFORE), pd.Timedelta(weeks=1))
+    return pd.to_datetime(df[col]) + lag
+
+
+def _in_window(name: str, df: pd.DataFrame, since: str | None, until: str | None,
+               published: set[tuple[str, str]]) -> pd.DataFrame:  # fmt: skip
+    """The rows of one dataset whose events fall in ``[since, until]`` (effective dates).
+
+    Interest-rate decisions before ``since`` are added to ``published`` (a revision of one fires nothing).
+    """
+    col = _DATE_COLUMN.get(name, "filing_date")
+    if col not in df.columns:
+        return df
+    day = _effective(name, df)
+    keep = day.notna()
+    if since:  # the window is of effective dates: an insider filing's is its batch's
+        keep &= day >= pd.Timestamp(since)
+    if until:
+        keep &= day <= pd.Timestamp(until)
+    if name == "earnings" and "release_date" in df.columns:  # a release (8-K) inside, its report after
+        keep |= df["release_date"].between(pd.Timestamp(since or "1900-01-01"), pd.Timestamp(until or "2999-12-31"))
+    if name == "interest_rates" and since:  # earlier decisions count as published
+        for rec in to_records(df[df[col] < pd.Timestamp(since)], ["bank", "date"]):
+            published.add((rec["bank"], rec["date"]))
+    return df[keep]
+
+
 def events_from_lake(root: str | os.PathLike[str], *, since: str | dt.date | None = None,
                      until: str | dt.date | None = None,
                      datasets: Iterable[str] = REPLAYED, livemode: bool = True,
@@ -415,7 +480,14 @@ def events_from_lake(root: str | os.PathLike[str], *, since: str | dt.date | Non
         base_url: the service base for ``filing_items`` URLs.
 
     Returns:
-        Envelopes ordered by effective date, then type and id.
+        Envelopes in :func:`delivery_order`: by effective date, each day's early-morning insider batch first,
+        then by type and id.
+
+    Example:
+        >>> from fdkit.lake import default_data_dir
+        >>> day = [e["type"] for e in events_from_lake(default_data_dir(), since="2024-08-02", until="2024-08-02")]
+        >>> day[0], day[-1]  # the insider filings of 2024-08-01 first, in the morning's batch
+        ('insider_trades.created', 'income_statements.created')
     """
     lake = LakeReader(root)
     since, until = (None if d is None else _day(d) for d in (since, until))  # '2024-1-1', a date: one spelling
@@ -423,28 +495,64 @@ def events_from_lake(root: str | os.PathLike[str], *, since: str | dt.date | Non
     found: list[tuple[str, dict[str, Any]]] = []
     published: set[tuple[str, str]] = set()
     for name in datasets:
-        df = lake.read(name)
-        col = _DATE_COLUMN.get(name, "filing_date")
-        lag: pd.Timedelta | pd.Series = INSIDER_BATCH_LAG if name in ("insider_trades", "insider_ownership") \
-            else pd.Timedelta(0)  # fmt: skip
-        if name == "labor" and "series" in df.columns:  # a week-before series belongs to the next week's release
-            lag = pd.Series(pd.Timedelta(0), index=df.index).mask(df["series"].astype(str).isin(_WEEK_BEFORE),
-                                                                  pd.Timedelta(weeks=1))  # fmt: skip
-        if col in df.columns:
-            keep = df[col].notna()
-            if since:  # the window is of effective dates: an insider filing's is its batch's
-                keep &= df[col] + lag >= pd.Timestamp(since)
-            if until:
-                keep &= df[col] + lag <= pd.Timestamp(until)
-            if name == "earnings" and "release_date" in df.columns:  # a release (8-K) inside, its report after
-                keep |= df["release_date"].between(pd.Timestamp(since or "1900-01-01"),
-                                                   pd.Timestamp(until or "2999-12-31"))  # fmt: skip
-            if name == "interest_rates" and since:  # earlier decisions count as published
-                for rec in to_records(df[df[col] < pd.Timestamp(since)], ["bank", "date"]):
-                    published.add((rec["bank"], rec["date"]))
-            df = df[keep]
+        df = _in_window(name, lake.read(name), since, until, published)
         found.extend(events_for_rows(name, df, livemode=livemode, base_url=base_url, facts=facts,
                                      published=published))  # fmt: skip
     found = [(d, e) for d, e in found if (not since or d >= since) and (not until or d <= until)]
-    found.sort(key=lambda x: (x[0], x[1]["type"], x[1]["id"]))
+    found.sort(key=delivery_order)
     return [e for _, e in found]
+
+
+def latest_events(root: str | os.PathLike[str], event_types: Iterable[str], *, livemode: bool = False,
+                  base_url: str = "http://127.0.0.1:8000") -> dict[str, dict[str, Any]]:  # fmt: skip
+    """The newest event of each type the lake gives, made from the lake's most recent rows only.
+
+    The same event :func:`events_from_lake` would list last of its type, without generating the others: each
+    dataset is replayed over a window of its latest effective dates, widened (1, 4, 16, ... dates) until every
+    type asked of it has an event or the window holds all its rows. ``fdkit events test`` sends these.
+
+    Args:
+        root: the lake.
+        event_types: types of :data:`fdkit.webhooks.events.EVENT_TYPES`.
+        livemode: false for test events (the default).
+        base_url: the service base for ``filing_items`` URLs.
+
+    Returns:
+        type -> envelope; a type the lake has no data for is absent.
+
+    Example:
+        >>> from fdkit.lake import default_data_dir
+        >>> got = latest_events(default_data_dir(), ["yield_curve.created"])
+        >>> got["yield_curve.created"]["data"]["object"]["date"], got["yield_curve.created"]["livemode"]
+        ('2023-11-30', False)
+    """
+    wanted = list(dict.fromkeys(event_types))
+    lake = LakeReader(root)
+    facts = lake.read("company_facts")
+    latest: dict[str, dict[str, Any]] = {}
+    for name in dict.fromkeys(d for t in wanted for d in datasets_of(t)):
+        types = {t for t in wanted if name in datasets_of(t)}
+        latest.update(_latest_of(name, lake.read(name), types, livemode, base_url, facts))
+    return latest
+
+
+def _latest_of(name: str, df: pd.DataFrame, types: set[str], livemode: bool, base_url: str,
+               facts: pd.DataFrame) -> dict[str, dict[str, Any]]:  # fmt: skip
+    """The newest event of each of ``types`` one dataset gives, over windows of its latest dates."""
+    days = _effective(name, df)
+    if name == "earnings" and "release_date" in df.columns:  # a release's day is an effective date too
+        days = pd.concat([days, pd.to_datetime(df["release_date"])])
+    distinct = sorted(days.dropna().unique(), reverse=True)
+    latest: dict[str, dict[str, Any]] = {}
+    count = 1
+    while distinct:
+        since = _day(distinct[min(count, len(distinct)) - 1])
+        published: set[tuple[str, str]] = set()
+        rows = _in_window(name, df, since, None, published)
+        found = events_for_rows(name, rows, livemode=livemode, base_url=base_url, facts=facts, published=published)
+        found = sorted(((d, e) for d, e in found if d >= since and e["type"] in types), key=delivery_order)
+        latest = {e["type"]: e for _, e in found}  # in delivery order: the last of a type wins
+        if set(latest) == types or count >= len(distinct):
+            break
+        count *= 4
+    return latest

@@ -1,0 +1,114 @@
+"""Issue 43 (Fidelity IV), items 6 and 7: webhook events as the service sends them, on the bundled lake.
+
+* ``fdkit events test`` sends the newest event of each type without generating the whole lake (seconds, not
+  minutes), each the event a full replay lists last of its type;
+* insider events of a day go out in that day's early-morning batch, before the day's other events;
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pandas as pd
+import pytest
+
+import fdkit
+from fdkit.lake import default_data_dir, read_dataset
+from fdkit.webhooks import EVENT_TYPES, create_receiver, events_from_lake, parse_event
+from fdkit.webhooks.generate import EARLY_BATCH, INSIDER_BATCH_LAG, latest_events
+
+DATA = default_data_dir()
+SECRET = "fidelity-iv-secret-0123456789"
+
+
+@pytest.fixture()
+def receiver(tmp_path):
+    """The real receiver (``fdkit webhooks listen``'s app) on a free loopback port."""
+    app = create_receiver(tmp_path / "lake", SECRET)
+    with fdkit.server.serve_app(app) as srv:
+        srv.lake = tmp_path / "lake"
+        yield srv
+
+
+# -- 1. fdkit events test ------------------------------------------------------------------------------------------
+def test_events_test_sends_every_type_of_the_bundled_lake_in_seconds(receiver, tmp_path):
+    from fdkit.cli import main
+
+    dests = tmp_path / "destinations.json"
+    dests.write_text(json.dumps([{"url": receiver.base_url + "/hook", "secret": SECRET}]))
+    log = tmp_path / "log.jsonl"
+    t0 = time.monotonic()
+    assert main(["events", "test", "--destinations", str(dests), "--log", str(log)]) == 0
+    took = time.monotonic() - t0
+    assert took < 30, f"fdkit events test took {took:.1f} s (a full generation of the lake takes minutes)"
+    sent = [json.loads(line) for line in log.read_text().splitlines()]
+    assert sorted(s["type"] for s in sent) == sorted(EVENT_TYPES) and {s["status"] for s in sent} == {200}
+    landed = receiver.app.state.landing
+    assert sorted(t for (t,) in landed._db.execute("select type from events")) == sorted(EVENT_TYPES)
+
+
+@pytest.mark.parametrize(
+    "dataset", ["earnings", "insider_trades", "insider_ownership", "segmented_financials", "interest_rates",
+                "inflation", "labor", "yield_curve", "filing_items"],
+)  # fmt: skip
+def test_the_test_event_is_the_newest_a_full_replay_gives(dataset):
+    """The same event (id and content) a replay of the whole dataset lists last of its type."""
+    full = events_from_lake(DATA, datasets=[dataset], livemode=False)
+    last = {e["type"]: e for e in full}
+    assert last
+    got = latest_events(DATA, list(last), livemode=False)
+    assert set(got) == set(last)
+    for event_type, event in last.items():
+        assert got[event_type]["id"] == event["id"] and got[event_type]["data"] == event["data"], event_type
+        assert got[event_type]["livemode"] is False
+
+
+def test_the_test_events_of_the_statements_come_from_the_latest_filing_day():
+    got = latest_events(DATA, ["income_statements.created", "balance_sheets.created"])
+    latest_day = read_dataset(DATA, "income_statements")["filing_date"].max().strftime("%Y-%m-%d")
+    assert {e["data"]["object"]["filing_date"] for e in got.values()} == {latest_day}
+
+
+def test_a_lake_without_a_dataset_gives_no_test_event_of_its_types(tmp_path):
+    from fdkit.lake.io import write_dataset
+
+    write_dataset(tmp_path, "company_facts", pd.DataFrame({"ticker": ["A"], "cik": ["0000000001"]}))
+    assert latest_events(tmp_path, ["operating_kpis.created", "yield_curve.created"]) == {}
+
+
+# -- 3. insider events in the early-morning batch ---------------------------------------------------------------------
+def _insider_and_statement_day() -> str:
+    trades = read_dataset(DATA, "insider_trades")["filing_date"]
+    statements = read_dataset(DATA, "income_statements")["filing_date"]
+    both = set((trades + INSIDER_BATCH_LAG).dropna()) & set(statements.dropna())
+    return max(both).strftime("%Y-%m-%d")
+
+
+def test_a_days_insider_events_go_out_first_in_its_morning_batch():
+    day = _insider_and_statement_day()
+    events = [parse_event(e) for e in events_from_lake(DATA, since=day, until=day)]
+    types = [e.type for e in events]
+    insider = [i for i, t in enumerate(types) if t in EARLY_BATCH]
+    others = [i for i, t in enumerate(types) if t not in EARLY_BATCH]
+    assert insider and others and max(insider) < min(others), types
+    # the batch is of the previous day's filings
+    prev = (pd.Timestamp(day) - INSIDER_BATCH_LAG).strftime("%Y-%m-%d")
+    assert {events[i].payload["filing_date"] for i in insider} == {prev}
+    assert all(events[i].payload["filing_date"] == day for i in others if "filing_date" in events[i].payload)
+
+
+def test_over_a_window_every_days_batch_precedes_that_days_other_events():
+    day = _insider_and_statement_day()
+    start = (pd.Timestamp(day) - pd.Timedelta(days=30)).strftime("%Y-%m-%d")
+    events = events_from_lake(DATA, since=start, until=day, datasets=["insider_trades", "income_statements"])
+    seen_other: set[str] = set()
+    for e in events:
+        obj = e["data"]["object"]
+        if e["type"] in EARLY_BATCH:
+            effective = (pd.Timestamp(obj["filing_date"]) + INSIDER_BATCH_LAG).strftime("%Y-%m-%d")
+            assert effective not in seen_other, (effective, e["type"])
+        else:
+            seen_other.add(obj["filing_date"])
+    assert seen_other
+
