@@ -3,6 +3,7 @@
 * ``fdkit events test`` sends the newest event of each type without generating the whole lake (seconds, not
   minutes), each the event a full replay lists last of its type;
 * insider events of a day go out in that day's early-morning batch, before the day's other events;
+* 8-K filing items carry ``exhibits`` only where exhibits exist.
 """
 
 from __future__ import annotations
@@ -112,3 +113,59 @@ def test_over_a_window_every_days_batch_precedes_that_days_other_events():
             seen_other.add(obj["filing_date"])
     assert seen_other
 
+# -- 5. 8-K items carry exhibits only where exhibits exist ----------------------------------------------------------
+@pytest.fixture(scope="module")
+def exhibits_server(tmp_path_factory):
+    """A server over the bundled filings and facts plus one 8-K exhibit (the bundled lake holds none)."""
+    import shutil
+
+    from fdkit.lake.io import write_dataset
+
+    lake = tmp_path_factory.mktemp("exhibits")
+    for name in ("filing_items", "company_facts"):
+        shutil.copytree(DATA / name, lake / name)
+    items = read_dataset(DATA, "filing_items")
+    nvda = items[(items["ticker"] == "NVDA") & (items["filing_type"].astype(str) == "8-K")]
+    accession = str(nvda["accession_number"].iloc[0])
+    exhibit = {"accession_number": accession, "item": "Item-9.01", "number": "99.1",
+               "description": "Press release", "url": "https://www.sec.gov/Archives/x.htm", "text": "Revenue grew."}  # fmt: skip
+    write_dataset(lake, "filing_exhibits", pd.DataFrame([exhibit]))
+    with fdkit.server.start(data=lake) as srv:
+        srv.accession = accession
+        srv.year = int(nvda["year"].iloc[0])
+        yield srv
+
+
+def _items(srv, params):
+    import requests
+
+    r = requests.get(srv.base_url + "/filings/items", params=params, headers={"X-API-KEY": srv.api_key}, timeout=60)
+    assert r.status_code == 200, r.text
+    return r.json()["items"]
+
+
+def test_an_8k_item_carries_exhibits_only_where_it_has_some(exhibits_server):
+    srv = exhibits_server
+    items = {i["number"]: i for i in _items(srv, {"ticker": "NVDA", "accession_number": srv.accession})}
+    assert set(items) == {"Item-5.02", "Item-9.01"}
+    assert "exhibits" not in items["Item-5.02"]  # no exhibit linked: no key, not an empty list
+    assert items["Item-9.01"]["exhibits"] == [{"number": "99.1", "description": "Press release",
+                                               "url": "https://www.sec.gov/Archives/x.htm"}]  # fmt: skip
+    with_text = {i["number"]: i for i in _items(srv, {"ticker": "NVDA", "accession_number": srv.accession,
+                                                      "include_exhibits": "true"})}  # fmt: skip
+    assert with_text["Item-9.01"]["exhibits"][0]["text"] == "Revenue grew."
+    assert "exhibits" not in with_text["Item-5.02"]
+
+
+def test_no_bundled_8k_item_carries_an_empty_exhibits_list(ref_server):
+    items = read_dataset(DATA, "filing_items")
+    eightk = items[items["filing_type"].astype(str) == "8-K"][["ticker", "accession_number"]].drop_duplicates()
+    assert len(eightk)
+    seen = 0
+    for ticker, accession in eightk.itertuples(index=False):
+        for item in _items(ref_server, {"ticker": str(ticker), "accession_number": str(accession)}):
+            assert item.get("exhibits", None) != [], (ticker, accession, item["number"])
+            seen += 1
+    for item in _items(ref_server, {"ticker": "AAPL", "filing_type": "10-K", "year": 2024, "include_exhibits": "true"}):
+        assert "exhibits" not in item  # a 10-K has no linked exhibits in the lake
+    assert seen

