@@ -3,6 +3,8 @@
 * ``fdkit events test`` sends the newest event of each type without generating the whole lake (seconds, not
   minutes), each the event a full replay lists last of its type;
 * insider events of a day go out in that day's early-morning batch, before the day's other events;
+* the 8-K ``earnings.created`` objects are what ``GET /earnings`` answers for that ticker and report period;
+* company facts' ``events`` carry events only (former names under their own key);
 * 8-K filing items carry ``exhibits`` only where exhibits exist.
 """
 
@@ -113,6 +115,7 @@ def test_over_a_window_every_days_batch_precedes_that_days_other_events():
             seen_other.add(obj["filing_date"])
     assert seen_other
 
+
 # -- 5. 8-K items carry exhibits only where exhibits exist ----------------------------------------------------------
 @pytest.fixture(scope="module")
 def exhibits_server(tmp_path_factory):
@@ -127,8 +130,8 @@ def exhibits_server(tmp_path_factory):
     items = read_dataset(DATA, "filing_items")
     nvda = items[(items["ticker"] == "NVDA") & (items["filing_type"].astype(str) == "8-K")]
     accession = str(nvda["accession_number"].iloc[0])
-    exhibit = {"accession_number": accession, "item": "Item-9.01", "number": "99.1",
-               "description": "Press release", "url": "https://www.sec.gov/Archives/x.htm", "text": "Revenue grew."}  # fmt: skip
+    exhibit = {"accession_number": accession, "item": "Item-9.01", "number": "99.1", "description": "Press release",
+               "url": "https://www.sec.gov/Archives/x.htm", "text": "Revenue grew."}  # fmt: skip
     write_dataset(lake, "filing_exhibits", pd.DataFrame([exhibit]))
     with fdkit.server.start(data=lake) as srv:
         srv.accession = accession
@@ -169,3 +172,48 @@ def test_no_bundled_8k_item_carries_an_empty_exhibits_list(ref_server):
     for item in _items(ref_server, {"ticker": "AAPL", "filing_type": "10-K", "year": 2024, "include_exhibits": "true"}):
         assert "exhibits" not in item  # a 10-K has no linked exhibits in the lake
     assert seen
+
+
+# -- 4. company facts: events are events, former names a field of their own --------------------------------------
+def test_no_company_carries_a_former_name_among_its_events(ref_server):
+    import requests
+
+    facts = read_dataset(DATA, "company_facts")
+    stored = [e["type"] for events in facts["events"].dropna() for e in events]
+    assert stored and set(stored) == {"ticker_change"}  # the lake itself: only ticker changes are events
+    names = {t: [n["name"] for n in v] for t, v in zip(facts["ticker"], facts["former_names"], strict=True)
+             if v is not None and len(v)}  # fmt: skip
+    assert names == {
+        "AAPL": ["APPLE INC", "APPLE COMPUTER INC", "APPLE COMPUTER INC/ FA"],
+        "NVDA": ["NVIDIA CORP/CA"],
+        "TSLA": ["TESLA MOTORS INC"],
+    }  # the 5 of the SEC profiles
+    for ticker in ("AAPL", "NVDA", "TSLA", "META", "MSFT"):
+        r = requests.get(ref_server.base_url + "/company/facts", params={"ticker": ticker},
+                         headers={"X-API-KEY": ref_server.api_key}, timeout=60)  # fmt: skip
+        company = r.json()["company_facts"]
+        assert all(e["type"] == "ticker_change" for e in company["events"]), ticker
+        assert [n["name"] for n in company["former_names"]] == names.get(ticker, []), ticker
+    tesla = requests.get(ref_server.base_url + "/company/facts", params={"ticker": "TSLA"},
+                         headers={"X-API-KEY": ref_server.api_key}, timeout=60).json()["company_facts"]  # fmt: skip
+    assert tesla["events"] == []
+    assert tesla["former_names"] == [{"name": "TESLA MOTORS INC", "start_date": "2005-02-17", "end_date": "2017-01-27"}]
+
+
+def test_a_lake_that_kept_former_names_among_events_is_served_with_them_apart(tmp_path):
+    """A lake built (or mirrored) before former names had their own field: the service still answers events only."""
+    import requests
+
+    from fdkit.lake.io import write_dataset
+
+    old = [
+        {"type": "ticker_change", "date": "2024-01-02", "ticker": "ZZZ", "previous_ticker": "ZZ"},
+        {"type": "former_name", "name": "ZED CORP", "start_date": "2001-01-01", "end_date": "2020-05-01"},
+    ]
+    write_dataset(tmp_path, "company_facts", pd.DataFrame({"ticker": ["ZZZ"], "cik": ["0000000009"], "events": [old]}))
+    with fdkit.server.start(tmp_path) as srv:
+        r = requests.get(srv.base_url + "/company/facts", params={"ticker": "ZZZ"},
+                         headers={"X-API-KEY": srv.api_key}, timeout=30)  # fmt: skip
+    company = r.json()["company_facts"]
+    assert company["events"] == [old[0]]
+    assert company["former_names"] == [{"name": "ZED CORP", "start_date": "2001-01-01", "end_date": "2020-05-01"}]
