@@ -217,3 +217,53 @@ def test_a_lake_that_kept_former_names_among_events_is_served_with_them_apart(tm
     company = r.json()["company_facts"]
     assert company["events"] == [old[0]]
     assert company["former_names"] == [{"name": "ZED CORP", "start_date": "2001-01-01", "end_date": "2020-05-01"}]
+
+
+# -- 2. earnings events carry the record GET /earnings answers ------------------------------------------------------
+#: the fields naming the filing an earnings record comes from: a release's are the 8-K's, not its report's
+FILING_IDENTITY = {"source_type", "filing_date", "filing_datetime", "filing_window", "accession_number", "filing_url"}
+
+
+def _served_earnings(srv, ticker: str) -> list[dict]:
+    import requests
+
+    headers = {"X-API-KEY": srv.api_key}
+    body = requests.get(srv.base_url + "/earnings", params={"ticker": ticker, "limit": 40}, headers=headers,
+                        timeout=60).json()  # fmt: skip
+    records = body["earnings"]
+    while body.get("next_page_url"):
+        body = requests.get(body["next_page_url"], headers=headers, timeout=60).json()
+        records += body["earnings"]
+    return records
+
+
+@pytest.mark.parametrize("window", [("2016-04-26", "2016-04-28"), ("2024-07-20", "2024-11-10")])
+def test_earnings_events_are_the_records_earnings_serves(ref_server, window):
+    events = [e["data"]["object"] for e in events_from_lake(DATA, since=window[0], until=window[1],
+                                                            datasets=["earnings"])]  # fmt: skip
+    releases = [e for e in events if e["source_type"] == "8-K"]
+    assert len(releases) >= 2
+    for event in releases[:12] + [e for e in events if e["source_type"] != "8-K"][:6]:
+        served = [
+            r for r in _served_earnings(ref_server, event["ticker"]) if r["report_period"] == event["report_period"]
+        ]
+        (record,) = served  # the quarter's record (its 10-Q/10-K)
+        if event["source_type"] != "8-K":
+            assert event == record, (event["ticker"], event["report_period"])
+            continue
+        same = {k: v for k, v in event.items() if k not in FILING_IDENTITY}
+        assert same == {k: v for k, v in record.items() if k not in FILING_IDENTITY}, event["ticker"]
+        assert set(event) == set(record)  # the same fields, nothing left out or added
+        # the filing identity is the release's: its day and time, its session, no accession or URL the sources lack
+        assert event["filing_date"] == record["release_date"] <= record["filing_date"]
+        assert event["filing_datetime"] == record["release_datetime"]
+        assert event["accession_number"] is None and event["filing_url"] is None
+
+
+def test_a_release_after_the_close_is_in_the_after_hours_window():
+    from fdkit.webhooks.generate import _session
+
+    assert _session("2016-04-26T16:30:21-04:00") == "AFTER_HOURS"
+    assert _session("2016-04-26T07:00:00-04:00") == "PRE_MARKET"
+    assert _session("2016-04-26T12:00:00-04:00") == "DURING_MARKET"
+    assert _session("2016-04-30T12:00:00-04:00") == "WEEKEND" and _session(None) is None

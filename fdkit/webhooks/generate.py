@@ -16,8 +16,9 @@ Rules (each has a test):
 * release-level KPIs (``forward_guidance``, ``non_gaap_metrics``, ``operating_kpis``): one event per (ticker,
   report period) with the company's sector;
 * earnings: one event per (ticker, report period, source form): a quarter fires twice where its release day is
-  known (the 8-K of that day with the quarter's headline figures: revenue, EPS, net income and their changes; then
-  the 10-Q/10-K with every figure);
+  known (the 8-K of that day, then the 10-Q/10-K); both carry the record ``/earnings`` serves for the quarter
+  (every figure and signal, field for field), the 8-K under its own filing identity (``source_type`` 8-K,
+  ``filing_date``/``filing_datetime``/``filing_window`` of the release, no accession or URL: no source names them);
 * inflation: one event per month, header dated the first of the month, one entry per series of the month;
 * interest rates: one event per (bank, decision date) carrying ``date`` and a single entry equal to that bank's
   snapshot row then; a revision of an already-published (bank, date) fires nothing;
@@ -212,23 +213,36 @@ def _insider_events(name: str, df: pd.DataFrame, livemode: bool) -> list[tuple[s
     return out
 
 
-#: what an earnings release (8-K, Item 2.02) carries in its event: the quarter's headline figures and their changes
-_PRESS_RELEASE = ("revenue", "earnings_per_share", "net_income")
-_RELEASE_FIELDS = frozenset({
-    "ticker", "report_period", "fiscal_period", "currency", "release_date",
-    *(f"quarterly_{x}{s}" for x in _PRESS_RELEASE for s in ("", "_chg", "_yoy_chg")),
-    *(f"quarterly_net_margin{s}" for s in ("", "_chg_bps", "_chg_pct", "_yoy_chg_bps", "_yoy_chg_pct")),
-})  # fmt: skip
+def _session(accepted: str | None) -> str | None:
+    """The 2026 document's ``filing_window`` of an acceptance time (New York): None where the time is unknown.
+
+    Example:
+        >>> _session("2024-10-31T16:30:21-04:00"), _session("2024-11-02T08:00:00-04:00"), _session(None)
+        ('AFTER_HOURS', 'WEEKEND', None)
+    """
+    if not accepted:
+        return None
+    at = pd.Timestamp(accepted)
+    at = (at.tz_localize("America/New_York") if at.tzinfo is None else at).tz_convert("America/New_York")
+    minutes = at.hour * 60 + at.minute
+    if at.day_of_week >= 5:
+        return "WEEKEND"
+    if 4 * 60 <= minutes < 9 * 60 + 30:
+        return "PRE_MARKET"
+    return "DURING_MARKET" if 9 * 60 + 30 <= minutes < 16 * 60 else "AFTER_HOURS"
 
 
 def _release_record(row: dict[str, Any]) -> dict[str, Any]:
-    """The 8-K of a quarterly report's release day as an earnings record: its headline figures, nothing else.
+    """The 8-K of a quarterly report's release day: the record ``/earnings`` serves for the quarter, as the 8-K's.
 
-    The figures are the quarter's as first filed (the 10-Q/10-K that followed the release): the sources hold the
-    release's date, not its exhibit, and a release's headline figures are those the report then files.
+    Its figures and signals are the endpoint's record of that report period (the sources hold the release's date,
+    not its exhibit, and a release's figures are those the report then files); its filing identity is the 8-K's:
+    ``source_type`` 8-K, dated and timed by the release, its window from the release time, and no accession or URL
+    (no source names the 8-K's).
     """
-    out = {k: (v if k in _RELEASE_FIELDS else None) for k, v in row.items() if k != "signals"}
-    return {**out, "source_type": "8-K", "filing_date": row["release_date"]}
+    return {**row, "source_type": "8-K", "filing_date": row["release_date"],
+            "filing_datetime": row.get("release_datetime"), "filing_window": _session(row.get("release_datetime")),
+            "accession_number": None, "filing_url": None}  # fmt: skip
 
 
 def _earnings_events(df: pd.DataFrame, livemode: bool) -> list[tuple[str, dict[str, Any]]]:
