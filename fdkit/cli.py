@@ -350,20 +350,16 @@ def _test_events(args: argparse.Namespace) -> int:
     The newest event of each type the lake gives; a spec-shaped example for a type the lake cannot trigger.
     """
     from fdkit.lake.io import default_data_dir
-    from fdkit.webhooks import EVENT_TYPES, deliver, events_from_lake, load_destinations
+    from fdkit.webhooks import EVENT_TYPES, deliver, load_destinations
     from fdkit.webhooks.events import example_payload, make_event
-    from fdkit.webhooks.generate import datasets_of
+    from fdkit.webhooks.generate import latest_events
 
     if args.type is not None and args.type not in EVENT_TYPES:
         raise _UsageError(f"unknown event type {args.type!r}; one of: {', '.join(EVENT_TYPES)}")
     dests = _destinations(load_destinations, args.destinations)
     wanted = [args.type] if args.type else list(EVENT_TYPES)
-    latest: dict[str, dict] = {}
-    read = list(dict.fromkeys(d for t in wanted for d in datasets_of(t)))  # only the datasets of the types asked
-    for event in events_from_lake(args.data or default_data_dir(), datasets=read, livemode=False,
-                                  base_url=_public_url(args)):  # fmt: skip
-        if event["type"] in wanted:
-            latest[event["type"]] = event  # events come in date order: the last one of a type wins
+    # the newest event of each type from the lake's latest rows only: a test never generates the whole lake
+    latest = latest_events(args.data or default_data_dir(), wanted, livemode=False, base_url=_public_url(args))
     examples = [t for t in wanted if t not in latest]
     for t in examples:
         family = t.removesuffix(".created")

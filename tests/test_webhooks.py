@@ -721,7 +721,8 @@ def test_a_quarter_fires_its_release_8k_then_its_report():
     assert ev.payload["filing_date"] <= report.payload["filing_date"]  # the release first
     for field in ("revenue", "earnings_per_share", "net_income"):
         assert ev.payload["quarterly"][field] == report.payload["quarterly"][field]
-    assert ev.payload["quarterly"]["total_assets"] is None and not ev.payload.get("signals")
+    assert ev.payload["quarterly"] == report.payload["quarterly"]  # the record /earnings serves, the 8-K's identity
+    assert ev.payload.get("signals") == report.payload.get("signals")
     # a release inside a window fires even when its report is filed after it
     day = ev.payload["filing_date"]
     found = events_from_lake(DATA, since=day, until=day, datasets=["earnings"])
@@ -760,7 +761,12 @@ def test_report_events_carry_their_signals_and_releases_none():
     reports = [e for e in events if e["source_type"] in ("10-Q", "10-K")]
     fired = [e for e in reports if "signals" in e]
     assert fired and all(e["signals"] and e["signals"][0]["type"] for e in fired)
-    assert all("signals" not in e for e in events if e["source_type"] == "8-K")
+    by_report = {(e["ticker"], e["report_period"]): e.get("signals") for e in reports}
+    assert all(
+        e.get("signals") == by_report.get((e["ticker"], e["report_period"]))
+        for e in events
+        if e["source_type"] == "8-K" and (e["ticker"], e["report_period"]) in by_report
+    )  # its report's
     served = read_dataset(DATA, "earnings")
     with_signals = served[served["signals"].map(lambda s: s is not None and len(s) > 0)]
     one = fired[0]

@@ -361,8 +361,8 @@ def test_records_in_the_seed_and_2026_names(ref_server, ref_client):
     facts = _get(ref_server, "/company/facts", {"ticker": "AAPL"}).json()["company_facts"]
     assert (
         "former_tickers" not in facts
-        and {"type": "former_name", "name": "APPLE COMPUTER INC", "start_date": "1994-01-26", "end_date": "2007-01-04"}
-        in facts["events"]
+        and {"name": "APPLE COMPUTER INC", "start_date": "1994-01-26", "end_date": "2007-01-04"}
+        in facts["former_names"]
     )
     assert _get(ref_server, "/company/facts", {"ticker": "MSFT"}).json()["company_facts"]["events"] == []
     filing = _get(ref_server, "/filings", {"ticker": "AAPL", "limit": 1}).json()["filings"][0]

@@ -93,7 +93,8 @@ def build_company_facts(
             "sic_code": p["sic"] if p is not None else None,
             "sic_industry": p["sic_description"] if p is not None else None,
             "sic_sector": None, "website_url": None, "weighted_average_shares": shares_v,
-            "events": company_events(p["former_names"] if p is not None else None, ticker_changes(t, renames)),
+            "events": ticker_changes(t, renames),
+            "former_names": former_names(p["former_names"] if p is not None else None),
         })  # fmt: skip
     known = {r["ticker"] for r in rows}
     for m in tuples(members):
@@ -103,7 +104,7 @@ def build_company_facts(
         rows.append({"ticker": m.ticker, "name": m.name, "cik": cik, "industry": m.industry, "sector": m.sector,
                      "category": "Common Stock", "is_active": True, "location": m.location,
                      "sec_filings_url": f"{SEC}/cgi-bin/browse-edgar?action=getcompany&CIK={cik}",
-                     "events": company_events(None, ticker_changes(m.ticker, renames))})  # fmt: skip
+                     "events": ticker_changes(m.ticker, renames), "former_names": []})  # fmt: skip
     return pd.DataFrame(rows)
 
 
@@ -137,32 +138,29 @@ def ticker_changes(ticker: str, renames: pd.DataFrame) -> list[dict[str, str | N
         symbol, before = hit["old"], hit["day"]
 
 
-def company_events(
-    former_names: object, changes: list[dict[str, str | None]] | None = None
-) -> list[dict[str, str | None]]:
-    """The company's history as the ``events`` array: its ticker changes, then its former names.
+def former_names(listed: object) -> list[dict[str, str | None]]:
+    """The names the SEC lists a company under before its current one, with the dates each was in use.
 
-    One ``former_name`` event per name the SEC lists (``APPLE INC (2007-01-10..2019-08-05)|...``), with the dates
-    the name was in use.
+    Not events: the spec's ``events`` are ticker changes, so former names have a field of their own
+    (``former_names``, an fdkit extension).
 
     Args:
-        former_names: the SEC profile's ``former_names`` (missing for companies without a profile).
-        changes: the company's :func:`ticker_changes`.
+        listed: the SEC profile's ``former_names`` (``APPLE INC (2007-01-10..2019-08-05)|...``; missing for
+            companies without a profile).
 
     Returns:
-        The events.
+        ``{name, start_date, end_date}`` per name, in the profile's order.
 
     Example:
-        >>> company_events("APPLE COMPUTER INC (1994-01-26..2007-01-04)")
-        [{'type': 'former_name', 'name': 'APPLE COMPUTER INC', 'start_date': '1994-01-26', 'end_date': '2007-01-04'}]
+        >>> former_names("APPLE COMPUTER INC (1994-01-26..2007-01-04)")
+        [{'name': 'APPLE COMPUTER INC', 'start_date': '1994-01-26', 'end_date': '2007-01-04'}]
     """
-    events: list[dict[str, str | None]] = list(changes or [])
-    for part in str(former_names).split("|") if isinstance(former_names, str) else []:
+    names: list[dict[str, str | None]] = []
+    for part in str(listed).split("|") if isinstance(listed, str) else []:
         m = re.match(r"^(.*?)\s*\((\d{4}-\d{2}-\d{2})?\.\.(\d{4}-\d{2}-\d{2})?\)$", part.strip())
         if m:
-            events.append({"type": "former_name", "name": m.group(1), "start_date": m.group(2),
-                           "end_date": m.group(3)})  # fmt: skip
-    return events
+            names.append({"name": m.group(1), "start_date": m.group(2), "end_date": m.group(3)})
+    return names
 
 
 def known_companies(uni: pd.DataFrame, prof: pd.DataFrame, ciks: dict[str, str], members: pd.DataFrame) -> pd.DataFrame:
@@ -268,9 +266,9 @@ _PROVENANCE = Provenance(
     "close x the latest shares outstanding (else weighted shares), both on the split basis; events: the "
     "company's ticker changes as the spec shapes them ({type: ticker_change, date, ticker = the symbol from that "
     "day}, with previous_ticker, an extension), walked back from today's symbol through the ticker_change rows of "
-    "data-real-4's us_symbol_events.csv and the membership files' 'rename -> NEW' removals (FB -> META 2022-06-09), "
-    "then the SEC former names ({type: former_name, name, start_date, end_date}, an extension) where a profile is "
-    "bundled. The other S&P 500 members (company/sp500_constituents.csv) with name, CIK, "
+    "data-real-4's us_symbol_events.csv and the membership files' 'rename -> NEW' removals (FB -> META 2022-06-09); "
+    "former_names (an extension, not events): the SEC former names ({name, start_date, end_date}) where a profile "
+    "is bundled. The other S&P 500 members (company/sp500_constituents.csv) with name, CIK, "
     "sector, industry and location. Class shares are spelled with a dash (BRK-B) everywhere.",
 )
 

@@ -70,7 +70,8 @@ KNOWN_CATEGORIES: Mapping[str, tuple[str, ...]] = MappingProxyType(
 
 
 #: the fields of each type of company-facts event: the spec's ticker change (``ticker`` = the symbol from ``date``
-#: on; ``previous_ticker`` = the one before, an fdkit extension) and fdkit's former names (SEC submissions)
+#: on; ``previous_ticker`` = the one before, an fdkit extension); ``former_name`` is how lakes built before
+#: company facts had ``former_names`` (a field of its own) stored a former name in ``events``
 COMPANY_EVENT_FIELDS: Mapping[str, tuple[str, ...]] = MappingProxyType(
     {
         "ticker_change": ("type", "date", "ticker", "previous_ticker"),
@@ -88,6 +89,7 @@ NESTED_ITEMS: Mapping[tuple[str, str], Mapping[str, Any]] = MappingProxyType(
         ("company_facts", "events"): dict.fromkeys(
             ("type", "date", "ticker", "previous_ticker", "name", "start_date", "end_date"), "string"
         ),
+        ("company_facts", "former_names"): dict.fromkeys(("name", "start_date", "end_date"), "string"),
         ("earnings", "signals"): {
             **dict.fromkeys(("type", "metric", "period", "headline", "importance"), "string"),
             "details": dict.fromkeys(("current", "yoy_chg", "yoy_chg_bps"), "float"),
@@ -459,6 +461,8 @@ _SCHEMAS: dict[str, dict[str, str]] = {
         "weighted_average_shares": F,
         # the company's history, each entry with the fields of its type (COMPANY_EVENT_FIELDS)
         "events": N,
+        # the names the SEC lists it under before its current one ({name, start_date, end_date}; an extension)
+        "former_names": N,
     },  # fmt: skip
     "interest_rates": {"bank": C, "date": D, "name": S, "rate": F},
     "analyst_estimates": {

@@ -538,10 +538,11 @@ def filing_items(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
             if len(ex) and accession
             else ex.iloc[0:0]
         )
-        for it in items:
-            sub = ex[ex["item"].astype("string") == it["number"]] if len(ex) else ex
-            cols = ["number", "description", "url"] + (["text"] if q.get("include_exhibits") else [])
-            it["exhibits"] = to_records(sub, cols) if len(sub) else []
+        cols = ["number", "description", "url"] + (["text"] if q.get("include_exhibits") else [])
+        for it in items:  # the document: "only present for 8-K filings when exhibits exist"
+            sub = ex[(ex["item"].astype("string") == it["number"]).fillna(False)] if len(ex) else ex
+            if len(sub):
+                it["exhibits"] = to_records(sub, cols)
     facts = store.rows("company_facts", ticker)
     cik = str(facts["cik"].iloc[0]) if len(facts) and pd.notna(facts["cik"].iloc[0]) else None
     top = {
@@ -640,8 +641,14 @@ def company_facts(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
     if rows.empty:
         raise NotFound(f"no company facts for {ticker}")
     facts = to_records(rows.iloc[:1], fields_of("company_facts"))[0]
-    events = rows["events"].iloc[0] if "events" in rows.columns else None
-    facts["events"] = [] if events is None else [_company_event(restore_entry(e)) for e in events]  # none: empty
+    stored = rows["events"].iloc[0] if "events" in rows.columns else None
+    events = [] if stored is None else [_company_event(restore_entry(e)) for e in stored]  # none: empty
+    names = rows["former_names"].iloc[0] if "former_names" in rows.columns else None
+    former = [] if names is None else [restore_entry(n) for n in names]
+    # a lake built before former names had a field of their own kept them among the events: events are events
+    former += [{k: e.get(k) for k in ("name", "start_date", "end_date")} for e in events if e["type"] == "former_name"]
+    facts["events"] = [e for e in events if e["type"] != "former_name"]
+    facts["former_names"] = former
     return Answer(obj=facts)
 
 

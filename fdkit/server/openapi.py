@@ -93,19 +93,30 @@ _NESTED: dict[tuple[str, str], dict[str, Any]] = {
         "type": "array",
         "items": {
             "type": "object",
-            "description": "The company's history: ticker changes ({type: ticker_change, date, ticker: the symbol from "
-            "that date on; previous_ticker: the one before, an fdkit extension}) and former names ({type: "
-            "former_name, name, start_date, end_date}, from SEC submissions; an fdkit extension).",
+            "description": "The company's history: its ticker changes ({type: ticker_change, date, ticker: the symbol "
+            "from that date on; previous_ticker: the one before, an fdkit extension}). Former names are not events: "
+            "they are under former_names.",
             "properties": {
                 "type": {"type": "string"},
                 "date": {"type": ["string", "null"], "format": "date"},
                 "ticker": {"type": ["string", "null"]},
                 "previous_ticker": {"type": ["string", "null"]},
-                "name": {"type": ["string", "null"]},
+            },
+            "required": ["type"],
+        },
+    },
+    ("company_facts", "former_names"): {
+        "type": "array",
+        "description": "The names the SEC lists the company under before its current one, from SEC submissions (an "
+        "fdkit extension); empty where none is known.",
+        "items": {
+            "type": "object",
+            "properties": {
+                "name": {"type": "string"},
                 "start_date": {"type": ["string", "null"], "format": "date"},
                 "end_date": {"type": ["string", "null"], "format": "date"},
             },
-            "required": ["type"],
+            "required": ["name"],
         },
     },
     ("filing_items", "exhibits"): {

@@ -8,15 +8,17 @@ Rules (each has a test):
   entries have no form type (null). A Form 5 with both trades and holdings fires an ``insider_trades`` and an
   ``insider_ownership`` event with the same accession number; ownership events come only from Forms 3 and 5
   (and their amendments): Form 4 rows are trades; insider events go out once a day, in the early-morning (UTC)
-  batch of the previous day's filings, so their effective date is the day after the filing;
+  batch of the previous day's filings, so their effective date is the day after the filing and they go out
+  first that day, before the day's other events (:func:`delivery_order`);
 * segments: one event per filing and statement (``income_statement_segments`` ...), records nested as the
   ``/financials/*/segments`` endpoints nest them, without a ``filing_date`` (the header carries it); the form type
   is named by the period (the lake keeps none);
 * release-level KPIs (``forward_guidance``, ``non_gaap_metrics``, ``operating_kpis``): one event per (ticker,
   report period) with the company's sector;
 * earnings: one event per (ticker, report period, source form): a quarter fires twice where its release day is
-  known (the 8-K of that day with the quarter's headline figures: revenue, EPS, net income and their changes; then
-  the 10-Q/10-K with every figure);
+  known (the 8-K of that day, then the 10-Q/10-K); both carry the record ``/earnings`` serves for the quarter
+  (every figure and signal, field for field), the 8-K under its own filing identity (``source_type`` 8-K,
+  ``filing_date``/``filing_datetime``/``filing_window`` of the release, no accession or URL: no source names them);
 * inflation: one event per month, header dated the first of the month, one entry per series of the month;
 * interest rates: one event per (bank, decision date) carrying ``date`` and a single entry equal to that bank's
   snapshot row then; a revision of an already-published (bank, date) fires nothing;
@@ -59,7 +61,7 @@ from fdkit.frames.typed import to_records
 from fdkit.lake.reader import LakeReader
 from fdkit.webhooks.events import make_event
 
-__all__ = ["events_from_lake", "events_for_rows", "datasets_of", "NAMESPACE"]
+__all__ = ["events_from_lake", "events_for_rows", "latest_events", "datasets_of", "delivery_order", "NAMESPACE"]
 
 NAMESPACE = uuid.UUID("6f1c9a52-3a0e-4d5b-9a51-0f7d2c7b8e11")
 _STATEMENTS = ("income_statements", "balance_sheets", "cash_flow_statements", "financial_metrics")
@@ -211,23 +213,36 @@ def _insider_events(name: str, df: pd.DataFrame, livemode: bool) -> list[tuple[s
     return out
 
 
-#: what an earnings release (8-K, Item 2.02) carries in its event: the quarter's headline figures and their changes
-_PRESS_RELEASE = ("revenue", "earnings_per_share", "net_income")
-_RELEASE_FIELDS = frozenset({
-    "ticker", "report_period", "fiscal_period", "currency", "release_date",
-    *(f"quarterly_{x}{s}" for x in _PRESS_RELEASE for s in ("", "_chg", "_yoy_chg")),
-    *(f"quarterly_net_margin{s}" for s in ("", "_chg_bps", "_chg_pct", "_yoy_chg_bps", "_yoy_chg_pct")),
-})  # fmt: skip
+def _session(accepted: str | None) -> str | None:
+    """The 2026 document's ``filing_window`` of an acceptance time (New York): None where the time is unknown.
+
+    Example:
+        >>> _session("2024-10-31T16:30:21-04:00"), _session("2024-11-02T08:00:00-04:00"), _session(None)
+        ('AFTER_HOURS', 'WEEKEND', None)
+    """
+    if not accepted:
+        return None
+    at = pd.Timestamp(accepted)
+    at = (at.tz_localize("America/New_York") if at.tzinfo is None else at).tz_convert("America/New_York")
+    minutes = at.hour * 60 + at.minute
+    if at.day_of_week >= 5:
+        return "WEEKEND"
+    if 4 * 60 <= minutes < 9 * 60 + 30:
+        return "PRE_MARKET"
+    return "DURING_MARKET" if 9 * 60 + 30 <= minutes < 16 * 60 else "AFTER_HOURS"
 
 
 def _release_record(row: dict[str, Any]) -> dict[str, Any]:
-    """The 8-K of a quarterly report's release day as an earnings record: its headline figures, nothing else.
+    """The 8-K of a quarterly report's release day: the record ``/earnings`` serves for the quarter, as the 8-K's.
 
-    The figures are the quarter's as first filed (the 10-Q/10-K that followed the release): the sources hold the
-    release's date, not its exhibit, and a release's headline figures are those the report then files.
+    Its figures and signals are the endpoint's record of that report period (the sources hold the release's date,
+    not its exhibit, and a release's figures are those the report then files); its filing identity is the 8-K's:
+    ``source_type`` 8-K, dated and timed by the release, its window from the release time, and no accession or URL
+    (no source names the 8-K's).
     """
-    out = {k: (v if k in _RELEASE_FIELDS else None) for k, v in row.items() if k != "signals"}
-    return {**out, "source_type": "8-K", "filing_date": row["release_date"]}
+    return {**row, "source_type": "8-K", "filing_date": row["release_date"],
+            "filing_datetime": row.get("release_datetime"), "filing_window": _session(row.get("release_datetime")),
+            "accession_number": None, "filing_url": None}  # fmt: skip
 
 
 def _earnings_events(df: pd.DataFrame, livemode: bool) -> list[tuple[str, dict[str, Any]]]:
@@ -400,6 +415,70 @@ def datasets_of(event_type: str) -> tuple[str, ...]:
     return (name,) if name in REPLAYED else ()
 
 
+_INSIDER = ("insider_trades", "insider_ownership")
+#: the early-morning (UTC) batch: insider events go out first on their effective day, before that day's others
+EARLY_BATCH = frozenset(f"{name}.created" for name in _INSIDER)
+
+
+def delivery_order(item: tuple[str, dict[str, Any]]) -> tuple[str, int, str, str]:
+    """The order events go out in: effective date, the early-morning batch first, then type and id.
+
+    Args:
+        item: ``(effective date, envelope)``.
+
+    Returns:
+        A sort key.
+
+    Example:
+        >>> trade = ("2024-11-05", {"type": "insider_trades.created", "id": "b"})
+        >>> balance = ("2024-11-05", {"type": "balance_sheets.created", "id": "a"})
+        >>> [e["type"] for _, e in sorted([balance, trade], key=delivery_order)]
+        ['insider_trades.created', 'balance_sheets.created']
+    """
+    day, event = item
+    return day, 0 if event["type"] in EARLY_BATCH else 1, event["type"], event["id"]
+
+
+def _effective(name: str, df: pd.DataFrame) -> pd.Series:
+    """Each row's effective date.
+
+    Its date column; a day later for an insider filing (the next morning's batch), a week later for a claims
+    release's week-before series.
+    """
+    col = _DATE_COLUMN.get(name, "filing_date")
+    if col not in df.columns:
+        return pd.Series(pd.NaT, index=df.index, dtype="datetime64[ns]")
+    lag = pd.Series(pd.Timedelta(0), index=df.index)
+    if name in _INSIDER:
+        lag[:] = INSIDER_BATCH_LAG
+    if name == "labor" and "series" in df.columns:  # a week-before series belongs to the next week's release
+        lag = lag.mask(df["series"].astype(str).isin(_WEEK_BEFORE), pd.Timedelta(weeks=1))
+    return pd.to_datetime(df[col]) + lag
+
+
+def _in_window(name: str, df: pd.DataFrame, since: str | None, until: str | None,
+               published: set[tuple[str, str]]) -> pd.DataFrame:  # fmt: skip
+    """The rows of one dataset whose events fall in ``[since, until]`` (effective dates).
+
+    Interest-rate decisions before ``since`` are added to ``published`` (a revision of one fires nothing).
+    """
+    col = _DATE_COLUMN.get(name, "filing_date")
+    if col not in df.columns:
+        return df
+    day = _effective(name, df)
+    keep = day.notna()
+    if since:  # the window is of effective dates: an insider filing's is its batch's
+        keep &= day >= pd.Timestamp(since)
+    if until:
+        keep &= day <= pd.Timestamp(until)
+    if name == "earnings" and "release_date" in df.columns:  # a release (8-K) inside, its report after
+        keep |= df["release_date"].between(pd.Timestamp(since or "1900-01-01"), pd.Timestamp(until or "2999-12-31"))
+    if name == "interest_rates" and since:  # earlier decisions count as published
+        for rec in to_records(df[df[col] < pd.Timestamp(since)], ["bank", "date"]):
+            published.add((rec["bank"], rec["date"]))
+    return df[keep]
+
+
 def events_from_lake(root: str | os.PathLike[str], *, since: str | dt.date | None = None,
                      until: str | dt.date | None = None,
                      datasets: Iterable[str] = REPLAYED, livemode: bool = True,
@@ -415,7 +494,14 @@ def events_from_lake(root: str | os.PathLike[str], *, since: str | dt.date | Non
         base_url: the service base for ``filing_items`` URLs.
 
     Returns:
-        Envelopes ordered by effective date, then type and id.
+        Envelopes in :func:`delivery_order`: by effective date, each day's early-morning insider batch first,
+        then by type and id.
+
+    Example:
+        >>> from fdkit.lake import default_data_dir
+        >>> day = [e["type"] for e in events_from_lake(default_data_dir(), since="2024-08-02", until="2024-08-02")]
+        >>> day[0], day[-1]  # the insider filings of 2024-08-01 first, in the morning's batch
+        ('insider_trades.created', 'income_statements.created')
     """
     lake = LakeReader(root)
     since, until = (None if d is None else _day(d) for d in (since, until))  # '2024-1-1', a date: one spelling
@@ -423,28 +509,64 @@ def events_from_lake(root: str | os.PathLike[str], *, since: str | dt.date | Non
     found: list[tuple[str, dict[str, Any]]] = []
     published: set[tuple[str, str]] = set()
     for name in datasets:
-        df = lake.read(name)
-        col = _DATE_COLUMN.get(name, "filing_date")
-        lag: pd.Timedelta | pd.Series = INSIDER_BATCH_LAG if name in ("insider_trades", "insider_ownership") \
-            else pd.Timedelta(0)  # fmt: skip
-        if name == "labor" and "series" in df.columns:  # a week-before series belongs to the next week's release
-            lag = pd.Series(pd.Timedelta(0), index=df.index).mask(df["series"].astype(str).isin(_WEEK_BEFORE),
-                                                                  pd.Timedelta(weeks=1))  # fmt: skip
-        if col in df.columns:
-            keep = df[col].notna()
-            if since:  # the window is of effective dates: an insider filing's is its batch's
-                keep &= df[col] + lag >= pd.Timestamp(since)
-            if until:
-                keep &= df[col] + lag <= pd.Timestamp(until)
-            if name == "earnings" and "release_date" in df.columns:  # a release (8-K) inside, its report after
-                keep |= df["release_date"].between(pd.Timestamp(since or "1900-01-01"),
-                                                   pd.Timestamp(until or "2999-12-31"))  # fmt: skip
-            if name == "interest_rates" and since:  # earlier decisions count as published
-                for rec in to_records(df[df[col] < pd.Timestamp(since)], ["bank", "date"]):
-                    published.add((rec["bank"], rec["date"]))
-            df = df[keep]
+        df = _in_window(name, lake.read(name), since, until, published)
         found.extend(events_for_rows(name, df, livemode=livemode, base_url=base_url, facts=facts,
                                      published=published))  # fmt: skip
     found = [(d, e) for d, e in found if (not since or d >= since) and (not until or d <= until)]
-    found.sort(key=lambda x: (x[0], x[1]["type"], x[1]["id"]))
+    found.sort(key=delivery_order)
     return [e for _, e in found]
+
+
+def latest_events(root: str | os.PathLike[str], event_types: Iterable[str], *, livemode: bool = False,
+                  base_url: str = "http://127.0.0.1:8000") -> dict[str, dict[str, Any]]:  # fmt: skip
+    """The newest event of each type the lake gives, made from the lake's most recent rows only.
+
+    The same event :func:`events_from_lake` would list last of its type, without generating the others: each
+    dataset is replayed over a window of its latest effective dates, widened (1, 4, 16, ... dates) until every
+    type asked of it has an event or the window holds all its rows. ``fdkit events test`` sends these.
+
+    Args:
+        root: the lake.
+        event_types: types of :data:`fdkit.webhooks.events.EVENT_TYPES`.
+        livemode: false for test events (the default).
+        base_url: the service base for ``filing_items`` URLs.
+
+    Returns:
+        type -> envelope; a type the lake has no data for is absent.
+
+    Example:
+        >>> from fdkit.lake import default_data_dir
+        >>> got = latest_events(default_data_dir(), ["yield_curve.created"])
+        >>> got["yield_curve.created"]["data"]["object"]["date"], got["yield_curve.created"]["livemode"]
+        ('2023-11-30', False)
+    """
+    wanted = list(dict.fromkeys(event_types))
+    lake = LakeReader(root)
+    facts = lake.read("company_facts")
+    latest: dict[str, dict[str, Any]] = {}
+    for name in dict.fromkeys(d for t in wanted for d in datasets_of(t)):
+        types = {t for t in wanted if name in datasets_of(t)}
+        latest.update(_latest_of(name, lake.read(name), types, livemode, base_url, facts))
+    return latest
+
+
+def _latest_of(name: str, df: pd.DataFrame, types: set[str], livemode: bool, base_url: str,
+               facts: pd.DataFrame) -> dict[str, dict[str, Any]]:  # fmt: skip
+    """The newest event of each of ``types`` one dataset gives, over windows of its latest dates."""
+    days = _effective(name, df)
+    if name == "earnings" and "release_date" in df.columns:  # a release's day is an effective date too
+        days = pd.concat([days, pd.to_datetime(df["release_date"])])
+    distinct = sorted(days.dropna().unique(), reverse=True)
+    latest: dict[str, dict[str, Any]] = {}
+    count = 1
+    while distinct:
+        since = _day(distinct[min(count, len(distinct)) - 1])
+        published: set[tuple[str, str]] = set()
+        rows = _in_window(name, df, since, None, published)
+        found = events_for_rows(name, rows, livemode=livemode, base_url=base_url, facts=facts, published=published)
+        found = sorted(((d, e) for d, e in found if d >= since and e["type"] in types), key=delivery_order)
+        latest = {e["type"]: e for _, e in found}  # in delivery order: the last of a type wins
+        if set(latest) == types or count >= len(distinct):
+            break
+        count *= 4
+    return latest
