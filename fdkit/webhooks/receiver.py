@@ -229,8 +229,9 @@ class Landing:
     the other, under that dataset's lock (which ``fdkit mirror`` and every other fdkit writer of the lake hold too).
     """
 
-    def __init__(self, lake: str | os.PathLike[str]) -> None:
+    def __init__(self, lake: str | os.PathLike[str], *, max_files: int | None = None) -> None:
         self.lake = Path(lake)
+        self.max_files = MAX_EVENT_FILES if max_files is None else max_files
         (self.lake / "_webhooks").mkdir(parents=True, exist_ok=True)
         self.writer = LakeWriter(self.lake)
         self.ledger = Ledger(self.lake)
@@ -356,10 +357,16 @@ class Landing:
         _check_rows(rule, event, rows)
         head = event.payload
         n = 0
-        for group in rule.groups(rows):
+        groups = rule.groups(rows)
+        if len(groups) > self.max_files:  # one file a record: a landing's time grows with them (~7 ms each)
+            raise EventTooLarge(f"the event would land {len(groups):,} files in {rule.dataset} (one per {rule.per}); "
+                                f"a receiver lands at most {self.max_files:,} per event: split it")  # fmt: skip
+        typed = self._typed(rule.dataset, rows)  # typed once for the event: a group's file is a slice of it
+        position = {id(r): i for i, r in enumerate(rows)}
+        for group in groups:
             source = head if rule.key_from == "payload" else group[0]
             key = rule.file_key(source, group, event)
-            df = pd.DataFrame(group)
+            table = typed.take(pa.array([position[id(r)] for r in group], pa.int64()))
             partition_value = group[0].get(rule.partition) if rule.partition else None
             path = self._path(rule.dataset, rule.partition, partition_value, key)
             if rule.revision == "ignore" and self._current(path) is not None:
@@ -369,7 +376,7 @@ class Landing:
                 continue  # an older version arriving late never replaces a newer one
             if rule.amends:
                 path = self._amendments(path, head, group, rule.partition)
-            n += self._write(rule.dataset, df, rule.partition, key, to=path)
+            n += self._stage(rule.dataset, table, to=path)
             if not path.is_relative_to(self.lake / "_webhooks"):  # live (not a filing its amendment replaced)
                 self._ledger_rows(rule, group)
         if rule.dataset in VINTAGE_DATASETS:
@@ -477,6 +484,20 @@ class Landing:
         new_rank = (pd.Timestamp(rec["filing_date"]), str(rec.get("form_type") or "").endswith("/A"))
         return not new_rank < old_rank
 
+    def _typed(self, dataset: str, rows: list[dict[str, Any]]) -> pa.Table:
+        """An event's rows as one typed table (conformed once: a file a record costs a slice, not a conform)."""
+        ((_, table),) = plan_tables(self.lake, dataset, pd.DataFrame(rows), mode="append", part="event")
+        return table
+
+    def _stage(self, dataset: str, table: pa.Table, to: Path) -> int:
+        """Stage ``table`` as the file at ``to`` (a parked path for a filing already amended); its row count."""
+        if to.is_relative_to(self.lake / "_webhooks"):  # a filing its amendment replaced already: parked
+            self._tl.staged.append((to, parquet_bytes(table)))
+        else:
+            self._table(dataset)
+            self._add(to, table)
+        return int(table.num_rows)
+
     def _write(self, dataset: str, df: pd.DataFrame, partition: str | None, key: str, to: Path) -> int:
         """Stage the typed file of ``df``; ``to`` is its path (a parked path for a filing already amended)."""
         planned = plan_tables(self.lake, dataset, df, partition_by=partition, mode="append", part=key,
@@ -506,10 +527,14 @@ class Landing:
 BODY_TIMEOUT = float(os.environ.get("FDKIT_BODY_TIMEOUT") or 10.0)
 #: the largest body a delivery may have (413 beyond; ``fdkit webhooks listen --max-body-bytes``)
 MAX_BODY_BYTES = 4 * 2**20
+#: the most files one event may land (413 beyond): a statement event lands a file per record (~7 ms each, under
+#: its dataset's lock, which the next event of that dataset waits for), so 500 bound that wait to a few seconds
+MAX_EVENT_FILES = 500
 
 
 def create_receiver(lake: str | os.PathLike[str], secret: str | bytes, *, tolerance: int = DEFAULT_TOLERANCE,
-                    max_body_bytes: int = MAX_BODY_BYTES, body_timeout: float = BODY_TIMEOUT) -> FastAPI:  # fmt: skip
+                    max_body_bytes: int = MAX_BODY_BYTES, body_timeout: float = BODY_TIMEOUT,
+                    max_event_files: int = MAX_EVENT_FILES) -> FastAPI:  # fmt: skip
     """The receiver as an ASGI app (``uvicorn`` it, or mount it in another app).
 
     The event loop only reads bodies: checking a signature, parsing and landing run in worker threads, so a large
@@ -522,6 +547,7 @@ def create_receiver(lake: str | os.PathLike[str], secret: str | bytes, *, tolera
         max_body_bytes: a larger body is refused with 413 while it is read (never buffered whole).
         body_timeout: seconds the whole body may take once the headers arrived: a slower one is answered 408 and
             its connection closed.
+        max_event_files: an event that would land more files is answered 413 (and dead-lettered).
 
     Returns:
         The FastAPI app; ``app.state.landing`` is the :class:`Landing`.
@@ -532,7 +558,7 @@ def create_receiver(lake: str | os.PathLike[str], secret: str | bytes, *, tolera
         True
     """
     app = FastAPI(title="fdkit webhook receiver", openapi_url=None, docs_url=None, redoc_url=None)
-    landing = Landing(lake)
+    landing = Landing(lake, max_files=max_event_files)
     app.state.landing = landing
 
     @app.get("/healthz")
@@ -583,6 +609,10 @@ class PoisonEvent(ValueError):
     """An event whose records do not fit their schema: refused whole (400), nothing of it written."""
 
 
+class EventTooLarge(PoisonEvent):
+    """An event that would land more files than :data:`MAX_EVENT_FILES`: refused whole (413), dead-lettered."""
+
+
 def _missing(value: Any) -> bool:
     if value is None or (isinstance(value, str) and not value.strip()):
         return True
@@ -629,8 +659,10 @@ def _land(landing: Landing, event: Event, body: bytes) -> Response:
                 return json_response({"status": "duplicate", "id": str(event.id)})
             try:
                 n = landing.land(event)
-            except (UnsafePathError, PoisonEvent) as exc:  # 400, so the sender stops retrying a poison event
+            except (UnsafePathError, PoisonEvent) as exc:  # 400/413, so the sender stops retrying a poison event
                 _dead_letter(landing, event, str(exc), body)
+                if isinstance(exc, EventTooLarge):
+                    return error_response(413, "Payload Too Large", f"event {event.id}: {exc}")
                 return error_response(400, "Invalid event", f"event {event.id}: {exc}")
             landing.commit(event)
         except (OSError, sqlite3.Error) as exc:
