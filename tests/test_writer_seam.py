@@ -250,3 +250,20 @@ def test_validate_stays_crash_free_on_any_ledger_and_lake(tmp_path):
     shutil.rmtree(lake / "balance_sheets")  # the dataset an event landed in is gone altogether
     (result,) = validate(lake, only=["landed_events_in_lake"])
     assert result.error is None and result.violations == 1
+
+
+def test_only_the_lake_package_imports_deltalake():
+    import ast
+
+    package = Path(fdkit.__file__).parent
+    outside = []
+    for path in package.rglob("*.py"):
+        if path.is_relative_to(package / "lake"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            if isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module]
+            if any(n == "deltalake" or n.startswith("deltalake.") for n in names):
+                outside.append(str(path.relative_to(package)))
+    assert not outside, f"deltalake imported outside fdkit/lake (write through fdkit.lake.writer): {outside}"

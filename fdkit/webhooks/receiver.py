@@ -1,11 +1,24 @@
 """The webhook receiver: verify, deduplicate, land records in a lake exactly once, then acknowledge.
 
-Order of work per delivery: check the signature (401 when missing, forged or stale) -> parse and validate the
-envelope (400 for bad JSON, an unknown type or missing fields; nothing written) -> if the event id was already
-landed, answer 200 ``duplicate`` -> check every record against its landing rule (below) -> write the event's
-records as Parquet files (atomic: temp file, fsync, rename) -> record the event id in SQLite (committed) -> answer
-200. A crash between the file writes and the commit only means the sender retries; the files are named by the
-records' identity, so rewriting them changes nothing.
+Order of work per delivery: check the signature header (401 when missing, forged or stale) -> read the body
+(413 past ``max_body_bytes``, 408 when it takes longer than ``body_timeout`` after the headers) -> in a worker
+thread: verify the signature, parse and validate the envelope (400 for bad JSON, an unknown type or missing fields;
+nothing written) -> take the locks of the datasets the event writes (:mod:`fdkit.lake.locks`; ``fdkit mirror`` and
+every other fdkit writer hold them too) -> if the event id was already landed, answer 200 ``duplicate`` -> check
+every record against its landing rule (below; 413 when the event would land more than ``max_event_files`` files)
+-> commit the event's records as Parquet files to each dataset's Delta table through
+:class:`fdkit.lake.writer.LakeWriter` (files atomic: temp file, fsync, rename; then one log commit) -> record the
+event id and the key of every row it made live in the ledger (:class:`fdkit.lake.ledger.Ledger`, SQLite,
+committed) -> release the locks -> answer 200. A crash between the commit and the ledger only means the sender
+retries; the files are named by the records' identity, so rewriting them changes nothing. The ledger's rows are what
+``fdkit mirror`` never replaces (landed events win) and what ``fdkit lake validate`` finds again
+(``landed_events_in_lake``). Events of different datasets land at the same time; events of one dataset one after
+the other. ``fdkit webhooks listen`` runs on ``fdkit serve``'s HTTP protocol: a connection that sends no whole
+request head within ``FDKIT_HEADER_TIMEOUT`` seconds (10) is closed.
+
+A key field the spec lets be null (a release's ``report_period``, a filing's ``filing_date``:
+:attr:`LandingRule.nullable`) is not required: the record lands, its file named by its key fields and a digest of
+its own fields (a redelivery lands on the same file, another record never replaces it).
 
 A *poison* event is refused whole: 400 ``{"error", "message"}`` naming the problem, nothing of it written, the
 event kept in ``_webhooks/dead-letter.jsonl`` with why (a 400 tells the sender not to retry). An event is poison
