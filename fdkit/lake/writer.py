@@ -122,7 +122,7 @@ class LakeWriter:
             return delta.live_files(self.folder(name)) if self.ensure_table(name) else []
 
     def commit(self, name: str, adds: Iterable[tuple[str, pa.Table]], removes: Iterable[str] = (),
-               mtimes: Mapping[str, int] | None = None) -> list[str]:  # fmt: skip
+               mtimes: Mapping[str, int] | None = None, write_file: Any = None) -> list[str]:  # fmt: skip
         """Add and remove whole files of dataset ``name`` in one commit (each file written atomically first).
 
         Args:
@@ -130,6 +130,7 @@ class LakeWriter:
             adds: ``(path relative to the table folder, rows)`` per new file.
             removes: paths (relative) of live files to remove.
             mtimes: the log's modification time (ms) of an added file that rewrites an older one (its rows' age).
+            write_file: ``write_file(path, rows)`` writes one file atomically (default: temp file, fsync, rename).
 
         Returns:
             The paths added.
@@ -143,7 +144,8 @@ class LakeWriter:
         with self.lock(name):
             self.ensure_table(name)
             try:
-                return delta.commit_files(folder, adds, removes, write_file=_file_writer(folder), mtimes=mtimes)
+                return delta.commit_files(folder, adds, removes, write_file=write_file or _file_writer(folder),
+                                          mtimes=mtimes)  # fmt: skip
             except CommitFailedError as exc:
                 raise CommitConflict(f"another writer committed to the Delta table {name}: {exc}") from None
             except DeltaError as exc:
