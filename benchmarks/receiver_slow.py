@@ -65,7 +65,7 @@ def listener(tree: Path, lake: Path, port: int, extra: list[str]) -> subprocess.
         str(lake),
         *extra,
     ]
-    proc = subprocess.Popen(cmd, env=env, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(cmd, env=env, cwd=tree, stderr=subprocess.DEVNULL)  # cwd: `-m` imports from it first
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         try:
@@ -219,6 +219,7 @@ def big(tree: Path, records: int) -> dict:
         capture_output=True,
         text=True,
         env={**os.environ, "PYTHONPATH": str(tree)},
+        cwd=tree,
     ).stdout
     extra = ["--max-body-bytes", str(64 * 2**20)] if "--max-body-bytes" in helps else []
     proc = listener(tree, lake, port, extra)

@@ -3,13 +3,14 @@
 
 Usage::
 
-    python benchmarks/writer_race.py [--tickers 30] [--events-per-ticker 2] [--repeat 5] [--legacy]
+    python benchmarks/writer_race.py [--tickers 30] [--events-per-ticker 2] [--repeat 5] [--pace 0] [--legacy]
 
 Each repetition: a fresh lake whose ``income_statements`` starts as an older fdkit's plain Parquet (``ticker=``
 partitions) of the first tickers; ``fdkit.mirror`` copies the income statements, balance sheets and cash-flow
 statements of ``--tickers`` tickers from the embedded fdkit service (the bundled lake) while the real receiver
 (``create_receiver`` served by uvicorn on loopback) lands signed statement events of the same tickers, four at a
-time: half re-file a quarter the service has (a marked value), half file a quarter it has not. Afterwards: how many
+time (one sent every ``--pace`` seconds: 0 sends them all at once, at the mirror's start): half re-file a quarter
+the service has (a marked value), half file a quarter it has not. Afterwards: how many
 events were acknowledged (200), how many of those while the mirror ran, how many acknowledged rows are missing from
 the lake (or hold another value), whether the mirror's rows are complete, what ``fdkit lake validate``'s
 ``landed_events_in_lake`` says, and how many CONVERT commits the converted table has. ``--legacy`` runs the mirror's
@@ -62,13 +63,13 @@ def missing(lake: Path, acked: list[dict]) -> int:
     return gone
 
 
-def one(ref, names: list[str], per_ticker: int) -> dict:
+def one(ref, names: list[str], per_ticker: int, pace: float) -> dict:
     lake = Path(tempfile.mkdtemp()) / "lake"
     seed = read_dataset(seam.DATA, "income_statements", where={"ticker": names[:5]})
     write_dataset(lake, "income_statements", seed, partition_by="ticker", layout="parquet")
     events = seam.statement_events(names, per_ticker)
     t0 = time.monotonic()
-    out = seam.race(lake, ref, names, events)
+    out = seam.race(lake, ref, names, events, pace=pace)
     seconds = time.monotonic() - t0
     try:
         seam.assert_mirror_complete(lake, names)
@@ -89,6 +90,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--events-per-ticker", type=int, default=2)
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--legacy", action="store_true", help="the mirror's old per-ticker overwrite")
+    ap.add_argument("--pace", type=float, default=0.0, help="seconds between two events sent (spread over the mirror)")
     args = ap.parse_args(argv)
     if args.legacy:
         fdkit.mirror._write = _legacy_write  # type: ignore[assignment]
@@ -96,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
     failed = 0
     with fdkit.server.start() as ref:
         for i in range(args.repeat):
-            r = one(ref, names, args.events_per_ticker)
+            r = one(ref, names, args.events_per_ticker, args.pace)
             print(f"run {i + 1}: {r}", flush=True)
             failed += bool(r["missing"] or not r["mirror_complete"] or r["validate_violations"] or r["converts"] != 1)
     print(f"{args.repeat - failed} of {args.repeat} runs kept every acknowledged row and the whole mirror")

@@ -88,8 +88,9 @@ def assert_mirror_complete(lake: Path, tickers: list[str]) -> None:
         assert not missing, f"{name}: {len(missing)} of the service's rows are not in the mirror, e.g. {min(missing)}"
 
 
-def race(lake: Path, ref_server, tickers: list[str], events: list[dict]) -> dict:
-    """Mirror ``tickers`` into ``lake`` while the receiver (served by uvicorn) lands ``events``; what happened."""
+def race(lake: Path, ref_server, tickers: list[str], events: list[dict], pace: float = 0.0) -> dict:
+    """Mirror ``tickers`` into ``lake`` while the receiver (served by uvicorn) lands ``events`` (four at a time, one
+    sent every ``pace`` seconds); what happened."""
     client = fdkit.Client(ref_server.api_key, ref_server.base_url, cache=False, progress=False)
     app = create_receiver(lake, SECRET)
     answers: list[tuple[float, dict, int]] = []
@@ -104,9 +105,15 @@ def race(lake: Path, ref_server, tickers: list[str], events: list[dict]) -> dict
 
         worker = threading.Thread(target=run_mirror)
         worker.start()
+
+        def send(ev: dict) -> None:
+            code = post(url, ev).status_code
+            answers.append((time.monotonic(), ev, code))
+
         with ThreadPoolExecutor(4) as pool:
-            for ev, answer in zip(events, pool.map(lambda e: post(url, e), events), strict=True):
-                answers.append((time.monotonic(), ev, answer.status_code))
+            for ev in events:
+                pool.submit(send, ev)
+                time.sleep(pace)
         worker.join()
     client.close()
     during = sum(1 for at, _, code in answers if code == 200 and span["start"] <= at <= span["end"])
@@ -120,7 +127,7 @@ def test_mirror_and_receiver_at_once_keep_every_acknowledged_row(tmp_path, ref_s
     seed = read_dataset(DATA, "income_statements", where={"ticker": TICKERS[:2]})
     write_dataset(lake, "income_statements", seed, partition_by="ticker", layout="parquet")
     events = statement_events(TICKERS, 6)
-    out = race(lake, ref_server, TICKERS, events)
+    out = race(lake, ref_server, TICKERS, events, pace=0.1)
     assert out["codes"].count(200) == len(events) >= 40, out["codes"]
     assert not out["report"].failed and len(out["report"].done) == len(TICKERS) * len(DATASETS)
     assert out["during"] >= 5, f"only {out['during']} events landed while the mirror ran: no race was tested"
