@@ -276,17 +276,25 @@ def _mirror(args: argparse.Namespace) -> int:
 
 
 def _listen(args: argparse.Namespace) -> int:
-    """``fdkit webhooks listen``: run the receiver."""
+    """``fdkit webhooks listen``: run the receiver, with ``fdkit serve``'s protocol (its header-read timeout)."""
     import uvicorn
 
+    from fdkit.server.protocol import HTTP_PROTOCOL
     from fdkit.webhooks import create_receiver
+    from fdkit.webhooks.receiver import BODY_TIMEOUT
 
     secret = args.secret or os.environ.get("FDKIT_WEBHOOK_SECRET")
     if not secret:
         raise _UsageError("give --secret or set FDKIT_WEBHOOK_SECRET")
-    app = create_receiver(args.lake, secret, tolerance=args.tolerance)
+    if args.max_body_bytes < 1 or (args.body_timeout is not None and args.body_timeout <= 0):
+        raise _UsageError("--max-body-bytes and --body-timeout must be positive")
+    app = create_receiver(args.lake, secret, tolerance=args.tolerance, max_body_bytes=args.max_body_bytes,
+                          body_timeout=BODY_TIMEOUT if args.body_timeout is None else args.body_timeout)  # fmt: skip
     print(f"fdkit webhooks: landing events in {args.lake} on http://{args.host}:{args.port}/", file=sys.stderr)
-    uvicorn.run(app, host=args.host, port=args.port, log_level="warning", access_log=False)
+    # as `fdkit serve`: a connection that sends no whole request head within FDKIT_HEADER_TIMEOUT seconds is
+    # closed, an idle keep-alive one after 5 s; the body has --body-timeout seconds (the app answers 408)
+    uvicorn.run(app, host=args.host, port=args.port, log_level="warning", access_log=False, http=HTTP_PROTOCOL,
+                timeout_keep_alive=5, backlog=2048)  # fmt: skip
     return 0
 
 
@@ -591,6 +599,11 @@ def build_parser() -> argparse.ArgumentParser:
     li.add_argument("--secret", help="signing secret (or FDKIT_WEBHOOK_SECRET)")
     li.add_argument("--lake", required=True, help="lake directory events land in")
     li.add_argument("--tolerance", type=int, default=300, help="max signature age in seconds (default 300)")
+    li.add_argument("--max-body-bytes", type=int, default=4 * 2**20,
+                    help="largest delivery accepted, in bytes (413 beyond; default 4 MiB)")  # fmt: skip
+    li.add_argument("--body-timeout", type=float, default=None,
+                    help="seconds a delivery's body may take after its headers (408 beyond; default "
+                         "FDKIT_BODY_TIMEOUT or 10); headers have FDKIT_HEADER_TIMEOUT seconds (10)")  # fmt: skip
     li.set_defaults(func=_listen)
 
     e = sub.add_parser("events", help="webhook events from the lake")

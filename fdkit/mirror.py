@@ -2,12 +2,15 @@
 
 Each dataset is a Delta table (``<dataset>/_delta_log/`` and its Parquet files, :mod:`fdkit.lake.delta`); each
 ``(dataset, ticker)`` pair is one commit that replaces that ticker's rows, so a mirror interrupted at any point
-leaves whole tickers only, and ``fdkit serve --data LAKE`` (or any Delta reader) serves it again with the same
-JSON. ``fdkit lake optimize LAKE`` afterwards compacts the one-file-per-ticker commits into few large files sorted
-by ticker. A lake mirrored by an older fdkit (``<dataset>/ticker=<T>/part-0.parquet``) is converted to Delta
-tables in place on the first write (logged). It is resumable: finished
-``(dataset, ticker)`` pairs are recorded in ``LAKE/_mirror.json`` and skipped next time (``force=True`` redoes
-them); a failing ticker is reported and the rest go on.
+leaves whole tickers only. The commit goes through the lake's writer seam
+(:meth:`fdkit.lake.writer.LakeWriter.replace_rows`): it holds the dataset's lock, and rows the webhook receiver
+landed (its ledger names their keys) are never replaced, even when they landed while the ticker was being fetched
+(landed events win: the module docstring of :mod:`fdkit.lake.writer` says why). ``fdkit serve --data LAKE`` (or
+any Delta reader) serves the lake again with the same JSON. ``fdkit lake optimize LAKE`` afterwards compacts the
+one-file-per-ticker commits into few large files sorted by ticker. A lake mirrored by an older fdkit
+(``<dataset>/ticker=<T>/part-0.parquet``) is converted to Delta tables in place on the first write (logged, once).
+It is resumable: finished ``(dataset, ticker)`` pairs are recorded in ``LAKE/_mirror.json`` and skipped next time
+(``force=True`` redoes them); a failing ticker is reported and the rest go on.
 
 Example:
     >>> import tempfile, fdkit
@@ -31,7 +34,8 @@ from fdkit.catalog import endpoints as _catalog
 from fdkit.client.session import Client, default_client
 from fdkit.errors import FdkitError
 from fdkit.frames.typed import records_of
-from fdkit.lake.io import atomic_write_bytes, keep_projections, write_dataset
+from fdkit.lake.io import atomic_write_bytes, keep_projections
+from fdkit.lake.writer import LakeWriter
 
 __all__ = ["mirror", "MirrorReport", "MIRRORABLE"]
 
@@ -99,9 +103,9 @@ def _lake_rows(name: str, responses: list[tuple[dict[str, Any], dict[str, Any]]]
 def _write(lake: Path, name: str, ticker: str, df: pd.DataFrame) -> int:
     if "ticker" not in df.columns:
         df = df.assign(ticker=ticker)
-    # the ticker's rows replaced, in one commit of that ticker's rows only (memory bounded by one ticker)
-    write_dataset(lake, name, df, partition_by="ticker", mode="append", part="part-0", projections=False)
-    return len(df)
+    # the ticker's rows replaced, in one commit of that ticker's rows only (memory bounded by one ticker); rows
+    # webhook events landed stay (landed events win)
+    return LakeWriter(lake).replace_rows(name, df, value=ticker)
 
 
 def mirror(

@@ -332,8 +332,19 @@ BITES: dict[str, tuple[str, Callable[[pd.DataFrame], pd.DataFrame]]] = {
 }
 
 
+#: invariants whose bite test needs more than a corrupted copy of the reference lake, and where it is
+ELSEWHERE = {
+    # a receiver's lake: its ledger of landed events and a row of one deleted
+    "landed_events_in_lake": "tests/test_writer_seam.py::test_validate_names_a_landed_row_that_went_missing",
+}
+
+
 def test_every_invariant_has_a_bite_test():
-    assert set(BITES) == set(INVARIANTS)
+    assert set(BITES) | set(ELSEWHERE) == set(INVARIANTS) and not set(BITES) & set(ELSEWHERE)
+    root = Path(__file__).resolve().parents[1]
+    for where in ELSEWHERE.values():
+        path, test = where.split("::")
+        assert f"def {test}(" in (root / path).read_text(), where
 
 
 @pytest.mark.parametrize("name", list(BITES))

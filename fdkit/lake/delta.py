@@ -297,7 +297,8 @@ def _json_value(scalar: pa.Scalar) -> Any:
 
 
 def commit_files(folder: str | os.PathLike[str], adds: Iterable[tuple[str, pa.Table]],
-                 removes: Iterable[str] = (), *, write_file: Any) -> list[str]:  # fmt: skip
+                 removes: Iterable[str] = (), *, write_file: Any,
+                 mtimes: Mapping[str, int] | None = None) -> list[str]:  # fmt: skip
     """Add and remove whole files of a Delta table in one commit (the webhook receiver's landing of one dataset).
 
     Each added table is cast to the table's types, written by ``write_file(path, table)`` (atomic: a file the log
@@ -311,6 +312,8 @@ def commit_files(folder: str | os.PathLike[str], adds: Iterable[tuple[str, pa.Ta
         adds: ``(path relative to the folder, rows)`` per new file.
         removes: paths (relative) of live files the commit removes (a removed file stays for time travel).
         write_file: writes one file atomically.
+        mtimes: an added file's modification time in the log (milliseconds), where it is not now: a file rewritten
+            without some of its rows keeps its rows' age (readers let the record written last win by it).
 
     Returns:
         The paths added (relative).
@@ -348,7 +351,8 @@ def commit_files(folder: str | os.PathLike[str], adds: Iterable[tuple[str, pa.Ta
         table = _fit(table, stored)
         write_file(PurePosixPath(path), table)
         size = os.path.getsize(Path(uri) / path) if not is_url(folder) else 0
-        actions.append(AddAction(path, size, values, now, True, file_stats(table)))
+        when = (mtimes or {}).get(path, now)
+        actions.append(AddAction(path, size, values, when, True, file_stats(table)))
         added.append(path)
     for path in removes:
         if path in live and path not in planned:

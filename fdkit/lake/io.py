@@ -48,6 +48,7 @@ from fdkit.frames.dtypes import as_category
 from fdkit.frames.nested import EXTRA, fit_entries
 from fdkit.lake import delta
 from fdkit.lake.location import LakeRoot, is_url, lake_root, locate
+from fdkit.lake.locks import dataset_lock
 
 __all__ = [
     "default_data_dir",
@@ -524,6 +525,17 @@ def write_dataset(
     """
     if layout not in ("delta", "parquet"):
         raise ValueError(f"layout must be 'delta' or 'parquet', not {layout!r}")
+    if is_url(root):
+        raise LakeError(f"cannot write to {root}: fdkit writes local lakes only (write one, then copy it to the store)")
+    with dataset_lock(root, safe_segment(name, "dataset name")):  # one writer of the dataset at a time
+        return _write_locked(root, name, df, schema=schema, partition_by=partition_by, mode=mode, part=part,
+                             layout=layout, projections=projections)  # fmt: skip
+
+
+def _write_locked(root: str | os.PathLike[str], name: str, df: pd.DataFrame, *, schema: str | None,
+                  partition_by: str | None, mode: str, part: str | None, layout: str,
+                  projections: bool) -> list[Path]:  # fmt: skip
+    """:func:`write_dataset`, its lock held."""
     if layout == "delta":
         return _write_delta(root, name, df, schema=schema, partition_by=partition_by, mode=mode, part=part,
                             projections=projections)  # fmt: skip
@@ -614,13 +626,22 @@ def convert_dataset(root: str | os.PathLike[str], name: str, *, quiet: bool = Fa
         >>> is_delta(root, "interest_rates")
         True
     """
+    base = _inside(Path(root), Path(root) / safe_segment(name, "dataset name"))
+    with dataset_lock(root, name):  # checked and converted under the lock: a second converter sees the table
+        if delta.is_table(base):
+            raise LakeError(f"{base} is a Delta table already")
+        message = _convert(root, name, base)
+    if not quiet:
+        log.warning("%s", message)  # a lake's format changed under a writer: said once
+    return message
+
+
+def _convert(root: str | os.PathLike[str], name: str, base: Path) -> str:
+    """:func:`convert_dataset`, its lock held: what was done, one line."""
     from deltalake import Schema as DeltaSchema
     from deltalake import convert_to_deltalake
     from deltalake.exceptions import DeltaError
 
-    base = _inside(Path(root), Path(root) / safe_segment(name, "dataset name"))
-    if delta.is_table(base):
-        raise LakeError(f"{base} is a Delta table already")
     listing = DatasetFiles.of(root, name)
     if not listing.files:
         raise LakeError(f"no Parquet dataset at {base}")
@@ -645,8 +666,6 @@ def convert_dataset(root: str | os.PathLike[str], name: str, *, quiet: bool = Fa
         os.replace(base, kept)
         os.replace(fresh, base)
         message = f"{name}: rewritten as a Delta table ({len(df)} rows; the old files are in {kept}) {message}".strip()
-    if not quiet:
-        log.warning("%s", message)  # a lake's format changed under a writer: said once
     return message
 
 

@@ -2,7 +2,9 @@
 
 What ``fdkit lake convert``, ``fdkit lake optimize`` and ``fdkit lake vacuum`` do, one dataset at a time, each
 through ``deltalake`` (each a commit of its own; readers keep reading the version they opened). After each, the
-lake's generation stamp is bumped, so a running ``fdkit serve`` lists the tables again on its next request.
+lake's generation stamp is bumped, so a running ``fdkit serve`` lists the tables again on its next request. Each
+holds the dataset's write lock (:mod:`fdkit.lake.locks`, as every writer of :mod:`fdkit.lake.writer` does): a
+conversion racing a receiver's first landing happens once, and a compaction never interleaves with a commit.
 
 Example:
     >>> import tempfile, pandas as pd
@@ -25,6 +27,7 @@ from fdkit.errors import LakeError
 from fdkit.lake import delta
 from fdkit.lake.delta import ROW_GROUP_ROWS
 from fdkit.lake.io import bump_generation, convert_dataset, is_delta, keep_projections, require_lake
+from fdkit.lake.locks import dataset_lock
 
 __all__ = ["convert_lake", "optimize_lake", "vacuum_lake"]
 
@@ -66,11 +69,12 @@ def convert_lake(root: str | os.PathLike[str], names: list[str] | None = None) -
     base = _local(root)
     out = []
     for name in _datasets(base, names):
-        if is_delta(base, name):
-            out.append(f"{name}: a Delta table already")
-            continue
-        out.append(convert_dataset(base, name, quiet=True))
-        keep_projections(base, name)  # a table converted in place made no commit through write_dataset
+        with dataset_lock(base, name):  # checked and converted under the lock: another writer converts it once
+            if is_delta(base, name):
+                out.append(f"{name}: a Delta table already")
+                continue
+            out.append(convert_dataset(base, name, quiet=True))
+            keep_projections(base, name)  # a table converted in place made no commit through write_dataset
     bump_generation(base)
     return out
 
@@ -104,17 +108,18 @@ def optimize_lake(root: str | os.PathLike[str], names: list[str] | None = None) 
                 raise LakeError(f"{name} is plain Parquet: run `fdkit lake convert {base}` first")
             out.append(f"{name}: plain Parquet, left alone (`fdkit lake convert` makes it a Delta table)")
             continue
-        dt = delta.open_table(base / name)
-        columns = [f.name for f in dt.schema().fields]
-        if "ticker" in columns and "ticker" not in dt.metadata().partition_columns:
-            metrics = dt.optimize.z_order(["ticker"], writer_properties=props)
-            how = "z-ordered by ticker"
-        else:
-            metrics = dt.optimize.compact(writer_properties=props)
-            how = "compacted"
-        out.append(f"{name}: {how}, {metrics.get('numFilesRemoved', 0)} files -> {metrics.get('numFilesAdded', 0)}"
-                   f" (version {delta.open_table(base / name).version()})")  # fmt: skip
-        keep_projections(base, name)  # the files changed: the latest bars are made again from the new ones
+        with dataset_lock(base, name):
+            dt = delta.open_table(base / name)
+            columns = [f.name for f in dt.schema().fields]
+            if "ticker" in columns and "ticker" not in dt.metadata().partition_columns:
+                metrics = dt.optimize.z_order(["ticker"], writer_properties=props)
+                how = "z-ordered by ticker"
+            else:
+                metrics = dt.optimize.compact(writer_properties=props)
+                how = "compacted"
+            out.append(f"{name}: {how}, {metrics.get('numFilesRemoved', 0)} files -> {metrics.get('numFilesAdded', 0)}"
+                       f" (version {delta.open_table(base / name).version()})")  # fmt: skip
+            keep_projections(base, name)  # the files changed: the latest bars are made again from the new ones
     bump_generation(base)
     return out
 
@@ -143,9 +148,10 @@ def vacuum_lake(root: str | os.PathLike[str], *, retain_hours: float | None = No
     for name in _datasets(base, names):
         if not is_delta(base, name):
             continue
-        dt = delta.open_table(base / name)
-        gone = dt.vacuum(retention_hours=None if retain_hours is None else int(retain_hours), dry_run=dry_run,
-                         enforce_retention_duration=retain_hours is None)  # fmt: skip
+        with dataset_lock(base, name):
+            dt = delta.open_table(base / name)
+            gone = dt.vacuum(retention_hours=None if retain_hours is None else int(retain_hours), dry_run=dry_run,
+                             enforce_retention_duration=retain_hours is None)  # fmt: skip
         out.append(f"{name}: {len(gone)} files {'would be ' if dry_run else ''}deleted")
     if not dry_run:
         bump_generation(base)

@@ -916,6 +916,54 @@ def _subtotals(lake: Lake) -> pd.DataFrame:
 
 
 # ------------------------------------------------------------------------------------------------------------------
+# writers
+# ------------------------------------------------------------------------------------------------------------------
+#: key fields a newer filing of the same record may change (an amendment names another accession and filing date)
+_AMENDABLE = ("accession_number", "filing_date")
+
+
+@invariant("landed_events_in_lake")
+def _landed_in_lake(lake: Lake) -> pd.DataFrame:
+    """Every row the webhook receiver acknowledged (its ledger holds it as landed) is in the lake, or an amendment."""
+    import sqlite3
+
+    from fdkit.lake.ledger import LEDGER_FILE, Ledger, key_text
+
+    if not (lake.root / LEDGER_FILE).is_file():
+        return pd.DataFrame(columns=["event_id", "dataset", "key"])
+    try:
+        ledger = Ledger(lake.root, readonly=True)
+        try:
+            rows = ledger.landed_rows()
+        finally:
+            ledger.close()
+    except sqlite3.OperationalError:  # a ledger of an older fdkit keeps event ids only: nothing to look for
+        return pd.DataFrame(columns=["event_id", "dataset", "key"])
+    bad = []
+    present: dict[tuple[str, tuple[str, ...]], set[tuple[str, ...]]] = {}
+    for event_id, dataset, key in rows:
+        fields = tuple(sorted(key))
+        found = dataset in lake.names and any(
+            tuple(key[f] for f in sub) in _keys_of(lake, dataset, sub, present, key_text)
+            for sub in (fields, tuple(f for f in fields if f not in _AMENDABLE))
+            if sub
+        )
+        if not found:
+            bad.append({"event_id": event_id, "dataset": dataset, "key": ", ".join(f"{f}={key[f]}" for f in fields)})
+    return pd.DataFrame(bad, columns=["event_id", "dataset", "key"])
+
+
+def _keys_of(lake: Lake, dataset: str, fields: tuple[str, ...], memo: dict, key_text: Callable) -> set:
+    """The ``fields`` of every row of ``dataset`` as key text (a column the dataset lacks reads as missing)."""
+    if (dataset, fields) not in memo:
+        df = lake[dataset]
+        columns = [df[f].map(key_text) if f in df.columns else pd.Series([""] * len(df)) for f in fields]
+        memo[(dataset, fields)] = set(zip(*[c.tolist() for c in columns], strict=True)) if len(df) else set()
+    found: set = memo[(dataset, fields)]
+    return found
+
+
+# ------------------------------------------------------------------------------------------------------------------
 # running
 # ------------------------------------------------------------------------------------------------------------------
 def validate(root: str | os.PathLike[str], only: Iterable[str] | None = None) -> list[Result]:

@@ -1,11 +1,24 @@
 """The webhook receiver: verify, deduplicate, land records in a lake exactly once, then acknowledge.
 
-Order of work per delivery: check the signature (401 when missing, forged or stale) -> parse and validate the
-envelope (400 for bad JSON, an unknown type or missing fields; nothing written) -> if the event id was already
-landed, answer 200 ``duplicate`` -> check every record against its landing rule (below) -> write the event's
-records as Parquet files (atomic: temp file, fsync, rename) -> record the event id in SQLite (committed) -> answer
-200. A crash between the file writes and the commit only means the sender retries; the files are named by the
-records' identity, so rewriting them changes nothing.
+Order of work per delivery: check the signature header (401 when missing, forged or stale) -> read the body
+(413 past ``max_body_bytes``, 408 when it takes longer than ``body_timeout`` after the headers) -> in a worker
+thread: verify the signature, parse and validate the envelope (400 for bad JSON, an unknown type or missing fields;
+nothing written) -> take the locks of the datasets the event writes (:mod:`fdkit.lake.locks`; ``fdkit mirror`` and
+every other fdkit writer hold them too) -> if the event id was already landed, answer 200 ``duplicate`` -> check
+every record against its landing rule (below; 413 when the event would land more than ``max_event_files`` files)
+-> commit the event's records as Parquet files to each dataset's Delta table through
+:class:`fdkit.lake.writer.LakeWriter` (files atomic: temp file, fsync, rename; then one log commit) -> record the
+event id and the key of every row it made live in the ledger (:class:`fdkit.lake.ledger.Ledger`, SQLite,
+committed) -> release the locks -> answer 200. A crash between the commit and the ledger only means the sender
+retries; the files are named by the records' identity, so rewriting them changes nothing. The ledger's rows are what
+``fdkit mirror`` never replaces (landed events win) and what ``fdkit lake validate`` finds again
+(``landed_events_in_lake``). Events of different datasets land at the same time; events of one dataset one after
+the other. ``fdkit webhooks listen`` runs on ``fdkit serve``'s HTTP protocol: a connection that sends no whole
+request head within ``FDKIT_HEADER_TIMEOUT`` seconds (10) is closed.
+
+A key field the spec lets be null (a release's ``report_period``, a filing's ``filing_date``:
+:attr:`LandingRule.nullable`) is not required: the record lands, its file named by its key fields and a digest of
+its own fields (a redelivery lands on the same file, another record never replaces it).
 
 A *poison* event is refused whole: 400 ``{"error", "message"}`` naming the problem, nothing of it written, the
 event kept in ``_webhooks/dead-letter.jsonl`` with why (a 400 tells the sender not to retry). An event is poison
@@ -50,6 +63,7 @@ Example:
 
 from __future__ import annotations
 
+import asyncio
 import errno
 import hashlib
 import logging
@@ -66,24 +80,22 @@ import orjson
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
-from deltalake.exceptions import DeltaError
 from fastapi import FastAPI, Request
 from fastapi.responses import Response
 from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
 
-from fdkit.lake.delta import commit_files, live_files
 from fdkit.lake.io import (
     UnsafePathError,
     atomic_write_bytes,
     bump_generation,
-    convert_dataset,
-    is_delta,
     parquet_bytes,
     plan_tables,
     safe_segment,
 )
+from fdkit.lake.ledger import Ledger
 from fdkit.lake.reader import LakeReader
+from fdkit.lake.writer import LakeWriter
 from fdkit.webhooks.events import EVENT_TYPES, Event, parse_event
 from fdkit.webhooks.signing import DEFAULT_TOLERANCE, HEADER, SignatureError, check_header, verify
 from fdkit.wire.responses import PayloadTooLarge, error_response, json_response, problem_response, read_capped
@@ -116,7 +128,12 @@ class LandingRule:
         amends: an amended form (``4/A``) replaces the filing it amends (see :meth:`Landing._amendments`).
         required: fields every landed record must carry (not null, not empty): the partition column and what
             identifies a record in the lake (the dataset's ``fdkit.lake.io.RECORD_KEYS`` among them); an event with
-            a record that lacks one is refused whole (:class:`PoisonEvent`).
+            a record that lacks one is refused whole (:class:`PoisonEvent`). A key field the spec lets be null
+            (a release's ``report_period``, a filing's ``filing_date``) is not required: a record without it is
+            keyed by its own fields (:meth:`file_key`).
+        ledger: fields the receiver's ledger keeps of each landed row (:class:`fdkit.lake.ledger.Ledger`): what
+            ``fdkit mirror`` never replaces and ``fdkit lake validate`` finds again (default: ``required``).
+        nullable: key fields the spec lets be null; without one, a group is keyed by its records (:meth:`file_key`).
     """
 
     dataset: str
@@ -129,6 +146,25 @@ class LandingRule:
     endpoint: str | None = None
     amends: bool = False
     required: tuple[str, ...] = ()
+    ledger: tuple[str, ...] = ()
+    nullable: tuple[str, ...] = ()
+
+    def ledger_fields(self) -> tuple[str, ...]:
+        """The fields the ledger keeps of each landed row."""
+        return self.ledger or self.required
+
+    def file_key(self, source: dict[str, Any], group: list[dict[str, Any]], event: Event) -> str:
+        """The name of the file a group of records lands in: its key fields, or its records' own fields.
+
+        A key field that is null (the spec allows a release's ``report_period`` and a filing's ``filing_date`` to
+        be) cannot tell two groups apart: the name then also carries a digest of the records themselves, so a
+        redelivery lands on the same file and a different record never replaces it.
+        """
+        values = [source.get(f) for f in self.key]
+        if any(_missing(source.get(f)) for f in self.nullable):
+            digest = hashlib.sha1(orjson.dumps(group, option=orjson.OPT_SORT_KEYS, default=str)).hexdigest()[:12]
+            values.append(f"r{digest}")
+        return _safe(self.prefix, *values, *self.suffix(event))
 
     def rows(self, event: Event) -> list[dict[str, Any]]:
         """The event's records as lake rows."""
@@ -170,10 +206,11 @@ LANDING: dict[str, LandingRule] = {
                       required=("ticker", "report_period", "period"))
        for f in ("income_statements", "balance_sheets", "cash_flow_statements", "financial_metrics")},
     **{f: LandingRule(f, "ticker", ("accession_number", "form_type", "filing_date"), key_from="payload", prefix="acc",
-                      amends=True, required=("ticker", "name"))
+                      amends=True, required=("ticker", "name"), ledger=("ticker", "accession_number", "name"))
        for f in ("insider_trades", "insider_ownership")},
     **{f: LandingRule("segmented_financials", "ticker", ("report_period", "period"), per="period", endpoint=f,
-                      required=("ticker", "report_period", "period", "statement", "line_item", "category", "label"))
+                      required=("ticker", "report_period", "period", "statement", "line_item", "category", "label"),
+                      ledger=("ticker", "report_period", "period"))
        for f in ("income_statement_segments", "balance_sheet_segments", "cash_flow_statement_segments")},
     "earnings": LandingRule("earnings", "ticker", ("report_period", "source_type"), endpoint="earnings",
                             required=("ticker", "report_period", "source_type")),
@@ -186,9 +223,11 @@ LANDING: dict[str, LandingRule] = {
     "yield_curve": LandingRule("yield_curve", None, ("date",), key_from="payload", prefix="date", required=("date",)),
     "filing_items.metadata": LandingRule("filing_metadata", "ticker", ("filing_type", "filing_date",
                                          "accession_number"), prefix=None,
-                                         required=("ticker", "filing_type", "filing_date")),
+                                         required=("ticker", "filing_type"),
+                                         ledger=("ticker", "filing_type", "filing_date", "accession_number"),
+                                         nullable=("filing_date",)),
     **{f: LandingRule(d, "ticker", ("report_period", "accession_number"), key_from="payload",
-                      required=("ticker", "report_period"))
+                      required=("ticker",), ledger=("ticker", "report_period"), nullable=("report_period",))
        for f, d in (("forward_guidance", "kpi_guidance"), ("non_gaap_metrics", "kpi_non_gaap"),
                     ("operating_kpis", "kpi_metrics"))},
 }  # fmt: skip
@@ -197,25 +236,37 @@ if set(LANDING) != {t.removesuffix(".created") for t in EVENT_TYPES}:  # pragma:
 
 
 class Landing:
-    """Writes events into a lake and remembers which event ids were landed (SQLite, WAL)."""
+    """Writes events into a lake (through :class:`fdkit.lake.writer.LakeWriter`) and keeps its ledger.
 
-    def __init__(self, lake: str | os.PathLike[str]) -> None:
+    Events of different datasets land at the same time (each in a worker thread); events of one dataset one after
+    the other, under that dataset's lock (which ``fdkit mirror`` and every other fdkit writer of the lake hold too).
+    """
+
+    def __init__(self, lake: str | os.PathLike[str], *, max_files: int | None = None) -> None:
         self.lake = Path(lake)
+        self.max_files = MAX_EVENT_FILES if max_files is None else max_files
         (self.lake / "_webhooks").mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(self.lake / "_webhooks" / "events.sqlite", check_same_thread=False)
-        self._db.execute("pragma journal_mode=wal")
-        self._db.execute("pragma synchronous=full")
-        self._db.execute("create table if not exists events (id text primary key, type text, landed_at real)")
-        self._db.commit()
-        self.lock = threading.Lock()
+        self.writer = LakeWriter(self.lake)
+        self.ledger = Ledger(self.lake)
+        self._tl = threading.local()  # one landing's staged files, per worker thread
+
+    def datasets(self, event: Event) -> tuple[str, ...]:
+        """The datasets an event may write (the locks its landing holds)."""
+        rule = LANDING[event.family]
+        return (rule.dataset, "statement_vintages") if rule.dataset in VINTAGE_DATASETS else (rule.dataset,)
+
+    @property
+    def _db(self) -> sqlite3.Connection:
+        """The ledger's SQLite connection (its ``events`` and ``landed`` tables, for a reader's own query)."""
+        return self.ledger._db
 
     def seen(self, event_id: str) -> bool:
         """Whether the event id was landed before."""
-        return self._db.execute("select 1 from events where id = ?", (event_id,)).fetchone() is not None
+        return self.ledger.seen(event_id)
 
     def landed_ids(self) -> list[str]:
         """Every landed event id."""
-        return [r[0] for r in self._db.execute("select id from events order by landed_at")]
+        return self.ledger.landed_ids()
 
     def land(self, event: Event) -> int:
         """Write the event's records, whole or not at all; return how many were written (0: an ignored late version).
@@ -226,31 +277,26 @@ class Landing:
         Raises:
             PoisonEvent: a record does not fit (the event is refused whole, 400, and dead-lettered).
         """
-        self._staged: list[tuple[Path, bytes]] = []  # files outside the tables: parked filings
-        self._adds: dict[str, dict[str, pa.Table]] = {}  # dataset -> file (relative to the table) -> rows
-        self._removes: dict[str, set[str]] = {}
-        self._unparked: list[Path] = []
-        self._live: dict[str, dict[Path, Path]] = {}  # dataset -> a file's path by key -> its live file
+        tl = self._tl
+        tl.staged = []  # files outside the tables: parked filings
+        tl.adds = {}  # dataset -> file (relative to the table) -> rows
+        tl.removes = {}  # dataset -> files (relative) the commit removes
+        tl.unparked = []
+        tl.live = {}  # dataset -> a file's path by key -> its live file
+        tl.keys = {}  # dataset -> (partition value, ledger fields) of each row made live
         try:
             n = self._land(event)
         except (UnsafePathError, PoisonEvent):
             raise
         except (ValueError, TypeError, KeyError, OverflowError) as exc:
             raise PoisonEvent(f"{type(exc).__name__}: {exc}"[:300]) from exc
-        for path, data in self._staged:
+        for path, data in tl.staged:
             atomic_write_bytes(path, data)
-        for dataset in sorted({*self._adds, *self._removes}):  # one Delta commit per dataset
-            folder = self.lake / dataset
-            try:
-                commit_files(
-                    folder,
-                    self._adds.get(dataset, {}).items(),
-                    self._removes.get(dataset, ()),
-                    write_file=lambda rel, table, f=folder: atomic_write_bytes(f / rel, parquet_bytes(table)),
-                )
-            except DeltaError as exc:  # a log that cannot be committed to: 503, the sender delivers again
-                raise OSError(f"cannot commit to the Delta table {dataset}: {exc}") from exc
-        for twin in self._unparked:  # after the commit that made them live again
+        for dataset in sorted({*tl.adds, *tl.removes}):  # one Delta commit per dataset
+            # a log that cannot be committed to raises LakeWriteError (an OSError): 503, the sender delivers again
+            self.writer.commit(dataset, tl.adds.get(dataset, {}).items(), tl.removes.get(dataset, ()),
+                               write_file=_file_writer(self.lake / dataset))  # fmt: skip
+        for twin in tl.unparked:  # after the commit that made them live again
             twin.unlink(missing_ok=True)
         return n
 
@@ -260,13 +306,11 @@ class Landing:
         A plain Parquet dataset (the bundled lake's, an older fdkit's) is converted to a Delta table first
         (:func:`fdkit.lake.io.convert_dataset`, logged), so that every landing is one commit to a log.
         """
-        if dataset not in self._live:
+        if dataset not in self._tl.live:
             folder = self.lake / safe_segment(dataset, "dataset")
-            if folder.is_dir() and not is_delta(self.lake, dataset) and any(folder.rglob("*.parquet")):
-                convert_dataset(self.lake, dataset)  # logged (one line)
-            live = live_files(folder) if is_delta(self.lake, dataset) else []
-            self._live[dataset] = {_key_path(folder / f.path): folder / f.path for f in live}
-        return self._live[dataset]
+            live = self.writer.live(dataset)  # converted once, under the dataset's lock (logged)
+            self._tl.live[dataset] = {_key_path(folder / f.path): folder / f.path for f in live}
+        return self._tl.live[dataset]
 
     def _current(self, path: Path) -> Path | None:
         """The live file landed under ``path`` (its key path), or ``None``."""
@@ -285,12 +329,12 @@ class Landing:
         same file again, which the commit skips as live already.
         """
         folder = self.lake / path.relative_to(self.lake).parts[0]
-        digest = hashlib.sha1(parquet_bytes(table)).hexdigest()[:12]
+        digest = _digest(table)
         rel = (path.parent / f"{path.stem}.v{digest}.parquet").relative_to(folder).as_posix()
-        self._adds.setdefault(folder.name, {})[rel] = table
+        self._tl.adds.setdefault(folder.name, {})[rel] = table
         current = self._current(path)
         if current is not None and current.relative_to(folder).as_posix() != rel:
-            self._removes.setdefault(folder.name, set()).add(current.relative_to(folder).as_posix())
+            self._tl.removes.setdefault(folder.name, set()).add(current.relative_to(folder).as_posix())
 
     def _park(self, path: Path, twin: Path) -> None:
         """Stage moving the live file of key path ``path`` out of its table, to ``twin`` (an amended filing)."""
@@ -298,8 +342,8 @@ class Landing:
         if current is None:
             return
         folder = self.lake / path.relative_to(self.lake).parts[0]
-        self._staged.append((twin, current.read_bytes()))
-        self._removes.setdefault(folder.name, set()).add(current.relative_to(folder).as_posix())
+        self._tl.staged.append((twin, current.read_bytes()))
+        self._tl.removes.setdefault(folder.name, set()).add(current.relative_to(folder).as_posix())
 
     def _unpark(self, twin: Path, path: Path, partition: str | None) -> None:
         """Stage moving a parked filing ``twin`` back into its table under key path ``path``."""
@@ -309,7 +353,7 @@ class Landing:
         if partition and partition not in table.column_names and "=" in path.parent.name:  # parked by an older fdkit
             table = table.append_column(partition, pa.array([path.parent.name.split("=", 1)[1]] * len(table)))
         self._add(path, table)
-        self._unparked.append(twin)
+        self._tl.unparked.append(twin)
 
     def dead_letter(self, event_id: str, event_type: str, reason: str, body: bytes) -> None:
         """Keep a refused event (with why) in ``_webhooks/dead-letter.jsonl`` and the log."""
@@ -327,10 +371,16 @@ class Landing:
         _check_rows(rule, event, rows)
         head = event.payload
         n = 0
-        for group in rule.groups(rows):
+        groups = rule.groups(rows)
+        if len(groups) > self.max_files:  # one file a record: a landing's time grows with them (~7 ms each)
+            raise EventTooLarge(f"the event would land {len(groups):,} files in {rule.dataset} (one per {rule.per}); "
+                                f"a receiver lands at most {self.max_files:,} per event: split it")  # fmt: skip
+        typed = self._typed(rule.dataset, rows)  # typed once for the event: a group's file is a slice of it
+        position = {id(r): i for i, r in enumerate(rows)}
+        for group in groups:
             source = head if rule.key_from == "payload" else group[0]
-            key = _safe(rule.prefix, *[source.get(f) for f in rule.key], *rule.suffix(event))
-            df = pd.DataFrame(group)
+            key = rule.file_key(source, group, event)
+            table = typed.take(pa.array([position[id(r)] for r in group], pa.int64()))
             partition_value = group[0].get(rule.partition) if rule.partition else None
             path = self._path(rule.dataset, rule.partition, partition_value, key)
             if rule.revision == "ignore" and self._current(path) is not None:
@@ -340,10 +390,19 @@ class Landing:
                 continue  # an older version arriving late never replaces a newer one
             if rule.amends:
                 path = self._amendments(path, head, group, rule.partition)
-            n += self._write(rule.dataset, df, rule.partition, key, to=path)
+            n += self._stage(rule.dataset, table, to=path)
+            if not path.is_relative_to(self.lake / "_webhooks"):  # live (not a filing its amendment replaced)
+                self._ledger_rows(rule, group)
         if rule.dataset in VINTAGE_DATASETS:
             self._vintages(rule, head, rows)
         return n
+
+    def _ledger_rows(self, rule: LandingRule, group: list[dict[str, Any]]) -> None:
+        """Stage the ledger's entry of each row of a group made live: its partition value and ledger fields."""
+        fields = rule.ledger_fields()
+        staged = self._tl.keys.setdefault(rule.dataset, [])
+        for r in group:
+            staged.append((r.get(rule.partition) if rule.partition else None, {f: r.get(f) for f in fields}))
 
     def _vintages(self, rule: LandingRule, head: dict[str, Any], rows: list[dict[str, Any]]) -> None:
         """Stage the values a statement filing reports as ``statement_vintages`` rows (one file per filing).
@@ -439,6 +498,20 @@ class Landing:
         new_rank = (pd.Timestamp(rec["filing_date"]), str(rec.get("form_type") or "").endswith("/A"))
         return not new_rank < old_rank
 
+    def _typed(self, dataset: str, rows: list[dict[str, Any]]) -> pa.Table:
+        """An event's rows as one typed table (conformed once: a file a record costs a slice, not a conform)."""
+        ((_, table),) = plan_tables(self.lake, dataset, pd.DataFrame(rows), mode="append", part="event")
+        return table
+
+    def _stage(self, dataset: str, table: pa.Table, to: Path) -> int:
+        """Stage ``table`` as the file at ``to`` (a parked path for a filing already amended); its row count."""
+        if to.is_relative_to(self.lake / "_webhooks"):  # a filing its amendment replaced already: parked
+            self._tl.staged.append((to, parquet_bytes(table)))
+        else:
+            self._table(dataset)
+            self._add(to, table)
+        return int(table.num_rows)
+
     def _write(self, dataset: str, df: pd.DataFrame, partition: str | None, key: str, to: Path) -> int:
         """Stage the typed file of ``df``; ``to`` is its path (a parked path for a filing already amended)."""
         planned = plan_tables(self.lake, dataset, df, partition_by=partition, mode="append", part=key,
@@ -446,38 +519,61 @@ class Landing:
         for p, table in planned:
             dest = to.parent / p.name if p.name == to.name else p
             if dest.is_relative_to(self.lake / "_webhooks"):  # a filing its amendment replaced already: parked
-                self._staged.append((dest, parquet_bytes(table)))
+                self._tl.staged.append((dest, parquet_bytes(table)))
             else:
                 self._table(dataset)
                 self._add(dest, table)
         return len(df)
 
     def commit(self, event: Event) -> None:
-        """Record the event id (durably) after its records landed."""
-        self._db.execute("insert or ignore into events values (?, ?, ?)", (str(event.id), event.type, time.time()))
-        self._db.commit()
+        """Record the event id and the rows it made live (durably, one transaction) after its records landed."""
+        self.ledger.record(str(event.id), event.type, getattr(self._tl, "keys", {}))
+        self._tl.keys = {}
         bump_generation(self.lake)  # fdkit serve over this lake answers with the new rows from its next request
 
     def close(self) -> None:
-        """Close the SQLite connection."""
-        self._db.close()
+        """Close the ledger."""
+        self.ledger.close()
 
 
-def create_receiver(lake: str | os.PathLike[str], secret: str | bytes, *,
-                    tolerance: int = DEFAULT_TOLERANCE, max_body_bytes: int = 4 * 2**20) -> FastAPI:  # fmt: skip
+#: seconds a delivery has to send its whole body once its headers arrived (``FDKIT_BODY_TIMEOUT``); the headers have
+#: ``FDKIT_HEADER_TIMEOUT`` seconds (``fdkit webhooks listen`` runs on the server's protocol, fdkit.server.protocol)
+BODY_TIMEOUT = float(os.environ.get("FDKIT_BODY_TIMEOUT") or 10.0)
+#: the largest body a delivery may have (413 beyond; ``fdkit webhooks listen --max-body-bytes``)
+MAX_BODY_BYTES = 4 * 2**20
+#: the most files one event may land (413 beyond): a statement event lands a file per record (7 to 12 ms each,
+#: under its dataset's lock, which the next event of that dataset waits for): 250 bound that wait to about 3 s (a
+#: statement filing's event holds a few dozen records)
+MAX_EVENT_FILES = 250
+
+
+def create_receiver(lake: str | os.PathLike[str], secret: str | bytes, *, tolerance: int = DEFAULT_TOLERANCE,
+                    max_body_bytes: int = MAX_BODY_BYTES, body_timeout: float = BODY_TIMEOUT,
+                    max_event_files: int = MAX_EVENT_FILES) -> FastAPI:  # fmt: skip
     """The receiver as an ASGI app (``uvicorn`` it, or mount it in another app).
+
+    The event loop only reads bodies: checking a signature, parsing and landing run in worker threads, so a large
+    event never holds up the others (events of one dataset land one after the other, under its lock).
 
     Args:
         lake: the lake records land in.
         secret: the shared signing secret.
         tolerance: seconds a signature timestamp may be off.
         max_body_bytes: a larger body is refused with 413 while it is read (never buffered whole).
+        body_timeout: seconds the whole body may take once the headers arrived: a slower one is answered 408 and
+            its connection closed.
+        max_event_files: an event that would land more files is answered 413 (and dead-lettered).
 
     Returns:
         The FastAPI app; ``app.state.landing`` is the :class:`Landing`.
+
+    Example:
+        >>> import tempfile
+        >>> create_receiver(tempfile.mkdtemp(), "whsec_x", max_body_bytes=1024).state.landing.lake.is_dir()
+        True
     """
     app = FastAPI(title="fdkit webhook receiver", openapi_url=None, docs_url=None, redoc_url=None)
-    landing = Landing(lake)
+    landing = Landing(lake, max_files=max_event_files)
     app.state.landing = landing
 
     @app.get("/healthz")
@@ -492,29 +588,44 @@ def create_receiver(lake: str | os.PathLike[str], secret: str | bytes, *,
         except SignatureError as exc:
             return error_response(401, "Invalid signature", str(exc))
         try:
-            body = await read_capped(request, max_body_bytes)
+            async with asyncio.timeout(body_timeout):
+                body = await read_capped(request, max_body_bytes)
         except PayloadTooLarge as exc:
             return problem_response(exc)
-        try:
-            verify(secret, body, header, tolerance=tolerance)
-        except SignatureError as exc:
-            return error_response(401, "Invalid signature", str(exc))
-        try:
-            event = parse_event(body)
-        except ValidationError as exc:
-            first = exc.errors()[0] if exc.errors() else {"msg": str(exc), "loc": ()}
-            where = ".".join(str(p) for p in first.get("loc", ()))
-            msg = str(first["msg"])
-            return error_response(400, "Invalid event", f"{where}: {msg}" if where else msg)
-        except ValueError as exc:
-            return error_response(400, "Invalid JSON", str(exc)[:200])
-        return await run_in_threadpool(_land, landing, event, body)
+        except TimeoutError:
+            answer = error_response(408, "Request Timeout", f"the request body did not arrive within {body_timeout:g} "
+                                    "seconds of its headers")  # fmt: skip
+            answer.headers["connection"] = "close"
+            return answer
+        return await run_in_threadpool(_handle, landing, secret, body, header, tolerance)
 
     return app
 
 
+def _handle(landing: Landing, secret: str | bytes, body: bytes, header: str | None, tolerance: int) -> Response:
+    """Check, parse and land one delivery's body (in a worker thread)."""
+    try:
+        verify(secret, body, header, tolerance=tolerance)
+    except SignatureError as exc:
+        return error_response(401, "Invalid signature", str(exc))
+    try:
+        event = parse_event(body)
+    except ValidationError as exc:
+        first = exc.errors()[0] if exc.errors() else {"msg": str(exc), "loc": ()}
+        where = ".".join(str(p) for p in first.get("loc", ()))
+        msg = str(first["msg"])
+        return error_response(400, "Invalid event", f"{where}: {msg}" if where else msg)
+    except ValueError as exc:
+        return error_response(400, "Invalid JSON", str(exc)[:200])
+    return _land(landing, event, body)
+
+
 class PoisonEvent(ValueError):
     """An event whose records do not fit their schema: refused whole (400), nothing of it written."""
+
+
+class EventTooLarge(PoisonEvent):
+    """An event that would land more files than :data:`MAX_EVENT_FILES`: refused whole (413), dead-lettered."""
 
 
 def _missing(value: Any) -> bool:
@@ -557,14 +668,16 @@ def _land(landing: Landing, event: Event, body: bytes) -> Response:
     "message"}`` and records nothing, so the sender delivers the event again; the files an event writes are named by
     its records, so a redelivery replaces what a failed attempt left and the event lands once.
     """
-    with landing.lock:
+    with landing.writer.lock(*landing.datasets(event)):  # the seen check too: a concurrent redelivery waits
         try:
             if landing.seen(str(event.id)):
                 return json_response({"status": "duplicate", "id": str(event.id)})
             try:
                 n = landing.land(event)
-            except (UnsafePathError, PoisonEvent) as exc:  # 400, so the sender stops retrying a poison event
+            except (UnsafePathError, PoisonEvent) as exc:  # 400/413, so the sender stops retrying a poison event
                 _dead_letter(landing, event, str(exc), body)
+                if isinstance(exc, EventTooLarge):
+                    return error_response(413, "Payload Too Large", f"event {event.id}: {exc}")
                 return error_response(400, "Invalid event", f"event {event.id}: {exc}")
             landing.commit(event)
         except (OSError, sqlite3.Error) as exc:
@@ -591,6 +704,26 @@ def _write_failed(event: Event, exc: BaseException) -> Response:
 def read_landed(lake: str | os.PathLike[str], dataset: str) -> pd.DataFrame:
     """Read a dataset the receiver landed (typed like the service's lake)."""
     return LakeReader(lake).read(dataset)
+
+
+def _file_writer(folder: Path) -> Any:
+    """Writes one data file of a table atomically (through this module's ``atomic_write_bytes``)."""
+
+    def write_file(rel: Any, table: pa.Table) -> None:
+        atomic_write_bytes(folder / rel, parquet_bytes(table))
+
+    return write_file
+
+
+def _digest(table: pa.Table) -> str:
+    """A table's content digest, from its Arrow IPC stream (the same rows give the same file name).
+
+    Hashing the IPC stream costs a fiftieth of encoding the table as Parquet (0.1 ms for a statement record).
+    """
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as stream:
+        stream.write_table(table)
+    return hashlib.sha1(sink.getvalue()).hexdigest()[:12]
 
 
 _VERSIONED = re.compile(r"(.+)\.v[0-9a-f]{12}\.parquet")
