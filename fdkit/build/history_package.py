@@ -185,8 +185,11 @@ def coverage(bars: pd.DataFrame, spells: pd.DataFrame, month_ends: Sequence[str]
     return pd.DataFrame(rows)
 
 
-def coverage_markdown(cov: pd.DataFrame, rejects: pd.DataFrame) -> str:
-    """The coverage section of ``SOURCES.md``: worst share a year per index, the worst months' missing names."""
+def coverage_markdown(cov: pd.DataFrame, rejects: pd.DataFrame, more: str = "") -> str:
+    """The coverage section of ``SOURCES.md``: worst share a year per index, the worst months' missing names.
+
+    ``more`` (the package's other sections) goes inside the section's markers, which the main build keeps.
+    """
     cov = cov.assign(year=cov["month"].dt.year)
     table = cov.pivot_table(index="year", columns="index", values="share", aggfunc="min")
     lines = [MARK_BEGIN, "", "## `price_history` (the fdkit-history package, `history/`)", "",
@@ -216,7 +219,7 @@ def coverage_markdown(cov: pd.DataFrame, rejects: pd.DataFrame) -> str:
               "company because they disagree with a nearer one:", ""]  # fmt: skip
     for bad in rejects.itertuples(index=False):
         lines.append(f"- {bad.identity}: {bad.source} ({bad.reason})")
-    return "\n".join([*lines, "", MARK_END, ""])
+    return "\n".join([*lines, *([more] if more else []), "", MARK_END, ""])
 
 
 def prices_markdown(added: pd.DataFrame, identity: pd.DataFrame) -> str:
@@ -306,7 +309,7 @@ def main(argv: list[str] | None = None) -> int:
     replace_rows(moves.as_reviewed_facts(found, today), moves.REVIEWER)
     months = pd.date_range("2005-01-31", "2025-06-30", freq="ME").strftime("%Y-%m-%d").tolist()
     cov = coverage(history[["ticker", "date"]], inputs["index_membership"], months)
-    section = coverage_markdown(cov, result["history_rejects"]) + prices_markdown(added, identity)
+    section = coverage_markdown(cov, result["history_rejects"], more=prices_markdown(added, identity))
     put_section(lake / "SOURCES.md", section)
     Path(args.docs).write_text("# fdkit-history: provenance and coverage\n\n" + section)
     size = sum(f.stat().st_size for f in files) / 1e6
