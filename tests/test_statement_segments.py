@@ -19,9 +19,13 @@ INSTANCES = Path(__file__).resolve().parents[2] / "shared/data-real/fundamentals
 DATA = default_data_dir()
 
 
-def _raw(document: str, concept: str, member: str) -> list[float]:
+def _needs_instances() -> None:
     if not INSTANCES.exists():
         pytest.skip("../shared/data-real is not beside this clone")
+
+
+def _raw(document: str, concept: str, member: str) -> list[float]:
+    _needs_instances()
     with gzip.open(INSTANCES / f"{document}.csv.gz", "rt", newline="") as f:
         rows = list(csv.DictReader(f))
     one = [r for r in rows if r["dimensions"].endswith("=" + member) and "|" not in r["dimensions"]]
@@ -42,6 +46,7 @@ def test_balance_sheet_segments_are_the_documents_figures():
 
 def test_cash_flow_segments_carry_the_statements_sign():
     capex = _served("KO", "cash_flow_statement", "capital_expenditure")
+    _needs_instances()  # (the glob below looks in that folder)
     raw = _raw(next(p.name[: -len(".csv.gz")] for p in sorted(INSTANCES.glob("KO_10-K_*2024*.csv.gz"))),
                "us-gaap:SegmentExpenditureAdditionToLongLivedAssets", "ko:NorthAmericaSegmentMember")  # fmt: skip
     assert raw and -capex[("2024-12-31", "North America")] in raw  # an outflow, negative as on the statements

@@ -171,12 +171,19 @@ def _generic_entries(store: Store, ep: Endpoint, query: dict[str, Any], tickers:
 
 def _bar_entries(store: Store, ep: Endpoint, query: dict[str, Any], tickers: list[str], whole_range: bool,
                  compression: str | None) -> Iterator[Written]:  # fmt: skip
-    """Bars at their own interval (daily, minute) of many tickers from one read, as :func:`handlers.prices` cuts them.
+    """Bars at their own interval (daily, minute) of many tickers, as :func:`handlers.prices` cuts them.
 
     The handler's data path per ticker: its bars (as traded unless ``adjusted``), sorted by time, the range
-    ``[start, midnight after end)`` of them, ``time_milliseconds`` beside ``time``. Here one read of every ticker's
-    bars, one filter, one stable sort by (ticker, time) and one Arrow table, sliced per ticker.
+    ``[start, midnight after end)`` of them, ``time_milliseconds`` beside ``time``. Here, for each
+    :data:`READ_TOGETHER` tickers (their whole histories are in memory at once, no more), one read of their bars,
+    one filter, one stable sort by (ticker, time) and one Arrow table, sliced per ticker.
     """
+    for at in range(0, len(tickers), READ_TOGETHER):
+        yield from _bar_chunk(store, ep, query, tickers[at : at + READ_TOGETHER], whole_range, compression)
+
+
+def _bar_chunk(store: Store, ep: Endpoint, query: dict[str, Any], tickers: list[str], whole_range: bool,
+               compression: str | None) -> Iterator[Written]:  # fmt: skip
     dataset, source = handlers._dataset(ep), handlers.rows_source(ep, query)
     rows = store.rows_of_many(source, tickers)
     codes, names = _ticker_codes(rows)
