@@ -111,14 +111,21 @@ def _package_lines(data: str | os.PathLike[str]) -> list[str]:
         True
     """
     from fdkit.lake.extensions import DataPackage, data_packages
+    from fdkit.lake.io import list_datasets
     from fdkit.lake.reader import LakeReader
 
     reader = LakeReader(data)
     by_package: dict[DataPackage, list[str]] = {}
     for name, package in reader.from_packages().items():
         by_package.setdefault(package, []).append(name)
-    lines = [f"{len(names)} datasets from the installed data package {package} ({package.root}): {', '.join(names)}"
-             for package, names in by_package.items()]  # fmt: skip
+    own = set(list_datasets(reader.root))
+    lines: list[str] = []
+    for package, served in by_package.items():
+        # a bundled dataset the package holds too is served as one (fdkit-history's S&P 500 bars in prices)
+        joined = sorted(own & set(list_datasets(package.root)))
+        rows = f"; and rows of the bundled {', '.join(joined)}" if joined else ""
+        lines.append(f"{len(served)} datasets from the installed data package {package} ({package.root}): "
+                     f"{', '.join(served)}{rows}")  # fmt: skip
     if not reader.packages and data_packages():
         names, many = ", ".join(str(p) for p in data_packages()), len(data_packages()) > 1
         lines.append(f"the installed data package{'s' if many else ''} {names} {'are' if many else 'is'} not served "
