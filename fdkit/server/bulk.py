@@ -149,19 +149,33 @@ def _generic_entries(store: Store, ep: Endpoint, query: dict[str, Any], tickers:
     first = next((t for t in tickers if t in present), tickers[0])
     _, fill = records_of(ep, {**query, "ticker": first}, {ep.response_key: []})
     table = part_of_rows(ep, rows, fill)[0]
+    known: set[str] | None = None
+
+    def unknown(t: str) -> bool:
+        nonlocal known
+        known = store.known_tickers() if known is None else known
+        return t not in known
+
+    yield from _sliced(table, codes, names, tickers, fill, _limit(ep, query, whole_range), compression,
+                       lambda t: t not in present and unknown(t))  # fmt: skip
+
+
+def _sliced(table: pa.Table, codes: np.ndarray, names: list[str], tickers: list[str], fill: dict[str, Any],
+            limit: int | None, compression: str | None, missing: Any) -> Iterator[Written]:  # fmt: skip
+    """Each ticker's part, in the order asked: its slice of ``table``, or its 404.
+
+    ``table`` is sorted by ``codes`` (positions into ``names``); ``limit`` caps a ticker's rows; ``missing(ticker)``
+    says the lake does not know it.
+    """
     if compression:  # (uncompressed parts, for a client in this process, are its own business)
         table = _dictionaries(table)
     starts = np.searchsorted(codes, np.arange(len(names)), side="left")
     stops = np.searchsorted(codes, np.arange(len(names)), side="right")
     where = {name: (int(a), int(b)) for name, a, b in zip(names, starts, stops, strict=True)}
-    limit = _limit(ep, query, whole_range)
-    known = None
     for t in tickers:
-        if t not in present:
-            known = store.known_tickers() if known is None else known
-            if t not in known:
-                yield t, _error(NotFound(f"Ticker {t} not found"))
-                continue
+        if missing(t):
+            yield t, _error(NotFound(f"Ticker {t} not found"))
+            continue
         lo, hi = where.get(t, (0, 0))
         if limit is not None:
             hi = min(hi, lo + limit)
@@ -199,21 +213,8 @@ def _bar_chunk(store: Store, ep: Endpoint, query: dict[str, Any], tickers: list[
     rows = rows.assign(time_milliseconds=pd.array(stamps // 1_000_000, dtype="Int64"))
     _, fill = records_of(ep, {**query, "ticker": tickers[0]}, {"ticker": tickers[0], ep.response_key: []})
     table = part_of_rows(ep, rows, fill)[0]
-    if compression:
-        table = _dictionaries(table)
-    starts = np.searchsorted(codes, np.arange(len(names)), side="left")
-    stops = np.searchsorted(codes, np.arange(len(names)), side="right")
-    where = {name: (int(a), int(b)) for name, a, b in zip(names, starts, stops, strict=True)}
-    limit = _limit(ep, query, whole_range)
-    for t in tickers:
-        if t not in present and not (source != dataset and store.has(dataset, t)):
-            yield t, _error(NotFound(f"Ticker {t} not found"))
-            continue
-        a, b = where.get(t, (0, 0))
-        if limit is not None:
-            b = min(b, a + limit)
-        consts = {**fill, "ticker": t} if "ticker" in fill else fill
-        yield t, part_bytes((table.slice(a, b - a), b - a, consts), compression)
+    yield from _sliced(table, codes, names, tickers, fill, _limit(ep, query, whole_range), compression,
+                       lambda t: t not in present and not (source != dataset and store.has(dataset, t)))  # fmt: skip
 
 
 def _dictionaries(table: pa.Table, most: int = 64) -> pa.Table:
