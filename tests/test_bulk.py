@@ -130,7 +130,8 @@ def test_the_bulk_route_refuses_bad_requests_in_its_own_words(ref_server):
     q = {"start_date": "2008-09-01", "end_date": "2008-09-30"}
     for body, words in [(None, "body"), ({"tickers": []}, "one ticker or more"), ({"tickers": [1]}, "a string"),
                         ({"tickers": ["A"] * (MAX_BULK_TICKERS + 1)}, "at most"),
-                        ({"tickers": ["LEH"], "whole_range": "yes"}, "whole_range")]:  # fmt: skip
+                        ({"tickers": ["LEH"], "whole_range": "yes"}, "whole_range"),
+                        ({"tickers": ["LEH"], "tables": "yes"}, "tables")]:  # fmt: skip
         r = requests.post(url, params=q, json=body, headers=h, timeout=30)
         assert r.status_code == 400 and words in r.json()["message"], (body, r.text)
         assert set(r.json()) == {"error", "message"}
@@ -146,6 +147,67 @@ def test_the_bulk_route_refuses_bad_requests_in_its_own_words(ref_server):
     own = requests.get(ref_server.base_url + CATALOG["price_history"].path, params={**q, "ticker": "LEH"}, headers=h,
                        timeout=30).json()["prices"]  # fmt: skip
     assert part_from_bytes(entries[0].data)[1] == len(own) > 0
+
+
+def test_a_client_that_asks_for_shared_tables_gets_each_tickers_part_as_a_run_of_one_table(ref_server):
+    """The same rows and constants as the ticker's own part, in one Arrow stream for the request's tickers."""
+    from fdkit.client.bulk import _shared_slice
+    from fdkit.frames.typed import as_written
+
+    h = {"X-API-KEY": ref_server.api_key}
+    for name, q in [("price_history", {"start_date": "2008-09-01", "end_date": "2008-09-30"}),
+                    ("income_statements", {"period": "quarterly", "limit": 3})]:  # fmt: skip
+        url = ref_server.base_url + BULK_PREFIX + CATALOG[name].path
+        asked = ["XOM", "NOPE", "leh", "AAPL"] if name == "price_history" else ["MSFT", "NOPE", "AAPL"]
+        shared = read_bundle(requests.post(url, params=q, json={"tickers": asked, "tables": True}, headers=h,
+                                           timeout=30).content)  # fmt: skip
+        plain = read_bundle(requests.post(url, params=q, json={"tickers": asked}, headers=h, timeout=30).content)
+        assert [(e.ticker, e.status) for e in shared] == [(e.ticker, e.status) for e in plain]
+        assert any(e.shared is not None for e in shared) and all(e.shared is None for e in plain)
+        tables: dict = {}
+        for a, b in zip(shared, plain, strict=True):
+            if a.status != 200:
+                assert a.shared is None and a.message == b.message
+                continue
+            table, n, consts = _shared_slice(a, tables)
+            own = as_written(part_from_bytes(b.data, text=False))
+            assert n == own[1] > 0 and consts == own[2] and table.equals(own[0]), (name, a.ticker)
+
+
+def test_a_shared_table_bundle_that_names_rows_it_lacks_is_broken(ref_server, tmp_path):
+    import pyarrow as pa
+
+    from fdkit.errors import TransportError
+    from fdkit.frames.bundle import Bundle, BundleEntry, RowsOf, SharedTable
+
+    table = SharedTable(part_bytes((pa.table({"x": [1.0, 2.0]}), 2, {"ticker": "A"})))
+    assert [e.rows for e in read_bundle(bundle_bytes([("", table), ("A", RowsOf(0, 2))]))] == [2]
+    with pytest.raises(BrokenBundle, match="no table came before"):
+        read_bundle(bundle_bytes([("A", RowsOf(0, 1)), ("", table)]))
+    whole = bundle_bytes([("", table), ("A", RowsOf(0, 1)), ("B", RowsOf(1, 1))])
+    with pytest.raises(BrokenBundle, match="tables"):  # a table entry left out: the end counts it
+        read_bundle(whole.replace(b'"tables":1', b'"tables":2'))
+    client, _ = _pair(ref_server, tmp_path)
+    ep = CATALOG["price_history"]
+    lying = Bundle([BundleEntry("A", 200, shared=table, offset=1, rows=5)], None)
+    with pytest.raises(TransportError, match="broken part for A"):
+        bulk._take(client, ep, [(0, lying)], ["k"], {}, {})
+
+
+def test_a_peer_that_answers_part_by_part_gives_the_same_frame(ref_server, tmp_path, monkeypatch):
+    """An older ``fdkit serve`` does not know ``tables``: its bundles of one part per ticker read as before."""
+    import fdkit.server.app as app
+
+    tickers = ["AAPL", "MSFT", "NOPE", "XOM"]
+    q = {"start_date": "2023-01-01", "end_date": "2023-03-31"}
+    many, one = _pair(ref_server, tmp_path)
+    expected = fdkit.prices(tickers, **q, errors="ignore", client=one)
+    own = app._bulk_body
+    monkeypatch.setattr(app, "_bulk_body", lambda raw: (*own(raw)[:2], False))
+    older = fdkit.Client(ref_server.api_key, ref_server.base_url, cache_dir=str(tmp_path / "older"), progress=False)
+    got = fdkit.prices(tickers, **q, errors="ignore", client=older)
+    assert older.speaks_bundles()
+    pd.testing.assert_frame_equal(got, expected, check_categorical=True)
 
 
 def test_a_bundle_cut_short_is_never_taken_for_fewer_tickers():

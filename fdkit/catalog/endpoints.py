@@ -13,6 +13,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
@@ -186,9 +187,9 @@ class Endpoint:
                 return p
         raise KeyError(f"{self.path} has no parameter {name!r}")
 
-    @property
+    @functools.cached_property
     def param_names(self) -> tuple[str, ...]:
-        """Names of all parameters, in declaration order."""
+        """Names of all parameters, in declaration order (worked out once: a bulk call asks it per ticker)."""
         return tuple(p.name for p in self.params)
 
     @property

@@ -36,8 +36,17 @@ from fdkit.catalog.endpoints import Endpoint
 from fdkit.client.cache import fetch_key
 from fdkit.client.paging import progress_bar, progress_enabled
 from fdkit.errors import FdkitError, TransportError, error_for_status, warn_user
-from fdkit.frames.bundle import Bundle
-from fdkit.frames.typed import COMPRESS_FROM, PART_COMPRESSION, Part, arrow_rows, part_bytes, part_from_bytes, part_tag
+from fdkit.frames.bundle import Bundle, BundleEntry
+from fdkit.frames.typed import (
+    COMPRESS_FROM,
+    PART_COMPRESSION,
+    Part,
+    arrow_rows,
+    as_written,
+    part_bytes,
+    part_from_bytes,
+    part_tag,
+)
 from fdkit.wire import transport
 
 if TYPE_CHECKING:
@@ -94,20 +103,22 @@ def fetch_parts(client: Client, ep: Endpoint, requests_: Sequence[Mapping[str, A
         FdkitError: with ``errors="raise"``, the first failure in input order; a failure of a request as a whole
             (the service unreachable, a bad query) whatever ``errors`` is, as one request per ticker would raise.
     """
-    wait_for_writes()  # what an earlier call keeps in the background is read, not fetched again
-    cleaned = [client.clean_params(ep, q) for q in requests_]
+    cleaned = _cleaned(client, ep, requests_)
     tag = part_tag(ep)
+    wait_for_writes(f"part:{tag}:")  # what an earlier call of the endpoint keeps in the background is read
     keys = [f"part:{tag}:" + fetch_key(ep.name, c) for c in cleaned]
     parts: dict[int, Part] = {}
     failures: dict[int, FdkitError] = {}
+    held = client.cached_keys([*keys, *(MISS + key for key in keys)])  # a few queries, not two a ticker
     for i, key in enumerate(keys):
-        hit = client.cached_part(key)
+        hit = client.cached_part(key) if key in held else None
         if hit is not None:
             # labels stay dictionaries (the frame's categories are made of their few values), narrowed columns
             # narrow: nothing is copied per row before the frame
             parts[i] = part_from_bytes(hit, text=False)
             continue
-        miss = client.cached_part(MISS + key)  # a ticker the service said it has no answer for, within its TTL
+        # a ticker the service said it has no answer for, within its TTL
+        miss = client.cached_part(MISS + key) if MISS + key in held else None
         if miss is not None:
             failures[i] = _failure(ep, orjson.loads(miss))
     cold = sorted((i for i in range(len(keys)) if i not in parts and i not in failures),
@@ -118,6 +129,24 @@ def fetch_parts(client: Client, ep: Endpoint, requests_: Sequence[Mapping[str, A
     named = {str(cleaned[i]["ticker"]): failures[i] for i in sorted(failures)}
     report_failures(ep, named, errors)
     return results, named
+
+
+def _cleaned(client: Client, ep: Endpoint, requests_: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Each request as it is sent; requests alike but for the ticker cost the first's check and their ticker's."""
+    if not requests_:
+        return []
+    first = requests_[0]
+    base = client.clean_params(ep, first)
+    out = [base]
+    for q in requests_[1:]:
+        ticker = q.get("ticker")
+        if ticker is None or "ticker" not in base or q.keys() != first.keys() \
+                or any(q[k] is not first[k] for k in q if k != "ticker"):  # fmt: skip
+            out.append(client.clean_params(ep, q))
+            continue
+        own = client.clean_params(ep, {"ticker": ticker})["ticker"]
+        out.append({k: own if k == "ticker" else v for k, v in base.items()})
+    return out
 
 
 def _fetch_cold(client: Client, ep: Endpoint, cleaned: list[dict[str, Any]], keys: list[str], cold: list[int],
@@ -167,75 +196,113 @@ def _fetch_cold(client: Client, ep: Endpoint, cleaned: list[dict[str, Any]], key
 
 def _take(client: Client, ep: Endpoint, answered: list[tuple[int, Bundle]], keys: list[str], parts: dict[int, Part],
           failures: dict[int, FdkitError]) -> None:  # fmt: skip
-    """A batch's entries: parts read (a broken one fails the call: never kept), errors kept as the service's word."""
+    """A batch's entries: parts read (a broken one fails the call: never kept), errors kept as the service's word.
+
+    A shared table is read once and each of its tickers' parts is a slice of it (no copy), in the types it was
+    written in; those parts are written for the cache in the background (the frame does not wait for them).
+    """
     kept: list[tuple[str, bytes | memoryview]] = []
-    behind: list[tuple[str, bytes | memoryview]] = []
+    behind: list[tuple[str, bytes | memoryview | Part]] = []
     refused: list[tuple[str, bytes | memoryview]] = []
     positions: dict[int, int] = {}
+    tables: dict[int, Part] = {}
     for i, bundle in answered:
         k = positions[id(bundle)] = positions.get(id(bundle), -1) + 1
         entry = bundle.entries[k]
         if entry.status == 200:
             try:
-                parts[i] = part_from_bytes(entry.data, text=False)
+                part = (
+                    _shared_slice(entry, tables)
+                    if entry.shared is not None
+                    else part_from_bytes(entry.data, text=False)
+                )
             except (pa.ArrowException, KeyError, ValueError):
                 raise TransportError(f"the service's bulk answer for {ep.path} holds a broken part for "
                                      f"{entry.ticker}", path=ep.path, error="Broken bundle") from None  # fmt: skip
-            (behind if bundle.compression is None else kept).append((keys[i], entry.data))
+            parts[i] = part
+            if entry.shared is not None:
+                behind.append((keys[i], part))
+            else:
+                (behind if bundle.compression is None else kept).append((keys[i], entry.data))
             continue
         said = {"status": entry.status, "error": entry.error, "message": entry.message}
         failures[i] = _failure(ep, said)
         if entry.status in _KEPT_REFUSALS:  # the service's word on the ticker, not a passing fault
             refused.append((MISS + keys[i], orjson.dumps(said)))
     client.keep_parts(kept, ep.ttl)
-    _keep_behind(client, behind, ep.ttl)  # parts straight from a service in this process: kept compressed later
+    _keep_behind(client, behind, ep.ttl)  # parts not as they will be kept: written and compressed later
     client.keep_parts(refused, min(ep.ttl, MISS_TTL) if ep.ttl >= 0 else MISS_TTL)
+
+
+def _shared_slice(entry: BundleEntry, tables: dict[int, Part]) -> Part:
+    """A ticker's part from its run of a shared table (the table read once per bundle, in its own types)."""
+    assert entry.shared is not None
+    table = tables.get(id(entry.shared))
+    if table is None:
+        table = tables[id(entry.shared)] = as_written(part_from_bytes(entry.shared.data, text=False))
+    rows, _, consts = table
+    if entry.offset + entry.rows > rows.num_rows:
+        raise ValueError(f"rows {entry.offset}..{entry.offset + entry.rows} of a table of {rows.num_rows}")
+    own = {**consts, "ticker": entry.ticker} if "ticker" in consts else consts
+    return rows.slice(entry.offset, entry.rows), entry.rows, own
 
 
 #: cache writes of uncompressed parts, compressed off the call's path (one thread: they queue; a new call of the
 #: client waits for them first, so it reads what the last one kept); joined at interpreter exit
 _BEHIND: ThreadPoolExecutor | None = None
-_PENDING: list[Future[None]] = []
+_PENDING: list[tuple[str, Future[None]]] = []
 _BEHIND_LOCK = threading.Lock()
 
 
-def _keep_behind(client: Client, items: list[tuple[str, bytes | memoryview]], ttl: int) -> None:
-    """Compress parts and keep them in the fetch cache in the background (the caller builds its frame meanwhile).
+def _keep_behind(client: Client, items: list[tuple[str, bytes | memoryview | Part]], ttl: int) -> None:
+    """Keep parts in the fetch cache in the background, compressed (the caller builds its frame meanwhile).
 
-    The write goes to the cache of the client's service as it is now (a client reconfigured meanwhile, for another
-    service, never receives them).
+    An item is a part's uncompressed bytes or the part itself (a slice of a shared table). The write goes to the
+    cache of the client's service as it is now (a client reconfigured meanwhile, for another service, never
+    receives them).
     """
     global _BEHIND
     keep = client.part_keeper()
     if not items or keep is None:
         return
 
-    def write() -> None:
-        keep([(key, part_bytes(part_from_bytes(data, text=False), PART_COMPRESSION)
-               if len(data) >= COMPRESS_FROM else data) for key, data in items], ttl)  # fmt: skip
+    def written(item: bytes | memoryview | Part) -> bytes | memoryview:
+        if isinstance(item, tuple):
+            return part_bytes(item, PART_COMPRESSION)
+        return part_bytes(part_from_bytes(item, text=False), PART_COMPRESSION) if len(item) >= COMPRESS_FROM else item
 
+    def write() -> None:
+        keep([(key, written(item)) for key, item in items], ttl)
+
+    first = items[0][0]
+    at = first.find("part:")
+    tag = first[at : first.index(":", at + 5) + 1] if at >= 0 else ""  # the endpoint's keys: "part:<tag>:"
     with _BEHIND_LOCK:
         if _BEHIND is None:
             _BEHIND = ThreadPoolExecutor(max_workers=1, thread_name_prefix="fdkit-keep")
-        _PENDING.append(_BEHIND.submit(write))
+        _PENDING.append((tag, _BEHIND.submit(write)))
 
 
-def wait_for_writes() -> None:
+def wait_for_writes(key: str | None = None) -> None:
     """Wait until the parts being kept in the background are in the fetch cache (their failures are warnings).
+
+    Args:
+        key: wait only for the writes of the endpoint this fetch-cache key is of (a financials panel's second
+            statement does not wait for the first's parts to be kept); ``None``: for every write.
 
     Example:
         >>> wait_for_writes()
     """
     with _BEHIND_LOCK:
-        pending = list(_PENDING)
+        pending = [(tag, f) for tag, f in _PENDING if key is None or not tag or tag in key]
     if not pending:
         return
-    for future in pending:  # every caller waits for all it saw (another thread's call may be waiting too)
+    for tag, future in pending:  # every caller waits for all it saw (another thread's call may be waiting too)
         exc = future.exception()
         with _BEHIND_LOCK:
-            mine = future in _PENDING
+            mine = (tag, future) in _PENDING
             if mine:
-                _PENDING.remove(future)
+                _PENDING.remove((tag, future))
         if exc is not None and mine:  # said once; a failed write loses nothing but a later hit
             warn_user(f"fdkit: parts of a bulk answer could not be kept in the fetch cache: {exc}")
 

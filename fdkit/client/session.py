@@ -397,7 +397,8 @@ class Client(DatasetMethods):
             whole_range: every bar of the range (what a request continued window after window gives).
 
         Returns:
-            The :class:`~fdkit.frames.bundle.Bundle`: one entry per ticker, in order, and the parts' compression.
+            The :class:`~fdkit.frames.bundle.Bundle`: one entry per ticker, in order (its part's bytes, or its run
+            of a shared table's rows: the client reads both), and the parts' compression.
 
         Example:
             >>> from fdkit.catalog.endpoints import get
@@ -406,7 +407,7 @@ class Client(DatasetMethods):
             >>> [(e.ticker, e.status) for e in bundle.entries]
             [('LEH', 200), ('NOPE', 404)]
         """
-        body = {"tickers": list(tickers), "whole_range": whole_range}
+        body = {"tickers": list(tickers), "whole_range": whole_range, "tables": True}
         return self._exchange("POST", BULK_PREFIX + endpoint.path, params=dict(params), json=body,
                               ttl=None, refresh=True, accept=BUNDLE_MEDIA, decode=_bundle_of)  # fmt: skip
 
@@ -415,6 +416,17 @@ class Client(DatasetMethods):
         self._ensure()
         fc = self._fetch_cache
         return None if fc is None else self._cached(fc, key, key.split(":", 1)[0])
+
+    def cached_keys(self, keys: Sequence[str]) -> set[str]:
+        """Which of ``keys`` the fetch cache has an entry under (:meth:`cached_part` reads and checks each).
+
+        Example:
+            >>> Client().cached_keys(["part:none:nothing"])
+            set()
+        """
+        self._ensure()
+        fc = self._fetch_cache
+        return set() if fc is None else fc.present(keys)
 
     def keep_parts(self, items: Sequence[tuple[str, bytes | memoryview]], ttl: int) -> None:
         """Keep many parts in the fetch cache at once (one transaction); nothing without a cache."""
@@ -856,10 +868,10 @@ class Client(DatasetMethods):
     def _cached(self, fc: FetchCache, key: str, what: str) -> bytes | None:
         """A fetch-cache hit (offline: stale ones too, with a warning naming their age).
 
-        Parts an earlier bulk call is still keeping in the background are waited for first (an offline call right
-        after it reads them).
+        Parts of the endpoint an earlier bulk call is still keeping in the background are waited for first (an
+        offline call right after it reads them).
         """
-        wait_for_writes()
+        wait_for_writes(key)
         offline = self.settings.offline
         hit = fc.entry(key, allow_stale=offline, offline=offline)
         if hit is None:

@@ -45,7 +45,7 @@ from fdkit.errors import (
     PaymentRequiredError,
     without_backtrace,
 )
-from fdkit.frames.bundle import BUNDLE_MEDIA, PART_COMPRESSION_HEADER, bundle_chunks
+from fdkit.frames.bundle import BUNDLE_MEDIA, PART_COMPRESSION_HEADER, RowsOf, SharedTable, bundle_chunks
 from fdkit.frames.typed import (
     ARROW_STREAM,
     FORMATS_HEADER,
@@ -379,7 +379,7 @@ def bulk_answer(state: Any, ep: Endpoint, items: list[tuple[str, str]], raw: byt
     ignored: list[str] = []
     try:
         key = _authorize_key(state, ep, api_key)
-        tickers, whole_range = _bulk_body(raw)
+        tickers, whole_range, tables = _bulk_body(raw)
         refused = _refused_tickers(ep, tickers)  # each ticker checked as its own request's would be: its own 400
         valid = [t for t in tickers if t not in refused]
         kept = [(k, v) for k, v in items if k != "ticker"]
@@ -389,7 +389,8 @@ def bulk_answer(state: Any, ep: Endpoint, items: list[tuple[str, str]], raw: byt
         if state.store.changed():
             state.memo.clear()
             state.pages.clear()
-        entries = bulk_entries(state.store, ep, query, valid, whole_range=whole_range, compression=compression)
+        entries = bulk_entries(state.store, ep, query, valid, whole_range=whole_range, compression=compression,
+                               tables=tables)  # fmt: skip
         first = next(entries, None)  # the read: its faults are the request's
     except FdkitError as exc:
         if is_unreadable(exc):
@@ -419,15 +420,22 @@ def _refused_tickers(ep: Endpoint, tickers: list[str]) -> dict[str, tuple[int, s
 
 
 def _in_order(tickers: list[str], refused: dict[str, tuple[int, str, str]], answered: Iterator[Any]) -> Iterator[Any]:
-    """The entries in the order asked: the refused tickers' 400s between the answered ones'."""
+    """The entries in the order asked: the refused tickers' 400s between the answered ones' (shared tables as met)."""
     for t in tickers:
-        yield (t, refused[t]) if t in refused else next(answered)
+        if t in refused:
+            yield t, refused[t]
+            continue
+        entry = next(answered)
+        while isinstance(entry[1], SharedTable):
+            yield entry
+            entry = next(answered)
+        yield entry
 
 
 def _metered(state: Any, key: str | None, entries: Iterator[Any]) -> Iterator[Any]:
     """Each ticker answered (an entry with a part) is one metered request, as its own would be; errors count nothing."""
     for entry in entries:
-        if key is not None and isinstance(entry[1], bytes | bytearray | memoryview):
+        if key is not None and isinstance(entry[1], bytes | bytearray | memoryview | RowsOf):
             state.usage.record(key)
         yield entry
 
@@ -442,8 +450,12 @@ def _chain(*iterables: Any) -> Any:
         yield from it
 
 
-def _bulk_body(raw: bytes) -> tuple[list[str], bool]:
-    """The tickers of a bulk request's body (upper case, each once) and whether it asks for the whole range."""
+def _bulk_body(raw: bytes) -> tuple[list[str], bool, bool]:
+    """A bulk request's body: its tickers (upper case, each once), ``whole_range`` and ``tables``.
+
+    ``whole_range`` asks for every row of the range; ``tables`` says the client reads shared tables
+    (:mod:`fdkit.frames.bundle`).
+    """
     try:
         body = orjson.loads(raw) if raw else None
     except orjson.JSONDecodeError:
@@ -460,7 +472,10 @@ def _bulk_body(raw: bytes) -> tuple[list[str], bool]:
     whole = body.get("whole_range", False)
     if not isinstance(whole, bool):
         raise BadRequestError("'whole_range' is true or false", error="Invalid body")
-    return list(dict.fromkeys(t.strip().upper() for t in raw_tickers)), whole
+    tables = body.get("tables", False)
+    if not isinstance(tables, bool):
+        raise BadRequestError("'tables' is true or false", error="Invalid body")
+    return list(dict.fromkeys(t.strip().upper() for t in raw_tickers)), whole, tables
 
 
 def is_unreadable(exc: BaseException) -> bool:

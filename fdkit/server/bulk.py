@@ -37,7 +37,7 @@ import pyarrow.compute as pc
 from fdkit.catalog.endpoints import Endpoint
 from fdkit.errors import FdkitError, LakeError, without_backtrace
 from fdkit.frames.basis import as_traded
-from fdkit.frames.bundle import Written
+from fdkit.frames.bundle import RowsOf, SharedTable, Written
 from fdkit.frames.typed import PART_COMPRESSION, arrow_rows, part_bytes, part_of_rows, records_of, response_part
 from fdkit.server import handlers
 from fdkit.server.handlers import NotFound, _date_col, _filter, _rows_of
@@ -61,7 +61,7 @@ def bulk_endpoint(ep: Endpoint) -> bool:
 
 
 def bulk_entries(store: Store, ep: Endpoint, query: dict[str, Any], tickers: list[str], *, whole_range: bool = False,
-                 compression: str | None = PART_COMPRESSION) -> Iterator[Written]:  # fmt: skip
+                 compression: str | None = PART_COMPRESSION, tables: bool = False) -> Iterator[Written]:  # fmt: skip
     """Each ticker's entry of a bundle: its part's bytes, or its error, in the order asked.
 
     Args:
@@ -71,6 +71,9 @@ def bulk_entries(store: Store, ep: Endpoint, query: dict[str, Any], tickers: lis
         tickers: upper-case tickers, each once.
         whole_range: every row of the query, ``limit`` aside (a bar range the client would continue window after
             window past one request's cap).
+        tables: the rows of a read's tickers as one shared table, each ticker's entry naming its run of it (a
+            client that asks for them: :mod:`fdkit.frames.bundle`); endpoints with a handler of their own
+            answer part by part whatever this says.
         compression: how the parts' bytes are compressed (``None``: not, for a client in this process, which
             compresses what it keeps itself, after it has its frame).
 
@@ -80,7 +83,7 @@ def bulk_entries(store: Store, ep: Endpoint, query: dict[str, Any], tickers: lis
     if not tickers:
         return
     if handlers.bars_at_own_interval(ep, query):
-        yield from _bar_entries(store, ep, query, tickers, whole_range, compression)
+        yield from _bar_entries(store, ep, query, tickers, whole_range, compression, tables)
         return
     if ep.name in handlers._HANDLERS:
         source = handlers.rows_source(ep, query)
@@ -90,7 +93,7 @@ def bulk_entries(store: Store, ep: Endpoint, query: dict[str, Any], tickers: lis
                 for ticker in chunk:
                     yield ticker, _own_handler_entry(store, ep, {**query, "ticker": ticker}, whole_range, compression)
         return
-    yield from _generic_entries(store, ep, query, tickers, whole_range, compression)
+    yield from _generic_entries(store, ep, query, tickers, whole_range, compression, tables)
 
 
 def _error(exc: FdkitError) -> tuple[int, str, str]:
@@ -130,7 +133,7 @@ def _own_handler_entry(store: Store, ep: Endpoint, q: dict[str, Any], whole_rang
 
 
 def _generic_entries(store: Store, ep: Endpoint, query: dict[str, Any], tickers: list[str], whole_range: bool,
-                     compression: str | None) -> Iterator[Written]:  # fmt: skip
+                     compression: str | None, tables: bool) -> Iterator[Written]:  # fmt: skip
     """The generic handler's answers of many tickers from one read, filtered, ordered and made Arrow once.
 
     :func:`fdkit.server.handlers.generic_list` per ticker reads the ticker's rows, keeps those of the query and
@@ -157,21 +160,31 @@ def _generic_entries(store: Store, ep: Endpoint, query: dict[str, Any], tickers:
         return t not in known
 
     yield from _sliced(table, codes, names, tickers, fill, _limit(ep, query, whole_range), compression,
-                       lambda t: t not in present and unknown(t))  # fmt: skip
+                       lambda t: t not in present and unknown(t), tables)  # fmt: skip
 
 
 def _sliced(table: pa.Table, codes: np.ndarray, names: list[str], tickers: list[str], fill: dict[str, Any],
-            limit: int | None, compression: str | None, missing: Any) -> Iterator[Written]:  # fmt: skip
+            limit: int | None, compression: str | None, missing: Any, tables: bool) -> Iterator[Written]:  # fmt: skip
     """Each ticker's part, in the order asked: its slice of ``table``, or its 404.
 
     ``table`` is sorted by ``codes`` (positions into ``names``); ``limit`` caps a ticker's rows; ``missing(ticker)``
-    says the lake does not know it.
+    says the lake does not know it. With ``tables``, the rows go once, as a shared table (its constants ``fill``),
+    and each ticker's entry names its run of them (:mod:`fdkit.frames.bundle`).
     """
     if compression:  # (uncompressed parts, for a client in this process, are its own business)
         table = _dictionaries(table)
     starts = np.searchsorted(codes, np.arange(len(names)), side="left")
     stops = np.searchsorted(codes, np.arange(len(names)), side="right")
+    if tables and limit is not None:  # the table holds the rows sent, no more
+        counts = np.minimum(stops, starts + limit) - starts
+        table = table.take(
+            np.concatenate([np.zeros(0, np.int64), *(np.arange(a, a + n) for a, n in zip(starts, counts, strict=True))])
+        )
+        stops = np.cumsum(counts)
+        starts = stops - counts
     where = {name: (int(a), int(b)) for name, a, b in zip(names, starts, stops, strict=True)}
+    if tables:
+        yield "", SharedTable(part_bytes((table, table.num_rows, fill), compression, labels=False))
     for t in tickers:
         if missing(t):
             yield t, _error(NotFound(f"Ticker {t} not found"))
@@ -179,12 +192,15 @@ def _sliced(table: pa.Table, codes: np.ndarray, names: list[str], tickers: list[
         lo, hi = where.get(t, (0, 0))
         if limit is not None:
             hi = min(hi, lo + limit)
+        if tables:
+            yield t, RowsOf(lo, hi - lo)
+            continue
         consts = {**fill, "ticker": t} if "ticker" in fill else fill
         yield t, part_bytes((table.slice(lo, hi - lo), hi - lo, consts), compression)
 
 
 def _bar_entries(store: Store, ep: Endpoint, query: dict[str, Any], tickers: list[str], whole_range: bool,
-                 compression: str | None) -> Iterator[Written]:  # fmt: skip
+                 compression: str | None, tables: bool) -> Iterator[Written]:  # fmt: skip
     """Bars at their own interval (daily, minute) of many tickers, as :func:`handlers.prices` cuts them.
 
     The handler's data path per ticker: its bars (as traded unless ``adjusted``), sorted by time, the range
@@ -193,11 +209,11 @@ def _bar_entries(store: Store, ep: Endpoint, query: dict[str, Any], tickers: lis
     one filter, one stable sort by (ticker, time) and one Arrow table, sliced per ticker.
     """
     for at in range(0, len(tickers), READ_TOGETHER):
-        yield from _bar_chunk(store, ep, query, tickers[at : at + READ_TOGETHER], whole_range, compression)
+        yield from _bar_chunk(store, ep, query, tickers[at : at + READ_TOGETHER], whole_range, compression, tables)
 
 
 def _bar_chunk(store: Store, ep: Endpoint, query: dict[str, Any], tickers: list[str], whole_range: bool,
-               compression: str | None) -> Iterator[Written]:  # fmt: skip
+               compression: str | None, tables: bool) -> Iterator[Written]:  # fmt: skip
     dataset, source = handlers._dataset(ep), handlers.rows_source(ep, query)
     rows = store.rows_of_many(source, tickers)
     codes, names = _ticker_codes(rows)
@@ -214,7 +230,8 @@ def _bar_chunk(store: Store, ep: Endpoint, query: dict[str, Any], tickers: list[
     _, fill = records_of(ep, {**query, "ticker": tickers[0]}, {"ticker": tickers[0], ep.response_key: []})
     table = part_of_rows(ep, rows, fill)[0]
     yield from _sliced(table, codes, names, tickers, fill, _limit(ep, query, whole_range), compression,
-                       lambda t: t not in present and not (source != dataset and store.has(dataset, t)))  # fmt: skip
+                       lambda t: t not in present and not (source != dataset and store.has(dataset, t)),
+                       tables)  # fmt: skip
 
 
 def _dictionaries(table: pa.Table, most: int = 64) -> pa.Table:
