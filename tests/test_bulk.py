@@ -95,9 +95,37 @@ def test_a_warm_bulk_call_sends_nothing_and_the_http_cache_holds_no_copy(ref_ser
     # a subset, and a ticker alone, are answered from the parts the bulk call kept
     pd.testing.assert_frame_equal(fdkit.price_history(["XOM", "LEH"], **q, client=many),
                                   first.loc[["LEH", "XOM"]])  # fmt: skip
+    asked = sum(ref_server.counter.requests.values())
+    alone = fdkit.price_history("LEH", **q, client=many)  # its own request's path, through the kept table's rows
+    pd.testing.assert_frame_equal(alone, first.loc[["LEH"]], check_categorical=False)
+    assert sum(ref_server.counter.requests.values()) == asked
     session = many._ensure()  # noqa: SLF001 - the HTTP cache of this client
     urls = [r.url for r in session.cache.responses.values()]  # type: ignore[attr-defined]
     assert not any(BULK_PREFIX in u for u in urls)
+
+
+def test_a_kept_table_is_kept_once_and_a_ticker_whose_table_is_gone_is_fetched_again(ref_server, tmp_path):
+    """A bulk answer's shared table is one fetch-cache entry, its tickers references to it (fdkit.client.refs)."""
+    import sqlite3
+
+    many, one = _pair(ref_server, tmp_path)
+    q = {"period": "quarterly", "limit": None}
+    tickers = ["AAPL", "MSFT", "JPM", "XOM"]
+    first = fdkit.income_statements(tickers, **q, client=many)
+    bulk.wait_for_writes()
+    path = many._fetch_cache.path  # type: ignore[union-attr]  # noqa: SLF001 - the client's fetch cache file
+    with sqlite3.connect(path) as db:
+        kept = dict(db.execute("select key, body from fetches_v2").fetchall())
+    tables = [k for k in kept if k.startswith("table:")]
+    refs = [k for k, body in kept.items() if k.startswith("part:") and bytes(body).startswith(b"fdkit-ref 1")]
+    assert len(tables) == 1 and len(refs) == len(tickers)
+    with sqlite3.connect(path) as db:
+        db.execute("delete from fetches_v2 where key = ?", (tables[0],))
+    asked = sum(ref_server.counter.requests.values())
+    again = fdkit.income_statements(tickers, **q, client=many)
+    assert sum(ref_server.counter.requests.values()) > asked  # the references named a table that is gone
+    pd.testing.assert_frame_equal(again, first)
+    pd.testing.assert_frame_equal(again, fdkit.income_statements(tickers, **q, client=one))
 
 
 def test_a_warm_call_asks_nothing_again_of_a_ticker_the_service_does_not_know(ref_server, tmp_path, monkeypatch):

@@ -35,6 +35,7 @@ import pyarrow as pa
 from fdkit.catalog.endpoints import Endpoint
 from fdkit.client.cache import fetch_key
 from fdkit.client.paging import progress_bar, progress_enabled
+from fdkit.client.refs import read_ref, ref_bytes, sliced, table_key
 from fdkit.errors import FdkitError, TransportError, error_for_status, warn_user
 from fdkit.frames.bundle import Bundle, BundleEntry
 from fdkit.frames.typed import (
@@ -63,9 +64,14 @@ _KEPT_REFUSALS = {400, 404}
 #: the most tickers one bulk request names: a few requests for a market (a request's rows are read in one scan,
 #: and each boundary between requests reads a row group of every file twice), enough of them to show progress
 MAX_PER_REQUEST = 500
-#: the most tickers one bulk request to the embedded service names (answered in this process, one at a time): the
-#: service's transient memory is its request's rows, a fifth of the S&P 500's history
+#: the most tickers one bulk request of a date range (bars, price histories) to the embedded service names
+#: (answered in this process, one at a time): the service's transient memory is its request's rows, a fifth of the
+#: S&P 500's history
 IN_PROCESS_PER_REQUEST = 200
+#: the same for other endpoints (statements, filings: tens of rows a ticker): each request scans the dataset's rows
+#: in memory once, so a cross-section of a thousand companies is one request (3 statements: 0.19 s of the
+#: service's CPU, 0.62 s in requests of 200); at most the service's cap on one request's tickers
+IN_PROCESS_CROSS_SECTION = 2000
 
 
 def uses_bulk(client: Client, ep: Endpoint, tickers: int) -> bool:
@@ -110,12 +116,12 @@ def fetch_parts(client: Client, ep: Endpoint, requests_: Sequence[Mapping[str, A
     parts: dict[int, Part] = {}
     failures: dict[int, FdkitError] = {}
     held = client.cached_keys([*keys, *(MISS + key for key in keys)])  # a few queries, not two a ticker
+    tables: dict[str, Part | None] = {}  # the kept shared tables read so far, by key (None: gone)
     for i, key in enumerate(keys):
         hit = client.cached_part(key) if key in held else None
-        if hit is not None:
-            # labels stay dictionaries (the frame's categories are made of their few values), narrowed columns
-            # narrow: nothing is copied per row before the frame
-            parts[i] = part_from_bytes(hit, text=False)
+        part = None if hit is None else _kept_part(client, hit, tables)
+        if part is not None:
+            parts[i] = part
             continue
         # a ticker the service said it has no answer for, within its TTL
         miss = client.cached_part(MISS + key) if MISS + key in held else None
@@ -159,7 +165,9 @@ def _fetch_cold(client: Client, ep: Endpoint, cleaned: list[dict[str, Any]], key
     # fewer tickers, holds half the memory for the same time (BENCHMARKS.md, research scale)
     in_process = client.settings.embedded
     workers = 1 if in_process else client.concurrency()
-    n = math.ceil(len(cold) / (IN_PROCESS_PER_REQUEST if in_process else MAX_PER_REQUEST))
+    ranged = bool(ep.time_index) or "start_date" in ep.param_names  # a date range a ticker: histories, bars
+    most = (IN_PROCESS_PER_REQUEST if ranged else IN_PROCESS_CROSS_SECTION) if in_process else MAX_PER_REQUEST
+    n = math.ceil(len(cold) / most)
     n = max(n, min(workers, math.ceil(len(cold) / 50)))  # a few requests in flight when there are enough tickers
     size = math.ceil(len(cold) / n)
     batches = [cold[k : k + size] for k in range(0, len(cold), size)]
@@ -194,16 +202,36 @@ def _fetch_cold(client: Client, ep: Endpoint, cleaned: list[dict[str, Any]], key
         bar.close()
 
 
+def _kept_part(client: Client, data: bytes, tables: dict[str, Part | None]) -> Part | None:
+    """A kept ticker's part: its bytes, or its run of a kept shared table (read once a call); ``None``: gone."""
+    ref = read_ref(data)
+    if ref is None:
+        # labels stay dictionaries (the frame's categories are made of their few values), narrowed columns
+        # narrow: nothing is copied per row before the frame
+        return part_from_bytes(data, text=False)
+    key, offset, rows, consts = ref
+    if key not in tables:
+        kept = client.cached_part(key)
+        try:
+            tables[key] = None if kept is None else as_written(part_from_bytes(kept, text=False))
+        except (pa.ArrowException, KeyError, ValueError):  # (checked bytes that are not a part: fetched again)
+            tables[key] = None
+    table = tables[key]
+    return None if table is None else sliced(table, offset, rows, consts)
+
+
 def _take(client: Client, ep: Endpoint, answered: list[tuple[int, Bundle]], keys: list[str], parts: dict[int, Part],
           failures: dict[int, FdkitError]) -> None:  # fmt: skip
     """A batch's entries: parts read (a broken one fails the call: never kept), errors kept as the service's word.
 
     A shared table is read once and each of its tickers' parts is a slice of it (no copy), in the types it was
-    written in; those parts are written for the cache in the background (the frame does not wait for them).
+    written in. It is kept once in the background (compressed when it came uncompressed), each of its tickers
+    kept as a reference to its rows (:mod:`fdkit.client.refs`); the frame does not wait for them.
     """
     kept: list[tuple[str, bytes | memoryview]] = []
-    behind: list[tuple[str, bytes | memoryview | Part]] = []
+    behind: list[tuple[str, bytes | memoryview]] = []
     refused: list[tuple[str, bytes | memoryview]] = []
+    shared: dict[int, Shared] = {}
     positions: dict[int, int] = {}
     tables: dict[int, Part] = {}
     for i, bundle in answered:
@@ -211,17 +239,17 @@ def _take(client: Client, ep: Endpoint, answered: list[tuple[int, Bundle]], keys
         entry = bundle.entries[k]
         if entry.status == 200:
             try:
-                part = (
-                    _shared_slice(entry, tables)
-                    if entry.shared is not None
-                    else part_from_bytes(entry.data, text=False)
-                )
+                if entry.shared is not None:
+                    part = _shared_slice(entry, tables)
+                else:
+                    part = part_from_bytes(entry.data, text=False)
             except (pa.ArrowException, KeyError, ValueError):
                 raise TransportError(f"the service's bulk answer for {ep.path} holds a broken part for "
                                      f"{entry.ticker}", path=ep.path, error="Broken bundle") from None  # fmt: skip
             parts[i] = part
             if entry.shared is not None:
-                behind.append((keys[i], part))
+                runs = shared.setdefault(id(entry.shared), (entry.shared.data, bundle.compression is not None, []))
+                runs[2].append((keys[i], entry.offset, entry.rows, part[2]))
             else:
                 (behind if bundle.compression is None else kept).append((keys[i], entry.data))
             continue
@@ -230,7 +258,7 @@ def _take(client: Client, ep: Endpoint, answered: list[tuple[int, Bundle]], keys
         if entry.status in _KEPT_REFUSALS:  # the service's word on the ticker, not a passing fault
             refused.append((MISS + keys[i], orjson.dumps(said)))
     client.keep_parts(kept, ep.ttl)
-    _keep_behind(client, behind, ep.ttl)  # parts not as they will be kept: written and compressed later
+    _keep_behind(client, part_tag(ep), behind, list(shared.values()), ep.ttl)  # compressed, kept, later
     client.keep_parts(refused, min(ep.ttl, MISS_TTL) if ep.ttl >= 0 else MISS_TTL)
 
 
@@ -240,11 +268,16 @@ def _shared_slice(entry: BundleEntry, tables: dict[int, Part]) -> Part:
     table = tables.get(id(entry.shared))
     if table is None:
         table = tables[id(entry.shared)] = as_written(part_from_bytes(entry.shared.data, text=False))
-    rows, _, consts = table
-    if entry.offset + entry.rows > rows.num_rows:
-        raise ValueError(f"rows {entry.offset}..{entry.offset + entry.rows} of a table of {rows.num_rows}")
-    own = {**consts, "ticker": entry.ticker} if "ticker" in consts else consts
-    return rows.slice(entry.offset, entry.rows), entry.rows, own
+    own = {**table[2], "ticker": entry.ticker} if "ticker" in table[2] else table[2]
+    part = sliced(table, entry.offset, entry.rows, own)
+    if part is None:
+        raise ValueError(f"rows {entry.offset}..{entry.offset + entry.rows} of a table of {table[0].num_rows}")
+    return part
+
+
+#: a shared table to keep: its bytes as they came, whether they came compressed, and its tickers' runs
+#: ``(key, offset, rows, constants)``
+Shared = tuple[bytes | memoryview, bool, list[tuple[str, int, int, dict[str, Any]]]]
 
 
 #: cache writes of uncompressed parts, compressed off the call's path (one thread: they queue; a new call of the
@@ -254,33 +287,35 @@ _PENDING: list[tuple[str, Future[None]]] = []
 _BEHIND_LOCK = threading.Lock()
 
 
-def _keep_behind(client: Client, items: list[tuple[str, bytes | memoryview | Part]], ttl: int) -> None:
+def _keep_behind(client: Client, tag: str, items: list[tuple[str, bytes | memoryview]], shared: list[Shared],
+                 ttl: int) -> None:  # fmt: skip
     """Keep parts in the fetch cache in the background, compressed (the caller builds its frame meanwhile).
 
-    An item is a part's uncompressed bytes or the part itself (a slice of a shared table). The write goes to the
-    cache of the client's service as it is now (a client reconfigured meanwhile, for another service, never
-    receives them).
+    ``items`` are parts' uncompressed bytes; each of ``shared`` is kept once, with a reference per ticker. The
+    write goes to the cache of the client's service as it is now (a client reconfigured meanwhile, for another
+    service, never receives them).
     """
     global _BEHIND
     keep = client.part_keeper()
-    if not items or keep is None:
+    if (not items and not shared) or keep is None:
         return
 
-    def written(item: bytes | memoryview | Part) -> bytes | memoryview:
-        if isinstance(item, tuple):
-            return part_bytes(item, PART_COMPRESSION)
-        return part_bytes(part_from_bytes(item, text=False), PART_COMPRESSION) if len(item) >= COMPRESS_FROM else item
+    def compressed(data: bytes | memoryview) -> bytes | memoryview:
+        return part_bytes(part_from_bytes(data, text=False), PART_COMPRESSION) if len(data) >= COMPRESS_FROM else data
 
     def write() -> None:
-        keep([(key, written(item)) for key, item in items], ttl)
+        out = [(key, compressed(data)) for key, data in items]
+        for data, ready, runs in shared:
+            table = data if ready else compressed(data)
+            at = table_key(tag, table)
+            out.append((at, table))
+            out.extend((key, ref_bytes(at, offset, rows, consts)) for key, offset, rows, consts in runs)
+        keep(out, ttl)
 
-    first = items[0][0]
-    at = first.find("part:")
-    tag = first[at : first.index(":", at + 5) + 1] if at >= 0 else ""  # the endpoint's keys: "part:<tag>:"
     with _BEHIND_LOCK:
         if _BEHIND is None:
             _BEHIND = ThreadPoolExecutor(max_workers=1, thread_name_prefix="fdkit-keep")
-        _PENDING.append((tag, _BEHIND.submit(write)))
+        _PENDING.append((f":{tag}:", _BEHIND.submit(write)))  # in each of the endpoint's keys
 
 
 def wait_for_writes(key: str | None = None) -> None:
@@ -294,7 +329,7 @@ def wait_for_writes(key: str | None = None) -> None:
         >>> wait_for_writes()
     """
     with _BEHIND_LOCK:
-        pending = [(tag, f) for tag, f in _PENDING if key is None or not tag or tag in key]
+        pending = [(tag, f) for tag, f in _PENDING if key is None or tag in key]
     if not pending:
         return
     for tag, future in pending:  # every caller waits for all it saw (another thread's call may be waiting too)

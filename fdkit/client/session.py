@@ -52,6 +52,7 @@ from fdkit.client.config import generation as config_generation
 from fdkit.client.dispatch import Errors, check_value
 from fdkit.client.methods import DatasetMethods
 from fdkit.client.paging import collect, progress_bar, progress_enabled
+from fdkit.client.refs import resolved
 from fdkit.errors import (
     BadRequestError,
     CacheMissError,
@@ -412,7 +413,10 @@ class Client(DatasetMethods):
                               ttl=None, refresh=True, accept=BUNDLE_MEDIA, decode=_bundle_of)  # fmt: skip
 
     def cached_part(self, key: str) -> bytes | None:
-        """The fetch cache's bytes under ``key`` (fresh; offline, stale ones too, with a warning), or ``None``."""
+        """The fetch cache's bytes under ``key`` (fresh; offline, stale ones too, with a warning), or ``None``.
+
+        A reference to a kept table's rows (:mod:`fdkit.client.refs`) is returned as it is kept.
+        """
         self._ensure()
         fc = self._fetch_cache
         return None if fc is None else self._cached(fc, key, key.split(":", 1)[0])
@@ -858,6 +862,8 @@ class Client(DatasetMethods):
         fc = self._fetch_cache
         if fc is not None and not refresh:
             hit = self._cached(fc, key, key.split(":", 1)[0])
+            if hit is not None:  # a ticker kept as its run of a bulk answer's table: that slice's bytes
+                hit = resolved(hit, lambda table: self._cached(fc, table, "table"))
             if hit is not None:
                 return hit
         data = produce()

@@ -259,7 +259,8 @@ def _ticker_codes(rows: pd.DataFrame) -> tuple[np.ndarray, list[str]]:
         return np.zeros(len(rows), np.int64), []
     column = rows["ticker"]
     if isinstance(column.dtype, pd.CategoricalDtype):
-        categories = [str(c) for c in column.cat.categories]
+        labels = column.cat.categories.to_numpy(dtype=object)  # (not value by value: a thousand tickers' labels)
+        categories = [str(c) for c in labels.tolist()]
         rank = np.argsort(np.argsort(np.array(categories, dtype=object), kind="stable"), kind="stable")
         raw = column.cat.codes.to_numpy()
         codes = np.where(raw >= 0, rank[np.maximum(raw, 0)] if len(rank) else 0, len(categories))
