@@ -188,7 +188,9 @@ def _demo(args: argparse.Namespace) -> int:
     if not back.equals(prices):
         raise RuntimeError("the Parquet round trip changed the price frame")
     total = prices.fds.total_return()  # dividends put back: performance is total return
-    ax = total.fds.plot(column="tr_close", rebase=100, title=f"{', '.join(tickers)}: total return (rebased to 100)")
+    # the legend lists the tickers as the title does (the order asked for)
+    ax = total.fds.plot(column="tr_close", rebase=100, order=tickers,
+                        title=f"{', '.join(tickers)}: total return, dividends reinvested")  # fmt: skip
     png = out / "performance.png"
     figure = ax.get_figure(root=True)
     if figure is None:  # pragma: no cover - .fds.plot always draws on a figure
