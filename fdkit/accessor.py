@@ -630,11 +630,12 @@ class FdsAccessor:
             kind: ``prices`` (lines per ticker; ``rebase=100`` for performance), ``statement`` (a column over
                 report periods per ticker), ``segments`` (stacked bars of segment amounts), ``ratios`` (bars
                 comparing tickers on the latest row), ``ic`` (per-date rank IC of ``rank_ic``), ``quantiles``
-                (growth of 1 per quantile, from ``quantile_returns``), ``event`` (abnormal returns of
-                ``fdkit.event_study``), or ``auto`` (chosen from the columns).
+                (growth of 1 per quantile, from ``quantile_returns``; ``log=True`` for a log axis), ``event``
+                (abnormal returns of ``fdkit.event_study``), or ``auto`` (chosen from the columns). Axes are
+                labelled in words, legends say which quantile holds the high factor values.
             column: the column to draw (``close`` for prices; required for statements).
             ax: an existing Axes.
-            **kwargs: passed to the plot function.
+            **kwargs: passed to the plot function (``rebase=``, ``order=`` and ``title=`` for prices).
 
         Returns:
             The matplotlib Axes.
@@ -644,7 +645,7 @@ class FdsAccessor:
             >>> matplotlib.use("Agg")
             >>> ax = fdkit.prices("AAPL", start_date="2023-01-03", end_date="2023-02-01").fds.plot()
             >>> ax.get_ylabel()
-            'close'
+            'close price'
         """
         df = self._df
         if kind == "auto":

@@ -9,6 +9,7 @@ Example:
 from __future__ import annotations
 
 import argparse
+import io
 import os
 import re
 import secrets
@@ -150,8 +151,11 @@ def _demo(args: argparse.Namespace) -> int:
     prices = fdkit.prices(tickers, start_date=args.start_date, end_date=args.end_date, progress=False, errors="ignore")
     # the statements filed by the window's end: what was known then (no look-ahead), priced as traded then
     fin = fdkit.financials(tickers, period="annual", limit=3, errors="ignore", as_of=args.end_date)
-    if prices.empty:
-        raise _UsageError(f"no prices for {', '.join(tickers)} between {args.start_date} and {args.end_date}")
+    if prices.empty:  # a request the data refuses: exit code 1, as `fdkit get` of an unknown ticker
+        raise fdkit.NotFoundError(
+            f"no prices for {', '.join(tickers)} between {args.start_date} and {args.end_date} "
+            f"in this service's data (fdkit get prices TICKER --help names the parameters)"
+        )
     ratios = fin.fds.ratios(prices=prices)
     print(f"Price panel: {len(prices):,} daily bars of {', '.join(tickers)} ({args.start_date} .. {args.end_date})")
     _say_missing("prices", tickers, prices)
@@ -184,7 +188,9 @@ def _demo(args: argparse.Namespace) -> int:
     if not back.equals(prices):
         raise RuntimeError("the Parquet round trip changed the price frame")
     total = prices.fds.total_return()  # dividends put back: performance is total return
-    ax = total.fds.plot(column="tr_close", rebase=100, title=f"{', '.join(tickers)}: total return (rebased to 100)")
+    # the legend lists the tickers as the title does (the order asked for)
+    ax = total.fds.plot(column="tr_close", rebase=100, order=tickers,
+                        title=f"{', '.join(tickers)}: total return, dividends reinvested")  # fmt: skip
     png = out / "performance.png"
     figure = ax.get_figure(root=True)
     if figure is None:  # pragma: no cover - .fds.plot always draws on a figure
@@ -235,8 +241,13 @@ def _get(args: argparse.Namespace) -> int:
     out = args.output
     if out is not None and out != "-":
         _check_output(out)  # before anything is fetched: a bad path is a usage error, not a traceback at the end
-    fn = getattr(fdkit, ep.name)
-    df = fn(**params, errors=args.errors)
+    fiscal_period = getattr(args, "fiscal_period", None)
+    if fiscal_period is not None:
+        df = _screen_one_fiscal_period(params, fiscal_period)
+    else:
+        df = getattr(fdkit, ep.name)(**params, errors=args.errors)
+        if ep.name == "screen":
+            _say_period_mix(df, params.get("period") or "ttm")
     if out is None:
         with pd.option_context("display.width", 160, "display.max_columns", 12, "display.max_rows", 40):
             print(df)
@@ -249,6 +260,44 @@ def _get(args: argparse.Namespace) -> int:
             raise _UsageError(f"cannot write {out}: {exc.strerror or exc}") from None
         print(f"wrote {len(df):,} rows to {out}", file=sys.stderr)
     return 0
+
+
+def _screen_one_fiscal_period(params: dict[str, Any], fiscal_period: str) -> Any:
+    """``fdkit get screen --fiscal-period FY2016``: every company's statements of one fiscal period, screened.
+
+    The service's screener compares each company's latest period; this is Python's
+    ``fdkit.financials(fdkit.available("balance_sheets"), period=..., limit=None).fds.screen(filters,
+    fiscal_period=...)``, with the columns the screener answers (and ``fiscal_period``).
+    """
+    import fdkit
+
+    period = params.get("period") or "ttm"
+    known_by = {"as_of": params["filing_date_lte"]} if params.get("filing_date_lte") else {}
+    every = fdkit.financials(fdkit.available("balance_sheets"), period=period, limit=None, errors="ignore",
+                             progress=False, **known_by)  # fmt: skip
+    filters = list(params.get("filters") or [])
+    if params.get("currency"):
+        filters.append({"field": "currency", "operator": "eq", "value": params["currency"]})
+    out = every.fds.screen(filters, fiscal_period=fiscal_period)
+    fields = ["period", "fiscal_period", "currency", "filing_date"] + [f.get("field") for f in filters]
+    out = out[list(dict.fromkeys(c for c in fields if c in out.columns))]
+    limit = params.get("limit")
+    return out.head(limit) if isinstance(limit, int) else out
+
+
+def _say_period_mix(df: Any, period: str) -> None:
+    """One line on stderr when a screen's rows (each company's latest report) end in different years."""
+    from fdkit.research.plot import fiscal_periods_text
+
+    if not len(df) or "report_period" not in df.index.names:
+        return
+    ends = df.index.get_level_values("report_period")
+    labels = [f"{d.year}-Q{d.quarter}" if period == "quarterly" else str(d.year) for d in ends]
+    counts = {k: labels.count(k) for k in sorted(set(labels))}
+    if len(counts) > 1:
+        print(f"fdkit: note: each row is its company's latest {period} report, and their periods end in "
+              f"{fiscal_periods_text(counts)}: to compare one fiscal year pass --fiscal-period FY2016 (Python: "
+              f".fds.screen(..., fiscal_period='FY2016'))", file=sys.stderr)  # fmt: skip
 
 
 def _check_output(out: str) -> None:
@@ -402,11 +451,11 @@ def _cache(args: argparse.Namespace) -> int:
 
 def _lake(args: argparse.Namespace) -> int:
     """``fdkit lake validate DIR``: one line per invariant; exit 1 on any violation."""
-    from fdkit.lake.io import default_data_dir, require_lake
+    from fdkit.lake.io import default_data_dir
     from fdkit.lake.validate import INVARIANTS, format_report, validate
 
     root = args.dir or default_data_dir()
-    require_lake(root)
+    _require_lake_folder(root, "fdkit lake validate", "; without DIR it checks the bundled lake")
     only = args.only or None
     if only:
         unknown = [n for n in only if n not in INVARIANTS]
@@ -422,10 +471,24 @@ def _lake(args: argparse.Namespace) -> int:
     return 1 if failed or unchecked else 0
 
 
+def _require_lake_folder(root: str | os.PathLike[str], command: str, otherwise: str = "") -> None:
+    """``require_lake`` for a command that takes the lake as its DIR argument: the hint names DIR, not --data."""
+    from fdkit.errors import LakeError
+    from fdkit.lake.io import require_lake
+
+    try:
+        require_lake(root)
+    except LakeError as exc:
+        said = re.sub(r" \(set FDKIT_DATA or pass --data[^)]*\)$", "", str(exc))
+        raise _UsageError(f"{said} (give {command} a lake folder, such as one 'fdkit mirror --out DIR' "
+                          f"wrote{otherwise})") from None  # fmt: skip
+
+
 def _maintain(args: argparse.Namespace) -> int:
     """``fdkit lake convert|optimize|vacuum DIR``: one line per dataset."""
     from fdkit.lake.tables import convert_lake, optimize_lake, vacuum_lake
 
+    _require_lake_folder(args.dir, f"fdkit lake {args.action}")
     if args.action == "convert":
         lines = convert_lake(args.dir, args.dataset)
     elif args.action == "optimize":
@@ -518,6 +581,12 @@ def _add_dataset_parser(sub: argparse._SubParsersAction, ep) -> None:
             if param.repeatable or param.name == ep.ticker_param:
                 kw["nargs"] = "+"
         p.add_argument(flag, **kw)
+    if ep.name == "screen":
+        p.add_argument("--fiscal-period", metavar="PERIOD",
+                       help="compare one fiscal period, e.g. FY2016 or 'Q3 2024' (Python: .fds.screen(fiscal_period="
+                       "...)): every company's statements of that period are screened on statement fields, every "
+                       "match kept unless --limit N; default: the service's screener, each company's latest "
+                       "period (a mix of years is said on stderr)")  # fmt: skip
     p.add_argument("-o", "--output", help="file.parquet, file.csv, or - for CSV on stdout (default: print)")
     p.add_argument("--errors", choices=["raise", "warn", "ignore"], default="raise",
                    help="what to do when one of several tickers fails: raise (the default, rc 1), warn and "
@@ -555,13 +624,17 @@ def build_parser() -> argparse.ArgumentParser:
     m = sub.add_parser("mirror", help="copy datasets into a lake of Delta tables (resumable)",
                        description="Download datasets from the configured service into a lake that "
                        "'fdkit serve --data LAKE' answers from.")  # fmt: skip
-    m.add_argument("--tickers", nargs="+", required=True, metavar="TICKER", help="the tickers to download")
+    m.add_argument("--tickers", nargs="+", required=True, metavar="TICKER",
+                   help="the tickers to download, separated by spaces (AAPL MSFT); each dataset is fetched for "
+                   "each ticker, a ticker the service lacks is reported and the others go on")  # fmt: skip
     m.add_argument("--datasets", nargs="+", required=True, choices=sorted(MIRRORABLE), metavar="DATASET",
-                   help=f"any of: {', '.join(sorted(MIRRORABLE))}")  # fmt: skip
+                   help=f"any of: {', '.join(sorted(MIRRORABLE))} (price_history: from a service that has "
+                   "it, e.g. the embedded default with fdkit-history installed)")  # fmt: skip
     m.add_argument("--out", required=True, help="lake directory")
     m.add_argument("--start-date", type=_date, default="1990-01-01",
-                   help="first day of price history (default 1990-01-01)")  # fmt: skip
-    m.add_argument("--end-date", type=_date, default=None, help="last day of price history (default today)")
+                   help="first day of prices, crypto_prices and price_history (default 1990-01-01)")  # fmt: skip
+    m.add_argument("--end-date", type=_date, default=None,
+                   help="last day of prices, crypto_prices and price_history (default today)")  # fmt: skip
     m.add_argument("--force", action="store_true", help="refetch pairs the lake already has")
     m.set_defaults(func=_mirror)
 
@@ -686,6 +759,59 @@ def _one_line_warning(message: Warning | str, category: type[Warning], filename:
     print(f"fdkit: warning: {redact(text)}", file=file or sys.stderr)
 
 
+#: the line the embedded service prints when it starts (fdkit/client/embedded.py): held back until the command's
+#: next line on stderr, and left out before an error (which says which service answered instead)
+_EMBEDDED_BANNER = "fdkit: no API key or base URL configured; using the embedded"
+
+
+class _HeldBanner(io.TextIOBase):
+    """stderr, with the embedded service's start line held back until something else is written.
+
+    A command that goes on prints it where it was (before its warnings, progress bars and results); a command
+    that fails prints its one error line alone (:meth:`drop`).
+
+    Example:
+        >>> out = io.StringIO()
+        >>> err = _HeldBanner(out)
+        >>> print(_EMBEDDED_BANNER + " service", file=err)
+        >>> out.getvalue(), err.drop()
+        ('', True)
+    """
+
+    def __init__(self, real: TextIO) -> None:
+        self.real, self.held = real, ""
+
+    def write(self, s: str) -> int:
+        if self.held and not self.held.endswith("\n"):  # print() writes the line, then its end
+            self.held += s
+        elif s.startswith(_EMBEDDED_BANNER):
+            self.held = s
+        else:
+            self.release()
+            self.real.write(s)
+        return len(s)
+
+    def flush(self) -> None:
+        self.real.flush()
+
+    def isatty(self) -> bool:
+        return self.real.isatty()
+
+    def fileno(self) -> int:
+        return self.real.fileno()
+
+    def release(self) -> None:
+        """Print the held line, if any."""
+        if self.held:
+            self.real.write(self.held)
+            self.held = ""
+
+    def drop(self) -> bool:
+        """Forget the held line; whether there was one."""
+        held, self.held = bool(self.held), ""
+        return held
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line.
 
@@ -699,15 +825,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     from fdkit.errors import BadRequestError, FdkitError, LakeError, redact
 
+    real, held = sys.stderr, _HeldBanner(sys.stderr)
+    embedded = ""
     try:
         with warnings.catch_warnings():
             warnings.showwarning = _one_line_warning  # a terminal reads fdkit's words, not a Python frame
-            return int(args.func(args) or 0)
+            sys.stderr = held  # the embedded service's start line, see _HeldBanner
+            try:
+                code = int(args.func(args) or 0)
+                held.release()
+                return code
+            except BaseException:
+                embedded = " [answered by the embedded service over the bundled reference data]" if held.drop() else ""
+                raise
+            finally:
+                sys.stderr = real
     except (_UsageError, BadRequestError, LakeError) as exc:
-        print(f"fdkit: error: {redact(str(exc))}", file=sys.stderr)
+        print(f"fdkit: error: {redact(str(exc))}{embedded}", file=sys.stderr)
         return 2
     except FdkitError as exc:
-        print(f"fdkit: {exc}", file=sys.stderr)
+        print(f"fdkit: {exc}{embedded}", file=sys.stderr)
         return 1
     except (FileNotFoundError, PermissionError, IsADirectoryError, NotADirectoryError) as exc:
         print(f"fdkit: error: {exc.strerror or exc}: {exc.filename}", file=sys.stderr)

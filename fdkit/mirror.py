@@ -50,6 +50,7 @@ MIRRORABLE: dict[str, list[dict[str, Any]]] = {
     "segmented_revenues": [{"period": p, "limit": 100_000} for p in ("annual", "quarterly")],
     "prices": [],  # date windows, see _price_windows
     "crypto_prices": [],
+    "price_history": [],  # date windows too (fdkit-history's closes: served where the package is installed)
     "news": [{"limit": 100}],
     "filings": [{"limit": 100_000}],
     "insider_trades": [{"limit": 1000}],
@@ -78,14 +79,19 @@ class MirrorReport:
     rows: dict[str, int] = field(default_factory=dict)
 
 
-def _price_windows(start: str, end: str) -> list[dict[str, Any]]:
-    """Windows of at most 15 years, so no request exceeds the 5,000-bar limit of daily bars."""
+def _price_windows(start: str, end: str, *, interval: bool = True) -> list[dict[str, Any]]:
+    """Windows of at most 15 years, so no request exceeds the 5,000-bar limit of daily bars.
+
+    Example:
+        >>> [w["start_date"] for w in _price_windows("2004-01-01", "2025-12-31", interval=False)]
+        ['2004-01-01', '2019-01-01']
+    """
     out = []
     lo, hi = pd.Timestamp(start), pd.Timestamp(end)
     while lo <= hi:
         stop = min(hi, lo + pd.DateOffset(years=15) - pd.Timedelta(days=1))
-        out.append({"interval": "day", "interval_multiplier": 1, "start_date": f"{lo:%Y-%m-%d}",
-                    "end_date": f"{stop:%Y-%m-%d}", "limit": 5000})  # fmt: skip
+        daily = {"interval": "day", "interval_multiplier": 1} if interval else {}  # price_history is daily only
+        out.append({**daily, "start_date": f"{lo:%Y-%m-%d}", "end_date": f"{stop:%Y-%m-%d}", "limit": 5000})
         lo = stop + pd.Timedelta(days=1)
     return out
 
@@ -168,7 +174,10 @@ def _mirror_pairs(pairs: list[tuple[str, str]], lake: Path, c: Client, manifest:
         if not force and ticker in manifest.get(name, []):
             report.skipped.append((name, ticker))
             continue
-        queries = _price_windows(start_date, end) if name in ("prices", "crypto_prices") else MIRRORABLE[name]
+        if name in ("prices", "crypto_prices", "price_history"):
+            queries = _price_windows(start_date, end, interval=name != "price_history")
+        else:
+            queries = MIRRORABLE[name]
         try:
             responses = []
             for q in queries:

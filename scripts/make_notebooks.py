@@ -299,7 +299,11 @@ NOTEBOOKS: dict[str, list[tuple[str, str]]] = {
             "members return far more than either, and the difference between the first and third rows is "
             "survivorship: the names that joined later had done well, which is why they joined.",
         ),
-        ("md", "Quintile portfolios, rebalanced monthly (1 = lowest earnings yield), and the long-short spread:"),
+        (
+            "md",
+            "Quintile portfolios, rebalanced monthly (q1 = the lowest earnings yield, q5 = the highest: the cheapest "
+            "stocks), and the long-short spread (q5 minus q1):",
+        ),
         (
             "code",
             'quintiles = panel.fds.quantile_returns("earnings_yield", "fwd_1", n=5)\n'

@@ -327,7 +327,8 @@ def _png(ax, path):
 def test_every_plot_renders(ref_client, tmp_path):
     px = ref_client.prices(["AAPL", "MSFT"], start_date="2023-01-03", end_date="2023-10-27")
     ax = px.fds.plot(rebase=100)
-    assert len(ax.get_lines()) == 2
+    assert [line.get_label() for line in ax.get_lines() if not line.get_label().startswith("_")] == ["AAPL", "MSFT"]
+    assert [list(line.get_ydata()) for line in ax.get_lines()][0] == [100, 100]  # the base, drawn first
     _png(ax, tmp_path / "prices.png")
     fin = ref_client.financials(["AAPL", "NVDA"], period="annual", limit=5)
     ax = fin.fds.plot(kind="statement", column="revenue")

@@ -96,7 +96,8 @@ def test_event_study_by_hand(ref_client):
     np.testing.assert_allclose(out["car"].to_numpy(), hand.cumsum(axis=1).mean(axis=0), rtol=1e-12)
     assert list(out.index) == list(range(-2, 6))
     ax = out.fds.plot()
-    assert ax.get_xlabel() == "event day"
+    assert ax.get_xlabel() == "trading days from the event (0: the event day)"
+    assert ax.get_ylabel() == "abnormal return" and ax.get_title() == f"Event study ({len(hand)} events)"
 
 
 def test_clear_errors(ref_client):

@@ -339,7 +339,7 @@ def quantile_returns(panel: pd.DataFrame, factor: str, forward: str, n: int = 5,
 
     Returns:
         A frame indexed by date with columns ``q1`` .. ``qn`` (``q1``: the lowest factor values) and
-        ``long_short``.
+        ``long_short``; ``attrs["factor"]`` names the factor, ``attrs["cumulative"]`` says whether compounded.
     """
     date = _date_level(panel)
     q = quantiles(panel, factor, n)
@@ -353,6 +353,7 @@ def quantile_returns(panel: pd.DataFrame, factor: str, forward: str, n: int = 5,
     if cumulative:
         table = (1.0 + table.fillna(0.0)).cumprod()
     table.attrs["cumulative"] = cumulative
+    table.attrs["factor"] = factor  # the plot's legend says which end of the sort each quantile is
     return table
 
 

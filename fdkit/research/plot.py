@@ -4,19 +4,20 @@ Example:
     >>> import matplotlib; matplotlib.use("Agg")
     >>> import fdkit
     >>> ax = price_lines(fdkit.prices(["AAPL", "MSFT"], start_date="2024-01-02", end_date="2024-03-28"), rebase=100)
-    >>> len(ax.get_lines())
-    2
+    >>> [t.get_text() for t in ax.get_legend().get_texts()]
+    ['AAPL', 'MSFT']
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pandas as pd
 
-__all__ = ["price_lines", "statement_lines", "segment_bars", "ratio_bars", "ic_bars", "quantile_lines", "event_lines",
-           "FISCAL_PERIODS_ATTR", "fiscal_periods_text"]  # fmt: skip
+__all__ = ["words", "price_lines", "statement_lines", "segment_bars", "ratio_bars", "ic_bars", "quantile_lines",
+           "event_lines", "FISCAL_PERIODS_ATTR", "fiscal_periods_text"]  # fmt: skip
 
 #: the ``DataFrame.attrs`` key where a screen counts the fiscal periods of its rows (``{"FY2016": 12}``)
 FISCAL_PERIODS_ATTR = "fiscal_periods"
@@ -68,9 +69,27 @@ def _wide(df: pd.DataFrame, column: str) -> pd.DataFrame:
     return df.fds.wide(column)
 
 
+#: the words an axis says for a column (anything else: its name with spaces)
+_WORDS = {"close": "close price", "adj_close": "adjusted close (dividends and splits)", "tr_close": "total return",
+          "open": "open price", "high": "high price", "low": "low price", "volume": "shares traded"}  # fmt: skip
+
+
+def words(column: str) -> str:
+    """What an axis label says for a column: words, not a column name.
+
+    Example:
+        >>> words("tr_close"), words("net_margin")
+        ('total return', 'net margin')
+    """
+    return _WORDS.get(column, column.replace("_", " "))
+
+
 def price_lines(df: pd.DataFrame, column: str = "close", *, rebase: float | None = None, ax: Any = None,
-                title: str | None = None) -> Any:  # fmt: skip
+                title: str | None = None, order: Sequence[str] | None = None) -> Any:  # fmt: skip
     """One line per ticker of a price column; ``rebase=100`` draws performance from a common start.
+
+    The y axis says the column in words (``total return, rebased to 100 on the first day``); a rebased plot has a
+    line at the base. The legend lists the tickers in ``order`` (a title naming them should use the same order).
 
     Args:
         df: a long price frame ``(ticker, time)``.
@@ -78,18 +97,32 @@ def price_lines(df: pd.DataFrame, column: str = "close", *, rebase: float | None
         rebase: rebase each ticker to this value at its first point.
         ax: an existing Axes.
         title: the title.
+        order: the tickers' order in the legend (default: the frame's); tickers not in it follow.
 
     Returns:
         The Axes.
+
+    Example:
+        >>> import matplotlib; matplotlib.use("Agg")
+        >>> days = pd.date_range("2024-01-02", periods=3)
+        >>> px = pd.DataFrame({"close": [1.0, 2.0, 3.0, 2.0, 2.0, 1.0]},
+        ...     index=pd.MultiIndex.from_product([["A", "B"], days], names=["ticker", "time"]))
+        >>> ax = price_lines(px, rebase=100, order=["B", "A"])
+        >>> [t.get_text() for t in ax.get_legend().get_texts()], ax.get_ylabel()
+        (['B', 'A'], 'close price, rebased to 100 on the first day')
     """
     ax = _axes(ax)
     wide = _wide(df, column)
+    if order is not None:
+        first = [t for t in dict.fromkeys(order) if t in wide.columns]
+        wide = wide[first + [t for t in wide.columns if t not in first]]
     if rebase is not None:
         wide = wide / wide.bfill().iloc[0] * rebase
+        ax.axhline(rebase, color="grey", lw=0.8, ls="--", zorder=1)
     for ticker in wide.columns:
         ax.plot(wide.index, wide[ticker], label=ticker, linewidth=1.2)
-    ax.set_ylabel(f"{column} (rebased to {rebase:g})" if rebase is not None else column)
-    ax.set_title(title or ("Performance" if rebase is not None else f"{column.title()} by ticker"))
+    ax.set_ylabel(f"{words(column)}, rebased to {rebase:g} on the first day" if rebase is not None else words(column))
+    ax.set_title(title or ("Performance" if rebase is not None else f"{words(column).capitalize()} by ticker"))
     _legend(ax, len(wide.columns))
     ax.grid(alpha=0.3)
     return ax
@@ -115,7 +148,7 @@ def statement_lines(df: pd.DataFrame, column: str, *, ax: Any = None, scale: flo
         s = wide[ticker].dropna()
         ax.plot(s.index, s.values, marker="o", markersize=3, label=ticker)
     unit = {1e9: " (billions)", 1e6: " (millions)", 1.0: ""}.get(scale, f" (/{scale:g})")
-    ax.set_ylabel(f"{column}{unit}")
+    ax.set_ylabel(f"{words(column)}{unit}")
     ax.set_title(title or f"{column.replace('_', ' ').title()} over time")
     _legend(ax, len(wide.columns))
     ax.grid(alpha=0.3)
@@ -214,14 +247,17 @@ def ratio_bars(df: pd.DataFrame, columns: list[str] | None = None, *, ax: Any = 
         import matplotlib.pyplot as plt
 
         _, ax = plt.subplots(figsize=(9, max(4.5, 0.3 * len(latest) * (len(columns) if many else 0) + 1.5)))
+    value = words(columns[0]) if len(columns) == 1 else "ratio"
     if many:
         table = latest[columns].sort_values(columns[0], na_position="first")
         table.plot.barh(ax=ax, width=0.8)
         ax.tick_params(axis="y", labelsize="small")
         ax.grid(alpha=0.3, axis="x")
+        ax.set_xlabel(value)
     else:
         latest[columns].plot.bar(ax=ax, rot=45 if len(latest) > 6 else 0)
         ax.grid(alpha=0.3, axis="y")
+        ax.set_ylabel(value)
     ax.set_title(title or f"{what}, {when}")
     if len(columns) == 1 and ax.get_legend() is not None:
         ax.get_legend().remove()
@@ -246,30 +282,64 @@ def ic_bars(df: pd.DataFrame, *, ax: Any = None, title: str | None = None, windo
     ax.bar(ic.index, ic.to_numpy(), width=20, alpha=0.5, label=f"IC ({col})")
     ax.plot(ic.index, ic.rolling(window, min_periods=1).mean().to_numpy(), color="black", label=f"{window}-date mean")
     ax.axhline(0, color="grey", lw=0.8)
+    ax.set_ylabel("rank IC (Spearman correlation)")
     ax.set_title(title or f"Rank IC, mean {ic.mean():.3f}")
-    ax.legend(loc="upper left", fontsize="small")
+    ax.legend(loc="best", fontsize="small")  # where it covers the fewest bars
     return ax
 
 
-def quantile_lines(df: pd.DataFrame, *, ax: Any = None, title: str | None = None) -> Any:
+def quantile_lines(df: pd.DataFrame, *, ax: Any = None, title: str | None = None, log: bool = False,
+                   factor: str | None = None) -> Any:  # fmt: skip
     """Growth of 1 per factor quantile and the long-short spread (the output of ``quantile_returns``).
+
+    The legend says which end is which: ``q1`` holds the lowest factor values, the last quantile the highest
+    (``attrs["factor"]`` names the factor), and the spread is the top minus the bottom. The y axis is the growth
+    of 1; ``log=True`` draws it on a log scale with plain ticks (0.5, 1, 2, 5), never ``6×10⁰``.
 
     Args:
         df: a frame indexed by date with quantile columns and ``long_short`` (per-date returns, compounded here,
             or already cumulative: ``attrs["cumulative"]``).
         ax: an existing Axes.
         title: the title.
+        log: a log-scale y axis.
+        factor: the factor in words for the legend (default: ``attrs["factor"]`` with spaces for underscores).
 
     Returns:
         The Axes.
+
+    Example:
+        >>> import matplotlib; matplotlib.use("Agg")
+        >>> q = pd.DataFrame({"q1": [0.01, -0.02], "q2": [0.0, 0.01], "q3": [0.02, 0.0]},
+        ...                  index=pd.to_datetime(["2016-01-31", "2016-02-29"]).rename("time"))
+        >>> q["long_short"] = q["q3"] - q["q1"]
+        >>> q.attrs["factor"] = "earnings_yield"
+        >>> ax = quantile_lines(q)
+        >>> [t.get_text() for t in ax.get_legend().get_texts()]
+        ['q1: lowest earnings yield', 'q2', 'q3: highest earnings yield', 'long-short: q3 minus q1']
     """
     ax = _axes(ax)
     cumulative = df if df.attrs.get("cumulative") else (1 + df.fillna(0)).cumprod()
+    quantiles = [str(c) for c in df.columns if re.fullmatch(r"q\d+", str(c))]
+    top = max(quantiles, key=lambda c: int(c[1:]), default=None)
+    factor = factor or words(str(df.attrs.get("factor", "factor")))
+    ends = {"q1": f"q1: lowest {factor}", **({top: f"{top}: highest {factor}"} if top and top != "q1" else {})}
     for col in cumulative.columns:
         style = {"color": "black", "lw": 2} if col == "long_short" else {}
-        ax.plot(cumulative.index, cumulative[col].to_numpy(), label=str(col), **style)
+        label = f"long-short: {top or 'top'} minus q1" if col == "long_short" else ends.get(str(col), str(col))
+        ax.plot(cumulative.index, cumulative[col].to_numpy(), label=label, **style)
+    ax.axhline(1.0, color="grey", lw=0.8, ls="--", zorder=1)
+    if log:
+        from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+        ax.set_yscale("log")
+        ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+        ax.yaxis.set_minor_formatter(NullFormatter())
+    ax.set_ylabel("growth of 1" + (" (log scale)" if log else ""))
+    ax.set_xlabel(str(df.index.name or "date").replace("time", "date"))
     ax.set_title(title or "Factor quantiles: growth of 1")
-    ax.legend(loc="upper left", fontsize="small", ncol=2)
+    # one column for a few lines (two columns would read across: q1, q10, q5, ...), two for more
+    ax.legend(loc="upper left", fontsize="small", ncol=1 if len(cumulative.columns) <= 4 else 2)
     ax.grid(alpha=0.3)
     return ax
 
@@ -285,13 +355,22 @@ def event_lines(df: pd.DataFrame, *, ax: Any = None, title: str | None = None) -
     Returns:
         The Axes.
     """
+    from matplotlib.ticker import PercentFormatter
+
     ax = _axes(ax)
-    ax.bar(df.index, df["mean_ar"].to_numpy(), alpha=0.4, label="mean abnormal return")
-    ax.plot(df.index, df["car"].to_numpy(), color="black", label="cumulative")
+    ax.bar(df.index, df["mean_ar"].to_numpy(), alpha=0.4, label="mean abnormal return that day")
+    ax.plot(df.index, df["car"].to_numpy(), color="black", label="cumulative abnormal return")
     ax.axvline(0, color="grey", lw=0.8)
     ax.axhline(0, color="grey", lw=0.8)
-    ax.set_xlabel("event day")
+    ax.set_xlabel("trading days from the event (0: the event day)")
+    ax.set_ylabel("abnormal return")
+    ax.yaxis.set_major_formatter(PercentFormatter(1.0))
     used = df.attrs.get("events_used")
-    ax.set_title(title or (f"Event study ({used} events)" if used is not None else "Event study"))
+    count = f" ({used:,} events)" if used is not None else ""
+    if title is None:
+        title = f"Event study{count}"
+    elif used is not None and f"{used:,} events" not in title:  # a title of the caller's still says how many events
+        title += count
+    ax.set_title(title)
     ax.legend(loc="upper left", fontsize="small")
     return ax

@@ -1,0 +1,145 @@
+"""The first hour IV (issue 45): what the command line says when a newcomer's first commands go wrong or mix things.
+
+Every command runs ``python -m fdkit.cli`` against the embedded service over the bundled lake (a fresh cache per
+test), never a mock.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+
+import fdkit
+
+SCREEN = ["get", "screen", "--filters", '[{"field": "revenue", "operator": "gt", "value": 1e11}]', "--period", "annual"]
+BANNER = "fdkit: no API key or base URL configured"
+
+
+def _env(tmp_path, **more: str) -> dict[str, str]:
+    clean = {k: v for k, v in os.environ.items() if k not in ("FINANCIAL_DATASETS_API_KEY", "FDKIT_BASE_URL")}
+    return {**clean, "FDKIT_CACHE_DIR": str(tmp_path / "cache"), **more}
+
+
+def _fdkit(argv: list[str], tmp_path, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "fdkit.cli", *argv], capture_output=True, text=True, timeout=300,
+                          env=_env(tmp_path, **env), cwd=tmp_path)  # fmt: skip
+
+
+# -- the CLI screen: one fiscal period, or the mix said ------------------------------------------------------------
+def test_the_cli_screen_says_its_mix_of_years_in_one_line(tmp_path):
+    r = _fdkit([*SCREEN, "--limit", "all", "-o", "-"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    (note,) = [line for line in r.stderr.splitlines() if "--fiscal-period" in line]
+    assert note.startswith("fdkit: note: each row is its company's latest annual report")
+    rows = pd.read_csv(__import__("io").StringIO(r.stdout), parse_dates=["report_period"])
+    years = rows["report_period"].dt.year.value_counts()
+    assert len(years) > 1 and f"{years.index[0]} x{years.iloc[0]}" in note  # the most common year first, counted
+
+
+def test_the_cli_screen_on_one_fiscal_period_is_pythons(tmp_path):
+    r = _fdkit([*SCREEN, "--fiscal-period", "FY2016", "-o", "-"], tmp_path)
+    assert r.returncode == 0 and "note" not in r.stderr, r.stderr
+    rows = pd.read_csv(__import__("io").StringIO(r.stdout))
+    annual = fdkit.financials(fdkit.available("balance_sheets"), period="annual", limit=None)
+    want = annual.fds.screen(revenue__gt=1e11, fiscal_period="FY2016")
+    assert set(rows["fiscal_period"]) == {"FY2016"} and len(rows) == len(want) > 10
+    assert rows["ticker"].tolist() == want.index.get_level_values("ticker").tolist()
+    assert rows["revenue"].tolist() == want["revenue"].tolist()
+    bad = _fdkit([*SCREEN, "--fiscal-period", "FY1999", "-o", "-"], tmp_path)
+    lines = [line for line in bad.stderr.splitlines() if line]
+    assert bad.returncode == 2 and len(lines) == 1 and "FY1999" in lines[0] and "FY2016" in lines[0], bad.stderr
+
+
+# -- an unknown ticker: one line, the same exit code from get and demo, no banner before it -----------------------
+@pytest.mark.parametrize("argv", [
+    ["get", "prices", "NOPEX", "--start-date", "2024-01-02", "--end-date", "2024-01-05"],
+    ["get", "income_statements", "NOPEX"],
+    ["demo", "--tickers", "NOPEX", "--out", "out"],
+])  # fmt: skip
+def test_an_unknown_ticker_is_exit_code_1_in_one_line_without_the_banner(argv, tmp_path):
+    r = _fdkit(argv, tmp_path)
+    lines = [line for line in r.stderr.splitlines() if line]
+    assert r.returncode == 1 and len(lines) == 1, r.stderr
+    assert "NOPEX" in lines[0] and BANNER not in r.stderr and "embedded service" in lines[0]
+
+
+def test_a_command_that_goes_on_still_says_the_embedded_service_first(tmp_path):
+    r = _fdkit(["get", "income_statements", "AAPL", "-o", str(tmp_path / "x.csv")], tmp_path)
+    lines = r.stderr.splitlines()
+    assert r.returncode == 0 and lines[0].startswith(BANNER) and len([x for x in lines if BANNER in x]) == 1
+    assert lines[1].startswith("fdkit: warning: income_statements()") and lines[-1].startswith("wrote 4 rows")
+
+
+# -- lake commands take DIR, not --data ------------------------------------------------------------------------------
+@pytest.mark.parametrize("action", ["validate", "convert", "optimize", "vacuum"])
+def test_a_lake_command_on_no_lake_names_its_own_argument(action, tmp_path):
+    r = _fdkit(["lake", action, "nolake/"], tmp_path)
+    lines = [line for line in r.stderr.splitlines() if line]
+    assert r.returncode == 2 and len(lines) == 1, r.stderr
+    assert "--data" not in lines[0] and f"give fdkit lake {action} a lake folder" in lines[0]
+    assert "does not exist" in lines[0]
+
+
+# -- mirror: its help, and price_history mirrored and served again ------------------------------------------------
+def test_mirror_help_explains_tickers_and_offers_price_history():
+    from fdkit.cli import build_parser
+
+    (mirror,) = [a for a in build_parser()._actions if getattr(a, "choices", None) and "mirror" in a.choices]
+    options = {a.dest: a for a in mirror.choices["mirror"]._actions}
+    assert "separated by spaces" in options["tickers"].help
+    assert "price_history" in options["datasets"].choices and "price_history" in options["datasets"].help
+
+
+def test_price_history_mirrors_and_serves_the_same_rows(tmp_path):
+    import fdkit.server
+    from fdkit.lake.extensions import data_packages
+
+    if not any(p.distribution == "fdkit-history" for p in data_packages()):
+        pytest.skip("fdkit-history is not installed (pip install ./history): nothing serves price_history")
+    r = _fdkit(["mirror", "--tickers", "LEH", "--datasets", "price_history", "--out", "lake"], tmp_path)
+    assert r.returncode == 0 and "0 failed" in r.stdout, r.stdout + r.stderr
+    asked = {"start_date": "2004-01-01", "end_date": "2025-12-31", "limit": 10000}
+    with fdkit.server.start(data=tmp_path / "lake") as srv:
+        served = fdkit.Client(srv.api_key, srv.base_url, cache=False, progress=False).price_history("LEH", **asked)
+    original = fdkit.price_history("LEH", **asked)
+    assert len(served) > 1000 and served.index.get_level_values("date").max() == pd.Timestamp("2008-09-19")
+    pd.testing.assert_frame_equal(served, original)
+
+
+# -- the help's own example ------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("extensions", ["installed", "hidden"])
+def test_the_get_helps_example_writes_whole_bars(extensions, tmp_path):
+    from fdkit.cli import build_parser
+
+    (get,) = [a for a in build_parser()._actions if getattr(a, "choices", None) and "get" in a.choices]
+    example = get.choices["get"].description.split("Example: ")[1]
+    argv = shlex.split(example)
+    assert argv[:3] == ["fdkit", "get", "prices"] and argv[-2:] == ["-o", "p.parquet"]
+    env = {"FDKIT_NO_EXTENSIONS": "1"} if extensions == "hidden" else {}
+    r = _fdkit(argv[1:], tmp_path, **env)
+    assert r.returncode == 0 and "wrote 61 rows to p.parquet" in r.stderr, r.stderr
+    bars = pd.read_parquet(tmp_path / "p.parquet")
+    assert len(bars) == 61 and bars[["open", "high", "low", "close", "volume"]].notna().all().all()
+
+
+# -- price_history without fdkit-history ----------------------------------------------------------------------------
+@pytest.mark.xfail(strict=True, reason="the server answers an absent package dataset with an empty list: the fix "
+                   "is in fdkit/server/handlers.py (generic_list), see issue 45's closing note")  # fmt: skip
+def test_price_history_without_the_package_names_it(tmp_path):
+    code = (
+        "import fdkit\n"
+        "try:\n"
+        "    df = fdkit.price_history('LEH')\n"
+        "    print('rows', len(df))\n"
+        "except fdkit.NotFoundError as e:\n"
+        "    print('said', e.message)\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                       env=_env(tmp_path, FDKIT_NO_EXTENSIONS="1"))  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("said") and "fdkit-history" in r.stdout, r.stdout
