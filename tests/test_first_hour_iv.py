@@ -128,11 +128,14 @@ def test_the_get_helps_example_writes_whole_bars(extensions, tmp_path):
 
 
 # -- price_history without fdkit-history ----------------------------------------------------------------------------
-@pytest.mark.xfail(strict=True, reason="the server answers an absent package dataset with an empty list: the fix "
-                   "is in fdkit/server/handlers.py (generic_list), see issue 45's closing note")  # fmt: skip
 def test_price_history_without_the_package_names_it(tmp_path):
     code = (
         "import fdkit\n"
+        "try:\n"
+        "    df = fdkit.price_history(['LEH', 'AAPL'], errors='ignore')\n"
+        "    print('list', len(df), sorted(df.attrs.get('missing', {})))\n"
+        "except fdkit.NotFoundError as e:\n"
+        "    print('list said', e.message)\n"
         "try:\n"
         "    df = fdkit.price_history('LEH')\n"
         "    print('rows', len(df))\n"
@@ -142,4 +145,6 @@ def test_price_history_without_the_package_names_it(tmp_path):
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
                        env=_env(tmp_path, FDKIT_NO_EXTENSIONS="1"))  # fmt: skip
     assert r.returncode == 0, r.stderr
-    assert r.stdout.startswith("said") and "fdkit-history" in r.stdout, r.stdout
+    listed, alone = r.stdout.splitlines()
+    assert listed.startswith("list 0 ['AAPL', 'LEH']"), listed  # each ticker named as missing, with the reason
+    assert alone.startswith("said") and "fdkit-history" in alone and "pip install ./history" in alone, alone

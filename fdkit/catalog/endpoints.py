@@ -130,6 +130,8 @@ class Endpoint:
             the 2025 one for a path only it has): fdkit's extensions, which the client sends only to an fdkit
             peer (``fdkit serve``, the embedded default); ``tests/test_client_answers.py`` checks the list against
             the documents.
+        package: the data package whose dataset the endpoint serves (``fdkit-history``): a lake without the
+            dataset answers 404 naming it, not an empty list.
     """
 
     name: str
@@ -165,6 +167,7 @@ class Endpoint:
     split_adjusted: bool = False
     response_schema: Mapping[str, Any] | None = None
     extension_params: tuple[str, ...] = ()
+    package: str | None = None
 
     def param(self, name: str) -> Param:
         """Return the parameter called ``name``.
@@ -1028,11 +1031,12 @@ _ENDPOINTS: tuple[Endpoint, ...] = (
         "close on today's split basis, missing where no raw close exists; adj_close the split- and "
         "dividend-adjusted close on the basis of adjusted_as_of (returns are comparable within one basis); basis "
         "says which the row has (as_traded, adjusted_only, price_only); price_source the dump it comes from.",
+        package="fdkit-history",
     ),
     _corporate_actions("delistings", "The last trading day of a company of the price history that stopped "
                        "trading (an fdkit extension, with the fdkit-history package): its last bar, its adjusted "
                        "close, bankrupt / acquired where the sources say, and data_end where the last bar is only "
-                       "where the sources end."),
+                       "where the sources end.", package="fdkit-history"),
     Endpoint(
         name="index_members",
         path="/index-members",

@@ -143,6 +143,10 @@ def _generic_entries(store: Store, ep: Endpoint, query: dict[str, Any], tickers:
     """
     dataset = ep.dataset or ""
     rows = store.rows_of_many(dataset, tickers)
+    absent = handlers.without_package(store, ep) if rows.empty else None
+    if absent is not None:  # each ticker's own request says which package serves the endpoint
+        yield from ((t, _error(absent)) for t in tickers)
+        return
     codes, names = _ticker_codes(rows)
     present = {names[c] for c in np.unique(codes).tolist() if c < len(names)}
     rows = _filter(_rows_of(rows, ep), ep, query)

@@ -205,6 +205,23 @@ def _schema_fields(ep: Endpoint) -> list[str]:
 # ---------------------------------------------------------------------------------------------------------
 # generic
 # ---------------------------------------------------------------------------------------------------------
+def without_package(store: Store, ep: Endpoint) -> NotFound | None:
+    """The 404 of an endpoint whose data package's dataset the lake lacks (``fdkit-history``), else ``None``.
+
+    Example:
+        >>> from fdkit.catalog.endpoints import get
+        >>> from fdkit.lake import default_data_dir
+        >>> without_package(Store(default_data_dir()), get("income_statements")) is None
+        True
+    """
+    if ep.package is None or _dataset(ep) in store.lake.names():
+        return None
+    return NotFound(
+        f"{ep.path} is served from the {ep.package} data package, which this service's lake does not "
+        f"have: install it (pip install ./history in the fdkit repository) and start the service again"
+    )
+
+
 def generic_list(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
     """Filter the endpoint's dataset by its parameters and order it by date."""
     dataset = _dataset(ep)
@@ -219,6 +236,9 @@ def generic_list(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
         df = store.rows(dataset, key, tparam)
     else:
         df = store.frame(dataset)
+    absent = without_package(store, ep) if df.empty else None  # (the lake's datasets listed only then)
+    if absent is not None:
+        raise absent
     df = _sorted(_filter(_rows_of(df, ep), ep, q), ep)
     return Answer(records=to_records(df, _schema_fields(ep)))
 
