@@ -61,8 +61,8 @@ def _table(tmp_path: Path, **change: str) -> Path:
 def test_a_row_the_table_cannot_use_is_refused_naming_it(tmp_path, change, message):
     with pytest.raises(ReviewedFactsError, match=message):
         reviewed_facts(path=_table(tmp_path, **change))
-    with pytest.raises(ReviewedFactsError, match="no kind 'rename'"):
-        reviewed_facts("rename")
+    with pytest.raises(ReviewedFactsError, match="no kind 'share_class'"):
+        reviewed_facts("share_class")
 
 
 def _spiked_lake(tmp_path: Path) -> Path:
@@ -112,3 +112,31 @@ def test_a_stage_rewrites_only_its_own_rows_and_a_fact_found_again_keeps_its_day
     assert n == len(reviewed_facts()) - 1 and out["reviewed_on"].eq(kept_day).sum() >= len(again)
     assert (out[out["reviewed_by"] == "fdkit maintainers"].reset_index(drop=True)
             .equals(reviewed_facts().query("reviewed_by == 'fdkit maintainers'").reset_index(drop=True)))  # fmt: skip
+
+
+def test_every_reviewed_rename_is_a_row_and_none_is_left_in_code():
+    """The build's former REVIEWED_RENAMES: 16 rows of kind rename, each naming the change file's two lines."""
+    renames = reviewed_facts("rename")
+    assert len(renames) >= 16
+    assert renames["value"].str.fullmatch(r"[A-Z][A-Z0-9-]*").all() and renames["start_date"].ne("").all()
+    assert renames["evidence"].str.contains(r"index-membership/sp\d00_changes\.csv: line \d+ removes").all()
+    literal = re.compile(r'\(\s*"\d{4}-\d{2}-\d{2}",\s*"[A-Z][A-Z0-9.-]*",\s*"[A-Z][A-Z0-9.-]*"\s*\)\s*:')
+    offenders = [str(p.relative_to(FDKIT)) for p in FDKIT.rglob("*.py") if literal.search(p.read_text())]
+    assert offenders == []
+
+
+def test_a_reviewed_rename_added_as_one_row_joins_the_two_symbols_spells(tmp_path):
+    from fdkit.build.identity import company_tickers, renames_of
+
+    spells = pd.DataFrame({"ticker": ["OLDX", "NEWX"], "name": ["Old Name Corp", "New Name Corp"], "cik": [None, None],
+                           "start_date": pd.to_datetime(["2010-01-04", "2020-01-02"]),
+                           "end_date": pd.to_datetime(["2020-01-01", None])})  # fmt: skip
+    events = pd.DataFrame(columns=["event_date", "event_type", "old_symbol", "new_symbol"])
+    assert company_tickers(spells, renames_of(events, [])).tolist() == ["OLDX", "NEWX"]
+    table = pd.read_csv(REVIEWED_FACTS_CSV, dtype=str, keep_default_na=False)
+    row = {"kind": "rename", "ticker": "OLDX", "start_date": "2020-01-02", "end_date": "", "cik": "", "value": "NEWX",
+           "reason": "Old Name Corp renamed New Name Corp (2020)", "evidence": "a test's own spells",
+           "reviewed_by": "tests", "reviewed_on": "2026-12-02"}  # fmt: skip
+    path = tmp_path / "reviewed_facts.csv"
+    pd.concat([table, pd.DataFrame([row])]).to_csv(path, index=False)
+    assert company_tickers(spells, renames_of(events, [], reviewed=path)).tolist() == ["NEWX", "NEWX"]

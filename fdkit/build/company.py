@@ -10,7 +10,7 @@ import pandas as pd
 
 from fdkit.build.common import company_ciks, tuples
 from fdkit.build.concepts import SEC
-from fdkit.build.identity import REVIEWED_RENAMES, renames_of
+from fdkit.build.identity import renames_of, reviewed_renames
 from fdkit.build.index_membership import EVENTS, FOLDER, INDICES
 from fdkit.build.stage import Context, Provenance, Stage, dataset, intermediate
 
@@ -248,7 +248,7 @@ def with_past_members(facts: pd.DataFrame, owners: pd.DataFrame, spells: pd.Data
         latest = spells.dropna(subset=["name"]).sort_values("start_date", kind="stable")
         latest = latest.groupby(latest["current_ticker"].astype(str)).last()
         own = pd.Series(past.index.astype(str), index=past.index)
-        renamed = own.isin({new for _, _, new in REVIEWED_RENAMES}) & past["cik"].isna()
+        renamed = own.isin({new for _, _, new in reviewed_renames()}) & past["cik"].isna()
         names = own.map(latest["name"]).where(renamed & own.map(latest["name"]).notna(), names)
         ciks = past["cik"].where(~renamed, past["cik"].fillna(own.map(latest["cik"])))
     rows = pd.DataFrame({"ticker": past.index.astype(str), "name": names.astype(str).to_numpy(),

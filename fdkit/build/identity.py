@@ -21,12 +21,14 @@ Example:
 
 from __future__ import annotations
 
+import os
 import re
 
 import pandas as pd
 
 from fdkit.build.common import tuples
 from fdkit.frames.names import name_words, same_company
+from fdkit.lake.reviewed import reviewed_facts
 
 __all__ = [
     "ONE_COMPANY",
@@ -34,6 +36,7 @@ __all__ = [
     "TWO_COMPANIES",
     "company_tickers",
     "renames_of",
+    "reviewed_renames",
     "same_company",
     "traded_through",
 ]
@@ -50,28 +53,29 @@ ONE_COMPANY = frozenset({"PCG", "OI", "CLF", "IRT", "ATI", "MD", "RH", "MANT", "
 #: symbols reviewed by hand whose spells are two companies although no source says so (LSI: LSI Corp, in the S&P
 #: 500 until 2014, and Life Storage, in the S&P 400 from 2016, 2.6 years apart)
 TWO_COMPANIES = frozenset({"LSI"})
-#: ticker changes the sources show as a removal and an addition on one day with no reason (a list's revision diff),
-#: reviewed by hand: (day of the pair, old, new) -> why
-REVIEWED_RENAMES: dict[tuple[str, str, str], str] = {
-    ("2017-10-25", "DV", "ATGE"): "DeVry Education Group renamed Adtalem Global Education in 2017 (NYSE: DV -> ATGE)",
-    ("2023-11-30", "RCII", "UPBD"): "Rent-A-Center renamed Upbound Group in 2023 (RCII -> UPBD), CIK 0000933036",
-    ("2024-05-14", "TMST", "MTUS"): "TimkenSteel renamed Metallus in 2024 (NYSE: TMST -> MTUS), CIK 0001598428",
-    ("2018-01-02", "HLS", "EHC"): "HealthSouth renamed Encompass Health (2018-01-02), CIK 0000785161",
-    ("2023-03-09", "RE", "EG"): "Everest Re Group renamed Everest Group (2023), CIK 0001095073 (the symbol events file "
-    "dates it 2023-11-08, after the lists' own pair of 2023-03-08/09)",
-    ("2021-10-30", "JCOM", "ZD"): "j2 Global renamed Ziff Davis (2021), CIK 0001084048",
-    ("2018-07-21", "OZRK", "OZK"): "Bank of the Ozarks renamed Bank OZK (2018), CIK 0001569650",
-    ("2021-01-26", "POL", "AVNT"): "PolyOne renamed Avient (2020), CIK 0001122976",
-    ("2020-03-26", "WTR", "WTRG"): "Aqua America renamed Essential Utilities (2020), CIK 0000078128",
-    ("2018-11-20", "ACXM", "RAMP"): "Acxiom renamed LiveRamp Holdings (2018), CIK 0000733269",
-    ("2020-08-31", "FII", "FHI"): "Federated Investors renamed Federated Hermes (2020), CIK 0001056288",
-    ("2023-08-31", "WETF", "WT"): "WisdomTree Investments moved from WETF to WT (2023), CIK 0000880631",
-    ("2023-10-30", "NCR", "VYX"): "NCR renamed NCR Voyix (2023, spinning off NCR Atleos), CIK 0000070866",
-    ("2025-01-28", "PNM", "TXNM"): "PNM Resources renamed TXNM Energy (2024), CIK 0001108426",
-    ("2025-01-28", "NYCB", "FLG"): "New York Community Bancorp renamed Flagstar Financial (2024), CIK 0000910073",
-    ("2021-12-31", "RBC", "RRX"): "Regal Beloit renamed Regal Rexnord (2021), CIK 0000082811; RBC Bearings holds RBC "
-    "since 2023",
-}
+
+
+def reviewed_renames(path: str | os.PathLike[str] | None = None) -> dict[tuple[str, str, str], str]:
+    """Ticker changes the sources show as a removal and an addition on one day with no reason, reviewed by hand.
+
+    The ``rename`` rows of the reviewed-facts table (:mod:`fdkit.lake.reviewed`): ``(day of the pair, old, new)``
+    -> why. Adding one is a row of ``fdkit/lake/reviewed_facts.csv``.
+
+    Args:
+        path: another reviewed-facts table (default: fdkit's).
+
+    Returns:
+        ``{(day, old, new): reason}``, in the table's order.
+
+    Example:
+        >>> reviewed_renames()[("2017-10-25", "DV", "ATGE")][:22]
+        'DeVry Education Group '
+    """
+    rows = reviewed_facts("rename", path)
+    columns = [rows[c].astype(str).tolist() for c in ("start_date", "ticker", "value", "reason")]
+    return {(day, old, new): why for day, old, new, why in zip(*columns, strict=True)}
+
+
 #: a rename ends the old symbol's spell the day before the change: the change follows the spell's end within this
 RENAME_SLACK = pd.Timedelta(days=7)
 _RUNNING = pd.Timestamp("2200-01-01")  # the end of a spell still running, for ordering
@@ -82,12 +86,14 @@ def _dash(symbol: object) -> str:
     return str(symbol).strip().upper().replace(".", "-")
 
 
-def renames_of(events: pd.DataFrame, changes: list[pd.DataFrame]) -> pd.DataFrame:
-    """Every known rename: ticker changes, removals whose reason is ``rename -> NEW``, :data:`REVIEWED_RENAMES`.
+def renames_of(events: pd.DataFrame, changes: list[pd.DataFrame],
+               reviewed: str | os.PathLike[str] | None = None) -> pd.DataFrame:  # fmt: skip
+    """Every known rename: ticker changes, removals whose reason is ``rename -> NEW``, :func:`reviewed_renames`.
 
     Args:
         events: ``event_date``, ``event_type``, ``old_symbol``, ``new_symbol`` (text).
         changes: the membership change files (``date``, ``action``, ``ticker``, ``reason``).
+        reviewed: another reviewed-facts table (default: fdkit's).
 
     Returns:
         ``day``, ``old``, ``new`` (lake spelling), one row per rename, by day.
@@ -97,10 +103,10 @@ def renames_of(events: pd.DataFrame, changes: list[pd.DataFrame]) -> pd.DataFram
         ...                    "reason": ["rename → COR: AmerisourceBergen renamed Cencora."]})
         >>> ev = pd.DataFrame(columns=["event_date", "event_type", "old_symbol", "new_symbol"])
         >>> got = renames_of(ev, [ch])
-        >>> got[got["old"] == "ABC"].values.tolist(), len(got) == 1 + len(REVIEWED_RENAMES)
+        >>> got[got["old"] == "ABC"].values.tolist(), len(got) == 1 + len(reviewed_renames())
         ([[Timestamp('2023-08-30 00:00:00'), 'ABC', 'COR']], True)
     """
-    rows = list(REVIEWED_RENAMES)  # first: a reviewed day wins over another source's for the same change
+    rows = list(reviewed_renames(reviewed))  # first: a reviewed day wins over another source's for the same change
     rows += [(r.event_date, r.old_symbol, r.new_symbol) for r in tuples(events)
              if r.event_type == "ticker_change" and isinstance(r.new_symbol, str) and r.new_symbol]  # fmt: skip
     for ch in changes:

@@ -12,7 +12,7 @@ column                    meaning
 ``start_date``            the day it applies to (or from), ``YYYY-MM-DD``
 ``end_date``              the last day of a span (empty: the day alone)
 ``cik``                   the company's CIK where the fact names it (empty otherwise)
-``value``                 the fact's value (a move: the close-to-close return, e.g. ``-0.26``)
+``value``                 the fact's value (a move: the close-to-close return, e.g. ``-0.26``; a rename: the new symbol)
 ``reason``                a sentence for users: what happened
 ``evidence``              where it is seen: the source file and its rows, or the public record
 ``reviewed_by``           who or what reviewed it (a maintainer, or the build stage that cross-checked it)
@@ -48,6 +48,8 @@ COLUMNS = ("kind", "ticker", "start_date", "end_date", "cik", "value", "reason",
 #: the kinds of fact the table holds, and what each means
 KINDS = {
     "price_move": "a daily close-to-close move beyond the lake's limit that really happened (ticker, day of the bar)",
+    "rename": "a ticker change the index lists show as a removal and an addition on one day without a reason "
+    "(ticker: the old symbol, value: the new one, start_date: the day of the pair, cik: the company's)",
 }
 _KEY = ["kind", "ticker", "start_date", "end_date"]
 _DATES = ("start_date", "end_date", "reviewed_on")
