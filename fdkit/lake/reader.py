@@ -50,6 +50,8 @@ from fdkit.lake.location import LakeRoot, lake_root, unreachable
 REMOTE_STAMP_SECONDS = 2.0
 #: seconds a request waits for an object store's change marker; a slower store is asked on in the background
 STAMP_WAIT = 0.25
+#: seconds a change check may be outstanding before the store counts as not answering (:attr:`LakeReader.stalled`)
+STALLED_AFTER = 1.0
 
 __all__ = ["LakeReader", "rows_where", "unreachable"]
 
@@ -301,7 +303,7 @@ class LakeReader:
         with self._stamp_lock:
             if self._asking is not None and self._asking.is_alive() and self._asked_at is not None:
                 waited = time.monotonic() - self._asked_at
-                if waited >= STAMP_WAIT and self.stalled is None:
+                if waited >= STALLED_AFTER and self.stalled is None:
                     self.stalled = (f"the lake's object store at {self.root} did not answer a change check for "
                                     f"{waited:.1f} s")  # fmt: skip
             return None if self._remote_stamp is None else self._remote_stamp[1]

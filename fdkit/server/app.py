@@ -489,7 +489,10 @@ def _stale_header(store: Store) -> dict[str, str]:
         elif why is None:
             log.warning("the lake's object store at %s answers again", store.root)
         store.stall_said = why
-    return {} if why is None else {STALE_HEADER: f"stale; {why}; answered from memory"}
+    if why is None:
+        return {}
+    said = " ".join(f"stale; {why}; answered from memory".split())  # one line of ASCII: a header's value
+    return {STALE_HEADER: said.encode("ascii", "replace").decode()[:400]}
 
 
 def is_unreadable(exc: BaseException) -> bool:
