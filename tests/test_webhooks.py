@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 import uuid
+from pathlib import Path
 
 import orjson
 import pandas as pd
@@ -323,32 +324,54 @@ def _assert_same_lake(a, b):
         del keys
 
 
-def test_replay_under_drops_duplicates_and_reordering(tmp_path, window_events, all_events):
+def sample_per_type(events: list[dict], per_type: int = 5) -> list[dict]:
+    """Every income-statement event (the window's reference rows are checked) and, of every other type, the first
+    ``per_type - 1`` and the last, plus every amendment (``/A`` forms), in their order."""
+    by_type: dict[str, list[dict]] = {}
+    for e in events:
+        by_type.setdefault(e["type"], []).append(e)
+    keep = set()
+    for kind, group in by_type.items():
+        if kind == "income_statements.created":
+            keep.update(id(e) for e in group)
+            continue
+        keep.update(id(e) for e in group[: per_type - 1] + group[-1:])
+        keep.update(id(e) for e in group if str(e["data"]["object"].get("form_type") or "").endswith("/A"))
+    return [e for e in events if id(e) in keep]
+
+
+def replay_under_faults(tmp_path: Path, events: list[dict]) -> dict:
+    """Deliver ``events`` shuffled, a seventh of them twice, through 30% injected 503, 500 and lost acks; check that
+    each lands exactly once and that the lake equals the same events landed once each in order. The figures."""
     plan = fdkit.server.FaultPlan(rate=0.3, kinds=("503", "ack_lost", "500"), seed=7)
     app = create_receiver(tmp_path / "lake", SECRET)
-    events = list(all_events)
-    random.Random(3).shuffle(events)  # reordered
-    dupes = events[::7]  # the sender itself sends some twice
+    shuffled = list(events)
+    random.Random(3).shuffle(shuffled)  # reordered
+    dupes = shuffled[::7]  # the sender itself sends some twice
     with fdkit.server.serve_app(fdkit.server.FaultInjector(app, plan)) as srv:
-        report = deliver(events + dupes, [Destination(srv.base_url + "/hook", SECRET)], base_delay=0.01,
+        report = deliver(shuffled + dupes, [Destination(srv.base_url + "/hook", SECRET)], base_delay=0.01,
                          max_attempts=20, workers=4, log=tmp_path / "delivery.log")  # fmt: skip
     assert not report.failed
-    assert set(report.acked) == {e["id"] for e in all_events}
+    assert set(report.acked) == {e["id"] for e in events}
     landed = app.state.landing.landed_ids()
-    assert sorted(landed) == sorted({e["id"] for e in all_events})  # no loss, no duplicates
-    assert plan.injected["503"] + plan.injected["500"] >= 5 and plan.injected["ack_lost"] >= 5
-    _assert_same_lake(tmp_path / "lake", _expected_lake(tmp_path, all_events))
+    assert sorted(landed) == sorted({e["id"] for e in events})  # no loss, no duplicates
+    assert plan.injected["503"] + plan.injected["500"] >= 5 and plan.injected["ack_lost"] >= 3, plan.injected
+    _assert_same_lake(tmp_path / "lake", _expected_lake(tmp_path, events))
+    return {"events": len(events), "types": len({e["type"] for e in events}), "sent_twice": len(dupes),
+            "faults": dict(plan.injected), "attempts": sum(report.attempts.values())}  # fmt: skip
+
+
+def test_replay_under_drops_duplicates_and_reordering(tmp_path, sampled_events):
+    # a few events of each of the 18 types (the scale run, every event of the window:
+    # python benchmarks/faults_at_scale.py replay)
+    figures = replay_under_faults(tmp_path, sampled_events)
     # the landed income statements are exactly the reference rows filed in the window
     ref = read_dataset(DATA, "income_statements")
     ref = ref[ref["filing_date"].between(*WINDOW) & ref["period"].isin(["annual", "quarterly", "ttm"])]
     got = read_landed(tmp_path / "lake", "income_statements")
     key = ["ticker", "report_period", "period"]
     assert sorted(map(tuple, got[key].astype(str).values)) == sorted(map(tuple, ref[key].astype(str).values))
-    print(
-        f"delivered {len(all_events)} events of {len({e['type'] for e in all_events})} types, "
-        f"{len(dupes)} sent twice, faults {dict(plan.injected)}, "
-        f"attempts {sum(report.attempts.values())}"
-    )
+    print(figures)
 
 
 def _free_port():
@@ -371,7 +394,17 @@ def _start_listener(lake, port):
     raise RuntimeError("listener did not start")
 
 
-def test_killed_receiver_loses_nothing_that_was_acked(tmp_path, all_events):
+@pytest.fixture(scope="module")
+def sampled_events(all_events):
+    """A few events of each of the 18 types (:func:`sample_per_type`): what the kill tests deliver (each event a
+    subprocess listener lands costs a Delta commit; the scale run of kills is ``benchmarks/landings.py kill``)."""
+    events = sample_per_type(all_events)
+    assert {e["type"] for e in events} == set(EVENT_TYPES)
+    return events
+
+
+def test_killed_receiver_loses_nothing_that_was_acked(tmp_path, sampled_events):
+    all_events = sampled_events
     lake, port = tmp_path / "lake", _free_port()
     proc = _start_listener(lake, port)
     url = f"http://127.0.0.1:{port}/hook"
@@ -397,7 +430,7 @@ def test_killed_receiver_loses_nothing_that_was_acked(tmp_path, all_events):
     _assert_same_lake(lake, _expected_lake(tmp_path, all_events))
 
 
-def test_a_receiver_killed_in_the_middle_of_landings_lands_every_event_once(tmp_path, all_events):
+def test_a_receiver_killed_in_the_middle_of_landings_lands_every_event_once(tmp_path, sampled_events):
     # kill -9 while events are being landed (a Delta commit half done: files written and not yet in the log, a
     # table created and still empty, a commit made and its event id not yet recorded), three times, then deliver
     # everything again: the lake is the one a single clean pass makes, and every table's log reads
@@ -407,6 +440,7 @@ def test_a_receiver_killed_in_the_middle_of_landings_lands_every_event_once(tmp_
 
     from fdkit.webhooks import Landing
 
+    all_events = sampled_events
     lake, port = tmp_path / "lake", _free_port()
     url = f"http://127.0.0.1:{port}/hook"
 
@@ -472,7 +506,7 @@ def test_cli_replay_and_test_events(receiver, tmp_path):
                 "--since",
                 "2023-01-01",
                 "--until",
-                "2023-03-31",
+                "2023-01-31",
                 "--destinations",
                 str(dests),
                 "--log",
@@ -481,8 +515,10 @@ def test_cli_replay_and_test_events(receiver, tmp_path):
         )
         == 0
     )
-    assert len(read_landed(receiver.lake, "yield_curve")) == 62  # trading days in 2023Q1 with a curve
-    assert (tmp_path / "log.jsonl").read_text().count("\n") >= 62
+    curves = read_dataset(DATA, "yield_curve", columns=["date"])["date"]
+    days = int(curves.between("2023-01-01", "2023-01-31").sum())  # trading days of January 2023 with a curve
+    assert days >= 19 and len(read_landed(receiver.lake, "yield_curve")) == days
+    assert (tmp_path / "log.jsonl").read_text().count("\n") >= days
     landed = receiver.app.state.landing
     before = len(landed.landed_ids())
     assert main(["events", "test", "--type", "interest_rates.created", "--destinations", str(dests)]) == 0
@@ -775,7 +811,17 @@ def test_report_events_carry_their_signals_and_releases_none():
     assert [s["type"] for s in row["signals"].iloc[0]] == [s["type"] for s in one["signals"]]
 
 
+RELEASE_STEP = 16
+
+
 def test_a_landed_release_is_replayed_once(tmp_path):
+    landed, events = land_releases_and_replay(tmp_path, RELEASE_STEP)
+    assert landed >= 5, landed
+
+
+def land_releases_and_replay(tmp_path: Path, step: int) -> tuple[int, int]:
+    """Land every ``step``-th 8-K release of three days into a copy of the bundled lake, generate the days' events
+    again: each event once (a landed release is not a second event). Returns (releases landed, events)."""
     import shutil
 
     lake = tmp_path / "lake"
@@ -788,12 +834,15 @@ def test_a_landed_release_is_replayed_once(tmp_path):
     from fdkit.webhooks.receiver import Landing
 
     landing = Landing(lake)  # what the receiver does with each delivered event
-    for e in releases:
+    # a spread of the window's releases (each landing commits to the converted bundled table, ~0.5 s; all 127 of
+    # them: python benchmarks/faults_at_scale.py release)
+    for e in releases[::step]:
         landing.land(parse(e))
         landing.commit(parse(e))
     landing.close()
     again = events_from_lake(lake, since=window[0], until=window[1], datasets=["earnings"])
     assert len({e["id"] for e in again}) == len(again) == len(events)
+    return len(releases[::step]), len(events)
 
 
 def test_fields_the_catalog_does_not_declare_survive_the_lake(tmp_path):

@@ -21,9 +21,11 @@ Example:
 from __future__ import annotations
 
 import atexit
+import hashlib
 import os
 import sys
 import threading
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
@@ -31,7 +33,9 @@ import orjson
 import requests
 from requests.structures import CaseInsensitiveDict
 
-from fdkit.lake.io import default_lake, fingerprint, require_lake
+from fdkit.lake.extensions import data_packages
+from fdkit.lake.io import bundled_data_dir, default_lake, fingerprint, generation_stamp, require_lake
+from fdkit.lake.location import is_url
 from fdkit.wire.transport import DeadlineAdapter, DeadlineExceeded, ResponseTooLarge, remaining
 
 __all__ = ["EMBEDDED_ORIGIN", "MAX_WORKERS", "EmbeddedAdapter", "identity", "service", "is_running", "rebase"]
@@ -49,16 +53,28 @@ _LOCK = threading.Lock()
 
 
 def identity() -> str:
-    """Name the embedded service's data for cache namespaces (changes whenever the lake's files change).
+    """Name the embedded service's data for cache namespaces: it changes whenever what the service serves does.
+
+    The cached answers of the embedded service are kept under this name (:func:`fdkit.client.cache.namespace_of`),
+    so a changed lake is asked afresh at once, never answered from a cache of the old one. It covers the lake's files
+    (names, sizes, modification times), its change stamp (every writer's commit bumps it) and, for the bundled lake,
+    the data packages installed beside it (``fdkit-history``: distribution, version and the fingerprint of its
+    files), which the service serves with it: a package installed or removed after an answer was cached is seen by
+    the next call (before, an empty ``price_history`` stayed cached for its day).
 
     Returns:
-        ``"embedded:<fingerprint of the lake>"``.
+        ``"embedded:<digest>"``.
 
     Example:
         >>> identity().startswith("embedded:")
         True
     """
-    return f"embedded:{fingerprint(default_lake())}"
+    lake = default_lake()
+    h = hashlib.sha256(f"{fingerprint(lake)}:{generation_stamp(lake)}".encode())
+    if not is_url(lake) and Path(lake).resolve() == bundled_data_dir().resolve():
+        for package in data_packages():
+            h.update(f"|{package.name}:{package}:{package.root}:{fingerprint(package.root)}".encode())
+    return f"embedded:{h.hexdigest()[:16]}"
 
 
 def is_running() -> bool:

@@ -31,7 +31,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from fdkit.errors import LakeError, without_backtrace
-from fdkit.lake.location import is_url, lake_root, locate
+from fdkit.lake.location import is_url, lake_root, locate, store_timeouts, unreachable
 
 __all__ = [
     "LOG_DIR",
@@ -57,11 +57,14 @@ UNREAD_FEATURES = frozenset({"deletionVectors", "columnMapping"})
 ROW_GROUP_ROWS = 8192
 
 
-def storage_options(root: str | os.PathLike[str]) -> dict[str, str] | None:
+def storage_options(root: str | os.PathLike[str], *, writing: bool = False) -> dict[str, str] | None:
     """What delta-rs needs to reach an object store, from the standard AWS environment (``None`` for a folder).
 
     delta-rs reads ``AWS_ACCESS_KEY_ID``, ``AWS_SECRET_ACCESS_KEY``, ``AWS_REGION`` and ``AWS_ENDPOINT_URL`` from
-    the environment itself; only a plain ``http://`` endpoint (a local S3 server) must be allowed explicitly.
+    the environment itself; only a plain ``http://`` endpoint (a local S3 server) must be allowed explicitly. Its
+    reads get fdkit's bounds (:func:`fdkit.lake.location.store_timeouts`: a stalled store is an error within
+    seconds) instead of object_store's 30 s and 10 retries; a write (``writing``) has 120 s a request, its files
+    may be large.
 
     Example:
         >>> storage_options("/tmp/lake") is None
@@ -70,6 +73,10 @@ def storage_options(root: str | os.PathLike[str]) -> dict[str, str] | None:
     if not is_url(root):
         return None
     options = {"AWS_REGION": os.environ.get("AWS_DEFAULT_REGION", os.environ.get("AWS_REGION", "us-east-1"))}
+    connect, request, attempts = store_timeouts()
+    whole = 120.0 if writing else request * 2  # object_store bounds a whole request, not a silence
+    options.update(connect_timeout=f"{connect:g}s", timeout=f"{whole:g}s", max_retries=str(attempts - 1),
+                   retry_timeout=f"{whole:g}s")  # fmt: skip
     endpoint = os.environ.get("AWS_ENDPOINT_URL", "")
     if endpoint.startswith("http://"):
         options["AWS_ALLOW_HTTP"] = "true"
@@ -117,7 +124,8 @@ def open_table(folder: str | os.PathLike[str], version: int | None = None) -> An
     except TableNotFoundError:
         raise LakeError(f"{folder} is not a Delta table (no {LOG_DIR}/)") from None
     except (DeltaError, OSError) as exc:
-        raise LakeError(f"cannot read the Delta table at {folder}: {without_backtrace(str(exc))}") from None
+        stalled = unreachable(exc, str(folder)) if is_url(folder) else None
+        raise stalled or LakeError(f"cannot read the Delta table at {folder}: {without_backtrace(str(exc))}") from None
 
 
 @dataclass(frozen=True)
@@ -241,7 +249,8 @@ def write(folder: str | os.PathLike[str], table: pa.Table, *, mode: Literal["ove
         Path(uri).mkdir(parents=True, exist_ok=True)
     exists = is_table(folder)
     rows = delta_types(table)
-    common: dict[str, Any] = {"writer_properties": _writer_properties(), "storage_options": storage_options(folder)}
+    common: dict[str, Any] = {"writer_properties": _writer_properties(),
+                              "storage_options": storage_options(folder, writing=True)}  # fmt: skip
     try:
         if not exists:
             write_deltalake(uri, rows, mode="append", **common)
@@ -327,7 +336,7 @@ def commit_files(folder: str | os.PathLike[str], adds: Iterable[tuple[str, pa.Ta
         return []
     uri = _uri(folder)
     if not is_table(folder):
-        dt = DeltaTable.create(uri, adds[0][1].schema, storage_options=storage_options(folder))
+        dt = DeltaTable.create(uri, adds[0][1].schema, storage_options=storage_options(folder, writing=True))
     else:
         dt = open_table(folder)
     current = pa.schema(dt.schema().to_arrow())

@@ -96,15 +96,23 @@ class Ledger:
             self._db.execute("create table if not exists landed (event_id text, dataset text, part text, key text)")
             self._db.execute("create index if not exists landed_part on landed (dataset, part)")
             self._db.commit()
+        # a ledger an older fdkit kept (before the writer seam) holds event ids only: opened to write, it gains the
+        # rows' table above (its old events stay duplicates, their rows unknown); opened to read, it has no rows
+        tables = {r[0] for r in self._db.execute("select name from sqlite_master where type = 'table'")}
+        self._events, self._rows = "events" in tables, "landed" in tables
         self._lock = threading.Lock()  # one connection, used by the receiver's worker threads in turn
 
     def seen(self, event_id: str) -> bool:
         """Whether the event id was landed before."""
+        if not self._events:
+            return False
         with self._lock:
             return self._db.execute("select 1 from events where id = ?", (event_id,)).fetchone() is not None
 
     def landed_ids(self) -> list[str]:
         """Every landed event id, oldest first."""
+        if not self._events:
+            return []
         with self._lock:
             return [r[0] for r in self._db.execute("select id from events order by landed_at")]
 
@@ -125,7 +133,12 @@ class Ledger:
                 self._db.executemany("insert into landed values (?, ?, ?, ?)", entries)
 
     def landed_keys(self, dataset: str, part: Any = None) -> list[dict[str, str]]:
-        """The key fields of every row events landed in ``dataset`` (of partition value ``part``, or all)."""
+        """The key fields of every row events landed in ``dataset`` (of partition value ``part``, or all).
+
+        None for a ledger an older fdkit kept (event ids only: which rows its events landed was not recorded).
+        """
+        if not self._rows:
+            return []
         sql, args = "select key from landed where dataset = ?", [dataset]
         if part is not None:
             sql, args = sql + " and part = ?", [dataset, key_text(part)]
@@ -133,7 +146,9 @@ class Ledger:
             return [orjson.loads(r[0]) for r in self._db.execute(sql, args)]
 
     def landed_rows(self) -> list[tuple[str, str, dict[str, str]]]:
-        """``(event id, dataset, key fields)`` of every row every event landed."""
+        """``(event id, dataset, key fields)`` of every row every event landed (none in an older fdkit's ledger)."""
+        if not self._rows:
+            return []
         with self._lock:
             rows = self._db.execute("select event_id, dataset, key from landed order by rowid").fetchall()
         return [(e, d, orjson.loads(k)) for e, d, k in rows]

@@ -18,14 +18,24 @@ from __future__ import annotations
 
 import os
 import re
+import threading
 from dataclasses import dataclass
 from pathlib import Path, PurePath, PurePosixPath
 
 import pyarrow.fs as pafs
 
-from fdkit.errors import LakeError
+from fdkit.errors import LakeError, without_backtrace
 
-__all__ = ["Location", "locate", "is_url", "lake_root", "LakeRoot"]
+__all__ = [
+    "Location",
+    "locate",
+    "is_url",
+    "lake_root",
+    "LakeRoot",
+    "StoreUnreachable",
+    "store_timeouts",
+    "unreachable",
+]
 
 #: a lake root as the lake layer keeps it: a local folder, or an object-store URL (text, never a Path)
 LakeRoot = Path | str
@@ -33,6 +43,68 @@ LakeRoot = Path | str
 _URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
 #: the object stores a lake may live in (what pyarrow.fs resolves with the standard environment)
 SCHEMES = ("s3",)
+
+#: an object store's call has its own bounds (pyarrow's defaults retry a stalled store for about 100 s): seconds to
+#: connect, seconds without a byte before an attempt is given up, and attempts per call; ``FDKIT_S3_CONNECT_TIMEOUT``,
+#: ``FDKIT_S3_REQUEST_TIMEOUT`` and ``FDKIT_S3_ATTEMPTS`` override them
+CONNECT_TIMEOUT = 2.0
+REQUEST_TIMEOUT = 4.0
+ATTEMPTS = 2
+
+#: what the AWS SDK (curl) and delta-rs (object_store) say when a store cannot be reached or does not answer
+_UNREACHABLE = re.compile(
+    r"NETWORK_CONNECTION|curlCode: (?:6|7|28|52|56)\b|Timeout was reached|Operation too slow|Could not connect"
+    r"|Connection refused|connection reset|operation timed out|error sending request|timed out",
+    re.IGNORECASE,
+)
+
+
+class StoreUnreachable(LakeError):
+    """The object store a lake lives in did not answer within its bounds (503: the request may be retried)."""
+
+    def __init__(self, url: str, reason: str) -> None:
+        super().__init__(f"the lake's object store at {url} did not answer ({reason[:200]}); what the service holds "
+                         "in memory is still served; retry later", status=503, error="Lake unreachable")  # fmt: skip
+        self.url = url
+
+
+def store_timeouts() -> tuple[float, float, int]:
+    """The bounds of one object-store call: ``(connect seconds, seconds without a byte, attempts)``.
+
+    Example:
+        >>> store_timeouts()[2] >= 1
+        True
+    """
+
+    def number(name: str, default: float) -> float:
+        try:
+            return max(float(os.environ.get(name, default)), 0.1)
+        except ValueError:
+            return default
+
+    connect = number("FDKIT_S3_CONNECT_TIMEOUT", CONNECT_TIMEOUT)
+    request = number("FDKIT_S3_REQUEST_TIMEOUT", REQUEST_TIMEOUT)
+    return connect, request, max(int(number("FDKIT_S3_ATTEMPTS", ATTEMPTS)), 1)
+
+
+def unreachable(exc: BaseException, url: str | None = None) -> StoreUnreachable | None:
+    """The :class:`StoreUnreachable` an object store's failure ``exc`` stands for (``None``: another failure).
+
+    Example:
+        >>> unreachable(OSError("AWS Error NETWORK_CONNECTION during HeadObject operation"), "s3://b/lake").status
+        503
+        >>> unreachable(OSError("Parquet magic bytes not found")) is None
+        True
+    """
+    if isinstance(exc, StoreUnreachable):
+        return exc
+    text = " ".join(str(exc).split())
+    if not isinstance(exc, OSError | LakeError) and not type(exc).__module__.startswith("deltalake"):
+        return None
+    if not _UNREACHABLE.search(text):
+        return None
+    found = re.search(r"s3://[^\s:;,)]+", text)
+    return StoreUnreachable(url or (found.group(0) if found else "its URL"), _reason(exc))
 
 
 def is_url(root: object) -> bool:
@@ -112,7 +184,8 @@ class Location:
         except FileNotFoundError:  # no such folder or prefix (a missing bucket is another error: said below)
             return []
         except OSError as exc:
-            raise LakeError(f"cannot list the lake at {self.url}: {_reason(exc)}") from None
+            failed = LakeError(f"cannot list the lake at {self.url}: {_reason(exc)}")
+            raise unreachable(exc, self.url) or failed from None
 
     def info(self, *parts: str) -> pafs.FileInfo:
         """What the store says about one path below the root (``type`` is ``NotFound`` when it is absent).
@@ -123,7 +196,8 @@ class Location:
         try:
             return self.fs.get_file_info(str(self.join(*parts)))
         except OSError as exc:
-            raise LakeError(f"cannot read the lake at {self.url}: {_reason(exc)}") from None
+            failed = LakeError(f"cannot read the lake at {self.url}: {_reason(exc)}")
+            raise unreachable(exc, self.url) or failed from None
 
 
 def locate(root: str | os.PathLike[str]) -> Location:
@@ -145,14 +219,51 @@ def locate(root: str | os.PathLike[str]) -> Location:
     kept = lake_root(root)
     if isinstance(kept, Path):
         return Location(pafs.LocalFileSystem(), str(kept), str(kept))
-    try:
-        fs, path = pafs.FileSystem.from_uri(kept)
-    except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
-        raise LakeError(f"cannot open the lake at {kept}: {_reason(exc)}") from None
+    fs, path = _store(kept, tuple(os.environ.get(k) for k in _ENVIRONMENT), store_timeouts())
     return Location(fs, path.rstrip("/"), kept)
+
+
+#: the environment a store's filesystem is made from (a change makes a new one)
+_ENVIRONMENT = ("AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY",
+                "AWS_SESSION_TOKEN", "AWS_DEFAULT_REGION", "AWS_REGION", "AWS_PROFILE")  # fmt: skip
+_STORES: dict[tuple[object, ...], tuple[pafs.FileSystem, str]] = {}
+_STORES_LOCK = threading.Lock()
+
+
+def _store(url: str, env: tuple[str | None, ...], bounds: tuple[float, float, int]) -> tuple[pafs.FileSystem, str]:
+    """The filesystem of an object-store URL with :func:`store_timeouts`' bounds (one per URL and environment).
+
+    pyarrow resolves the URL as every AWS tool would (endpoint, region, credentials from the environment); the
+    filesystem is then made again with the same endpoint and region and fdkit's own timeouts and attempts.
+    """
+    key = (url, env, bounds)
+    with _STORES_LOCK:
+        got = _STORES.get(key)
+    if got is not None:
+        return got
+    try:
+        resolved, path = pafs.FileSystem.from_uri(url)
+        fs: pafs.FileSystem = resolved
+        if isinstance(resolved, pafs.S3FileSystem):
+            connect, request, attempts = bounds
+            retry = pafs.AwsStandardS3RetryStrategy(max_attempts=attempts)
+            options: dict[str, object] = {"region": resolved.region, "connect_timeout": connect,
+                                          "request_timeout": request, "retry_strategy": retry}  # fmt: skip
+            endpoint = os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("AWS_ENDPOINT_URL")
+            if endpoint:
+                scheme, _, host = endpoint.rpartition("://")
+                options.update(endpoint_override=host.rstrip("/"), scheme=scheme or "https")
+            fs = pafs.S3FileSystem(**options)
+    except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
+        raise LakeError(f"cannot open the lake at {url}: {_reason(exc)}") from None
+    with _STORES_LOCK:
+        if len(_STORES) > 64:
+            _STORES.clear()
+        _STORES[key] = (fs, path)
+    return fs, path
 
 
 def _reason(exc: BaseException) -> str:
     """The store's own reason, one line, without the request ids AWS appends."""
-    text = " ".join(str(exc).split())
+    text = " ".join(without_backtrace(str(exc)).split())
     return re.sub(r"\s*\(Request ID: [^)]*\)", "", text)[:300]

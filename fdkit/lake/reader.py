@@ -23,6 +23,7 @@ Example:
 from __future__ import annotations
 
 import os
+import threading
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -43,12 +44,16 @@ from fdkit.lake.io import (
     read_dataset,
     require_lake,
 )
-from fdkit.lake.location import LakeRoot, lake_root
+from fdkit.lake.location import LakeRoot, lake_root, unreachable
 
 #: seconds a lake in an object store is trusted not to have changed (its change marker costs a request to ask)
 REMOTE_STAMP_SECONDS = 2.0
+#: seconds a request waits for an object store's change marker; a slower store is asked on in the background
+STAMP_WAIT = 0.25
+#: seconds a change check may be outstanding before the store counts as not answering (:attr:`LakeReader.stalled`)
+STALLED_AFTER = 1.0
 
-__all__ = ["LakeReader", "rows_where"]
+__all__ = ["LakeReader", "rows_where", "unreachable"]
 
 
 class LakeReader:
@@ -66,6 +71,11 @@ class LakeReader:
         self.packages: tuple[DataPackage, ...] = data_packages() if bundled else ()
         self.extensions = tuple(p.root for p in self.packages)
         self._remote_stamp: tuple[float, str | None] | None = None
+        self._stamp_lock = threading.Lock()
+        self._asking: threading.Thread | None = None
+        self._asked_at: float | None = None
+        #: why the lake's change marker may be old (its object store did not answer the last check), else ``None``
+        self.stalled: str | None = None
 
     @classmethod
     def open(cls, root: str | os.PathLike[str]) -> LakeReader:
@@ -269,7 +279,9 @@ class LakeReader:
     def stamp(self) -> str | None:
         """The lake's change marker: it differs after every writer's commit (a stat, cheap enough per request).
 
-        A lake in an object store is asked at most every :data:`REMOTE_STAMP_SECONDS` (a request each time).
+        A lake in an object store is asked at most every :data:`REMOTE_STAMP_SECONDS`, in a thread of its own: the
+        caller waits at most :data:`STAMP_WAIT` seconds for the answer and otherwise goes on with the marker last
+        known (a stalled store never holds up a request; :attr:`stalled` says why the marker may be old).
 
         Example:
             >>> import tempfile
@@ -278,10 +290,39 @@ class LakeReader:
         """
         if isinstance(self.root, Path):
             return generation_stamp(self.root)
-        now = time.monotonic()
-        if self._remote_stamp is None or now - self._remote_stamp[0] >= REMOTE_STAMP_SECONDS:
-            self._remote_stamp = (now, generation_stamp(self.root))
-        return self._remote_stamp[1]
+        with self._stamp_lock:
+            known = self._remote_stamp
+            due = known is None or time.monotonic() - known[0] >= REMOTE_STAMP_SECONDS
+            asking = None
+            if due and (self._asking is None or not self._asking.is_alive()):  # one question in flight at most
+                asking = threading.Thread(target=self._ask_stamp, name="fdkit-lake-stamp", daemon=True)
+                self._asking, self._asked_at = asking, time.monotonic()
+                asking.start()
+        if asking is not None:  # the caller that asked waits a little; the others go on with the marker known
+            asking.join(STAMP_WAIT)
+        with self._stamp_lock:
+            if self._asking is not None and self._asking.is_alive() and self._asked_at is not None:
+                waited = time.monotonic() - self._asked_at
+                if waited >= STALLED_AFTER and self.stalled is None:
+                    self.stalled = (f"the lake's object store at {self.root} did not answer a change check for "
+                                    f"{waited:.1f} s")  # fmt: skip
+            return None if self._remote_stamp is None else self._remote_stamp[1]
+
+    def _ask_stamp(self) -> None:
+        """Ask the store for the change marker (in the stamp's thread); a failure keeps the last one known."""
+        try:
+            got = generation_stamp(self.root)
+        except Exception as exc:  # noqa: BLE001 - the store's failure is said in `stalled`, never raised here
+            with self._stamp_lock:
+                self.stalled = (f"the lake's object store at {self.root} did not answer a change check "
+                                f"({' '.join(str(exc).split())[:200]})")  # fmt: skip
+                # asked again at the next interval, not at once (a refused store is not asked in a loop)
+                when = time.monotonic()
+                self._remote_stamp = (when, None if self._remote_stamp is None else self._remote_stamp[1])
+            return
+        with self._stamp_lock:
+            self._remote_stamp = (time.monotonic(), got)
+            self.stalled = None
 
 
 def _unique(values: pa.Array) -> list[str]:

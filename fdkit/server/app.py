@@ -65,7 +65,7 @@ from fdkit.server.memo import PAGE_OVERHEAD, AnswerMemo, compact, deep_bytes, ob
 from fdkit.server.openapi import IGNORED_HEADER, build_openapi, package_version
 from fdkit.server.params import validate_body, validate_query, validate_value
 from fdkit.server.rows import FrameRecords, encode_lazy
-from fdkit.server.store import DEFAULT_MEMORY_BYTES, Store, parse_bytes
+from fdkit.server.store import DEFAULT_MEMORY_BYTES, STALE_HEADER, Store, parse_bytes
 from fdkit.server.usage import USAGE_HEADER, Usage, key_id
 from fdkit.wire.responses import error_response, http_status, json_response, problem_response, read_capped
 
@@ -299,11 +299,16 @@ def _add_route(app: FastAPI, ep: Endpoint) -> Callable[[Request], Awaitable[Resp
             body, media, extra = page
             headers = {FORMATS_HEADER: _FORMATS} if state.arrow else {}
             headers.update(extra)
+            headers.update(_stale_header(state.store))
             headers.update(_ignored_header(ignored) or {})
             if api_key is not None:  # one metered request per page answered
                 headers[USAGE_HEADER] = str(state.usage.record(api_key))
             return Response(body, media_type=media, headers=headers)
         except FdkitError as exc:  # the one error vocabulary: the classes the client raises
+            gone = request.app.state.store.unreachable(exc)
+            if gone is not None:  # the lake's object store did not answer within its bounds: 503, retry later
+                log.warning("%s (on %s)", gone.message, request.url.path)
+                return problem_response(gone)
             if is_unreadable(exc):  # the dataset's table cannot be opened (its Delta log): named as unreadable
                 log.error("the dataset %s of the lake could not be read on %s: %s", ep.dataset, request.url.path,
                           exc.message)  # fmt: skip
@@ -312,6 +317,10 @@ def _add_route(app: FastAPI, ep: Endpoint) -> Callable[[Request], Awaitable[Resp
             response.headers.update(_ignored_header(ignored) or {})
             return response
         except Exception as exc:  # a file of the lake that cannot be read: say which dataset
+            gone = request.app.state.store.unreachable(exc)
+            if gone is not None:
+                log.warning("%s (on %s)", gone.message, request.url.path)
+                return problem_response(gone)
             if not is_unreadable(exc):
                 raise
             log.exception("the dataset %s of the lake could not be read on %s", ep.dataset, request.url.path)
@@ -393,11 +402,19 @@ def bulk_answer(state: Any, ep: Endpoint, items: list[tuple[str, str]], raw: byt
                                tables=tables)  # fmt: skip
         first = next(entries, None)  # the read: its faults are the request's
     except FdkitError as exc:
+        gone = state.store.unreachable(exc)
+        if gone is not None:
+            log.warning("%s (bulk %s)", gone.message, ep.path)
+            return _problem(problem_response(gone))
         if is_unreadable(exc):
             log.error("the dataset %s of the lake could not be read (bulk %s): %s", ep.dataset, ep.path, exc.message)
             return _problem(problem_response(unreadable(ep, exc)))
         return _problem(problem_response(exc, _ignored_header(ignored)))
     except Exception as exc:
+        gone = state.store.unreachable(exc)
+        if gone is not None:
+            log.warning("%s (bulk %s)", gone.message, ep.path)
+            return _problem(problem_response(gone))
         if not is_unreadable(exc):
             raise
         log.exception("the dataset %s of the lake could not be read (bulk %s)", ep.dataset, ep.path)
@@ -476,6 +493,21 @@ def _bulk_body(raw: bytes) -> tuple[list[str], bool, bool]:
     if not isinstance(tables, bool):
         raise BadRequestError("'tables' is true or false", error="Invalid body")
     return list(dict.fromkeys(t.strip().upper() for t in raw_tickers)), whole, tables
+
+
+def _stale_header(store: Store) -> dict[str, str]:
+    """``X-Fdkit-Lake: stale; <why>`` while the lake's object store is not answering (logged once per stall)."""
+    why = store.stalled()
+    if why != store.stall_said:
+        if why is not None and store.stall_said is None:
+            log.warning("%s; serving what is in memory", why)
+        elif why is None:
+            log.warning("the lake's object store at %s answers again", store.root)
+        store.stall_said = why
+    if why is None:
+        return {}
+    said = " ".join(f"stale; {why}; answered from memory".split())  # one line of ASCII: a header's value
+    return {STALE_HEADER: said.encode("ascii", "replace").decode()[:400]}
 
 
 def is_unreadable(exc: BaseException) -> bool:

@@ -29,21 +29,26 @@ import re
 import threading
 from collections.abc import Hashable, Iterator, Mapping
 from contextlib import contextmanager
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
 from fdkit.catalog.schema import SCHEMAS
+from fdkit.errors import LakeError
 from fdkit.frames.basis import as_traded
 from fdkit.lake.io import DatasetFiles, LakeRoot, dataset_schema, default_lake
-from fdkit.lake.reader import LakeReader, rows_where
+from fdkit.lake.reader import LakeReader, rows_where, unreachable
 from fdkit.server.memo import AnswerMemo
 
 if TYPE_CHECKING:
     from fdkit.lake.latest import LastTraded
 
-__all__ = ["Store", "DEFAULT_MEMORY_BYTES", "parse_bytes"]
+__all__ = ["Store", "DEFAULT_MEMORY_BYTES", "STALE_HEADER", "parse_bytes"]
+
+#: the header of an answer served from memory while the lake's object store does not answer (why, in words)
+STALE_HEADER = "X-Fdkit-Lake"
 
 #: what the store keeps by default: sized for a laptop serving a market-scale lake next to other programs
 DEFAULT_MEMORY_BYTES = 2**30
@@ -109,6 +114,7 @@ class Store:
         self._fresh: tuple[tuple[Any, ...], pd.DataFrame] | None = None
         self._known: set[str] | None = None
         self._stamp = self.lake.stamp()
+        self.stall_said: str | None = None  # the stall the server last logged (it logs each once)
         # dataset -> (the listing it was brought up to, the latest-bar projection): kept across changes of the lake
         # (its rows are keyed by the files they were made from, so a commit only makes its own tickers again)
         self._latest: dict[str, tuple[DatasetFiles, LastTraded]] = {}
@@ -148,6 +154,30 @@ class Store:
             self._known = None
             self._stamp = stamp
         return True
+
+    def stalled(self) -> str | None:
+        """Why what the store serves from memory may be older than the lake (its object store is not answering).
+
+        ``None`` while the lake answers (a local lake always does). Set when a change check of the lake's object
+        store goes unanswered or fails, or a read fails for want of an answer (:meth:`unreachable`); cleared by the
+        next change check the store answers.
+        """
+        return self.lake.stalled
+
+    def unreachable(self, exc: BaseException) -> LakeError | None:
+        """The 503 a read's failure ``exc`` stands for when the lake's object store did not answer, else ``None``.
+
+        Example:
+            >>> from fdkit.lake import default_data_dir
+            >>> Store(default_data_dir()).unreachable(OSError("Parquet magic bytes not found")) is None
+            True
+        """
+        if isinstance(self.root, Path):
+            return None
+        gone = unreachable(exc, str(self.root))
+        if gone is not None and self.lake.stalled is None:
+            self.lake.stalled = f"the lake's object store at {self.root} did not answer a read"
+        return gone
 
     def cached_bytes(self) -> int:
         """The bytes of lake data the store keeps now (at most ``memory_bytes``)."""

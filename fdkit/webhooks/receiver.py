@@ -27,8 +27,11 @@ partition column and the fields that identify a record in the lake, e.g. ticker,
 statement), or names another partition than its envelope (a record's ``ticker`` or ``bank`` differing from
 ``data.object``'s).
 
-Where records land (``<lake>/<dataset>/<partition>/<key>.parquet``, readable by ``fdkit serve --data`` and
-pandas); the **matching key** decides what an amendment replaces. :data:`LANDING` is this table as data, one
+Where records land (``<lake>/<dataset>/<partition>/<key>.parquet``, readable by ``fdkit serve --data`` and by
+plain ``pd.read_parquet(<lake>/<dataset>)``: a ``key=value/`` folder's column is typed in each file as pandas' reader
+types the folder, :func:`readable_by_folder`; a plain read also sees the files a later filing replaced until
+``fdkit lake vacuum`` removes them, a read of the table's log only the live ones); the **matching key** decides
+what an amendment replaces. :data:`LANDING` is this table as data, one
 :class:`LandingRule` per event family:
 
 =====================================  ==================================  ======================================
@@ -100,7 +103,7 @@ from fdkit.webhooks.events import EVENT_TYPES, Event, parse_event
 from fdkit.webhooks.signing import DEFAULT_TOLERANCE, HEADER, SignatureError, check_header, verify
 from fdkit.wire.responses import PayloadTooLarge, error_response, json_response, problem_response, read_capped
 
-__all__ = ["create_receiver", "Landing", "read_landed", "PoisonEvent"]
+__all__ = ["create_receiver", "Landing", "read_landed", "PoisonEvent", "readable_by_folder", "ticker_spelling"]
 
 log = logging.getLogger("fdkit.webhooks")
 
@@ -167,8 +170,8 @@ class LandingRule:
         return _safe(self.prefix, *values, *self.suffix(event))
 
     def rows(self, event: Event) -> list[dict[str, Any]]:
-        """The event's records as lake rows."""
-        recs = event.records()
+        """The event's records as lake rows, each ticker spelt as the lake spells it (``aapl`` lands as ``AAPL``)."""
+        recs = [_spelt(r) for r in event.records()]
         if self.endpoint is None:
             return recs
         from fdkit.catalog.endpoints import get
@@ -628,6 +631,26 @@ class EventTooLarge(PoisonEvent):
     """An event that would land more files than :data:`MAX_EVENT_FILES`: refused whole (413), dead-lettered."""
 
 
+def ticker_spelling(value: Any) -> Any:
+    """A ticker as the lake and the service spell it: upper case, no surrounding blanks (other values as they are).
+
+    The service looks a ticker up in upper case (``?ticker=aapl`` asks for ``AAPL``): a record landed as ``aapl``
+    would be a ticker of its own that no request reaches.
+
+    Example:
+        >>> ticker_spelling(" aapl "), ticker_spelling("BRK.B"), ticker_spelling(None)
+        ('AAPL', 'BRK.B', None)
+    """
+    return value.strip().upper() if isinstance(value, str) else value
+
+
+def _spelt(record: dict[str, Any]) -> dict[str, Any]:
+    """``record`` with its ``ticker`` spelt as the lake spells it (a copy when it changes)."""
+    ticker = record.get("ticker")
+    spelt = ticker_spelling(ticker)
+    return record if spelt == ticker else {**record, "ticker": spelt}
+
+
 def _missing(value: Any) -> bool:
     if value is None or (isinstance(value, str) and not value.strip()):
         return True
@@ -650,7 +673,8 @@ def _check_rows(rule: LandingRule, event: Event, rows: list[dict[str, Any]]) -> 
                 f"{', '.join(rule.required)}"
             )
         part = rule.partition
-        if part and not _missing(head.get(part)) and str(row[part]) != str(head[part]):
+        said = ticker_spelling(head.get(part)) if part == "ticker" else head.get(part) if part else None
+        if part and not _missing(said) and str(row[part]) != str(said):
             raise PoisonEvent(
                 f"{where} says {part} {row[part]!r} but the event is about {head[part]!r} (data.object.{part}): "
                 f"a record lands under its envelope's {part} only"
@@ -710,9 +734,39 @@ def _file_writer(folder: Path) -> Any:
     """Writes one data file of a table atomically (through this module's ``atomic_write_bytes``)."""
 
     def write_file(rel: Any, table: pa.Table) -> None:
-        atomic_write_bytes(folder / rel, parquet_bytes(table))
+        atomic_write_bytes(folder / rel, parquet_bytes(readable_by_folder(table, Path(rel))))
 
     return write_file
+
+
+#: the type a Parquet dataset reader (pyarrow, so ``pd.read_parquet``) gives a ``key=value/`` folder's column
+_FOLDER_TYPE = pa.dictionary(pa.int32(), pa.string())
+
+
+def readable_by_folder(table: pa.Table, rel: Path) -> pa.Table:
+    """``table`` with the columns its ``key=value/`` folders name typed as a Parquet dataset reader types them.
+
+    ``pd.read_parquet(folder)`` (pyarrow's dataset discovery) adds a hive folder's key as a dictionary column with
+    int32 indices and refuses a file whose own column of that name is plain text (``incompatible types: string vs
+    dictionary``); every other dictionary column gets int32 indices too, so files of few and of many values agree.
+    Readers of the table's log (fdkit, delta-rs, DuckDB, Polars) read the same text.
+
+    Example:
+        >>> t = pa.table({"ticker": ["AAPL"], "x": [1.0]})
+        >>> str(readable_by_folder(t, Path("ticker=AAPL/f.parquet")).schema.field("ticker").type)
+        'dictionary<values=string, indices=int32, ordered=0>'
+    """
+    keys = {part.split("=", 1)[0] for part in rel.parts[:-1] if "=" in part}
+    for i, field in enumerate(table.schema):
+        typ = field.type
+        if field.name in keys and (pa.types.is_string(typ) or pa.types.is_large_string(typ)):
+            wanted: pa.DataType = _FOLDER_TYPE
+        elif pa.types.is_dictionary(typ) and typ.index_type != pa.int32():
+            wanted = pa.dictionary(pa.int32(), typ.value_type)
+        else:
+            continue
+        table = table.set_column(i, field.with_type(wanted), table.column(i).cast(wanted))
+    return table
 
 
 def _digest(table: pa.Table) -> str:
