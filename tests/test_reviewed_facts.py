@@ -56,7 +56,8 @@ def _table(tmp_path: Path, **change: str) -> Path:
     ({"evidence": " "}, "line 2 .* evidence is empty"),
     ({"kind": "price_mvoe"}, "unknown kind 'price_mvoe'"),
     ({"start_date": "2015-13-40"}, "start_date '2015-13-40' is not a YYYY-MM-DD date"),
-    ({"ticker": "ABMD", "start_date": "2015-10-29"}, "price_move ABMD 2015-10-29 is given 2 times"),
+    ({"kind": "price_move", "ticker": "ABMD", "start_date": "2015-10-29", "end_date": ""},
+     "price_move ABMD 2015-10-29 is given 2 times"),
 ])  # fmt: skip
 def test_a_row_the_table_cannot_use_is_refused_naming_it(tmp_path, change, message):
     with pytest.raises(ReviewedFactsError, match=message):
@@ -140,3 +141,16 @@ def test_a_reviewed_rename_added_as_one_row_joins_the_two_symbols_spells(tmp_pat
     path = tmp_path / "reviewed_facts.csv"
     pd.concat([table, pd.DataFrame([row])]).to_csv(path, index=False)
     assert company_tickers(spells, renames_of(events, [], reviewed=path)).tolist() == ["NEWX", "NEWX"]
+
+
+def test_symbols_reviewed_as_one_company_or_two_are_rows():
+    """The build's former ONE_COMPANY and TWO_COMPANIES sets: rows naming the membership files' lines."""
+    from fdkit.build.identity import reviewed_symbols
+
+    assert reviewed_symbols("one_company") >= {"PCG", "OI", "CLF", "IRT", "ATI", "MD", "RH", "MANT", "TMST", "RCII",
+                                               "CBB"}  # fmt: skip
+    assert reviewed_symbols("two_companies") == {"LSI"}
+    rows = reviewed_facts()
+    rows = rows[rows["kind"].isin(["one_company", "two_companies"])]
+    assert rows["evidence"].str.contains(r"_(?:changes|seed|current)\.csv line \d+").all()
+    assert "frozenset({" not in (FDKIT / "build" / "identity.py").read_text()

@@ -31,28 +31,39 @@ from fdkit.frames.names import name_words, same_company
 from fdkit.lake.reviewed import reviewed_facts
 
 __all__ = [
-    "ONE_COMPANY",
     "REUSE_GAP",
-    "TWO_COMPANIES",
     "company_tickers",
     "renames_of",
     "reviewed_renames",
+    "reviewed_symbols",
     "same_company",
     "traded_through",
 ]
 
 #: spells of one symbol this far apart, one of them without a name, are two companies (DELL 2013 -> 2024)
 REUSE_GAP = pd.Timedelta(days=5 * 365)
-#: symbols reviewed by hand whose spells are one company although their names or CIKs differ in the sources
-#: (PG&E listed as "Pacific Gas & Electric"; O-I Glass's 2019 holding company has a new CIK; Cleveland-Cliffs;
-#: Independence Realty Trust; Allegheny Technologies, renamed ATI Inc. in 2022, CIK 0001018963 throughout; Mednax,
-#: renamed Pediatrix Medical Group in 2022, CIK 0000893949; Restoration Hardware Holdings, renamed RH in 2017, CIK
-#: 0001528849; ManTech, TimkenSteel, Rent-A-Center and Cincinnati Bell, which left the S&P 400 for the S&P 600 years
-#: before the S&P 600 list's seed roster of 2021-03-31: the gap between their spells is the list's, not the symbol's)
-ONE_COMPANY = frozenset({"PCG", "OI", "CLF", "IRT", "ATI", "MD", "RH", "MANT", "TMST", "RCII", "CBB"})
-#: symbols reviewed by hand whose spells are two companies although no source says so (LSI: LSI Corp, in the S&P
-#: 500 until 2014, and Life Storage, in the S&P 400 from 2016, 2.6 years apart)
-TWO_COMPANIES = frozenset({"LSI"})
+
+
+def reviewed_symbols(kind: str, path: str | os.PathLike[str] | None = None) -> frozenset[str]:
+    """Symbols whose spells were reviewed by hand: one company, or two, where the sources alone say otherwise.
+
+    ``one_company``: their spells are one company although their names or CIKs differ in the sources, or a gap
+    separates them (PG&E, O-I Glass, ManTech's move to the S&P 600 before its list's seed); ``two_companies``: two
+    companies although no source says so (LSI Corp and Life Storage). The rows of that kind in the reviewed-facts
+    table (:mod:`fdkit.lake.reviewed`); adding one is a row.
+
+    Args:
+        kind: ``one_company`` or ``two_companies``.
+        path: another reviewed-facts table (default: fdkit's).
+
+    Returns:
+        The symbols.
+
+    Example:
+        >>> sorted(reviewed_symbols("two_companies"))
+        ['LSI']
+    """
+    return frozenset(reviewed_facts(kind, path)["ticker"].astype(str))
 
 
 def reviewed_renames(path: str | os.PathLike[str] | None = None) -> dict[tuple[str, str, str], str]:
@@ -192,6 +203,7 @@ def company_tickers(spells: pd.DataFrame, renames: pd.DataFrame, coverage: pd.Da
         One symbol per spell, aligned to ``spells``.
     """
     s = spells.reset_index(drop=True)
+    one, two = reviewed_symbols("one_company"), reviewed_symbols("two_companies")
     parent = list(range(len(s)))
 
     def find(i: int) -> int:
@@ -216,9 +228,9 @@ def company_tickers(spells: pd.DataFrame, renames: pd.DataFrame, coverage: pd.Da
                     and not traded_through(coverage, a.ticker, last_end, a.start_date)
                 )
                 moved = any(w[1] and w[1][0][0] <= a.start_date + RENAME_SLACK for w in (walked[m] for m in members))
-                conflict = a.ticker not in ONE_COMPANY and any(_conflict(a, s.loc[m]) for m in members)
-                reused = reused or (a.ticker in TWO_COMPANIES and pd.notna(last_end) and a.start_date > last_end)
-                if a.ticker in ONE_COMPANY or (not reused and not moved and not conflict):
+                conflict = a.ticker not in one and any(_conflict(a, s.loc[m]) for m in members)
+                reused = reused or (a.ticker in two and pd.notna(last_end) and a.start_date > last_end)
+                if a.ticker in one or (not reused and not moved and not conflict):
                     parent[find(i)] = find(j)
                     break
     for i, (_, hops) in enumerate(walked):  # a rename joins the spell to the new symbol's spell of that day

@@ -50,6 +50,10 @@ KINDS = {
     "price_move": "a daily close-to-close move beyond the lake's limit that really happened (ticker, day of the bar)",
     "rename": "a ticker change the index lists show as a removal and an addition on one day without a reason "
     "(ticker: the old symbol, value: the new one, start_date: the day of the pair, cik: the company's)",
+    "one_company": "a symbol whose membership spells are one company although their names or CIKs differ in the "
+    "sources or a gap separates them (ticker: the symbol, start_date: its first spell's)",
+    "two_companies": "a symbol whose membership spells are two companies although no source says so (ticker: the "
+    "symbol, start_date: its first spell's)",
 }
 _KEY = ["kind", "ticker", "start_date", "end_date"]
 _DATES = ("start_date", "end_date", "reviewed_on")
