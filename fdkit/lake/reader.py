@@ -68,6 +68,8 @@ class LakeReader:
         # the bundled lake also serves the datasets of installed data packages (fdkit-history); a lake of the
         # user's (FDKIT_DATA, a mirror, a landing, an object store) is served as it is
         bundled = isinstance(self.root, Path) and self.root.resolve() == bundled_data_dir().resolve()
+        #: whether this is the bundled lake (which installed data packages extend)
+        self.bundled = bundled
         self.packages: tuple[DataPackage, ...] = data_packages() if bundled else ()
         self.extensions = tuple(p.root for p in self.packages)
         self._remote_stamp: tuple[float, str | None] | None = None

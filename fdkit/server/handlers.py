@@ -206,7 +206,7 @@ def _schema_fields(ep: Endpoint) -> list[str]:
 # generic
 # ---------------------------------------------------------------------------------------------------------
 def without_package(store: Store, ep: Endpoint) -> NotFound | None:
-    """The 404 of an endpoint whose data package's dataset the lake lacks (``fdkit-history``), else ``None``.
+    """The 404 of an endpoint whose data package (``fdkit-history``) the bundled lake is served without, else ``None``.
 
     Example:
         >>> from fdkit.catalog.endpoints import get
@@ -214,8 +214,8 @@ def without_package(store: Store, ep: Endpoint) -> NotFound | None:
         >>> without_package(Store(default_data_dir()), get("income_statements")) is None
         True
     """
-    if ep.package is None or _dataset(ep) in store.lake.names():
-        return None
+    if ep.package is None or not store.lake.bundled or _dataset(ep) in store.lake.names():
+        return None  # (a lake of the user's, a mirror or a landing, is served as it is: without the dataset, empty)
     return NotFound(
         f"{ep.path} is served from the {ep.package} data package, which this service's lake does not "
         f"have: install it (pip install ./history in the fdkit repository) and start the service again"
