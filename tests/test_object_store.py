@@ -34,6 +34,21 @@ BUCKET = "fdkit-test"
 KEY = "object-store-key-0123456789"
 
 
+def aws_env(endpoint: str, **extra: str) -> dict[str, str]:
+    """The AWS variables that point a process at the moto server at ``endpoint``."""
+    return {"AWS_ENDPOINT_URL": endpoint, "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
+            "AWS_DEFAULT_REGION": "us-east-1", **extra}  # fmt: skip
+
+
+def new_bucket(mp: pytest.MonkeyPatch, aws: dict[str, str]) -> pafs.FileSystem:
+    """This process pointed at moto (``aws`` set through ``mp``) and the test bucket made: its filesystem."""
+    for k, v in aws.items():
+        mp.setenv(k, v)
+    fs, _ = pafs.FileSystem.from_uri(f"s3://{BUCKET}/?allow_bucket_creation=true")
+    fs.create_dir(BUCKET)
+    return fs
+
+
 def _moto(log: Path, **env: str) -> tuple[subprocess.Popen, str]:
     with open(log, "w") as out:
         proc = subprocess.Popen([sys.executable, "-m", "moto.server", "-p", "0"], stdout=out, stderr=subprocess.STDOUT,
@@ -47,14 +62,10 @@ def s3(tmp_path_factory):
     ``s3://fdkit-test/hive``; the AWS variables point this process (and the servers it starts) at it."""
     tmp = tmp_path_factory.mktemp("s3")
     proc, endpoint = _moto(tmp / "moto.log")
-    aws = {"AWS_ENDPOINT_URL": endpoint, "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
-           "AWS_DEFAULT_REGION": "us-east-1"}  # fmt: skip
+    aws = aws_env(endpoint)
     try:
         with pytest.MonkeyPatch.context() as mp:
-            for k, v in aws.items():
-                mp.setenv(k, v)
-            fs, _ = pafs.FileSystem.from_uri(f"s3://{BUCKET}/?allow_bucket_creation=true")
-            fs.create_dir(BUCKET)
+            fs = new_bucket(mp, aws)
             bundled = LakeReader(bundled_data_dir())
             for name in bundled.names():  # the bundled lake's datasets and those of installed data packages
                 pafs.copy_files(

@@ -18,7 +18,7 @@ import pytest
 import requests
 from lakes import write_test_lake
 from processes import Serve
-from test_object_store import _moto
+from test_object_store import _moto, aws_env, new_bucket
 
 from fdkit.server.store import STALE_HEADER
 
@@ -41,16 +41,12 @@ def _get(url: str, path: str, params: dict, timeout: float = 30.0) -> tuple[requ
 
 def test_a_stalled_store_serves_what_is_in_memory_and_names_the_store_for_the_rest(tmp_path):
     proc, endpoint = _moto(tmp_path / "moto.log")
-    aws = {"AWS_ENDPOINT_URL": endpoint, "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
-           "AWS_DEFAULT_REGION": "us-east-1", "FDKIT_S3_REQUEST_TIMEOUT": "2"}  # fmt: skip
+    aws = aws_env(endpoint, FDKIT_S3_REQUEST_TIMEOUT="2")
     srv = None
     stopped = False
     try:
         with pytest.MonkeyPatch.context() as mp:
-            for k, v in aws.items():
-                mp.setenv(k, v)
-            fs, _ = pafs.FileSystem.from_uri(f"s3://{BUCKET}/?allow_bucket_creation=true")
-            fs.create_dir(BUCKET)
+            fs = new_bucket(mp, aws)
             pafs.copy_files(str(write_test_lake(tmp_path / "lake")), f"{BUCKET}/lake", destination_filesystem=fs)
         (tmp_path / "keys").write_text(f"{KEY} pro\n")
         srv = Serve(tmp_path / "serve.log", "--data", f"s3://{BUCKET}/lake", "--keys", str(tmp_path / "keys"),
