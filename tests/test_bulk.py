@@ -179,7 +179,8 @@ def test_the_bulk_route_refuses_bad_requests_in_its_own_words(ref_server):
 
 def test_a_client_that_asks_for_shared_tables_gets_each_tickers_part_as_a_run_of_one_table(ref_server):
     """The same rows and constants as the ticker's own part, in one Arrow stream for the request's tickers."""
-    from fdkit.client.bulk import _shared_slice
+    from fdkit.client.bulk import _shared_run
+    from fdkit.frames.runs import as_part
     from fdkit.frames.typed import as_written
 
     h = {"X-API-KEY": ref_server.api_key}
@@ -197,7 +198,7 @@ def test_a_client_that_asks_for_shared_tables_gets_each_tickers_part_as_a_run_of
             if a.status != 200:
                 assert a.shared is None and a.message == b.message
                 continue
-            table, n, consts = _shared_slice(a, tables)
+            table, n, consts = as_part(_shared_run(a, tables))
             own = as_written(part_from_bytes(b.data, text=False))
             assert n == own[1] > 0 and consts == own[2] and table.equals(own[0]), (name, a.ticker)
 

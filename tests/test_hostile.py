@@ -26,6 +26,7 @@ import pytest
 import requests
 
 import fdkit
+from fdkit.client import bulk
 from fdkit.client.cache import FetchCache, _check_sqlite, cache_root, clear_cache, make_session
 from fdkit.errors import CacheError, FdkitError, PaginationError, RateLimitError, StaleDataWarning, TransportError
 
@@ -320,9 +321,11 @@ def test_processes_sharing_one_cache_dir_lose_no_rows(tmp_path, ref_client):
     assert n == 10 and facts == 10 and (prices, statements) == expected
 
 
-def test_a_corrupted_cache_entry_is_dropped_and_refetched(make_client, tmp_path):
+@pytest.mark.parametrize("tickers", ["AAA", ["AAA", "BBB"]], ids=["one ticker", "a list (bulk, batch read)"])
+def test_a_corrupted_cache_entry_is_dropped_and_refetched(make_client, tmp_path, tickers):
     c = make_client()
-    good = c.prices("AAA", start_date="2024-01-01", end_date="2024-06-30")
+    good = c.prices(tickers, start_date="2024-01-01", end_date="2024-06-30")
+    bulk.wait_for_writes()  # (a list's parts are kept in the background)
     root = cache_root(str(tmp_path / "cache"))
     [fetch_db] = root.glob("*.fetch.sqlite")
     with sqlite3.connect(fetch_db) as db:  # flip one byte in every stored body
@@ -331,12 +334,15 @@ def test_a_corrupted_cache_entry_is_dropped_and_refetched(make_client, tmp_path)
             flipped[len(flipped) // 2] ^= 0x55
             db.execute(f"update {FetchCache.TABLE} set body = ? where key = ?", (bytes(flipped), key))
     with pytest.raises(CacheError):
-        make_client(offline=True).prices("AAA", start_date="2024-01-01", end_date="2024-06-30")
+        make_client(offline=True).prices(tickers, start_date="2024-01-01", end_date="2024-06-30")
+    if isinstance(tickers, list):  # the offline read dropped every reference it checked: kept once more
+        make_client().prices(tickers, start_date="2024-01-01", end_date="2024-06-30")
+        bulk.wait_for_writes()
     with sqlite3.connect(fetch_db) as db:  # corrupt again (the offline read dropped what it checked)
         for key, body in db.execute(f"select key, body from {FetchCache.TABLE}").fetchall():
             db.execute(f"update {FetchCache.TABLE} set body = ? where key = ?", (body[:-1] + b"?", key))
-    with pytest.warns(UserWarning, match="failed its checksum"):
-        again = make_client().prices("AAA", start_date="2024-01-01", end_date="2024-06-30")
+    with pytest.warns(UserWarning, match="failed (its|their) checksum"):
+        again = make_client().prices(tickers, start_date="2024-01-01", end_date="2024-06-30")
     pd.testing.assert_frame_equal(again, good)  # never 3.35e79: the entry was fetched again
 
 

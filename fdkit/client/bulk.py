@@ -35,9 +35,10 @@ import pyarrow as pa
 from fdkit.catalog.endpoints import Endpoint
 from fdkit.client.cache import fetch_key
 from fdkit.client.paging import progress_bar, progress_enabled
-from fdkit.client.refs import read_ref, ref_bytes, sliced, table_key
+from fdkit.client.refs import read_ref, ref_bytes, table_key
 from fdkit.errors import FdkitError, TransportError, error_for_status, warn_user
 from fdkit.frames.bundle import Bundle, BundleEntry
+from fdkit.frames.runs import Piece, Run, as_part
 from fdkit.frames.typed import (
     COMPRESS_FROM,
     PART_COMPRESSION,
@@ -53,7 +54,16 @@ from fdkit.wire import transport
 if TYPE_CHECKING:
     from fdkit.client.session import Client, Errors
 
-__all__ = ["fetch_parts", "uses_bulk", "report_failures", "wait_for_writes", "MAX_PER_REQUEST", "MISS", "MISS_TTL"]
+__all__ = [
+    "fetch_parts",
+    "fetch_pieces",
+    "uses_bulk",
+    "report_failures",
+    "wait_for_writes",
+    "MAX_PER_REQUEST",
+    "MISS",
+    "MISS_TTL",
+]
 
 #: the fetch-cache key prefix of a ticker the service answered with a 404 (or 400): kept, so that a warm call asks
 #: nothing again, for the endpoint's TTL but at most :data:`MISS_TTL` seconds (a lake may learn the ticker)
@@ -88,11 +98,15 @@ def uses_bulk(client: Client, ep: Endpoint, tickers: int) -> bool:
 
 
 Fetched = tuple[list[tuple[Mapping[str, Any], Part]], dict[str, FdkitError]]
+#: :func:`fetch_pieces`' answer: each ticker's part or its run of a shared table, and the failures
+FetchedPieces = tuple[list[tuple[Mapping[str, Any], Piece]], dict[str, FdkitError]]
 
 
 def fetch_parts(client: Client, ep: Endpoint, requests_: Sequence[Mapping[str, Any]], *, errors: Errors = "raise",
                 progress: bool | None = None) -> Fetched:  # fmt: skip
     """Each request's part (one per ticker, the query otherwise the same), from the fetch cache or bulk requests.
+
+    What :func:`fetch_pieces` fetches, each ticker's run of a shared table cut out as a part of its own.
 
     Args:
         client: the client (a peer that answers bundles: :func:`uses_bulk`).
@@ -109,22 +123,47 @@ def fetch_parts(client: Client, ep: Endpoint, requests_: Sequence[Mapping[str, A
         FdkitError: with ``errors="raise"``, the first failure in input order; a failure of a request as a whole
             (the service unreachable, a bad query) whatever ``errors`` is, as one request per ticker would raise.
     """
+    pieces, failed = fetch_pieces(client, ep, requests_, errors=errors, progress=progress)
+    return [(q, as_part(piece)) for q, piece in pieces], failed
+
+
+def fetch_pieces(
+    client: Client,
+    ep: Endpoint,
+    requests_: Sequence[Mapping[str, Any]],
+    *,
+    errors: Errors = "raise",
+    progress: bool | None = None,
+) -> FetchedPieces:
+    """:func:`fetch_parts`, each ticker's rows of a shared table left a :class:`~fdkit.frames.runs.Run` of it.
+
+    The frame builder reads a shared table's runs in a few stretches (:func:`fdkit.frames.runs.grouped`), so a
+    thousand tickers' rows are neither cut into a thousand parts nor concatenated again.
+
+    Example:
+        >>> import fdkit
+        >>> from fdkit.catalog.endpoints import get
+        >>> asked = [{"ticker": t, "period": "annual"} for t in ("AAPL", "MSFT")]
+        >>> pieces, failed = fetch_pieces(fdkit.Client(), get("income_statements"), asked)
+        >>> [type(piece).__name__ for _, piece in pieces], failed
+        (['Run', 'Run'], {})
+    """
     cleaned = _cleaned(client, ep, requests_)
     tag = part_tag(ep)
     wait_for_writes(f"part:{tag}:")  # what an earlier call of the endpoint keeps in the background is read
     keys = [f"part:{tag}:" + fetch_key(ep.name, c) for c in cleaned]
-    parts: dict[int, Part] = {}
+    parts: dict[int, Piece] = {}
     failures: dict[int, FdkitError] = {}
-    held = client.cached_keys([*keys, *(MISS + key for key in keys)])  # a few queries, not two a ticker
+    held = client.cached_parts([*keys, *(MISS + key for key in keys)])  # a few queries, not two a ticker
     tables: dict[str, Part | None] = {}  # the kept shared tables read so far, by key (None: gone)
     for i, key in enumerate(keys):
-        hit = client.cached_part(key) if key in held else None
+        hit = held.get(key)
         part = None if hit is None else _kept_part(client, hit, tables)
         if part is not None:
             parts[i] = part
             continue
         # a ticker the service said it has no answer for, within its TTL
-        miss = client.cached_part(MISS + key) if MISS + key in held else None
+        miss = held.get(MISS + key)
         if miss is not None:
             failures[i] = _failure(ep, orjson.loads(miss))
     cold = sorted((i for i in range(len(keys)) if i not in parts and i not in failures),
@@ -150,13 +189,13 @@ def _cleaned(client: Client, ep: Endpoint, requests_: Sequence[Mapping[str, Any]
                 or any(q[k] is not first[k] for k in q if k != "ticker"):  # fmt: skip
             out.append(client.clean_params(ep, q))
             continue
-        own = client.clean_params(ep, {"ticker": ticker})["ticker"]
-        out.append({k: own if k == "ticker" else v for k, v in base.items()})
+        own = ticker if type(ticker) is str else client.clean_params(ep, {"ticker": ticker})["ticker"]
+        out.append({**base, "ticker": own})  # (text is sent as it is: its cleaning is the check of its type)
     return out
 
 
 def _fetch_cold(client: Client, ep: Endpoint, cleaned: list[dict[str, Any]], keys: list[str], cold: list[int],
-                parts: dict[int, Part], failures: dict[int, FdkitError], progress: bool | None) -> None:  # fmt: skip
+                parts: dict[int, Piece], failures: dict[int, FdkitError], progress: bool | None) -> None:  # fmt: skip
     """Bulk requests for the tickers the cache lacks; their parts into ``parts`` (and the cache), errors aside."""
     query = {k: v for k, v in cleaned[cold[0]].items() if k != "ticker"}
     # what a ticker's own request continues window after window past one request's cap: the whole range at once
@@ -202,7 +241,7 @@ def _fetch_cold(client: Client, ep: Endpoint, cleaned: list[dict[str, Any]], key
         bar.close()
 
 
-def _kept_part(client: Client, data: bytes, tables: dict[str, Part | None]) -> Part | None:
+def _kept_part(client: Client, data: bytes, tables: dict[str, Part | None]) -> Piece | None:
     """A kept ticker's part: its bytes, or its run of a kept shared table (read once a call); ``None``: gone."""
     ref = read_ref(data)
     if ref is None:
@@ -217,15 +256,17 @@ def _kept_part(client: Client, data: bytes, tables: dict[str, Part | None]) -> P
         except (pa.ArrowException, KeyError, ValueError):  # (checked bytes that are not a part: fetched again)
             tables[key] = None
     table = tables[key]
-    return None if table is None else sliced(table, offset, rows, consts)
+    if table is None or offset < 0 or rows < 0 or offset + rows > table[0].num_rows:
+        return None  # (a table without the rows named: the reference is fetched again)
+    return Run(table[0], offset, rows, consts)
 
 
-def _take(client: Client, ep: Endpoint, answered: list[tuple[int, Bundle]], keys: list[str], parts: dict[int, Part],
+def _take(client: Client, ep: Endpoint, answered: list[tuple[int, Bundle]], keys: list[str], parts: dict[int, Piece],
           failures: dict[int, FdkitError]) -> None:  # fmt: skip
     """A batch's entries: parts read (a broken one fails the call: never kept), errors kept as the service's word.
 
-    A shared table is read once and each of its tickers' parts is a slice of it (no copy), in the types it was
-    written in. It is kept once in the background (compressed when it came uncompressed), each of its tickers
+    A shared table is read once and each of its tickers' parts is its run of it (nothing cut), in the types it
+    was written in. It is kept once in the background (compressed when it came uncompressed), each of its tickers
     kept as a reference to its rows (:mod:`fdkit.client.refs`); the frame does not wait for them.
     """
     kept: list[tuple[str, bytes | memoryview]] = []
@@ -239,8 +280,9 @@ def _take(client: Client, ep: Endpoint, answered: list[tuple[int, Bundle]], keys
         entry = bundle.entries[k]
         if entry.status == 200:
             try:
+                part: Piece
                 if entry.shared is not None:
-                    part = _shared_slice(entry, tables)
+                    part = _shared_run(entry, tables)
                 else:
                     part = part_from_bytes(entry.data, text=False)
             except (pa.ArrowException, KeyError, ValueError):
@@ -249,7 +291,7 @@ def _take(client: Client, ep: Endpoint, answered: list[tuple[int, Bundle]], keys
             parts[i] = part
             if entry.shared is not None:
                 runs = shared.setdefault(id(entry.shared), (entry.shared.data, bundle.compression is not None, []))
-                runs[2].append((keys[i], entry.offset, entry.rows, part[2]))
+                runs[2].append((keys[i], entry.offset, entry.rows, entry_constants(part)))
             else:
                 (behind if bundle.compression is None else kept).append((keys[i], entry.data))
             continue
@@ -262,17 +304,21 @@ def _take(client: Client, ep: Endpoint, answered: list[tuple[int, Bundle]], keys
     client.keep_parts(refused, min(ep.ttl, MISS_TTL) if ep.ttl >= 0 else MISS_TTL)
 
 
-def _shared_slice(entry: BundleEntry, tables: dict[int, Part]) -> Part:
-    """A ticker's part from its run of a shared table (the table read once per bundle, in its own types)."""
+def entry_constants(piece: Piece) -> dict[str, Any]:
+    """A piece's constants (a run's: the table's, with its ticker)."""
+    return piece.constants if isinstance(piece, Run) else piece[2]
+
+
+def _shared_run(entry: BundleEntry, tables: dict[int, Part]) -> Run:
+    """A ticker's run of a shared table (the table read once per bundle, in its own types)."""
     assert entry.shared is not None
     table = tables.get(id(entry.shared))
     if table is None:
         table = tables[id(entry.shared)] = as_written(part_from_bytes(entry.shared.data, text=False))
-    own = {**table[2], "ticker": entry.ticker} if "ticker" in table[2] else table[2]
-    part = sliced(table, entry.offset, entry.rows, own)
-    if part is None:
+    if entry.offset < 0 or entry.rows < 0 or entry.offset + entry.rows > table[0].num_rows:
         raise ValueError(f"rows {entry.offset}..{entry.offset + entry.rows} of a table of {table[0].num_rows}")
-    return part
+    own = {**table[2], "ticker": entry.ticker} if "ticker" in table[2] else table[2]
+    return Run(table[0], entry.offset, entry.rows, own)
 
 
 #: a shared table to keep: its bytes as they came, whether they came compressed, and its tickers' runs

@@ -685,6 +685,62 @@ class FetchCache:
             return None
         return body, late
 
+    def entries(
+        self, keys: Sequence[str], *, allow_stale: bool = False, offline: bool = False
+    ) -> dict[str, tuple[bytes, float]]:
+        """:meth:`entry` of many keys in a few queries (a bulk call's thousand tickers): the keys found, checked.
+
+        Args:
+            keys: the entries' keys.
+            allow_stale: return expired entries too.
+            offline: a corrupted entry raises :class:`~fdkit.errors.CacheError` (it cannot be fetched again).
+
+        Returns:
+            ``{key: (body, expired_for_seconds)}`` of the entries present, fresh (unless ``allow_stale``) and whole;
+            a corrupted one is dropped (one warning for all of them).
+
+        Raises:
+            CacheError: a corrupted entry in offline mode.
+
+        Example:
+            >>> import tempfile
+            >>> fc = FetchCache(Path(tempfile.mkdtemp()) / "ns.fetch.sqlite")
+            >>> fc.put_many([("a", b"1"), ("b", b"2")], ttl=60); fc.entries(["b", "c"])
+            {'b': (b'2', 0.0)}
+        """
+        rows: list[tuple[str, float, bytes, bytes]] = []
+        try:
+            for at in range(0, len(keys), _KEYS_PER_QUERY):
+                chunk = list(keys[at : at + _KEYS_PER_QUERY])
+                marks = ",".join("?" * len(chunk))
+                rows.extend(
+                    self._conn().execute(
+                        f"select key, expires, digest, body from {self.TABLE} where key in ({marks})", chunk
+                    )
+                )
+        except self._sqlite.DatabaseError:  # each entry's own lookup says what is wrong (and sets a broken file aside)
+            found = {k: self.entry(k, allow_stale=allow_stale, offline=offline) for k in keys}
+            return {k: hit for k, hit in found.items() if hit is not None}
+        now, out, broken = time.time(), {}, []
+        for key, expires, digest, body in rows:
+            body = bytes(body)
+            if hashlib.sha256(body).digest() != bytes(digest or b""):
+                broken.append(key)
+                continue
+            late = 0.0 if expires < 0 else max(0.0, now - expires)
+            if late == 0 or allow_stale:
+                out[key] = (body, late)
+        if broken:
+            with self._conn() as db:
+                db.executemany(f"delete from {self.TABLE} where key = ?", [(k,) for k in broken])
+            if offline:
+                raise CacheError("a cached answer failed its checksum and offline mode cannot fetch it again")
+            warnings.warn(
+                f"fdkit: {len(broken)} cached answer(s) failed their checksum; they were dropped and are fetched again",
+                stacklevel=3,
+            )
+        return out
+
     def get(self, key: str, *, allow_stale: bool = False) -> bytes | None:
         """The cached body, or ``None`` when absent, expired (unless ``allow_stale``) or corrupted."""
         hit = self.entry(key, allow_stale=allow_stale)
@@ -726,28 +782,6 @@ class FetchCache:
                 if attempt or not self._set_aside(exc):
                     raise
 
-    def present(self, keys: Sequence[str]) -> set[str]:
-        """Which of ``keys`` have an entry (fresh or not, checked or not): a few queries for a thousand keys.
-
-        A bulk call asks this first, so that a ticker without an entry costs no lookup of its own.
-
-        Example:
-            >>> import tempfile
-            >>> fc = FetchCache(Path(tempfile.mkdtemp()) / "ns.fetch.sqlite")
-            >>> fc.put("a", b"1", ttl=60); sorted(fc.present(["a", "b"]))
-            ['a']
-        """
-        found: set[str] = set()
-        try:
-            for at in range(0, len(keys), _KEYS_PER_QUERY):
-                chunk = list(keys[at : at + _KEYS_PER_QUERY])
-                marks = ",".join("?" * len(chunk))
-                found.update(k for (k,) in self._conn().execute(f"select key from {self.TABLE} where key in ({marks})",
-                                                                chunk))  # fmt: skip
-        except self._sqlite.DatabaseError:
-            return set(keys)  # the entries' own lookups say what is wrong (and set a broken file aside)
-        return found
-
     def _set_aside(self, exc: Exception) -> bool:
         """A fetch-cache file that stopped being a database is moved aside and started afresh (True), once a call.
 
@@ -770,7 +804,7 @@ class FetchCache:
         return True
 
 
-#: the keys one query of :meth:`FetchCache.present` names (SQLite's bound on a statement's variables is far above)
+#: the keys one query of :meth:`FetchCache.entries` names (SQLite's bound on a statement's variables is far above)
 _KEYS_PER_QUERY = 500
 
 

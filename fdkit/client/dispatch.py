@@ -25,7 +25,7 @@ import pandas as pd
 import pyarrow as pa
 
 from fdkit.catalog.endpoints import CATALOG, Endpoint, Param
-from fdkit.client.bulk import fetch_parts, uses_bulk
+from fdkit.client.bulk import fetch_pieces, uses_bulk
 from fdkit.client.parts import fetch_part
 from fdkit.errors import (
     BadRequestError,
@@ -37,6 +37,7 @@ from fdkit.errors import (
     warn_user,
 )
 from fdkit.frames.pointintime import attach_filing_times
+from fdkit.frames.runs import Piece, Run, as_part, grouped, piece_rows
 from fdkit.frames.typed import frame_from_parts, to_frame
 
 if TYPE_CHECKING:
@@ -183,22 +184,26 @@ def _fetch_frame(client: Client, ep: Endpoint, requests_: list[dict[str, Any]], 
         frame = to_frame(ep, ok) if ok else to_frame(ep, [(clean, {})])
         return _named_missing(attach_filing_times(_known_by(frame, as_of)), failed)
     # typed parts: a warm request is read back as Arrow, with no JSON decode
+    got: list[tuple[Mapping[str, Any], Piece]]
     if many and uses_bulk(client, ep, len(requests_)):  # a peer: the tickers the cache lacks in a few bulk requests
-        ok, failed = fetch_parts(client, ep, requests_, errors=errors, progress=progress)
+        got, failed = fetch_pieces(client, ep, requests_, errors=errors, progress=progress)
     else:
-        ok, failed = client.fetch_many(ep, requests_, errors=errors, progress=progress,
-                                       fetch=lambda p: fetch_part(client, ep, p))  # fmt: skip
-    parts = [part for _, part in ok]
+        got, failed = client.fetch_many(ep, requests_, errors=errors, progress=progress,
+                                        fetch=lambda p: fetch_part(client, ep, p))  # fmt: skip
+    parts = [part for _, part in got]
     if counted is not None:
-        parts = _trimmed_parts(ep, ok, counted, fan)
+        parts = _trimmed_parts(ep, got, counted, fan)
     elif "limit" in ep.param_names and "limit" in params and params["limit"] is None:
-        _warn_capped(ep, ok, fan)
-    asked = [str(q.get(fan)) for q, _ in ok] if fan else []
+        _warn_capped(ep, got, fan)
+    asked = [str(q.get(fan)) for q, _ in got] if fan else []
     # about the parts' bytes (a buffer-size sum per part was 0.1 s of a 3,000-part statement panel)
-    big = sum(part[0].num_rows for part in parts) * (parts[0][0].num_columns if parts else 0) * 8 >= _RELEASE_AFTER
-    del ok  # the parts are held by `parts` alone, which the frame consumes: each is freed once its rows are copied
-    frame = frame_from_parts(ep, parts, clean, consume=True)
+    width = as_part(parts[0])[0].num_columns if parts else 0
+    big = sum(piece_rows(part) for part in parts) * width * 8 >= _RELEASE_AFTER
+    del got  # the parts are held by `pieces` alone, which the frame consumes: each is freed once its rows are copied
+    pieces = grouped(parts)  # a shared table's runs: read in a few stretches, never cut per ticker
     del parts
+    frame = frame_from_parts(ep, pieces, clean, consume=True)
+    del pieces
     _warn_outside_data(ep, frame, clean, asked, many=many)
     result = _named_missing(attach_filing_times(_known_by(frame, as_of)), failed)
     if big:  # hand the freed memory back to the OS: a panel's RSS is then about its frame, not the parts' too
@@ -210,7 +215,7 @@ def _fetch_frame(client: Client, ep: Endpoint, requests_: list[dict[str, Any]], 
 
 def _check_ticker(ep: Endpoint, fan: str, value: Any) -> None:
     """Several tickers in one string are refused before anything is sent, with the list spelling."""
-    if not isinstance(value, str):
+    if not isinstance(value, str) or not _SEVERAL.search(value):
         return
     parts = [t for t in re.split(r"[\s,;]+", value.strip()) if t]
     if len(parts) > 1:
@@ -221,6 +226,10 @@ def _check_ticker(ep: Endpoint, fan: str, value: Any) -> None:
             error="Invalid parameter",
             path=ep.path,
         )
+
+
+#: a separator between two symbols of one string (``"AAPL,MSFT"``, ``"AAPL MSFT"``)
+_SEVERAL = re.compile(r"\S[\s,;]+\S")
 
 
 def _with_ticker_hint(exc: NotFoundError, tickers: list[str]) -> NotFoundError:
@@ -446,9 +455,17 @@ def _limit_plan(ep: Endpoint, params: Mapping[str, Any], merged: dict[str, Any])
 
 def _trimmed_parts(ep: Endpoint, ok: list, default: int, fan: str | None) -> list:
     """Each request's part cut to ``default`` rows; one TruncatedWarning naming the requests that had more."""
-    out, more = [], []
+    out: list[Piece] = []
+    more: list[str] = []
     keys = [k for k in ep.index if k != fan]  # a record's key among the rows (a nested record spans several)
-    for params, (table, n, consts) in ok:
+    for params, piece in ok:
+        if isinstance(piece, Run) and (ep.shape == "flat" or not keys):  # its first rows, as a part's slice
+            if piece.rows > default:
+                piece = piece._replace(rows=default)
+                more.append(str(params.get(fan, "")) if fan else "")
+            out.append(piece)
+            continue
+        table, n, consts = as_part(piece)
         if ep.shape == "flat" or not keys or not set(keys) <= set(table.column_names):
             if n > default:
                 table, n = table.slice(0, default), default
@@ -489,7 +506,7 @@ def _warn_capped(ep: Endpoint, ok: list, fan: str | None) -> None:
     if ep.time_index and ep.finite_default is None:  # bars: a range past one request's cap is continued by dates
         return
     cap = ep.param("limit").max
-    full = [str(p.get(fan, "")) for p, (_t, n, _c) in ok if cap is not None and n >= cap]
+    full = [str(p.get(fan, "")) for p, piece in ok if cap is not None and piece_rows(piece) >= cap]
     if full:
         warn_user(
             f"{ep.name}() returned the service's maximum of {cap} records per request"

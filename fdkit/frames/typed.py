@@ -42,6 +42,7 @@ from fdkit.catalog.schema import SCHEMAS, fields_of, pandas_dtype
 from fdkit.catalog.shapes import SHAPES, Shape
 from fdkit.errors import NarrowTypeWarning
 from fdkit.frames.dtypes import STRING_DTYPE, as_label, closed_vocabulary, label_index
+from fdkit.frames.runs import Runs
 
 __all__ = [
     "to_frame",
@@ -280,7 +281,7 @@ def as_written(part: Part) -> Part:
     return _widened(table), n, consts
 
 
-def _all_as_written(parts: Sequence[Part]) -> list[Part]:
+def _all_as_written(parts: Sequence[Part | Runs]) -> list[Part | Runs]:
     """:func:`as_written` of many parts, the columns to convert found once per layout (a bulk answer has one).
 
     Example:
@@ -288,10 +289,11 @@ def _all_as_written(parts: Sequence[Part]) -> list[Part]:
         >>> [str(t) for t in _all_as_written([(table, 1, {}), (table, 1, {})])[1][0].schema.types]
         ['string', 'double']
     """
-    out: list[Part] = []
+    out: list[Part | Runs] = []
     schema: pa.Schema | None = None
     casts: list[tuple[int, pa.Field]] = []
-    for table, n, consts in parts:
+    for piece in parts:
+        table = piece.table if isinstance(piece, Runs) else piece[0]
         if schema is None or not table.schema.equals(schema, check_metadata=True):
             schema, casts = table.schema, []
             for i, field in enumerate(schema):
@@ -302,7 +304,10 @@ def _all_as_written(parts: Sequence[Part]) -> list[Part]:
                     casts.append((i, pa.field(field.name, _WIDE[own.decode()], field.nullable)))
         for i, field in casts:
             table = table.set_column(i, field, table.column(i).cast(field.type))
-        out.append((table, n, consts))
+        if isinstance(piece, Runs):
+            out.append(piece if table is piece.table else Runs(table, piece.offsets, piece.rows, piece.constants))
+        else:
+            out.append((table, piece[1], piece[2]))
     return out
 
 
@@ -359,16 +364,21 @@ def _widened(table: pa.Table) -> pa.Table:
     return table
 
 
-def _assemble(parts: Sequence[Part], columns: Mapping[str, str]) -> pd.DataFrame:
-    """One typed frame from several responses' parts; fields outside the schema follow the schema's columns."""
-    parts = [p for p in parts if p[1]]
+def _assemble(pieces: Sequence[Part | Runs], columns: Mapping[str, str]) -> pd.DataFrame:
+    """One typed frame from several responses' parts; fields outside the schema follow the schema's columns.
+
+    A :class:`~fdkit.frames.runs.Runs` stands for its runs' parts: its rows are taken from its table in one
+    stretch (a slice when the runs follow each other), its runs' constants are their rows' as a part's are.
+    """
+    parts = [_nonempty(p) if isinstance(p, Runs) else p for p in pieces]
+    parts = [p for p in parts if (len(p) if isinstance(p, Runs) else p[1])]
     if not parts:
         return _to_pandas(_arrow_table([], columns), columns)
     extras: dict[str, pa.DataType] = {}
     layouts: dict[tuple[str, ...], pa.Schema] = {}  # a bulk answer's thousand parts: one layout
     last: pa.Schema | None = None
-    for t, _, _ in parts:
-        schema = t.schema  # (a schema compared is microseconds; a table's column names, tens of them)
+    for p in parts:
+        schema = (p.table if isinstance(p, Runs) else p[0]).schema  # (microseconds; column names: tens of them)
         if last is None or not schema.equals(last):
             layouts[tuple(schema.names)] = schema
             last = schema
@@ -376,10 +386,10 @@ def _assemble(parts: Sequence[Part], columns: Mapping[str, str]) -> pd.DataFrame
         for f in names:
             if f not in columns:
                 extras.setdefault(f, schema.field(f).type)
-    order = [*columns, *extras]
     if len(layouts) > 1:  # mixed payloads: constants become columns
+        order = [*columns, *extras]
         tables = []
-        for table, n, consts in parts:
+        for table, n, consts in (q for p in parts for q in (p.parts() if isinstance(p, Runs) else [p])):
             for f, v in consts.items():
                 table = table.append_column(f, _arrow_column([v] * n, columns[f], f))
             for f, kind in extras.items():
@@ -387,8 +397,30 @@ def _assemble(parts: Sequence[Part], columns: Mapping[str, str]) -> pd.DataFrame
                     table = table.append_column(f, pa.nulls(n, type=kind))
             tables.append(table.select(order))
         return _to_pandas(pa.concat_tables(tables, promote_options="permissive"), columns)
-    table = parts[0][0] if len(parts) == 1 else _concatenated([t for t, _, _ in parts])
-    const_rows = [(n, c) for _, n, c in parts]
+    tables = [p.covering() if isinstance(p, Runs) else p[0] for p in parts]
+    const_rows = [
+        row
+        for p in parts
+        for row in (zip(p.rows.tolist(), p.constants, strict=True) if isinstance(p, Runs) else [(p[1], p[2])])
+    ]
+    return _with_constants(tables[0] if len(tables) == 1 else _concatenated(tables), const_rows, columns)
+
+
+def _nonempty(runs: Runs) -> Runs:
+    """The runs with rows (a response without rows adds no row and no label, as an empty part)."""
+    keep = runs.rows > 0
+    if bool(keep.all()):
+        return runs
+    kept = [c for c, k in zip(runs.constants, keep.tolist(), strict=True) if k]
+    return Runs(runs.table, runs.offsets[keep], runs.rows[keep], kept)
+
+
+def _with_constants(
+    table: pa.Table, const_rows: list[tuple[int, dict[str, Any]]], columns: Mapping[str, str]
+) -> pd.DataFrame:
+    """The frame of a table of responses' rows (``n`` rows each, in order) with their constants as columns."""
+    extras = [f for f in table.column_names if f not in columns]
+    order = [*columns, *extras]
     df = _to_pandas(table, {f: t for f, t in columns.items() if f in table.column_names})
     for field in [f for f in columns if f not in table.column_names]:
         if columns[field] == "category":  # the ticker: codes into one category per response, no per-row work
@@ -718,13 +750,14 @@ def join_parts(parts: Sequence[Part], limit: int | None = None) -> Part:
     return table, table.num_rows, parts[0][2] if parts else {}
 
 
-def frame_from_parts(endpoint: str | Endpoint, parts: Sequence[Part], params: Mapping[str, Any], *,
+def frame_from_parts(endpoint: str | Endpoint, parts: Sequence[Part | Runs], params: Mapping[str, Any], *,
                      consume: bool = False) -> pd.DataFrame:  # fmt: skip
     """Assemble parts of one endpoint into its typed, indexed frame (same result as :func:`to_frame`).
 
     Args:
         endpoint: endpoint name or object.
-        parts: from :func:`response_part` (or :func:`part_from_bytes`).
+        parts: from :func:`response_part` (or :func:`part_from_bytes`); a :class:`~fdkit.frames.runs.Runs` stands
+            for its runs' parts (:func:`fdkit.frames.runs.grouped`), its table read in a few stretches.
         params: one request's parameters (the interval decides tz-naive or UTC times).
         consume: ``parts`` is a list the caller no longer needs: each part is dropped from it (set to ``None``) as
             soon as its rows are in the frame's columns, so a large panel's parts and frame do not all exist at
@@ -748,8 +781,8 @@ def frame_from_parts(endpoint: str | Endpoint, parts: Sequence[Part], params: Ma
     return _finish(ep, _assemble(_all_as_written(parts), columns), params)
 
 
-def _series_frame(ep: Endpoint, parts: Sequence[Part], columns: Mapping[str, str], params: Mapping[str, Any], *,
-                  consume: bool = False) -> pd.DataFrame | None:  # fmt: skip
+def _series_frame(ep: Endpoint, parts: Sequence[Part | Runs], columns: Mapping[str, str], params: Mapping[str, Any],
+                  *, consume: bool = False) -> pd.DataFrame | None:  # fmt: skip
     """The frame of time-series parts written part by part into its preallocated columns, in its final dtypes.
 
     What :func:`_assemble` + :func:`_finish` give, without the concatenated table, the pandas conversion, the
@@ -763,8 +796,7 @@ def _series_frame(ep: Endpoint, parts: Sequence[Part], columns: Mapping[str, str
     copies them once more); with ``consume`` each part is dropped from ``parts`` once copied, so the transient
     memory of a panel is about its frame plus the parts not yet copied, not parts + table + pandas copies.
     """
-    present = [i for i, p in enumerate(parts) if p[1]]
-    if len(ep.index) != 2 or not present:
+    if len(ep.index) != 2:
         return None
     key, when = ep.index
     logical = columns.get(when)
@@ -776,20 +808,21 @@ def _series_frame(ep: Endpoint, parts: Sequence[Part], columns: Mapping[str, str
     if any(t is None for t in types.values()) or any(k is None for k in kinds.values()):
         return None
     vocabularies = {f: pa.array(closed_vocabulary(f), pa.string()) for f, k in kinds.items() if k == "category"}
-    labels: list[str] = []
+    units: list[tuple[str, int, int, int]] = []  # each response with rows: (label, rows, piece, first row)
     codes_of: dict[tuple[int, str], pa.ChunkedArray] = {}
-    for i in present:  # check everything before writing anything
-        table, n, consts = parts[i]
-        label = consts.get(key)
-        if len(consts) != 1 or not isinstance(label, str) or table.num_rows != n or table.column_names != own:
+    for i, piece in enumerate(parts):  # check everything before writing anything
+        spans = _labelled_spans(piece, key)
+        if spans is None:
+            return None
+        if not spans:
+            continue
+        table = piece.table if isinstance(piece, Runs) else piece[0]
+        if table.column_names != own:
             return None
         if any(not _typed_as(table.schema.field(f).type, types[f], f in vocabularies) for f in own):
             return None
         stamps = table.column(when)
-        if stamps.null_count:
-            return None
-        ns = _int64s(stamps)
-        if n > 1 and not bool((ns[1:] > ns[:-1]).all()):
+        if stamps.null_count or not _increasing(_int64s(stamps), spans):
             return None
         for f, vocabulary in vocabularies.items():
             column = table.column(f)
@@ -797,12 +830,17 @@ def _series_frame(ep: Endpoint, parts: Sequence[Part], columns: Mapping[str, str
             if found.null_count != column.null_count:  # a value outside the vocabulary: the general path warns
                 return None
             codes_of[i, f] = found
-        labels.append(label)
-    if len(set(labels)) != len(labels):
+        units.extend((label, n, i, at) for label, at, n in spans)
+    if not units or len({u[0] for u in units}) != len(units):
         return None
-    order = [present[k] for k in sorted(range(len(present)), key=labels.__getitem__)]  # labels sorted, then time
-    rows = [parts[i][1] for i in order]
+    units.sort(key=itemgetter(0))  # labels sorted, then time
+    labels = [u[0] for u in units]
+    rows = [u[1] for u in units]
     total = sum(rows)
+    segments = _segments(units)
+    left = {i: 0 for _, i, _ in segments}  # each piece's segments not yet copied
+    for _, i, _ in segments:
+        left[i] += 1
     floats = [f for f, k in kinds.items() if k == "float"]
     block = np.empty((len(floats), total), dtype=np.float64)
     out: dict[str, Any] = {f: np.empty(total, np.int64) for f, k in kinds.items() if k == "int"}
@@ -812,8 +850,9 @@ def _series_frame(ep: Endpoint, parts: Sequence[Part], columns: Mapping[str, str
     stamps_of: dict[str, Any] = {f: np.empty(total, np.int64) for f, k in kinds.items() if k == "time"}
     times = np.empty(total, np.int64)
     lo = 0
-    for i, n in zip(order, rows, strict=True):
-        table = parts[i][0]
+    for at, i, n in segments:
+        piece = parts[i]
+        table = piece.table.slice(at, n) if isinstance(piece, Runs) else piece[0]
         hi = lo + n
         times[lo:hi] = _int64s(table.column(when))
         for j, f in enumerate(floats):
@@ -823,16 +862,21 @@ def _series_frame(ep: Endpoint, parts: Sequence[Part], columns: Mapping[str, str
             _fill(ints[lo:hi], pc.fill_null(column, 0) if column.null_count else column)
             masks[f][lo:hi] = column.is_null().to_numpy(zero_copy_only=False) if column.null_count else False
         for f, target in codes.items():
-            _fill(target[lo:hi], pc.fill_null(codes_of.pop((i, f)), -1))
+            found = codes_of[i, f]
+            _fill(target[lo:hi], pc.fill_null(found.slice(at, n) if isinstance(piece, Runs) else found, -1))
         for f, target in stamps_of.items():  # other dates: nanoseconds, missing ones NaT's
             column = table.column(f)
             ns = column.cast(pa.timestamp("ns")) if pa.types.is_date32(column.type) else column
             _fill(target[lo:hi], pc.fill_null(ns.cast(pa.int64()), _NAT))
         for f, chunks in arrow.items():
             chunks.extend(table.column(f).chunks)
-        del table
-        if consume:
-            parts[i] = None  # type: ignore[index]  # the caller's list: this part's rows are in the columns now
+        del table, piece
+        left[i] -= 1
+        if not left[i]:
+            for f in codes:
+                del codes_of[i, f]
+            if consume:
+                parts[i] = None  # type: ignore[index]  # the caller's list: this piece's rows are in the columns now
         lo = hi
     if consume:
         for i in range(len(parts)):  # the empty ones too
@@ -877,6 +921,46 @@ def _series_frame(ep: Endpoint, parts: Sequence[Part], columns: Mapping[str, str
     if ep.split_adjusted:
         df.attrs["split_basis"] = "adjusted"
     return df
+
+
+def _labelled_spans(piece: Part | Runs, key: str) -> list[tuple[str, int, int]] | None:
+    """A piece's responses with rows as ``(label, first row, rows)``; ``None``: not one ``key`` constant each."""
+    runs: Iterable[tuple[dict[str, Any], int, int]]
+    if isinstance(piece, Runs):
+        runs = zip(piece.constants, piece.offsets.tolist(), piece.rows.tolist(), strict=True)
+        height = piece.table.num_rows
+    else:
+        runs, height = [(piece[2], 0, piece[1])], piece[1]
+        if piece[0].num_rows != piece[1]:
+            return None
+    spans = []
+    for consts, at, n in runs:
+        if not n:
+            continue
+        label = consts.get(key)
+        if len(consts) != 1 or not isinstance(label, str) or at < 0 or at + n > height:
+            return None
+        spans.append((label, at, n))
+    return spans
+
+
+def _increasing(ns: np.ndarray, spans: list[tuple[str, int, int]]) -> bool:
+    """Whether the times of each span's rows are strictly increasing."""
+    if len(ns) < 2:
+        return True
+    rising = ns[1:] > ns[:-1]
+    return all(bool(rising[at : at + n - 1].all()) for _, at, n in spans if n > 1)
+
+
+def _segments(units: list[tuple[str, int, int, int]]) -> list[tuple[int, int, int]]:
+    """Sorted responses as stretches ``(first row, piece, rows)`` of their pieces: neighbours in a table are one."""
+    out: list[list[int]] = []
+    for _, n, i, at in units:
+        if out and out[-1][1] == i and out[-1][0] + out[-1][2] == at:
+            out[-1][2] += n
+        else:
+            out.append([at, i, n])
+    return [(at, i, n) for at, i, n in out]
 
 
 #: float columns of at least this many bytes in all are written into the frame's own block: the constructor's

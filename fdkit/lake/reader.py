@@ -28,6 +28,7 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -353,7 +354,14 @@ def rows_where(df: pd.DataFrame, where: Mapping[str, object] | None) -> pd.DataF
     """
     for column, value in (where or {}).items():
         values = any_of(value)
-        text = df[column].astype("string")
-        hit = text == values[0] if len(values) == 1 else text.isin(values)
-        df = df[hit.fillna(False).to_numpy(dtype=bool)]
+        col = df[column]
+        if isinstance(col.dtype, pd.CategoricalDtype):  # (a category's text compared once, not a row's)
+            wanted = {str(v) for v in values}
+            named = np.fromiter((str(c) in wanted for c in col.cat.categories), bool, len(col.cat.categories))
+            codes = col.cat.codes.to_numpy()
+            df = df[(codes >= 0) & named[np.maximum(codes, 0)]] if named.any() else df.iloc[0:0]
+            continue
+        text = col.astype("string")
+        found = text == values[0] if len(values) == 1 else text.isin(values)
+        df = df[found.fillna(False).to_numpy(dtype=bool)]
     return df

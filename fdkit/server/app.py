@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import secrets
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
@@ -428,12 +429,20 @@ def bulk_answer(state: Any, ep: Endpoint, items: list[tuple[str, str]], raw: byt
 def _refused_tickers(ep: Endpoint, tickers: list[str]) -> dict[str, tuple[int, str, str]]:
     """The tickers of a bulk request the ``ticker`` parameter does not take, each with its 400."""
     refused = {}
+    p = ep.param("ticker")
+    plain = _PLAIN_TICKER if p.pattern is None and p.enum is None else None
     for t in tickers:
+        if plain is not None and plain.fullmatch(t):  # (text the parameter takes: the common case, checked at once)
+            continue
         try:
             validate_value(ep, "ticker", t)
         except FdkitError as exc:
             refused[t] = (http_status(exc), exc.error or "Invalid parameter", exc.message)
     return refused
+
+
+#: a symbol that a ticker parameter without a pattern or vocabulary takes as it is
+_PLAIN_TICKER = re.compile(r"[A-Z0-9][A-Z0-9.^=-]{0,15}")
 
 
 def _in_order(tickers: list[str], refused: dict[str, tuple[int, str, str]], answered: Iterator[Any]) -> Iterator[Any]:
@@ -450,11 +459,30 @@ def _in_order(tickers: list[str], refused: dict[str, tuple[int, str, str]], answ
 
 
 def _metered(state: Any, key: str | None, entries: Iterator[Any]) -> Iterator[Any]:
-    """Each ticker answered (an entry with a part) is one metered request, as its own would be; errors count nothing."""
-    for entry in entries:
-        if key is not None and isinstance(entry[1], bytes | bytearray | memoryview | RowsOf):
-            state.usage.record(key)
-        yield entry
+    """Each ticker answered (an entry with a part) is one metered request, as its own would be; errors count nothing.
+
+    Counted as they are sent, a few hundred at a time (a body cut short counts what was sent before it, give or
+    take the last few hundred).
+    """
+    if key is None:
+        yield from entries
+        return
+    sent = 0
+    try:
+        for entry in entries:
+            if isinstance(entry[1], bytes | bytearray | memoryview | RowsOf):
+                sent += 1
+                if sent == _METERED_AT_ONCE:
+                    state.usage.record(key, sent)
+                    sent = 0
+            yield entry
+    finally:
+        if sent:
+            state.usage.record(key, sent)
+
+
+#: the tickers of a bulk answer counted in one go
+_METERED_AT_ONCE = 256
 
 
 def _problem(response: Response) -> Answered:

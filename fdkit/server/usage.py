@@ -52,18 +52,23 @@ class Usage:
         self._counts: Counter[str] = Counter()
         self._lock = threading.Lock()
 
-    def record(self, key: str) -> int:
-        """Count one metered request of ``key``.
+    def record(self, key: str, requests: int = 1) -> int:
+        """Count metered requests of ``key`` (one, or a bulk request's tickers at once).
 
         Args:
             key: the caller's (valid) key.
+            requests: how many.
 
         Returns:
-            The key's count, this request included.
+            The key's count, these requests included.
+
+        Example:
+            >>> usage = Usage(); usage.record("k"), usage.record("k", 3)
+            (1, 4)
         """
         ident = key_id(key)
         with self._lock:
-            self._counts[ident] += 1
+            self._counts[ident] += requests
             return self._counts[ident]
 
     def count(self, key: str) -> int:
