@@ -198,7 +198,7 @@ def test_a_client_that_asks_for_shared_tables_gets_each_tickers_part_as_a_run_of
             if a.status != 200:
                 assert a.shared is None and a.message == b.message
                 continue
-            table, n, consts = as_part(_shared_run(a, tables))
+            table, n, consts = as_written(as_part(_shared_run(a, tables)))
             own = as_written(part_from_bytes(b.data, text=False))
             assert n == own[1] > 0 and consts == own[2] and table.equals(own[0]), (name, a.ticker)
 

@@ -126,8 +126,8 @@ class Bundle:
 
 def _entry(ticker: str, value: bytes | tuple[int, str, str] | RowsOf | SharedTable) -> bytes:
     if isinstance(value, SharedTable):
-        head = orjson.dumps({"table": len(value.data)})
-        return _HEADER.pack(len(head)) + head + bytes(value.data)
+        head = orjson.dumps({"table": memoryview(value.data).nbytes})
+        return _HEADER.pack(len(head)) + head
     if isinstance(value, RowsOf):
         head = orjson.dumps({"ticker": ticker, "rows": [value.offset, value.rows]})
         return _HEADER.pack(len(head)) + head
@@ -139,7 +139,7 @@ def _entry(ticker: str, value: bytes | tuple[int, str, str] | RowsOf | SharedTab
     return _HEADER.pack(len(head)) + head
 
 
-def bundle_chunks(entries: Iterable[Written]) -> Iterator[bytes]:
+def bundle_chunks(entries: Iterable[Written]) -> Iterator[bytes | memoryview]:
     """The bytes of a bundle, entry by entry (a streamed response writes each as it is made).
 
     Args:
@@ -147,13 +147,15 @@ def bundle_chunks(entries: Iterable[Written]) -> Iterator[bytes]:
             the order asked; ``("", SharedTable)`` before the :class:`RowsOf` entries that name it.
 
     Yields:
-        The magic line, the entries' bytes and the end entry, in chunks of about a megabyte.
+        The magic line, the entries' bytes and the end entry, in chunks of about a megabyte; a shared table's
+        bytes as a chunk of their own, as they are (a view: never copied into a chunk).
 
     Example:
         >>> b"".join(bundle_chunks([])) == bundle_bytes([])
         True
     """
-    buffer, size, count, tables = [_MAGIC], len(_MAGIC), 0, 0
+    buffer: list[bytes] = [_MAGIC]
+    size, count, tables = len(_MAGIC), 0, 0
     for ticker, value in entries:
         if isinstance(value, SharedTable):
             tables += 1
@@ -161,6 +163,11 @@ def bundle_chunks(entries: Iterable[Written]) -> Iterator[bytes]:
             count += 1
         buffer.append(_entry(ticker, value))
         size += len(buffer[-1])
+        if isinstance(value, SharedTable):  # its bytes as they are, after its header: never copied into a chunk
+            yield b"".join(buffer)
+            yield memoryview(value.data).cast("B")
+            buffer, size = [], 0
+            continue
         if size >= _CHUNK:  # writes of a megabyte or so: a chunk per entry is slow to read (HTTP chunked encoding)
             yield b"".join(buffer)
             buffer, size = [], 0

@@ -361,7 +361,7 @@ def _add_bulk_route(app: FastAPI, ep: Endpoint) -> Callable[[Request], Awaitable
     return route
 
 
-Answered = tuple[int, str, dict[str, str], Iterator[bytes]]
+Answered = tuple[int, str, dict[str, str], Iterator[bytes | memoryview]]
 
 
 def bulk_answer(state: Any, ep: Endpoint, items: list[tuple[str, str]], raw: bytes, api_key: str | None, *,

@@ -38,7 +38,15 @@ from fdkit.catalog.endpoints import Endpoint
 from fdkit.errors import FdkitError, LakeError, without_backtrace
 from fdkit.frames.basis import as_traded
 from fdkit.frames.bundle import RowsOf, SharedTable, Written
-from fdkit.frames.typed import PART_COMPRESSION, arrow_rows, part_bytes, part_of_rows, records_of, response_part
+from fdkit.frames.typed import (
+    PART_COMPRESSION,
+    arrow_rows,
+    part_buffer,
+    part_bytes,
+    part_of_rows,
+    records_of,
+    response_part,
+)
 from fdkit.server import handlers
 from fdkit.server.handlers import NotFound, _date_col, _filter, _rows_of
 from fdkit.server.rows import FrameRecords
@@ -141,12 +149,37 @@ def _generic_entries(store: Store, ep: Endpoint, query: dict[str, Any], tickers:
     same filter runs once, one stable sort by (ticker, date) orders each ticker's rows as its own sort would, and
     the rows become Arrow columns once: a ticker's part is a slice of them.
     """
-    dataset = ep.dataset or ""
-    rows = store.rows_of_many(dataset, tickers)
-    absent = handlers.without_package(store, ep) if rows.empty else None
-    if absent is not None:  # each ticker's own request says which package serves the endpoint
-        yield from ((t, _error(absent)) for t in tickers)
+    read = _generic_read(store, ep, query, tickers)
+    if isinstance(read, FdkitError):  # each ticker's own request says which package serves the endpoint
+        yield from ((t, _error(read)) for t in tickers)
         return
+    known: set[str] | None = None
+    present = read[3]
+
+    def unknown(t: str) -> bool:
+        nonlocal known
+        known = store.known_tickers() if known is None else known
+        return t not in known
+
+    yield from _sliced(read, tickers, _limit(ep, query, whole_range), compression,
+                       lambda t: t not in present and unknown(t), tables)  # fmt: skip
+
+
+#: a read of many tickers' rows: their table (sorted by ticker), each row's ticker code, the codes' tickers, the
+#: tickers the lake has rows of, the answer's constants
+Read = tuple[pa.Table, np.ndarray, list[str], set[str], dict[str, Any]]
+
+
+def _generic_read(store: Store, ep: Endpoint, query: dict[str, Any], tickers: list[str]) -> Read | FdkitError:
+    """The generic handler's rows of many tickers, filtered and ordered as each ticker's own request orders them.
+
+    A function of its own, so that the rows' frame is freed once their table is made (a generator's locals live
+    as long as its answer is being written).
+    """
+    rows = store.rows_of_many(ep.dataset or "", tickers)
+    absent = handlers.without_package(store, ep) if rows.empty else None
+    if absent is not None:
+        return absent
     codes, names = _ticker_codes(rows)
     present = {names[c] for c in np.unique(codes).tolist() if c < len(names)}
     rows = _filter(_rows_of(rows, ep), ep, query)
@@ -155,30 +188,25 @@ def _generic_entries(store: Store, ep: Endpoint, query: dict[str, Any], tickers:
     rows, codes = rows.iloc[order], codes[order]
     first = next((t for t in tickers if t in present), tickers[0])
     _, fill = records_of(ep, {**query, "ticker": first}, {ep.response_key: []})
-    table = part_of_rows(ep, rows, fill)[0]
-    known: set[str] | None = None
-
-    def unknown(t: str) -> bool:
-        nonlocal known
-        known = store.known_tickers() if known is None else known
-        return t not in known
-
-    yield from _sliced(table, codes, names, tickers, fill, _limit(ep, query, whole_range), compression,
-                       lambda t: t not in present and unknown(t), tables)  # fmt: skip
+    return part_of_rows(ep, rows, fill)[0], codes, names, present, fill
 
 
-def _sliced(table: pa.Table, codes: np.ndarray, names: list[str], tickers: list[str], fill: dict[str, Any],
-            limit: int | None, compression: str | None, missing: Any, tables: bool) -> Iterator[Written]:  # fmt: skip
-    """Each ticker's part, in the order asked: its slice of ``table``, or its 404.
+def _sliced(read: Read, tickers: list[str], limit: int | None, compression: str | None, missing: Any,
+            tables: bool) -> Iterator[Written]:  # fmt: skip
+    """Each ticker's part, in the order asked: its slice of the read's table, or its 404.
 
-    ``table`` is sorted by ``codes`` (positions into ``names``); ``limit`` caps a ticker's rows; ``missing(ticker)``
-    says the lake does not know it. With ``tables``, the rows go once, as a shared table (its constants ``fill``),
-    and each ticker's entry names its run of them (:mod:`fdkit.frames.bundle`).
+    The table is sorted by its rows' codes (positions into the codes' tickers); ``limit`` caps a ticker's rows;
+    ``missing(ticker)`` says the lake does not know it. With ``tables``, the rows go once, as a shared table (the
+    read's constants; its labels as dictionaries, its columns narrower where nothing is lost), and each ticker's
+    entry names its run of them (:mod:`fdkit.frames.bundle`): the entries are made at once and the read is let go.
     """
-    if compression:  # (uncompressed parts, for a client in this process, are its own business)
+    table, codes, names, _, fill = read
+    del read
+    if compression or tables:  # (uncompressed parts, for a client in this process, are its own business)
         table = _dictionaries(table)
     starts = np.searchsorted(codes, np.arange(len(names)), side="left")
     stops = np.searchsorted(codes, np.arange(len(names)), side="right")
+    del codes
     if tables and limit is not None:  # the table holds the rows sent, no more
         counts = np.minimum(stops, starts + limit) - starts
         table = table.take(
@@ -187,8 +215,25 @@ def _sliced(table: pa.Table, codes: np.ndarray, names: list[str], tickers: list[
         stops = np.cumsum(counts)
         starts = stops - counts
     where = {name: (int(a), int(b)) for name, a, b in zip(names, starts, stops, strict=True)}
-    if tables:
-        yield "", SharedTable(part_bytes((table, table.num_rows, fill), compression, labels=False))
+    if not tables:
+        return _own_parts(table, where, tickers, fill, limit, compression, missing)
+    out: list[Written] = [("", SharedTable(part_buffer((table, table.num_rows, fill), compression, labels=False,
+                                                       narrow=True)))]  # fmt: skip
+    del table
+    for t in tickers:
+        if missing(t):
+            out.append((t, _error(NotFound(f"Ticker {t} not found"))))
+            continue
+        lo, hi = where.get(t, (0, 0))
+        if limit is not None:
+            hi = min(hi, lo + limit)
+        out.append((t, RowsOf(lo, hi - lo)))
+    return iter(out)
+
+
+def _own_parts(table: pa.Table, where: dict[str, tuple[int, int]], tickers: list[str], fill: dict[str, Any],
+               limit: int | None, compression: str | None, missing: Any) -> Iterator[Written]:  # fmt: skip
+    """Each ticker's part of its own (a client that reads no shared tables), made as the answer is written."""
     for t in tickers:
         if missing(t):
             yield t, _error(NotFound(f"Ticker {t} not found"))
@@ -196,9 +241,6 @@ def _sliced(table: pa.Table, codes: np.ndarray, names: list[str], tickers: list[
         lo, hi = where.get(t, (0, 0))
         if limit is not None:
             hi = min(hi, lo + limit)
-        if tables:
-            yield t, RowsOf(lo, hi - lo)
-            continue
         consts = {**fill, "ticker": t} if "ticker" in fill else fill
         yield t, part_bytes((table.slice(lo, hi - lo), hi - lo, consts), compression)
 
@@ -219,6 +261,15 @@ def _bar_entries(store: Store, ep: Endpoint, query: dict[str, Any], tickers: lis
 def _bar_chunk(store: Store, ep: Endpoint, query: dict[str, Any], tickers: list[str], whole_range: bool,
                compression: str | None, tables: bool) -> Iterator[Written]:  # fmt: skip
     dataset, source = handlers._dataset(ep), handlers.rows_source(ep, query)
+    read = _bar_read(store, ep, query, tickers, source)
+    present = read[3]
+    yield from _sliced(read, tickers, _limit(ep, query, whole_range), compression,
+                       lambda t: t not in present and not (source != dataset and store.has(dataset, t)),
+                       tables)  # fmt: skip
+
+
+def _bar_read(store: Store, ep: Endpoint, query: dict[str, Any], tickers: list[str], source: str) -> Read:
+    """Bars of many tickers in the query's range, as-traded unless ``adjusted``, ordered by (ticker, time)."""
     rows = store.rows_of_many(source, tickers)
     codes, names = _ticker_codes(rows)
     present = {names[c] for c in np.unique(codes).tolist() if c < len(names)}
@@ -232,10 +283,7 @@ def _bar_chunk(store: Store, ep: Endpoint, query: dict[str, Any], tickers: list[
     rows, codes, stamps = rows.iloc[order], codes[order], stamps[order]
     rows = rows.assign(time_milliseconds=pd.array(stamps // 1_000_000, dtype="Int64"))
     _, fill = records_of(ep, {**query, "ticker": tickers[0]}, {"ticker": tickers[0], ep.response_key: []})
-    table = part_of_rows(ep, rows, fill)[0]
-    yield from _sliced(table, codes, names, tickers, fill, _limit(ep, query, whole_range), compression,
-                       lambda t: t not in present and not (source != dataset and store.has(dataset, t)),
-                       tables)  # fmt: skip
+    return part_of_rows(ep, rows, fill)[0], codes, names, present, fill
 
 
 def _dictionaries(table: pa.Table, most: int = 64) -> pa.Table:
