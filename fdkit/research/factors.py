@@ -32,6 +32,7 @@ import numpy as np
 import pandas as pd
 
 from fdkit.errors import BadRequestError
+from fdkit.research.returns import Freq, Period, as_period, period_returns, price_column, series_ids
 
 __all__ = [
     "event_returns",
@@ -62,42 +63,73 @@ def _column(df: pd.DataFrame, name: str, what: str) -> pd.Series:
     return pd.to_numeric(df[name], errors="coerce").astype("float64")
 
 
-def forward_returns(prices: pd.DataFrame, horizons: Iterable[int] = (1, 21), column: str = "close", *,
-                    to_last_price: bool = False) -> pd.DataFrame:  # fmt: skip
-    """Forward simple returns per ticker: ``fwd_<h>`` = value ``h`` rows later / value - 1.
+def forward_returns(prices: pd.DataFrame, horizons: Iterable[Period] = (1, 21), column: str | None = None, *,
+                    to_last_price: bool = False, freq: Freq = None,
+                    breaks: tuple[str, ...] | list[str] | None = None) -> pd.DataFrame:  # fmt: skip
+    """Forward simple returns per ticker: ``fwd_<h>`` = value ``h`` ahead / value - 1, within one series.
+
+    A forward return is NaN where it would span a change of series (``basis``, ``adjusted_as_of``,
+    ``price_source``, ``series_breaks``) or a hole in the calendar: the rules of
+    :func:`fdkit.research.returns.period_returns`.
 
     Args:
         prices: a ``(ticker, date)`` panel with ``column``.
-        horizons: steps ahead (rows: trading days for daily bars, months for a monthly panel).
-        column: the price column.
+        horizons: steps ahead: rows (ints: trading days for daily bars, months for a monthly panel) or calendar
+            periods (``"1ME"``, ``"12ME"``, ``"21D"``: columns ``fwd_1ME`` ...).
+        column: the price column (``None``: :func:`fdkit.research.returns.price_column`'s choice).
         to_last_price: a ticker whose prices stop before the panel's last date (it stopped trading: acquired,
             delisted, bankrupt) keeps the return to its last price where its horizon runs past it, as an
             investor holding it until it stopped trading would (no delisting return is in the data, so the
-            last traded price stands in for it). Off by default: a gap in the data would read as a delisting.
+            last traded price stands in for it), if that price is of the row's series. Off by default: a gap in
+            the data would read as a delisting.
+        freq: the calendar's step (see :func:`fdkit.research.returns.period_returns`).
+        breaks: the columns whose change ends a series (default: those of ``BREAKS`` the panel has).
 
     Returns:
-        One float64 column per horizon on the panel's index (NaN where the future is not in the panel).
+        One float64 column per horizon on the panel's index (NaN where the future is not in the panel);
+        ``attrs["column"]`` names the price column.
 
     Raises:
         BadRequestError: for a frame that is no panel, a missing column or a horizon below 1.
+
+    Example:
+        >>> days = pd.to_datetime(["2024-01-31", "2024-02-29", "2024-04-30"])
+        >>> idx = pd.MultiIndex.from_product([["A"], days], names=["ticker", "time"])
+        >>> fwd = forward_returns(pd.DataFrame({"close": [10.0, 11.0, 12.1]}, index=idx), [1], freq="ME")
+        >>> fwd["fwd_1"].round(2).tolist()  # February's next month (March) is missing
+        [0.1, nan, nan]
     """
-    _date_level(prices)
-    hs = [int(h) for h in horizons]
-    if not hs or min(hs) < 1:
-        raise BadRequestError(f"horizons must be whole numbers >= 1, not {list(horizons)}")
-    px = _column(prices, column, "price").sort_index()
-    grouped = px.groupby(level="ticker", observed=True, sort=False)
-    out = pd.DataFrame({f"fwd_{h}": grouped.shift(-h) / px - 1.0 for h in hs}, index=px.index)
-    if to_last_price:
-        date = _date_level(prices)
-        when = pd.Series(px.index.get_level_values(date), index=px.index)
-        stopped = grouped.transform(lambda s: s.dropna().iloc[-1] if s.notna().any() else np.nan)
+    date = _date_level(prices)
+    hs = list(horizons)
+    try:
+        if not hs:
+            raise BadRequestError("no horizon")
+        for h in hs:
+            as_period(h)
+    except BadRequestError:
+        raise BadRequestError(f"horizons must be whole numbers >= 1 or calendar periods ('1ME', '21D'), not "
+                              f"{hs}") from None  # fmt: skip
+    name = price_column(prices, column)
+    out = pd.DataFrame(
+        {f"fwd_{h}": period_returns(prices, h, column=name, forward=True, freq=freq, breaks=breaks) for h in hs},
+        index=prices.index,
+    )
+    if to_last_price and len(prices):
+        px = _column(prices, name, "price")
+        series = series_ids(prices, breaks)
+        when = pd.Series(prices.index.get_level_values(date), index=prices.index)
+        tickers = prices.index.get_level_values("ticker")
+        priced = pd.DataFrame({"px": px, "series": series, "when": when})[px.notna().to_numpy()]
+        last = priced.sort_values("when", kind="stable").groupby(level="ticker", observed=True)[["px", "series"]].last()
+        stopped = pd.Series(tickers.map(last["px"].to_dict()), index=prices.index, dtype="float64")
+        same_series = pd.Series(tickers.map(last["series"].to_dict()), index=prices.index) == series
         ended = when.groupby(level="ticker", observed=True).transform("max") < when.max()
         for h in hs:
             col = f"fwd_{h}"
-            fill = ended & out[col].isna() & px.notna()
+            fill = ended & out[col].isna() & px.notna() & same_series  # its last price, if of the row's series
             out.loc[fill, col] = stopped[fill] / px[fill] - 1.0
-    return out.reindex(prices.index)
+    out.attrs["column"] = name
+    return out
 
 
 def _ranks(df: pd.DataFrame, date: str, cols: Sequence[str]) -> pd.DataFrame:
