@@ -342,6 +342,7 @@ class FdsAccessor:
             else:
                 parts[col] = g.agg(agg)
         out = pd.DataFrame(parts, index=size.index)[size.to_numpy() > 0]
+        out.index = out.index.set_names(["ticker", date] if _has_ticker(df) else [date])
         for col in ("volume", CHANGES):
             if col in out.columns and col in work.columns and str(work[col].dtype) == "Int64":
                 out[col] = out[col].astype("Int64")

@@ -503,7 +503,9 @@ def event_returns(events: pd.DataFrame, prices: pd.DataFrame, window: tuple[int,
         ``ticker``, ``event_date``, ``day0`` (the first trading day on or after the event), ``dated_by`` (the
         column the event's date came from), ``date`` (the trading day of the row), ``ar`` (abnormal return) and
         ``car`` (its cumulation from the window's first day);
-        ``attrs["benchmark"]`` names the benchmark, ``attrs["events_dropped"]`` counts events left out.
+        ``attrs["benchmark"]`` names the benchmark, ``attrs["events_dropped"]`` counts events left out. The index
+        levels are int64, ``ticker`` and ``dated_by`` text: one schema with or without events, so the table
+        round-trips through Parquet (``to_parquet`` / ``read_parquet`` give an equal frame), also when empty.
 
     Example:
         >>> days = pd.bdate_range("2024-01-01", periods=6)
@@ -523,16 +525,20 @@ def event_returns(events: pd.DataFrame, prices: pd.DataFrame, window: tuple[int,
     ).sort_values()
     trading = trading.tz_localize(None) if trading.tz is not None else trading
     day0_pos = trading.searchsorted(pd.DatetimeIndex(meta["day0"])) if len(meta) else np.array([], dtype=int)
+    # one schema with or without events (text, plain int64 event ids and days: an empty categorical comes back
+    # from Parquet with other categories), so the frame round-trips through Parquet, empty or not
+    text = pd.StringDtype(na_value=np.nan)
     out = pd.DataFrame({
-        "ticker": pd.Categorical(meta["ticker"].to_numpy()[positions]),
-        "event_date": pd.DatetimeIndex(meta["event_date"].to_numpy()[positions]),
-        "day0": pd.DatetimeIndex(meta["day0"].to_numpy()[positions]),
-        "dated_by": pd.Categorical(meta["dated_by"].to_numpy()[positions]),
-        "date": trading[np.repeat(day0_pos, width) + offsets] if len(meta) else pd.DatetimeIndex([]),
-        "ar": ar.reshape(-1),
-        "car": ar.cumsum(axis=1).reshape(-1),
-    }, index=pd.MultiIndex.from_arrays([pd.array(meta["event_id"].to_numpy()[positions], dtype="Int64"),
-                                        pd.array(offsets, dtype="Int64")],
+        "ticker": pd.array(meta["ticker"].to_numpy(dtype=object)[positions].astype(str), dtype=text),
+        "event_date": pd.DatetimeIndex(meta["event_date"].to_numpy()[positions], dtype="datetime64[ns]"),
+        "day0": pd.DatetimeIndex(meta["day0"].to_numpy()[positions], dtype="datetime64[ns]"),
+        "dated_by": pd.array(meta["dated_by"].to_numpy(dtype=object)[positions].astype(str), dtype=text),
+        "date": pd.DatetimeIndex(trading[np.repeat(day0_pos, width) + offsets] if len(meta) else [],
+                                 dtype="datetime64[ns]"),
+        "ar": ar.reshape(-1).astype("float64"),
+        "car": ar.cumsum(axis=1).reshape(-1).astype("float64"),
+    }, index=pd.MultiIndex.from_arrays([meta["event_id"].to_numpy(dtype=np.int64)[positions],
+                                        offsets.astype(np.int64)],
                                        names=["event_id", "event_day"]))  # fmt: skip
     out.attrs.update(benchmark=name, events_dropped=dropped)
     return out
