@@ -175,7 +175,8 @@ class FdsAccessor:
         return out.sort_index()
 
     def returns(self, kind: Literal["simple", "log"] = "simple", periods: Period = 1, column: str | None = None, *,
-                freq: Freq = None, breaks: tuple[str, ...] | list[str] | None = None) -> pd.Series:  # fmt: skip
+                freq: Freq = None, breaks: tuple[str, ...] | list[str] | None = None,
+                skip: Period | None = None) -> pd.Series:  # fmt: skip
         """Per-ticker returns of a price column, never across a change of series or a hole in the calendar.
 
         The return at a row compares its price with the ticker's price ``periods`` rows earlier, or a calendar
@@ -196,6 +197,8 @@ class FdsAccessor:
                 panel's trading days): an offset alias, an offset, or a DatetimeIndex of trading days.
             breaks: the columns whose change ends a series (default: those of ``basis``, ``adjusted_as_of``,
                 ``price_source`` and ``series_breaks`` the frame has; ``()`` for none).
+            skip: leave out the window's most recent part: ``periods="12ME", skip="1ME"`` (or ``12, 1`` on a
+                monthly panel) is the 12-1 momentum return, from ``t - 12`` to ``t - 1``, labelled ``t``.
 
         Returns:
             A float64 Series on the frame's index, named ``simple_return`` or ``log_return`` (NaN for the first
@@ -213,7 +216,7 @@ class FdsAccessor:
         name = price_column(self._df, column)
         if column is not None:
             _say_if_mostly_missing(self._df, name, "returns")
-        out = period_returns(self._df, periods, column=name, kind=kind, freq=freq, breaks=breaks)
+        out = period_returns(self._df, periods, column=name, kind=kind, freq=freq, breaks=breaks, skip=skip)
         return out.rename(f"{kind}_return")
 
     def rebase(self, base: float = 100.0, column: str = "close") -> pd.Series:

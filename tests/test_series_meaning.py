@@ -158,6 +158,23 @@ def test_a_monthly_return_never_spans_a_break_or_a_missing_month(px, n):
 
 
 @SETTINGS
+@given(panels(), st.integers(1, 3))
+def test_a_momentum_window_with_a_skip_spans_no_break_or_missing_month(px, n):
+    m = px.fds.resample("ME")
+    mom = m.fds.returns(periods=f"{n + 1}ME", skip="1ME")  # t-(n+1) .. t-1, labelled t
+    for ticker, rows in m.groupby(level="ticker", observed=True):
+        rows = rows.droplevel("ticker")
+        got = mom.xs(ticker, level="ticker").to_numpy()
+        for i, day in enumerate(rows.index):
+            recent = np.flatnonzero(rows.index == day - pd.offsets.MonthEnd(1))
+            base = np.flatnonzero(rows.index == day - pd.offsets.MonthEnd(n + 1))
+            ok = len(recent) == 1 and len(base) == 1 and _one_series(rows, int(base[0]), int(recent[0]))
+            p = rows["adj_close"].to_numpy()
+            want = p[int(recent[0])] / p[int(base[0])] - 1 if ok else np.nan
+            assert (np.isnan(want) and np.isnan(got[i])) or got[i] == pytest.approx(want, rel=1e-12)
+
+
+@SETTINGS
 @given(panels())
 def test_one_ticker_or_many_give_the_same_returns_and_dtypes(px):
     many = px.fds.forward_returns([1, "2ME"], freq="B")
@@ -187,6 +204,20 @@ def test_breaks_can_be_chosen_and_bad_arguments_are_named():
         px[["price_source"]].fds.returns()
     with pytest.raises(BadRequestError, match="kind must be"):
         px.fds.returns(kind="weird")
+    with pytest.raises(BadRequestError, match="shorter than periods"):
+        px.fds.returns(periods=2, skip=2)
+    with pytest.raises(BadRequestError, match="kind of periods"):
+        px.fds.returns(periods="2ME", skip=1)
+
+
+def test_an_event_window_across_a_change_of_source_is_left_out():
+    days = pd.bdate_range("2024-01-01", periods=12)
+    idx = pd.MultiIndex.from_product([["A", "B"], days], names=["ticker", "time"])
+    px = pd.DataFrame({"adj_close": np.r_[np.linspace(10, 12, 12), np.linspace(20, 19, 12)],
+                       "price_source": ["x"] * 6 + ["y"] * 6 + ["x"] * 12}, index=idx)  # fmt: skip
+    ev = pd.DataFrame({"ticker": ["A", "A"], "date": [days[3], days[6]]})
+    study = fdkit.event_study(ev, px, window=(-1, 1), benchmark="B")
+    assert study.attrs["events_used"] == 1 and study.attrs["events_dropped"] == 1  # days[5] -> days[6] crosses it
 
 
 def test_the_default_column_is_the_one_the_frame_has():

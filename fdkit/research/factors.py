@@ -417,7 +417,7 @@ def _after_close(days: pd.Series, by: pd.Series, times: pd.Series) -> tuple[pd.S
 
 
 def _event_windows(events: pd.DataFrame, prices: pd.DataFrame, window: tuple[int, int],
-                   benchmark: str | pd.Series | None, column: str) -> _Windows:  # fmt: skip
+                   benchmark: str | pd.Series | None, column: str | None) -> _Windows:  # fmt: skip
     """The abnormal returns of every event whose window lies inside the price history.
 
     Returns:
@@ -433,8 +433,8 @@ def _event_windows(events: pd.DataFrame, prices: pd.DataFrame, window: tuple[int
     if "ticker" not in ev.columns or not dated:
         raise BadRequestError("events need a ticker and a date (release_date, date, filing_date, transaction_date "
                               "or time)")  # fmt: skip
-    px = _column(prices, column, "price").sort_index()
-    rets = px.groupby(level="ticker", observed=True, sort=False).pct_change()
+    # each day's return within one series (never across a change of basis or source, nor a day the ticker lacks)
+    rets = period_returns(prices, 1, column=price_column(prices, column)).sort_index()
     wide = rets.unstack("ticker")
     wide.index = pd.DatetimeIndex(wide.index).tz_localize(None) if getattr(wide.index, "tz", None) else wide.index
     if benchmark is None:
@@ -486,7 +486,7 @@ def _clustered_t(values: np.ndarray, clusters: np.ndarray) -> np.ndarray:
 
 
 def event_returns(events: pd.DataFrame, prices: pd.DataFrame, window: tuple[int, int] = (-5, 20), *,
-                  benchmark: str | pd.Series | None = None, column: str = "close") -> pd.DataFrame:  # fmt: skip
+                  benchmark: str | pd.Series | None = None, column: str | None = None) -> pd.DataFrame:  # fmt: skip
     """Abnormal returns of each event on each day of its window: the table behind :func:`event_study`.
 
     Same conventions as :func:`event_study` (day 0, the benchmark, events left out).
@@ -496,7 +496,9 @@ def event_returns(events: pd.DataFrame, prices: pd.DataFrame, window: tuple[int,
         prices: a ``(ticker, date)`` price panel.
         window: first and last event day, inclusive.
         benchmark: a ticker of ``prices``, a return series by date, or ``None`` (equal-weighted panel mean).
-        column: the price column.
+        column: the price column (default: ``close``, or ``adj_close`` where the frame's data means it: see
+            :func:`fdkit.research.returns.price_column`). A day's return never spans a change of series or a day
+            the ticker lacks (:func:`fdkit.research.returns.period_returns`): such a window leaves its event out.
 
     Returns:
         A frame indexed ``(event_id, event_day)`` (``event_id``: the event's position in ``events``) with
@@ -550,7 +552,7 @@ def _dated_by(meta: pd.DataFrame) -> dict[str, int]:
 
 
 def event_study(events: pd.DataFrame, prices: pd.DataFrame, window: tuple[int, int] = (-5, 20), *,
-                benchmark: str | pd.Series | None = None, column: str = "close",
+                benchmark: str | pd.Series | None = None, column: str | None = None,
                 per_event: bool = False) -> pd.DataFrame:  # fmt: skip
     """Abnormal returns around events: the mean across events per event day, and its cumulation.
 
@@ -574,7 +576,9 @@ def event_study(events: pd.DataFrame, prices: pd.DataFrame, window: tuple[int, i
         prices: a ``(ticker, date)`` price panel covering the events' tickers (and the benchmark's).
         window: first and last event day, inclusive.
         benchmark: the benchmark (see above).
-        column: the price column.
+        column: the price column (default: ``close``, or ``adj_close`` where the frame's data means it: see
+            :func:`fdkit.research.returns.price_column`). A day's return never spans a change of series or a day
+            the ticker lacks (:func:`fdkit.research.returns.period_returns`): such a window leaves its event out.
         per_event: return the per-event table of :func:`event_returns` instead (for sub-windows, ``|AR|``,
             cross-sectional regressions).
 

@@ -194,6 +194,26 @@ def as_period(periods: Period) -> int | BaseOffset:
     return offset
 
 
+def _skip(step: int | BaseOffset, skip: Period, forward: bool) -> int | BaseOffset:
+    """``skip`` checked against ``periods``: of the same kind, and shorter."""
+    from fdkit.errors import BadRequestError  # noqa: PLC0415
+
+    gap = as_period(skip)
+    probe = pd.Timestamp("2001-01-31")
+    if isinstance(step, int) != isinstance(gap, int):
+        raise BadRequestError(f"skip={skip!r} must be of the kind of periods (rows or a calendar period)")
+    if forward:
+        raise BadRequestError("skip= is for returns up to a date (momentum), not for forward returns")
+    if isinstance(step, int) and isinstance(gap, int):
+        shorter = gap < step
+    else:
+        assert isinstance(step, BaseOffset) and isinstance(gap, BaseOffset)  # noqa: S101 - checked above
+        shorter = probe - gap > probe - step
+    if not shorter:
+        raise BadRequestError(f"skip={skip!r} must be shorter than periods={step!r}")
+    return gap
+
+
 class _Series:
     """A frame's rows sorted by ticker and date, with each row's series, calendar step and group bounds."""
 
@@ -274,7 +294,7 @@ class _Series:
         out[order] = binned
         return out
 
-    def partners(self, periods: int | BaseOffset, forward: bool) -> np.ndarray:
+    def partners(self, periods: int | BaseOffset, forward: bool, *, one_series: bool = True) -> np.ndarray:
         """For each sorted row, the sorted row its return is taken against (-1: none inside the rules)."""
         n = len(self.days)
         idx = np.arange(n)
@@ -306,7 +326,8 @@ class _Series:
             else:
                 row_bin, target_bin = self.pos, self.steps(target, side="ceil" if forward else "floor")
             ok &= row_bin[np.clip(other, 0, None)] == target_bin  # the price at the period's end is there
-        ok &= self.segment[np.clip(other, 0, None)] == self.segment  # one series: no basis or source change
+        if one_series:
+            ok &= self.segment[np.clip(other, 0, None)] == self.segment  # one series: no basis or source change
         return np.where(ok, other, -1)
 
     def aligned(self, sorted_values: np.ndarray) -> np.ndarray:
@@ -338,7 +359,8 @@ def series_ids(frame: pd.DataFrame, breaks: tuple[str, ...] | list[str] | None =
 
 def period_returns(prices: pd.DataFrame, periods: Period = 1, *, column: str | None = None,
                    kind: str = "simple", forward: bool = False, freq: Freq = None,
-                   breaks: tuple[str, ...] | list[str] | None = None) -> pd.Series:  # fmt: skip
+                   breaks: tuple[str, ...] | list[str] | None = None,
+                   skip: Period | None = None) -> pd.Series:  # fmt: skip
     """Returns per ticker that never span a change of series or a hole in the calendar.
 
     A return compares two rows of one ticker: ``periods`` rows apart (an int), or a calendar period apart (a
@@ -366,6 +388,9 @@ def period_returns(prices: pd.DataFrame, periods: Period = 1, *, column: str | N
         freq: the calendar's step: an offset alias, an offset, or a DatetimeIndex of trading days.
         breaks: the columns whose change ends a series (default: those of :data:`BREAKS` the frame has; ``()``:
             none).
+        skip: leave out the most recent part of the window (``periods=12, skip=1`` or ``"12ME"``, ``"1ME"``: the
+            12-1 momentum return, from ``t - 12`` to ``t - 1``, labelled ``t``); both ends follow the rules above,
+            and only the window's own part must be one series. Same kind as ``periods`` (rows or calendar), shorter.
 
     Returns:
         A float64 series on the frame's index; ``attrs["column"]`` names the price column used.
@@ -381,6 +406,8 @@ def period_returns(prices: pd.DataFrame, periods: Period = 1, *, column: str | N
         [nan, 0.1, nan, 0.1]
         >>> period_returns(px, "3ME", freq="ME").round(2).tolist()  # Jan -> Apr, Feb -> May
         [nan, nan, 0.2, 0.2]
+        >>> period_returns(px, "4ME", freq="ME", skip="1ME").round(2).tolist()  # Jan -> Apr, labelled May
+        [nan, nan, nan, 0.2]
     """
     from fdkit.errors import BadRequestError  # noqa: PLC0415
 
@@ -390,9 +417,17 @@ def period_returns(prices: pd.DataFrame, periods: Period = 1, *, column: str | N
     name = price_column(prices, column)
     s = _Series(prices, breaks, freq)
     price = pd.to_numeric(prices[name], errors="coerce").astype("float64").to_numpy()[s.order]
-    other = s.partners(step, forward)
-    there = price[np.clip(other, 0, None)] if len(price) else price
-    far, near = (there, price) if forward else (price, there)
+    if skip is None:
+        other = s.partners(step, forward)
+        there = price[np.clip(other, 0, None)] if len(price) else price
+        far, near = (there, price) if forward else (price, there)
+    else:
+        gap = _skip(step, skip, forward)
+        recent, other = s.partners(gap, forward, one_series=False), s.partners(step, forward, one_series=False)
+        other = np.where((recent >= 0) & (s.segment[np.clip(recent, 0, None)] == s.segment[np.clip(other, 0, None)]),
+                         other, -1)  # fmt: skip
+        far = price[np.clip(other if forward else recent, 0, None)] if len(price) else price
+        near = price[np.clip(recent if forward else other, 0, None)] if len(price) else price
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = far / near
         value = np.log(np.where(ratio > 0, ratio, np.nan)) if kind == "log" else ratio - 1.0
