@@ -19,7 +19,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from fdkit.frames.basis import as_traded, basis_of, rebase
+from fdkit.frames.basis import basis_of, rebase
 from fdkit.frames.filters import apply_filters, filters_from_kwargs
 from fdkit.frames.pointintime import filing_times
 from fdkit.research import factors as _factors
@@ -74,7 +74,8 @@ def _default_rule(column: str, values: pd.Series) -> str:
 def _changes(df: pd.DataFrame, labels: list[str]) -> pd.Series:
     """Per row, 1 where a label differs from the ticker's previous row (plus any count the row already carries)."""
     date = _date_level(df)
-    flat = pd.DataFrame({c: pd.factorize(df[c])[0] for c in labels}, index=df.index)
+    flat = pd.DataFrame({c: df[c].cat.codes.to_numpy() if isinstance(df[c].dtype, pd.CategoricalDtype)
+                         else pd.factorize(df[c])[0] for c in labels}, index=df.index)  # fmt: skip
     ticker = df.index.get_level_values("ticker") if _has_ticker(df) else np.zeros(len(df))
     order = np.lexsort((df.index.get_level_values(date).to_numpy(), pd.factorize(ticker)[0]))
     codes = flat.to_numpy()[order]
@@ -333,6 +334,11 @@ class FdsAccessor:
         if labels:  # each row: does it start another series than the ticker's row before it?
             work = df.assign(**{CHANGES: _changes(df, labels)})
             rules[CHANGES] = "sum"
+        by_basis = "basis" in df.columns and rules.get("basis") == "basis"
+        if by_basis:  # as_traded(), on the column's own values (no text copy of every row)
+            b = df["basis"]
+            work = work.assign(_traded=(b.isna() | (b == "as_traded")).to_numpy(dtype=bool),
+                               _adjusted=(b == "adjusted_only").fillna(False).to_numpy(dtype=bool))  # fmt: skip
         grouped = work.groupby(keys, observed=True)
         size = grouped.size()
         parts = {}
@@ -351,17 +357,19 @@ class FdsAccessor:
                 out[col] = out[col].astype("Int64")
         if CHANGES in out.columns:
             out[CHANGES] = out[CHANGES].fillna(0).astype("Int64")
-        if "basis" in df.columns and rules.get("basis") == "basis":  # as traded only if every bar it is made of is
-            traded = as_traded(df["basis"]).groupby(keys, observed=True).all().reindex(out.index)
-            some_adjusted = (df["basis"].astype("string") == "adjusted_only").fillna(False)
-            adjusted = some_adjusted.groupby(keys, observed=True).any().reindex(out.index)
+        if by_basis:  # a bar is as traded only if every bar it is made of is
+            traded = grouped["_traded"].all().reindex(out.index).to_numpy(dtype=bool)
+            adjusted = grouped["_adjusted"].any().reindex(out.index).to_numpy(dtype=bool)
             if how is None:
                 prices = [c for c in ("open", "high", "low", "close") if c in out.columns]
-                out.loc[~traded.to_numpy(), prices] = np.nan
-            last = grouped["basis"].last(skipna=False).reindex(out.index).astype("string")
-            value = np.where(traded, "as_traded", np.where(adjusted, "adjusted_only", last.fillna("")))
-            basis = pd.Series(value, index=out.index).astype("string").mask(value == "")
-            out["basis"] = basis.astype(df["basis"].dtype)
+                out.loc[adjusted, prices] = np.nan  # a day without an as-traded price: no bar price
+            basis = out["basis"].copy()  # the last row's, where neither rule applies (price_only)
+            if isinstance(basis.dtype, pd.CategoricalDtype):
+                extra = [v for v in ("as_traded", "adjusted_only") if v not in basis.cat.categories]
+                basis = basis.cat.add_categories(extra) if extra else basis
+            basis[traded] = "as_traded"
+            basis[~traded & adjusted] = "adjusted_only"
+            out["basis"] = basis
         out.attrs = {**df.attrs, FREQ_ATTR: rule}
         return out
 

@@ -43,11 +43,11 @@ def panels(draw: st.DrawFn) -> pd.DataFrame:
             choice = [draw(st.sampled_from(values)) for _ in range(len(cuts) + 1)]
             return [choice[int(np.searchsorted(cuts, i, side="right"))] for i in range(n)]
 
-        basis = piecewise(["as_traded", "as_traded", "adjusted_only"])
+        basis = piecewise(["as_traded", "as_traded", "adjusted_only", "price_only"])
         price = np.exp(np.cumsum(draw(st.lists(st.floats(-0.1, 0.1), min_size=n, max_size=n)))) * 50
         parts.append(pd.DataFrame({
             "ticker": f"T{k}", "date": days, "adj_close": price,
-            "close": np.where(np.array(basis) == "as_traded", price * 1.1, np.nan),
+            "close": np.where(np.array(basis) != "adjusted_only", price * 1.1, np.nan),
             "dividend": draw(st.lists(st.sampled_from([0.0, 0.0, 0.5, np.nan]), min_size=n, max_size=n)),
             "volume": pd.array(draw(st.lists(st.integers(0, 10**6), min_size=n, max_size=n)), dtype="Int64"),
             "basis": pd.Categorical(basis, categories=["adjusted_only", "as_traded", "price_only"]),
@@ -107,8 +107,10 @@ def test_resample_keeps_every_column_by_its_rule(px, rule):
             assert bar["series_breaks"] == g["_changed"].sum()  # counted from the previous bar's last row
             if (g["basis"] == "as_traded").all():
                 assert bar["basis"] == "as_traded" and bar["close"] == last["close"]
-            else:
+            elif (g["basis"] == "adjusted_only").any():  # a day without an as-traded close: no bar close
                 assert bar["basis"] == "adjusted_only" and np.isnan(bar["close"])
+            else:
+                assert bar["basis"] == last["basis"] and bar["close"] == last["close"]
 
 
 # -- returns ----------------------------------------------------------------------------------------------------
