@@ -13,19 +13,20 @@ Example:
 from __future__ import annotations
 
 import warnings
+from collections.abc import Sequence
 from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
 
-from fdkit.frames.basis import as_traded, basis_of, rebase
+from fdkit.frames.basis import basis_of, rebase
 from fdkit.frames.filters import apply_filters, filters_from_kwargs
 from fdkit.frames.pointintime import filing_times
 from fdkit.research import factors as _factors
 from fdkit.research import plot as _plot
 from fdkit.research.plot import FISCAL_PERIODS_ATTR
 from fdkit.research.ratios import FAMILIES, compute_ratios, trailing_twelve_months
-from fdkit.research.returns import total_return_close
+from fdkit.research.returns import CHANGES, FREQ_ATTR, Freq, Period, period_returns, price_column, total_return_close
 from fdkit.research.sessions import known_from
 from fdkit.research.universe import member_mask
 
@@ -52,7 +53,43 @@ def _on_basis_of(statements: pd.DataFrame, prices: pd.DataFrame, splits: pd.Data
 __all__ = ["FdsAccessor"]
 
 
-_OHLCV = {"open": "first", "high": "max", "low": "min", "close": "last", "volume": "sum"}
+_OHLCV = {"open": "first", "high": "max", "low": "min", "close": "last", "volume": "sum", "dividend": "sum"}
+#: the columns that say what a bar is, not how much: always the period's last row's (``basis``: its own rule)
+_LABELS = ("basis", "adjusted_as_of", "price_source", "series_breaks")
+
+
+def _is_number(s: pd.Series) -> bool:
+    return pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s)
+
+
+def _default_rule(column: str, values: pd.Series) -> str:
+    """How ``.fds.resample`` aggregates a column by default (the table of its docstring)."""
+    if column == "basis":
+        return "basis"
+    if column == CHANGES:
+        return "sum"
+    return _OHLCV.get(column, "last")
+
+
+def _changes(df: pd.DataFrame, labels: list[str]) -> pd.Series:
+    """Per row, 1 where a label differs from the ticker's previous row (plus any count the row already carries)."""
+    date = _date_level(df)
+    flat = pd.DataFrame({c: df[c].cat.codes.to_numpy() if isinstance(df[c].dtype, pd.CategoricalDtype)
+                         else pd.factorize(df[c])[0] for c in labels}, index=df.index)  # fmt: skip
+    ticker = df.index.get_level_values("ticker") if _has_ticker(df) else np.zeros(len(df))
+    order = np.lexsort((df.index.get_level_values(date).to_numpy(), pd.factorize(ticker)[0]))
+    codes = flat.to_numpy()[order]
+    same_ticker = np.zeros(len(df), dtype=bool)
+    tick = pd.factorize(ticker)[0][order]
+    same_ticker[1:] = tick[1:] == tick[:-1]
+    changed = np.zeros(len(df), dtype=np.int64)
+    changed[1:] = (codes[1:] != codes[:-1]).any(axis=1)
+    changed = np.where(same_ticker, changed, 0)
+    out = np.empty(len(df), dtype=np.int64)
+    out[order] = changed
+    if CHANGES in df.columns:
+        out = out + pd.to_numeric(df[CHANGES], errors="coerce").fillna(0).to_numpy(dtype=np.int64)
+    return pd.Series(out, index=df.index, dtype="Int64")
 
 
 def _date_level(df: pd.DataFrame) -> str:
@@ -80,6 +117,23 @@ def _one_fiscal_period(df: pd.DataFrame, fiscal_period: str) -> pd.DataFrame:
 
 def _has_ticker(df: pd.DataFrame) -> bool:
     return "ticker" in (df.index.names or [])
+
+
+def _say_if_mostly_missing(df: pd.DataFrame, column: str, helper: str) -> None:
+    """Warn when an explicit price column is missing on rows where the frame has another price (never silent)."""
+    other = next((c for c in ("adj_close", "close") if c in df.columns and c != column), None)
+    if other is None:
+        return
+    lacking = df[column].isna().to_numpy() & df[other].notna().to_numpy()
+    if lacking.any():
+        from fdkit.errors import warn_user
+
+        share = float(lacking.mean())
+        why = " (basis adjusted_only: no as-traded close)" if column == "close" and "basis" in df.columns else ""
+        warn_user(
+            f"{helper}(column={column!r}): {column} is missing on {share:.1%} of the rows where {other} "
+            f"has a value{why}, so their returns are NaN; column={other!r} uses the price those rows have"
+        )
 
 
 @pd.api.extensions.register_dataframe_accessor("fds")
@@ -121,29 +175,49 @@ class FdsAccessor:
         out.index.name = date
         return out.sort_index()
 
-    def returns(self, kind: Literal["simple", "log"] = "simple", periods: int = 1, column: str = "close") -> pd.Series:
-        """Per-ticker returns of a price column over ``periods`` rows.
+    def returns(self, kind: Literal["simple", "log"] = "simple", periods: Period = 1, column: str | None = None, *,
+                freq: Freq = None, breaks: tuple[str, ...] | list[str] | None = None,
+                skip: Period | None = None) -> pd.Series:  # fmt: skip
+        """Per-ticker returns of a price column, never across a change of series or a hole in the calendar.
+
+        The return at a row compares its price with the ticker's price ``periods`` rows earlier, or a calendar
+        period earlier (``periods="12ME"``: the row on or before the date 12 month ends back). It is NaN where the
+        two rows are of different series (a change of ``basis``, ``adjusted_as_of`` or ``price_source`` between
+        them, or inside a bar between them: ``series_breaks`` of :meth:`resample`; the price history's rule in
+        history/SOURCES.md) or where the window is longer than its period (``n`` rows spanning more than ``n``
+        months after a monthly resample with a month missing); see :func:`fdkit.research.returns.period_returns`.
 
         Args:
-            kind: ``simple`` (p_t / p_{t-n} - 1) or ``log`` (ln p_t - ln p_{t-n}).
-            periods: rows between the two prices.
-            column: the price column.
+            kind: ``simple`` (p_t / p_s - 1) or ``log`` (ln p_t - ln p_s).
+            periods: rows (an int >= 1: trading days of daily bars, months of a monthly panel) or a calendar period
+                (a pandas offset alias or object: ``"12ME"``, ``"21D"``, ``pd.DateOffset(months=1)``).
+            column: the price column; by default ``close``, or ``adj_close`` for a frame of the price history (it
+                has ``adjusted_as_of``), without ``close``, or whose ``close`` is missing where ``adj_close`` is
+                not (:func:`fdkit.research.returns.price_column`); ``attrs["column"]`` of the result says which.
+            freq: the calendar's step (default: ``attrs["freq"]`` set by :meth:`resample`, else inferred, else the
+                panel's trading days): an offset alias, an offset, or a DatetimeIndex of trading days.
+            breaks: the columns whose change ends a series (default: those of ``basis``, ``adjusted_as_of``,
+                ``price_source`` and ``series_breaks`` the frame has; ``()`` for none).
+            skip: leave out the window's most recent part: ``periods="12ME", skip="1ME"`` (or ``12, 1`` on a
+                monthly panel) is the 12-1 momentum return, from ``t - 12`` to ``t - 1``, labelled ``t``.
 
         Returns:
-            A Series on the frame's index (NaN for the first ``periods`` rows of each ticker).
+            A float64 Series on the frame's index, named ``simple_return`` or ``log_return`` (NaN for the first
+            ``periods`` rows of each ticker and wherever the rules above leave the return unknown).
+
+        Raises:
+            BadRequestError: a bad ``kind`` or ``periods``, a column or break the frame lacks, or no price column.
 
         Example:
             >>> import fdkit
             >>> r = fdkit.prices("AAPL", start_date="2023-01-03", end_date="2023-01-06").fds.returns()
-            >>> bool(r.isna().iloc[0])
-            True
+            >>> bool(r.isna().iloc[0]), r.attrs["column"]
+            (True, 'close')
         """
-        if kind not in ("simple", "log"):
-            raise ValueError(f"kind must be 'simple' or 'log', not {kind!r}")
-        price = self._df[column].astype("float64")
-        grouped = price.groupby(level="ticker", observed=True, sort=False) if _has_ticker(self._df) else price
-        prev = grouped.shift(periods)
-        out = pd.Series(np.log(price / prev), index=price.index) if kind == "log" else price / prev - 1.0
+        name = price_column(self._df, column)
+        if column is not None:
+            _say_if_mostly_missing(self._df, name, "returns")
+        out = period_returns(self._df, periods, column=name, kind=kind, freq=freq, breaks=breaks, skip=skip)
         return out.rename(f"{kind}_return")
 
     def rebase(self, base: float = 100.0, column: str = "close") -> pd.Series:
@@ -198,46 +272,106 @@ class FdsAccessor:
         return self._df[member_mask(self._df.index, members)]
 
     def resample(self, rule: str, how: str | dict[str, str] | None = None) -> pd.DataFrame:
-        """Resample each ticker on its date level (OHLCV columns aggregate as bars; others take the last value).
+        """Resample each ticker on its date level: every column survives, by the rule of its meaning.
 
-        A price bar made of days of which one has no as-traded price (``basis`` adjusted_only) has no OHLC and says
-        ``adjusted_only``, as the service's aggregated bars do.
+        ==================================================  =========================================================
+        column                                              the bar's value
+        ==================================================  =========================================================
+        ``open``                                            the period's first row's
+        ``high`` / ``low``                                  the highest / lowest
+        ``close``, ``adj_close``, ``price``, other numbers  the period's last row's (missing if that row's is: never
+                                                            an older day's price)
+        ``volume``, ``dividend``                            the sum (missing when no row has one)
+        ``basis``                                           ``as_traded`` if every row is, else ``adjusted_only`` if
+                                                            a row is (then no open/high/low/close: the service's
+                                                            aggregated bars), else the last row's
+        ``adjusted_as_of``, ``price_source``, other labels  the period's last row's
+        ``series_breaks`` (added)                           how many changes of ``basis`` / ``adjusted_as_of`` /
+                                                            ``price_source`` the period holds, counted from the
+                                                            previous bar's last row (0: one series)
+        ==================================================  =========================================================
+
+        ``series_breaks`` is written when the frame has any of those columns; ``.fds.returns`` and
+        ``.fds.forward_returns`` give no return across a bar whose count is above 0 or whose labels differ from
+        the bar before, so the basis rule of history/SOURCES.md holds after a resample too. ``attrs["freq"]`` of
+        the result is ``rule``: the return helpers read it as the calendar (a missing month is a hole, not a step).
+        A period without rows has no bar.
 
         Args:
             rule: a pandas offset alias, e.g. ``"W-FRI"``, ``"ME"``, ``"QE"``.
-            how: one aggregation for every column, or a mapping column -> aggregation.
+            how: one aggregation (``first``, ``last``, ``max``, ``min``, ``sum``, ``mean``, ...) for every number
+                column, or a mapping column -> aggregation; the other columns keep the rules above.
 
         Returns:
-            The resampled long frame, same index names.
+            The resampled long frame, same index names and column dtypes (and ``series_breaks``, ``Int64``).
+
+        Raises:
+            BadRequestError: a ``how`` naming a column the frame lacks.
 
         Example:
             >>> import fdkit
             >>> px = fdkit.prices("AAPL", start_date="2023-01-03", end_date="2023-03-31")
-            >>> len(px.fds.resample("ME"))
-            3
+            >>> m = px.fds.resample("ME")
+            >>> len(m), m.attrs["freq"], int(m["series_breaks"].sum())
+            (3, 'ME', 0)
         """
         df = self._df
         date = _date_level(df)
-        numeric = [c for c in df.columns if pd.api.types.is_numeric_dtype(df[c])]
+        rules = {c: _default_rule(c, df[c]) for c in df.columns}
         if isinstance(how, dict):
-            agg = how
+            unknown = [c for c in how if c not in df.columns]
+            if unknown:
+                from fdkit.errors import BadRequestError
+
+                raise BadRequestError(f"resample(how=...) names no column of the frame: {unknown}")
+            rules.update(how)
         elif how is not None:
-            agg = {c: how for c in numeric}
-        else:
-            agg = {c: _OHLCV.get(c, "last") for c in numeric}
+            rules.update({c: how for c in df.columns if c not in _LABELS and _is_number(df[c])})
         keys = [pd.Grouper(level="ticker"), pd.Grouper(level=date, freq=rule)] if _has_ticker(df) else \
             [pd.Grouper(level=date, freq=rule)]  # fmt: skip
-        out = df[list(agg)].groupby(keys, observed=True).agg(agg)
-        if "volume" in out.columns and "volume" in df.columns:
-            out["volume"] = out["volume"].astype(df["volume"].dtype)
-        if "basis" in df.columns and how is None:  # a bar is as traded only if every bar it is made of is
-            traded = as_traded(df["basis"]).groupby(keys, observed=True).all().reindex(out.index)
-            prices = [c for c in ("open", "high", "low", "close") if c in out.columns]
-            out.loc[~traded, prices] = np.nan
-            out["basis"] = pd.Series(np.where(traded, "as_traded", "adjusted_only"), index=out.index).astype(
-                df["basis"].dtype
-            )
-        return out.dropna(how="all")
+        labels = [c for c in ("basis", "adjusted_as_of", "price_source") if c in df.columns]
+        work = df
+        if labels:  # each row: does it start another series than the ticker's row before it?
+            work = df.assign(**{CHANGES: _changes(df, labels)})
+            rules[CHANGES] = "sum"
+        by_basis = "basis" in df.columns and rules.get("basis") == "basis"
+        if by_basis:  # as_traded(), on the column's own values (no text copy of every row)
+            b = df["basis"]
+            work = work.assign(_traded=(b.isna() | (b == "as_traded")).to_numpy(dtype=bool),
+                               _adjusted=(b == "adjusted_only").fillna(False).to_numpy(dtype=bool))  # fmt: skip
+        grouped = work.groupby(keys, observed=True)
+        size = grouped.size()
+        parts = {}
+        for col, agg in rules.items():
+            g = grouped[col]
+            if agg in ("first", "last", "basis"):  # basis: the last row's, then its own rule below
+                parts[col] = getattr(g, "last" if agg == "basis" else agg)(skipna=False)
+            elif agg == "sum":
+                parts[col] = g.sum(min_count=1)
+            else:
+                parts[col] = g.agg(agg)
+        out = pd.DataFrame(parts, index=size.index)[size.to_numpy() > 0]
+        out.index = out.index.set_names(["ticker", date] if _has_ticker(df) else [date])
+        for col in ("volume", CHANGES):
+            if col in out.columns and col in work.columns and str(work[col].dtype) == "Int64":
+                out[col] = out[col].astype("Int64")
+        if CHANGES in out.columns:
+            out[CHANGES] = out[CHANGES].fillna(0).astype("Int64")
+        if by_basis:  # a bar is as traded only if every bar it is made of is
+            traded = grouped["_traded"].all().reindex(out.index).to_numpy(dtype=bool)
+            adjusted = grouped["_adjusted"].any().reindex(out.index).to_numpy(dtype=bool)
+            if how is None:
+                prices = [c for c in ("open", "high", "low", "close") if c in out.columns]
+                out.loc[adjusted, prices] = np.nan  # a day without an as-traded price: no bar price
+            basis = out["basis"].copy()  # the last row's, where neither rule applies (price_only)
+            if isinstance(basis.dtype, pd.CategoricalDtype):
+                extra = [v for v in ("as_traded", "adjusted_only") if v not in basis.cat.categories]
+                basis = basis.cat.add_categories(extra) if extra else basis
+            basis[traded] = "as_traded"
+            basis[~traded & adjusted] = "adjusted_only"
+            out["basis"] = basis
+        out.attrs = {**df.attrs, FREQ_ATTR: rule}
+        return out
 
     def align(
         self, other: pd.DataFrame | pd.Series, join: Literal["outer", "inner", "left", "right"] = "inner"
@@ -337,18 +471,28 @@ class FdsAccessor:
         """
         return rebase(self._df, to, _split_table(self._df, splits), source=source)
 
-    def forward_returns(self, horizons: list[int] | tuple[int, ...] = (1, 21), column: str = "close", *,
-                        to_last_price: bool = False) -> pd.DataFrame:  # fmt: skip
-        """Forward returns per ticker, ``fwd_<h>`` = close ``h`` rows later / close - 1 (:mod:`fdkit.research.factors`).
+    def forward_returns(self, horizons: Sequence[Period] = (1, 21), column: str | None = None, *,
+                        to_last_price: bool = False, freq: Freq = None,
+                        breaks: tuple[str, ...] | list[str] | None = None) -> pd.DataFrame:  # fmt: skip
+        """Forward returns per ticker, ``fwd_<h>`` = price ``h`` ahead / price - 1 (:mod:`fdkit.research.factors`).
+
+        A forward return never spans a change of series or a hole in the calendar (NaN there; the rules of
+        :meth:`returns`).
 
         Args:
-            horizons: rows ahead (trading days of a daily panel, months of a monthly one).
-            column: the price column.
+            horizons: rows ahead (ints: trading days of a daily panel, months of a monthly one) or calendar periods
+                (``"1ME"``, ``"12ME"``, ``"21D"``: columns ``fwd_1ME`` ...).
+            column: the price column (default: as :meth:`returns` chooses it; ``attrs["column"]`` says which).
             to_last_price: keep a ticker that stopped trading inside the panel until its last price (see
                 :func:`fdkit.research.factors.forward_returns`).
+            freq: the calendar's step (see :meth:`returns`).
+            breaks: the columns whose change ends a series (see :meth:`returns`).
 
         Returns:
-            One column per horizon on the panel's index.
+            One float64 column per horizon on the panel's index.
+
+        Raises:
+            BadRequestError: a frame that is no panel, a bad horizon, a column or break the frame lacks.
 
         Example:
             >>> import fdkit
@@ -356,7 +500,11 @@ class FdsAccessor:
             >>> px.fds.forward_returns([1, 5]).columns.tolist()
             ['fwd_1', 'fwd_5']
         """
-        return _factors.forward_returns(self._df, horizons, column, to_last_price=to_last_price)
+        name = price_column(self._df, column)
+        if column is not None:
+            _say_if_mostly_missing(self._df, name, "forward_returns")
+        return _factors.forward_returns(self._df, horizons, name, to_last_price=to_last_price, freq=freq,
+                                        breaks=breaks)  # fmt: skip
 
     def rank_ic(self, factor: str, forward: str | list[str], *, summary: bool = False, min_dates: int = 12,
                 min_names: int = 10) -> pd.DataFrame:  # fmt: skip

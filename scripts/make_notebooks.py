@@ -228,7 +228,8 @@ NOTEBOOKS: dict[str, list[tuple[str, str]]] = {
             '              & (spells["end_date"].isna() | (spells["end_date"] >= first))]\n'
             'universe = sorted(set(live.index.get_level_values("ticker")))  # ever a member in the window\n'
             'px = fdkit.prices(universe, start_date="2015-03-20", end_date="2017-03-31", errors="ignore")\n'
-            'monthly = px.fds.resample("ME").fds.in_index("sp500", spells)  # each month: its members only\n'
+            'every_month = px.fds.resample("ME")  # every name\'s months: returns are taken before any filter\n'
+            'monthly = every_month.fds.in_index("sp500", spells)  # each month: its members only\n'
             'print(len(universe), "members in the window;", px.index.get_level_values("ticker").nunique(),\n'
             '      "with prices in the reference lake")',
         ),
@@ -237,7 +238,7 @@ NOTEBOOKS: dict[str, list[tuple[str, str]]] = {
             'ttm = fdkit.income_statements(universe, period="ttm", limit=12, errors="ignore")\n'
             'panel = ttm[["earnings_per_share_diluted"]].fds.asof(monthly, max_age="200D")  # filing dates travel\n'
             'panel["earnings_yield"] = panel["earnings_per_share_diluted"] / panel["close"]\n'
-            "panel = panel.join(monthly.fds.forward_returns([1, 12]))\n"
+            "panel = panel.join(every_month.fds.forward_returns([1, 12]))  # a member's next month, also if it leaves\n"
             'panel[["close", "report_period", "available_from", "earnings_yield", "fwd_1"]].dropna().tail()',
         ),
         (
@@ -322,7 +323,8 @@ NOTEBOOKS: dict[str, list[tuple[str, str]]] = {
             "time on the statements' filing "
             "dates (`.fds.asof` refuses undated rows), against the next month's and the next year's total returns. "
             "Prices 2009-2012 come from `fdkit.price_history` (the history package `fdkit-history`): the "
-            "as-traded close for the ratio, the adjusted close for returns, dead names held to their last bar.",
+            "as-traded close for the ratio, the adjusted close for returns (never across a change of its basis "
+            "or source: `.fds.forward_returns` leaves those NaN), dead names held to their last bar.",
         ),
         (
             "code",
@@ -334,9 +336,14 @@ NOTEBOOKS: dict[str, list[tuple[str, str]]] = {
             "requests\n"
             'daily = fdkit.price_history(names, start_date="2009-12-01", end_date="2012-12-31", limit=None, '
             'errors="ignore")\n'
-            'px10 = daily[["close", "adj_close"]].rename_axis(["ticker", "time"])\n'
-            'monthly10 = px10.fds.resample("ME", how="last").fds.in_index("sp500", spells)  # members of each month\n'
-            'fwd10 = monthly10.fds.forward_returns([1, 12], column="adj_close", to_last_price=True)\n'
+            'px10 = daily[["close", "adj_close", "basis", "adjusted_as_of", "price_source"]].rename_axis(["ticker", "time"])\n'
+            "# every column survives the resample (series_breaks counts the changes of basis or source in a month);\n"
+            "# the forward returns are of adj_close (the history's total-return close), never across such a change,\n"
+            "# taken over every month of every name before the membership filter (a name that leaves the index\n"
+            "# has not stopped trading)\n"
+            'all10 = px10.fds.resample("ME")\n'
+            'monthly10 = all10.fds.in_index("sp500", spells)  # members of each month\n'
+            "fwd10 = all10.fds.forward_returns([1, 12], to_last_price=True)\n"
             'annual = fdkit.income_statements(names, period="annual", limit=None, errors="ignore")\n'
             'assets = fdkit.balance_sheets(names, period="annual", limit=None, errors="ignore")\n'
             'fy = annual[["gross_profit", "earnings_per_share_diluted", "earnings_per_share", "filing_date",\n'

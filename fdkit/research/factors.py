@@ -32,6 +32,7 @@ import numpy as np
 import pandas as pd
 
 from fdkit.errors import BadRequestError
+from fdkit.research.returns import Freq, Period, as_period, period_returns, price_column, series_ids
 
 __all__ = [
     "event_returns",
@@ -62,42 +63,73 @@ def _column(df: pd.DataFrame, name: str, what: str) -> pd.Series:
     return pd.to_numeric(df[name], errors="coerce").astype("float64")
 
 
-def forward_returns(prices: pd.DataFrame, horizons: Iterable[int] = (1, 21), column: str = "close", *,
-                    to_last_price: bool = False) -> pd.DataFrame:  # fmt: skip
-    """Forward simple returns per ticker: ``fwd_<h>`` = value ``h`` rows later / value - 1.
+def forward_returns(prices: pd.DataFrame, horizons: Iterable[Period] = (1, 21), column: str | None = None, *,
+                    to_last_price: bool = False, freq: Freq = None,
+                    breaks: tuple[str, ...] | list[str] | None = None) -> pd.DataFrame:  # fmt: skip
+    """Forward simple returns per ticker: ``fwd_<h>`` = value ``h`` ahead / value - 1, within one series.
+
+    A forward return is NaN where it would span a change of series (``basis``, ``adjusted_as_of``,
+    ``price_source``, ``series_breaks``) or a hole in the calendar: the rules of
+    :func:`fdkit.research.returns.period_returns`.
 
     Args:
         prices: a ``(ticker, date)`` panel with ``column``.
-        horizons: steps ahead (rows: trading days for daily bars, months for a monthly panel).
-        column: the price column.
+        horizons: steps ahead: rows (ints: trading days for daily bars, months for a monthly panel) or calendar
+            periods (``"1ME"``, ``"12ME"``, ``"21D"``: columns ``fwd_1ME`` ...).
+        column: the price column (``None``: :func:`fdkit.research.returns.price_column`'s choice).
         to_last_price: a ticker whose prices stop before the panel's last date (it stopped trading: acquired,
             delisted, bankrupt) keeps the return to its last price where its horizon runs past it, as an
             investor holding it until it stopped trading would (no delisting return is in the data, so the
-            last traded price stands in for it). Off by default: a gap in the data would read as a delisting.
+            last traded price stands in for it), if that price is of the row's series. Off by default: a gap in
+            the data would read as a delisting.
+        freq: the calendar's step (see :func:`fdkit.research.returns.period_returns`).
+        breaks: the columns whose change ends a series (default: those of ``BREAKS`` the panel has).
 
     Returns:
-        One float64 column per horizon on the panel's index (NaN where the future is not in the panel).
+        One float64 column per horizon on the panel's index (NaN where the future is not in the panel);
+        ``attrs["column"]`` names the price column.
 
     Raises:
         BadRequestError: for a frame that is no panel, a missing column or a horizon below 1.
+
+    Example:
+        >>> days = pd.to_datetime(["2024-01-31", "2024-02-29", "2024-04-30"])
+        >>> idx = pd.MultiIndex.from_product([["A"], days], names=["ticker", "time"])
+        >>> fwd = forward_returns(pd.DataFrame({"close": [10.0, 11.0, 12.1]}, index=idx), [1], freq="ME")
+        >>> fwd["fwd_1"].round(2).tolist()  # February's next month (March) is missing
+        [0.1, nan, nan]
     """
-    _date_level(prices)
-    hs = [int(h) for h in horizons]
-    if not hs or min(hs) < 1:
-        raise BadRequestError(f"horizons must be whole numbers >= 1, not {list(horizons)}")
-    px = _column(prices, column, "price").sort_index()
-    grouped = px.groupby(level="ticker", observed=True, sort=False)
-    out = pd.DataFrame({f"fwd_{h}": grouped.shift(-h) / px - 1.0 for h in hs}, index=px.index)
-    if to_last_price:
-        date = _date_level(prices)
-        when = pd.Series(px.index.get_level_values(date), index=px.index)
-        stopped = grouped.transform(lambda s: s.dropna().iloc[-1] if s.notna().any() else np.nan)
+    date = _date_level(prices)
+    hs = list(horizons)
+    try:
+        if not hs:
+            raise BadRequestError("no horizon")
+        for h in hs:
+            as_period(h)
+    except BadRequestError:
+        raise BadRequestError(f"horizons must be whole numbers >= 1 or calendar periods ('1ME', '21D'), not "
+                              f"{hs}") from None  # fmt: skip
+    name = price_column(prices, column)
+    out = pd.DataFrame(
+        {f"fwd_{h}": period_returns(prices, h, column=name, forward=True, freq=freq, breaks=breaks) for h in hs},
+        index=prices.index,
+    )
+    if to_last_price and len(prices):
+        px = _column(prices, name, "price")
+        series = series_ids(prices, breaks)
+        when = pd.Series(prices.index.get_level_values(date), index=prices.index)
+        tickers = prices.index.get_level_values("ticker")
+        priced = pd.DataFrame({"px": px, "series": series, "when": when})[px.notna().to_numpy()]
+        last = priced.sort_values("when", kind="stable").groupby(level="ticker", observed=True)[["px", "series"]].last()
+        stopped = pd.Series(tickers.map(last["px"].to_dict()), index=prices.index, dtype="float64")
+        same_series = pd.Series(tickers.map(last["series"].to_dict()), index=prices.index) == series
         ended = when.groupby(level="ticker", observed=True).transform("max") < when.max()
         for h in hs:
             col = f"fwd_{h}"
-            fill = ended & out[col].isna() & px.notna()
+            fill = ended & out[col].isna() & px.notna() & same_series  # its last price, if of the row's series
             out.loc[fill, col] = stopped[fill] / px[fill] - 1.0
-    return out.reindex(prices.index)
+    out.attrs["column"] = name
+    return out
 
 
 def _ranks(df: pd.DataFrame, date: str, cols: Sequence[str]) -> pd.DataFrame:
@@ -385,7 +417,7 @@ def _after_close(days: pd.Series, by: pd.Series, times: pd.Series) -> tuple[pd.S
 
 
 def _event_windows(events: pd.DataFrame, prices: pd.DataFrame, window: tuple[int, int],
-                   benchmark: str | pd.Series | None, column: str) -> _Windows:  # fmt: skip
+                   benchmark: str | pd.Series | None, column: str | None) -> _Windows:  # fmt: skip
     """The abnormal returns of every event whose window lies inside the price history.
 
     Returns:
@@ -401,8 +433,8 @@ def _event_windows(events: pd.DataFrame, prices: pd.DataFrame, window: tuple[int
     if "ticker" not in ev.columns or not dated:
         raise BadRequestError("events need a ticker and a date (release_date, date, filing_date, transaction_date "
                               "or time)")  # fmt: skip
-    px = _column(prices, column, "price").sort_index()
-    rets = px.groupby(level="ticker", observed=True, sort=False).pct_change()
+    # each day's return within one series (never across a change of basis or source, nor a day the ticker lacks)
+    rets = period_returns(prices, 1, column=price_column(prices, column)).sort_index()
     wide = rets.unstack("ticker")
     wide.index = pd.DatetimeIndex(wide.index).tz_localize(None) if getattr(wide.index, "tz", None) else wide.index
     if benchmark is None:
@@ -454,7 +486,7 @@ def _clustered_t(values: np.ndarray, clusters: np.ndarray) -> np.ndarray:
 
 
 def event_returns(events: pd.DataFrame, prices: pd.DataFrame, window: tuple[int, int] = (-5, 20), *,
-                  benchmark: str | pd.Series | None = None, column: str = "close") -> pd.DataFrame:  # fmt: skip
+                  benchmark: str | pd.Series | None = None, column: str | None = None) -> pd.DataFrame:  # fmt: skip
     """Abnormal returns of each event on each day of its window: the table behind :func:`event_study`.
 
     Same conventions as :func:`event_study` (day 0, the benchmark, events left out).
@@ -464,14 +496,18 @@ def event_returns(events: pd.DataFrame, prices: pd.DataFrame, window: tuple[int,
         prices: a ``(ticker, date)`` price panel.
         window: first and last event day, inclusive.
         benchmark: a ticker of ``prices``, a return series by date, or ``None`` (equal-weighted panel mean).
-        column: the price column.
+        column: the price column (default: ``close``, or ``adj_close`` where the frame's data means it: see
+            :func:`fdkit.research.returns.price_column`). A day's return never spans a change of series or a day
+            the ticker lacks (:func:`fdkit.research.returns.period_returns`): such a window leaves its event out.
 
     Returns:
         A frame indexed ``(event_id, event_day)`` (``event_id``: the event's position in ``events``) with
         ``ticker``, ``event_date``, ``day0`` (the first trading day on or after the event), ``dated_by`` (the
         column the event's date came from), ``date`` (the trading day of the row), ``ar`` (abnormal return) and
         ``car`` (its cumulation from the window's first day);
-        ``attrs["benchmark"]`` names the benchmark, ``attrs["events_dropped"]`` counts events left out.
+        ``attrs["benchmark"]`` names the benchmark, ``attrs["events_dropped"]`` counts events left out. The index
+        levels are int64, ``ticker`` and ``dated_by`` text: one schema with or without events, so the table
+        round-trips through Parquet (``to_parquet`` / ``read_parquet`` give an equal frame), also when empty.
 
     Example:
         >>> days = pd.bdate_range("2024-01-01", periods=6)
@@ -491,16 +527,20 @@ def event_returns(events: pd.DataFrame, prices: pd.DataFrame, window: tuple[int,
     ).sort_values()
     trading = trading.tz_localize(None) if trading.tz is not None else trading
     day0_pos = trading.searchsorted(pd.DatetimeIndex(meta["day0"])) if len(meta) else np.array([], dtype=int)
+    # one schema with or without events (text, plain int64 event ids and days: an empty categorical comes back
+    # from Parquet with other categories), so the frame round-trips through Parquet, empty or not
+    text = pd.StringDtype(na_value=np.nan)
     out = pd.DataFrame({
-        "ticker": pd.Categorical(meta["ticker"].to_numpy()[positions]),
-        "event_date": pd.DatetimeIndex(meta["event_date"].to_numpy()[positions]),
-        "day0": pd.DatetimeIndex(meta["day0"].to_numpy()[positions]),
-        "dated_by": pd.Categorical(meta["dated_by"].to_numpy()[positions]),
-        "date": trading[np.repeat(day0_pos, width) + offsets] if len(meta) else pd.DatetimeIndex([]),
-        "ar": ar.reshape(-1),
-        "car": ar.cumsum(axis=1).reshape(-1),
-    }, index=pd.MultiIndex.from_arrays([pd.array(meta["event_id"].to_numpy()[positions], dtype="Int64"),
-                                        pd.array(offsets, dtype="Int64")],
+        "ticker": pd.array(meta["ticker"].to_numpy(dtype=object)[positions].astype(str), dtype=text),
+        "event_date": pd.DatetimeIndex(meta["event_date"].to_numpy()[positions], dtype="datetime64[ns]"),
+        "day0": pd.DatetimeIndex(meta["day0"].to_numpy()[positions], dtype="datetime64[ns]"),
+        "dated_by": pd.array(meta["dated_by"].to_numpy(dtype=object)[positions].astype(str), dtype=text),
+        "date": pd.DatetimeIndex(trading[np.repeat(day0_pos, width) + offsets] if len(meta) else [],
+                                 dtype="datetime64[ns]"),
+        "ar": ar.reshape(-1).astype("float64"),
+        "car": ar.cumsum(axis=1).reshape(-1).astype("float64"),
+    }, index=pd.MultiIndex.from_arrays([meta["event_id"].to_numpy(dtype=np.int64)[positions],
+                                        offsets.astype(np.int64)],
                                        names=["event_id", "event_day"]))  # fmt: skip
     out.attrs.update(benchmark=name, events_dropped=dropped)
     return out
@@ -512,7 +552,7 @@ def _dated_by(meta: pd.DataFrame) -> dict[str, int]:
 
 
 def event_study(events: pd.DataFrame, prices: pd.DataFrame, window: tuple[int, int] = (-5, 20), *,
-                benchmark: str | pd.Series | None = None, column: str = "close",
+                benchmark: str | pd.Series | None = None, column: str | None = None,
                 per_event: bool = False) -> pd.DataFrame:  # fmt: skip
     """Abnormal returns around events: the mean across events per event day, and its cumulation.
 
@@ -536,7 +576,9 @@ def event_study(events: pd.DataFrame, prices: pd.DataFrame, window: tuple[int, i
         prices: a ``(ticker, date)`` price panel covering the events' tickers (and the benchmark's).
         window: first and last event day, inclusive.
         benchmark: the benchmark (see above).
-        column: the price column.
+        column: the price column (default: ``close``, or ``adj_close`` where the frame's data means it: see
+            :func:`fdkit.research.returns.price_column`). A day's return never spans a change of series or a day
+            the ticker lacks (:func:`fdkit.research.returns.period_returns`): such a window leaves its event out.
         per_event: return the per-event table of :func:`event_returns` instead (for sub-windows, ``|AR|``,
             cross-sectional regressions).
 
