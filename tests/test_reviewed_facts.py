@@ -154,3 +154,17 @@ def test_symbols_reviewed_as_one_company_or_two_are_rows():
     rows = rows[rows["kind"].isin(["one_company", "two_companies"])]
     assert rows["evidence"].str.contains(r"_(?:changes|seed|current)\.csv line \d+").all()
     assert "frozenset({" not in (FDKIT / "build" / "identity.py").read_text()
+
+
+def test_spells_reviewed_as_another_companys_are_rows():
+    """The build's former ANOTHER_COMPANY dict: rows naming the membership files' lines, read by the build."""
+    from fdkit.build.index_membership import another_company
+
+    assert another_company() == {
+        ("HCC", "2011-11-20"): "HCC Insurance Holdings",
+        ("JEF", "2011-11-20"): "Jefferies Group",
+        ("VAL", "2011-11-20"): "Valspar",
+    }
+    rows = reviewed_facts("another_company")
+    assert rows["evidence"].str.contains(r"sp400_seed\.csv line \d+ \(seed roster of 2011-11-20\)").all()
+    assert "ANOTHER_COMPANY" not in (FDKIT / "build" / "index_membership.py").read_text()

@@ -54,6 +54,8 @@ KINDS = {
     "sources or a gap separates them (ticker: the symbol, start_date: its first spell's)",
     "two_companies": "a symbol whose membership spells are two companies although no source says so (ticker: the "
     "symbol, start_date: its first spell's)",
+    "another_company": "a membership spell the sources file under a symbol's company today that was another, "
+    "former company's (ticker: the symbol, start_date: the spell's first day, value: the company it was)",
 }
 _KEY = ["kind", "ticker", "start_date", "end_date"]
 _DATES = ("start_date", "end_date", "reviewed_on")
