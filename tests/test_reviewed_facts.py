@@ -168,3 +168,13 @@ def test_spells_reviewed_as_another_companys_are_rows():
     rows = reviewed_facts("another_company")
     assert rows["evidence"].str.contains(r"sp400_seed\.csv line \d+ \(seed roster of 2011-11-20\)").all()
     assert "ANOTHER_COMPANY" not in (FDKIT / "build" / "index_membership.py").read_text()
+
+
+def test_a_handover_is_a_row():
+    """The build's former HANDOVERS dict: a row naming the membership files' lines."""
+    from fdkit.build.index_membership import handovers
+
+    assert handovers() == {("ENR", "2011-11-20"): ("2015-07-01", "EPC")}
+    rows = reviewed_facts("handover")
+    assert len(rows) == 1 and rows["evidence"].str.contains(r"_(?:changes|seed|current)\.csv line \d+").all()
+    assert "HANDOVERS" not in (FDKIT / "build" / "index_membership.py").read_text()

@@ -154,17 +154,27 @@ def another_company(path: str | os.PathLike[str] | None = None) -> dict[tuple[st
     return {(ticker, start): company for ticker, start, company in zip(*columns, strict=True)}
 
 
-#: spells the sources file under one symbol across the day it passed to another company, reviewed: (index, ticker,
-#: start) -> (the day, the symbol of the company before it, why). Energizer Holdings split on 2015-07-01: the company
-#: of the spell until then became Edgewell Personal Care (EPC, CIK 0001096752); the spun-off Energizer took ENR.
-HANDOVERS: dict[tuple[str, str, str], tuple[str, str, str]] = {
-    ("sp400", "ENR", "2011-11-20"): (
-        "2015-07-01",
-        "EPC",
-        "Energizer Holdings renamed Edgewell Personal Care as it "
-        "spun off its batteries business, the new Energizer Holdings (ENR)",
-    ),
-}
+def handovers(path: str | os.PathLike[str] | None = None) -> dict[tuple[str, str], tuple[str, str]]:
+    """Membership spells the sources file under one symbol across the day it passed to another company, reviewed.
+
+    The ``handover`` rows of the reviewed-facts table (:mod:`fdkit.lake.reviewed`): Energizer Holdings split on
+    2015-07-01, the company of the S&P 400 ENR spell until then became Edgewell Personal Care (EPC); the spun-off
+    Energizer took ENR. The spell is cut in two on the day. Adding one is a row.
+
+    Args:
+        path: another reviewed-facts table (default: fdkit's).
+
+    Returns:
+        ``{(ticker, the spell's first day): (the day the symbol passed, the earlier company's symbol today)}``.
+
+    Example:
+        >>> handovers()[("ENR", "2011-11-20")]
+        ('2015-07-01', 'EPC')
+    """
+    rows = reviewed_facts("handover", path)
+    days = (pd.to_datetime(rows["end_date"], format="%Y-%m-%d") + pd.Timedelta(days=1)).dt.strftime("%Y-%m-%d")
+    columns = [rows[c].astype(str).tolist() for c in ("ticker", "start_date", "value")]
+    return {(t, start): (day, earlier) for t, start, earlier, day in zip(*columns, days, strict=True)}
 
 
 #: share classes whose symbols moved, reviewed: spells of the symbol that ended before the day are the class that
@@ -270,8 +280,8 @@ def build_index_membership(
         ends = out.loc[spell, "end_date"].dt.year.astype("Int64").astype(str)
         out.loc[spell, "current_ticker"] = ticker + "_" + ends
         out.loc[spell, "cik"] = None
-    for (index, ticker, start), (day, earlier_symbol, _why) in HANDOVERS.items():
-        spell = (out["index"] == index) & (out["ticker"] == ticker) & (out["start_date"] == pd.Timestamp(start))
+    for (ticker, start), (day, earlier_symbol) in handovers().items():
+        spell = (out["ticker"] == ticker) & (out["start_date"] == pd.Timestamp(start))
         if spell.any():
             earlier = out[spell].assign(
                 end_date=pd.Timestamp(day) - pd.Timedelta(days=1), current_ticker=earlier_symbol
@@ -344,7 +354,7 @@ _PROVENANCE = Provenance(
     "(the another_company rows of fdkit/lake/reviewed_facts.csv: the source gives Leucadia's; Valaris and Warrior Met "
     "Coal hold "
     "VAL and HCC); the S&P 400 ENR spell until 2015-06-30 is Edgewell Personal "
-    "Care's, EPC, the company that spun off today's Energizer (HANDOVERS); UA's "
+    "Care's, EPC, the company that spun off today's Energizer (the handover rows of the table); UA's "
     "spells ended before 2016-12-07 are Under Armour's Class A, UAA today (CLASS_SYMBOL_MOVES). A company "
     "is in one index at a time: where its S&P 400 or 600 spell overlaps its S&P 500 spell the smaller index's "
     "gives way (its end moves to the day before, its start to the day after, or it goes: ATO's S&P 400 spell ends "

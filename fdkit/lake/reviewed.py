@@ -56,6 +56,9 @@ KINDS = {
     "symbol, start_date: its first spell's)",
     "another_company": "a membership spell the sources file under a symbol's company today that was another, "
     "former company's (ticker: the symbol, start_date: the spell's first day, value: the company it was)",
+    "handover": "a membership spell the sources file under one symbol across the day the symbol passed to another "
+    "company (ticker: the symbol, start_date: the spell's first day, end_date: the last day it was the earlier "
+    "company's, value: the symbol that company trades under today, cik: its CIK)",
 }
 _KEY = ["kind", "ticker", "start_date", "end_date"]
 _DATES = ("start_date", "end_date", "reviewed_on")
