@@ -170,11 +170,14 @@ def test_spells_reviewed_as_another_companys_are_rows():
     assert "ANOTHER_COMPANY" not in (FDKIT / "build" / "index_membership.py").read_text()
 
 
-def test_a_handover_is_a_row():
-    """The build's former HANDOVERS dict: a row naming the membership files' lines."""
-    from fdkit.build.index_membership import handovers
+def test_a_handover_and_a_class_symbol_move_are_rows():
+    """The build's former HANDOVERS and CLASS_SYMBOL_MOVES dicts: rows naming the membership files' lines."""
+    from fdkit.build.index_membership import class_symbol_moves, handovers
 
     assert handovers() == {("ENR", "2011-11-20"): ("2015-07-01", "EPC")}
-    rows = reviewed_facts("handover")
-    assert len(rows) == 1 and rows["evidence"].str.contains(r"_(?:changes|seed|current)\.csv line \d+").all()
-    assert "HANDOVERS" not in (FDKIT / "build" / "index_membership.py").read_text()
+    assert class_symbol_moves() == {"UA": ("2016-12-07", "UAA")}
+    rows = reviewed_facts()
+    rows = rows[rows["kind"].isin(["handover", "class_symbol_move"])]
+    assert len(rows) == 2 and rows["evidence"].str.contains(r"_(?:changes|seed|current)\.csv line \d+").all()
+    source = (FDKIT / "build" / "index_membership.py").read_text()
+    assert "HANDOVERS" not in source and "CLASS_SYMBOL_MOVES" not in source

@@ -177,9 +177,25 @@ def handovers(path: str | os.PathLike[str] | None = None) -> dict[tuple[str, str
     return {(t, start): (day, earlier) for t, start, earlier, day in zip(*columns, days, strict=True)}
 
 
-#: share classes whose symbols moved, reviewed: spells of the symbol that ended before the day are the class that
-#: trades under the other symbol today (Under Armour's Class A traded as UA until 2016-12-06; Class C took UA)
-CLASS_SYMBOL_MOVES: dict[str, tuple[str, str]] = {"UA": ("2016-12-07", "UAA")}
+def class_symbol_moves(path: str | os.PathLike[str] | None = None) -> dict[str, tuple[str, str]]:
+    """Share classes whose symbols moved, reviewed: spells of the symbol ended before the day are the other class's.
+
+    The ``class_symbol_move`` rows of the reviewed-facts table (:mod:`fdkit.lake.reviewed`): Under Armour's Class
+    A traded as UA until 2016-12-06, then as UAA; Class C took UA. Adding one is a row.
+
+    Args:
+        path: another reviewed-facts table (default: fdkit's).
+
+    Returns:
+        ``{symbol: (the day it passed, the symbol the earlier class trades under today)}``.
+
+    Example:
+        >>> class_symbol_moves()
+        {'UA': ('2016-12-07', 'UAA')}
+    """
+    rows = reviewed_facts("class_symbol_move", path)
+    columns = [rows[c].astype(str).tolist() for c in ("ticker", "start_date", "value")]
+    return {symbol: (day, now) for symbol, day, now in zip(*columns, strict=True)}
 
 
 def one_index_at_a_time(spells: pd.DataFrame) -> pd.DataFrame:
@@ -290,7 +306,7 @@ def build_index_membership(
             earlier["cik"] = ciks.iloc[0] if len(ciks) else None
             out.loc[spell, "start_date"] = pd.Timestamp(day)
             out = pd.concat([out, earlier], ignore_index=True)
-    for symbol, (moved, now) in CLASS_SYMBOL_MOVES.items():
+    for symbol, (moved, now) in class_symbol_moves().items():
         before = (out["ticker"] == symbol) & (out["end_date"] < pd.Timestamp(moved))
         ciks = out.loc[(out["current_ticker"] == now) & out["cik"].notna(), "cik"]
         out.loc[before, "current_ticker"] = now
@@ -355,7 +371,7 @@ _PROVENANCE = Provenance(
     "Coal hold "
     "VAL and HCC); the S&P 400 ENR spell until 2015-06-30 is Edgewell Personal "
     "Care's, EPC, the company that spun off today's Energizer (the handover rows of the table); UA's "
-    "spells ended before 2016-12-07 are Under Armour's Class A, UAA today (CLASS_SYMBOL_MOVES). A company "
+    "spells ended before 2016-12-07 are Under Armour's Class A, UAA today (its class_symbol_move rows). A company "
     "is in one index at a time: where its S&P 400 or 600 spell overlaps its S&P 500 spell the smaller index's "
     "gives way (its end moves to the day before, its start to the day after, or it goes: ATO's S&P 400 spell ends "
     "2019-02-14, not 2020-12-28; AGL Resources' S&P 400 spell of 2013 goes); between the S&P 400 and 600 the "

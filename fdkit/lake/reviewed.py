@@ -59,6 +59,8 @@ KINDS = {
     "handover": "a membership spell the sources file under one symbol across the day the symbol passed to another "
     "company (ticker: the symbol, start_date: the spell's first day, end_date: the last day it was the earlier "
     "company's, value: the symbol that company trades under today, cik: its CIK)",
+    "class_symbol_move": "a symbol that passed from one share class of a company to another (ticker: the symbol, "
+    "start_date: the day it passed, value: the symbol the earlier class trades under today, cik: the company's)",
 }
 _KEY = ["kind", "ticker", "start_date", "end_date"]
 _DATES = ("start_date", "end_date", "reviewed_on")
