@@ -181,3 +181,23 @@ def test_a_handover_and_a_class_symbol_move_are_rows():
     assert len(rows) == 2 and rows["evidence"].str.contains(r"_(?:changes|seed|current)\.csv line \d+").all()
     source = (FDKIT / "build" / "index_membership.py").read_text()
     assert "HANDOVERS" not in source and "CLASS_SYMBOL_MOVES" not in source
+
+
+def test_a_company_renamed_is_a_row_validate_reads(tmp_path, monkeypatch):
+    """validate's former RENAMED dict: rows naming the membership files' lines; without Energizer's, its CIK's
+    names disagree (the S&P 400 ENR spell of 2011-2015 is Edgewell's, CIK 0001096752)."""
+    from fdkit.lake.validate import renamed_companies
+
+    assert renamed_companies() >= {("0000096223", "Jefferies Financial Group"), ("0001021860", "Nov"),
+                                   ("0001021860", "NOV Inc."), ("0001096752", "Energizer")}  # fmt: skip
+    rows = reviewed_facts("renamed_company")
+    assert rows["evidence"].str.contains(r"_(?:changes|seed|current)\.csv line \d+").all()
+    assert "RENAMED" not in (FDKIT / "lake" / "validate.py").read_text()
+    data = FDKIT.parent / "data"
+    assert validate(data, only=["names_match_their_cik"])[0].violations == 0
+    table = tmp_path / "reviewed_facts.csv"
+    df = pd.read_csv(REVIEWED_FACTS_CSV, dtype=str, keep_default_na=False)
+    df[~((df["kind"] == "renamed_company") & (df["ticker"] == "ENR"))].to_csv(table, index=False)
+    monkeypatch.setattr(reviewed, "REVIEWED_FACTS_CSV", table)
+    (without,) = validate(data, only=["names_match_their_cik"])
+    assert without.violations == 1 and without.examples["ticker"].astype(str).tolist() == ["ENR"]

@@ -61,6 +61,8 @@ KINDS = {
     "company's, value: the symbol that company trades under today, cik: its CIK)",
     "class_symbol_move": "a symbol that passed from one share class of a company to another (ticker: the symbol, "
     "start_date: the day it passed, value: the symbol the earlier class trades under today, cik: the company's)",
+    "renamed_company": "a name a membership spell gives a CIK that differs from the CIK's other names because the "
+    "company renamed itself (ticker: the spell's, start_date: its first day, cik: the CIK, value: the name)",
 }
 _KEY = ["kind", "ticker", "start_date", "end_date"]
 _DATES = ("start_date", "end_date", "reviewed_on")

@@ -577,14 +577,19 @@ def _one_company(lake: Lake) -> pd.DataFrame:
     return pd.DataFrame(bad, columns=["ticker", "cik", "problem"])
 
 
-#: (CIK, a spell's name) where the name differs from company facts' because the company renamed itself (reviewed)
-RENAMED: dict[tuple[str, str], str] = {
-    ("0000096223", "Jefferies Financial Group"): "Leucadia National Corporation, renamed in 2018 (JEF)",
-    ("0001021860", "Nov"): "National Oilwell Varco, renamed NOV Inc. in 2021 (NOV)",
-    ("0001021860", "NOV Inc."): "National Oilwell Varco, renamed NOV Inc. in 2021 (NOV)",
-    ("0001096752", "Energizer"): "Energizer Holdings, renamed Edgewell Personal Care in 2015 as it spun off the new "
-    "Energizer (EPC; the S&P 400 spell under ENR until 2015-06-30)",
-}
+def renamed_companies() -> set[tuple[str, str]]:
+    """(CIK, a spell's name) where the name differs from the CIK's others because the company renamed itself.
+
+    The reviewed-facts table's ``renamed_company`` rows (:mod:`fdkit.lake.reviewed`): Leucadia National, renamed
+    Jefferies Financial Group in 2018; National Oilwell Varco, renamed NOV Inc. in 2021; Energizer Holdings,
+    renamed Edgewell Personal Care in 2015. Adding one is a row.
+
+    Example:
+        >>> ("0001021860", "NOV Inc.") in renamed_companies()
+        True
+    """
+    rows = reviewed_facts("renamed_company")
+    return set(zip(rows["cik"].astype(str), rows["value"].astype(str), strict=True))
 
 
 @invariant("names_match_their_cik", "index_membership", "company_facts")
@@ -600,7 +605,8 @@ def _names_of_a_cik(lake: Lake) -> pd.DataFrame:
     reference = {str(k): str(n) for k, n in m.groupby("cik", observed=True)["name"].last().items()}
     reference |= dict(zip(cf["cik"].astype(str), cf["name"].astype(str), strict=True))
     known = m["cik"].astype(str).map(reference)
-    agree = [same_name(n, k) or (str(c), str(n)) in RENAMED for c, n, k in zip(m["cik"], m["name"], known,
+    renamed = renamed_companies()
+    agree = [same_name(n, k) or (str(c), str(n)) in renamed for c, n, k in zip(m["cik"], m["name"], known,
                                                                                    strict=True)]  # fmt: skip
     off = ~np.array(agree, dtype=bool)
     return m.loc[off, ["index", "ticker", "cik", "name", "start"]].assign(reference_name=known[off])
