@@ -201,3 +201,15 @@ def test_a_company_renamed_is_a_row_validate_reads(tmp_path, monkeypatch):
     monkeypatch.setattr(reviewed, "REVIEWED_FACTS_CSV", table)
     (without,) = validate(data, only=["names_match_their_cik"])
     assert without.violations == 1 and without.examples["ticker"].astype(str).tolist() == ["ENR"]
+
+
+def test_a_share_move_reviewed_is_a_row_validate_reads():
+    """validate's former DOCUMENTED_SHARE_MOVES dict: a row whose evidence names the lake's two quarters."""
+    from fdkit.lake.validate import documented_share_moves
+
+    assert ("CB", "2016-03-31") in documented_share_moves()
+    rows = reviewed_facts("share_move")
+    stated = rows["reason"].str.extract(r"^([+-]\d+)%")[0].astype(float) / 100
+    assert ((stated - rows["value"].astype(float)).abs() <= 0.006).all()
+    assert rows["evidence"].str.contains("income_statements").all()
+    assert "DOCUMENTED_SHARE_MOVES" not in (FDKIT / "lake" / "validate.py").read_text()

@@ -63,6 +63,8 @@ KINDS = {
     "start_date: the day it passed, value: the symbol the earlier class trades under today, cik: the company's)",
     "renamed_company": "a name a membership spell gives a CIK that differs from the CIK's other names because the "
     "company renamed itself (ticker: the spell's, start_date: its first day, cik: the CIK, value: the name)",
+    "share_move": "a quarter-to-quarter move of weighted shares beyond the lake's limit that really happened "
+    "(ticker, start_date: the quarter's report period, value: the move, e.g. +0.38, cik: the company's)",
 }
 _KEY = ["kind", "ticker", "start_date", "end_date"]
 _DATES = ("start_date", "end_date", "reviewed_on")

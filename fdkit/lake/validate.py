@@ -364,11 +364,19 @@ def _eps_shares(lake: Lake) -> pd.DataFrame:
     return pd.concat(bad, ignore_index=True)
 
 
-#: share counts that really moved more than 35% in a quarter (ticker, report period), each with its reason
-DOCUMENTED_SHARE_MOVES: dict[tuple[str, str], str] = {
-    ("CB", "2016-03-31"): "ACE (now Chubb Limited) issued about 135 million shares to acquire the Chubb Corporation "
-    "on 2016-01-14",
-}
+def documented_share_moves() -> set[tuple[str, str]]:
+    """(ticker, report period) of quarterly weighted share counts that really moved more than 35%.
+
+    The reviewed-facts table's ``share_move`` rows (:mod:`fdkit.lake.reviewed`), each with its reason: ACE (now
+    Chubb Limited) issued about 135 million shares to acquire the Chubb Corporation on 2016-01-14. Adding one is a
+    row.
+
+    Example:
+        >>> ("CB", "2016-03-31") in documented_share_moves()
+        True
+    """
+    rows = reviewed_facts("share_move")
+    return set(zip(rows["ticker"].astype(str), rows["start_date"].astype(str), strict=True))
 
 
 @invariant("share_counts_on_one_basis", "income_statements")
@@ -380,7 +388,8 @@ def _share_basis(lake: Lake) -> pd.DataFrame:
     ratio = q["weighted_average_shares"] / by_ticker["weighted_average_shares"].shift()
     # successive quarters only: across a gap of years (another source, another era) counts move for real
     successive = by_ticker["report_period"].diff().dt.days <= 105
-    known = pd.Series([(str(t), f"{d:%Y-%m-%d}") in DOCUMENTED_SHARE_MOVES for t, d in
+    documented = documented_share_moves()
+    known = pd.Series([(str(t), f"{d:%Y-%m-%d}") in documented for t, d in
                        zip(q["ticker"], q["report_period"], strict=True)], index=q.index)  # fmt: skip
     bad = ratio.notna() & ~ratio.between(1 / 1.35, 1.35) & successive & ~known
     return q.loc[bad, ["ticker", "report_period", "weighted_average_shares"]].assign(ratio=ratio[bad])
