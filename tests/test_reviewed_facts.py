@@ -213,3 +213,15 @@ def test_a_share_move_reviewed_is_a_row_validate_reads():
     assert ((stated - rows["value"].astype(float)).abs() <= 0.006).all()
     assert rows["evidence"].str.contains("income_statements").all()
     assert "DOCUMENTED_SHARE_MOVES" not in (FDKIT / "lake" / "validate.py").read_text()
+
+
+def test_listing_owners_are_rows_naming_the_symbols_file_lines():
+    """pystock_identity's former LISTING_OWNERS dict: CB, UA and ENR's listings, each the earlier company's to a day."""
+    from fdkit.build.pystock_identity import listing_owners
+
+    owners = {k: (t, f"{d:%Y-%m-%d}") for k, (t, d) in listing_owners().items()}
+    assert owners == {("CB", "2015-03-23"): ("CB_2016", "2016-01-13"), ("ENR", "2015-03-23"): ("EPC", "2015-06-30"),
+                      ("UA", "2015-03-23"): ("UAA", "2016-12-06")}  # fmt: skip
+    rows = reviewed_facts("listing_owner")
+    assert rows["evidence"].str.contains(r"pystock_symbols_2015_2017\.csv\.gz \(decompressed\): line \d+").all()
+    assert "LISTING_OWNERS" not in (FDKIT / "build" / "pystock_identity.py").read_text()

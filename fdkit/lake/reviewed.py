@@ -65,6 +65,9 @@ KINDS = {
     "company renamed itself (ticker: the spell's, start_date: its first day, cik: the CIK, value: the name)",
     "share_move": "a quarter-to-quarter move of weighted shares beyond the lake's limit that really happened "
     "(ticker, start_date: the quarter's report period, value: the move, e.g. +0.38, cik: the company's)",
+    "listing_owner": "a pystock listing that was an earlier company's until a day, the symbol's own after (ticker: "
+    "the listing's symbol, start_date: its first crawl day, end_date: the earlier company's last day, value: that "
+    "company's lake ticker)",
 }
 _KEY = ["kind", "ticker", "start_date", "end_date"]
 _DATES = ("start_date", "end_date", "reviewed_on")
