@@ -225,3 +225,11 @@ def test_listing_owners_are_rows_naming_the_symbols_file_lines():
     rows = reviewed_facts("listing_owner")
     assert rows["evidence"].str.contains(r"pystock_symbols_2015_2017\.csv\.gz \(decompressed\): line \d+").all()
     assert "LISTING_OWNERS" not in (FDKIT / "build" / "pystock_identity.py").read_text()
+
+
+def test_listings_reviewed_as_todays_member_are_rows():
+    """pystock_identity's former SAME_COMPANY set: Wabtec and Supermicro, each naming the two files' lines."""
+    rows = reviewed_facts("listing_same_company")
+    assert set(rows["ticker"]) == {"WAB", "SMCI"}
+    assert rows["evidence"].str.contains(r"sp500_current\.csv line \d+").all()
+    assert "SAME_COMPANY" not in (FDKIT / "build" / "pystock_identity.py").read_text()

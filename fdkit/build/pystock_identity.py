@@ -138,6 +138,7 @@ def symbol_owners(listings: pd.DataFrame, spells: pd.DataFrame, members: pd.Data
     sp = sp[(sp["start_date"] <= WINDOW[1]) & (sp["stop"] >= WINDOW[0])]
     rows: list[tuple[Any, ...]] = []
     reviewed = listing_owners()
+    same = frozenset(reviewed_facts("listing_same_company")["ticker"].astype(str))
     later = {} if renames is None else {str(o): (str(n), d) for d, o, n in renames[["day", "old", "new"]].to_numpy()}
     for r in listings.itertuples():
         earlier = reviewed.get((str(r.symbol), f"{pd.Timestamp(r.listed_first):%Y-%m-%d}"))
@@ -176,17 +177,12 @@ def symbol_owners(listings: pd.DataFrame, spells: pd.DataFrame, members: pd.Data
                 )
         else:
             m = members[(members["ticker"] == r.symbol)]
-            if len(m) and (names_agree(m["name"].iloc[0], r.name) or r.symbol in SAME_COMPANY):
+            if len(m) and (names_agree(m["name"].iloc[0], r.name) or r.symbol in same):
                 rows.append((r.symbol, r.first, r.last, r.symbol, m["cik"].iloc[0], r.name,
                              "today's member, same name", r.listed_first, r.listed_last))  # fmt: skip
     out = pd.DataFrame(rows, columns=["symbol", "start", "end", "ticker", "cik", "name", "how", "listed_first",
                                       "listed_last"])  # fmt: skip
     return out.sort_values(["symbol", "start"], kind="stable").reset_index(drop=True)
-
-
-#: today's members whose 2015-2017 listing names the company otherwise (reviewed): Westinghouse Air Brake
-#: Technologies is Wabtec, Super Micro Computer is Supermicro
-SAME_COMPANY = frozenset({"WAB", "SMCI"})
 
 
 def _spells_of(r: Any, sp: pd.DataFrame, later: dict[str, tuple[str, pd.Timestamp]]) -> tuple[pd.DataFrame, str]:

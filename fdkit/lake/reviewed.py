@@ -68,6 +68,8 @@ KINDS = {
     "listing_owner": "a pystock listing that was an earlier company's until a day, the symbol's own after (ticker: "
     "the listing's symbol, start_date: its first crawl day, end_date: the earlier company's last day, value: that "
     "company's lake ticker)",
+    "listing_same_company": "a pystock listing that is today's S&P 500 member of its symbol although their names "
+    "differ (ticker: the symbol, start_date: the listing's first crawl day, value: the member's name, cik: its CIK)",
 }
 _KEY = ["kind", "ticker", "start_date", "end_date"]
 _DATES = ("start_date", "end_date", "reviewed_on")
