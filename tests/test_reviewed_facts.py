@@ -233,3 +233,17 @@ def test_listings_reviewed_as_todays_member_are_rows():
     assert set(rows["ticker"]) == {"WAB", "SMCI"}
     assert rows["evidence"].str.contains(r"sp500_current\.csv line \d+").all()
     assert "SAME_COMPANY" not in (FDKIT / "build" / "pystock_identity.py").read_text()
+
+
+def test_bars_reviewed_as_another_securitys_are_rows():
+    """fdkit.build.history's former NOT_THE_COMPANY dict: ml4t's BSC, EDS, CFC+A and pystock's MS, NEE, TCO."""
+    from fdkit.build.history import SOURCES_OF, not_the_company
+
+    left_out = not_the_company()
+    assert set(left_out) == {("ml4t", "BSC"), ("ml4t", "EDS"), ("ml4t", "CFC+A"), ("pystock", "MS"),
+                             ("pystock", "NEE"), ("pystock", "TCO")}  # fmt: skip
+    assert left_out[("ml4t", "BSC")] == pd.Timestamp("2008-05-31")
+    assert {source for source, _ in left_out} <= set(SOURCES_OF)
+    rows = reviewed_facts("not_the_company")
+    assert rows["evidence"].str.contains(r"\.parquet: ").all()
+    assert "NOT_THE_COMPANY =" not in (FDKIT / "build" / "history.py").read_text()

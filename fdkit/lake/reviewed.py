@@ -70,6 +70,9 @@ KINDS = {
     "company's lake ticker)",
     "listing_same_company": "a pystock listing that is today's S&P 500 member of its symbol although their names "
     "differ (ticker: the symbol, start_date: the listing's first crawl day, value: the member's name, cik: its CIK)",
+    "not_the_company": "a price source's bars under a member's symbol that are another security's (ticker: the "
+    "source's symbol, start_date: the first day left out, 2004-01-01 for all of them; value: the source, a name "
+    "of fdkit.build.history.SOURCES_OF)",
 }
 _KEY = ["kind", "ticker", "start_date", "end_date"]
 _DATES = ("start_date", "end_date", "reviewed_on")
