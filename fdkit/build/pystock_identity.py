@@ -141,7 +141,7 @@ def symbol_owners(listings: pd.DataFrame, spells: pd.DataFrame, members: pd.Data
     same = frozenset(reviewed_facts("listing_same_company")["ticker"].astype(str))
     later = {} if renames is None else {str(o): (str(n), d) for d, o, n in renames[["day", "old", "new"]].to_numpy()}
     for r in listings.itertuples():
-        earlier = reviewed.get((str(r.symbol), f"{pd.Timestamp(r.listed_first):%Y-%m-%d}"))
+        earlier = reviewed.get((str(r.symbol), f"{pd.Timestamp(str(r.listed_first)):%Y-%m-%d}"))
         if earlier is not None:
             start, last = pd.Timestamp(str(r.first)), pd.Timestamp(str(r.last))
             for owner, through in (earlier, (str(r.symbol), pd.Timestamp.max)):
