@@ -10,7 +10,7 @@ import pytest
 
 from fdkit.build import index_membership, pipeline
 from fdkit.build.driver import run_stage
-from fdkit.build.index_membership import ANOTHER_COMPANY
+from fdkit.build.index_membership import another_company
 from fdkit.lake.io import default_data_dir, read_dataset
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -170,7 +170,7 @@ def test_the_lake_matches_a_replay_of_the_raw_files(lake, index, day):
     """The replay, less what a larger index holds that day: the S&P 500 list wins over the S&P 400 and 600 lists."""
     larger = {"sp500": [], "sp400": ["sp500"], "sp600": ["sp500", "sp400"]}[index]
     held = set().union(*(_replay(i, day) for i in larger if i != "sp400" or day >= "2011-11-20"))
-    another = {t for i, t, start in ANOTHER_COMPANY if i == index and start <= day}  # Jefferies Group: not Leucadia
+    another = {t for t, start in another_company() if start <= day}  # Jefferies Group: not Leucadia
     assert members(lake, index, day) == _replay(index, day) - (held - another)
 
 

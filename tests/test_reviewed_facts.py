@@ -154,3 +154,96 @@ def test_symbols_reviewed_as_one_company_or_two_are_rows():
     rows = rows[rows["kind"].isin(["one_company", "two_companies"])]
     assert rows["evidence"].str.contains(r"_(?:changes|seed|current)\.csv line \d+").all()
     assert "frozenset({" not in (FDKIT / "build" / "identity.py").read_text()
+
+
+def test_spells_reviewed_as_another_companys_are_rows():
+    """The build's former ANOTHER_COMPANY dict: rows naming the membership files' lines, read by the build."""
+    from fdkit.build.index_membership import another_company
+
+    assert another_company() == {
+        ("HCC", "2011-11-20"): "HCC Insurance Holdings",
+        ("JEF", "2011-11-20"): "Jefferies Group",
+        ("VAL", "2011-11-20"): "Valspar",
+    }
+    rows = reviewed_facts("another_company")
+    assert rows["evidence"].str.contains(r"sp400_seed\.csv line \d+ \(seed roster of 2011-11-20\)").all()
+    assert "ANOTHER_COMPANY" not in (FDKIT / "build" / "index_membership.py").read_text()
+
+
+def test_a_handover_and_a_class_symbol_move_are_rows():
+    """The build's former HANDOVERS and CLASS_SYMBOL_MOVES dicts: rows naming the membership files' lines."""
+    from fdkit.build.index_membership import class_symbol_moves, handovers
+
+    assert handovers() == {("ENR", "2011-11-20"): ("2015-07-01", "EPC")}
+    assert class_symbol_moves() == {"UA": ("2016-12-07", "UAA")}
+    rows = reviewed_facts()
+    rows = rows[rows["kind"].isin(["handover", "class_symbol_move"])]
+    assert len(rows) == 2 and rows["evidence"].str.contains(r"_(?:changes|seed|current)\.csv line \d+").all()
+    source = (FDKIT / "build" / "index_membership.py").read_text()
+    assert "HANDOVERS" not in source and "CLASS_SYMBOL_MOVES" not in source
+
+
+def test_a_company_renamed_is_a_row_validate_reads(tmp_path, monkeypatch):
+    """validate's former RENAMED dict: rows naming the membership files' lines; without Energizer's, its CIK's
+    names disagree (the S&P 400 ENR spell of 2011-2015 is Edgewell's, CIK 0001096752)."""
+    from fdkit.lake.validate import renamed_companies
+
+    assert renamed_companies() >= {("0000096223", "Jefferies Financial Group"), ("0001021860", "Nov"),
+                                   ("0001021860", "NOV Inc."), ("0001096752", "Energizer")}  # fmt: skip
+    rows = reviewed_facts("renamed_company")
+    assert rows["evidence"].str.contains(r"_(?:changes|seed|current)\.csv line \d+").all()
+    assert "RENAMED" not in (FDKIT / "lake" / "validate.py").read_text()
+    data = FDKIT.parent / "data"
+    assert validate(data, only=["names_match_their_cik"])[0].violations == 0
+    table = tmp_path / "reviewed_facts.csv"
+    df = pd.read_csv(REVIEWED_FACTS_CSV, dtype=str, keep_default_na=False)
+    df[~((df["kind"] == "renamed_company") & (df["ticker"] == "ENR"))].to_csv(table, index=False)
+    monkeypatch.setattr(reviewed, "REVIEWED_FACTS_CSV", table)
+    (without,) = validate(data, only=["names_match_their_cik"])
+    assert without.violations == 1 and without.examples["ticker"].astype(str).tolist() == ["ENR"]
+
+
+def test_a_share_move_reviewed_is_a_row_validate_reads():
+    """validate's former DOCUMENTED_SHARE_MOVES dict: a row whose evidence names the lake's two quarters."""
+    from fdkit.lake.validate import documented_share_moves
+
+    assert ("CB", "2016-03-31") in documented_share_moves()
+    rows = reviewed_facts("share_move")
+    stated = rows["reason"].str.extract(r"^([+-]\d+)%")[0].astype(float) / 100
+    assert ((stated - rows["value"].astype(float)).abs() <= 0.006).all()
+    assert rows["evidence"].str.contains("income_statements").all()
+    assert "DOCUMENTED_SHARE_MOVES" not in (FDKIT / "lake" / "validate.py").read_text()
+
+
+def test_listing_owners_are_rows_naming_the_symbols_file_lines():
+    """pystock_identity's former LISTING_OWNERS dict: CB, UA and ENR's listings, each the earlier company's to a day."""
+    from fdkit.build.pystock_identity import listing_owners
+
+    owners = {k: (t, f"{d:%Y-%m-%d}") for k, (t, d) in listing_owners().items()}
+    assert owners == {("CB", "2015-03-23"): ("CB_2016", "2016-01-13"), ("ENR", "2015-03-23"): ("EPC", "2015-06-30"),
+                      ("UA", "2015-03-23"): ("UAA", "2016-12-06")}  # fmt: skip
+    rows = reviewed_facts("listing_owner")
+    assert rows["evidence"].str.contains(r"pystock_symbols_2015_2017\.csv\.gz \(decompressed\): line \d+").all()
+    assert "LISTING_OWNERS" not in (FDKIT / "build" / "pystock_identity.py").read_text()
+
+
+def test_listings_reviewed_as_todays_member_are_rows():
+    """pystock_identity's former SAME_COMPANY set: Wabtec and Supermicro, each naming the two files' lines."""
+    rows = reviewed_facts("listing_same_company")
+    assert set(rows["ticker"]) == {"WAB", "SMCI"}
+    assert rows["evidence"].str.contains(r"sp500_current\.csv line \d+").all()
+    assert "SAME_COMPANY" not in (FDKIT / "build" / "pystock_identity.py").read_text()
+
+
+def test_bars_reviewed_as_another_securitys_are_rows():
+    """fdkit.build.history's former NOT_THE_COMPANY dict: ml4t's BSC, EDS, CFC+A and pystock's MS, NEE, TCO."""
+    from fdkit.build.history import SOURCES_OF, not_the_company
+
+    left_out = not_the_company()
+    assert set(left_out) == {("ml4t", "BSC"), ("ml4t", "EDS"), ("ml4t", "CFC+A"), ("pystock", "MS"),
+                             ("pystock", "NEE"), ("pystock", "TCO")}  # fmt: skip
+    assert left_out[("ml4t", "BSC")] == pd.Timestamp("2008-05-31")
+    assert {source for source, _ in left_out} <= set(SOURCES_OF)
+    rows = reviewed_facts("not_the_company")
+    assert rows["evidence"].str.contains(r"\.parquet: ").all()
+    assert "NOT_THE_COMPANY =" not in (FDKIT / "build" / "history.py").read_text()

@@ -31,6 +31,7 @@ Example:
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 import numpy as np
@@ -38,6 +39,7 @@ import pandas as pd
 
 from fdkit.build.history_basis import as_traded, chain_source
 from fdkit.build.stage import Context
+from fdkit.lake.reviewed import reviewed_facts
 
 __all__ = [
     "SOURCES_OF",
@@ -103,17 +105,28 @@ WINDOWS: tuple[tuple[pd.Timestamp, pd.Timestamp, tuple[str, ...]], ...] = (
     (pd.Timestamp("2017-11-11"), pd.Timestamp("2025-07-09"), ("stooq_2025", "wiki")),
 )
 
-#: bars of a source that are another security under a member's symbol (from the sources' own caveats)
-NOT_THE_COMPANY = {
-    ("ml4t", "BSC"): (pd.Timestamp("2008-05-31"), "from 2008-08-07 BSC is an illiquid other security, not Bear "
-                      "Stearns"),
-    ("ml4t", "EDS"): (START, "EDS 2007-12 .. 2012 (about $7 to $2, thin volume) is not Electronic Data Systems"),
-    ("ml4t", "CFC+A"): (START, "CFC+A is a $25-par Countrywide preferred or trust line, not the common stock"),
-    ("pystock", "MS"): (START, "the source mixes in another security's bars under MS (2017-02-14/15 at ~25.6)"),
-    ("pystock", "NEE"): (START, "the source mixes in another security's bars under NEE (months at ~23-30)"),
-    ("pystock", "TCO"): (START, "the source mixes in another security's bars under TCO (2015-09-15 .. 18 at ~207 "
-                         "among ~74)"),
-}  # fmt: skip
+
+def not_the_company(path: str | os.PathLike[str] | None = None) -> dict[tuple[str, str], pd.Timestamp]:
+    """Bars of a source that are another security under a member's symbol, reviewed (from the sources' own caveats).
+
+    The ``not_the_company`` rows of the reviewed-facts table (:mod:`fdkit.lake.reviewed`): ml4t's BSC from
+    2008-08-07 (an illiquid other security, not Bear Stearns), EDS of 2007-2012 and CFC+A (a Countrywide preferred
+    line); pystock's MS, NEE and TCO bars mixed with another security's. Adding one is a row.
+
+    Args:
+        path: another reviewed-facts table (default: fdkit's).
+
+    Returns:
+        ``{(source, symbol): the first day left out}``.
+
+    Example:
+        >>> not_the_company()[("ml4t", "BSC")]
+        Timestamp('2008-05-31 00:00:00')
+    """
+    rows = reviewed_facts("not_the_company", path)
+    columns = [rows[c].astype(str).tolist() for c in ("value", "ticker", "start_date")]
+    return {(source, symbol): pd.Timestamp(since) for source, symbol, since in zip(*columns, strict=True)}
+
 
 #: symbols a dump spells as they were before a rename the membership sources do not record, or the other way round
 #: (the seed roster spells some companies as they are today): dump symbol -> the member's ``current_ticker``
@@ -169,7 +182,7 @@ def read_source(ctx: Context, src: Source) -> pd.DataFrame:
         "volume": df["volume"].astype("Int64"),
     })  # fmt: skip
     out = out[(out["adj"] > 0) & out["date"].dt.day_of_week.lt(5) & ~out["symbol"].str.startswith("$")]
-    for (name, symbol), (since, _) in NOT_THE_COMPANY.items():
+    for (name, symbol), since in not_the_company().items():
         if name == src.name:
             out = out[~((out["symbol"] == _norm(pd.Series([symbol])).iloc[0]) & (out["date"] >= since))]
     out = out.sort_values(["symbol", "date"], kind="stable").reset_index(drop=True)

@@ -25,6 +25,7 @@ Example:
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import pandas as pd
@@ -32,6 +33,7 @@ import pandas as pd
 from fdkit.build.common import tuples
 from fdkit.build.identity import company_tickers, renames_of, same_company
 from fdkit.build.stage import Context, Provenance, Stage, dataset
+from fdkit.lake.reviewed import reviewed_facts
 
 INDICES = ("sp500", "sp400", "sp600")
 FOLDER = "data-real-3/index-membership"
@@ -130,33 +132,70 @@ def with_ciks(spells: pd.DataFrame, known: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-#: spells the sources file under a symbol's company that were another company's, reviewed (index, ticker, start)
-ANOTHER_COMPANY: dict[tuple[str, str, str], str] = {
-    ("sp400", "JEF", "2011-11-20"): "Jefferies Group, merged into Leucadia National on 2013-03-01; Leucadia, "
-    "renamed Jefferies Financial Group in 2018, holds JEF since (the S&P 500 source files Leucadia's spell under "
-    "JEF from 2007)",
-    ("sp400", "VAL", "2011-11-20"): "Valspar, acquired by Sherwin-Williams on 2017-06-01; Valaris (ENSCO Rowan "
-    "renamed, CIK 0000314808) holds VAL since 2019",
-    ("sp400", "HCC", "2011-11-20"): "HCC Insurance Holdings, acquired by Tokio Marine on 2015-10-30; Warrior Met Coal "
-    "(CIK 0001691303) holds HCC since 2017",
-}
+def another_company(path: str | os.PathLike[str] | None = None) -> dict[tuple[str, str], str]:
+    """Membership spells the sources file under a symbol's company today that were another company's, reviewed.
 
-#: spells the sources file under one symbol across the day it passed to another company, reviewed: (index, ticker,
-#: start) -> (the day, the symbol of the company before it, why). Energizer Holdings split on 2015-07-01: the company
-#: of the spell until then became Edgewell Personal Care (EPC, CIK 0001096752); the spun-off Energizer took ENR.
-HANDOVERS: dict[tuple[str, str, str], tuple[str, str, str]] = {
-    ("sp400", "ENR", "2011-11-20"): (
-        "2015-07-01",
-        "EPC",
-        "Energizer Holdings renamed Edgewell Personal Care as it "
-        "spun off its batteries business, the new Energizer Holdings (ENR)",
-    ),
-}
+    The ``another_company`` rows of the reviewed-facts table (:mod:`fdkit.lake.reviewed`): the S&P 400 spells of
+    Jefferies Group (JEF, Leucadia's since), Valspar (VAL, Valaris's since) and HCC Insurance (HCC, Warrior Met
+    Coal's since). Such a spell is served as ``SYMBOL_YEAR`` (the year it ended), without a CIK. Adding one is a row.
+
+    Args:
+        path: another reviewed-facts table (default: fdkit's).
+
+    Returns:
+        ``{(ticker, the spell's first day): the company it was}``, in the table's order.
+
+    Example:
+        >>> another_company()[("JEF", "2011-11-20")]
+        'Jefferies Group'
+    """
+    rows = reviewed_facts("another_company", path)
+    columns = [rows[c].astype(str).tolist() for c in ("ticker", "start_date", "value")]
+    return {(ticker, start): company for ticker, start, company in zip(*columns, strict=True)}
 
 
-#: share classes whose symbols moved, reviewed: spells of the symbol that ended before the day are the class that
-#: trades under the other symbol today (Under Armour's Class A traded as UA until 2016-12-06; Class C took UA)
-CLASS_SYMBOL_MOVES: dict[str, tuple[str, str]] = {"UA": ("2016-12-07", "UAA")}
+def handovers(path: str | os.PathLike[str] | None = None) -> dict[tuple[str, str], tuple[str, str]]:
+    """Membership spells the sources file under one symbol across the day it passed to another company, reviewed.
+
+    The ``handover`` rows of the reviewed-facts table (:mod:`fdkit.lake.reviewed`): Energizer Holdings split on
+    2015-07-01, the company of the S&P 400 ENR spell until then became Edgewell Personal Care (EPC); the spun-off
+    Energizer took ENR. The spell is cut in two on the day. Adding one is a row.
+
+    Args:
+        path: another reviewed-facts table (default: fdkit's).
+
+    Returns:
+        ``{(ticker, the spell's first day): (the day the symbol passed, the earlier company's symbol today)}``.
+
+    Example:
+        >>> handovers()[("ENR", "2011-11-20")]
+        ('2015-07-01', 'EPC')
+    """
+    rows = reviewed_facts("handover", path)
+    days = (pd.to_datetime(rows["end_date"], format="%Y-%m-%d") + pd.Timedelta(days=1)).dt.strftime("%Y-%m-%d")
+    columns = [rows[c].astype(str).tolist() for c in ("ticker", "start_date", "value")]
+    return {(t, start): (day, earlier) for t, start, earlier, day in zip(*columns, days, strict=True)}
+
+
+def class_symbol_moves(path: str | os.PathLike[str] | None = None) -> dict[str, tuple[str, str]]:
+    """Share classes whose symbols moved, reviewed: spells of the symbol ended before the day are the other class's.
+
+    The ``class_symbol_move`` rows of the reviewed-facts table (:mod:`fdkit.lake.reviewed`): Under Armour's Class
+    A traded as UA until 2016-12-06, then as UAA; Class C took UA. Adding one is a row.
+
+    Args:
+        path: another reviewed-facts table (default: fdkit's).
+
+    Returns:
+        ``{symbol: (the day it passed, the symbol the earlier class trades under today)}``.
+
+    Example:
+        >>> class_symbol_moves()
+        {'UA': ('2016-12-07', 'UAA')}
+    """
+    rows = reviewed_facts("class_symbol_move", path)
+    columns = [rows[c].astype(str).tolist() for c in ("ticker", "start_date", "value")]
+    return {symbol: (day, now) for symbol, day, now in zip(*columns, strict=True)}
 
 
 def one_index_at_a_time(spells: pd.DataFrame) -> pd.DataFrame:
@@ -252,13 +291,13 @@ def build_index_membership(
     events = pd.DataFrame(columns=["event_date", "event_type", "old_symbol", "new_symbol"])
     renames = renames_of(events if changes is None else changes, [sources[i][1] for i in sorted(sources)])
     out["current_ticker"] = company_tickers(out, renames, coverage)
-    for (index, ticker, start), _why in ANOTHER_COMPANY.items():
-        spell = (out["index"] == index) & (out["ticker"] == ticker) & (out["start_date"] == pd.Timestamp(start))
+    for ticker, start in another_company():
+        spell = (out["ticker"] == ticker) & (out["start_date"] == pd.Timestamp(start))
         ends = out.loc[spell, "end_date"].dt.year.astype("Int64").astype(str)
         out.loc[spell, "current_ticker"] = ticker + "_" + ends
         out.loc[spell, "cik"] = None
-    for (index, ticker, start), (day, earlier_symbol, _why) in HANDOVERS.items():
-        spell = (out["index"] == index) & (out["ticker"] == ticker) & (out["start_date"] == pd.Timestamp(start))
+    for (ticker, start), (day, earlier_symbol) in handovers().items():
+        spell = (out["ticker"] == ticker) & (out["start_date"] == pd.Timestamp(start))
         if spell.any():
             earlier = out[spell].assign(
                 end_date=pd.Timestamp(day) - pd.Timedelta(days=1), current_ticker=earlier_symbol
@@ -267,7 +306,7 @@ def build_index_membership(
             earlier["cik"] = ciks.iloc[0] if len(ciks) else None
             out.loc[spell, "start_date"] = pd.Timestamp(day)
             out = pd.concat([out, earlier], ignore_index=True)
-    for symbol, (moved, now) in CLASS_SYMBOL_MOVES.items():
+    for symbol, (moved, now) in class_symbol_moves().items():
         before = (out["ticker"] == symbol) & (out["end_date"] < pd.Timestamp(moved))
         ciks = out.loc[(out["current_ticker"] == now) & out["cik"].notna(), "cik"]
         out.loc[before, "current_ticker"] = now
@@ -328,10 +367,11 @@ _PROVENANCE = Provenance(
     "Hardware, now RH), and MANT, TMST, RCII, CBB (from the S&P 400 to the S&P 600 years before the S&P 600 list's "
     "seed roster of 2021: the gap is the list's); the S&P 400 spell of Jefferies Group (2011-2013) is "
     "JEF_2013, without a CIK, Valspar's of 2011-2017 VAL_2017 and HCC Insurance's HCC_2016 "
-    "(fdkit.build.index_membership.ANOTHER_COMPANY: the source gives Leucadia's; Valaris and Warrior Met Coal hold "
+    "(the another_company rows of fdkit/lake/reviewed_facts.csv: the source gives Leucadia's; Valaris and Warrior Met "
+    "Coal hold "
     "VAL and HCC); the S&P 400 ENR spell until 2015-06-30 is Edgewell Personal "
-    "Care's, EPC, the company that spun off today's Energizer (HANDOVERS); UA's "
-    "spells ended before 2016-12-07 are Under Armour's Class A, UAA today (CLASS_SYMBOL_MOVES). A company "
+    "Care's, EPC, the company that spun off today's Energizer (the handover rows of the table); UA's "
+    "spells ended before 2016-12-07 are Under Armour's Class A, UAA today (its class_symbol_move rows). A company "
     "is in one index at a time: where its S&P 400 or 600 spell overlaps its S&P 500 spell the smaller index's "
     "gives way (its end moves to the day before, its start to the day after, or it goes: ATO's S&P 400 spell ends "
     "2019-02-14, not 2020-12-28; AGL Resources' S&P 400 spell of 2013 goes); between the S&P 400 and 600 the "

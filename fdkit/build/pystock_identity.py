@@ -32,6 +32,7 @@ Example:
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import numpy as np
@@ -43,6 +44,7 @@ from fdkit.build.identity import renames_of
 from fdkit.build.index_membership import EVENTS, FOLDER, INDICES
 from fdkit.build.stage import Context, Stage, intermediate
 from fdkit.frames.names import names_agree
+from fdkit.lake.reviewed import reviewed_facts
 
 __all__ = ["SYMBOLS", "WINDOW", "symbol_owners", "relabel", "read_listings"]
 
@@ -51,18 +53,6 @@ SYMBOLS = "data-real-2/fundamentals_pystock/pystock_symbols_2015_2017.csv.gz"
 #: (2019-01-02), Wyndham Worldwide -> Wyndham Destinations (2018-06-01), ACE Limited -> Chubb Limited (2016-01-15,
 #: having acquired the Chubb Corporation; CIK 0000896159 is ACE's)
 ALIASES = {**SOURCE_ALIASES, "KORS": "CPRI", "WYN": "WYND", "ACE": "CB"}
-#: listings the membership source cannot tell apart, reviewed by hand: its one CB spell from 2004 covers the Chubb
-#: Corporation (acquired 2016-01-14) and ACE, which took the symbol on 2016-01-15 as Chubb Limited; the old
-#: company, no longer trading, is served as CB_2016 (its symbol is another company's now)
-#: (its last bar, of 2016-01-13; the bar the crawl filed under that listing on 2016-01-14 continues ACE's series).
-#: Under Armour's Class A shares traded as UA until 2016-12-06 and as UAA from 2016-12-07, when the Class C shares
-#: took UA: the crawl's UA listing is Class A's to 2016-12-06 (30.94), Class C's from 2016-12-07 (27.03; UAA 32.27)
-LISTING_OWNERS: dict[tuple[str, str], tuple[tuple[str, pd.Timestamp], ...]] = {
-    ("CB", "Chubb Corporation (The)"): (("CB_2016", pd.Timestamp("2016-01-13")), ("CB", pd.Timestamp.max)),
-    ("UA", "Under Armour"): (("UAA", pd.Timestamp("2016-12-06")), ("UA", pd.Timestamp.max)),
-    # Energizer Holdings became Edgewell Personal Care (EPC) on 2015-07-01; the spun-off new Energizer took ENR
-    ("ENR", "Energizer Holdings"): (("EPC", pd.Timestamp("2015-06-30")), ("ENR", pd.Timestamp.max)),
-}
 #: a rename this long after a listing's last crawl day still names the listing's company (YHOO -> AABA 2017-06,
 #: PCLN -> BKNG 2018-02); later ones belong to whoever held the symbol by then (FI -> FISV 2025 is Fiserv's, not
 #: Frank's International's, which listed as FI in 2015-2017)
@@ -72,6 +62,30 @@ CHANGES = tuple(f"{FOLDER}/{index}_changes.csv" for index in INDICES)
 #: the span of the pystock data
 WINDOW = (pd.Timestamp("2015-03-01"), pd.Timestamp("2017-04-30"))
 _OPEN = pd.Timestamp("2200-01-01")
+
+
+def listing_owners(path: str | os.PathLike[str] | None = None) -> dict[tuple[str, str], tuple[str, pd.Timestamp]]:
+    """Listings the membership source cannot tell apart, reviewed: an earlier company's until a day, then the symbol's.
+
+    The ``listing_owner`` rows of the reviewed-facts table (:mod:`fdkit.lake.reviewed`): the crawl's CB listing
+    of 2015-03-23 is the Chubb Corporation's (``CB_2016``) to 2016-01-13 (the bar it filed under CB on 2016-01-14
+    continues ACE's series, Chubb Limited's); its UA listing is Under Armour's Class A (``UAA``) to 2016-12-06, the
+    Class C's from 2016-12-07; its ENR listing is Edgewell Personal Care's (``EPC``) to 2015-06-30, the spun-off
+    Energizer's after. Adding one is a row.
+
+    Args:
+        path: another reviewed-facts table (default: fdkit's).
+
+    Returns:
+        ``{(symbol, the listing's first crawl day): (the earlier company's ticker, its last day)}``.
+
+    Example:
+        >>> listing_owners()[("UA", "2015-03-23")]
+        ('UAA', Timestamp('2016-12-06 00:00:00'))
+    """
+    rows = reviewed_facts("listing_owner", path)
+    columns = [rows[c].astype(str).tolist() for c in ("ticker", "start_date", "value", "end_date")]
+    return {(symbol, first): (owner, pd.Timestamp(last)) for symbol, first, owner, last in zip(*columns, strict=True)}
 
 
 def read_listings(raw: pd.DataFrame) -> pd.DataFrame:
@@ -123,12 +137,14 @@ def symbol_owners(listings: pd.DataFrame, spells: pd.DataFrame, members: pd.Data
                        stop=spells["end_date"].fillna(_OPEN))  # fmt: skip
     sp = sp[(sp["start_date"] <= WINDOW[1]) & (sp["stop"] >= WINDOW[0])]
     rows: list[tuple[Any, ...]] = []
+    reviewed = listing_owners()
+    same = frozenset(reviewed_facts("listing_same_company")["ticker"].astype(str))
     later = {} if renames is None else {str(o): (str(n), d) for d, o, n in renames[["day", "old", "new"]].to_numpy()}
     for r in listings.itertuples():
-        reviewed = LISTING_OWNERS.get((str(r.symbol), str(r.name)))
-        if reviewed is not None:
+        earlier = reviewed.get((str(r.symbol), f"{pd.Timestamp(str(r.listed_first)):%Y-%m-%d}"))
+        if earlier is not None:
             start, last = pd.Timestamp(str(r.first)), pd.Timestamp(str(r.last))
-            for owner, through in reviewed:
+            for owner, through in (earlier, (str(r.symbol), pd.Timestamp.max)):
                 end = min(last, through)
                 rows.append((r.symbol, start, end, owner, None, r.name, "reviewed: owners by date", r.listed_first,
                              r.listed_last))  # fmt: skip
@@ -161,17 +177,12 @@ def symbol_owners(listings: pd.DataFrame, spells: pd.DataFrame, members: pd.Data
                 )
         else:
             m = members[(members["ticker"] == r.symbol)]
-            if len(m) and (names_agree(m["name"].iloc[0], r.name) or r.symbol in SAME_COMPANY):
+            if len(m) and (names_agree(m["name"].iloc[0], r.name) or r.symbol in same):
                 rows.append((r.symbol, r.first, r.last, r.symbol, m["cik"].iloc[0], r.name,
                              "today's member, same name", r.listed_first, r.listed_last))  # fmt: skip
     out = pd.DataFrame(rows, columns=["symbol", "start", "end", "ticker", "cik", "name", "how", "listed_first",
                                       "listed_last"])  # fmt: skip
     return out.sort_values(["symbol", "start"], kind="stable").reset_index(drop=True)
-
-
-#: today's members whose 2015-2017 listing names the company otherwise (reviewed): Westinghouse Air Brake
-#: Technologies is Wabtec, Super Micro Computer is Supermicro
-SAME_COMPANY = frozenset({"WAB", "SMCI"})
 
 
 def _spells_of(r: Any, sp: pd.DataFrame, later: dict[str, tuple[str, pd.Timestamp]]) -> tuple[pd.DataFrame, str]:

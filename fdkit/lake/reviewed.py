@@ -54,6 +54,25 @@ KINDS = {
     "sources or a gap separates them (ticker: the symbol, start_date: its first spell's)",
     "two_companies": "a symbol whose membership spells are two companies although no source says so (ticker: the "
     "symbol, start_date: its first spell's)",
+    "another_company": "a membership spell the sources file under a symbol's company today that was another, "
+    "former company's (ticker: the symbol, start_date: the spell's first day, value: the company it was)",
+    "handover": "a membership spell the sources file under one symbol across the day the symbol passed to another "
+    "company (ticker: the symbol, start_date: the spell's first day, end_date: the last day it was the earlier "
+    "company's, value: the symbol that company trades under today, cik: its CIK)",
+    "class_symbol_move": "a symbol that passed from one share class of a company to another (ticker: the symbol, "
+    "start_date: the day it passed, value: the symbol the earlier class trades under today, cik: the company's)",
+    "renamed_company": "a name a membership spell gives a CIK that differs from the CIK's other names because the "
+    "company renamed itself (ticker: the spell's, start_date: its first day, cik: the CIK, value: the name)",
+    "share_move": "a quarter-to-quarter move of weighted shares beyond the lake's limit that really happened "
+    "(ticker, start_date: the quarter's report period, value: the move, e.g. +0.38, cik: the company's)",
+    "listing_owner": "a pystock listing that was an earlier company's until a day, the symbol's own after (ticker: "
+    "the listing's symbol, start_date: its first crawl day, end_date: the earlier company's last day, value: that "
+    "company's lake ticker)",
+    "listing_same_company": "a pystock listing that is today's S&P 500 member of its symbol although their names "
+    "differ (ticker: the symbol, start_date: the listing's first crawl day, value: the member's name, cik: its CIK)",
+    "not_the_company": "a price source's bars under a member's symbol that are another security's (ticker: the "
+    "source's symbol, start_date: the first day left out, 2004-01-01 for all of them; value: the source, a name "
+    "of fdkit.build.history.SOURCES_OF)",
 }
 _KEY = ["kind", "ticker", "start_date", "end_date"]
 _DATES = ("start_date", "end_date", "reviewed_on")

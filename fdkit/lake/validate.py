@@ -364,11 +364,19 @@ def _eps_shares(lake: Lake) -> pd.DataFrame:
     return pd.concat(bad, ignore_index=True)
 
 
-#: share counts that really moved more than 35% in a quarter (ticker, report period), each with its reason
-DOCUMENTED_SHARE_MOVES: dict[tuple[str, str], str] = {
-    ("CB", "2016-03-31"): "ACE (now Chubb Limited) issued about 135 million shares to acquire the Chubb Corporation "
-    "on 2016-01-14",
-}
+def documented_share_moves() -> set[tuple[str, str]]:
+    """(ticker, report period) of quarterly weighted share counts that really moved more than 35%.
+
+    The reviewed-facts table's ``share_move`` rows (:mod:`fdkit.lake.reviewed`), each with its reason: ACE (now
+    Chubb Limited) issued about 135 million shares to acquire the Chubb Corporation on 2016-01-14. Adding one is a
+    row.
+
+    Example:
+        >>> ("CB", "2016-03-31") in documented_share_moves()
+        True
+    """
+    rows = reviewed_facts("share_move")
+    return set(zip(rows["ticker"].astype(str), rows["start_date"].astype(str), strict=True))
 
 
 @invariant("share_counts_on_one_basis", "income_statements")
@@ -380,7 +388,8 @@ def _share_basis(lake: Lake) -> pd.DataFrame:
     ratio = q["weighted_average_shares"] / by_ticker["weighted_average_shares"].shift()
     # successive quarters only: across a gap of years (another source, another era) counts move for real
     successive = by_ticker["report_period"].diff().dt.days <= 105
-    known = pd.Series([(str(t), f"{d:%Y-%m-%d}") in DOCUMENTED_SHARE_MOVES for t, d in
+    documented = documented_share_moves()
+    known = pd.Series([(str(t), f"{d:%Y-%m-%d}") in documented for t, d in
                        zip(q["ticker"], q["report_period"], strict=True)], index=q.index)  # fmt: skip
     bad = ratio.notna() & ~ratio.between(1 / 1.35, 1.35) & successive & ~known
     return q.loc[bad, ["ticker", "report_period", "weighted_average_shares"]].assign(ratio=ratio[bad])
@@ -577,14 +586,19 @@ def _one_company(lake: Lake) -> pd.DataFrame:
     return pd.DataFrame(bad, columns=["ticker", "cik", "problem"])
 
 
-#: (CIK, a spell's name) where the name differs from company facts' because the company renamed itself (reviewed)
-RENAMED: dict[tuple[str, str], str] = {
-    ("0000096223", "Jefferies Financial Group"): "Leucadia National Corporation, renamed in 2018 (JEF)",
-    ("0001021860", "Nov"): "National Oilwell Varco, renamed NOV Inc. in 2021 (NOV)",
-    ("0001021860", "NOV Inc."): "National Oilwell Varco, renamed NOV Inc. in 2021 (NOV)",
-    ("0001096752", "Energizer"): "Energizer Holdings, renamed Edgewell Personal Care in 2015 as it spun off the new "
-    "Energizer (EPC; the S&P 400 spell under ENR until 2015-06-30)",
-}
+def renamed_companies() -> set[tuple[str, str]]:
+    """(CIK, a spell's name) where the name differs from the CIK's others because the company renamed itself.
+
+    The reviewed-facts table's ``renamed_company`` rows (:mod:`fdkit.lake.reviewed`): Leucadia National, renamed
+    Jefferies Financial Group in 2018; National Oilwell Varco, renamed NOV Inc. in 2021; Energizer Holdings,
+    renamed Edgewell Personal Care in 2015. Adding one is a row.
+
+    Example:
+        >>> ("0001021860", "NOV Inc.") in renamed_companies()
+        True
+    """
+    rows = reviewed_facts("renamed_company")
+    return set(zip(rows["cik"].astype(str), rows["value"].astype(str), strict=True))
 
 
 @invariant("names_match_their_cik", "index_membership", "company_facts")
@@ -600,7 +614,8 @@ def _names_of_a_cik(lake: Lake) -> pd.DataFrame:
     reference = {str(k): str(n) for k, n in m.groupby("cik", observed=True)["name"].last().items()}
     reference |= dict(zip(cf["cik"].astype(str), cf["name"].astype(str), strict=True))
     known = m["cik"].astype(str).map(reference)
-    agree = [same_name(n, k) or (str(c), str(n)) in RENAMED for c, n, k in zip(m["cik"], m["name"], known,
+    renamed = renamed_companies()
+    agree = [same_name(n, k) or (str(c), str(n)) in renamed for c, n, k in zip(m["cik"], m["name"], known,
                                                                                    strict=True)]  # fmt: skip
     off = ~np.array(agree, dtype=bool)
     return m.loc[off, ["index", "ticker", "cik", "name", "start"]].assign(reference_name=known[off])
