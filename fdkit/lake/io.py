@@ -787,6 +787,7 @@ def read_dataset(
     columns: list[str] | None = None,
     where: Mapping[str, object] | None = None,
     files: DatasetFiles | None = None,
+    between: Between | None = None,
 ) -> pd.DataFrame:
     """Read a lake dataset with the declared dtypes (flat or hive-partitioned).
 
@@ -801,6 +802,10 @@ def read_dataset(
             scanned. Rows are not filtered on other columns here (:meth:`fdkit.lake.LakeReader.read` does).
         files: the dataset's files as :meth:`DatasetFiles.of` listed them (a reader that keeps a listing skips
             walking the folders; default: listed now).
+        between: ``(date column, first day, day after the last)`` (either end ``None``: open): only rows in that
+            range are read, files and row groups whose statistics lie outside it never (a day of a twenty-year
+            history reads its year's row groups, not all of them); ignored where a record key decides the rows
+            over every file and the column is not part of it.
 
     Returns:
         The frame; an empty frame with the full schema when the dataset does not exist.
@@ -819,7 +824,7 @@ def read_dataset(
     if not listing.files:
         empty = pd.DataFrame({c: pd.Series([], dtype="object") for c in (SCHEMAS[schema] if schema else [])})
         return conform(empty, schema) if schema else empty
-    table = _scan(listing, columns, RECORD_KEYS.get(name, ()), dict(where or {}))
+    table = _scan(listing, columns, RECORD_KEYS.get(name, ()), dict(where or {}), between)
     df = table.to_pandas(ignore_metadata=False)
     for col in df.columns:  # hive partition columns come back as dictionary strings
         if isinstance(df[col].dtype, pd.CategoricalDtype) and df[col].cat.categories.dtype == object:
@@ -1021,8 +1026,12 @@ RECORD_KEYS: dict[str, tuple[str, ...]] = {
 }  # fmt: skip
 
 
+#: a date range a read keeps: ``(column, first day, day after the last)``, either end ``None`` for open
+Between = tuple[str, pd.Timestamp | None, pd.Timestamp | None]
+
+
 def _scan(listing: DatasetFiles, columns: list[str] | None, keys: tuple[str, ...] = (),
-          where: dict[str, object] | None = None) -> pa.Table:  # fmt: skip
+          where: dict[str, object] | None = None, between: Between | None = None) -> pa.Table:  # fmt: skip
     """Every file of one dataset as one table, whatever layouts and physical types its writers used.
 
     Files are grouped by layout (flat part files first, then ``key=value/`` partitions), each group scanned as one
@@ -1042,6 +1051,8 @@ def _scan(listing: DatasetFiles, columns: list[str] | None, keys: tuple[str, ...
     where = dict(where or {})
     if dedupe and not set(where) <= set(keys):
         where = {}  # a later record of the key may no longer match: the key's rows are decided over every file
+    if between is not None and dedupe and between[0] not in keys:
+        between = None
     wanted = None if columns is None else list(dict.fromkeys([*columns, *keys, *where]))
     chosen: list[tuple[tuple[str, ...], list[PurePath]]] = []
     for part, group in sorted(listing.groups.items()):
@@ -1062,7 +1073,7 @@ def _scan(listing: DatasetFiles, columns: list[str] | None, keys: tuple[str, ...
         if dedupe:
             table = table.drop_columns(["__filename"])
         return table if columns is None else table.select([c for c in columns if c in table.column_names])
-    tables = [_scan_group(listing, group, part, wanted, dedupe, where) for part, group in chosen]
+    tables = [_scan_group(listing, group, part, wanted, dedupe, where, between=between) for part, group in chosen]
     encoded = {f.name for t in tables for f in t.schema if pa.types.is_dictionary(f.type)}
     table = (
         tables[0] if len(tables) == 1 else pa.concat_tables([_decoded(t) for t in tables], promote_options="permissive")
@@ -1101,7 +1112,7 @@ def _last_written(table: pa.Table, files: list[PurePath], keys: tuple[str, ...],
 
 def _scan_group(listing: DatasetFiles, files: list[PurePath], keys: tuple[str, ...], columns: list[str] | None,
                 named: bool = False, where: dict[str, object] | None = None,
-                nothing: bool = False) -> pa.Table:  # fmt: skip
+                nothing: bool = False, between: Between | None = None) -> pa.Table:  # fmt: skip
     """One layout's files as one table (a file at a time, unified, when their physical types disagree).
 
     With ``named``, a ``__filename`` column says which file each row came from. ``where`` filters the scan on its
@@ -1120,9 +1131,10 @@ def _scan_group(listing: DatasetFiles, files: list[PurePath], keys: tuple[str, .
             return empty.select(wanted)
         text = {c for c in ds.schema.names if _is_text(ds.schema.field(c).type)}
         filters = {c: any_of(v) for c, v in (where or {}).items() if c in text}
+        span = _span(ds.schema, between)
         if not filters:
-            return ds.to_table(columns=wanted if named or columns is not None else None)
-        expr = None
+            return ds.to_table(columns=wanted if named or columns is not None else None, filter=span)
+        expr = span
         for c, vs in filters.items():
             term = (pc.field(c) == pa.scalar(vs[0], pa.string()) if len(vs) == 1
                     else pc.field(c).isin(pa.array(vs, pa.string())))  # fmt: skip
@@ -1134,8 +1146,39 @@ def _scan_group(listing: DatasetFiles, files: list[PurePath], keys: tuple[str, .
         # e.g. dictionary<int16> in one file, dictionary<int8> in another
         if len(files) == 1:
             raise
-        parts = [_scan_group(listing, [f], keys, columns, named, where, nothing) for f in files]
+        parts = [_scan_group(listing, [f], keys, columns, named, where, nothing, between) for f in files]
         return pa.concat_tables([_decoded(t) for t in parts], promote_options="permissive")
+
+
+def _span(schema: pa.Schema, between: Between | None) -> pc.Expression | None:
+    """A scan filter keeping ``between``'s range of its date column (``None``: no range, or no such column).
+
+    Example:
+        >>> s = pa.schema([("date", pa.date32())])
+        >>> str(_span(s, ("date", pd.Timestamp("2008-06-30"), pd.Timestamp("2008-07-01"))))
+        '((date >= 2008-06-30) and (date < 2008-07-01))'
+    """
+    if between is None or between[0] not in schema.names:
+        return None
+    column, lo, hi = between
+    kind = schema.field(column).type
+    if pa.types.is_dictionary(kind) or not (pa.types.is_date(kind) or pa.types.is_timestamp(kind)):
+        return None
+
+    def bound(day: pd.Timestamp) -> pa.Scalar:
+        if pa.types.is_date(kind):
+            return pa.scalar(day.date(), kind)
+        tz = getattr(kind, "tz", None)
+        stamp = day.tz_localize(tz) if tz and day.tzinfo is None else day
+        return pa.scalar(stamp, kind)
+
+    expr = None
+    if lo is not None:
+        expr = pc.field(column) >= bound(lo)
+    if hi is not None:
+        upper = pc.field(column) < bound(hi)
+        expr = upper if expr is None else expr & upper
+    return expr
 
 
 def _dataset_of(listing: DatasetFiles, files: list[PurePath], keys: tuple[str, ...]) -> pads.FileSystemDataset:

@@ -37,6 +37,7 @@ import pyarrow.parquet as pq
 from fdkit.lake import latest
 from fdkit.lake.extensions import DataPackage, data_packages
 from fdkit.lake.io import (
+    Between,
     DatasetFiles,
     any_of,
     bundled_data_dir,
@@ -180,6 +181,7 @@ class LakeReader:
         columns: list[str] | None = None,
         where: Mapping[str, object] | None = None,
         files: DatasetFiles | None = None,
+        between: Between | None = None,
     ) -> pd.DataFrame:
         """Dataset ``name`` with the declared dtypes (an empty frame with its schema when it does not exist).
 
@@ -191,6 +193,7 @@ class LakeReader:
                 any of them). Text columns are filtered while the files are scanned: only the ``ticker=X/``
                 folders and the row groups whose statistics may hold a value are read.
             files: a listing of the dataset from :meth:`files` (default: listed now).
+            between: only rows of a date range (:func:`fdkit.lake.io.read_dataset`).
 
         Returns:
             The typed frame: the rows a whole read filtered afterwards would give, in the same order and dtypes (a
@@ -206,8 +209,8 @@ class LakeReader:
         if files is None and self.extensions:  # a data package's rows of a bundled dataset are read with it
             listing = self.files(name)
             files = listing if any(not f.is_relative_to(listing.base) for f in listing.files) else None
-        df = rows_where(read_dataset(self.home(name), name, schema=schema, columns=wanted, where=where, files=files),
-                        where)  # fmt: skip
+        df = rows_where(read_dataset(self.home(name), name, schema=schema, columns=wanted, where=where, files=files,
+                                     between=between), where)  # fmt: skip
         if columns is not None:
             df = df[columns]
         return df.reset_index(drop=True)

@@ -50,7 +50,7 @@ from fdkit.frames.typed import (
 from fdkit.server import handlers
 from fdkit.server.handlers import NotFound, _date_col, _filter, _rows_of
 from fdkit.server.rows import FrameRecords
-from fdkit.server.store import Store
+from fdkit.server.store import Between, Store
 from fdkit.wire.responses import http_status
 
 __all__ = ["BULK_PREFIX", "MAX_BULK_TICKERS", "bulk_endpoint", "bulk_entries"]
@@ -176,7 +176,7 @@ def _generic_read(store: Store, ep: Endpoint, query: dict[str, Any], tickers: li
     A function of its own, so that the rows' frame is freed once their table is made (a generator's locals live
     as long as its answer is being written).
     """
-    rows = store.rows_of_many(ep.dataset or "", tickers)
+    rows = store.rows_of_many(ep.dataset or "", tickers, between=_range_of(ep, query))
     absent = handlers.without_package(store, ep) if rows.empty else None
     if absent is not None:
         return absent
@@ -266,6 +266,20 @@ def _bar_chunk(store: Store, ep: Endpoint, query: dict[str, Any], tickers: list[
     yield from _sliced(read, tickers, _limit(ep, query, whole_range), compression,
                        lambda t: t not in present and not (source != dataset and store.has(dataset, t)),
                        tables)  # fmt: skip
+
+
+def _range_of(ep: Endpoint, query: dict[str, Any]) -> Between | None:
+    """The date range the generic handler's filter keeps, for the read to skip what lies outside it.
+
+    ``[start_date, the day after end_date)`` of the endpoint's date column; ``None`` without one.
+    """
+    column = _date_col(ep)
+    start, end = query.get("start_date"), query.get("end_date")
+    if column is None or (not start and not end):
+        return None
+    lo = pd.Timestamp(start) if start else None
+    hi = pd.Timestamp(end) + pd.Timedelta(days=1) if end else None
+    return column, lo, hi
 
 
 def _bar_read(store: Store, ep: Endpoint, query: dict[str, Any], tickers: list[str], source: str) -> Read:

@@ -38,14 +38,14 @@ import pandas as pd
 from fdkit.catalog.schema import SCHEMAS
 from fdkit.errors import LakeError
 from fdkit.frames.basis import as_traded
-from fdkit.lake.io import DatasetFiles, LakeRoot, dataset_schema, default_lake
+from fdkit.lake.io import Between, DatasetFiles, LakeRoot, dataset_schema, default_lake
 from fdkit.lake.reader import LakeReader, rows_where, unreachable
 from fdkit.server.memo import AnswerMemo
 
 if TYPE_CHECKING:
     from fdkit.lake.latest import LastTraded
 
-__all__ = ["Store", "DEFAULT_MEMORY_BYTES", "STALE_HEADER", "parse_bytes"]
+__all__ = ["Between", "Store", "DEFAULT_MEMORY_BYTES", "STALE_HEADER", "parse_bytes"]
 
 #: the header of an answer served from memory while the lake's object store does not answer (why, in words)
 STALE_HEADER = "X-Fdkit-Lake"
@@ -409,12 +409,15 @@ class Store:
             return split[value]
         return self._kept("rows", name, key, value, make=lambda: self._read_rows(name, value, key), repeated=True)
 
-    def rows_of_many(self, name: str, values: list[str], key: str = "ticker") -> pd.DataFrame:
+    def rows_of_many(self, name: str, values: list[str], key: str = "ticker",
+                     between: Between | None = None) -> pd.DataFrame:  # fmt: skip
         """Rows of ``name`` whose ``key`` is one of ``values``, in the lake's order (an empty typed frame when none).
 
         The bulk read of many tickers: one scan of the row groups whose statistics may hold one of them (a large
         dataset), or the kept split of a small one; what a ticker's own read (:meth:`rows`) gives, for each
-        ticker, in the same order. Not kept: a bulk answer is not asked again, its parts are (client side).
+        ticker, in the same order. Not kept: a bulk answer is not asked again, its parts are (client side). With
+        ``between`` (a date column's range), a large dataset's read skips the files and row groups outside it (the
+        caller filters the rows by the same range: a small dataset's rows are all given).
 
         Example:
             >>> from fdkit.lake import default_data_dir
@@ -425,7 +428,7 @@ class Store:
         wanted = sorted({str(v) for v in values})
         if self._small(name):  # the kept frame's rows of those values, in its order (one isin, no per-value frames)
             return rows_where(self.frame(name), {key: tuple(wanted)}).reset_index(drop=True)
-        return self._read(name, where={key: tuple(wanted)})
+        return self._read(name, where={key: tuple(wanted)}, between=between)
 
     def _rows_once(self, name: str, value: str) -> pd.DataFrame:
         """One ticker's rows for a derived item: kept rows if there are, else read and not kept themselves."""
