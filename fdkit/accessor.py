@@ -74,8 +74,13 @@ def _default_rule(column: str, values: pd.Series) -> str:
 def _changes(df: pd.DataFrame, labels: list[str]) -> pd.Series:
     """Per row, 1 where a label differs from the ticker's previous row (plus any count the row already carries)."""
     date = _date_level(df)
-    flat = pd.DataFrame({c: df[c].cat.codes.to_numpy() if isinstance(df[c].dtype, pd.CategoricalDtype)
-                         else pd.factorize(df[c])[0] for c in labels}, index=df.index)  # fmt: skip
+    flat = pd.DataFrame(
+        {
+            c: df[c].cat.codes.to_numpy() if isinstance(df[c].dtype, pd.CategoricalDtype) else pd.factorize(df[c])[0]
+            for c in labels
+        },
+        index=df.index,
+    )
     ticker = df.index.get_level_values("ticker") if _has_ticker(df) else np.zeros(len(df))
     order = np.lexsort((df.index.get_level_values(date).to_numpy(), pd.factorize(ticker)[0]))
     codes = flat.to_numpy()[order]
@@ -175,9 +180,16 @@ class FdsAccessor:
         out.index.name = date
         return out.sort_index()
 
-    def returns(self, kind: Literal["simple", "log"] = "simple", periods: Period = 1, column: str | None = None, *,
-                freq: Freq = None, breaks: tuple[str, ...] | list[str] | None = None,
-                skip: Period | None = None) -> pd.Series:  # fmt: skip
+    def returns(
+        self,
+        kind: Literal["simple", "log"] = "simple",
+        periods: Period = 1,
+        column: str | None = None,
+        *,
+        freq: Freq = None,
+        breaks: tuple[str, ...] | list[str] | None = None,
+        skip: Period | None = None,
+    ) -> pd.Series:
         """Per-ticker returns of a price column, never across a change of series or a hole in the calendar.
 
         The return at a row compares its price with the ticker's price ``periods`` rows earlier, or a calendar
@@ -337,8 +349,10 @@ class FdsAccessor:
         by_basis = "basis" in df.columns and rules.get("basis") == "basis"
         if by_basis:  # as_traded(), on the column's own values (no text copy of every row)
             b = df["basis"]
-            work = work.assign(_traded=(b.isna() | (b == "as_traded")).to_numpy(dtype=bool),
-                               _adjusted=(b == "adjusted_only").fillna(False).to_numpy(dtype=bool))  # fmt: skip
+            work = work.assign(
+                _traded=(b.isna() | (b == "as_traded")).to_numpy(dtype=bool),
+                _adjusted=(b == "adjusted_only").fillna(False).to_numpy(dtype=bool),
+            )
         grouped = work.groupby(keys, observed=True)
         size = grouped.size()
         parts = {}
@@ -471,9 +485,15 @@ class FdsAccessor:
         """
         return rebase(self._df, to, _split_table(self._df, splits), source=source)
 
-    def forward_returns(self, horizons: Sequence[Period] = (1, 21), column: str | None = None, *,
-                        to_last_price: bool = False, freq: Freq = None,
-                        breaks: tuple[str, ...] | list[str] | None = None) -> pd.DataFrame:  # fmt: skip
+    def forward_returns(
+        self,
+        horizons: Sequence[Period] = (1, 21),
+        column: str | None = None,
+        *,
+        to_last_price: bool = False,
+        freq: Freq = None,
+        breaks: tuple[str, ...] | list[str] | None = None,
+    ) -> pd.DataFrame:
         """Forward returns per ticker, ``fwd_<h>`` = price ``h`` ahead / price - 1 (:mod:`fdkit.research.factors`).
 
         A forward return never spans a change of series or a hole in the calendar (NaN there; the rules of
@@ -503,8 +523,7 @@ class FdsAccessor:
         name = price_column(self._df, column)
         if column is not None:
             _say_if_mostly_missing(self._df, name, "forward_returns")
-        return _factors.forward_returns(self._df, horizons, name, to_last_price=to_last_price, freq=freq,
-                                        breaks=breaks)  # fmt: skip
+        return _factors.forward_returns(self._df, horizons, name, to_last_price=to_last_price, freq=freq, breaks=breaks)
 
     def rank_ic(self, factor: str, forward: str | list[str], *, summary: bool = False, min_dates: int = 12,
                 min_names: int = 10) -> pd.DataFrame:  # fmt: skip

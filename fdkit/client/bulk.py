@@ -152,11 +152,11 @@ def fetch_pieces(
     """
     cleaned = _cleaned(client, ep, requests_)
     tag = part_tag(ep)
-    wait_for_writes(f"part:{tag}:")  # what an earlier call of the endpoint keeps in the background is read
     keys = [f"part:{tag}:" + fetch_key(ep.name, c) for c in cleaned]
     parts: dict[int, Piece] = {}
     failures: dict[int, FdkitError] = {}
-    held = client.cached_parts([*keys, *(MISS + key for key in keys)])  # a few queries, not two a ticker
+    # a few queries, not two a ticker (after what an earlier call of the endpoint keeps in the background)
+    held = client.cached_parts([*keys, *(MISS + key for key in keys)])
     tables: dict[str, Part | None] = {}  # the kept shared tables read so far, by key (None: gone)
     for i, key in enumerate(keys):
         hit = held.get(key)
@@ -196,8 +196,16 @@ def _cleaned(client: Client, ep: Endpoint, requests_: Sequence[Mapping[str, Any]
     return out
 
 
-def _fetch_cold(client: Client, ep: Endpoint, cleaned: list[dict[str, Any]], keys: list[str], cold: list[int],
-                parts: dict[int, Piece], failures: dict[int, FdkitError], progress: bool | None) -> None:  # fmt: skip
+def _fetch_cold(
+    client: Client,
+    ep: Endpoint,
+    cleaned: list[dict[str, Any]],
+    keys: list[str],
+    cold: list[int],
+    parts: dict[int, Piece],
+    failures: dict[int, FdkitError],
+    progress: bool | None,
+) -> None:
     """Bulk requests for the tickers the cache lacks; their parts into ``parts`` (and the cache), errors aside."""
     query = {k: v for k, v in cleaned[cold[0]].items() if k != "ticker"}
     # what a ticker's own request continues window after window past one request's cap: the whole range at once

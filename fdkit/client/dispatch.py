@@ -188,8 +188,9 @@ def _fetch_frame(client: Client, ep: Endpoint, requests_: list[dict[str, Any]], 
     if many and uses_bulk(client, ep, len(requests_)):  # a peer: the tickers the cache lacks in a few bulk requests
         got, failed = fetch_pieces(client, ep, requests_, errors=errors, progress=progress)
     else:
-        got, failed = client.fetch_many(ep, requests_, errors=errors, progress=progress,
-                                        fetch=lambda p: fetch_part(client, ep, p))  # fmt: skip
+        got, failed = client.fetch_many(
+            ep, requests_, errors=errors, progress=progress, fetch=lambda p: fetch_part(client, ep, p)
+        )
     parts = [part for _, part in got]
     if counted is not None:
         parts = _trimmed_parts(ep, got, counted, fan)

@@ -231,8 +231,9 @@ def part_bytes(part: Part, compression: str | None = None, *, labels: bool = Tru
     return part_buffer(part, compression, labels=labels, narrow=narrow).to_pybytes()
 
 
-def part_buffer(part: Part, compression: str | None = None, *, labels: bool = True,
-                narrow: bool | None = None) -> pa.Buffer:  # fmt: skip
+def part_buffer(
+    part: Part, compression: str | None = None, *, labels: bool = True, narrow: bool | None = None
+) -> pa.Buffer:
     """Serialise a part (Arrow IPC; the constants travel in the schema metadata).
 
     Args:
@@ -798,8 +799,14 @@ def frame_from_parts(endpoint: str | Endpoint, parts: Sequence[Part | Runs], par
     return _finish(ep, _assemble(_all_as_written(parts), columns), params)
 
 
-def _series_frame(ep: Endpoint, parts: Sequence[Part | Runs], columns: Mapping[str, str], params: Mapping[str, Any],
-                  *, consume: bool = False) -> pd.DataFrame | None:  # fmt: skip
+def _series_frame(
+    ep: Endpoint,
+    parts: Sequence[Part | Runs],
+    columns: Mapping[str, str],
+    params: Mapping[str, Any],
+    *,
+    consume: bool = False,
+) -> pd.DataFrame | None:
     """The frame of time-series parts written part by part into its preallocated columns, in its final dtypes.
 
     What :func:`_assemble` + :func:`_finish` give, without the concatenated table, the pandas conversion, the
@@ -825,30 +832,10 @@ def _series_frame(ep: Endpoint, parts: Sequence[Part | Runs], columns: Mapping[s
     if any(t is None for t in types.values()) or any(k is None for k in kinds.values()):
         return None
     vocabularies = {f: pa.array(closed_vocabulary(f), pa.string()) for f, k in kinds.items() if k == "category"}
-    units: list[tuple[str, int, int, int]] = []  # each response with rows: (label, rows, piece, first row)
-    codes_of: dict[tuple[int, str], pa.ChunkedArray] = {}
-    for i, piece in enumerate(parts):  # check everything before writing anything
-        spans = _labelled_spans(piece, key)
-        if spans is None:
-            return None
-        if not spans:
-            continue
-        table = piece.table if isinstance(piece, Runs) else piece[0]
-        if table.column_names != own:
-            return None
-        coded = vocabularies.keys() | {f for f, k in kinds.items() if k == "string"}  # (dictionaries taken)
-        if any(not _typed_as(table.schema.field(f).type, types[f], f in coded) for f in own):
-            return None
-        stamps = table.column(when)
-        if stamps.null_count or not _increasing(_int64s(stamps), spans):
-            return None
-        for f, vocabulary in vocabularies.items():
-            column = table.column(f)
-            found = _vocabulary_codes(column, vocabulary)
-            if found.null_count != column.null_count:  # a value outside the vocabulary: the general path warns
-                return None
-            codes_of[i, f] = found
-        units.extend((label, n, i, at) for label, at, n in spans)
+    checked = _checked_units(parts, key, when, own, types, kinds, vocabularies)  # everything, before writing
+    if checked is None:
+        return None
+    units, codes_of = checked
     if not units or len({u[0] for u in units}) != len(units):
         return None
     units.sort(key=itemgetter(0))  # labels sorted, then time
@@ -982,6 +969,51 @@ def _day_codes(times: np.ndarray, step: int = 2**20) -> tuple[np.ndarray, int, n
     for at in range(0, len(times), step):
         codes[at : at + step] = rank[(times[at : at + step] - first) // _DAY]
     return codes, first, np.flatnonzero(seen).astype(np.int64)
+
+
+def _checked_units(
+    parts: Sequence[Part | Runs],
+    key: str,
+    when: str,
+    own: list[str],
+    types: Mapping[str, pa.DataType | None],
+    kinds: Mapping[str, str | None],
+    vocabularies: Mapping[str, pa.Array],
+) -> Units | None:
+    """Each response with rows as ``(label, rows, piece, first row)``, and the pieces' vocabulary codes.
+
+    ``None`` when a piece is not what :func:`_series_frame` writes: a constant besides ``key``, other columns or
+    types, missing or unordered times, a value outside a closed vocabulary.
+    """
+    units: list[tuple[str, int, int, int]] = []
+    codes_of: dict[tuple[int, str], pa.ChunkedArray] = {}
+    coded = vocabularies.keys() | {f for f, k in kinds.items() if k == "string"}  # (dictionaries taken)
+    for i, piece in enumerate(parts):
+        spans = _labelled_spans(piece, key)
+        if spans is None:
+            return None
+        if not spans:
+            continue
+        table = piece.table if isinstance(piece, Runs) else piece[0]
+        if table.column_names != own:
+            return None
+        if any(not _typed_as(table.schema.field(f).type, types[f], f in coded) for f in own):
+            return None
+        stamps = table.column(when)
+        if stamps.null_count or not _increasing(_int64s(stamps), spans):
+            return None
+        for f, vocabulary in vocabularies.items():
+            column = table.column(f)
+            found = _vocabulary_codes(column, vocabulary)
+            if found.null_count != column.null_count:  # a value outside the vocabulary: the general path warns
+                return None
+            codes_of[i, f] = found
+        units.extend((label, n, i, at) for label, at, n in spans)
+    return units, codes_of
+
+
+#: :func:`_checked_units`' answer
+Units = tuple[list[tuple[str, int, int, int]], dict[tuple[int, str], pa.ChunkedArray]]
 
 
 def _labelled_spans(piece: Part | Runs, key: str) -> list[tuple[str, int, int]] | None:

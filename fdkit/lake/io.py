@@ -1030,8 +1030,13 @@ RECORD_KEYS: dict[str, tuple[str, ...]] = {
 Between = tuple[str, pd.Timestamp | None, pd.Timestamp | None]
 
 
-def _scan(listing: DatasetFiles, columns: list[str] | None, keys: tuple[str, ...] = (),
-          where: dict[str, object] | None = None, between: Between | None = None) -> pa.Table:  # fmt: skip
+def _scan(
+    listing: DatasetFiles,
+    columns: list[str] | None,
+    keys: tuple[str, ...] = (),
+    where: dict[str, object] | None = None,
+    between: Between | None = None,
+) -> pa.Table:
     """Every file of one dataset as one table, whatever layouts and physical types its writers used.
 
     Files are grouped by layout (flat part files first, then ``key=value/`` partitions), each group scanned as one
@@ -1110,9 +1115,16 @@ def _last_written(table: pa.Table, files: list[PurePath], keys: tuple[str, ...],
     return table.take(pc.take(rows, pc.sort_indices(rows)))
 
 
-def _scan_group(listing: DatasetFiles, files: list[PurePath], keys: tuple[str, ...], columns: list[str] | None,
-                named: bool = False, where: dict[str, object] | None = None,
-                nothing: bool = False, between: Between | None = None) -> pa.Table:  # fmt: skip
+def _scan_group(
+    listing: DatasetFiles,
+    files: list[PurePath],
+    keys: tuple[str, ...],
+    columns: list[str] | None,
+    named: bool = False,
+    where: dict[str, object] | None = None,
+    nothing: bool = False,
+    between: Between | None = None,
+) -> pa.Table:
     """One layout's files as one table (a file at a time, unified, when their physical types disagree).
 
     With ``named``, a ``__filename`` column says which file each row came from. ``where`` filters the scan on its

@@ -209,8 +209,12 @@ class LakeReader:
         if files is None and self.extensions:  # a data package's rows of a bundled dataset are read with it
             listing = self.files(name)
             files = listing if any(not f.is_relative_to(listing.base) for f in listing.files) else None
-        df = rows_where(read_dataset(self.home(name), name, schema=schema, columns=wanted, where=where, files=files,
-                                     between=between), where)  # fmt: skip
+        df = rows_where(
+            read_dataset(
+                self.home(name), name, schema=schema, columns=wanted, where=where, files=files, between=between
+            ),
+            where,
+        )
         if columns is not None:
             df = df[columns]
         return df.reset_index(drop=True)

@@ -63,9 +63,15 @@ def _column(df: pd.DataFrame, name: str, what: str) -> pd.Series:
     return pd.to_numeric(df[name], errors="coerce").astype("float64")
 
 
-def forward_returns(prices: pd.DataFrame, horizons: Iterable[Period] = (1, 21), column: str | None = None, *,
-                    to_last_price: bool = False, freq: Freq = None,
-                    breaks: tuple[str, ...] | list[str] | None = None) -> pd.DataFrame:  # fmt: skip
+def forward_returns(
+    prices: pd.DataFrame,
+    horizons: Iterable[Period] = (1, 21),
+    column: str | None = None,
+    *,
+    to_last_price: bool = False,
+    freq: Freq = None,
+    breaks: tuple[str, ...] | list[str] | None = None,
+) -> pd.DataFrame:
     """Forward simple returns per ticker: ``fwd_<h>`` = value ``h`` ahead / value - 1, within one series.
 
     A forward return is NaN where it would span a change of series (``basis``, ``adjusted_as_of``,
@@ -107,8 +113,9 @@ def forward_returns(prices: pd.DataFrame, horizons: Iterable[Period] = (1, 21), 
         for h in hs:
             as_period(h)
     except BadRequestError:
-        raise BadRequestError(f"horizons must be whole numbers >= 1 or calendar periods ('1ME', '21D'), not "
-                              f"{hs}") from None  # fmt: skip
+        raise BadRequestError(
+            f"horizons must be whole numbers >= 1 or calendar periods ('1ME', '21D'), not {hs}"
+        ) from None
     name = price_column(prices, column)
     out = pd.DataFrame(
         {f"fwd_{h}": period_returns(prices, h, column=name, forward=True, freq=freq, breaks=breaks) for h in hs},
@@ -416,8 +423,13 @@ def _after_close(days: pd.Series, by: pd.Series, times: pd.Series) -> tuple[pd.S
     return out, label
 
 
-def _event_windows(events: pd.DataFrame, prices: pd.DataFrame, window: tuple[int, int],
-                   benchmark: str | pd.Series | None, column: str | None) -> _Windows:  # fmt: skip
+def _event_windows(
+    events: pd.DataFrame,
+    prices: pd.DataFrame,
+    window: tuple[int, int],
+    benchmark: str | pd.Series | None,
+    column: str | None,
+) -> _Windows:
     """The abnormal returns of every event whose window lies inside the price history.
 
     Returns:
@@ -485,8 +497,14 @@ def _clustered_t(values: np.ndarray, clusters: np.ndarray) -> np.ndarray:
     return means.mean(axis=0) / (means.std(axis=0, ddof=1) / np.sqrt(k))
 
 
-def event_returns(events: pd.DataFrame, prices: pd.DataFrame, window: tuple[int, int] = (-5, 20), *,
-                  benchmark: str | pd.Series | None = None, column: str | None = None) -> pd.DataFrame:  # fmt: skip
+def event_returns(
+    events: pd.DataFrame,
+    prices: pd.DataFrame,
+    window: tuple[int, int] = (-5, 20),
+    *,
+    benchmark: str | pd.Series | None = None,
+    column: str | None = None,
+) -> pd.DataFrame:
     """Abnormal returns of each event on each day of its window: the table behind :func:`event_study`.
 
     Same conventions as :func:`event_study` (day 0, the benchmark, events left out).

@@ -142,8 +142,9 @@ def price_column(frame: pd.DataFrame, column: str | None = None) -> str:
             return "adj_close"
     if "close" in frame.columns:
         return "close"
-    raise BadRequestError(f"no price column (close or adj_close) to compute returns from: pass column=...; the "
-                          f"frame's columns: {have}")  # fmt: skip
+    raise BadRequestError(
+        f"no price column (close or adj_close) to compute returns from: pass column=...; the frame's columns: {have}"
+    )
 
 
 def _date_values(frame: pd.DataFrame) -> tuple[str, np.ndarray]:
@@ -186,8 +187,10 @@ def as_period(periods: Period) -> int | BaseOffset:
     try:
         offset = pd.tseries.frequencies.to_offset(periods)
     except (TypeError, ValueError):
-        raise BadRequestError(f"periods must be a whole number of rows >= 1 or a pandas offset ('12ME', '21D', "
-                              f"pd.DateOffset(months=1)), not {periods!r}") from None  # fmt: skip
+        raise BadRequestError(
+            f"periods must be a whole number of rows >= 1 or a pandas offset ('12ME', '21D', "
+            f"pd.DateOffset(months=1)), not {periods!r}"
+        ) from None
     probe = pd.Timestamp("2001-01-31")
     if not probe + offset > probe:
         raise BadRequestError(f"a calendar period must reach forward in time ('12ME', '21D'), not {periods!r}")
@@ -244,8 +247,9 @@ class _Series:
             cols = list(breaks)
             absent = [c for c in cols if c not in frame.columns]
             if absent:
-                raise BadRequestError(f"breaks={absent} name no column of the frame; its columns: "
-                                      f"{', '.join(map(str, frame.columns))}")  # fmt: skip
+                raise BadRequestError(
+                    f"breaks={absent} name no column of the frame; its columns: {', '.join(map(str, frame.columns))}"
+                )
         new = np.zeros(len(frame), dtype=bool)
         for col in cols:
             values = frame[col].to_numpy()[self.order] if col != CHANGES else None
@@ -357,10 +361,17 @@ def series_ids(frame: pd.DataFrame, breaks: tuple[str, ...] | list[str] | None =
     return pd.Series(s.aligned(s.segment), index=frame.index, name="series", dtype="int64")
 
 
-def period_returns(prices: pd.DataFrame, periods: Period = 1, *, column: str | None = None,
-                   kind: str = "simple", forward: bool = False, freq: Freq = None,
-                   breaks: tuple[str, ...] | list[str] | None = None,
-                   skip: Period | None = None) -> pd.Series:  # fmt: skip
+def period_returns(
+    prices: pd.DataFrame,
+    periods: Period = 1,
+    *,
+    column: str | None = None,
+    kind: str = "simple",
+    forward: bool = False,
+    freq: Freq = None,
+    breaks: tuple[str, ...] | list[str] | None = None,
+    skip: Period | None = None,
+) -> pd.Series:
     """Returns per ticker that never span a change of series or a hole in the calendar.
 
     A return compares two rows of one ticker: ``periods`` rows apart (an int), or a calendar period apart (a
@@ -424,8 +435,9 @@ def period_returns(prices: pd.DataFrame, periods: Period = 1, *, column: str | N
     else:
         gap = _skip(step, skip, forward)
         recent, other = s.partners(gap, forward, one_series=False), s.partners(step, forward, one_series=False)
-        other = np.where((recent >= 0) & (s.segment[np.clip(recent, 0, None)] == s.segment[np.clip(other, 0, None)]),
-                         other, -1)  # fmt: skip
+        other = np.where(
+            (recent >= 0) & (s.segment[np.clip(recent, 0, None)] == s.segment[np.clip(other, 0, None)]), other, -1
+        )
         far = price[np.clip(other if forward else recent, 0, None)] if len(price) else price
         near = price[np.clip(recent if forward else other, 0, None)] if len(price) else price
     with np.errstate(divide="ignore", invalid="ignore"):

@@ -191,8 +191,9 @@ def _generic_read(store: Store, ep: Endpoint, query: dict[str, Any], tickers: li
     return part_of_rows(ep, rows, fill)[0], codes, names, present, fill
 
 
-def _sliced(read: Read, tickers: list[str], limit: int | None, compression: str | None, missing: Any,
-            tables: bool) -> Iterator[Written]:  # fmt: skip
+def _sliced(
+    read: Read, tickers: list[str], limit: int | None, compression: str | None, missing: Any, tables: bool
+) -> Iterator[Written]:
     """Each ticker's part, in the order asked: its slice of the read's table, or its 404.
 
     The table is sorted by its rows' codes (positions into the codes' tickers); ``limit`` caps a ticker's rows;
@@ -217,8 +218,9 @@ def _sliced(read: Read, tickers: list[str], limit: int | None, compression: str 
     where = {name: (int(a), int(b)) for name, a, b in zip(names, starts, stops, strict=True)}
     if not tables:
         return _own_parts(table, where, tickers, fill, limit, compression, missing)
-    out: list[Written] = [("", SharedTable(part_buffer((table, table.num_rows, fill), compression, labels=False,
-                                                       narrow=True)))]  # fmt: skip
+    out: list[Written] = [
+        ("", SharedTable(part_buffer((table, table.num_rows, fill), compression, labels=False, narrow=True)))
+    ]
     del table
     for t in tickers:
         if missing(t):
@@ -231,8 +233,15 @@ def _sliced(read: Read, tickers: list[str], limit: int | None, compression: str 
     return iter(out)
 
 
-def _own_parts(table: pa.Table, where: dict[str, tuple[int, int]], tickers: list[str], fill: dict[str, Any],
-               limit: int | None, compression: str | None, missing: Any) -> Iterator[Written]:  # fmt: skip
+def _own_parts(
+    table: pa.Table,
+    where: dict[str, tuple[int, int]],
+    tickers: list[str],
+    fill: dict[str, Any],
+    limit: int | None,
+    compression: str | None,
+    missing: Any,
+) -> Iterator[Written]:
     """Each ticker's part of its own (a client that reads no shared tables), made as the answer is written."""
     for t in tickers:
         if missing(t):
@@ -263,9 +272,14 @@ def _bar_chunk(store: Store, ep: Endpoint, query: dict[str, Any], tickers: list[
     dataset, source = handlers._dataset(ep), handlers.rows_source(ep, query)
     read = _bar_read(store, ep, query, tickers, source)
     present = read[3]
-    yield from _sliced(read, tickers, _limit(ep, query, whole_range), compression,
-                       lambda t: t not in present and not (source != dataset and store.has(dataset, t)),
-                       tables)  # fmt: skip
+    yield from _sliced(
+        read,
+        tickers,
+        _limit(ep, query, whole_range),
+        compression,
+        lambda t: t not in present and not (source != dataset and store.has(dataset, t)),
+        tables,
+    )
 
 
 def _range_of(ep: Endpoint, query: dict[str, Any]) -> Between | None:

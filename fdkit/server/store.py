@@ -409,8 +409,9 @@ class Store:
             return split[value]
         return self._kept("rows", name, key, value, make=lambda: self._read_rows(name, value, key), repeated=True)
 
-    def rows_of_many(self, name: str, values: list[str], key: str = "ticker",
-                     between: Between | None = None) -> pd.DataFrame:  # fmt: skip
+    def rows_of_many(
+        self, name: str, values: list[str], key: str = "ticker", between: Between | None = None
+    ) -> pd.DataFrame:
         """Rows of ``name`` whose ``key`` is one of ``values``, in the lake's order (an empty typed frame when none).
 
         The bulk read of many tickers: one scan of the row groups whose statistics may hold one of them (a large
