@@ -9,7 +9,8 @@ memory and the process's peak RSS (the embedded service runs in the same process
 Cases:
     history N    price_history of N S&P 500 ever-members (sorted sample, seed 1), 2004-01-01 .. 2025-07-09,
                  limit=None
-    day N        price_history of N members of the S&P 500 on 2008-06-30, that day only
+    day N        price_history of N members of the S&P 500 on 2008-06-30, that day only (N over their number:
+                 N ever-members, that day)
     financials   financials of every company with quarterly statements, period="quarterly", limit=None
     screen       the README's three-line screen: financials(available("balance_sheets"), "annual", limit=None)
     stub N       prices of N S&P 500 members of 2023-06-30 x 5 years from a service that is not fdkit's own
@@ -36,7 +37,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-DEFAULT = [("history", 50), ("history", 200), ("history", 958), ("day", 50), ("day", 200), ("day", 500),
+DEFAULT = [("history", 50), ("history", 200), ("history", 958), ("day", 50), ("day", 200), ("day", 500), ("day", 958),
            ("financials", 0), ("screen", 0)]  # fmt: skip
 
 
@@ -137,8 +138,10 @@ def _history_case(kind: str, n: int, cache: str, out: dict) -> Any:
     if kind == "history":
         spells = fdkit.index_members("sp500")
         q: dict = {"start_date": "2004-01-01", "end_date": "2025-07-09", "limit": None}
-    else:
+    else:  # the members of that day; past their number, ever-members (those not listed then answer nothing)
         spells = fdkit.index_members("sp500", "2008-06-30")
+        if n > spells.index.get_level_values("ticker").nunique():
+            spells = fdkit.index_members("sp500")
         q = {"start_date": "2008-06-30", "end_date": "2008-06-30"}
     everyone = sorted(set(spells.index.get_level_values("ticker")))
     random.seed(1)

@@ -23,10 +23,11 @@ Example:
 
 from __future__ import annotations
 
+import datetime
 import math
 import threading
 from collections.abc import Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -84,6 +85,28 @@ IN_PROCESS_PER_REQUEST = 100
 #: in memory once, so a cross-section of a thousand companies is one request (3 statements: 0.19 s of the
 #: service's CPU, 0.62 s in requests of 200); at most the service's cap on one request's tickers
 IN_PROCESS_CROSS_SECTION = 2000
+
+
+def _ranged_batch(query: dict[str, Any]) -> int:
+    """The tickers of one in-process request of a date range: more the shorter the range.
+
+    :data:`IN_PROCESS_PER_REQUEST` for twenty years of bars or an open range, more for a short one, so that a
+    request's rows (tickers x days) stay about those of a hundred twenty-year histories and the members of one
+    day are one request (one scan of the lake), not five.
+
+    Example:
+        >>> _ranged_batch({"start_date": "2008-06-30", "end_date": "2008-06-30"})
+        2000
+        >>> _ranged_batch({"start_date": "2004-01-01", "end_date": "2025-07-09"})
+        100
+    """
+    try:
+        end, start = (datetime.date.fromisoformat(str(query[k])[:10]) for k in ("end_date", "start_date"))
+        days = (end - start).days + 1
+    except (KeyError, TypeError, ValueError):  # an open range: as long as the data
+        return IN_PROCESS_PER_REQUEST
+    years = max(days, 1) / 365.25
+    return int(min(IN_PROCESS_CROSS_SECTION, max(IN_PROCESS_PER_REQUEST, IN_PROCESS_PER_REQUEST * 20 / years)))
 
 
 def uses_bulk(client: Client, ep: Endpoint, tickers: int) -> bool:
@@ -215,7 +238,7 @@ def _fetch_cold(
     in_process = client.settings.embedded
     workers = 1 if in_process else client.concurrency()
     ranged = bool(ep.time_index) or "start_date" in ep.param_names  # a date range a ticker: histories, bars
-    most = (IN_PROCESS_PER_REQUEST if ranged else IN_PROCESS_CROSS_SECTION) if in_process else MAX_PER_REQUEST
+    most = (_ranged_batch(query) if ranged else IN_PROCESS_CROSS_SECTION) if in_process else MAX_PER_REQUEST
     n = math.ceil(len(cold) / most)
     n = max(n, min(workers, math.ceil(len(cold) / 50)))  # a few requests in flight when there are enough tickers
     size = math.ceil(len(cold) / n)
@@ -346,6 +369,9 @@ def _shared_run(entry: BundleEntry, tables: dict[int, Part]) -> Run:
 Shared = tuple[bytes | memoryview, bool, list[tuple[str, int, int, dict[str, Any]]]]
 
 
+#: the most answers waiting to be kept in the background: a faster producer waits (each holds a request's bytes;
+#: unbounded, the 958 histories' call peaked at 3.0x its frame)
+MOST_BEHIND = 2
 #: cache writes of uncompressed parts, compressed off the call's path (one thread: they queue; a new call of the
 #: client waits for them first, so it reads what the last one kept); joined at interpreter exit
 _BEHIND: ThreadPoolExecutor | None = None
@@ -381,6 +407,10 @@ def _keep_behind(client: Client, tag: str, items: list[tuple[str, bytes | memory
     with _BEHIND_LOCK:
         if _BEHIND is None:
             _BEHIND = ThreadPoolExecutor(max_workers=1, thread_name_prefix="fdkit-keep")
+        unfinished = [f for _, f in _PENDING if not f.done()]
+    # the call waits while MOST_BEHIND answers are still to be kept: the bytes queued stay a request's or two
+    wait(unfinished[: max(0, len(unfinished) - MOST_BEHIND + 1)])
+    with _BEHIND_LOCK:
         _PENDING.append((f":{tag}:", _BEHIND.submit(write)))  # in each of the endpoint's keys
 
 

@@ -36,6 +36,7 @@ from fdkit.errors import (
     suggest,
     warn_user,
 )
+from fdkit.frames.memory import collection_paused
 from fdkit.frames.pointintime import attach_filing_times
 from fdkit.frames.runs import Piece, Run, as_part, grouped, piece_rows
 from fdkit.frames.typed import frame_from_parts, to_frame
@@ -186,7 +187,8 @@ def _fetch_frame(client: Client, ep: Endpoint, requests_: list[dict[str, Any]], 
     # typed parts: a warm request is read back as Arrow, with no JSON decode
     got: list[tuple[Mapping[str, Any], Piece]]
     if many and uses_bulk(client, ep, len(requests_)):  # a peer: the tickers the cache lacks in a few bulk requests
-        got, failed = fetch_pieces(client, ep, requests_, errors=errors, progress=progress)
+        with collection_paused():
+            got, failed = fetch_pieces(client, ep, requests_, errors=errors, progress=progress)
     else:
         got, failed = client.fetch_many(
             ep, requests_, errors=errors, progress=progress, fetch=lambda p: fetch_part(client, ep, p)
@@ -203,7 +205,8 @@ def _fetch_frame(client: Client, ep: Endpoint, requests_: list[dict[str, Any]], 
     del got  # the parts are held by `pieces` alone, which the frame consumes: each is freed once its rows are copied
     pieces = grouped(parts)  # a shared table's runs: read in a few stretches, never cut per ticker
     del parts
-    frame = frame_from_parts(ep, pieces, clean, consume=True)
+    with collection_paused():  # (the parts stay locals of this function alone: `del` frees them)
+        frame = frame_from_parts(ep, pieces, clean, consume=True)
     del pieces
     _warn_outside_data(ep, frame, clean, asked, many=many)
     result = _named_missing(attach_filing_times(_known_by(frame, as_of)), failed)

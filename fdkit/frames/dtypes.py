@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import warnings
 
+import numpy as np
 import pandas as pd
 
 from fdkit.catalog.schema import KNOWN_CATEGORIES
@@ -136,6 +137,29 @@ def _label_level(level: pd.Index, name: object) -> pd.Index:
     return pd.CategoricalIndex(_closed(level, vocabulary, str(name)), name=level.name)
 
 
+def without_unused(col: pd.Series) -> pd.Series:
+    """A categorical series without the categories none of its values uses (as ``cat.remove_unused_categories``).
+
+    A column read from many files' dictionaries knows every file's labels; counting the codes finds the used
+    ones in one pass (pandas sorts the codes: a third of a second for 3.4M rows).
+
+    Example:
+        >>> s = pd.Series(pd.Categorical(["b", None, "b"], categories=["a", "b", "c"]))
+        >>> without_unused(s).cat.categories.tolist(), without_unused(s).tolist()
+        (['b'], ['b', nan, 'b'])
+    """
+    cat = col.array
+    assert isinstance(cat, pd.Categorical)
+    codes = cat.codes
+    used = np.bincount(codes[codes >= 0], minlength=len(cat.categories)) > 0
+    if bool(used.all()):
+        return col
+    remap = (np.cumsum(used) - 1).astype(codes.dtype)
+    new_codes = np.where(codes >= 0, remap[codes], -1).astype(codes.dtype)
+    kept = pd.Categorical.from_codes(new_codes, categories=cat.categories[used], ordered=cat.ordered)
+    return pd.Series(kept, index=col.index, name=col.name)
+
+
 def as_category(col: pd.Series) -> pd.Series:
     """A categorical whose categories have pandas' default string dtype (so Parquet round trips keep it).
 
@@ -166,7 +190,6 @@ def as_category(col: pd.Series) -> pd.Series:
         return pd.Series(pd.Categorical(col, categories=pd.Index([], dtype="str")), index=col.index, name=col.name)
     if col.cat.categories.dtype != STRING_DTYPE:
         col = col.cat.set_categories(col.cat.categories.astype(STRING_DTYPE))
-    order = sorted(col.cat.categories, key=str)
-    if list(col.cat.categories) != order:  # categories made in order of appearance (Arrow dictionaries): sorted
-        col = col.cat.reorder_categories(order)
+    if not col.cat.categories.is_monotonic_increasing:  # made in order of appearance (Arrow dictionaries): sorted
+        col = col.cat.reorder_categories(col.cat.categories.sort_values())
     return col

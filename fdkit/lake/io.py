@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePath
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -44,7 +45,7 @@ import pyarrow.parquet as pq
 
 from fdkit.catalog.schema import NESTED_ITEMS, SCHEMAS, N, pandas_dtype
 from fdkit.errors import LakeError
-from fdkit.frames.dtypes import as_category
+from fdkit.frames.dtypes import as_category, without_unused
 from fdkit.frames.nested import EXTRA, fit_entries
 from fdkit.lake import delta
 from fdkit.lake.location import LakeRoot, is_url, lake_root, locate
@@ -321,10 +322,32 @@ def list_datasets(root: str | os.PathLike[str]) -> list[str]:
         rel = [PurePath(i.path).relative_to(loc.path).parts for i in loc.infos() if i.path.endswith(".parquet")]
         return sorted({parts[0] for parts in rel if len(parts) > 1})
     base = Path(root)
-    if not base.exists():
+    try:
+        stamp = base.stat().st_mtime_ns
+    except FileNotFoundError:
         return []
-    return sorted(p.name for p in base.iterdir()
-                  if p.is_dir() and ((p / delta.LOG_DIR).is_dir() or any(p.rglob("*.parquet"))))  # fmt: skip
+    kept = _LISTED.get(str(base))
+    # the same folders as when listed (a folder added or removed changes the root's mtime; one changed within the
+    # last second may share its tick with the listing, so it is listed afresh): only those that held no data
+    # then are looked into again (a writer filling one)
+    settled = time.time_ns() - stamp > 1_000_000_000
+    if kept is not None and kept[0] == stamp and settled:
+        datasets, folders = kept[1], kept[2]
+    else:
+        datasets, folders = [], sorted(p.name for p in base.iterdir() if p.is_dir())
+    found = [n for n in folders if _holds_data(base / n)]
+    datasets = sorted({*datasets, *found})
+    _LISTED[str(base)] = (stamp, datasets, [n for n in folders if n not in found])
+    return list(datasets)
+
+
+#: each local lake's listing: the root folder's mtime, its dataset folders, its folders that held no data yet
+_LISTED: dict[str, tuple[int, list[str], list[str]]] = {}
+
+
+def _holds_data(folder: Path) -> bool:
+    """Whether a lake's folder is a dataset: a Delta log, or a Parquet file at any depth."""
+    return (folder / delta.LOG_DIR).is_dir() or any(folder.rglob("*.parquet"))
 
 
 def conform(
@@ -373,6 +396,10 @@ def conform(
 
 def _astype(col: pd.Series, logical: str) -> pd.Series:
     dtype = pandas_dtype(logical)
+    if logical in _AS_READ and col.dtype == dtype:  # read as declared (the lake's own files): nothing to convert
+        return col
+    if _plain_cast(col, logical):  # the declared kind in another width or unit (float32, date32): a cast
+        return col.astype(dtype)  # type: ignore[call-overload]  # a dtype name from the schema table
     if logical == "date":
         if isinstance(col.dtype, pd.DatetimeTZDtype):
             col = col.dt.tz_convert("UTC").dt.tz_localize(None)
@@ -381,7 +408,7 @@ def _astype(col: pd.Series, logical: str) -> pd.Series:
         return pd.to_datetime(col, errors="raise", utc=True, format="ISO8601").astype("datetime64[ns, UTC]")
     if logical == "category":
         if isinstance(col.dtype, pd.CategoricalDtype):
-            col = col.cat.remove_unused_categories() if len(col) else col
+            col = without_unused(col)
         else:
             col = col.astype("string").astype("category")
         return as_category(col)
@@ -390,6 +417,18 @@ def _astype(col: pd.Series, logical: str) -> pd.Series:
     if logical == "int":
         return pd.to_numeric(col, errors="raise").astype("Int64")
     return col.astype(dtype)  # type: ignore[call-overload]  # a dtype name from the schema table
+
+
+def _plain_cast(col: pd.Series, logical: str) -> bool:
+    """Whether ``col`` holds its logical type in another width or unit, so that a plain cast conforms it."""
+    kind = col.dtype.kind if isinstance(col.dtype, np.dtype) else ""
+    wanted = {"float": "fiu", "int": "iu", "date": "M"}.get(logical)
+    return bool(kind) and wanted is not None and kind in wanted
+
+
+#: logical types whose column is already right when its dtype is the declared one (a category is not: its
+#: categories are checked; a text column's missing values may need the declared NA)
+_AS_READ = frozenset({"date", "datetime", "float", "int", "bool"})
 
 
 def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
@@ -825,7 +864,8 @@ def read_dataset(
         empty = pd.DataFrame({c: pd.Series([], dtype="object") for c in (SCHEMAS[schema] if schema else [])})
         return conform(empty, schema) if schema else empty
     table = _scan(listing, columns, RECORD_KEYS.get(name, ()), dict(where or {}), between)
-    df = table.to_pandas(ignore_metadata=False)
+    # with a schema, dates become datetime64 in Arrow (a cast), not date objects that pandas then parses
+    df = table.to_pandas(ignore_metadata=False, date_as_object=not schema)
     for col in df.columns:  # hive partition columns come back as dictionary strings
         if isinstance(df[col].dtype, pd.CategoricalDtype) and df[col].cat.categories.dtype == object:
             df[col] = df[col].astype("string").astype("category")

@@ -121,6 +121,16 @@ class LakeReader:
         extra = [n for root in self.extensions for n in list_datasets(root)]
         return sorted(n for n in {*own, *extra} if not n.startswith(("_", ".")))
 
+    def own_names(self) -> list[str]:
+        """The datasets of the lake's own folder, sorted (not a data package's; no writer's ``_...`` folder).
+
+        Example:
+            >>> from fdkit.lake import default_data_dir
+            >>> "price_history" in LakeReader(default_data_dir()).own_names()
+            False
+        """
+        return [n for n in list_datasets(self.root) if not n.startswith(("_", "."))]
+
     def home(self, name: str) -> LakeRoot:
         """The lake folder holding dataset ``name``: this lake's, else the first data package's that has it.
 

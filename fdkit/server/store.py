@@ -485,9 +485,8 @@ class Store:
         """
         if self._known is None:
             known: set[str] = set()
-            for name in self.lake.names():
-                if self.lake.home(name) == self.lake.root:
-                    known.update(self._values(name, "ticker"))
+            for name in self.lake.own_names():
+                known.update(self._values(name, "ticker"))
             with self._lock:
                 self._known = known
         return self._known
