@@ -195,37 +195,64 @@ def _statements_case(kind: str, cache: str, out: dict) -> Any:
 def _stub_case(n: int, latency: float = 0.05) -> dict:
     """A service that is not fdkit's own, 50 ms a request: N tickers x 5 years of daily bars, against the bound.
 
-    The stub is ``fdkit serve`` answering JSON only (no ``X-Fdkit-Formats``: the client treats it as any other
-    service, one ticker at a time, page after page) behind a fault plan that delays every answer by ``latency``
-    (``asyncio.sleep``: the service is not busy meanwhile). The bound is (pages / requests in flight) x latency;
-    the client keeps ``Client.concurrency()`` requests in flight (on loopback: the machine's cores, at least 2).
-    (429 and ``Retry-After`` are honoured by the same client: tests/test_reliability*.py.)
+    The stub is ``fdkit serve`` in a process of its own (as a remote service is: its CPU is not the client's),
+    answering JSON only (no ``X-Fdkit-Formats``: the client treats it as any other service, one ticker at a time,
+    page after page) behind a fault plan that delays every answer by ``latency`` (``asyncio.sleep``: the service
+    is not busy meanwhile). The bound is (pages / requests in flight) x latency; the client keeps
+    ``Client.concurrency()`` requests in flight (a service that is not fdkit's own: ``max_workers``, 8). (429 and
+    ``Retry-After`` are honoured by the same client: tests/test_reliability*.py.)
     """
     import random
 
     import fdkit
-    import fdkit.server
-    from fdkit.server import FaultPlan
 
-    plan = FaultPlan(rate=1.0, kinds=("slow",), slow_seconds=latency)
-    out: dict = {"case": "stub", "n": n, "latency_s": latency}
-    with fdkit.server.start(arrow=False, faults=plan) as srv:
-        client = fdkit.Client(srv.api_key, srv.base_url, cache=False, progress=False)
+    stub = subprocess.Popen([sys.executable, __file__, "--stub-server", str(latency)], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True)  # fmt: skip
+    assert stub.stdin is not None and stub.stdout is not None
+    try:
+        where = json.loads(stub.stdout.readline())
+
+        def served() -> tuple[int, float]:
+            """The requests the stub has answered, and its CPU seconds."""
+            stub.stdin.write("count\n")
+            stub.stdin.flush()
+            count, cpu = stub.stdout.readline().split()
+            return int(count), float(cpu)
+
+        out: dict = {"case": "stub", "n": n, "latency_s": latency}
+        client = fdkit.Client(where["api_key"], where["base_url"], cache=False, progress=False)
         members = fdkit.index_members("sp500", "2023-06-30", client=client)
         priced = set(fdkit.available("prices", client=client))
         tickers = sorted(set(members.index.get_level_values("ticker")) & priced)
         random.seed(1)
         tickers = sorted(random.sample(tickers, min(n, len(tickers))))
-        before = sum(plan.requests.values())
-        t = time.perf_counter()
+        before = served()
+        cpu, t = time.process_time(), time.perf_counter()
         df = client.prices(tickers, interval="day", start_date="2019-01-01", end_date="2023-10-27", errors="ignore")
-        out["cold_s"] = time.perf_counter() - t
-        pages = sum(plan.requests.values()) - before
+        out["cold_s"], out["client_cpu_s"] = time.perf_counter() - t, time.process_time() - cpu
+        after = served()
+        pages, out["stub_cpu_s"] = after[0] - before[0], after[1] - before[1]
         in_flight = client.concurrency()
+    finally:
+        stub.stdin.close()
+        stub.wait(timeout=30)
     out.update(pages=pages, in_flight=in_flight, bound_s=pages / in_flight * latency, tickers=len(tickers),
                rows=len(df), frame_mb=float(df.memory_usage(deep=True).sum()) / 2**20)  # fmt: skip
     out["bound_x"] = out["cold_s"] / out["bound_s"]
     return out
+
+
+def _stub_server(latency: float) -> None:
+    """The stub service of :func:`_stub_case` (this process): its address on stdout, then requests served on
+    each ``count`` line of stdin, until stdin closes."""
+    import fdkit.server
+    from fdkit.server import FaultPlan
+
+    plan = FaultPlan(rate=1.0, kinds=("slow",), slow_seconds=latency)
+    with fdkit.server.start(arrow=False, faults=plan) as srv:
+        print(json.dumps({"base_url": srv.base_url, "api_key": srv.api_key}), flush=True)
+        for _ in sys.stdin:
+            print(sum(plan.requests.values()), time.process_time(), flush=True)
 
 
 def main() -> None:  # noqa: D103
@@ -233,8 +260,12 @@ def main() -> None:  # noqa: D103
     parser.add_argument("case", nargs="?", choices=["history", "day", "financials", "screen", "stub"])
     parser.add_argument("n", nargs="?", type=int, default=0)
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--stub-server", type=float, help=argparse.SUPPRESS)
     parser.add_argument("--json", help="write the figures to this file too")
     args = parser.parse_args()
+    if args.stub_server is not None:
+        _stub_server(args.stub_server)
+        return
     if args.child:
         print(json.dumps(run_case(args.case, args.n)))
         return
@@ -251,7 +282,9 @@ def main() -> None:  # noqa: D103
         if kind == "stub":
             print(f"stub       {row['tickers']:5d} tickers {row['rows']:9,d} rows: {row['cold_s']:6.2f} s for "
                   f"{row['pages']:,} pages, {row['in_flight']} in flight at {row['latency_s'] * 1000:.0f} ms: bound "
-                  f"{row['bound_s']:.2f} s, {row['bound_x']:.2f}x the bound", flush=True)  # fmt: skip
+                  f"{row['bound_s']:.2f} s, {row['bound_x']:.2f}x the bound; client CPU {row['client_cpu_s']:.1f} s, "
+                  f"the stub's {row['stub_cpu_s']:.1f} s",
+                  flush=True)  # fmt: skip
             continue
         per = row["cold_s"] / max(row["tickers"], 1) * 1000
         cache = (

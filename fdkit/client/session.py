@@ -926,8 +926,9 @@ class Client(DatasetMethods):
     def concurrency(self) -> int:
         """Requests a multi-ticker call keeps in flight: ``max_workers``, fewer where more would only contend.
 
-        The embedded service runs in this process (:data:`fdkit.client.embedded.MAX_WORKERS`, 2); a service on
-        loopback shares this machine's cores (at most their number, and 2); a remote one has latency to hide.
+        The embedded service runs in this process (:data:`fdkit.client.embedded.MAX_WORKERS`, 2); ``fdkit serve``
+        on loopback shares this machine's cores (at most their number, and 2); any other service (remote, or a
+        proxy or stub on loopback in front of one) has latency to hide.
 
         Example:
             >>> Client().concurrency()
@@ -937,7 +938,7 @@ class Client(DatasetMethods):
         most = self.settings.max_workers
         if self.settings.embedded:  # the service runs in this process: more threads only contend (BENCHMARKS.md)
             return min(most, embedded.MAX_WORKERS)
-        if is_loopback(self.settings.base_url):  # the service shares this machine's cores: no latency to hide
+        if is_loopback(self.settings.base_url) and self.speaks_fdkit():  # this machine's cores: no latency to hide
             return min(most, max(2, os.cpu_count() or 2))
         return most
 

@@ -806,15 +806,28 @@ def plan_write(
     return planned
 
 
+#: rows per row group of a plain Parquet file, and its zstd level: a ticker of the bundled bars (678,000 rows)
+#: reads in about 10 ms, against 120 ms from one group of them all; smaller groups compress worse (their
+#: dictionaries are per group: 8,192 rows made the file 49% larger, 65,536 at level 9 11%) and level 9 takes
+#: 1 s for those rows (the level of 1, 0.4 s)
+PLAIN_ROW_GROUP_ROWS = 65_536
+PLAIN_ZSTD_LEVEL = 9
+
+
 def parquet_bytes(table: pa.Table) -> bytes:
     """``table`` encoded as one Parquet file (zstd), as every plain Parquet file of the lake is.
+
+    In row groups of :data:`PLAIN_ROW_GROUP_ROWS` rows, each with its statistics: a reader of one ticker (the rows
+    sorted by ticker, as the lake's writers sort them) reads its groups, not the whole file's.
 
     Example:
         >>> parquet_bytes(pa.table({"x": [1]}))[:4]
         b'PAR1'
     """
     sink = pa.BufferOutputStream()
-    pq.write_table(table, sink, compression="zstd")
+    pq.write_table(
+        table, sink, compression="zstd", compression_level=PLAIN_ZSTD_LEVEL, row_group_size=PLAIN_ROW_GROUP_ROWS
+    )
     return bytes(sink.getvalue().to_pybytes())
 
 

@@ -353,6 +353,8 @@ def prices(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
     # the memo keeps positions and a getter, never the store's frame (which the store may let go of)
     rows, stamps = store.sorted_rows(source, ticker, traded=traded)
     first, stop = int(np.searchsorted(stamps, lo, "left")), int(np.searchsorted(stamps, hi, "left"))
+    if stop - first > (ep.page_size or 0):  # pages will follow, each asking for these rows: kept from the first
+        store.keep_sorted(source, ticker, (rows, stamps), traded=traded)
     frame = partial(_sorted_frame, store, source, ticker, traded)
     return Answer(records=FrameRecords(frame, cols, first, stop, frame=rows), top={"ticker": ticker})
 
