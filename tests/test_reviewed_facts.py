@@ -247,3 +247,65 @@ def test_bars_reviewed_as_another_securitys_are_rows():
     rows = reviewed_facts("not_the_company")
     assert rows["evidence"].str.contains(r"\.parquet: ").all()
     assert "NOT_THE_COMPANY =" not in (FDKIT / "build" / "history.py").read_text()
+
+
+#: the rows of each kind the table holds (price_move: at least, the build's cross-check adds rows)
+ROWS_OF = {
+    "price_move": 329,
+    "rename": 16,
+    "one_company": 11,
+    "two_companies": 1,
+    "another_company": 3,
+    "handover": 1,
+    "class_symbol_move": 1,
+    "renamed_company": 4,
+    "share_move": 1,
+    "listing_owner": 3,
+    "listing_same_company": 2,
+    "not_the_company": 6,
+    "prices_left_out": 20,
+}
+
+
+def test_the_table_holds_every_kind_and_its_rows():
+    counts = reviewed_facts()["kind"].value_counts().to_dict()
+    assert set(counts) == set(KINDS) == set(ROWS_OF)
+    assert counts.pop("price_move") >= ROWS_OF["price_move"]
+    assert counts == {k: n for k, n in ROWS_OF.items() if k != "price_move"}
+
+
+def _with(tmp_path: Path, kind: str, **change: str) -> Path:
+    """The table with the first row of ``kind`` changed."""
+    path = tmp_path / "reviewed_facts.csv"
+    df = pd.read_csv(REVIEWED_FACTS_CSV, dtype=str, keep_default_na=False)
+    first = df.index[df["kind"] == kind][0]
+    for column, value in change.items():
+        df.loc[first, column] = value
+    df.to_csv(path, index=False)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("kind", "change", "message"),
+    [
+        ("prices_left_out", {"value": "stooq"}, r"prices_left_out APOL 2015-03-20\): value 'stooq' is not the source"),
+        ("prices_left_out", {"reason": "moves beyond 25%"}, r"reason 'moves beyond 25%' is not 'Left out: ' and why"),
+    ],
+)
+def test_a_row_not_of_its_kinds_form_is_refused_naming_it(tmp_path, kind, change, message):
+    with pytest.raises(ReviewedFactsError, match=message):
+        reviewed_facts(path=_with(tmp_path, kind, **change))
+
+
+def test_price_series_left_out_are_rows():
+    """fdkit.build.prices' former EXCLUDED_PRICES dict: pystock's MS, NEE, TCO (another security's bars) and 17
+    series whose moves no other file confirms; the build, SOURCES.md and the history package read the rows."""
+    from fdkit.build.prices import prices_left_out
+
+    left_out = prices_left_out()
+    assert {"MS", "NEE", "TCO", "APOL", "HCC_2016", "SUNE", "WOOF"} <= set(left_out) and len(left_out) == 20
+    assert left_out["MS"].startswith("the source mixes in another security's bars under MS")
+    rows = reviewed_facts("prices_left_out")
+    assert rows["evidence"].str.startswith("data-real-2/prices/pystock_us_equities_daily_2015_2017.parquet: ").all()
+    for module in ("prices.py", "sources_doc.py", "history_package.py"):
+        assert "EXCLUDED_PRICES" not in (FDKIT / "build" / module).read_text(), module

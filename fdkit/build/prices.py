@@ -13,6 +13,8 @@ Dividends are never in ``open``..``close`` (the ``dividends`` dataset has them);
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pandas as pd
 
@@ -22,6 +24,7 @@ from fdkit.build.pystock_identity import relabel
 from fdkit.build.sp500_bars import DAILY as SP500_DAILY
 from fdkit.build.stage import Context, Provenance, Stage, dataset, intermediate
 from fdkit.frames import basis
+from fdkit.lake.reviewed import reviewed_facts
 
 NEW_DAILY = "data-real/prices/us_equities_daily_adj_2021_2026.csv.gz"
 OLD_DAILY = "data-real/prices/us_equities_daily_2003_2023.csv.gz"
@@ -32,35 +35,28 @@ LEAN_DAILY_RAW = "data-real/prices/lean_daily_raw_unadjusted.csv.gz"
 LEAN_FACTORS = "data-real/prices/lean_factor_files.csv"
 BAR = ["ticker", "date", "open", "high", "low", "close", "volume"]
 
-#: the reason a series is left out whose moves beyond +/-25% no price file but pystock's prints (a name that left
-#: the S&P 1500 before the Stooq file's end, 2017-11: no independent source can confirm them, so none is served)
-_UNCONFIRMED = "moves beyond +/-25% with no release or action on record that no file but pystock's prints: "
 
-#: broad-universe price series left out, and why (found by the lake's daily-move invariant)
-EXCLUDED_PRICES = {
-    "MS": "the source mixes in another security's bars under MS (2017-02-14/15 at ~25.6 among ~45)",
-    "NEE": "the source mixes in another security's bars under NEE (months at ~23-30 among ~110-125)",
-    "APOL": _UNCONFIRMED + "2015-03-25 -28%, 2015-10-22 -32%",
-    "ARO": _UNCONFIRMED + "2015-08-28 -27%, 2016-03-03 +50%, 2016-03-18 -46%, 2016-04-04 +46%",
-    "ATW": _UNCONFIRMED + "2016-05-06 +33%",
-    "BTU": _UNCONFIRMED + "2015-08-27 +49%, 2015-10-06 +34% and six more in 2016-02 .. 2016-03",
-    "CNW": _UNCONFIRMED + "2015-09-10 +34%",
-    "CSC": _UNCONFIRMED + "2015-11-30 -54% (the CSRA spin-off; the adjusted close's factor, 0.27, is not the "
-    "price's, 0.46), 2016-05-25 +42%",
-    "CYT": _UNCONFIRMED + "2015-07-29 +27%",
-    "ENH": _UNCONFIRMED + "2016-10-04 +35%",
-    "HCC_2016": _UNCONFIRMED + "2015-06-10 +36%",
-    "MENT": _UNCONFIRMED + "2015-11-20 -36%",
-    "MWW": _UNCONFIRMED + "2016-02-11 -36%, 2016-08-09 +26%",
-    "ROSE": _UNCONFIRMED + "2015-05-11 +27%",
-    "ROVI": _UNCONFIRMED + "2015-12-23 +29%",
-    "SCOR": _UNCONFIRMED + "2016-03-07 -34%, 2017-02-06 -28%",
-    "SFG": _UNCONFIRMED + "2015-07-24 +48%",
-    "SUNE": _UNCONFIRMED + "14 from 2015-08-06 (-25%) to 2016-04-15 (-37%), before its bankruptcy",
-    "WOOF": _UNCONFIRMED + "2017-01-09 +28%",
-    "TCO": "the source mixes in another security's bars under TCO (weeks at ~24-25 with volumes in the thousands, "
-    "a preferred share's, among Taubman Centers' ~65-75)",
-}
+def prices_left_out(path: str | os.PathLike[str] | None = None) -> dict[str, str]:
+    """Broad-universe price series left out, and why (found by the lake's daily-move invariant), reviewed.
+
+    The ``prices_left_out`` rows of the reviewed-facts table (:mod:`fdkit.lake.reviewed`): pystock's MS, NEE and
+    TCO mix in another security's bars; the others have moves beyond +/-25% with no release or action on record
+    that no file but pystock's prints (names that left the S&P 1500 before the Stooq file's end, 2017-11: no
+    independent source can confirm them, so none is served). Adding one is a row.
+
+    Args:
+        path: another reviewed-facts table (default: fdkit's).
+
+    Returns:
+        ``{lake ticker: why}`` (the row's reason without its ``Left out: ``).
+
+    Example:
+        >>> prices_left_out()["CNW"]
+        "moves beyond +/-25% with no release or action on record that no file but pystock's prints: 2015-09-10 +34%"
+    """
+    rows = reviewed_facts("prices_left_out", path)
+    why = rows["reason"].astype(str).str.removeprefix("Left out: ")
+    return dict(zip(rows["ticker"].astype(str), why, strict=True))
 
 
 #: |adjusted / as-traded - 1| below this on the last common day: the adjusted file carries no later dividend
@@ -374,7 +370,7 @@ def _pystock_prices(ctx: Context) -> dict[str, pd.DataFrame]:
 
 def _prices(ctx: Context) -> dict[str, pd.DataFrame]:
     daily = ctx["prices_main"]
-    broad = set(ctx["pystock_owners"]["ticker"]) - set(daily["ticker"].astype(str)) - set(EXCLUDED_PRICES)
+    broad = set(ctx["pystock_owners"]["ticker"]) - set(daily["ticker"].astype(str)) - set(prices_left_out())
     broad_bars = broad_prices(ctx["pystock_prices"], broad, ctx["splits"])
     # the broad universe's identity against the 2016-2026 source (which tickers the history package extends)
     identity = pd.concat([ctx["sp500_identity"], sp500_identity(broad_bars, ctx["sp500_bars"])], ignore_index=True)
@@ -414,7 +410,7 @@ _PROVENANCE_PRICES = Provenance(
     "from "
     f"{R2}prices/pystock_us_equities_daily_2015_2017.parquet: raw closes divided (volumes multiplied) by the splits "
     "after each day; no `adj_close` (their distributions are the dividends dataset). Left out (prices only; their "
-    "statements are served): " + "; ".join(f"{t} ({why})" for t, why in sorted(EXCLUDED_PRICES.items())) + ".",
+    "statements are served): " + "; ".join(f"{t} ({why})" for t, why in sorted(prices_left_out().items())) + ".",
 )
 
 _PROVENANCE_PRICES_MINUTE = Provenance(
