@@ -264,6 +264,7 @@ ROWS_OF = {
     "listing_same_company": 2,
     "not_the_company": 6,
     "prices_left_out": 20,
+    "no_as_traded": 5,
 }
 
 
@@ -290,6 +291,8 @@ def _with(tmp_path: Path, kind: str, **change: str) -> Path:
     [
         ("prices_left_out", {"value": "stooq"}, r"prices_left_out APOL 2015-03-20\): value 'stooq' is not the source"),
         ("prices_left_out", {"reason": "moves beyond 25%"}, r"reason 'moves beyond 25%' is not 'Left out: ' and why"),
+        ("no_as_traded", {"value": "as_traded"}, r"no_as_traded GLD 2021-01-04\): value 'as_traded' is not the basis"),
+        ("no_as_traded", {"reason": "adjusted closes"}, "reason 'adjusted closes' is not 'No as-traded source: '"),
     ],
 )
 def test_a_row_not_of_its_kinds_form_is_refused_naming_it(tmp_path, kind, change, message):
@@ -309,3 +312,17 @@ def test_price_series_left_out_are_rows():
     assert rows["evidence"].str.startswith("data-real-2/prices/pystock_us_equities_daily_2015_2017.parquet: ").all()
     for module in ("prices.py", "sources_doc.py", "history_package.py"):
         assert "EXCLUDED_PRICES" not in (FDKIT / "build" / module).read_text(), module
+
+
+def test_funds_without_an_as_traded_source_are_rows():
+    """fdkit.build.sp500_bars' former NO_AS_TRADED dict: SPY and QQQ after 2021-03-31, TLT, GLD and UUP throughout;
+    SOURCES.md lists them in the ETF file's order, as the dict did."""
+    from fdkit.build.sp500_bars import as_traded_by_year, no_as_traded
+
+    assert list(no_as_traded()) == ["SPY", "QQQ", "TLT", "GLD", "UUP"]
+    assert no_as_traded()["TLT"] == "only the 2021-2026 ETF file's adjusted closes"
+    px = pd.DataFrame({"ticker": ["A"], "time": pd.to_datetime(["2024-01-02"], utc=True), "basis": "as_traded"})
+    assert "* QQQ: as traded to 2021-03-31 (LEAN's raw bars); no as-traded source after" in as_traded_by_year(px)
+    rows = reviewed_facts("no_as_traded")
+    assert rows["evidence"].str.contains(r"etf_index_daily_2021_2026_SPY_QQQ_TLT_GLD_UUP_VIX\.csv\.gz: ").all()
+    assert "NO_AS_TRADED" not in (FDKIT / "build" / "sp500_bars.py").read_text()

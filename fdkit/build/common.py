@@ -29,6 +29,8 @@ BASIS_DATE = pd.Timestamp("2026-02-25")
 #: the 2003-2023 price file's split-adjusted closes also carry these later spin-offs (Yahoo treats one like a
 #: split): before the ex-date they are the as-traded close divided by a factor (measured by the prices stage)
 SPIN_OFFS_IN_CLOSES = {"IBM": (pd.Timestamp("2021-11-04"), "Kyndryl Holdings")}
+#: the 2021-2026 adjusted bars of the funds (and ^VIX), the funds in the order the file's name gives them
+ETF_DAILY = "data-real/prices/etf_index_daily_2021_2026_SPY_QQQ_TLT_GLD_UUP_VIX.csv.gz"
 #: the funds whose as-traded bars (to 2021-03-31) and distributions come from LEAN's raw data and factor files
 LEAN_FUNDS = ("SPY", "QQQ")
 

@@ -18,7 +18,7 @@ import os
 import numpy as np
 import pandas as pd
 
-from fdkit.build.common import LEAN_FUNDS, R2, SPIN_OFFS_IN_CLOSES, YAHOO, norm_ticker, split_factor
+from fdkit.build.common import ETF_DAILY, LEAN_FUNDS, R2, SPIN_OFFS_IN_CLOSES, YAHOO, norm_ticker, split_factor
 from fdkit.build.history import spikes
 from fdkit.build.pystock_identity import relabel
 from fdkit.build.sp500_bars import DAILY as SP500_DAILY
@@ -28,7 +28,6 @@ from fdkit.lake.reviewed import reviewed_facts
 
 NEW_DAILY = "data-real/prices/us_equities_daily_adj_2021_2026.csv.gz"
 OLD_DAILY = "data-real/prices/us_equities_daily_2003_2023.csv.gz"
-ETF_DAILY = "data-real/prices/etf_index_daily_2021_2026_SPY_QQQ_TLT_GLD_UUP_VIX.csv.gz"
 PYSTOCK_DAILY = "data-real-2/prices/pystock_us_equities_daily_2015_2017.parquet"
 LEAN_MINUTE = "data-real/prices/lean_minute_trade_bars_AAPL_SPY.csv"
 LEAN_DAILY_RAW = "data-real/prices/lean_daily_raw_unadjusted.csv.gz"

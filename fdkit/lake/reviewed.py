@@ -77,12 +77,19 @@ KINDS = {
     "prices_left_out": "a broad-universe price series the lake's prices leave out (ticker: the lake's ticker, "
     "start_date: the source's first day, 2015-03-20 for all of them; value: the source, pystock; reason: 'Left "
     "out: ' and why, as SOURCES.md prints it)",
+    "no_as_traded": "a fund whose bars after its as-traded source's end are adjusted closes only (ticker, "
+    "start_date: its first day adjusted only; value: the basis the lake serves from that day, adjusted_only; "
+    "reason: 'No as-traded source: ' and why, as SOURCES.md prints it)",
 }
 #: what a kind's columns must look like beyond every row's checks: kind -> column -> (pattern, what it is)
 FORMS: dict[str, dict[str, tuple[str, str]]] = {
     "prices_left_out": {
         "value": ("pystock", "the source, pystock"),
         "reason": (r"Left out: \S.*", "'Left out: ' and why"),
+    },
+    "no_as_traded": {
+        "value": ("adjusted_only", "the basis adjusted_only"),
+        "reason": (r"No as-traded source: \S.*", "'No as-traded source: ' and why"),
     },
 }
 _KEY = ["kind", "ticker", "start_date", "end_date"]
