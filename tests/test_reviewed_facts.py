@@ -265,6 +265,7 @@ ROWS_OF = {
     "not_the_company": 6,
     "prices_left_out": 20,
     "no_as_traded": 5,
+    "spin_off_in_closes": 1,
 }
 
 
@@ -293,6 +294,8 @@ def _with(tmp_path: Path, kind: str, **change: str) -> Path:
         ("prices_left_out", {"reason": "moves beyond 25%"}, r"reason 'moves beyond 25%' is not 'Left out: ' and why"),
         ("no_as_traded", {"value": "as_traded"}, r"no_as_traded GLD 2021-01-04\): value 'as_traded' is not the basis"),
         ("no_as_traded", {"reason": "adjusted closes"}, "reason 'adjusted closes' is not 'No as-traded source: '"),
+        ("spin_off_in_closes", {"value": ""}, r"spin_off_in_closes IBM 2021-11-04\): value '' is not the company"),
+        ("spin_off_in_closes", {"cik": "51143"}, "cik '51143' is not a 10-digit CIK"),
     ],
 )
 def test_a_row_not_of_its_kinds_form_is_refused_naming_it(tmp_path, kind, change, message):
@@ -326,3 +329,15 @@ def test_funds_without_an_as_traded_source_are_rows():
     rows = reviewed_facts("no_as_traded")
     assert rows["evidence"].str.contains(r"etf_index_daily_2021_2026_SPY_QQQ_TLT_GLD_UUP_VIX\.csv\.gz: ").all()
     assert "NO_AS_TRADED" not in (FDKIT / "build" / "sp500_bars.py").read_text()
+
+
+def test_a_spin_off_in_the_closes_is_a_row():
+    """fdkit.build.common's former SPIN_OFFS_IN_CLOSES dict: IBM's Kyndryl spin-off of 2021-11-04, read by the prices
+    stage (the factor it takes out) and the dividends stage (the step that is in kind)."""
+    from fdkit.build.common import spin_offs_in_closes
+
+    assert spin_offs_in_closes() == {"IBM": (pd.Timestamp("2021-11-04"), "Kyndryl Holdings")}
+    rows = reviewed_facts("spin_off_in_closes")
+    assert rows["evidence"].str.contains("us_equities_daily_2003_2023.csv.gz: IBM closes").all()
+    for module in ("common.py", "prices.py", "distributions.py"):
+        assert "SPIN_OFFS_IN_CLOSES" not in (FDKIT / "build" / module).read_text(), module

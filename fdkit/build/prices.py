@@ -18,7 +18,7 @@ import os
 import numpy as np
 import pandas as pd
 
-from fdkit.build.common import ETF_DAILY, LEAN_FUNDS, R2, SPIN_OFFS_IN_CLOSES, YAHOO, norm_ticker, split_factor
+from fdkit.build.common import ETF_DAILY, LEAN_FUNDS, R2, YAHOO, norm_ticker, spin_offs_in_closes, split_factor
 from fdkit.build.history import spikes
 from fdkit.build.pystock_identity import relabel
 from fdkit.build.sp500_bars import DAILY as SP500_DAILY
@@ -64,7 +64,9 @@ AS_TRADED, ADJUSTED_ONLY = "as_traded", "adjusted_only"
 
 
 def spin_off_factors(old: pd.DataFrame, lean: pd.DataFrame) -> dict[str, float]:
-    """The factor each of :data:`SPIN_OFFS_IN_CLOSES` divides the 2003-2023 file's closes by before its ex-date.
+    """The factor each reviewed spin-off in the closes divides the 2003-2023 file's closes by before its ex-date.
+
+    The spin-offs are :func:`fdkit.build.common.spin_offs_in_closes`.
 
     Args:
         old: the 2003-2023 bars (``ticker``, ``date``, ``close``).
@@ -74,7 +76,7 @@ def spin_off_factors(old: pd.DataFrame, lean: pd.DataFrame) -> dict[str, float]:
         Ticker -> the median of LEAN's raw close / the file's close over their common days (IBM: 1.046).
     """
     out = {}
-    for ticker, (ex, _) in SPIN_OFFS_IN_CLOSES.items():
+    for ticker, (ex, _) in spin_offs_in_closes().items():
         m = old[old["ticker"] == ticker].merge(lean[lean["ticker"] == ticker], on="date", suffixes=("", "_raw"))
         m = m[m["date"] < ex]
         if len(m):  # no common day: nothing to measure, nothing taken out
@@ -98,9 +100,9 @@ def old_as_traded(old: pd.DataFrame, factors: dict[str, float]) -> pd.DataFrame:
         >>> old_as_traded(d, {"IBM": 1.046})["close"].round(2).tolist()
         [151.79, 130.0]
     """
-    out = old.copy()
+    out, ex = old.copy(), spin_offs_in_closes()
     for ticker, k in factors.items():
-        before = (out["ticker"] == ticker) & (out["date"] < SPIN_OFFS_IN_CLOSES[ticker][0])
+        before = (out["ticker"] == ticker) & (out["date"] < ex[ticker][0])
         for col in ("open", "high", "low", "close"):
             out.loc[before, col] = out.loc[before, col] * k
     return out

@@ -80,6 +80,8 @@ KINDS = {
     "no_as_traded": "a fund whose bars after its as-traded source's end are adjusted closes only (ticker, "
     "start_date: its first day adjusted only; value: the basis the lake serves from that day, adjusted_only; "
     "reason: 'No as-traded source: ' and why, as SOURCES.md prints it)",
+    "spin_off_in_closes": "a spin-off the 2003-2023 price file's split-adjusted closes also carry, as Yahoo adjusts "
+    "for a split (ticker, start_date: the ex-date, value: the company spun off, cik: the ticker's)",
 }
 #: what a kind's columns must look like beyond every row's checks: kind -> column -> (pattern, what it is)
 FORMS: dict[str, dict[str, tuple[str, str]]] = {
@@ -90,6 +92,10 @@ FORMS: dict[str, dict[str, tuple[str, str]]] = {
     "no_as_traded": {
         "value": ("adjusted_only", "the basis adjusted_only"),
         "reason": (r"No as-traded source: \S.*", "'No as-traded source: ' and why"),
+    },
+    "spin_off_in_closes": {
+        "value": (r"\S.*", "the company spun off"),
+        "cik": (r"\d{10}", "a 10-digit CIK"),
     },
 }
 _KEY = ["kind", "ticker", "start_date", "end_date"]
