@@ -266,6 +266,7 @@ ROWS_OF = {
     "prices_left_out": 20,
     "no_as_traded": 5,
     "spin_off_in_closes": 1,
+    "splits_known": 6,
 }
 
 
@@ -296,6 +297,7 @@ def _with(tmp_path: Path, kind: str, **change: str) -> Path:
         ("no_as_traded", {"reason": "adjusted closes"}, "reason 'adjusted closes' is not 'No as-traded source: '"),
         ("spin_off_in_closes", {"value": ""}, r"spin_off_in_closes IBM 2021-11-04\): value '' is not the company"),
         ("spin_off_in_closes", {"cik": "51143"}, "cik '51143' is not a 10-digit CIK"),
+        ("splits_known", {"value": "aapl"}, r"splits_known AAPL 1998-01-02\): value 'aapl' is not a symbol of LEAN's"),
     ],
 )
 def test_a_row_not_of_its_kinds_form_is_refused_naming_it(tmp_path, kind, change, message):
@@ -341,3 +343,13 @@ def test_a_spin_off_in_the_closes_is_a_row():
     assert rows["evidence"].str.contains("us_equities_daily_2003_2023.csv.gz: IBM closes").all()
     for module in ("common.py", "prices.py", "distributions.py"):
         assert "SPIN_OFFS_IN_CLOSES" not in (FDKIT / "build" / module).read_text(), module
+
+
+def test_tickers_whose_splits_are_all_known_are_rows():
+    """fdkit.build.fsds' former SPLITS_KNOWN_SINCE_2009 set: the stocks of LEAN's factor files (META's as FB)."""
+    from fdkit.build.fsds import splits_known
+
+    assert splits_known() == {"AAPL", "BAC", "GOOG", "GOOGL", "IBM", "META"}
+    rows = reviewed_facts("splits_known")
+    assert rows["evidence"].str.contains(r"lean_factor_files\.csv: lines \d+-\d+").all()
+    assert "SPLITS_KNOWN_SINCE_2009" not in (FDKIT / "build" / "fsds.py").read_text()

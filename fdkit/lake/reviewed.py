@@ -82,6 +82,9 @@ KINDS = {
     "reason: 'No as-traded source: ' and why, as SOURCES.md prints it)",
     "spin_off_in_closes": "a spin-off the 2003-2023 price file's split-adjusted closes also carry, as Yahoo adjusts "
     "for a split (ticker, start_date: the ex-date, value: the company spun off, cik: the ticker's)",
+    "splits_known": "a ticker whose every split from 1998 on is in the lake's split table, so its 2009-2010 "
+    "per-share values go on today's basis (ticker: the lake's, start_date: its first day in LEAN's factor file, "
+    "value: its symbol there)",
 }
 #: what a kind's columns must look like beyond every row's checks: kind -> column -> (pattern, what it is)
 FORMS: dict[str, dict[str, tuple[str, str]]] = {
@@ -97,6 +100,7 @@ FORMS: dict[str, dict[str, tuple[str, str]]] = {
         "value": (r"\S.*", "the company spun off"),
         "cik": (r"\d{10}", "a 10-digit CIK"),
     },
+    "splits_known": {"value": (r"[A-Z][A-Z0-9-]*", "a symbol of LEAN's factor file")},
 }
 _KEY = ["kind", "ticker", "start_date", "end_date"]
 _DATES = ("start_date", "end_date", "reviewed_on")
