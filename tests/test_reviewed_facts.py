@@ -247,3 +247,109 @@ def test_bars_reviewed_as_another_securitys_are_rows():
     rows = reviewed_facts("not_the_company")
     assert rows["evidence"].str.contains(r"\.parquet: ").all()
     assert "NOT_THE_COMPANY =" not in (FDKIT / "build" / "history.py").read_text()
+
+
+#: the rows of each kind the table holds (price_move: at least, the build's cross-check adds rows)
+ROWS_OF = {
+    "price_move": 329,
+    "rename": 16,
+    "one_company": 11,
+    "two_companies": 1,
+    "another_company": 3,
+    "handover": 1,
+    "class_symbol_move": 1,
+    "renamed_company": 4,
+    "share_move": 1,
+    "listing_owner": 3,
+    "listing_same_company": 2,
+    "not_the_company": 6,
+    "prices_left_out": 20,
+    "no_as_traded": 5,
+    "spin_off_in_closes": 1,
+    "splits_known": 6,
+}
+
+
+def test_the_table_holds_every_kind_and_its_rows():
+    counts = reviewed_facts()["kind"].value_counts().to_dict()
+    assert set(counts) == set(KINDS) == set(ROWS_OF)
+    assert counts.pop("price_move") >= ROWS_OF["price_move"]
+    assert counts == {k: n for k, n in ROWS_OF.items() if k != "price_move"}
+
+
+def _with(tmp_path: Path, kind: str, **change: str) -> Path:
+    """The table with the first row of ``kind`` changed."""
+    path = tmp_path / "reviewed_facts.csv"
+    df = pd.read_csv(REVIEWED_FACTS_CSV, dtype=str, keep_default_na=False)
+    first = df.index[df["kind"] == kind][0]
+    for column, value in change.items():
+        df.loc[first, column] = value
+    df.to_csv(path, index=False)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("kind", "change", "message"),
+    [
+        ("prices_left_out", {"value": "stooq"}, r"prices_left_out APOL 2015-03-20\): value 'stooq' is not the source"),
+        ("prices_left_out", {"reason": "moves beyond 25%"}, r"reason 'moves beyond 25%' is not 'Left out: ' and why"),
+        ("no_as_traded", {"value": "as_traded"}, r"no_as_traded GLD 2021-01-04\): value 'as_traded' is not the basis"),
+        ("no_as_traded", {"reason": "adjusted closes"}, "reason 'adjusted closes' is not 'No as-traded source: '"),
+        ("spin_off_in_closes", {"value": ""}, r"spin_off_in_closes IBM 2021-11-04\): value '' is not the company"),
+        ("spin_off_in_closes", {"cik": "51143"}, "cik '51143' is not a 10-digit CIK"),
+        ("splits_known", {"value": "aapl"}, r"splits_known AAPL 1998-01-02\): value 'aapl' is not a symbol of LEAN's"),
+    ],
+)
+def test_a_row_not_of_its_kinds_form_is_refused_naming_it(tmp_path, kind, change, message):
+    with pytest.raises(ReviewedFactsError, match=message):
+        reviewed_facts(path=_with(tmp_path, kind, **change))
+
+
+def test_price_series_left_out_are_rows():
+    """fdkit.build.prices' former EXCLUDED_PRICES dict: pystock's MS, NEE, TCO (another security's bars) and 17
+    series whose moves no other file confirms; the build, SOURCES.md and the history package read the rows."""
+    from fdkit.build.prices import prices_left_out
+
+    left_out = prices_left_out()
+    assert {"MS", "NEE", "TCO", "APOL", "HCC_2016", "SUNE", "WOOF"} <= set(left_out) and len(left_out) == 20
+    assert left_out["MS"].startswith("the source mixes in another security's bars under MS")
+    rows = reviewed_facts("prices_left_out")
+    assert rows["evidence"].str.startswith("data-real-2/prices/pystock_us_equities_daily_2015_2017.parquet: ").all()
+    for module in ("prices.py", "sources_doc.py", "history_package.py"):
+        assert "EXCLUDED_PRICES" not in (FDKIT / "build" / module).read_text(), module
+
+
+def test_funds_without_an_as_traded_source_are_rows():
+    """fdkit.build.sp500_bars' former NO_AS_TRADED dict: SPY and QQQ after 2021-03-31, TLT, GLD and UUP throughout;
+    SOURCES.md lists them in the ETF file's order, as the dict did."""
+    from fdkit.build.sp500_bars import as_traded_by_year, no_as_traded
+
+    assert list(no_as_traded()) == ["SPY", "QQQ", "TLT", "GLD", "UUP"]
+    assert no_as_traded()["TLT"] == "only the 2021-2026 ETF file's adjusted closes"
+    px = pd.DataFrame({"ticker": ["A"], "time": pd.to_datetime(["2024-01-02"], utc=True), "basis": "as_traded"})
+    assert "* QQQ: as traded to 2021-03-31 (LEAN's raw bars); no as-traded source after" in as_traded_by_year(px)
+    rows = reviewed_facts("no_as_traded")
+    assert rows["evidence"].str.contains(r"etf_index_daily_2021_2026_SPY_QQQ_TLT_GLD_UUP_VIX\.csv\.gz: ").all()
+    assert "NO_AS_TRADED" not in (FDKIT / "build" / "sp500_bars.py").read_text()
+
+
+def test_a_spin_off_in_the_closes_is_a_row():
+    """fdkit.build.common's former SPIN_OFFS_IN_CLOSES dict: IBM's Kyndryl spin-off of 2021-11-04, read by the prices
+    stage (the factor it takes out) and the dividends stage (the step that is in kind)."""
+    from fdkit.build.common import spin_offs_in_closes
+
+    assert spin_offs_in_closes() == {"IBM": (pd.Timestamp("2021-11-04"), "Kyndryl Holdings")}
+    rows = reviewed_facts("spin_off_in_closes")
+    assert rows["evidence"].str.contains("us_equities_daily_2003_2023.csv.gz: IBM closes").all()
+    for module in ("common.py", "prices.py", "distributions.py"):
+        assert "SPIN_OFFS_IN_CLOSES" not in (FDKIT / "build" / module).read_text(), module
+
+
+def test_tickers_whose_splits_are_all_known_are_rows():
+    """fdkit.build.fsds' former SPLITS_KNOWN_SINCE_2009 set: the stocks of LEAN's factor files (META's as FB)."""
+    from fdkit.build.fsds import splits_known
+
+    assert splits_known() == {"AAPL", "BAC", "GOOG", "GOOGL", "IBM", "META"}
+    rows = reviewed_facts("splits_known")
+    assert rows["evidence"].str.contains(r"lean_factor_files\.csv: lines \d+-\d+").all()
+    assert "SPLITS_KNOWN_SINCE_2009" not in (FDKIT / "build" / "fsds.py").read_text()

@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from typing import Any
 
@@ -16,6 +17,7 @@ import pandas as pd
 
 from fdkit.frames import basis
 from fdkit.frames.names import same_name
+from fdkit.lake.reviewed import reviewed_facts
 
 #: licences several datasets' provenance names (SOURCES.md)
 SEC_PD = "US government work (SEC EDGAR), public domain"
@@ -26,11 +28,32 @@ R2 = "../shared/data-real-2/"
 
 #: everything in the lake is on the share basis of this day (the last bar of the main price source)
 BASIS_DATE = pd.Timestamp("2026-02-25")
-#: the 2003-2023 price file's split-adjusted closes also carry these later spin-offs (Yahoo treats one like a
-#: split): before the ex-date they are the as-traded close divided by a factor (measured by the prices stage)
-SPIN_OFFS_IN_CLOSES = {"IBM": (pd.Timestamp("2021-11-04"), "Kyndryl Holdings")}
+#: the 2021-2026 adjusted bars of the funds (and ^VIX), the funds in the order the file's name gives them
+ETF_DAILY = "data-real/prices/etf_index_daily_2021_2026_SPY_QQQ_TLT_GLD_UUP_VIX.csv.gz"
 #: the funds whose as-traded bars (to 2021-03-31) and distributions come from LEAN's raw data and factor files
 LEAN_FUNDS = ("SPY", "QQQ")
+
+
+def spin_offs_in_closes(path: str | os.PathLike[str] | None = None) -> dict[str, tuple[pd.Timestamp, str]]:
+    """The later spin-offs the 2003-2023 price file's split-adjusted closes also carry, reviewed.
+
+    Yahoo treats a spin-off like a split: before the ex-date the file's closes are the as-traded close divided by a
+    factor (measured by the prices stage). The ``spin_off_in_closes`` rows of the reviewed-facts table
+    (:mod:`fdkit.lake.reviewed`): IBM's of Kyndryl Holdings, 2021-11-04. Adding one is a row.
+
+    Args:
+        path: another reviewed-facts table (default: fdkit's).
+
+    Returns:
+        ``{ticker: (ex-date, the company spun off)}``.
+
+    Example:
+        >>> spin_offs_in_closes()
+        {'IBM': (Timestamp('2021-11-04 00:00:00'), 'Kyndryl Holdings')}
+    """
+    rows = reviewed_facts("spin_off_in_closes", path)
+    columns = [rows[c].astype(str).tolist() for c in ("ticker", "start_date", "value")]
+    return {ticker: (pd.Timestamp(ex), name) for ticker, ex, name in zip(*columns, strict=True)}
 
 
 def tuples(df: pd.DataFrame) -> Iterator[Any]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from fdkit.build.common import BASIS_DATE, LEAN_FUNDS, SPIN_OFFS_IN_CLOSES, YAHOO
+from fdkit.build.common import BASIS_DATE, LEAN_FUNDS, YAHOO, spin_offs_in_closes
 from fdkit.build.history import STOOQ_2017
 from fdkit.build.splits import LEAN_FACTORS, trading_day_after
 from fdkit.build.stage import Context, Provenance, Stage, dataset
@@ -209,7 +209,8 @@ def lean_dividends(lean: pd.DataFrame, tickers: tuple[str, ...], calendar: pd.Da
 def _dividends(ctx: Context) -> dict[str, pd.DataFrame]:
     yahoo = build_dividends(ctx["old_daily"], ctx["splits"])
     # a step of the adjusted/as-traded ratio that is a spin-off the source folded into its closes is in kind
-    spin = pd.Series([ex for ex, _ in SPIN_OFFS_IN_CLOSES.values()], index=list(SPIN_OFFS_IN_CLOSES))
+    spin_offs = spin_offs_in_closes()
+    spin = pd.Series([ex for ex, _ in spin_offs.values()], index=list(spin_offs))
     in_kind = yahoo["date"].eq(yahoo["ticker"].map(spin))
     yahoo = yahoo.assign(kind=np.where(in_kind, "special_or_in_kind", "cash"), in_prices=False)
     prices = ctx["prices"]

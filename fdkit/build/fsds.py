@@ -23,6 +23,8 @@ Example:
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pandas as pd
 
@@ -32,6 +34,7 @@ from fdkit.build.index_membership import FOLDER, INDICES
 from fdkit.build.quality import screen_statements
 from fdkit.build.stage import Context, Stage, intermediate
 from fdkit.build.statements import derive_fields, without_quarter_holes
+from fdkit.lake.reviewed import reviewed_facts
 from fdkit.research.sessions import EASTERN, edgar_filing_date
 
 SUB = "data-real-2/fundamentals_fsds/sec_fsds_sub.parquet"
@@ -240,9 +243,23 @@ def _note(rows: pd.DataFrame, mask: pd.Series, text: pd.Series) -> None:
     rows.loc[mask, "quality"] = [f"{o}; {t}" if isinstance(o, str) else t for o, t in zip(old, text[mask], strict=True)]
 
 
-#: tickers whose every split from 1998 on is in the split table (LEAN's factor files): their 2009-2010 per-share
-#: values can be put on today's basis
-SPLITS_KNOWN_SINCE_2009 = frozenset({"AAPL", "BAC", "GOOG", "GOOGL", "IBM", "META"})
+def splits_known(path: str | os.PathLike[str] | None = None) -> frozenset[str]:
+    """Tickers whose every split from 1998 on is in the split table (LEAN's factor files), reviewed.
+
+    Their 2009-2010 per-share values can be put on today's basis. The ``splits_known`` rows of the reviewed-facts
+    table (:mod:`fdkit.lake.reviewed`): AAPL, BAC, GOOG, GOOGL, IBM and META (LEAN's FB). Adding one is a row.
+
+    Args:
+        path: another reviewed-facts table (default: fdkit's).
+
+    Returns:
+        The lake's tickers.
+
+    Example:
+        >>> sorted(splits_known())
+        ['AAPL', 'BAC', 'GOOG', 'GOOGL', 'IBM', 'META']
+    """
+    return frozenset(reviewed_facts("splits_known", path)["ticker"].astype(str))
 
 
 def unknown_split_basis(rows: pd.DataFrame) -> pd.DataFrame:
@@ -267,7 +284,7 @@ def unknown_split_basis(rows: pd.DataFrame) -> pd.DataFrame:
     """
     out = rows.copy()
     fields = [f for f in sorted(PER_SHARE | SHARE_COUNTS) if f in out.columns]
-    unknown = ~out["ticker"].astype(str).isin(SPLITS_KNOWN_SINCE_2009) & out[fields].notna().any(axis=1)
+    unknown = ~out["ticker"].astype(str).isin(splits_known()) & out[fields].notna().any(axis=1)
     out.loc[unknown, fields] = np.nan
     text = pd.Series(", ".join(fields) + ": served missing (the splits between this 2009-2010 filing and 2015 are "
                      "in no source of the split table, so the basis is unknown)", index=out.index)  # fmt: skip

@@ -37,7 +37,7 @@ from fdkit.build import confirmed_moves as moves
 from fdkit.build.driver import run_stage
 from fdkit.build.history_stage import DELISTINGS, PRICE_HISTORY, PROVENANCE
 from fdkit.build.pipeline import ROOT, source_roots
-from fdkit.build.prices import EXCLUDED_PRICES, sp500_identity
+from fdkit.build.prices import prices_left_out, sp500_identity
 from fdkit.build.sp500_bars import SP500_BARS
 from fdkit.lake.io import read_dataset, write_dataset
 from fdkit.lake.reviewed import replace_rows
@@ -290,7 +290,7 @@ def main(argv: list[str] | None = None) -> int:
     files += write_dataset(Path(args.out), "delistings", result["delistings"], schema="delistings", layout="parquet")
     bars = run_stage(SP500_BARS, source_roots(Path(args.source)), {"splits": inputs["splits"]})["sp500_bars"]
     bundled = read_dataset(lake, "prices")
-    known = set(bundled["ticker"].astype(str)) | set(EXCLUDED_PRICES)
+    known = set(bundled["ticker"].astype(str)) | set(prices_left_out())
     known |= set(read_dataset(lake, "income_statements", columns=["ticker"])["ticker"].astype(str))
     last = bundled.groupby(bundled["ticker"].astype(str))["time"].max()
     broad_end = last[last < pd.Timestamp("2018-01-01", tz="UTC")].max()  # the 2015-2017 source's last day

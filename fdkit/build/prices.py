@@ -13,54 +13,49 @@ Dividends are never in ``open``..``close`` (the ``dividends`` dataset has them);
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pandas as pd
 
-from fdkit.build.common import LEAN_FUNDS, R2, SPIN_OFFS_IN_CLOSES, YAHOO, norm_ticker, split_factor
+from fdkit.build.common import ETF_DAILY, LEAN_FUNDS, R2, YAHOO, norm_ticker, spin_offs_in_closes, split_factor
 from fdkit.build.history import spikes
 from fdkit.build.pystock_identity import relabel
 from fdkit.build.sp500_bars import DAILY as SP500_DAILY
 from fdkit.build.stage import Context, Provenance, Stage, dataset, intermediate
 from fdkit.frames import basis
+from fdkit.lake.reviewed import reviewed_facts
 
 NEW_DAILY = "data-real/prices/us_equities_daily_adj_2021_2026.csv.gz"
 OLD_DAILY = "data-real/prices/us_equities_daily_2003_2023.csv.gz"
-ETF_DAILY = "data-real/prices/etf_index_daily_2021_2026_SPY_QQQ_TLT_GLD_UUP_VIX.csv.gz"
 PYSTOCK_DAILY = "data-real-2/prices/pystock_us_equities_daily_2015_2017.parquet"
 LEAN_MINUTE = "data-real/prices/lean_minute_trade_bars_AAPL_SPY.csv"
 LEAN_DAILY_RAW = "data-real/prices/lean_daily_raw_unadjusted.csv.gz"
 LEAN_FACTORS = "data-real/prices/lean_factor_files.csv"
 BAR = ["ticker", "date", "open", "high", "low", "close", "volume"]
 
-#: the reason a series is left out whose moves beyond +/-25% no price file but pystock's prints (a name that left
-#: the S&P 1500 before the Stooq file's end, 2017-11: no independent source can confirm them, so none is served)
-_UNCONFIRMED = "moves beyond +/-25% with no release or action on record that no file but pystock's prints: "
 
-#: broad-universe price series left out, and why (found by the lake's daily-move invariant)
-EXCLUDED_PRICES = {
-    "MS": "the source mixes in another security's bars under MS (2017-02-14/15 at ~25.6 among ~45)",
-    "NEE": "the source mixes in another security's bars under NEE (months at ~23-30 among ~110-125)",
-    "APOL": _UNCONFIRMED + "2015-03-25 -28%, 2015-10-22 -32%",
-    "ARO": _UNCONFIRMED + "2015-08-28 -27%, 2016-03-03 +50%, 2016-03-18 -46%, 2016-04-04 +46%",
-    "ATW": _UNCONFIRMED + "2016-05-06 +33%",
-    "BTU": _UNCONFIRMED + "2015-08-27 +49%, 2015-10-06 +34% and six more in 2016-02 .. 2016-03",
-    "CNW": _UNCONFIRMED + "2015-09-10 +34%",
-    "CSC": _UNCONFIRMED + "2015-11-30 -54% (the CSRA spin-off; the adjusted close's factor, 0.27, is not the "
-    "price's, 0.46), 2016-05-25 +42%",
-    "CYT": _UNCONFIRMED + "2015-07-29 +27%",
-    "ENH": _UNCONFIRMED + "2016-10-04 +35%",
-    "HCC_2016": _UNCONFIRMED + "2015-06-10 +36%",
-    "MENT": _UNCONFIRMED + "2015-11-20 -36%",
-    "MWW": _UNCONFIRMED + "2016-02-11 -36%, 2016-08-09 +26%",
-    "ROSE": _UNCONFIRMED + "2015-05-11 +27%",
-    "ROVI": _UNCONFIRMED + "2015-12-23 +29%",
-    "SCOR": _UNCONFIRMED + "2016-03-07 -34%, 2017-02-06 -28%",
-    "SFG": _UNCONFIRMED + "2015-07-24 +48%",
-    "SUNE": _UNCONFIRMED + "14 from 2015-08-06 (-25%) to 2016-04-15 (-37%), before its bankruptcy",
-    "WOOF": _UNCONFIRMED + "2017-01-09 +28%",
-    "TCO": "the source mixes in another security's bars under TCO (weeks at ~24-25 with volumes in the thousands, "
-    "a preferred share's, among Taubman Centers' ~65-75)",
-}
+def prices_left_out(path: str | os.PathLike[str] | None = None) -> dict[str, str]:
+    """Broad-universe price series left out, and why (found by the lake's daily-move invariant), reviewed.
+
+    The ``prices_left_out`` rows of the reviewed-facts table (:mod:`fdkit.lake.reviewed`): pystock's MS, NEE and
+    TCO mix in another security's bars; the others have moves beyond +/-25% with no release or action on record
+    that no file but pystock's prints (names that left the S&P 1500 before the Stooq file's end, 2017-11: no
+    independent source can confirm them, so none is served). Adding one is a row.
+
+    Args:
+        path: another reviewed-facts table (default: fdkit's).
+
+    Returns:
+        ``{lake ticker: why}`` (the row's reason without its ``Left out: ``).
+
+    Example:
+        >>> prices_left_out()["CNW"]
+        "moves beyond +/-25% with no release or action on record that no file but pystock's prints: 2015-09-10 +34%"
+    """
+    rows = reviewed_facts("prices_left_out", path)
+    why = rows["reason"].astype(str).str.removeprefix("Left out: ")
+    return dict(zip(rows["ticker"].astype(str), why, strict=True))
 
 
 #: |adjusted / as-traded - 1| below this on the last common day: the adjusted file carries no later dividend
@@ -69,7 +64,9 @@ AS_TRADED, ADJUSTED_ONLY = "as_traded", "adjusted_only"
 
 
 def spin_off_factors(old: pd.DataFrame, lean: pd.DataFrame) -> dict[str, float]:
-    """The factor each of :data:`SPIN_OFFS_IN_CLOSES` divides the 2003-2023 file's closes by before its ex-date.
+    """The factor each reviewed spin-off in the closes divides the 2003-2023 file's closes by before its ex-date.
+
+    The spin-offs are :func:`fdkit.build.common.spin_offs_in_closes`.
 
     Args:
         old: the 2003-2023 bars (``ticker``, ``date``, ``close``).
@@ -79,7 +76,7 @@ def spin_off_factors(old: pd.DataFrame, lean: pd.DataFrame) -> dict[str, float]:
         Ticker -> the median of LEAN's raw close / the file's close over their common days (IBM: 1.046).
     """
     out = {}
-    for ticker, (ex, _) in SPIN_OFFS_IN_CLOSES.items():
+    for ticker, (ex, _) in spin_offs_in_closes().items():
         m = old[old["ticker"] == ticker].merge(lean[lean["ticker"] == ticker], on="date", suffixes=("", "_raw"))
         m = m[m["date"] < ex]
         if len(m):  # no common day: nothing to measure, nothing taken out
@@ -103,9 +100,9 @@ def old_as_traded(old: pd.DataFrame, factors: dict[str, float]) -> pd.DataFrame:
         >>> old_as_traded(d, {"IBM": 1.046})["close"].round(2).tolist()
         [151.79, 130.0]
     """
-    out = old.copy()
+    out, ex = old.copy(), spin_offs_in_closes()
     for ticker, k in factors.items():
-        before = (out["ticker"] == ticker) & (out["date"] < SPIN_OFFS_IN_CLOSES[ticker][0])
+        before = (out["ticker"] == ticker) & (out["date"] < ex[ticker][0])
         for col in ("open", "high", "low", "close"):
             out.loc[before, col] = out.loc[before, col] * k
     return out
@@ -374,7 +371,7 @@ def _pystock_prices(ctx: Context) -> dict[str, pd.DataFrame]:
 
 def _prices(ctx: Context) -> dict[str, pd.DataFrame]:
     daily = ctx["prices_main"]
-    broad = set(ctx["pystock_owners"]["ticker"]) - set(daily["ticker"].astype(str)) - set(EXCLUDED_PRICES)
+    broad = set(ctx["pystock_owners"]["ticker"]) - set(daily["ticker"].astype(str)) - set(prices_left_out())
     broad_bars = broad_prices(ctx["pystock_prices"], broad, ctx["splits"])
     # the broad universe's identity against the 2016-2026 source (which tickers the history package extends)
     identity = pd.concat([ctx["sp500_identity"], sp500_identity(broad_bars, ctx["sp500_bars"])], ignore_index=True)
@@ -414,7 +411,7 @@ _PROVENANCE_PRICES = Provenance(
     "from "
     f"{R2}prices/pystock_us_equities_daily_2015_2017.parquet: raw closes divided (volumes multiplied) by the splits "
     "after each day; no `adj_close` (their distributions are the dividends dataset). Left out (prices only; their "
-    "statements are served): " + "; ".join(f"{t} ({why})" for t, why in sorted(EXCLUDED_PRICES.items())) + ".",
+    "statements are served): " + "; ".join(f"{t} ({why})" for t, why in sorted(prices_left_out().items())) + ".",
 )
 
 _PROVENANCE_PRICES_MINUTE = Provenance(

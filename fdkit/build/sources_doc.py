@@ -16,7 +16,7 @@ import pandas as pd
 from fdkit.build.common import tuples
 from fdkit.build.concepts import CONCEPTS, INSTANT_FIELDS
 from fdkit.build.form4_dates import filing_dates_by_year
-from fdkit.build.prices import EXCLUDED_PRICES
+from fdkit.build.prices import prices_left_out
 from fdkit.build.sp500_bars import as_traded_by_year
 from fdkit.build.stage import Provenance, Stage, StageError
 from fdkit.lake.validate import validate
@@ -305,6 +305,7 @@ def _member_table(written: Mapping[str, pd.DataFrame], indices: Sequence[str], n
     q = inc[inc["period"].astype(str) == "quarterly"]
     head = "| day | members | with a bar | with a statement | both |" + (" missing (why) |" if named else "")
     lines = [head, "|---|---:|---:|---:|---:|" + ("---|" if named else "")]
+    left_out = prices_left_out()
     for d in MEMBER_DAYS:
         day = pd.Timestamp(d)
         on = spells[(spells["start_date"] <= day) & (spells["end_date"].isna() | (spells["end_date"] >= day))]
@@ -316,7 +317,7 @@ def _member_table(written: Mapping[str, pd.DataFrame], indices: Sequence[str], n
         if named:
             gaps = []
             for t in sorted(members - both):
-                why = [] if t in bars else ["no bar, left out" if t in EXCLUDED_PRICES else "no bar"]
+                why = [] if t in bars else ["no bar, left out" if t in left_out else "no bar"]
                 gaps.append(f"{t} ({', '.join([*why, *([] if t in stated else ['no statement'])])})")
             row += f" {', '.join(gaps)} |"
         lines.append(row)

@@ -21,18 +21,21 @@ Example:
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 
-from fdkit.build.common import BASIS_DATE, YAHOO, split_factor
+from fdkit.build.common import BASIS_DATE, ETF_DAILY, YAHOO, split_factor
 from fdkit.build.history import spikes
 from fdkit.build.stage import Context, Stage, intermediate
 from fdkit.frames import basis
+from fdkit.lake.reviewed import reviewed_facts
 
 __all__ = [
     "DAILY",
     "DIVIDENDS",
-    "NO_AS_TRADED",
     "SPLITS",
     "STAGES",
     "as_traded_bars",
@@ -40,6 +43,7 @@ __all__ = [
     "distributions",
     "is_share_split",
     "missing_share_splits",
+    "no_as_traded",
     "share_splits",
     "spin_offs",
     "with_adjusted_close",
@@ -304,15 +308,33 @@ def _eve_close(bars: pd.DataFrame, events: pd.DataFrame) -> np.ndarray:
     return out
 
 
-#: the names whose bars after their as-traded source's end are adjusted closes only, and why (no source has them)
-NO_AS_TRADED = {
-    "SPY": "as traded to 2021-03-31 (LEAN's raw bars); no stored source has its 2021-2026 distributions or raw "
-    "bars (data-real-6 dropped its ETF files)",
-    "QQQ": "as traded to 2021-03-31 (LEAN's raw bars); no as-traded source after",
-    "TLT": "only the 2021-2026 ETF file's adjusted closes",
-    "GLD": "only the 2021-2026 ETF file's adjusted closes",
-    "UUP": "only the 2021-2026 ETF file's adjusted closes",
-}
+def no_as_traded(path: str | os.PathLike[str] | None = None) -> dict[str, str]:
+    """The funds whose bars after their as-traded source's end are adjusted closes only, and why, reviewed.
+
+    The ``no_as_traded`` rows of the reviewed-facts table (:mod:`fdkit.lake.reviewed`): SPY and QQQ as traded to
+    2021-03-31 (LEAN's raw bars), TLT, GLD and UUP never; no stored source has the rest. Adding one is a row.
+
+    Args:
+        path: another reviewed-facts table (default: fdkit's).
+
+    Returns:
+        ``{ticker: why}`` (the row's reason without its ``No as-traded source: ``), in the order the ETF file's
+        name gives the funds (others after them, by ticker).
+
+    Example:
+        >>> list(no_as_traded())
+        ['SPY', 'QQQ', 'TLT', 'GLD', 'UUP']
+    """
+    rows = reviewed_facts("no_as_traded", path)
+    why = dict(
+        zip(
+            rows["ticker"].astype(str),
+            rows["reason"].astype(str).str.removeprefix("No as-traded source: "),
+            strict=True,
+        )
+    )
+    named = Path(ETF_DAILY).name.split(".")[0].split("_")
+    return {t: why[t] for t in sorted(why, key=lambda t: (named.index(t) if t in named else len(named), t))}
 
 
 def as_traded_by_year(px: pd.DataFrame) -> list[str]:
@@ -342,7 +364,7 @@ def as_traded_by_year(px: pd.DataFrame) -> list[str]:
         t, a = px[(year == y) & traded], px[(year == y) & ~traded]
         lines.append(f"| {y} | {t['ticker'].nunique()} | {len(t):,} | {a['ticker'].nunique()} | {len(a):,} |")
     lines += ["", "Names without an as-traded source for part of the window:", ""]
-    lines += [f"* {t}: {why}" for t, why in NO_AS_TRADED.items()]
+    lines += [f"* {t}: {why}" for t, why in no_as_traded().items()]
     return [*lines, ""]
 
 

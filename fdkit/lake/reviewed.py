@@ -21,8 +21,8 @@ column                    meaning
 
 Rows written by a build stage carry the stage's module as ``reviewed_by`` and are rewritten by it alone
 (:func:`replace_rows`); the others are edited by hand. :func:`reviewed_facts` checks the table as it reads it: a row
-without a reason or evidence, an unknown kind, a bad date or a fact given twice is a :class:`ReviewedFactsError`
-naming the row.
+without a reason or evidence, an unknown kind, a bad date, a column not of its kind's form (:data:`FORMS`) or a
+fact given twice is a :class:`ReviewedFactsError` naming the row.
 
 Example:
     >>> moves = reviewed_facts("price_move")
@@ -34,11 +34,12 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 from pathlib import Path
 
 import pandas as pd
 
-__all__ = ["COLUMNS", "KINDS", "REVIEWED_FACTS_CSV", "ReviewedFactsError", "replace_rows", "reviewed_facts"]
+__all__ = ["COLUMNS", "FORMS", "KINDS", "REVIEWED_FACTS_CSV", "ReviewedFactsError", "replace_rows", "reviewed_facts"]
 
 #: the table (package data of fdkit)
 REVIEWED_FACTS_CSV = Path(__file__).resolve().parent / "reviewed_facts.csv"
@@ -73,6 +74,33 @@ KINDS = {
     "not_the_company": "a price source's bars under a member's symbol that are another security's (ticker: the "
     "source's symbol, start_date: the first day left out, 2004-01-01 for all of them; value: the source, a name "
     "of fdkit.build.history.SOURCES_OF)",
+    "prices_left_out": "a broad-universe price series the lake's prices leave out (ticker: the lake's ticker, "
+    "start_date: the source's first day, 2015-03-20 for all of them; value: the source, pystock; reason: 'Left "
+    "out: ' and why, as SOURCES.md prints it)",
+    "no_as_traded": "a fund whose bars after its as-traded source's end are adjusted closes only (ticker, "
+    "start_date: its first day adjusted only; value: the basis the lake serves from that day, adjusted_only; "
+    "reason: 'No as-traded source: ' and why, as SOURCES.md prints it)",
+    "spin_off_in_closes": "a spin-off the 2003-2023 price file's split-adjusted closes also carry, as Yahoo adjusts "
+    "for a split (ticker, start_date: the ex-date, value: the company spun off, cik: the ticker's)",
+    "splits_known": "a ticker whose every split from 1998 on is in the lake's split table, so its 2009-2010 "
+    "per-share values go on today's basis (ticker: the lake's, start_date: its first day in LEAN's factor file, "
+    "value: its symbol there)",
+}
+#: what a kind's columns must look like beyond every row's checks: kind -> column -> (pattern, what it is)
+FORMS: dict[str, dict[str, tuple[str, str]]] = {
+    "prices_left_out": {
+        "value": ("pystock", "the source, pystock"),
+        "reason": (r"Left out: \S.*", "'Left out: ' and why"),
+    },
+    "no_as_traded": {
+        "value": ("adjusted_only", "the basis adjusted_only"),
+        "reason": (r"No as-traded source: \S.*", "'No as-traded source: ' and why"),
+    },
+    "spin_off_in_closes": {
+        "value": (r"\S.*", "the company spun off"),
+        "cik": (r"\d{10}", "a 10-digit CIK"),
+    },
+    "splits_known": {"value": (r"[A-Z][A-Z0-9-]*", "a symbol of LEAN's factor file")},
 }
 _KEY = ["kind", "ticker", "start_date", "end_date"]
 _DATES = ("start_date", "end_date", "reviewed_on")
@@ -131,6 +159,9 @@ def _check(df: pd.DataFrame, name: str) -> None:
             value = str(getattr(row, column))
             if value and (len(value) != 10 or pd.to_datetime(value, format="%Y-%m-%d", errors="coerce") is pd.NaT):
                 raise ReviewedFactsError(f"{where}: {column} {value!r} is not a YYYY-MM-DD date")
+        for column, (pattern, what) in FORMS.get(str(row.kind), {}).items():
+            if not re.fullmatch(pattern, str(getattr(row, column)), flags=re.DOTALL):
+                raise ReviewedFactsError(f"{where}: {column} {getattr(row, column)!r} is not {what}")
     twice = df[df.duplicated(_KEY, keep=False)]
     if len(twice):
         first = twice.iloc[0]
