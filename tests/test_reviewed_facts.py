@@ -267,6 +267,8 @@ ROWS_OF = {
     "no_as_traded": 5,
     "spin_off_in_closes": 1,
     "splits_known": 6,
+    "source_alias": 21,
+    "listing_alias": 3,
 }
 
 
@@ -298,6 +300,12 @@ def _with(tmp_path: Path, kind: str, **change: str) -> Path:
         ("spin_off_in_closes", {"value": ""}, r"spin_off_in_closes IBM 2021-11-04\): value '' is not the company"),
         ("spin_off_in_closes", {"cik": "51143"}, "cik '51143' is not a 10-digit CIK"),
         ("splits_known", {"value": "aapl"}, r"splits_known AAPL 1998-01-02\): value 'aapl' is not a symbol of LEAN's"),
+        (
+            "source_alias",
+            {"value": "Tapestry"},
+            r"source_alias ANTM 2004-01-01\): value 'Tapestry' is not a lake ticker",
+        ),
+        ("listing_alias", {"value": ""}, r"listing_alias ACE 2015-03-23\): value '' is not a lake ticker"),
     ],
 )
 def test_a_row_not_of_its_kinds_form_is_refused_naming_it(tmp_path, kind, change, message):
@@ -353,3 +361,20 @@ def test_tickers_whose_splits_are_all_known_are_rows():
     rows = reviewed_facts("splits_known")
     assert rows["evidence"].str.contains(r"lean_factor_files\.csv: lines \d+-\d+").all()
     assert "SPLITS_KNOWN_SINCE_2009" not in (FDKIT / "build" / "fsds.py").read_text()
+
+
+def test_symbols_spelled_before_a_rename_are_rows():
+    """fdkit.build.history's former SOURCE_ALIASES dict (21 dump symbols, read by the history and the pystock
+    listings) and pystock_identity's former extra ALIASES (KORS, WYN, ACE, read by the listings alone)."""
+    from fdkit.build.history import source_aliases
+    from fdkit.build.pystock_identity import listing_aliases
+
+    dumps = source_aliases()
+    assert len(dumps) == 21 and dumps["YHOO"] == "AABA" and dumps["LEHMQ"] == "LEH" and "ACE" not in dumps
+    assert listing_aliases() == {**dumps, "KORS": "CPRI", "WYN": "WYND", "ACE": "CB"}
+    rows = reviewed_facts("source_alias")
+    assert rows["evidence"].str.contains(r"\.parquet: [\d,]+ [A-Z]+ bars, ").all()
+    rows = reviewed_facts("listing_alias")
+    assert rows["evidence"].str.contains(r"pystock_symbols_2015_2017\.csv\.gz \(decompressed\): line \d+").all()
+    assert "SOURCE_ALIASES" not in (FDKIT / "build" / "history.py").read_text()
+    assert "ALIASES" not in (FDKIT / "build" / "pystock_identity.py").read_text()

@@ -128,13 +128,26 @@ def not_the_company(path: str | os.PathLike[str] | None = None) -> dict[tuple[st
     return {(source, symbol): pd.Timestamp(since) for source, symbol, since in zip(*columns, strict=True)}
 
 
-#: symbols a dump spells as they were before a rename the membership sources do not record, or the other way round
-#: (the seed roster spells some companies as they are today): dump symbol -> the member's ``current_ticker``
-SOURCE_ALIASES = {
-    "YHOO": "AABA", "LEHMQ": "LEH", "COH": "TPR", "DPS": "KDP", "ERTS": "EA", "HCN": "WELL", "KFT": "MDLZ",
-    "LTD": "BBWI", "LUK": "JEF", "MHP": "SPGI", "NU": "ES", "PCLN": "BKNG", "SAI": "LDOS", "TSO": "ANDV",
-    "WAG": "WBA", "WLP": "ELV", "WPO": "GHC", "ZMH": "ZBH", "IACI": "IAC", "CBG": "CBRE", "ANTM": "ELV",
-}  # fmt: skip
+def source_aliases(path: str | os.PathLike[str] | None = None) -> dict[str, str]:
+    """Symbols a dump spells as they were before a rename the membership sources do not record, reviewed.
+
+    Or the other way round: the seed roster spells some companies as they are today. The ``source_alias`` rows of
+    the reviewed-facts table (:mod:`fdkit.lake.reviewed`): YHOO -> AABA, COH -> TPR, ERTS -> EA, the post-bankruptcy
+    LEHMQ -> LEH, ... Adding one is a row.
+
+    Args:
+        path: another reviewed-facts table (default: fdkit's).
+
+    Returns:
+        ``{dump symbol: the member's current_ticker}``.
+
+    Example:
+        >>> source_aliases()["PCLN"]
+        'BKNG'
+    """
+    rows = reviewed_facts("source_alias", path)
+    return dict(zip(rows["ticker"].astype(str), rows["value"].astype(str), strict=True))
+
 
 #: how many common days of two sources, nearest the splice, give the ratio that links them
 LINK_DAYS = 10
@@ -262,7 +275,7 @@ def holders(spells: pd.DataFrame, renames: pd.DataFrame, day: pd.Timestamp) -> d
             continue
         claims.setdefault(symbol, []).append((took, str(r.current_ticker)))
     known = set(spells["current_ticker"].astype(str))
-    for symbol, member in SOURCE_ALIASES.items():
+    for symbol, member in source_aliases().items():
         if member in known:  # weaker than any claim through the spells
             claims.setdefault(symbol, []).append((pd.Timestamp("1900-01-01"), member))
     out = {}
@@ -310,7 +323,7 @@ def assign(bars: pd.DataFrame, ids: pd.DataFrame, src: Source, owner: dict[str, 
     otc = df["symbol"].str.len().gt(3) & df["symbol"].str.endswith("Q")
     df = df[~otc | (df["date"] <= df["identity"].map(span["last_end"]) + OTC_TAIL)]
     # one bar a day per company: where a source holds a company under two symbols (ERTS and EA), its holder's own
-    df = df.assign(alias=df["symbol"].isin(SOURCE_ALIASES) & ~df["symbol"].isin(set(df["identity"])))
+    df = df.assign(alias=df["symbol"].isin(list(source_aliases())) & ~df["symbol"].isin(set(df["identity"])))
     df = df.sort_values(["identity", "date", "alias"], kind="stable").drop_duplicates(["identity", "date"])
     df = df.drop(columns="alias").sort_values(["symbol", "date"], kind="stable")
     df["source"] = src.name

@@ -39,7 +39,7 @@ import numpy as np
 import pandas as pd
 
 from fdkit.build.common import norm_ticker
-from fdkit.build.history import SOURCE_ALIASES
+from fdkit.build.history import source_aliases
 from fdkit.build.identity import renames_of
 from fdkit.build.index_membership import EVENTS, FOLDER, INDICES
 from fdkit.build.stage import Context, Stage, intermediate
@@ -49,10 +49,6 @@ from fdkit.lake.reviewed import reviewed_facts
 __all__ = ["SYMBOLS", "WINDOW", "symbol_owners", "relabel", "read_listings"]
 
 SYMBOLS = "data-real-2/fundamentals_pystock/pystock_symbols_2015_2017.csv.gz"
-#: renames no source records, reviewed by hand: the price history's, and Michael Kors -> Capri Holdings
-#: (2019-01-02), Wyndham Worldwide -> Wyndham Destinations (2018-06-01), ACE Limited -> Chubb Limited (2016-01-15,
-#: having acquired the Chubb Corporation; CIK 0000896159 is ACE's)
-ALIASES = {**SOURCE_ALIASES, "KORS": "CPRI", "WYN": "WYND", "ACE": "CB"}
 #: a rename this long after a listing's last crawl day still names the listing's company (YHOO -> AABA 2017-06,
 #: PCLN -> BKNG 2018-02); later ones belong to whoever held the symbol by then (FI -> FISV 2025 is Fiserv's, not
 #: Frank's International's, which listed as FI in 2015-2017)
@@ -139,6 +135,7 @@ def symbol_owners(listings: pd.DataFrame, spells: pd.DataFrame, members: pd.Data
     rows: list[tuple[Any, ...]] = []
     reviewed = listing_owners()
     same = frozenset(reviewed_facts("listing_same_company")["ticker"].astype(str))
+    aliases = listing_aliases()
     later = {} if renames is None else {str(o): (str(n), d) for d, o, n in renames[["day", "old", "new"]].to_numpy()}
     for r in listings.itertuples():
         earlier = reviewed.get((str(r.symbol), f"{pd.Timestamp(str(r.listed_first)):%Y-%m-%d}"))
@@ -150,7 +147,7 @@ def symbol_owners(listings: pd.DataFrame, spells: pd.DataFrame, members: pd.Data
                              r.listed_last))  # fmt: skip
                 start = end + pd.Timedelta(days=1)
             continue
-        ov, how = _spells_of(r, sp, later)
+        ov, how = _spells_of(r, sp, later, aliases)
         owners = ov.groupby("current_ticker", sort=False)
         if owners.ngroups == 1:
             s = ov.iloc[0]
@@ -185,7 +182,31 @@ def symbol_owners(listings: pd.DataFrame, spells: pd.DataFrame, members: pd.Data
     return out.sort_values(["symbol", "start"], kind="stable").reset_index(drop=True)
 
 
-def _spells_of(r: Any, sp: pd.DataFrame, later: dict[str, tuple[str, pd.Timestamp]]) -> tuple[pd.DataFrame, str]:
+def listing_aliases(path: str | os.PathLike[str] | None = None) -> dict[str, str]:
+    """Renames no source records, reviewed by hand: a listing's symbol -> the member's later symbol.
+
+    The price history's (:func:`fdkit.build.history.source_aliases`) and the ``listing_alias`` rows of the
+    reviewed-facts table (:mod:`fdkit.lake.reviewed`): Michael Kors -> Capri Holdings (2019-01-02), Wyndham
+    Worldwide -> Wyndham Destinations (2018-06-01), ACE Limited -> Chubb Limited (2016-01-15, having acquired the
+    Chubb Corporation; CIK 0000896159 is ACE's). Adding one is a row.
+
+    Args:
+        path: another reviewed-facts table (default: fdkit's).
+
+    Returns:
+        ``{listing symbol: the member's current_ticker}``.
+
+    Example:
+        >>> listing_aliases()["ACE"], listing_aliases()["YHOO"]
+        ('CB', 'AABA')
+    """
+    rows = reviewed_facts("listing_alias", path)
+    return {**source_aliases(path), **dict(zip(rows["ticker"].astype(str), rows["value"].astype(str), strict=True))}
+
+
+def _spells_of(
+    r: Any, sp: pd.DataFrame, later: dict[str, tuple[str, pd.Timestamp]], aliases: dict[str, str]
+) -> tuple[pd.DataFrame, str]:
     """The spells that explain a listing: under its symbol, a rename soon after, or a reviewed alias; and how."""
     symbol, how = str(r.symbol), "index spell"
     ov = sp[(sp["symbol"] == symbol) & (sp["start_date"] <= r.last) & (sp["stop"] >= r.first)]
@@ -196,8 +217,8 @@ def _spells_of(r: Any, sp: pd.DataFrame, later: dict[str, tuple[str, pd.Timestam
         symbol = later[symbol][0]
         ov = sp[(sp["symbol"] == symbol) & (sp["start_date"] <= r.last) & (sp["stop"] >= r.first)]
         how = f"index spell under its later symbol {symbol}"
-    if not len(ov) and str(r.symbol) in ALIASES:  # a rename no source records, reviewed by hand
-        alias = ALIASES[str(r.symbol)]
+    if not len(ov) and str(r.symbol) in aliases:  # a rename no source records, reviewed by hand
+        alias = aliases[str(r.symbol)]
         ov = sp[(sp["current_ticker"].astype(str) == alias) & (sp["start_date"] <= r.last) & (sp["stop"] >= r.first)]
         how = f"index spell under its later symbol {alias} (reviewed alias)"
     return ov, how

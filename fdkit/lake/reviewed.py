@@ -85,6 +85,11 @@ KINDS = {
     "splits_known": "a ticker whose every split from 1998 on is in the lake's split table, so its 2009-2010 "
     "per-share values go on today's basis (ticker: the lake's, start_date: its first day in LEAN's factor file, "
     "value: its symbol there)",
+    "source_alias": "a symbol a price dump spells as it was before a rename the membership sources do not record, "
+    "or the other way round (ticker: the dump's symbol, start_date: 2004-01-01, the history's first day, for all "
+    "of them; value: the member's current_ticker); the pystock listings read these too",
+    "listing_alias": "a pystock listing's symbol renamed after the crawl, a rename no source records (ticker: the "
+    "listing's symbol, start_date: its first crawl day, value: the member's current_ticker)",
 }
 #: what a kind's columns must look like beyond every row's checks: kind -> column -> (pattern, what it is)
 FORMS: dict[str, dict[str, tuple[str, str]]] = {
@@ -101,6 +106,8 @@ FORMS: dict[str, dict[str, tuple[str, str]]] = {
         "cik": (r"\d{10}", "a 10-digit CIK"),
     },
     "splits_known": {"value": (r"[A-Z][A-Z0-9-]*", "a symbol of LEAN's factor file")},
+    "source_alias": {"value": (r"[A-Z][A-Z0-9-]*(?:_\d{4})?", "a lake ticker")},
+    "listing_alias": {"value": (r"[A-Z][A-Z0-9-]*(?:_\d{4})?", "a lake ticker")},
 }
 _KEY = ["kind", "ticker", "start_date", "end_date"]
 _DATES = ("start_date", "end_date", "reviewed_on")
