@@ -264,7 +264,45 @@ def test_a_page_formatted_alone_is_the_slice_of_the_whole_tickers_values(start, 
     assert orjson.dumps(alone) == orjson.dumps(whole)
 
 
+@settings(max_examples=80, deadline=None)
+@given(start=st.integers(0, 6000), length=st.integers(0, 300), cut=st.integers(0, 150), fields=st.sampled_from([0, 1]))
+def test_a_json_page_cut_from_encoded_blocks_is_the_page_encoded_alone(start, length, cut, fields):
+    """A ``/prices`` JSON page cut from the store's encoded blocks (any range, across block edges, a slice of a
+    slice) has the bytes of its own rows encoded alone: missing prices ``null``, dates ISO, the fields in order;
+    and only the blocks the page covers are asked for."""
+    from fdkit.server.rows import JSON_BLOCK, FrameRecords, encode_lazy
+
+    frame, store = _AAPL(), _STORE()
+    cols = [["time", "open", "close", "volume", "basis", "adj_close", "time_milliseconds"], ["close", "time"]][fields]
+    asked: list[int] = []
+
+    def blocks(k, rows):
+        asked.append(k)
+        return store.sorted_json("prices", "AAPL", tuple(cols), k, rows)
+
+    stop = min(start + length, len(frame))
+    rows = FrameRecords(frame, cols, start, stop, blocks=blocks)[cut:]
+    first = min(start + cut, stop)
+    alone = orjson.dumps(FrameRecords(frame, cols, first, stop).to_list())
+    for _ in range(3):  # made, made and kept (a block is kept from its second ask), kept
+        assert rows.json_bytes() == alone
+    assert orjson.dumps({"prices": rows}, default=encode_lazy) == b'{"prices":' + alone + b"}"
+    covered = list(range(first // JSON_BLOCK, (stop - 1) // JSON_BLOCK + 1)) if stop > first else []
+    assert asked == covered * 4
+
+
+def _STORE() -> Store:  # noqa: N802
+    """One store across the examples (its encoded blocks are kept from their second ask)."""
+    if not _STORES:
+        from fdkit.lake.io import default_data_dir
+
+        _STORES.append(Store(default_data_dir()))
+    return _STORES[0]
+
+
+_STORES: list[Store] = []
 _AAPL_ROWS: list[pd.DataFrame] = []
+_AAPL_STORE: list[Store] = []  # (one store across the examples: its blocks are kept from their second ask)
 
 
 def _AAPL() -> pd.DataFrame:  # noqa: N802

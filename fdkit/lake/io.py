@@ -164,7 +164,7 @@ def generation_stamp(root: str | os.PathLike[str]) -> str | None:
         info = locate(root).info(GENERATION_FILE)
         return None if info.type == pafs.FileType.NotFound else f"{info.mtime_ns}:{info.size}"
     try:
-        st = os.stat(Path(root) / GENERATION_FILE)
+        st = os.stat(os.path.join(root, GENERATION_FILE))  # (no Path object: this runs for every request)
     except FileNotFoundError:
         return None
     return f"{st.st_ino}:{st.st_mtime_ns}"  # each bump renames a new file into place

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from functools import partial
+from functools import lru_cache, partial
 from typing import Any
 
 import numpy as np
@@ -356,13 +356,27 @@ def prices(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
     if stop - first > (ep.page_size or 0):  # pages will follow, each asking for these rows: kept from the first
         store.keep_sorted(source, ticker, (rows, stamps), traded=traded)
     frame = partial(_sorted_frame, store, source, ticker, traded)
-    return Answer(records=FrameRecords(frame, cols, first, stop, frame=rows), top={"ticker": ticker})
+    blocks = partial(_sorted_block, store, source, ticker, tuple(cols), traded)
+    return Answer(records=FrameRecords(frame, cols, first, stop, frame=rows, blocks=blocks), top={"ticker": ticker})
 
 
 def _sorted_frame(store: Store, source: str, ticker: str, traded: bool) -> pd.DataFrame:
     return store.sorted_rows(source, ticker, traded=traded)[0]
 
 
+def _sorted_block(
+    store: Store,
+    source: str,
+    ticker: str,
+    fields: tuple[str, ...],
+    traded: bool,
+    block: int,
+    rows: Callable[[], pd.DataFrame],
+) -> tuple[bytes, np.ndarray]:
+    return store.sorted_json(source, ticker, fields, block, rows, traded=traded)
+
+
+@lru_cache(maxsize=16_384)  # (numpy's date parsing was 5% of a random /prices query's CPU; dates repeat)
 def _midnight_ns(day: str, days_after: int = 0) -> int:
     """Midnight UTC of ``day`` (plus ``days_after``) in nanoseconds, clipped to what int64 holds.
 

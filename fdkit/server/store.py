@@ -27,7 +27,7 @@ from __future__ import annotations
 import os
 import re
 import threading
-from collections.abc import Hashable, Iterator, Mapping
+from collections.abc import Callable, Hashable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -41,6 +41,7 @@ from fdkit.frames.basis import as_traded
 from fdkit.lake.io import Between, DatasetFiles, LakeRoot, dataset_schema, default_lake
 from fdkit.lake.reader import LakeReader, rows_where, unreachable
 from fdkit.server.memo import ENTRY_OVERHEAD, AnswerMemo, object_bytes
+from fdkit.server.rows import json_block
 
 if TYPE_CHECKING:
     from fdkit.lake.latest import LastTraded
@@ -480,6 +481,28 @@ class Store:
         if key not in self.cache:
             self.cache.put(key, rows, _sorted_bytes(rows) + object_bytes(key) + ENTRY_OVERHEAD)
 
+    def sorted_json(
+        self,
+        name: str,
+        value: str,
+        fields: tuple[str, ...],
+        block: int,
+        rows: Callable[[], pd.DataFrame],
+        *,
+        traded: bool = False,
+    ) -> tuple[bytes, np.ndarray]:
+        """Block ``block`` of a ticker's :meth:`sorted_rows` as JSON (:func:`~fdkit.server.rows.json_block`).
+
+        Kept within the budget from its second ask, as the rows are: a JSON page of a ticker asked again (any
+        range over the same bars) is cut from bytes made once. ``rows`` gives the sorted rows, asked only when
+        the block is made.
+        """
+
+        def make() -> tuple[bytes, np.ndarray]:
+            return json_block(rows(), list(fields), block)
+
+        return self._kept("json", name, value, fields, traded, block, make=make, size=_block_bytes, repeated=True)
+
     def has_sorted(self, name: str, value: str, by: str = "time", *, traded: bool = False) -> bool:
         """Whether :meth:`sorted_rows` of this ticker is ready (a range of it is then microseconds of work)."""
         return (self._gen, "sorted", name, value, by, traded) in self.cache
@@ -520,6 +543,11 @@ class Store:
             if norm in found:
                 return found[norm]
         return None
+
+
+def _block_bytes(value: tuple[bytes, np.ndarray]) -> int:
+    """The memory of an encoded block: its bytes object (33 bytes of header) and its offsets (112 of header)."""
+    return len(value[0]) + 33 + value[1].nbytes + 112
 
 
 def _sorted_bytes(value: tuple[pd.DataFrame, np.ndarray]) -> int:
