@@ -265,30 +265,38 @@ def test_a_page_formatted_alone_is_the_slice_of_the_whole_tickers_values(start, 
 
 
 @settings(max_examples=80, deadline=None)
-@given(start=st.integers(0, 6000), length=st.integers(0, 300), cut=st.integers(0, 150), fields=st.sampled_from([0, 1]))
-def test_a_json_page_cut_from_encoded_blocks_is_the_page_encoded_alone(start, length, cut, fields):
-    """A ``/prices`` JSON page cut from the store's encoded blocks (any range, across block edges, a slice of a
-    slice) has the bytes of its own rows encoded alone: missing prices ``null``, dates ISO, the fields in order;
-    and only the blocks the page covers are asked for."""
-    from fdkit.server.rows import JSON_BLOCK, FrameRecords, encode_lazy
+@given(start=st.integers(0, 6000), length=st.integers(0, 900), cut=st.integers(0, 150), page=st.integers(1, 300),
+       fields=st.sampled_from([0, 1]))  # fmt: skip
+def test_a_json_page_cut_from_encoded_blocks_is_the_page_encoded_alone(start, length, cut, page, fields):
+    """A ``/prices`` JSON page cut from the store's encoded blocks (any range, across block edges, a page of a
+    slice of the answer) has the bytes of its own rows encoded alone: missing prices ``null``, dates ISO, the
+    fields in order; only the blocks the page covers are asked for, and when pages follow, the blocks ahead of
+    it are encoded and kept with them."""
+    from fdkit.server.rows import AHEAD_BLOCKS, JSON_BLOCK, FrameRecords, encode_lazy
 
     frame, store = _AAPL(), _STORE()
+    store.cache.clear()
     cols = [["time", "open", "close", "volume", "basis", "adj_close", "time_milliseconds"], ["close", "time"]][fields]
-    asked: list[int] = []
+    asked: list[tuple[int, int]] = []
 
-    def blocks(k, rows):
-        asked.append(k)
-        return store.sorted_json("prices", "AAPL", tuple(cols), k, rows)
+    def blocks(first, last, ahead, rows):
+        asked.append((first, last))
+        return store.sorted_json("prices", "AAPL", tuple(cols), first, last, rows, ahead=ahead)
 
     stop = min(start + length, len(frame))
-    rows = FrameRecords(frame, cols, start, stop, blocks=blocks)[cut:]
-    first = min(start + cut, stop)
-    alone = orjson.dumps(FrameRecords(frame, cols, first, stop).to_list())
-    for _ in range(3):  # made, made and kept (a block is kept from its second ask), kept
+    answer = FrameRecords(frame, cols, start, stop, blocks=blocks)[cut:]
+    rows = answer[:page]
+    first, last = min(start + cut, stop), min(start + cut + page, stop)
+    alone = orjson.dumps(FrameRecords(frame, cols, first, last).to_list())
+    for _ in range(3):  # made (and kept if pages follow), made again and kept (from a block's second ask), kept
         assert rows.json_bytes() == alone
     assert orjson.dumps({"prices": rows}, default=encode_lazy) == b'{"prices":' + alone + b"}"
-    covered = list(range(first // JSON_BLOCK, (stop - 1) // JSON_BLOCK + 1)) if stop > first else []
+    covered = [(first // JSON_BLOCK, (last - 1) // JSON_BLOCK)] if last > first else []
     assert asked == covered * 4
+    kept = {key[-1] for key in store.cache.keys() if key[1] == "json"}
+    if last > first:
+        ahead = min(AHEAD_BLOCKS, (stop - 1) // JSON_BLOCK - (last - 1) // JSON_BLOCK)
+        assert kept == set(range(first // JSON_BLOCK, (last - 1) // JSON_BLOCK + ahead + 1))
 
 
 def _STORE() -> Store:  # noqa: N802

@@ -356,7 +356,7 @@ def prices(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
     if stop - first > (ep.page_size or 0):  # pages will follow, each asking for these rows: kept from the first
         store.keep_sorted(source, ticker, (rows, stamps), traded=traded)
     frame = partial(_sorted_frame, store, source, ticker, traded)
-    blocks = partial(_sorted_block, store, source, ticker, tuple(cols), traded)
+    blocks = partial(_sorted_blocks, store, source, ticker, tuple(cols), traded)
     return Answer(records=FrameRecords(frame, cols, first, stop, frame=rows, blocks=blocks), top={"ticker": ticker})
 
 
@@ -364,16 +364,18 @@ def _sorted_frame(store: Store, source: str, ticker: str, traded: bool) -> pd.Da
     return store.sorted_rows(source, ticker, traded=traded)[0]
 
 
-def _sorted_block(
+def _sorted_blocks(
     store: Store,
     source: str,
     ticker: str,
     fields: tuple[str, ...],
     traded: bool,
-    block: int,
+    first: int,
+    last: int,
+    ahead: int,
     rows: Callable[[], pd.DataFrame],
-) -> tuple[bytes, np.ndarray]:
-    return store.sorted_json(source, ticker, fields, block, rows, traded=traded)
+) -> list[tuple[bytes, np.ndarray]]:
+    return store.sorted_json(source, ticker, fields, first, last, rows, traded=traded, ahead=ahead)
 
 
 @lru_cache(maxsize=16_384)  # (numpy's date parsing was 5% of a random /prices query's CPU; dates repeat)

@@ -24,13 +24,17 @@ import pandas as pd
 
 from fdkit.frames.typed import to_records
 
-__all__ = ["FrameRecords", "encode_lazy", "json_block", "JSON_BLOCK", "RECORDS_BYTES"]
+__all__ = ["AHEAD_BLOCKS", "FrameRecords", "JSON_BLOCK", "RECORDS_BYTES", "encode_lazy", "json_blocks"]
 
 #: rows of a ticker's sorted bars encoded together: a page of 100 rows is cut from two or three blocks
 JSON_BLOCK = 64
 
-#: block ``k`` of a base frame as :func:`json_block` makes it, and what gives the frame if the block must be made
-BlockGetter = Callable[[int, Callable[[], pd.DataFrame]], tuple[bytes, np.ndarray]]
+#: blocks encoded ahead of a page when the answer runs on (pages follow): one encoding of up to 512 more rows
+AHEAD_BLOCKS = 8
+
+#: blocks ``first..last`` of a base frame as :func:`json_blocks` makes them, given ``first``, ``last``, how many
+#: blocks after ``last`` to encode with them if they must be made, and what gives the frame then
+BlockGetter = Callable[[int, int, int, Callable[[], pd.DataFrame]], list[tuple[bytes, np.ndarray]]]
 
 #: what one lazy sequence of a ``/prices`` answer allocates besides the frame it views: the object, its field list
 #: and the two getters (``functools.partial`` with their arguments), measured with tracemalloc over 5,000 answers
@@ -38,23 +42,26 @@ BlockGetter = Callable[[int, Callable[[], pd.DataFrame]], tuple[bytes, np.ndarra
 RECORDS_BYTES = 768
 
 
-def json_block(frame: pd.DataFrame, fields: list[str], block: int) -> tuple[bytes, np.ndarray]:
-    """Rows of block ``block`` (:data:`JSON_BLOCK` rows) of ``frame`` as JSON objects, and where each begins.
+def json_blocks(frame: pd.DataFrame, fields: list[str], first: int, last: int) -> list[tuple[bytes, np.ndarray]]:
+    """Blocks ``first..last`` (:data:`JSON_BLOCK` rows each) of ``frame`` as JSON objects, and where each begins.
 
-    The objects are what :func:`~fdkit.frames.typed.to_records` and ``orjson.dumps`` make of the rows, each
-    followed by a comma; ``starts[k]`` is where row ``k`` begins and ``starts[-1]`` the blob's length, so rows
-    ``a:b`` of the block are ``blob[starts[a]:starts[b]]``.
+    The objects are what :func:`~fdkit.frames.typed.to_records` and ``orjson.dumps`` make of the rows (one
+    conversion of the run's columns), each followed by a comma; ``starts[k]`` is where row ``k`` of a block begins
+    and ``starts[-1]`` the blob's length, so rows ``a:b`` of a block are ``blob[starts[a]:starts[b]]``.
 
     Example:
-        >>> blob, starts = json_block(pd.DataFrame({"x": [1.5, None]}), ["x"], 0)
-        >>> blob, starts.tolist()
-        (b'{"x":1.5},{"x":null},', [0, 10, 21])
+        >>> [(blob, starts.tolist()) for blob, starts in json_blocks(pd.DataFrame({"x": [1.5, None]}), ["x"], 0, 0)]
+        [(b'{"x":1.5},{"x":null},', [0, 10, 21])]
     """
-    first = block * JSON_BLOCK
-    rows = [orjson.dumps(r) for r in to_records(frame.iloc[first : first + JSON_BLOCK], fields)]
-    starts = np.zeros(len(rows) + 1, dtype=np.int32)
-    np.cumsum([len(r) + 1 for r in rows], out=starts[1:])
-    return b"".join(r + b"," for r in rows), starts
+    records = to_records(frame.iloc[first * JSON_BLOCK : (last + 1) * JSON_BLOCK], fields)
+    rows = [orjson.dumps(r) + b"," for r in records]
+    out = []
+    for at in range(0, len(rows), JSON_BLOCK):
+        part = rows[at : at + JSON_BLOCK]
+        starts = np.zeros(len(part) + 1, dtype=np.int32)
+        np.cumsum([len(r) for r in part], out=starts[1:])
+        out.append((b"".join(part), starts))
+    return out
 
 
 class FrameRecords(Sequence[dict[str, Any]]):
@@ -69,9 +76,10 @@ class FrameRecords(Sequence[dict[str, Any]]):
         frame: what the getter ``base`` returns now, when the handler has it at hand: held until the first page is
             made of it (a slice takes it over), then let go. So one request asks the store for a ticker's rows
             once (the store keeps them from a ticker's second request), and a kept answer holds no frame.
-        blocks: what gives block ``k`` of ``base`` encoded (:func:`json_block` of ``fields``; the store keeps
-            them), handed what gives the base frame (asked once a page, only for a block not kept); without it a
-            JSON page is made of its rows alone.
+        blocks: what gives blocks of ``base`` encoded (:func:`json_blocks` of ``fields``; the store keeps them),
+            handed what gives the base frame (asked once a page, only for blocks not kept); without it a JSON page
+            is made of its rows alone. A page of an answer that runs on has the blocks after it encoded with its
+            own (:data:`AHEAD_BLOCKS`): a walk of a ticker's pages converts its rows a few times, not once a page.
     """
 
     def __init__(self, base: pd.DataFrame | Callable[[], pd.DataFrame], fields: list[str], start: int = 0,
@@ -85,6 +93,7 @@ class FrameRecords(Sequence[dict[str, Any]]):
         self.fields = fields if frame is None else [f for f in fields if f in frame.columns]
         self.start = start
         self.stop = len(frame) if stop is None and frame is not None else int(stop or 0)
+        self._until = self.stop  # the answer's last row (a page, a slice of it, knows whether pages follow)
 
     def _take_held(self) -> pd.DataFrame | None:
         held, self._held = self._held, None
@@ -134,7 +143,7 @@ class FrameRecords(Sequence[dict[str, Any]]):
 
         Example:
             >>> frame = pd.DataFrame({"x": [float(i) for i in range(100)]})
-            >>> rows = FrameRecords(frame, ["x"], blocks=lambda k, base: json_block(base(), ["x"], k))
+            >>> rows = FrameRecords(frame, ["x"], blocks=lambda k, last, _, base: json_blocks(base(), ["x"], k, last))
             >>> rows[62:66].json_bytes()
             b'[{"x":62.0},{"x":63.0},{"x":64.0},{"x":65.0}]'
         """
@@ -151,9 +160,9 @@ class FrameRecords(Sequence[dict[str, Any]]):
             return held
 
         first, last = self.start // JSON_BLOCK, (self.stop - 1) // JSON_BLOCK
+        ahead = min(AHEAD_BLOCKS, (self._until - 1) // JSON_BLOCK - last)
         pieces = []
-        for k in range(first, last + 1):
-            blob, starts = self._blocks(k, base)
+        for k, (blob, starts) in enumerate(self._blocks(first, last, ahead, base), start=first):
             lo = self.start - k * JSON_BLOCK if k == first else 0
             hi = self.stop - k * JSON_BLOCK if k == last else len(starts) - 1
             pieces.append(blob[starts[lo] : starts[hi]])

@@ -29,6 +29,7 @@ import re
 import threading
 from collections.abc import Callable, Hashable, Iterator, Mapping
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -41,7 +42,7 @@ from fdkit.frames.basis import as_traded
 from fdkit.lake.io import Between, DatasetFiles, LakeRoot, dataset_schema, default_lake
 from fdkit.lake.reader import LakeReader, rows_where, unreachable
 from fdkit.server.memo import ENTRY_OVERHEAD, AnswerMemo, object_bytes
-from fdkit.server.rows import json_block
+from fdkit.server.rows import json_blocks
 
 if TYPE_CHECKING:
     from fdkit.lake.latest import LastTraded
@@ -486,22 +487,33 @@ class Store:
         name: str,
         value: str,
         fields: tuple[str, ...],
-        block: int,
+        first: int,
+        last: int,
         rows: Callable[[], pd.DataFrame],
         *,
         traded: bool = False,
-    ) -> tuple[bytes, np.ndarray]:
-        """Block ``block`` of a ticker's :meth:`sorted_rows` as JSON (:func:`~fdkit.server.rows.json_block`).
+        ahead: int = 0,
+    ) -> list[tuple[bytes, np.ndarray]]:
+        """Blocks ``first..last`` of a ticker's :meth:`sorted_rows` as JSON (:func:`~fdkit.server.rows.json_blocks`).
 
-        Kept within the budget from its second ask, as the rows are: a JSON page of a ticker asked again (any
-        range over the same bars) is cut from bytes made once. ``rows`` gives the sorted rows, asked only when
-        the block is made.
+        Kept within the budget: a JSON page of a ticker asked again (any range over the same bars) is cut from
+        bytes made once. With ``ahead`` (the answer runs on: its pages will be asked), a block not kept is made
+        with the rest of the page's and ``ahead`` more in one conversion, and all are kept; otherwise a block is
+        kept from its second ask, as the rows are. ``rows`` gives the sorted rows, asked only when blocks are made.
         """
-
-        def make() -> tuple[bytes, np.ndarray]:
-            return json_block(rows(), list(fields), block)
-
-        return self._kept("json", name, value, fields, traded, block, make=make, size=_block_bytes, repeated=True)
+        got: list[tuple[bytes, np.ndarray]] = []
+        for k in range(first, last + 1):
+            hit = self.cache.peek(key := (self._gen, "json", name, value, fields, traded, k))
+            if hit is None and ahead > 0:
+                run = json_blocks(rows(), list(fields), k, last + ahead)
+                for j, made in enumerate(run):
+                    self.cache.put((*key[:-1], k + j), made, _block_bytes(made) + object_bytes(key) + ENTRY_OVERHEAD)
+                return got + run[: last - k + 1]
+            if hit is None:
+                make = partial(_json_block, rows, fields, k)
+                hit = self._kept("json", name, value, fields, traded, k, make=make, size=_block_bytes, repeated=True)
+            got.append(hit)
+        return got
 
     def has_sorted(self, name: str, value: str, by: str = "time", *, traded: bool = False) -> bool:
         """Whether :meth:`sorted_rows` of this ticker is ready (a range of it is then microseconds of work)."""
@@ -543,6 +555,10 @@ class Store:
             if norm in found:
                 return found[norm]
         return None
+
+
+def _json_block(rows: Callable[[], pd.DataFrame], fields: tuple[str, ...], block: int) -> tuple[bytes, np.ndarray]:
+    return json_blocks(rows(), list(fields), block, block)[0]
 
 
 def _block_bytes(value: tuple[bytes, np.ndarray]) -> int:
