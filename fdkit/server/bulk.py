@@ -208,7 +208,7 @@ def _sliced(
     starts = np.searchsorted(codes, np.arange(len(names)), side="left")
     stops = np.searchsorted(codes, np.arange(len(names)), side="right")
     del codes
-    if tables and limit is not None:  # the table holds the rows sent, no more
+    if tables and limit is not None and bool((stops - starts > limit).any()):  # the table holds the rows sent
         counts = np.minimum(stops, starts + limit) - starts
         table = table.take(
             np.concatenate([np.zeros(0, np.int64), *(np.arange(a, a + n) for a, n in zip(starts, counts, strict=True))])
