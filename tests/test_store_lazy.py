@@ -281,7 +281,7 @@ def test_a_json_page_cut_from_encoded_blocks_is_the_page_encoded_alone(start, le
 
     def blocks(first, last, ahead, rows):
         asked.append((first, last))
-        return store.sorted_json("prices", "AAPL", tuple(cols), first, last, rows, ahead=ahead)
+        return store.sorted_json("prices", "AAPL", tuple(cols), False, first, last, ahead, rows)
 
     stop = min(start + length, len(frame))
     answer = FrameRecords(frame, cols, start, stop, blocks=blocks)[cut:]

@@ -357,26 +357,12 @@ def prices(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
     if stop - first > (ep.page_size or 0):  # pages will follow, each asking for these rows: kept from the first
         store.keep_sorted(source, ticker, (rows, stamps), traded=traded)
     frame = partial(_sorted_frame, store, source, ticker, traded)
-    blocks = partial(_sorted_blocks, store, source, ticker, tuple(cols), traded)
+    blocks = partial(store.sorted_json, source, ticker, tuple(cols), traded)  # the rest: first, last, ahead, rows
     return Answer(records=FrameRecords(frame, cols, first, stop, frame=rows, blocks=blocks), top={"ticker": ticker})
 
 
 def _sorted_frame(store: Store, source: str, ticker: str, traded: bool) -> pd.DataFrame:
     return store.sorted_rows(source, ticker, traded=traded)[0]
-
-
-def _sorted_blocks(
-    store: Store,
-    source: str,
-    ticker: str,
-    fields: tuple[str, ...],
-    traded: bool,
-    first: int,
-    last: int,
-    ahead: int,
-    rows: Callable[[], pd.DataFrame],
-) -> list[tuple[bytes, np.ndarray]]:
-    return store.sorted_json(source, ticker, fields, first, last, rows, traded=traded, ahead=ahead)
 
 
 def _midnight_ns(day: str, days_after: int = 0) -> int:

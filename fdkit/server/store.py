@@ -487,12 +487,11 @@ class Store:
         name: str,
         value: str,
         fields: tuple[str, ...],
+        traded: bool,
         first: int,
         last: int,
+        ahead: int,
         rows: Callable[[], pd.DataFrame],
-        *,
-        traded: bool = False,
-        ahead: int = 0,
     ) -> list[tuple[bytes, np.ndarray]]:
         """Blocks ``first..last`` of a ticker's :meth:`sorted_rows` as JSON (:func:`~fdkit.server.rows.json_blocks`).
 
