@@ -141,7 +141,7 @@ def without_unused(col: pd.Series) -> pd.Series:
     """A categorical series without the categories none of its values uses (as ``cat.remove_unused_categories``).
 
     A column read from many files' dictionaries knows every file's labels; counting the codes finds the used
-    ones in one pass (pandas sorts the codes: a third of a second for 3.4M rows).
+    ones in one pass and recodes in another (pandas sorts the codes: a third of a second for 3.4M rows).
 
     Example:
         >>> s = pd.Series(pd.Categorical(["b", None, "b"], categories=["a", "b", "c"]))
@@ -150,13 +150,16 @@ def without_unused(col: pd.Series) -> pd.Series:
     """
     cat = col.array
     assert isinstance(cat, pd.Categorical)
-    codes = cat.codes
-    used = np.bincount(codes[codes >= 0], minlength=len(cat.categories)) > 0
-    if bool(used.all()):
+    codes, n = cat.codes, len(cat.categories)
+    used = np.zeros(n + 1, bool)  # (a missing value's code, -1, marks the last slot)
+    used[codes] = True
+    if bool(used[:n].all()):
         return col
-    remap = (np.cumsum(used) - 1).astype(codes.dtype)
-    new_codes = np.where(codes >= 0, remap[codes], -1).astype(codes.dtype)
-    kept = pd.Categorical.from_codes(new_codes, categories=cat.categories[used], ordered=cat.ordered)
+    remap = np.full(n + 1, -1, codes.dtype)  # each used category's new code; -1 stays -1 (the last slot)
+    remap[:n][used[:n]] = np.arange(int(used[:n].sum()), dtype=codes.dtype)
+    kept = pd.Categorical.from_codes(
+        remap[codes], categories=cat.categories[used[:n]], ordered=cat.ordered, validate=False
+    )
     return pd.Series(kept, index=col.index, name=col.name)
 
 
@@ -180,16 +183,38 @@ def as_category(col: pd.Series) -> pd.Series:
     """
     if not isinstance(col.dtype, pd.CategoricalDtype):
         col = col.astype("category")
+    categories = col.cat.categories
     known = KNOWN_CATEGORIES.get(str(col.name))
     if known is not None:
-        missing = [v for v in known if v not in set(col.cat.categories)]
+        missing = [v for v in known if v not in set(categories)]
         if missing:
-            col = col.cat.add_categories(missing)
-            col = col.cat.reorder_categories(sorted(col.cat.categories, key=str))
-    if not len(col.cat.categories):
+            categories = pd.Index(sorted([*categories, *missing], key=str))
+    if not len(categories):
         return pd.Series(pd.Categorical(col, categories=pd.Index([], dtype="str")), index=col.index, name=col.name)
-    if col.cat.categories.dtype != STRING_DTYPE:
-        col = col.cat.set_categories(col.cat.categories.astype(STRING_DTYPE))
-    if not col.cat.categories.is_monotonic_increasing:  # made in order of appearance (Arrow dictionaries): sorted
-        col = col.cat.reorder_categories(col.cat.categories.sort_values())
-    return col
+    if categories.dtype != STRING_DTYPE:
+        categories = categories.astype(STRING_DTYPE)
+    if not categories.is_monotonic_increasing:  # made in order of appearance (Arrow dictionaries): sorted
+        categories = categories.sort_values()
+    if categories is col.cat.categories:
+        return col
+    return _recoded(col, categories)
+
+
+def _recoded(col: pd.Series, categories: pd.Index) -> pd.Series:
+    """A categorical series over other ``categories`` (holding each of its values), its codes mapped in one gather.
+
+    What ``cat.set_categories`` gives; pandas recodes through a take of int64 positions (85 ms for 3.4M rows,
+    here about 5).
+
+    Example:
+        >>> s = pd.Series(pd.Categorical(["b", None, "a"], categories=["b", "a"]))
+        >>> _recoded(s, pd.Index(["a", "b", "c"])).tolist()
+        ['b', nan, 'a']
+    """
+    cat = col.array
+    assert isinstance(cat, pd.Categorical)
+    n = len(categories)
+    kind = np.int8 if n < 127 else np.int16 if n < 32_767 else np.int32
+    where = np.append(categories.get_indexer(cat.categories), -1).astype(kind)  # a missing code, -1: the last
+    values = pd.Categorical.from_codes(where[cat.codes], categories=categories, ordered=cat.ordered, validate=False)
+    return pd.Series(values, index=col.index, name=col.name)
