@@ -594,7 +594,7 @@ def _labelled(df: pd.DataFrame) -> pd.DataFrame:
     per-row work); here they become what every frame has: text (a ``string`` column, a ``str`` index level), or a
     category over a closed vocabulary.
     """
-    for col in [c for c in df.columns if isinstance(df[c].dtype, pd.CategoricalDtype)]:
+    for col in [c for c, kind in df.dtypes.items() if isinstance(kind, pd.CategoricalDtype)]:  # (no column made)
         df[col] = as_label(df[col])
     df.index = label_index(df.index)
     return df
@@ -718,6 +718,92 @@ def part_of_rows(endpoint: str | Endpoint, frame: pd.DataFrame, fill: Mapping[st
 
 
 _ARROW_TYPED = {**_ARROW, "date": pa.timestamp("ns"), "datetime": pa.timestamp("ns", tz="UTC")}
+
+
+def part_of_table(endpoint: str | Endpoint, table: pa.Table, fill: Mapping[str, Any]) -> Part | None:
+    """The part :func:`part_of_rows` makes of these rows' typed frame, made from the lake's Arrow table directly.
+
+    Each column is cast to the type the frame's column would become (counts widened, text and dictionaries as
+    text, missing columns as nulls; a float NaN is missing, as pandas makes it); no pandas in between. A column
+    stored as a compressed part writes it narrower (float32, days, int32) is kept so, its field naming its own
+    type (:func:`_widened` reads it back wide): not widened here to be narrowed again, value by value checked;
+    labels of a few values stay the dictionary they are stored as. ``None`` where a column needs more than a
+    cast (text dates, numbers stored as text: the typed frame's conversion decides those).
+
+    Args:
+        endpoint: endpoint name or object (a flat record shape).
+        table: the rows as the lake's files hold them.
+        fill: per-response constants (the request's ticker).
+
+    Returns:
+        ``(arrow table, rows, constants)``, or ``None``.
+
+    Example:
+        >>> day, rate = pa.array([19_985], pa.date32()), pa.array([4.875], pa.float32())
+        >>> rows = pa.table({"bank": ["FED"], "date": day, "rate": rate})
+        >>> table, n, consts = part_of_table("interest_rates", rows, {"bank": "FED"})
+        >>> [str(t) for t in table.schema.types], n, consts
+        (['date32[day]', 'string', 'float'], 1, {'bank': 'FED'})
+        >>> [str(t) for t in _widened(table).schema.types]
+        ['timestamp[ns]', 'string', 'double']
+    """
+    ep = _catalog.get(endpoint) if isinstance(endpoint, str) else endpoint
+    columns = _columns_of(_frame_schema(ep))
+    arrays: dict[str, pa.ChunkedArray | pa.Array] = {}
+    fields: dict[str, pa.Field] = {}
+    n = table.num_rows
+    for f, logical in columns.items():
+        if f in fill:
+            continue
+        kind = _ARROW_TYPED.get(logical, pa.string())
+        if f not in table.column_names:
+            arrays[f] = pa.nulls(n, type=kind)
+            continue
+        column = table.column(f)
+        have = column.type.value_type if pa.types.is_dictionary(column.type) else column.type
+        if not _plain_cast(have, logical):
+            return None
+        if pa.types.is_dictionary(column.type) and kind.equals(pa.string()) and _few_labels(column):
+            arrays[f] = column  # labels as the lake keeps them: a bundle's table writes them so (not decoded here
+            continue  # to be encoded again); a reader takes a dictionary's values as the text they are
+        narrow = _NARROWER.get(kind)
+        if narrow is not None and have.equals(narrow):  # stored as a compressed part writes it: kept so, named
+            if logical == "float" and pc.any(pc.is_nan(column)).as_py():
+                column = pc.if_else(pc.is_nan(column), pa.scalar(None, narrow), column)
+            fields[f] = pa.field(f, narrow, metadata={_OWN_TYPE: str(kind).encode()})
+            arrays[f] = column
+            continue
+        try:
+            column = column if column.type.equals(kind) else column.cast(kind)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):  # out of range: the frame's conversion says so
+            return None
+        if logical == "float" and pa.types.is_floating(have) and pc.any(pc.is_nan(column)).as_py():
+            column = pc.if_else(pc.is_nan(column), pa.scalar(None, kind), column)
+        arrays[f] = column
+    schema = pa.schema([fields.get(f) or pa.field(f, a.type) for f, a in arrays.items()])
+    return pa.table(list(arrays.values()), schema=schema), n, {f: fill[f] for f in columns if f in fill}
+
+
+def _few_labels(column: pa.ChunkedArray, most: int = 64) -> bool:
+    """Whether a dictionary column's chunks each know at most ``most`` labels (a basis, a source: not names)."""
+    return all(len(chunk.dictionary) <= most for chunk in column.chunks)
+
+
+def _plain_cast(have: pa.DataType, logical: str) -> bool:
+    """Whether an Arrow type holds a logical type's values so that a cast gives what the typed frame holds."""
+    if logical in ("string", "category"):
+        return pa.types.is_string(have) or pa.types.is_large_string(have)
+    if logical == "float":
+        return pa.types.is_floating(have) or pa.types.is_integer(have)
+    if logical == "int":
+        return pa.types.is_integer(have)
+    if logical == "bool":
+        return pa.types.is_boolean(have)
+    if logical == "date":
+        return pa.types.is_date(have) or (pa.types.is_timestamp(have) and have.tz is None)
+    if logical == "datetime":
+        return pa.types.is_timestamp(have) and have.tz is not None
+    return False
 
 
 def arrow_rows(endpoint: str | Endpoint) -> bool:

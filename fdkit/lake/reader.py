@@ -44,6 +44,7 @@ from fdkit.lake.io import (
     generation_stamp,
     list_datasets,
     read_dataset,
+    read_table,
     require_lake,
 )
 from fdkit.lake.location import LakeRoot, lake_root, unreachable
@@ -228,6 +229,40 @@ class LakeReader:
         if columns is not None:
             df = df[columns]
         return df.reset_index(drop=True)
+
+    def read_table(
+        self,
+        name: str,
+        *,
+        where: Mapping[str, object] | None = None,
+        files: DatasetFiles | None = None,
+        between: Between | None = None,
+    ) -> pa.Table:
+        """Dataset ``name``'s rows as an Arrow table, as its files hold them (:func:`fdkit.lake.io.read_table`).
+
+        The rows :meth:`read` gives before their dtypes are made (``where`` filtered here too, compared as text),
+        in the same order; a data package's rows of a bundled dataset are read with it.
+
+        Example:
+            >>> from fdkit.lake import default_data_dir
+            >>> t = LakeReader(default_data_dir()).read_table("interest_rates", where={"bank": "ECB"})
+            >>> sorted(set(t.column("bank").to_pylist()))
+            ['ECB']
+        """
+        if files is None and self.extensions:
+            listing = self.files(name)
+            files = listing if any(not f.is_relative_to(listing.base) for f in listing.files) else None
+        table = read_table(self.home(name), name, where=where, files=files, between=between)
+        for column, value in (where or {}).items():
+            if column in table.column_names and table.num_rows:
+                values = pa.array(sorted({str(v) for v in any_of(value)}), pa.string())
+                text = table.column(column)  # (a dictionary's values matched, not each row's text)
+                if not (pa.types.is_string(text.type) or pa.types.is_dictionary(text.type)):
+                    text = text.cast(pa.string())
+                keep = pc.fill_null(pc.is_in(text, value_set=values), False)
+                if not pc.all(keep).as_py():  # (the scan's filter usually kept only these: no copy then)
+                    table = table.filter(keep)
+        return table
 
     def distinct(self, name: str, column: str = "ticker", files: DatasetFiles | None = None) -> set[str]:
         """The distinct values of ``column`` in dataset ``name`` (empty when the dataset has no such column).

@@ -44,11 +44,12 @@ from fdkit.frames.typed import (
     part_buffer,
     part_bytes,
     part_of_rows,
+    part_of_table,
     records_of,
     response_part,
 )
 from fdkit.server import handlers
-from fdkit.server.handlers import NotFound, _date_col, _filter, _rows_of
+from fdkit.server.handlers import NotFound, _date_col, filter_columns, filter_mask, rows_of_mask
 from fdkit.server.rows import FrameRecords
 from fdkit.server.store import Between, Store
 from fdkit.wire.responses import http_status
@@ -173,19 +174,56 @@ Read = tuple[pa.Table, np.ndarray, list[str], set[str], dict[str, Any]]
 def _generic_read(store: Store, ep: Endpoint, query: dict[str, Any], tickers: list[str]) -> Read | FdkitError:
     """The generic handler's rows of many tickers, filtered and ordered as each ticker's own request orders them.
 
-    A function of its own, so that the rows' frame is freed once their table is made (a generator's locals live
-    as long as its answer is being written).
+    In Arrow where the lake's columns cast to the answer's types (:func:`_arrow_read`), else through the typed
+    frame (:func:`_frame_read`). A function of its own, so that the rows are freed once their table is made (a
+    generator's locals live as long as its answer is being written).
     """
+    table = store.table_of_many(ep.dataset or "", tickers, between=_range_of(ep, query))
+    if table.num_rows and "ticker" in table.column_names:
+        read = _arrow_read(store, ep, query, tickers, table)
+        if read is not None:
+            return read
+    del table
+    return _frame_read(store, ep, query, tickers)
+
+
+def _arrow_read(store: Store, ep: Endpoint, query: dict[str, Any], tickers: list[str], table: pa.Table) -> Read | None:
+    """:func:`_frame_read`'s read, made of the lake's Arrow table (``None``: a column needs the frame's conversion).
+
+    Only the columns the filter and the order read become pandas; the rows are taken in their order once and
+    cast to the answer's types. A twenty-year history's 3.4M rows: their typed frame (1.3 s) and its Arrow copy
+    (0.2 s) are not made.
+    """
+    date = _date_col(ep)
+    keys = store.typed_columns(
+        ep.dataset or "", table, {"ticker", *filter_columns(ep, query), *([date] if date else [])}
+    )
+    codes, names = _ticker_codes(keys)
+    wanted = set(tickers)
+    asked = np.array([n in wanted for n in names] + [False], dtype=bool)[codes]  # (a ticker missing: not asked)
+    present = {names[c] for c in np.unique(codes[asked]).tolist()}
+    if not present:
+        return None
+    kept = np.flatnonzero(asked & rows_of_mask(keys, ep) & filter_mask(keys, ep, query))
+    order = kept[_order(keys, kept, codes[kept], date, ep.newest_first)]
+    del keys
+    first = next((t for t in tickers if t in present), tickers[0])
+    _, fill = records_of(ep, {**query, "ticker": first}, {ep.response_key: []})
+    part = part_of_table(ep, table.take(order), fill)
+    return None if part is None else (part[0], codes[order], names, present, fill)
+
+
+def _frame_read(store: Store, ep: Endpoint, query: dict[str, Any], tickers: list[str]) -> Read | FdkitError:
+    """The generic handler's rows of many tickers from their typed frame (as each ticker's own request reads them)."""
     rows = store.rows_of_many(ep.dataset or "", tickers, between=_range_of(ep, query))
     absent = handlers.without_package(store, ep) if rows.empty else None
     if absent is not None:
         return absent
     codes, names = _ticker_codes(rows)
     present = {names[c] for c in np.unique(codes).tolist() if c < len(names)}
-    rows = _filter(_rows_of(rows, ep), ep, query)
-    codes, names = _ticker_codes(rows)
-    order = _order(rows, codes, _date_col(ep), ep.newest_first)
-    rows, codes = rows.iloc[order], codes[order]
+    kept = np.flatnonzero(rows_of_mask(rows, ep) & filter_mask(rows, ep, query))
+    order = kept[_order(rows, kept, codes[kept], _date_col(ep), ep.newest_first)]
+    rows, codes = rows.take(order), codes[order]  # (one copy of the rows kept, in their order)
     first = next((t for t in tickers if t in present), tickers[0])
     _, fill = records_of(ep, {**query, "ticker": first}, {ep.response_key: []})
     return part_of_rows(ep, rows, fill)[0], codes, names, present, fill
@@ -349,18 +387,26 @@ def _ticker_codes(rows: pd.DataFrame) -> tuple[np.ndarray, list[str]]:
     return np.where(found >= 0, found, len(uniques)).astype(np.int64), [str(u) for u in uniques]
 
 
-def _order(rows: pd.DataFrame, codes: np.ndarray, date: str | None, newest_first: bool) -> np.ndarray:
-    """The stable order by (ticker, date), missing dates last, as the one-ticker sort orders each ticker's rows."""
-    if not len(rows):
+def _order(rows: pd.DataFrame, kept: np.ndarray, codes: np.ndarray, date: str | None, newest_first: bool) -> np.ndarray:
+    """The stable order of the ``kept`` rows by (ticker, date), missing dates last, as positions into ``kept``.
+
+    As the one-ticker sort orders each ticker's rows; ``codes`` are the kept rows' ticker codes.
+    """
+    if not len(kept):
         return np.arange(0)
     if not date or date not in rows.columns:
         return np.argsort(codes, kind="stable")
     when = rows[date]
     if isinstance(when.dtype, pd.DatetimeTZDtype):
         when = when.dt.tz_convert("UTC").dt.tz_localize(None)
-    missing = when.isna().to_numpy()
-    ns = when.to_numpy(dtype="datetime64[ns]").view("int64").copy()
+    missing = when.isna().to_numpy()[kept]
+    ns = when.to_numpy(dtype="datetime64[ns]").view("int64")[kept]
     if newest_first:
         ns[~missing] = -ns[~missing]
     ns[missing] = np.iinfo(np.int64).max
+    if not newest_first and len(codes) and int(codes.max()) < 2**15:  # a ticker's rows read in date order (the
+        by_ticker = np.argsort(codes.astype(np.int16), kind="stable")  # lake's files): a radix sort by ticker is
+        ranked, at = codes[by_ticker], ns[by_ticker]  # the order, checked (3.4M rows: 30 ms, not 130)
+        if not bool(((at[1:] < at[:-1]) & (ranked[1:] == ranked[:-1])).any()):
+            return by_ticker
     return np.lexsort((ns, codes))

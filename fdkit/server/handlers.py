@@ -13,7 +13,7 @@ endpoint's date column, ``cik`` is resolved to a ticker.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from functools import partial
@@ -150,39 +150,88 @@ def _date_col(ep: Endpoint) -> str | None:
 
 
 def _filter(df: pd.DataFrame, ep: Endpoint, q: dict[str, Any], skip: frozenset[str] = frozenset()) -> pd.DataFrame:
+    mask = filter_mask(df, ep, q, skip)
+    return df if mask.all() else df[mask]  # (every row kept: no copy of them)
+
+
+def filter_mask(df: pd.DataFrame, ep: Endpoint, q: dict[str, Any], skip: frozenset[str] = frozenset()) -> np.ndarray:
+    """The rows of ``df`` the query's filters keep (its parameters other than the ticker, and its date range).
+
+    Example:
+        >>> from fdkit.catalog.endpoints import get
+        >>> rows = pd.DataFrame({"period": pd.Categorical(["annual", "quarterly"]),
+        ...                      "report_period": pd.to_datetime(["2024-12-31", "2025-03-31"])})
+        >>> filter_mask(rows, get("income_statements"), {"period": "Quarterly"}).tolist()
+        [False, True]
+    """
     mask = np.ones(len(df), dtype=bool)
-    colmap = ep.param_columns
     date_col = _date_col(ep)
-    for p in ep.params:
-        name = p.name
-        if name in skip or name in _NOT_FILTERS or name == ep.ticker_param or q.get(name) is None:
-            continue
-        value = q[name]
-        op = "eq"
-        col = colmap.get(name, name)
-        for suffix, o in _SUFFIX_OPS.items():
-            if name.endswith(suffix):
-                col, op = colmap.get(name, name[: -len(suffix)]), o
-                break
+    for kind, col, op, value in _query_filters(ep, q, skip):
         if col not in df.columns:
             continue
         series = df[col]
-        if p.type == "date":
+        if kind == "date":
             value = pd.Timestamp(value)
         if isinstance(value, list):
-            hit = series.astype("string").isin([str(v) for v in value])
-        elif op == "eq" and p.type == "string":
-            hit = series.astype("string").str.lower() == str(value).lower()
+            mask &= _text_in(series, {str(v) for v in value})
+        elif op == "eq" and kind == "string":
+            mask &= _text_in(series, {str(value).lower()}, lower=True)
         else:
-            hit = getattr(series, op)(value)
-        mask &= hit.fillna(False).to_numpy(dtype=bool)
+            mask &= getattr(series, op)(value).fillna(False).to_numpy(dtype=bool)
     if date_col and date_col in df.columns:
         if q.get("start_date"):
             mask &= (df[date_col] >= _naive_or_utc(df[date_col], q["start_date"])).to_numpy(dtype=bool)
         if q.get("end_date"):
             end = _naive_or_utc(df[date_col], q["end_date"]) + pd.Timedelta(days=1)
             mask &= (df[date_col] < end).to_numpy(dtype=bool)
-    return df if mask.all() else df[mask]  # (every row kept: no copy of them)
+    return mask
+
+
+def filter_columns(ep: Endpoint, q: dict[str, Any], skip: frozenset[str] = frozenset()) -> set[str]:
+    """The columns :func:`filter_mask` and :func:`rows_of_mask` read for this query (a frame of them suffices).
+
+    Example:
+        >>> from fdkit.catalog.endpoints import get
+        >>> sorted(filter_columns(get("income_statements"), {"period": "annual", "start_date": None}))
+        ['period']
+    """
+    named = {col for _, col, _, _ in _query_filters(ep, q, skip)} | set(ep.row_filter)
+    date_col = _date_col(ep)
+    if date_col and (q.get("start_date") or q.get("end_date")):
+        named.add(date_col)
+    return named
+
+
+def _query_filters(ep: Endpoint, q: dict[str, Any], skip: frozenset[str]) -> Iterator[tuple[str, str, str, Any]]:
+    """The query's filters: ``(parameter type, column, comparison, value)`` for each parameter given."""
+    colmap = ep.param_columns
+    for p in ep.params:
+        name = p.name
+        if name in skip or name in _NOT_FILTERS or name == ep.ticker_param or q.get(name) is None:
+            continue
+        op = "eq"
+        col = colmap.get(name, name)
+        for suffix, o in _SUFFIX_OPS.items():
+            if name.endswith(suffix):
+                col, op = colmap.get(name, name[: -len(suffix)]), o
+                break
+        yield p.type, col, op, q[name]
+
+
+def _text_in(series: pd.Series, values: set[str], *, lower: bool = False) -> np.ndarray:
+    """Which rows' text is one of ``values`` (``lower``: compared lower-cased); missing text never is.
+
+    A category's labels are compared once each, not row by row (a statements table's ``period``: three labels
+    for 13,680 rows).
+    """
+    if isinstance(series.dtype, pd.CategoricalDtype):
+        labels = [str(c) for c in series.cat.categories.tolist()]
+        named = np.array([(c.lower() if lower else c) in values for c in labels] + [False], dtype=bool)
+        codes = series.cat.codes.to_numpy()
+        return named[np.where(codes >= 0, codes, len(labels))]
+    text = series.astype("string")
+    hit = text.str.lower().isin(values) if lower else text.isin(values)
+    return hit.fillna(False).to_numpy(dtype=bool)
 
 
 def _naive_or_utc(series: pd.Series, day: str) -> pd.Timestamp:
@@ -308,10 +357,25 @@ def financial_statements(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answe
 
 def _rows_of(df: pd.DataFrame, ep: Endpoint) -> pd.DataFrame:
     """The rows of a dataset an endpoint serves (``Endpoint.row_filter``)."""
+    if not ep.row_filter:
+        return df
+    mask = rows_of_mask(df, ep)
+    return df if mask.all() else df[mask]
+
+
+def rows_of_mask(df: pd.DataFrame, ep: Endpoint) -> np.ndarray:
+    """Which rows of a dataset an endpoint serves (``Endpoint.row_filter``: columns equal to a text).
+
+    Example:
+        >>> from fdkit.catalog.endpoints import get
+        >>> rows_of_mask(pd.DataFrame({"x": [1]}), get("income_statements")).tolist()
+        [True]
+    """
+    mask = np.ones(len(df), dtype=bool)
     for column, value in ep.row_filter.items():
         if column in df.columns:
-            df = df[df[column].astype("string") == value]
-    return df
+            mask &= _text_in(df[column], {str(value)})
+    return mask
 
 
 # ---------------------------------------------------------------------------------------------------------
