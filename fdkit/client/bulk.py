@@ -268,9 +268,11 @@ def _fetch_cold(
         try:  # after each request, is the frame's to reuse: one allocator arena, not one a thread)
             for batch in batches:
                 answered = one(batch)
+                large = _answer_bytes(answered) >= RELEASE_FROM
                 _take(client, ep, answered, keys, parts, failures)
                 bar.update(len(answered))
-                release_unused()  # what the request's read held, back to the system before the next
+                if large:  # what the request's read held, back to the system before the next (a few ms a time)
+                    release_unused()
         finally:
             bar.close()
         return
@@ -282,6 +284,17 @@ def _fetch_cold(
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
         bar.close()
+
+
+#: an answer of this many bytes or more has its memory handed back before the next request (a statement
+#: panel's 2-6 MB answers are not worth the 5-7 ms a release takes)
+RELEASE_FROM = 16 * 2**20
+
+
+def _answer_bytes(answered: list[tuple[int, Bundle]]) -> int:
+    """The bytes of the bundles answered (each bundle once): their parts' and shared tables'."""
+    bundles = {id(b): b for _, b in answered}.values()
+    return sum(len(e.data) + (len(e.shared.data) if e.shared is not None else 0) for b in bundles for e in b.entries)
 
 
 def _kept_part(client: Client, data: bytes, tables: dict[str, Part | None]) -> Piece | None:

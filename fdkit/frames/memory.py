@@ -31,12 +31,17 @@ __all__ = ["collection_paused", "release_unused"]
 @functools.cache
 def _malloc_trim() -> Callable[[int], int] | None:
     """The C library's ``malloc_trim`` (glibc; ``None`` elsewhere: musl, macOS, Windows)."""
-    name = ctypes.util.find_library("c")
     try:
-        libc = ctypes.CDLL(name) if name else None
-    except OSError:
-        return None
-    trim = getattr(libc, "malloc_trim", None)
+        trim = getattr(ctypes.CDLL(None), "malloc_trim", None)  # the process's own symbols: glibc's, where linked
+    except (OSError, TypeError):  # (Windows has no such handle)
+        trim = None
+    if trim is None:  # (find_library runs ldconfig in a subprocess: 7 ms, only where the process's own lack it)
+        name = ctypes.util.find_library("c")
+        try:
+            libc = ctypes.CDLL(name) if name else None
+        except OSError:
+            return None
+        trim = getattr(libc, "malloc_trim", None)
     if trim is None:
         return None
     trim.argtypes, trim.restype = [ctypes.c_size_t], ctypes.c_int
