@@ -168,6 +168,7 @@ def test_lake_size_is_compact():
     assert size < 25 * 2**20
 
 
+@pytest.mark.slow  # the whole build (about 2 min on 2 cores): `python -m pytest -m slow tests/test_reference_data.py`
 @pytest.mark.skipif(not (SHARED / "SOURCES.md").exists(), reason="../shared/data-real is not beside this clone")
 def test_rebuild_reproduces_the_lake(tmp_path):
     out = tmp_path / "data"
