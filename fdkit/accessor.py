@@ -35,8 +35,9 @@ def _split_table(df: pd.DataFrame, splits: pd.DataFrame | None) -> pd.DataFrame:
     """The given split table, or ``fdkit.splits`` of the frame's tickers (from the default client)."""
     if splits is not None:
         return splits.reset_index() if "ticker" not in splits.columns else splits
-    tickers = sorted({str(t) for t in (df.index.get_level_values("ticker") if "ticker" in (df.index.names or [])
-                                       else df["ticker"])})  # fmt: skip
+    tickers = sorted(
+        {str(t) for t in (df.index.get_level_values("ticker") if "ticker" in (df.index.names or []) else df["ticker"])}
+    )
     from fdkit.api import splits as fetch_splits  # noqa: PLC0415 - the accessor fetches only when bases differ
 
     return fetch_splits(tickers, errors="ignore").reset_index()
@@ -115,8 +116,10 @@ def _one_fiscal_period(df: pd.DataFrame, fiscal_period: str) -> pd.DataFrame:
     keep = (periods == fiscal_period).fillna(False).to_numpy(dtype=bool)
     if not keep.any():
         have = sorted(set(periods.dropna()), reverse=True)
-        raise BadRequestError(f"screen(): no rows of fiscal period {fiscal_period!r}; the frame has "
-                              f"{', '.join(have[:12])}{' ...' if len(have) > 12 else ''}")  # fmt: skip
+        raise BadRequestError(
+            f"screen(): no rows of fiscal period {fiscal_period!r}; the frame has "
+            f"{', '.join(have[:12])}{' ...' if len(have) > 12 else ''}"
+        )
     return df[keep]
 
 
@@ -256,8 +259,9 @@ class FdsAccessor:
             first = float(s.dropna().iloc[0])
         return (s / first * base).rename(f"{column}_rebased")
 
-    def in_index(self, index: Literal["sp500", "sp400", "sp600", "sp1500"],
-                 members: pd.DataFrame | None = None) -> pd.DataFrame:  # fmt: skip
+    def in_index(
+        self, index: Literal["sp500", "sp400", "sp600", "sp1500"], members: pd.DataFrame | None = None
+    ) -> pd.DataFrame:
         """The panel's rows whose ticker was a member of ``index`` on the row's own date (no survivorship).
 
         A company is kept from the day it joined to the day it left, dead companies included (their rows stop
@@ -339,8 +343,11 @@ class FdsAccessor:
             rules.update(how)
         elif how is not None:
             rules.update({c: how for c in df.columns if c not in _LABELS and _is_number(df[c])})
-        keys = [pd.Grouper(level="ticker"), pd.Grouper(level=date, freq=rule)] if _has_ticker(df) else \
-            [pd.Grouper(level=date, freq=rule)]  # fmt: skip
+        keys = (
+            [pd.Grouper(level="ticker"), pd.Grouper(level=date, freq=rule)]
+            if _has_ticker(df)
+            else [pd.Grouper(level=date, freq=rule)]
+        )
         labels = [c for c in ("basis", "adjusted_as_of", "price_source") if c in df.columns]
         work = df
         if labels:  # each row: does it start another series than the ticker's row before it?
@@ -525,8 +532,9 @@ class FdsAccessor:
             _say_if_mostly_missing(self._df, name, "forward_returns")
         return _factors.forward_returns(self._df, horizons, name, to_last_price=to_last_price, freq=freq, breaks=breaks)
 
-    def rank_ic(self, factor: str, forward: str | list[str], *, summary: bool = False, min_dates: int = 12,
-                min_names: int = 10) -> pd.DataFrame:  # fmt: skip
+    def rank_ic(
+        self, factor: str, forward: str | list[str], *, summary: bool = False, min_dates: int = 12, min_names: int = 10
+    ) -> pd.DataFrame:
         """Per-date Spearman rank IC of a factor column with forward-return columns (see :mod:`fdkit.research.factors`).
 
         Args:
@@ -650,8 +658,9 @@ class FdsAccessor:
         """
         return _factors.quantile_returns(self._df, factor, forward, n, cumulative=cumulative)
 
-    def screen(self, filters: list[dict[str, Any]] | None = None, *, fiscal_period: str | None = None,
-               **kwargs: Any) -> pd.DataFrame:  # fmt: skip
+    def screen(
+        self, filters: list[dict[str, Any]] | None = None, *, fiscal_period: str | None = None, **kwargs: Any
+    ) -> pd.DataFrame:
         """Keep the rows passing every filter (AND), sorted by ticker: the service screener's semantics.
 
         A screen compares companies on one fiscal period: ``fiscal_period="FY2016"`` keeps that period's rows

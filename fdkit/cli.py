@@ -25,11 +25,15 @@ from fdkit.errors import suggest
 __all__ = ["main"]
 
 
-def _announce(args: argparse.Namespace, names: list[str], data: str | os.PathLike[str], port: int,
-              first_key: str | None) -> None:  # fmt: skip
+def _announce(
+    args: argparse.Namespace, names: list[str], data: str | os.PathLike[str], port: int, first_key: str | None
+) -> None:
     """The startup lines of ``fdkit serve``: the lake, the data packages' datasets, a generated key."""
-    print(f"fdkit serve: {len(names)} datasets from {data} on http://{args.host}:{port}"
-          f"{f' ({args.workers} worker processes)' if args.workers > 1 else ''}", file=sys.stderr)  # fmt: skip
+    print(
+        f"fdkit serve: {len(names)} datasets from {data} on http://{args.host}:{port}"
+        f"{f' ({args.workers} worker processes)' if args.workers > 1 else ''}",
+        file=sys.stderr,
+    )
     for line in _package_lines(data):
         print(f"fdkit serve: {line}", file=sys.stderr)
     if not args.keys and not os.environ.get("FDKIT_SERVER_KEYS"):
@@ -75,25 +79,36 @@ def _serve(args: argparse.Namespace) -> int:
     _announce(args, names, data, port, keys.first)
     # keep-alive connections idle for 5 s are closed; headers are capped by the HTTP parser (httptools/h11); a
     # connection that does not send a whole request head within FDKIT_HEADER_TIMEOUT (10 s) is closed
-    common = {"log_level": args.log_level, "access_log": False, "timeout_keep_alive": 5,
-              "http": "fdkit.server.protocol:HttpProtocol"}  # fmt: skip
+    common = {
+        "log_level": args.log_level,
+        "access_log": False,
+        "timeout_keep_alive": 5,
+        "http": "fdkit.server.protocol:HttpProtocol",
+    }
     if args.workers > 1:
         # worker processes build their own app from the environment, sharing one listening socket, the keys and
         # the cursor secret (a cursor one worker issues opens on any other)
-        os.environ.update({"FDKIT_DATA": str(data), "FDKIT_PUBLIC_URL": public,
-                           "FDKIT_SERVER_KEYS": ",".join(f"{k}:{p}" for k, p in keys.plans.items()),
-                           "FDKIT_CURSOR_SECRET": secret or secrets.token_urlsafe(48),
-                           "FDKIT_SERVER_MEMORY": str(memory)})  # fmt: skip
+        os.environ.update(
+            {
+                "FDKIT_DATA": str(data),
+                "FDKIT_PUBLIC_URL": public,
+                "FDKIT_SERVER_KEYS": ",".join(f"{k}:{p}" for k, p in keys.plans.items()),
+                "FDKIT_CURSOR_SECRET": secret or secrets.token_urlsafe(48),
+                "FDKIT_SERVER_MEMORY": str(memory),
+            }
+        )
         if args.allow_short_keys:
             os.environ["FDKIT_ALLOW_SHORT_KEYS"] = "1"
         # uvicorn binds the port itself: a socket handed over by descriptor is taken for a Unix socket, and its
         # TCP connections then wait on delayed acknowledgements (40 ms a request, measured)
         sock.close()
-        uvicorn.run("fdkit.server.app:app_from_env", factory=True, workers=args.workers, host=args.host, port=port,
-                    **common)  # fmt: skip
+        uvicorn.run(
+            "fdkit.server.app:app_from_env", factory=True, workers=args.workers, host=args.host, port=port, **common
+        )
         return 0
-    app = create_app(data, keys, public_url=public, cursor_secret=secret.encode() if secret else None,
-                     memory_bytes=memory)  # fmt: skip
+    app = create_app(
+        data, keys, public_url=public, cursor_secret=secret.encode() if secret else None, memory_bytes=memory
+    )
     uvicorn.Server(uvicorn.Config(app, **common)).run(sockets=[sock])
     return 0
 
@@ -125,12 +140,16 @@ def _package_lines(data: str | os.PathLike[str]) -> list[str]:
         # a bundled dataset the package holds too is served as one (fdkit-history's S&P 500 bars in prices)
         joined = sorted(own & set(list_datasets(package.root)))
         rows = f"; and rows of the bundled {', '.join(joined)}" if joined else ""
-        lines.append(f"{len(served)} datasets from the installed data package {package} ({package.root}): "
-                     f"{', '.join(served)}{rows}")  # fmt: skip
+        lines.append(
+            f"{len(served)} datasets from the installed data package {package} ({package.root}): "
+            f"{', '.join(served)}{rows}"
+        )
     if not reader.packages and data_packages():
         names, many = ", ".join(str(p) for p in data_packages()), len(data_packages()) > 1
-        lines.append(f"the installed data package{'s' if many else ''} {names} {'are' if many else 'is'} not served "
-                     f"over {data} (only over the bundled lake)")  # fmt: skip
+        lines.append(
+            f"the installed data package{'s' if many else ''} {names} {'are' if many else 'is'} not served "
+            f"over {data} (only over the bundled lake)"
+        )
     return lines
 
 
@@ -171,8 +190,10 @@ def _demo(args: argparse.Namespace) -> int:
         cutoff = pd.Timestamp(args.end_date) - pd.DateOffset(months=18)
         old = latest.index.get_level_values("report_period") < cutoff
         for ticker, period_end in latest.index[old]:
-            print(f"  (the latest annual statement of {ticker} in this service's data is for {period_end:%Y-%m-%d}, "
-                  f"older than the price window: not shown)")  # fmt: skip
+            print(
+                f"  (the latest annual statement of {ticker} in this service's data is for {period_end:%Y-%m-%d}, "
+                f"older than the price window: not shown)"
+            )
         latest = latest[~old]
         money = {"revenue": "revenue_bn", "net_income": "net_income_bn"}
         table = latest[[c for c in money if c in latest.columns]].div(1e9).rename(columns=money)
@@ -189,8 +210,9 @@ def _demo(args: argparse.Namespace) -> int:
         raise RuntimeError("the Parquet round trip changed the price frame")
     total = prices.fds.total_return()  # dividends put back: performance is total return
     # the legend lists the tickers as the title does (the order asked for)
-    ax = total.fds.plot(column="tr_close", rebase=100, order=tickers,
-                        title=f"{', '.join(tickers)}: total return, dividends reinvested")  # fmt: skip
+    ax = total.fds.plot(
+        column="tr_close", rebase=100, order=tickers, title=f"{', '.join(tickers)}: total return, dividends reinvested"
+    )
     png = out / "performance.png"
     figure = ax.get_figure(root=True)
     if figure is None:  # pragma: no cover - .fds.plot always draws on a figure
@@ -273,8 +295,9 @@ def _screen_one_fiscal_period(params: dict[str, Any], fiscal_period: str) -> Any
 
     period = params.get("period") or "ttm"
     known_by = {"as_of": params["filing_date_lte"]} if params.get("filing_date_lte") else {}
-    every = fdkit.financials(fdkit.available("balance_sheets"), period=period, limit=None, errors="ignore",
-                             progress=False, **known_by)  # fmt: skip
+    every = fdkit.financials(
+        fdkit.available("balance_sheets"), period=period, limit=None, errors="ignore", progress=False, **known_by
+    )
     filters = list(params.get("filters") or [])
     if params.get("currency"):
         filters.append({"field": "currency", "operator": "eq", "value": params["currency"]})
@@ -295,9 +318,12 @@ def _say_period_mix(df: Any, period: str) -> None:
     labels = [f"{d.year}-Q{d.quarter}" if period == "quarterly" else str(d.year) for d in ends]
     counts = {k: labels.count(k) for k in sorted(set(labels))}
     if len(counts) > 1:
-        print(f"fdkit: note: each row is its company's latest {period} report, and their periods end in "
-              f"{fiscal_periods_text(counts)}: to compare one fiscal year pass --fiscal-period FY2016 (Python: "
-              f".fds.screen(..., fiscal_period='FY2016'))", file=sys.stderr)  # fmt: skip
+        print(
+            f"fdkit: note: each row is its company's latest {period} report, and their periods end in "
+            f"{fiscal_periods_text(counts)}: to compare one fiscal year pass --fiscal-period FY2016 (Python: "
+            f".fds.screen(..., fiscal_period='FY2016'))",
+            file=sys.stderr,
+        )
 
 
 def _check_output(out: str) -> None:
@@ -321,13 +347,22 @@ def _mirror(args: argparse.Namespace) -> int:
     """``fdkit mirror``: copy datasets into a lake of Delta tables (resumable)."""
     from fdkit.mirror import mirror
 
-    report = mirror(args.tickers, args.datasets, args.out, start_date=args.start_date, end_date=args.end_date,
-                    force=args.force, progress=None)  # fmt: skip
+    report = mirror(
+        args.tickers,
+        args.datasets,
+        args.out,
+        start_date=args.start_date,
+        end_date=args.end_date,
+        force=args.force,
+        progress=None,
+    )
     for (name, ticker), msg in sorted(report.failed.items()):
         print(f"failed {name} {ticker}: {msg}", file=sys.stderr)
     rows = ", ".join(f"{k} {v:,}" for k, v in sorted(report.rows.items())) or "nothing new"
-    print(f"mirrored {len(report.done)} (dataset, ticker) pairs into {args.out} ({rows}); "
-          f"{len(report.skipped)} already there; {len(report.failed)} failed")  # fmt: skip
+    print(
+        f"mirrored {len(report.done)} (dataset, ticker) pairs into {args.out} ({rows}); "
+        f"{len(report.skipped)} already there; {len(report.failed)} failed"
+    )
     return 0 if not report.failed or report.done else 1
 
 
@@ -344,13 +379,26 @@ def _listen(args: argparse.Namespace) -> int:
         raise _UsageError("give --secret or set FDKIT_WEBHOOK_SECRET")
     if args.max_body_bytes < 1 or (args.body_timeout is not None and args.body_timeout <= 0):
         raise _UsageError("--max-body-bytes and --body-timeout must be positive")
-    app = create_receiver(args.lake, secret, tolerance=args.tolerance, max_body_bytes=args.max_body_bytes,
-                          body_timeout=BODY_TIMEOUT if args.body_timeout is None else args.body_timeout)  # fmt: skip
+    app = create_receiver(
+        args.lake,
+        secret,
+        tolerance=args.tolerance,
+        max_body_bytes=args.max_body_bytes,
+        body_timeout=BODY_TIMEOUT if args.body_timeout is None else args.body_timeout,
+    )
     print(f"fdkit webhooks: landing events in {args.lake} on http://{args.host}:{args.port}/", file=sys.stderr)
     # as `fdkit serve`: a connection that sends no whole request head within FDKIT_HEADER_TIMEOUT seconds is
     # closed, an idle keep-alive one after 5 s; the body has --body-timeout seconds (the app answers 408)
-    uvicorn.run(app, host=args.host, port=args.port, log_level="warning", access_log=False, http=HTTP_PROTOCOL,
-                timeout_keep_alive=5, backlog=2048)  # fmt: skip
+    uvicorn.run(
+        app,
+        host=args.host,
+        port=args.port,
+        log_level="warning",
+        access_log=False,
+        http=HTTP_PROTOCOL,
+        timeout_keep_alive=5,
+        backlog=2048,
+    )
     return 0
 
 
@@ -364,8 +412,9 @@ def _replay(args: argparse.Namespace) -> int:
     dests = _destinations(load_destinations, args.destinations)
     data = args.data or default_data_dir()
     require_lake(data)
-    events = events_from_lake(data, since=args.since, until=args.until, livemode=not args.test,
-                              base_url=_public_url(args))  # fmt: skip
+    events = events_from_lake(
+        data, since=args.since, until=args.until, livemode=not args.test, base_url=_public_url(args)
+    )
     total = sum(1 for d in dests for e in events if d.wants(e["type"]))
     last = [time.monotonic()]
 
@@ -373,12 +422,17 @@ def _replay(args: argparse.Namespace) -> int:
         now = time.monotonic()
         if now - last[0] >= 2.0 or done == total:
             last[0] = now
-            print(f"fdkit events: {done}/{total} deliveries finished ({len(report.acked)} acknowledged, "
-                  f"{len(report.failed)} failed)", file=sys.stderr)  # fmt: skip
+            print(
+                f"fdkit events: {done}/{total} deliveries finished ({len(report.acked)} acknowledged, "
+                f"{len(report.failed)} failed)",
+                file=sys.stderr,
+            )
 
     report = deliver(events, dests, log=args.log, deadline=args.deadline, progress=progress)
-    print(f"replayed {len(events)} events to {len(dests)} destination(s): {len(report.acked)} acknowledged, "
-          f"{len(report.failed)} failed, {sum(report.attempts.values())} attempts")  # fmt: skip
+    print(
+        f"replayed {len(events)} events to {len(dests)} destination(s): {len(report.acked)} acknowledged, "
+        f"{len(report.failed)} failed, {sum(report.attempts.values())} attempts"
+    )
     if report.failed:
         first = next(iter(report.failed.values()))
         print(f"fdkit events: {len(report.failed)} event(s) not delivered; first: {first}", file=sys.stderr)
@@ -394,8 +448,11 @@ def _public_url(args: argparse.Namespace) -> str:
 
 
 def _public_url_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--public-url", help="base URL of the service the events' URLs point at (default "
-                        "$FDKIT_PUBLIC_URL, else http://127.0.0.1:8000)")  # fmt: skip
+    parser.add_argument(
+        "--public-url",
+        help="base URL of the service the events' URLs point at (default "
+        "$FDKIT_PUBLIC_URL, else http://127.0.0.1:8000)",
+    )
 
 
 def _destinations(load, path: str):
@@ -430,8 +487,10 @@ def _test_events(args: argparse.Namespace) -> int:
         latest[t] = make_event(family, example_payload(family), livemode=False)
     report = deliver([latest[t] for t in wanted], dests, log=args.log)
     missing = ", ".join(examples) or "none"
-    print(f"sent {len(latest)} test event(s) ({len(examples)} from examples: the lake has no data for {missing}): "
-          f"{len(report.acked)} acknowledged, {len(report.failed)} failed")  # fmt: skip
+    print(
+        f"sent {len(latest)} test event(s) ({len(examples)} from examples: the lake has no data for {missing}): "
+        f"{len(report.acked)} acknowledged, {len(report.failed)} failed"
+    )
     return 0 if not report.failed else 1
 
 
@@ -466,8 +525,10 @@ def _lake(args: argparse.Namespace) -> int:
     failed = [r for r in results if r.violations]
     checked = [r for r in results if r.violations is not None]
     unchecked = [r for r in results if r.error]
-    print(f"{len(checked)} invariants checked, {len(failed)} failed, {len(unchecked)} not checked (errors above), "
-          f"{len(results) - len(checked) - len(unchecked)} skipped (datasets absent) in {root}")  # fmt: skip
+    print(
+        f"{len(checked)} invariants checked, {len(failed)} failed, {len(unchecked)} not checked (errors above), "
+        f"{len(results) - len(checked) - len(unchecked)} skipped (datasets absent) in {root}"
+    )
     return 1 if failed or unchecked else 0
 
 
@@ -480,8 +541,9 @@ def _require_lake_folder(root: str | os.PathLike[str], command: str, otherwise: 
         require_lake(root)
     except LakeError as exc:
         said = re.sub(r" \(set FDKIT_DATA or pass --data[^)]*\)$", "", str(exc))
-        raise _UsageError(f"{said} (give {command} a lake folder, such as one 'fdkit mirror --out DIR' "
-                          f"wrote{otherwise})") from None  # fmt: skip
+        raise _UsageError(
+            f"{said} (give {command} a lake folder, such as one 'fdkit mirror --out DIR' wrote{otherwise})"
+        ) from None
 
 
 def _maintain(args: argparse.Namespace) -> int:
@@ -554,8 +616,12 @@ def _limit(text: str) -> int | str:
 def _add_dataset_parser(sub: argparse._SubParsersAction, ep) -> None:
     p = sub.add_parser(ep.name, help=ep.summary, description=f"{ep.summary} ({ep.method} {ep.path})")
     if ep.ticker_param:
-        p.add_argument("positional_tickers", nargs="*", metavar=ep.ticker_param.upper(),
-                       help=f"{ep.ticker_param}(s); several are fetched concurrently")  # fmt: skip
+        p.add_argument(
+            "positional_tickers",
+            nargs="*",
+            metavar=ep.ticker_param.upper(),
+            help=f"{ep.ticker_param}(s); several are fetched concurrently",
+        )
     for param in ep.params:
         flag = "--" + param.name.replace("_", "-")
         note = ""
@@ -582,15 +648,22 @@ def _add_dataset_parser(sub: argparse._SubParsersAction, ep) -> None:
                 kw["nargs"] = "+"
         p.add_argument(flag, **kw)
     if ep.name == "screen":
-        p.add_argument("--fiscal-period", metavar="PERIOD",
-                       help="compare one fiscal period, e.g. FY2016 or 'Q3 2024' (Python: .fds.screen(fiscal_period="
-                       "...)): every company's statements of that period are screened on statement fields, every "
-                       "match kept unless --limit N; default: the service's screener, each company's latest "
-                       "period (a mix of years is said on stderr)")  # fmt: skip
+        p.add_argument(
+            "--fiscal-period",
+            metavar="PERIOD",
+            help="compare one fiscal period, e.g. FY2016 or 'Q3 2024' (Python: .fds.screen(fiscal_period="
+            "...)): every company's statements of that period are screened on statement fields, every "
+            "match kept unless --limit N; default: the service's screener, each company's latest "
+            "period (a mix of years is said on stderr)",
+        )
     p.add_argument("-o", "--output", help="file.parquet, file.csv, or - for CSV on stdout (default: print)")
-    p.add_argument("--errors", choices=["raise", "warn", "ignore"], default="raise",
-                   help="what to do when one of several tickers fails: raise (the default, rc 1), warn and "
-                   "write the others, ignore")  # fmt: skip
+    p.add_argument(
+        "--errors",
+        choices=["raise", "warn", "ignore"],
+        default="raise",
+        help="what to do when one of several tickers fails: raise (the default, rc 1), warn and "
+        "write the others, ignore",
+    )
     p.set_defaults(func=_get, dataset=ep.name)
 
 
@@ -621,53 +694,110 @@ def build_parser() -> argparse.ArgumentParser:
         if ep.kind != "listing":
             _add_dataset_parser(gsub, ep)
 
-    m = sub.add_parser("mirror", help="copy datasets into a lake of Delta tables (resumable)",
-                       description="Download datasets from the configured service into a lake that "
-                       "'fdkit serve --data LAKE' answers from.")  # fmt: skip
-    m.add_argument("--tickers", nargs="+", required=True, metavar="TICKER",
-                   help="the tickers to download, separated by spaces (AAPL MSFT); each dataset is fetched for "
-                   "each ticker, a ticker the service lacks is reported and the others go on")  # fmt: skip
-    m.add_argument("--datasets", nargs="+", required=True, choices=sorted(MIRRORABLE), metavar="DATASET",
-                   help=f"any of: {', '.join(sorted(MIRRORABLE))} (price_history: from a service that has "
-                   "it, e.g. the embedded default with fdkit-history installed)")  # fmt: skip
+    m = sub.add_parser(
+        "mirror",
+        help="copy datasets into a lake of Delta tables (resumable)",
+        description="Download datasets from the configured service into a lake that "
+        "'fdkit serve --data LAKE' answers from.",
+    )
+    m.add_argument(
+        "--tickers",
+        nargs="+",
+        required=True,
+        metavar="TICKER",
+        help="the tickers to download, separated by spaces (AAPL MSFT); each dataset is fetched for "
+        "each ticker, a ticker the service lacks is reported and the others go on",
+    )
+    m.add_argument(
+        "--datasets",
+        nargs="+",
+        required=True,
+        choices=sorted(MIRRORABLE),
+        metavar="DATASET",
+        help=f"any of: {', '.join(sorted(MIRRORABLE))} (price_history: from a service that has "
+        "it, e.g. the embedded default with fdkit-history installed)",
+    )
     m.add_argument("--out", required=True, help="lake directory")
-    m.add_argument("--start-date", type=_date, default="1990-01-01",
-                   help="first day of prices, crypto_prices and price_history (default 1990-01-01)")  # fmt: skip
-    m.add_argument("--end-date", type=_date, default=None,
-                   help="last day of prices, crypto_prices and price_history (default today)")  # fmt: skip
+    m.add_argument(
+        "--start-date",
+        type=_date,
+        default="1990-01-01",
+        help="first day of prices, crypto_prices and price_history (default 1990-01-01)",
+    )
+    m.add_argument(
+        "--end-date",
+        type=_date,
+        default=None,
+        help="last day of prices, crypto_prices and price_history (default today)",
+    )
     m.add_argument("--force", action="store_true", help="refetch pairs the lake already has")
     m.set_defaults(func=_mirror)
 
-    s = sub.add_parser("serve", help="serve the Financial Data Service over a Parquet lake",
-                       description="Serve the Financial Data Service API over a Parquet lake.")  # fmt: skip
-    s.add_argument("--data", help="lake directory or s3://bucket/prefix URL (endpoint, credentials and region from "
-                   "the AWS environment variables; default: FDKIT_DATA, else the bundled reference data)")  # fmt: skip
+    s = sub.add_parser(
+        "serve",
+        help="serve the Financial Data Service over a Parquet lake",
+        description="Serve the Financial Data Service API over a Parquet lake.",
+    )
+    s.add_argument(
+        "--data",
+        help="lake directory or s3://bucket/prefix URL (endpoint, credentials and region from "
+        "the AWS environment variables; default: FDKIT_DATA, else the bundled reference data)",
+    )
     s.add_argument("--host", default="127.0.0.1", help="interface to bind (default 127.0.0.1)")
     s.add_argument("--port", type=_port, default=8000, help="TCP port, 1-65535, or 0 for any free port (default 8000)")
     s.add_argument("--keys", help="keys file: one key per line, optionally followed by a plan (pro|free)")
-    s.add_argument("--log-level", default="warning", choices=["debug", "info", "warning", "error"],
-                   help="the server's log level (default warning)")  # fmt: skip
-    s.add_argument("--public-url", help="base URL clients reach the service at (default http://HOST:PORT); "
-                   "next_page_url links are built on it, never on a request's Host header")  # fmt: skip
-    s.add_argument("--cursor-secret", help="HMAC key of the pagination cursors, >= 32 characters, shared by workers "
-                   "and restarts (or FDKIT_CURSOR_SECRET; default: random per process)")  # fmt: skip
+    s.add_argument(
+        "--log-level",
+        default="warning",
+        choices=["debug", "info", "warning", "error"],
+        help="the server's log level (default warning)",
+    )
+    s.add_argument(
+        "--public-url",
+        help="base URL clients reach the service at (default http://HOST:PORT); "
+        "next_page_url links are built on it, never on a request's Host header",
+    )
+    s.add_argument(
+        "--cursor-secret",
+        help="HMAC key of the pagination cursors, >= 32 characters, shared by workers "
+        "and restarts (or FDKIT_CURSOR_SECRET; default: random per process)",
+    )
     s.add_argument("--allow-short-keys", action="store_true", help="accept keys shorter than 16 characters")
-    s.add_argument("--workers", type=int, default=1, help="worker processes sharing the port (default 1; each "
-                   "reads the lake and keeps its own memo)")  # fmt: skip
-    s.add_argument("--memory", default=os.environ.get("FDKIT_SERVER_MEMORY") or "1GB",
-                   help="lake data kept in memory per process, e.g. 512MB or 4GB (default 1GB, or "
-                   "FDKIT_SERVER_MEMORY); the least recently used is dropped first")  # fmt: skip
+    s.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help="worker processes sharing the port (default 1; each reads the lake and keeps its own memo)",
+    )
+    s.add_argument(
+        "--memory",
+        default=os.environ.get("FDKIT_SERVER_MEMORY") or "1GB",
+        help="lake data kept in memory per process, e.g. 512MB or 4GB (default 1GB, or "
+        "FDKIT_SERVER_MEMORY); the least recently used is dropped first",
+    )
     s.set_defaults(func=_serve)
 
-    d = sub.add_parser("demo", help="the main job: a price panel, statements, ratios, a Parquet file and a plot",
-                       description="Fetch a price panel and statements (embedded service by default), print "
-                       "tables, save a Parquet file and a performance plot.")  # fmt: skip
-    d.add_argument("--tickers", nargs="+", default=["AAPL", "MSFT", "NVDA", "GOOGL"], metavar="TICKER",
-                   help="the panel's tickers (default: AAPL MSFT NVDA GOOGL)")  # fmt: skip
+    d = sub.add_parser(
+        "demo",
+        help="the main job: a price panel, statements, ratios, a Parquet file and a plot",
+        description="Fetch a price panel and statements (embedded service by default), print "
+        "tables, save a Parquet file and a performance plot.",
+    )
+    d.add_argument(
+        "--tickers",
+        nargs="+",
+        default=["AAPL", "MSFT", "NVDA", "GOOGL"],
+        metavar="TICKER",
+        help="the panel's tickers (default: AAPL MSFT NVDA GOOGL)",
+    )
     # the latest two years of as-traded bars (the S&P 500 source's last session is 2026-03-13)
     d.add_argument("--start-date", type=_date, default="2024-03-13", help="first day (default 2024-03-13)")
-    d.add_argument("--end-date", type=_date, default="2026-03-13",
-                   help="last day (default 2026-03-13, the bundled bars' last session)")  # fmt: skip
+    d.add_argument(
+        "--end-date",
+        type=_date,
+        default="2026-03-13",
+        help="last day (default 2026-03-13, the bundled bars' last session)",
+    )
     d.add_argument("--out", default="out", help="output folder (default ./out)")
     d.set_defaults(func=_demo)
 
@@ -679,11 +809,19 @@ def build_parser() -> argparse.ArgumentParser:
     li.add_argument("--secret", help="signing secret (or FDKIT_WEBHOOK_SECRET)")
     li.add_argument("--lake", required=True, help="lake directory events land in")
     li.add_argument("--tolerance", type=int, default=300, help="max signature age in seconds (default 300)")
-    li.add_argument("--max-body-bytes", type=int, default=4 * 2**20,
-                    help="largest delivery accepted, in bytes (413 beyond; default 4 MiB)")  # fmt: skip
-    li.add_argument("--body-timeout", type=float, default=None,
-                    help="seconds a delivery's body may take after its headers (408 beyond; default "
-                         "FDKIT_BODY_TIMEOUT or 10); headers have FDKIT_HEADER_TIMEOUT seconds (10)")  # fmt: skip
+    li.add_argument(
+        "--max-body-bytes",
+        type=int,
+        default=4 * 2**20,
+        help="largest delivery accepted, in bytes (413 beyond; default 4 MiB)",
+    )
+    li.add_argument(
+        "--body-timeout",
+        type=float,
+        default=None,
+        help="seconds a delivery's body may take after its headers (408 beyond; default "
+        "FDKIT_BODY_TIMEOUT or 10); headers have FDKIT_HEADER_TIMEOUT seconds (10)",
+    )
     li.set_defaults(func=_listen)
 
     e = sub.add_parser("events", help="webhook events from the lake")
@@ -713,9 +851,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     lk = sub.add_parser("lake", help="check or maintain a lake", description="Check or maintain a lake.")
     lsub = lk.add_subparsers(dest="action", required=True, parser_class=_Parser)
-    lv = lsub.add_parser("validate", help="run the data invariants (exit 1 on any violation)",
-                         description="Run the data invariants of fdkit.lake.validate on a lake: one line per invariant "
-                         "with its violation count; exit 1 on any violation.")  # fmt: skip
+    lv = lsub.add_parser(
+        "validate",
+        help="run the data invariants (exit 1 on any violation)",
+        description="Run the data invariants of fdkit.lake.validate on a lake: one line per invariant "
+        "with its violation count; exit 1 on any violation.",
+    )
     lv.add_argument("dir", nargs="?", help="lake directory (default: the bundled reference data)")
     lv.add_argument("--only", nargs="+", metavar="INVARIANT", help="run only these invariants")
     lv.add_argument("--examples", action="store_true", help="print the first violating rows of each failure")
@@ -740,16 +881,24 @@ def build_parser() -> argparse.ArgumentParser:
         lm.set_defaults(func=_maintain)
     c = sub.add_parser("cache", help="inspect or clear the on-disk HTTP cache")
     csub = c.add_subparsers(dest="action", required=True, metavar="ACTION", parser_class=_Parser)
-    for action, about in (("info", "one line per cache file: its namespace, answers, size and path"),
-                          ("clear", "remove every cache file (the next calls fetch again)")):  # fmt: skip
+    for action, about in (
+        ("info", "one line per cache file: its namespace, answers, size and path"),
+        ("clear", "remove every cache file (the next calls fetch again)"),
+    ):
         ca = csub.add_parser(action, help=about, description=about[0].upper() + about[1:] + ".")
         ca.add_argument("--cache-dir", help="cache directory (default: $FDKIT_CACHE_DIR or the user cache dir)")
         ca.set_defaults(func=_cache)
     return p
 
 
-def _one_line_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int,
-                      file: TextIO | None = None, line: str | None = None) -> None:  # fmt: skip
+def _one_line_warning(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: TextIO | None = None,
+    line: str | None = None,
+) -> None:
     """A warning as the command line says it: ``fdkit: warning: <message>`` on stderr, one line, no source frame."""
     from fdkit.errors import redact
 

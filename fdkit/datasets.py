@@ -89,12 +89,14 @@ def financials(
         >>> {"revenue", "total_assets", "free_cash_flow"} <= set(df.columns)
         True
     """
-    return compound.financials(client or default_client(), ticker, period, limit, errors=errors, progress=progress,
-                               **filters)  # fmt: skip
+    return compound.financials(
+        client or default_client(), ticker, period, limit, errors=errors, progress=progress, **filters
+    )
 
 
-def filing_exhibits(ticker: str, filing_type: str, year: int, *, client: Client | None = None,
-                    **params: Any) -> pd.DataFrame:  # fmt: skip
+def filing_exhibits(
+    ticker: str, filing_type: str, year: int, *, client: Client | None = None, **params: Any
+) -> pd.DataFrame:
     """Exhibits of a filing (with their text), one row per exhibit.
 
     Args:

@@ -290,8 +290,13 @@ class MissingPayloadError(FdkitError):
         """
         keys = [str(k) for k in body] if isinstance(body, dict) else []
         has = ", ".join(keys[:12]) + (", ..." if len(keys) > 12 else "") if keys else "none"
-        return cls(f"the answer of {path} has no {key!r} key (its keys: {has}); is the base URL a Financial Data "
-                   "Service?", key=key, keys=keys, error="Missing payload", path=path)  # fmt: skip
+        return cls(
+            f"the answer of {path} has no {key!r} key (its keys: {has}); is the base URL a Financial Data Service?",
+            key=key,
+            keys=keys,
+            error="Missing payload",
+            path=path,
+        )
 
 
 class ConfigurationError(FdkitError, ValueError):

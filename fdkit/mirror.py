@@ -45,8 +45,10 @@ PROJECTION_EVERY = 256
 
 #: datasets a mirror can copy (per ticker), with the requests that fetch everything the service has
 MIRRORABLE: dict[str, list[dict[str, Any]]] = {
-    **{name: [{"period": p, "limit": 100_000} for p in ("annual", "quarterly", "ttm")]
-       for name in ("income_statements", "balance_sheets", "cash_flow_statements", "financial_metrics")},
+    **{
+        name: [{"period": p, "limit": 100_000} for p in ("annual", "quarterly", "ttm")]
+        for name in ("income_statements", "balance_sheets", "cash_flow_statements", "financial_metrics")
+    },
     "segmented_revenues": [{"period": p, "limit": 100_000} for p in ("annual", "quarterly")],
     "prices": [],  # date windows, see _price_windows
     "crypto_prices": [],
@@ -59,7 +61,7 @@ MIRRORABLE: dict[str, list[dict[str, Any]]] = {
     "company_facts": [{}],
     "analyst_estimates": [{"period": p, "limit": 1000} for p in ("annual", "quarterly")],
     "earnings": [{"limit": 1000}],
-}  # fmt: skip
+}
 
 
 @dataclass
@@ -164,9 +166,19 @@ def mirror(
     return report
 
 
-def _mirror_pairs(pairs: list[tuple[str, str]], lake: Path, c: Client, manifest: dict[str, list[str]],
-                  manifest_path: Path, report: MirrorReport, start_date: str, end: str, force: bool,
-                  progress: bool | None, written: dict[str, int]) -> None:  # fmt: skip
+def _mirror_pairs(
+    pairs: list[tuple[str, str]],
+    lake: Path,
+    c: Client,
+    manifest: dict[str, list[str]],
+    manifest_path: Path,
+    report: MirrorReport,
+    start_date: str,
+    end: str,
+    force: bool,
+    progress: bool | None,
+    written: dict[str, int],
+) -> None:
     """Mirror each pair: one commit per (dataset, ticker), the manifest written after each."""
     from fdkit.client.paging import progress_bar, progress_enabled
 

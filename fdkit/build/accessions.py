@@ -45,12 +45,18 @@ def known_filings(index: pd.DataFrame, reports: pd.DataFrame) -> pd.DataFrame:
     """
     frames = []
     if len(index):
-        frames.append(pd.DataFrame({
-            "ticker": index["ticker"], "accession_number": index["accessionNumber"], "form": index["form"],
-            "filing_date": pd.to_datetime(index["filingDate"]),
-            "report_date": pd.to_datetime(index["reportDate"].where(index["reportDate"].fillna("") != "")),
-            "source": "submissions",
-        }))  # fmt: skip
+        frames.append(
+            pd.DataFrame(
+                {
+                    "ticker": index["ticker"],
+                    "accession_number": index["accessionNumber"],
+                    "form": index["form"],
+                    "filing_date": pd.to_datetime(index["filingDate"]),
+                    "report_date": pd.to_datetime(index["reportDate"].where(index["reportDate"].fillna("") != "")),
+                    "source": "submissions",
+                }
+            )
+        )
     if len(reports):
         cf = reports[(reports["source"] == "companyfacts") & reports["accn"].notna()]
         cf = cf.assign(filed=pd.to_datetime(cf["filed"]), end=pd.to_datetime(cf["end"]))
@@ -58,10 +64,18 @@ def known_filings(index: pd.DataFrame, reports: pd.DataFrame) -> pd.DataFrame:
         # it is a forecast or a mistagged date, never the period the filing reports)
         period = cf[cf["start"].notna() & (cf["end"] < cf["filed"])].groupby("accn")["end"].max()
         one = cf.drop_duplicates(["ticker", "accn"]).sort_values(["ticker", "accn"], kind="stable")
-        frames.append(pd.DataFrame({
-            "ticker": one["ticker"], "accession_number": one["accn"], "form": one["form"],
-            "filing_date": one["filed"], "report_date": one["accn"].map(period), "source": "companyfacts",
-        }))  # fmt: skip
+        frames.append(
+            pd.DataFrame(
+                {
+                    "ticker": one["ticker"],
+                    "accession_number": one["accn"],
+                    "form": one["form"],
+                    "filing_date": one["filed"],
+                    "report_date": one["accn"].map(period),
+                    "source": "companyfacts",
+                }
+            )
+        )
     if not frames:
         return pd.DataFrame(columns=KNOWN_COLUMNS)
     out = pd.concat(frames, ignore_index=True)
@@ -106,8 +120,9 @@ def accession_of(
     """
     if not len(known) or filing_date is None or pd.isna(filing_date):
         return None
-    hit = known[(known["ticker"] == ticker) & (known["form"] == form)
-                & (known["filing_date"] == pd.Timestamp(filing_date))]  # fmt: skip
+    hit = known[
+        (known["ticker"] == ticker) & (known["form"] == form) & (known["filing_date"] == pd.Timestamp(filing_date))
+    ]
     if report_date is not None and len(hit):
         period = pd.Timestamp(report_date)
         hit = hit[hit["report_date"].isna() | (hit["report_date"] == period)]

@@ -163,8 +163,9 @@ def adjust_facts_for_splits(facts: pd.DataFrame, splits: pd.DataFrame) -> pd.Dat
 CIK_REGISTERED_AFTER_WINDOW = 1_700_000
 
 
-def company_ciks(sec_tickers: pd.DataFrame, members: pd.DataFrame, universe: pd.DataFrame,
-                 served: pd.DataFrame | None = None) -> dict[str, str]:  # fmt: skip
+def company_ciks(
+    sec_tickers: pd.DataFrame, members: pd.DataFrame, universe: pd.DataFrame, served: pd.DataFrame | None = None
+) -> dict[str, str]:
     """Ticker -> 10-digit CIK: the universe file, the S&P 500 list, then the SEC ticker file; the filer's where known.
 
     The lists give today's registrant. Where the SEC's ticker file (a snapshot older than the lists) names the same
@@ -201,8 +202,12 @@ def company_ciks(sec_tickers: pd.DataFrame, members: pd.DataFrame, universe: pd.
     """
     out: dict[str, str] = {}
     sec: dict[str, tuple[str, str]] = {}
-    for t, c, title in zip(sec_tickers["ticker"].str.replace(".", "-", regex=False), sec_tickers["cik"],
-                           sec_tickers.get("title", pd.Series("", index=sec_tickers.index)), strict=True):  # fmt: skip
+    for t, c, title in zip(
+        sec_tickers["ticker"].str.replace(".", "-", regex=False),
+        sec_tickers["cik"],
+        sec_tickers.get("title", pd.Series("", index=sec_tickers.index)),
+        strict=True,
+    ):
         sec.setdefault(t, (c.zfill(10), str(title)))
         out.setdefault(t, c.zfill(10))
     names: dict[str, str] = {}
@@ -219,7 +224,12 @@ def company_ciks(sec_tickers: pd.DataFrame, members: pd.DataFrame, universe: pd.
     if served is not None:
         for t, name in zip(served["ticker"].astype(str), served["name"], strict=True):
             filer = sec.get(t)
-            if (t not in names and filer is not None and out.get(t) == filer[0] and not same_name(name, filer[1])
-                    and int(filer[0]) >= CIK_REGISTERED_AFTER_WINDOW):  # fmt: skip
+            if (
+                t not in names
+                and filer is not None
+                and out.get(t) == filer[0]
+                and not same_name(name, filer[1])
+                and int(filer[0]) >= CIK_REGISTERED_AFTER_WINDOW
+            ):
                 del out[t]  # the file's holder of the symbol today registered after the company's filings
     return out

@@ -22,19 +22,32 @@ SEC = "https://www.sec.gov"
 # ---------------------------------------------------------------------------------------------------------
 CONCEPTS: dict[str, list[str]] = {
     # income statement (durations)
-    "revenue": ["Revenues", "RevenueFromContractWithCustomerExcludingAssessedTax", "SalesRevenueNet",
-                "RevenueFromContractWithCustomerIncludingAssessedTax", "SalesRevenueGoodsNet"],
-    "cost_of_revenue": ["CostOfGoodsAndServicesSold", "CostOfRevenue", "CostOfGoodsSold",
-                        "CostOfGoodsAndServiceExcludingDepreciationDepletionAndAmortization"],
+    "revenue": [
+        "Revenues",
+        "RevenueFromContractWithCustomerExcludingAssessedTax",
+        "SalesRevenueNet",
+        "RevenueFromContractWithCustomerIncludingAssessedTax",
+        "SalesRevenueGoodsNet",
+    ],
+    "cost_of_revenue": [
+        "CostOfGoodsAndServicesSold",
+        "CostOfRevenue",
+        "CostOfGoodsSold",
+        "CostOfGoodsAndServiceExcludingDepreciationDepletionAndAmortization",
+    ],
     "gross_profit": ["GrossProfit"],
-    "research_and_development": ["ResearchAndDevelopmentExpense",
-                                 "ResearchAndDevelopmentExpenseExcludingAcquiredInProcessCost"],
+    "research_and_development": [
+        "ResearchAndDevelopmentExpense",
+        "ResearchAndDevelopmentExpenseExcludingAcquiredInProcessCost",
+    ],
     "selling_general_and_administrative_expenses": ["SellingGeneralAndAdministrativeExpense"],
     "operating_expense": ["OperatingExpenses", "CostsAndExpenses"],
     "operating_income": ["OperatingIncomeLoss"],
     "interest_expense": ["InterestExpense", "InterestExpenseNonoperating", "InterestExpenseDebt"],
-    "pretax_income": ["IncomeLossFromContinuingOperationsBeforeIncomeTaxesExtraordinaryItemsNoncontrollingInterest",
-                      "IncomeLossFromContinuingOperationsBeforeIncomeTaxesMinorityInterestAndIncomeLossFromEquityMethodInvestments"],
+    "pretax_income": [
+        "IncomeLossFromContinuingOperationsBeforeIncomeTaxesExtraordinaryItemsNoncontrollingInterest",
+        "IncomeLossFromContinuingOperationsBeforeIncomeTaxesMinorityInterestAndIncomeLossFromEquityMethodInvestments",
+    ],
     "income_tax_expense": ["IncomeTaxExpenseBenefit"],
     "net_income_discontinued_operations": ["IncomeLossFromDiscontinuedOperationsNetOfTax"],
     "net_income_non_controlling_interests": ["NetIncomeLossAttributableToNoncontrollingInterest"],
@@ -50,20 +63,31 @@ CONCEPTS: dict[str, list[str]] = {
     # balance sheet (instants)
     "total_assets": ["Assets"],
     "current_assets": ["AssetsCurrent"],
-    "cash_and_equivalents": ["CashAndCashEquivalentsAtCarryingValue", "CashAndDueFromBanks",
-                             "CashCashEquivalentsRestrictedCashAndRestrictedCashEquivalents"],
+    "cash_and_equivalents": [
+        "CashAndCashEquivalentsAtCarryingValue",
+        "CashAndDueFromBanks",
+        "CashCashEquivalentsRestrictedCashAndRestrictedCashEquivalents",
+    ],
     "inventory": ["InventoryNet"],
-    "current_investments": ["MarketableSecuritiesCurrent", "AvailableForSaleSecuritiesDebtSecuritiesCurrent",
-                            "ShortTermInvestments"],
+    "current_investments": [
+        "MarketableSecuritiesCurrent",
+        "AvailableForSaleSecuritiesDebtSecuritiesCurrent",
+        "ShortTermInvestments",
+    ],
     "accounts_receivable": ["AccountsReceivableNetCurrent"],
     "nontrade_receivables": ["NontradeReceivablesCurrent"],
     "non_current_assets": ["AssetsNoncurrent"],
-    "property_plant_and_equipment": ["PropertyPlantAndEquipmentNet",
-                                     "PropertyPlantAndEquipmentAndFinanceLeaseRightOfUseAssetAfterAccumulatedDepreciationAndAmortization"],
+    "property_plant_and_equipment": [
+        "PropertyPlantAndEquipmentNet",
+        "PropertyPlantAndEquipmentAndFinanceLeaseRightOfUseAssetAfterAccumulatedDepreciationAndAmortization",
+    ],
     "goodwill": ["Goodwill"],
     "intangibles": ["IntangibleAssetsNetExcludingGoodwill", "FiniteLivedIntangibleAssetsNet"],
-    "non_current_investments": ["MarketableSecuritiesNoncurrent", "LongTermInvestments",
-                                "AvailableForSaleSecuritiesDebtSecuritiesNoncurrent"],
+    "non_current_investments": [
+        "MarketableSecuritiesNoncurrent",
+        "LongTermInvestments",
+        "AvailableForSaleSecuritiesDebtSecuritiesNoncurrent",
+    ],
     "outstanding_shares": ["CommonStockSharesOutstanding"],
     "tax_assets": ["DeferredIncomeTaxAssetsNet", "DeferredTaxAssetsNet"],
     "total_liabilities": ["Liabilities"],
@@ -76,25 +100,39 @@ CONCEPTS: dict[str, list[str]] = {
     "deposit_liabilities": ["Deposits"],
     "non_current_liabilities": ["LiabilitiesNoncurrent"],
     "non_current_debt": ["LongTermDebtNoncurrent", "LongTermDebtAndCapitalLeaseObligations"],
-    "tax_liabilities": ["AccruedIncomeTaxesNoncurrent", "DeferredTaxLiabilitiesNoncurrent",
-                        "DeferredIncomeTaxLiabilitiesNet"],
+    "tax_liabilities": [
+        "AccruedIncomeTaxesNoncurrent",
+        "DeferredTaxLiabilitiesNoncurrent",
+        "DeferredIncomeTaxLiabilitiesNet",
+    ],
     # equity including minority interest: assets = liabilities + equity holds with it
-    "shareholders_equity": ["StockholdersEquityIncludingPortionAttributableToNoncontrollingInterest",
-                            "StockholdersEquity"],
+    "shareholders_equity": [
+        "StockholdersEquityIncludingPortionAttributableToNoncontrollingInterest",
+        "StockholdersEquity",
+    ],
     "retained_earnings": ["RetainedEarningsAccumulatedDeficit"],
     "accumulated_other_comprehensive_income": ["AccumulatedOtherComprehensiveIncomeLossNetOfTax"],
     "liabilities_and_equity": ["LiabilitiesAndStockholdersEquity"],
     # cash flow (durations)
-    "depreciation_and_amortization": ["DepreciationDepletionAndAmortization", "DepreciationAmortizationAndOther",
-                                      "DepreciationAndAmortization", "Depreciation"],
+    "depreciation_and_amortization": [
+        "DepreciationDepletionAndAmortization",
+        "DepreciationAmortizationAndOther",
+        "DepreciationAndAmortization",
+        "Depreciation",
+    ],
     "share_based_compensation": ["ShareBasedCompensation", "AllocatedShareBasedCompensationExpense"],
     "net_cash_flow_from_operations": ["NetCashProvidedByUsedInOperatingActivities"],
     "capex_payments": ["PaymentsToAcquirePropertyPlantAndEquipment", "PaymentsToAcquireProductiveAssets"],
     "acquisitions_payments": ["PaymentsToAcquireBusinessesNetOfCashAcquired"],
-    "investment_payments": ["PaymentsToAcquireAvailableForSaleSecuritiesDebt", "PaymentsToAcquireInvestments",
-                            "PaymentsToAcquireMarketableSecurities"],
-    "investment_proceeds_maturities": ["ProceedsFromMaturitiesPrepaymentsAndCallsOfAvailableForSaleSecurities",
-                                       "ProceedsFromSaleMaturityAndCollectionsOfInvestments"],
+    "investment_payments": [
+        "PaymentsToAcquireAvailableForSaleSecuritiesDebt",
+        "PaymentsToAcquireInvestments",
+        "PaymentsToAcquireMarketableSecurities",
+    ],
+    "investment_proceeds_maturities": [
+        "ProceedsFromMaturitiesPrepaymentsAndCallsOfAvailableForSaleSecurities",
+        "ProceedsFromSaleMaturityAndCollectionsOfInvestments",
+    ],
     "investment_proceeds_sales": ["ProceedsFromSaleOfAvailableForSaleSecuritiesDebt"],
     "net_cash_flow_from_investing": ["NetCashProvidedByUsedInInvestingActivities"],
     "debt_issued": ["ProceedsFromIssuanceOfLongTermDebt"],
@@ -106,23 +144,51 @@ CONCEPTS: dict[str, list[str]] = {
     "net_cash_flow_from_financing": ["NetCashProvidedByUsedInFinancingActivities"],
     "change_in_cash_and_equivalents": [
         "CashCashEquivalentsRestrictedCashAndRestrictedCashEquivalentsPeriodIncreaseDecreaseIncludingExchangeRateEffect",
-        "CashAndCashEquivalentsPeriodIncreaseDecrease"],
+        "CashAndCashEquivalentsPeriodIncreaseDecrease",
+    ],
     "effect_of_exchange_rate_changes": [
         "EffectOfExchangeRateOnCashCashEquivalentsRestrictedCashAndRestrictedCashEquivalents",
-        "EffectOfExchangeRateOnCashAndCashEquivalents"],
-    "ending_cash_balance": ["CashCashEquivalentsRestrictedCashAndRestrictedCashEquivalents",
-                            "CashAndCashEquivalentsAtCarryingValue"],
-}  # fmt: skip
+        "EffectOfExchangeRateOnCashAndCashEquivalents",
+    ],
+    "ending_cash_balance": [
+        "CashCashEquivalentsRestrictedCashAndRestrictedCashEquivalents",
+        "CashAndCashEquivalentsAtCarryingValue",
+    ],
+}
 
 #: the fields that are period-end instants (balance-sheet stocks); every other field is a duration
 INSTANT_FIELDS = {
-    "total_assets", "current_assets", "cash_and_equivalents", "inventory", "current_investments", "accounts_receivable",
-    "nontrade_receivables", "non_current_assets", "property_plant_and_equipment", "goodwill", "intangibles",
-    "non_current_investments", "outstanding_shares", "tax_assets", "total_liabilities", "current_liabilities",
-    "debt_current", "long_term_debt_current", "commercial_paper", "trade_and_non_trade_payables", "deferred_revenue",
-    "deposit_liabilities", "non_current_liabilities", "non_current_debt", "tax_liabilities", "shareholders_equity",
-    "retained_earnings", "accumulated_other_comprehensive_income", "liabilities_and_equity", "ending_cash_balance",
-}  # fmt: skip
+    "total_assets",
+    "current_assets",
+    "cash_and_equivalents",
+    "inventory",
+    "current_investments",
+    "accounts_receivable",
+    "nontrade_receivables",
+    "non_current_assets",
+    "property_plant_and_equipment",
+    "goodwill",
+    "intangibles",
+    "non_current_investments",
+    "outstanding_shares",
+    "tax_assets",
+    "total_liabilities",
+    "current_liabilities",
+    "debt_current",
+    "long_term_debt_current",
+    "commercial_paper",
+    "trade_and_non_trade_payables",
+    "deferred_revenue",
+    "deposit_liabilities",
+    "non_current_liabilities",
+    "non_current_debt",
+    "tax_liabilities",
+    "shareholders_equity",
+    "retained_earnings",
+    "accumulated_other_comprehensive_income",
+    "liabilities_and_equity",
+    "ending_cash_balance",
+}
 #: share counts (multiplied by later splits; not additive over quarters)
 SHARE_COUNTS = {"weighted_average_shares", "weighted_average_shares_diluted"}
 #: the forms whose facts feed the statements
@@ -133,8 +199,12 @@ CONCEPT_ORDER = {c: i for f, cs in CONCEPTS.items() for i, c in enumerate(cs)}
 #: the statement fields of the record schemas (a vintage is kept only for these)
 SCHEMA_FIELDS = {f for name in STATEMENT_FIELDS for f in STATEMENT_FIELDS[name]}
 #: the flows of a quarter: summed into a TTM row, differenced into a fiscal Q4
-FLOW_FIELDS = sorted({f for name in ("income_statements", "cash_flow_statements") for f in STATEMENT_FIELDS[name]}
-                     - INSTANT_FIELDS - SHARE_COUNTS - {"dividends_per_common_share"})  # fmt: skip
+FLOW_FIELDS = sorted(
+    {f for name in ("income_statements", "cash_flow_statements") for f in STATEMENT_FIELDS[name]}
+    - INSTANT_FIELDS
+    - SHARE_COUNTS
+    - {"dividends_per_common_share"}
+)
 
 #: a statement row is its period's own report: the filing that first reported the period must come within this many
 #: days of the period end (a later first report is a comparative in a later filing whose own report predates XBRL)

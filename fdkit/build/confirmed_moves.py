@@ -28,8 +28,10 @@ __all__ = ["REVIEWER", "STOOQ", "as_reviewed_facts", "confirmed", "moves", "prin
 #: the ``reviewed_by`` of the rows this module writes (it rewrites those alone)
 REVIEWER = "fdkit.build.confirmed_moves"
 #: Stooq's split- and dividend-adjusted closes of the S&P 1500 ever-members (Kaggle CC0 and stooq.com)
-STOOQ = ("data-real-5/prices/stooq_kaggle_sp1500_daily_adj_2005_2017.parquet",
-         "data-real-5/prices/stooq_sp1500_daily_adj_2017_2025.parquet")  # fmt: skip
+STOOQ = (
+    "data-real-5/prices/stooq_kaggle_sp1500_daily_adj_2005_2017.parquet",
+    "data-real-5/prices/stooq_sp1500_daily_adj_2017_2025.parquet",
+)
 #: the lake's daily limit (:data:`fdkit.lake.validate.MOVE_LIMIT`) and the agreement asked of the other file
 LIMIT, AGREE = 0.25, 0.02
 
@@ -87,14 +89,22 @@ def confirmed(bars: pd.DataFrame, printed: pd.DataFrame, symbols: Mapping[str, s
     big = moves(bars)
     pr = printed.assign(day=printed["date"].dt.strftime("%Y-%m-%d"))
     rows = []
-    for ticker, day, move in zip(big["ticker"].astype(str), big["day"].astype(str), big["move"].astype(float),
-                                 strict=True):  # fmt: skip
+    for ticker, day, move in zip(
+        big["ticker"].astype(str), big["day"].astype(str), big["move"].astype(float), strict=True
+    ):
         mine = pr[pr["symbol"].isin(symbols.get(ticker, {ticker})) & (pr["day"] == day)]
         agree = mine[(mine["r"].astype(float) - move).abs() <= AGREE]
         if len(agree):
             theirs = round(float(agree["r"].iloc[0]), 4)
-            rows.append({"ticker": ticker, "day": day, "move": round(move, 4),
-                         "source": str(agree["source"].iloc[0]), "source_move": theirs})  # fmt: skip
+            rows.append(
+                {
+                    "ticker": ticker,
+                    "day": day,
+                    "move": round(move, 4),
+                    "source": str(agree["source"].iloc[0]),
+                    "source_move": theirs,
+                }
+            )
     cols = ["ticker", "day", "move", "source", "source_move"]
     return pd.DataFrame(rows, columns=cols).sort_values(["ticker", "day"]).reset_index(drop=True)
 
@@ -109,12 +119,22 @@ def as_reviewed_facts(found: pd.DataFrame, reviewed_on: str) -> pd.DataFrame:
         ['-0.3000', '-30%, printed by stooq.parquet too (-29%)']
     """
     move, theirs = found["move"].astype(float), found["source_move"].astype(float)
-    return pd.DataFrame({
-        "kind": "price_move", "ticker": found["ticker"].astype(str), "start_date": found["day"].astype(str),
-        "end_date": "", "cik": "", "value": [f"{m:+.4f}" for m in move],
-        "reason": [f"{m:+.0%}, printed by {s} too ({t:+.0%})" for m, s, t in zip(move, found["source"], theirs,
-                                                                                  strict=True)],
-        "evidence": [f"data-real-5/prices/{s}: {t:+.4f} that day" for s, t in zip(found["source"], theirs,
-                                                                                   strict=True)],
-        "reviewed_by": REVIEWER, "reviewed_on": reviewed_on,
-    })  # fmt: skip
+    return pd.DataFrame(
+        {
+            "kind": "price_move",
+            "ticker": found["ticker"].astype(str),
+            "start_date": found["day"].astype(str),
+            "end_date": "",
+            "cik": "",
+            "value": [f"{m:+.4f}" for m in move],
+            "reason": [
+                f"{m:+.0%}, printed by {s} too ({t:+.0%})"
+                for m, s, t in zip(move, found["source"], theirs, strict=True)
+            ],
+            "evidence": [
+                f"data-real-5/prices/{s}: {t:+.4f} that day" for s, t in zip(found["source"], theirs, strict=True)
+            ],
+            "reviewed_by": REVIEWER,
+            "reviewed_on": reviewed_on,
+        }
+    )

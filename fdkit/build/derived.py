@@ -30,8 +30,9 @@ def build_metrics(all_statements: pd.DataFrame, daily: pd.DataFrame) -> pd.DataF
     """
     prices = daily[["ticker", "time", "close"]]
     ratios = compute_ratios(all_statements, prices, growth=True)
-    head = all_statements[[c for c in SCHEMAS["financial_metrics"] if c in all_statements.columns
-                           and c not in METRIC_FIELDS]]  # fmt: skip
+    head = all_statements[
+        [c for c in SCHEMAS["financial_metrics"] if c in all_statements.columns and c not in METRIC_FIELDS]
+    ]
     return pd.concat([head, ratios[[c for c in METRIC_FIELDS if c in ratios.columns]]], axis=1)
 
 
@@ -50,7 +51,8 @@ def build_estimates(all_statements: pd.DataFrame) -> pd.DataFrame:
     """
     rows = []
     for (ticker, period), g in all_statements[all_statements["period"].isin(["annual", "quarterly"])].groupby(
-            ["ticker", "period"], sort=True):  # fmt: skip
+        ["ticker", "period"], sort=True
+    ):
         g = g.sort_values("report_period").dropna(subset=["revenue"])
         lag = 3 if period == "annual" else 12
         if len(g) <= lag:
@@ -62,8 +64,12 @@ def build_estimates(all_statements: pd.DataFrame) -> pd.DataFrame:
         horizon = 2 if period == "annual" else 4
         step = pd.DateOffset(years=1) if period == "annual" else pd.DateOffset(months=3)
         for h in range(1, horizon + 1):
-            rec = {"ticker": ticker, "period": period, "method": "trend-3y",
-                   "fiscal_period": g["report_period"].iloc[-1] + step * h}  # fmt: skip
+            rec = {
+                "ticker": ticker,
+                "period": period,
+                "method": "trend-3y",
+                "fiscal_period": g["report_period"].iloc[-1] + step * h,
+            }
             for field in ("revenue", "earnings_per_share"):
                 base_pos = len(g) - 1 - ((4 - h) % 4 if period == "quarterly" else 0)
                 last, earlier = g[field].iloc[base_pos], g[field].iloc[base_pos - lag]
@@ -94,8 +100,15 @@ def _earlier(df: pd.DataFrame, days: int, slack: int, filed: pd.Series | None = 
         _want=lambda d: d["report_period"] - pd.Timedelta(days=days)
     )
     right = df.reset_index().rename(columns={"report_period": "_rp"})
-    found = pd.merge_asof(left.sort_values("_want"), right.sort_values("_rp"), left_on="_want", right_on="_rp",
-                          by="ticker", direction="nearest", tolerance=pd.Timedelta(days=slack))  # fmt: skip
+    found = pd.merge_asof(
+        left.sort_values("_want"),
+        right.sort_values("_rp"),
+        left_on="_want",
+        right_on="_rp",
+        by="ticker",
+        direction="nearest",
+        tolerance=pd.Timedelta(days=slack),
+    )
     found = found.set_index(["ticker", "report_period"]).reindex(df.index)
     if filed is not None:
         then = pd.Series(filed.to_numpy(), index=df.index)
@@ -144,8 +157,9 @@ def earnings_derived(frame: pd.DataFrame, prefix: str) -> pd.DataFrame:
     return out.add_prefix(prefix + "_")
 
 
-def build_earnings(all_statements: pd.DataFrame, index: pd.DataFrame,
-                   releases: pd.DataFrame | None = None) -> pd.DataFrame:  # fmt: skip
+def build_earnings(
+    all_statements: pd.DataFrame, index: pd.DataFrame, releases: pd.DataFrame | None = None
+) -> pd.DataFrame:
     """One record per quarterly report: the quarter's figures and the trailing-twelve-month figures.
 
     With the derived figures of the 2026 record and, where the SEC submissions index has it, the acceptance time
@@ -162,10 +176,13 @@ def build_earnings(all_statements: pd.DataFrame, index: pd.DataFrame,
     q = all_statements[all_statements["period"] == "quarterly"].set_index(["ticker", "report_period"])
     ttm = all_statements[all_statements["period"] == "ttm"].set_index(["ticker", "report_period"])
     nan = pd.Series(np.nan, index=q.index)
-    out = pd.DataFrame({
-        **{f"quarterly_{d}": q[d] if d in q.columns else nan for d in EARNINGS_DIMENSION},
-        **{f"annual_{d}": ttm[d].reindex(q.index) if d in ttm.columns else nan for d in EARNINGS_DIMENSION},
-    }, index=q.index)  # fmt: skip
+    out = pd.DataFrame(
+        {
+            **{f"quarterly_{d}": q[d] if d in q.columns else nan for d in EARNINGS_DIMENSION},
+            **{f"annual_{d}": ttm[d].reindex(q.index) if d in ttm.columns else nan for d in EARNINGS_DIMENSION},
+        },
+        index=q.index,
+    )
     out["fiscal_period"] = q["fiscal_period"]
     out["currency"] = q["currency"]
     out["source_type"] = q["form_type"].str.replace("/A", "", regex=False)
@@ -179,8 +196,10 @@ def build_earnings(all_statements: pd.DataFrame, index: pd.DataFrame,
     capex = out[["quarterly_capital_expenditure"]].rename(columns=lambda c: c.removeprefix("quarterly_"))
     year_ago = _earlier(capex, 365, 20, out["filing_date"])["capital_expenditure"].to_numpy()
     out = out.reset_index()
-    fired = [earnings_signals({**{str(k): v for k, v in r.items()}, "capex_year_ago": ya})
-             for r, ya in zip(out.to_dict("records"), year_ago, strict=True)]  # fmt: skip
+    fired = [
+        earnings_signals({**{str(k): v for k, v in r.items()}, "capex_year_ago": ya})
+        for r, ya in zip(out.to_dict("records"), year_ago, strict=True)
+    ]
     out["signals"] = pd.Series(fired, index=out.index, dtype=object)
     if releases is not None:
         out["release_date"] = release_dates(out, releases)
@@ -206,9 +225,13 @@ def release_times(rows: pd.DataFrame, index: pd.DataFrame) -> pd.Series:
         return none
     k = index[(index["form"] == "8-K") & index["items"].astype(str).str.contains("2.02", regex=False)]
     k = k.assign(day=pd.to_datetime(k["filingDate"])).drop_duplicates(["ticker", "day"], keep=False)
-    keys = pd.DataFrame({"ticker": rows["ticker"].astype(str).to_numpy(),
-                         "day": pd.to_datetime(rows["release_date"]).to_numpy(),
-                         "_row": np.arange(len(rows))})  # fmt: skip
+    keys = pd.DataFrame(
+        {
+            "ticker": rows["ticker"].astype(str).to_numpy(),
+            "day": pd.to_datetime(rows["release_date"]).to_numpy(),
+            "_row": np.arange(len(rows)),
+        }
+    )
     m = keys.merge(k[["ticker", "day", "accessionNumber"]], on=["ticker", "day"], how="inner")
     if m.empty:
         return none

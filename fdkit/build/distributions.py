@@ -45,9 +45,14 @@ def build_dividends(d: pd.DataFrame, splits: pd.DataFrame) -> pd.DataFrame:
     step = factor.groupby(d["ticker"]).shift(1) / factor
     previous = d["close"].groupby(d["ticker"]).shift(1)
     event = (1 - step) > _FACTOR_NOISE
-    out = pd.DataFrame({"ticker": d.loc[event, "ticker"], "date": d.loc[event, "date"],
-                        "dividend": (previous * (1 - step))[event],
-                        "source": "Yahoo adjusted close (derived)"}).reset_index(drop=True)  # fmt: skip
+    out = pd.DataFrame(
+        {
+            "ticker": d.loc[event, "ticker"],
+            "date": d.loc[event, "date"],
+            "dividend": (previous * (1 - step))[event],
+            "source": "Yahoo adjusted close (derived)",
+        }
+    ).reset_index(drop=True)
     tickers, days = out["ticker"].to_numpy(dtype=str), out["date"].to_numpy(dtype="datetime64[ns]")
     as_paid = (out["dividend"] * basis.split_factor(tickers, days, YAHOO_2023_BASIS, splits)).round(4)
     out["dividend"] = as_paid / basis.split_factor(tickers, days, BASIS_DATE.strftime("%Y-%m-%d"), splits)
@@ -86,10 +91,12 @@ def pystock_distributions(raw: pd.DataFrame, prices: pd.DataFrame, splits: pd.Da
         >>> pystock_distributions(raw, px, none)[["date", "dividend", "kind"]].values.tolist()
         [[Timestamp('2015-06-11 00:00:00'), 0.33, 'cash']]
     """
-    lake = prices[["ticker", "time", "close"]].assign(ticker=prices["ticker"].astype(str),
-                                                      date=prices["time"].dt.tz_localize(None))  # fmt: skip
-    m = raw[["ticker", "date", "close", "adj_close"]].merge(lake[["ticker", "date", "close"]], on=["ticker", "date"],
-                                                          suffixes=("", "_lake"))  # fmt: skip
+    lake = prices[["ticker", "time", "close"]].assign(
+        ticker=prices["ticker"].astype(str), date=prices["time"].dt.tz_localize(None)
+    )
+    m = raw[["ticker", "date", "close", "adj_close"]].merge(
+        lake[["ticker", "date", "close"]], on=["ticker", "date"], suffixes=("", "_lake")
+    )
     m = m.sort_values(["ticker", "date"]).reset_index(drop=True)
     split_days = set(zip(splits["ticker"].astype(str), pd.to_datetime(splits["date"]), strict=True))
     same = m["ticker"].eq(m["ticker"].shift(-1))
@@ -99,8 +106,14 @@ def pystock_distributions(raw: pd.DataFrame, prices: pd.DataFrame, splits: pd.Da
     split_next = pd.Series([(t, d) in split_days for t, d in zip(m["ticker"], m["date"], strict=True)], index=m.index)
     hit = (cash > 0) & ~split_next & ~np.isclose(m["close"].shift(), m["adj_close"].shift(), rtol=1e-6)
     share = cash / m["close_lake"].shift()
-    out = pd.DataFrame({"ticker": m.loc[hit, "ticker"], "date": m.loc[hit, "date"], "dividend": cash[hit],
-                        "kind": np.where(share[hit] > SPECIAL_SHARE, "special_or_in_kind", "cash")})  # fmt: skip
+    out = pd.DataFrame(
+        {
+            "ticker": m.loc[hit, "ticker"],
+            "date": m.loc[hit, "date"],
+            "dividend": cash[hit],
+            "kind": np.where(share[hit] > SPECIAL_SHARE, "special_or_in_kind", "cash"),
+        }
+    )
     return out.assign(in_prices=False, source="pystock adjusted close (eve of the ex-date, derived)")
 
 
@@ -142,10 +155,20 @@ def stooq_distributions(prices: pd.DataFrame, stooq: pd.DataFrame, known: pd.Dat
         >>> out["date"].dt.date.astype(str).tolist(), out["dividend"].round(2).tolist(), out["kind"].tolist()
         (['2016-12-30'], [24.27], ['special_or_in_kind'])
     """
-    lake = pd.DataFrame({"ticker": prices["ticker"].astype(str), "close": prices["close"].to_numpy(),
-                         "date": prices["time"].dt.tz_localize(None).astype("datetime64[ns]")})  # fmt: skip
-    adj = pd.DataFrame({"ticker": stooq["symbol"].astype(str), "adj": stooq["close"].astype("float64").to_numpy(),
-                        "date": pd.to_datetime(stooq["date"]).astype("datetime64[ns]")})  # fmt: skip
+    lake = pd.DataFrame(
+        {
+            "ticker": prices["ticker"].astype(str),
+            "close": prices["close"].to_numpy(),
+            "date": prices["time"].dt.tz_localize(None).astype("datetime64[ns]"),
+        }
+    )
+    adj = pd.DataFrame(
+        {
+            "ticker": stooq["symbol"].astype(str),
+            "adj": stooq["close"].astype("float64").to_numpy(),
+            "date": pd.to_datetime(stooq["date"]).astype("datetime64[ns]"),
+        }
+    )
     m = lake.dropna(subset=["close"]).merge(adj, on=["ticker", "date"]).sort_values(["ticker", "date"])
     m = m.reset_index(drop=True)
     g = m.groupby("ticker", sort=False)
@@ -164,8 +187,13 @@ def stooq_distributions(prices: pd.DataFrame, stooq: pd.DataFrame, known: pd.Dat
     # a factor that is a split's ratio is a split the split table lacks, no distribution: left for the invariants
     split = m["f"].map(basis.split_like)
     hit = (m["f"] < 1 - STOOQ_MIN_SHARE) & same_company & fresh & ~split.astype(bool)
-    out = pd.DataFrame({"ticker": m.loc[hit, "ticker"], "date": m.loc[hit, "date"],
-                        "dividend": (m["prev"] * (1 - m["f"]))[hit].round(4)})  # fmt: skip
+    out = pd.DataFrame(
+        {
+            "ticker": m.loc[hit, "ticker"],
+            "date": m.loc[hit, "date"],
+            "dividend": (m["prev"] * (1 - m["f"]))[hit].round(4),
+        }
+    )
     return out.assign(
         kind="special_or_in_kind", in_prices=False, source="Stooq adjusted close vs the as-traded close (derived)"
     ).reset_index(drop=True)
@@ -216,8 +244,9 @@ def _dividends(ctx: Context) -> dict[str, pd.DataFrame]:
     prices = ctx["prices"]
     broad = set(prices["ticker"].astype(str)) - set(yahoo["ticker"]) - set(ctx["prices_main"]["ticker"].astype(str))
     raw = ctx["pystock_prices"]
-    pystock = pystock_distributions(raw[raw["ticker"].isin(broad)], prices[prices["ticker"].astype(str).isin(broad)],
-                                    ctx["splits"])  # fmt: skip
+    pystock = pystock_distributions(
+        raw[raw["ticker"].isin(broad)], prices[prices["ticker"].astype(str).isin(broad)], ctx["splits"]
+    )
     lean = pd.read_csv(ctx.source(LEAN_FACTORS), dtype={"date": str})
     lean["date"] = pd.to_datetime(lean["date"], format="%Y%m%d")
     calendar = pd.DatetimeIndex(sorted(set(ctx["prices_main"]["time"].dt.tz_localize(None))))
@@ -228,8 +257,10 @@ def _dividends(ctx: Context) -> dict[str, pd.DataFrame]:
     spun = stooq_distributions(broad_bars, stooq, known)
     # the other sources' last day: the 2003-2023 file's for the main universe, each broad name's last bar
     main_end = pd.Timestamp(ctx["old_daily"]["date"].max()).tz_localize("UTC")
-    ends = {**broad_bars.groupby(broad_bars["ticker"].astype(str))["time"].max().to_dict(),
-            **dict.fromkeys(ctx["prices_main"]["ticker"].astype(str).unique(), main_end)}  # fmt: skip
+    ends = {
+        **broad_bars.groupby(broad_bars["ticker"].astype(str))["time"].max().to_dict(),
+        **dict.fromkeys(ctx["prices_main"]["ticker"].astype(str).unique(), main_end),
+    }
     later = sp500_after(ctx["sp500_distributions"], ctx["sp500_identity_all"], ends)
     out = pd.concat([known, spun, later], ignore_index=True).sort_values(["ticker", "date"], kind="stable")
     return {"dividends": out[["ticker", "date", "dividend", "kind", "in_prices", "source"]].reset_index(drop=True)}

@@ -42,10 +42,20 @@ def release_dates(reports: pd.DataFrame, dates: pd.DataFrame) -> pd.Series:
     Returns:
         A ``datetime64`` series aligned to ``reports`` (NaT where no release falls in the interval).
     """
-    d = pd.DataFrame({"ticker": dates["ticker"].astype(str).str.replace(".", "-", regex=False),
-                      "release": pd.to_datetime(dates["earnings_date"])}).dropna()  # fmt: skip
-    r = pd.DataFrame({"ticker": reports["ticker"].astype(str), "start": pd.to_datetime(reports["report_period"]),
-                      "end": pd.to_datetime(reports["filing_date"]), "row": range(len(reports))})  # fmt: skip
+    d = pd.DataFrame(
+        {
+            "ticker": dates["ticker"].astype(str).str.replace(".", "-", regex=False),
+            "release": pd.to_datetime(dates["earnings_date"]),
+        }
+    ).dropna()
+    r = pd.DataFrame(
+        {
+            "ticker": reports["ticker"].astype(str),
+            "start": pd.to_datetime(reports["report_period"]),
+            "end": pd.to_datetime(reports["filing_date"]),
+            "row": range(len(reports)),
+        }
+    )
     pairs = r.merge(d, on="ticker", how="inner")
     inside = pairs[(pairs["release"] > pairs["start"]) & (pairs["release"] <= pairs["end"])]
     latest = inside.groupby("row")["release"].max()

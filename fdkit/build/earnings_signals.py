@@ -43,9 +43,15 @@ MARGIN_BPS = 100.0
 MAX_SIGNALS = 8
 _MARGINS = ("gross_margin", "operating_margin", "net_margin")
 _RANK = {"HIGH": 0, "MEDIUM": 1, "LOW": 2}
-_WORDS = {"revenue": "Revenue", "net_income": "Net income", "earnings_per_share": "EPS",
-          "capital_expenditure": "Capital expenditure", "gross_margin": "Gross margin",
-          "operating_margin": "Operating margin", "net_margin": "Net margin"}  # fmt: skip
+_WORDS = {
+    "revenue": "Revenue",
+    "net_income": "Net income",
+    "earnings_per_share": "EPS",
+    "capital_expenditure": "Capital expenditure",
+    "gross_margin": "Gross margin",
+    "operating_margin": "Operating margin",
+    "net_margin": "Net margin",
+}
 
 
 def _number(x: Any) -> float | None:
@@ -64,9 +70,14 @@ def _growth(metric: str, current: float, change: float, period: str | None) -> d
     tier = "STRONG_" if abs(change) >= strong else ""
     way = "INCREASE" if change > 0 else "DECLINE"
     words = f"{_WORDS[metric]} {'up' if change > 0 else 'down'} {abs(change):.1%} year over year"
-    return {"type": f"{tier}{stem}_{way}", "metric": metric, "period": period, "headline": words,
-            "importance": "HIGH" if tier else "MEDIUM",
-            "details": {"current": current, "yoy_chg": change, "yoy_chg_bps": None}}  # fmt: skip
+    return {
+        "type": f"{tier}{stem}_{way}",
+        "metric": metric,
+        "period": period,
+        "headline": words,
+        "importance": "HIGH" if tier else "MEDIUM",
+        "details": {"current": current, "yoy_chg": change, "yoy_chg_bps": None},
+    }
 
 
 def _margin(metric: str, current: float, bps: float, period: str | None) -> dict[str, Any] | None:
@@ -74,8 +85,14 @@ def _margin(metric: str, current: float, bps: float, period: str | None) -> dict
         return None
     way = "MARGIN_EXPANSION" if bps > 0 else "MARGIN_CONTRACTION"
     words = f"{_WORDS[metric]} {'expanded' if bps > 0 else 'contracted'} {abs(bps):.0f} bps year over year"
-    return {"type": way, "metric": metric, "period": period, "headline": words, "importance": "LOW",
-            "details": {"current": current, "yoy_chg": None, "yoy_chg_bps": bps}}  # fmt: skip
+    return {
+        "type": way,
+        "metric": metric,
+        "period": period,
+        "headline": words,
+        "importance": "LOW",
+        "details": {"current": current, "yoy_chg": None, "yoy_chg_bps": bps},
+    }
 
 
 def earnings_signals(row: Mapping[str, Any]) -> list[dict[str, Any]]:

@@ -41,8 +41,21 @@ def companyfacts_facts(paths: list[Path]) -> pd.DataFrame:
             for concept, body in data["facts"].get(tax, {}).items():
                 for unit, facts in body.get("units", {}).items():
                     for f in facts:
-                        rows.append((ticker, concept, unit, f.get("start"), f["end"], f["val"], f.get("accn"),
-                                     f.get("form"), f.get("filed"), f.get("fy"), f.get("fp")))  # fmt: skip
+                        rows.append(
+                            (
+                                ticker,
+                                concept,
+                                unit,
+                                f.get("start"),
+                                f["end"],
+                                f["val"],
+                                f.get("accn"),
+                                f.get("form"),
+                                f.get("filed"),
+                                f.get("fy"),
+                                f.get("fp"),
+                            )
+                        )
     df = pd.DataFrame(rows, columns=FACT_COLUMNS)
     df["source"] = "companyfacts"
     return df
@@ -100,8 +113,21 @@ def instance_facts(paths: list[Path], skip: set[str], index: pd.DataFrame) -> pd
             except (TypeError, ValueError):
                 continue
             start = None if (r.instant is True or str(r.instant) == "True") else r.period_start
-            rows.append((ticker, r.concept.split(":", 1)[1], r.unit if isinstance(r.unit, str) else "", start,
-                         r.period_end, val, accn, form, filed, None, None))  # fmt: skip
+            rows.append(
+                (
+                    ticker,
+                    r.concept.split(":", 1)[1],
+                    r.unit if isinstance(r.unit, str) else "",
+                    start,
+                    r.period_end,
+                    val,
+                    accn,
+                    form,
+                    filed,
+                    None,
+                    None,
+                )
+            )
     df = pd.DataFrame(rows, columns=FACT_COLUMNS)
     df["source"] = "xbrl_instance"
     return df

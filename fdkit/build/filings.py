@@ -53,12 +53,17 @@ def build_filings(index: pd.DataFrame) -> pd.DataFrame:
     df = index.copy()
     acc = df["accessionNumber"].str.replace("-", "", regex=False)
     cik_int = df["cik"].astype(int).astype(str)
-    return pd.DataFrame({
-        "ticker": df["ticker"], "filing_date": df["filingDate"], "cik": df["cik"],
-        "accession_number": df["accessionNumber"], "filing_type": df["form"],
-        "report_date": df["reportDate"].where(df["reportDate"].notna() & (df["reportDate"] != ""), None),
-        "url": SEC + "/Archives/edgar/data/" + cik_int + "/" + acc + "/" + df["primaryDocument"].fillna(""),
-    }).sort_values(["ticker", "filing_date", "accession_number"], ascending=[True, False, True])  # fmt: skip
+    return pd.DataFrame(
+        {
+            "ticker": df["ticker"],
+            "filing_date": df["filingDate"],
+            "cik": df["cik"],
+            "accession_number": df["accessionNumber"],
+            "filing_type": df["form"],
+            "report_date": df["reportDate"].where(df["reportDate"].notna() & (df["reportDate"] != ""), None),
+            "url": SEC + "/Archives/edgar/data/" + cik_int + "/" + acc + "/" + df["primaryDocument"].fillna(""),
+        }
+    ).sort_values(["ticker", "filing_date", "accession_number"], ascending=[True, False, True])
 
 
 _8K_ITEM = re.compile(r"(?im)^\s*item\s+(\d\.\d\d)\.?\s*(.*)$")
@@ -73,8 +78,9 @@ def _section_rows(s: dict, base: dict) -> list[dict]:
         rows = []
         for i, h in enumerate(heads):
             body = text[h.start() : heads[i + 1].start() if i + 1 < len(heads) else len(text)].strip()
-            rows.append({**base, "number": f"Item-{h.group(1)}", "name": h.group(2).strip()[:200] or None,
-                         "text": body})  # fmt: skip
+            rows.append(
+                {**base, "number": f"Item-{h.group(1)}", "name": h.group(2).strip()[:200] or None, "text": body}
+            )
         return rows
     if s["form"] == "10-Q":
         part, num = item.split("-", 1)
@@ -116,9 +122,11 @@ def build_filing_items(sections: list[dict], known: pd.DataFrame, statements: pd
         Items sorted by ticker, filing date, form and number.
     """
     rows = []
-    fiscal_q = {(r.ticker, str(r.filing_date)[:10]): r.fiscal_period
-                for r in tuples(statements[statements["period"] == "quarterly"])
-                if not pd.isna(r.filing_date)}  # fmt: skip
+    fiscal_q = {
+        (r.ticker, str(r.filing_date)[:10]): r.fiscal_period
+        for r in tuples(statements[statements["period"] == "quarterly"])
+        if not pd.isna(r.filing_date)
+    }
     for s in sections:
         ticker, form, filed = s["ticker"], s["form"], s["filing_date"]
         m = re.search(r"\d{10}-\d{2}-\d{6}", s.get("source", ""))
@@ -126,8 +134,14 @@ def build_filing_items(sections: list[dict], known: pd.DataFrame, statements: pd
         if accn is None:
             accn = accession_of(known, ticker, form, filed)
         quarter = _filing_quarter(form, fiscal_q.get((ticker, filed)), filed)
-        base = {"ticker": ticker, "filing_date": filed, "accession_number": accn, "filing_type": form,
-                "year": int(filed[:4]), "quarter": quarter}  # fmt: skip
+        base = {
+            "ticker": ticker,
+            "filing_date": filed,
+            "accession_number": accn,
+            "filing_type": form,
+            "year": int(filed[:4]),
+            "quarter": quarter,
+        }
         rows.extend(_section_rows(s, base))
     df = pd.DataFrame(rows)
     return df.sort_values(["ticker", "filing_date", "filing_type", "number"], kind="stable").reset_index(drop=True)
@@ -152,8 +166,11 @@ def filing_window(accepted: pd.Series) -> pd.Series:
     """
     minutes = accepted.dt.hour * 60 + accepted.dt.minute
     weekend = accepted.dt.day_of_week >= 5
-    window = np.select([weekend, (minutes >= 240) & (minutes < 570), (minutes >= 570) & (minutes < 960)],
-                       ["WEEKEND", "PRE_MARKET", "DURING_MARKET"], default="AFTER_HOURS")  # fmt: skip
+    window = np.select(
+        [weekend, (minutes >= 240) & (minutes < 570), (minutes >= 570) & (minutes < 960)],
+        ["WEEKEND", "PRE_MARKET", "DURING_MARKET"],
+        default="AFTER_HOURS",
+    )
     return pd.Series(window, index=accepted.index).where(accepted.notna())
 
 
@@ -177,8 +194,10 @@ def acceptance_times(accessions: pd.Series, index: pd.DataFrame) -> pd.Series:
     stamps = []
     for _, doc in index.groupby("ticker", sort=True):
         wall = pd.to_datetime(doc["acceptanceDateTime"].str[:19], format="ISO8601")
-        readings = {zone: wall.dt.tz_localize(zone, ambiguous="NaT", nonexistent="NaT").dt.tz_convert(EASTERN)
-                    for zone in (EASTERN, "UTC")}  # fmt: skip
+        readings = {
+            zone: wall.dt.tz_localize(zone, ambiguous="NaT", nonexistent="NaT").dt.tz_convert(EASTERN)
+            for zone in (EASTERN, "UTC")
+        }
         filed = pd.to_datetime(doc["filingDate"])
         agree = {z: float((edgar_filing_date(at, doc["form"]) == filed).mean()) for z, at in readings.items()}
         stamps.append(pd.Series(readings[max(agree, key=agree.__getitem__)].to_numpy(), index=doc["accessionNumber"]))

@@ -24,8 +24,19 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-__all__ = ["BOUND", "EXACT", "FIRST_SEEN", "KEY", "SEC_2024Q3", "added_rows", "filing_dates_by_year",
-           "first_seen_dates", "key_of", "sec_dates", "with_filing_dates"]  # fmt: skip
+__all__ = [
+    "BOUND",
+    "EXACT",
+    "FIRST_SEEN",
+    "KEY",
+    "SEC_2024Q3",
+    "added_rows",
+    "filing_dates_by_year",
+    "first_seen_dates",
+    "key_of",
+    "sec_dates",
+    "with_filing_dates",
+]
 
 FIRST_SEEN = "data-real-6/insider-form4-filing-dates/form4_transactions_first_seen_kenny-hk_2022_2026.csv.gz"
 SEC_2024Q3 = "data-real-6/insider-form4-filing-dates/sec_form345_2024q3_form4_submissions.csv.gz"
@@ -34,8 +45,15 @@ EXACT, BOUND = "exact", "upper_bound"
 #: business days; late filings of a few weeks happen)
 MAX_LAG_DAYS = 90
 #: the transaction's identity in both tables (as the source's JSON gives it)
-KEY = ["ticker", "reporting_owner", "transaction_date", "transaction_type", "transaction_shares",
-       "transaction_price", "shares_after_transaction"]  # fmt: skip
+KEY = [
+    "ticker",
+    "reporting_owner",
+    "transaction_date",
+    "transaction_type",
+    "transaction_shares",
+    "transaction_price",
+    "shares_after_transaction",
+]
 
 
 def key_of(df: pd.DataFrame) -> pd.Series:
@@ -49,8 +67,12 @@ def key_of(df: pd.DataFrame) -> pd.Series:
         >>> key_of(a).tolist() == key_of(b).tolist()
         True
     """
-    parts = [df["ticker"].astype(str).str.strip(), df["reporting_owner"].astype(str).str.strip().str.upper(),
-             df["transaction_date"].astype(str).str[:10], df["transaction_type"].astype(str).str.strip()]  # fmt: skip
+    parts = [
+        df["ticker"].astype(str).str.strip(),
+        df["reporting_owner"].astype(str).str.strip().str.upper(),
+        df["transaction_date"].astype(str).str[:10],
+        df["transaction_type"].astype(str).str.strip(),
+    ]
     for col in KEY[4:]:
         number = pd.to_numeric(df[col].replace("", None), errors="coerce").astype("float64")
         parts.append(number.round(6).fillna(-1.0).astype(str))
@@ -89,8 +111,14 @@ def added_rows(seen: pd.DataFrame) -> pd.DataFrame:
     """
     new = seen[~seen["in_data_real_2_form4"].astype(bool)]
     out = pd.DataFrame(index=new.index)
-    for col in ("ticker", "issuer_name", "reporting_owner", "reporting_owner_position", "transaction_date",
-                "transaction_type"):  # fmt: skip
+    for col in (
+        "ticker",
+        "issuer_name",
+        "reporting_owner",
+        "reporting_owner_position",
+        "transaction_date",
+        "transaction_type",
+    ):
         out[col] = new[col].fillna("").astype(str)
     cik = pd.to_numeric(new["reporting_owner_cik"], errors="coerce")
     out["reporting_owner_cik"] = [f"{int(c):010d}" if c == c else "" for c in cik]
@@ -127,14 +155,19 @@ def sec_dates(trades: pd.DataFrame, index: pd.DataFrame) -> pd.DataFrame:
     groups = idx.assign(sym=sym, day=idx["period_of_report"].astype(str).str[:10]).groupby(["sym", "day"])
     dates = groups["filing_date"].agg(_the_one_value)
     accessions = groups["accession_number"].agg(_the_only_row)
-    key = pd.MultiIndex.from_arrays([trades["ticker"].astype(str).str.upper().str.replace(".", "-", regex=False),
-                                     trades["transaction_date"].astype(str).str[:10]])  # fmt: skip
+    key = pd.MultiIndex.from_arrays(
+        [
+            trades["ticker"].astype(str).str.upper().str.replace(".", "-", regex=False),
+            trades["transaction_date"].astype(str).str[:10],
+        ]
+    )
 
     def plain(values: pd.Series) -> list[object]:
         return [None if pd.isna(v) else v for v in values.reindex(key)]
 
-    return pd.DataFrame({"filing_date": plain(dates), "accession_number": plain(accessions)}, index=trades.index,
-                        dtype=object)  # fmt: skip
+    return pd.DataFrame(
+        {"filing_date": plain(dates), "accession_number": plain(accessions)}, index=trades.index, dtype=object
+    )
 
 
 def _the_one_value(s: pd.Series) -> object:
@@ -162,8 +195,7 @@ def with_filing_dates(raw: pd.DataFrame, seen: pd.DataFrame, index: pd.DataFrame
     """
     both = pd.concat([raw, added_rows(seen)], ignore_index=True).fillna("")
     dates = first_seen_dates(seen)
-    by_key = dict(zip(key_of(dates), zip(dates["filing_date"], dates["filing_date_kind"], strict=True),
-                      strict=True))  # fmt: skip
+    by_key = dict(zip(key_of(dates), zip(dates["filing_date"], dates["filing_date_kind"], strict=True), strict=True))
     found = [by_key.get(k, ("", "")) for k in key_of(both)]
     both["filing_date"] = [d for d, _ in found]
     both["filing_date_kind"] = [k for _, k in found]
@@ -192,15 +224,23 @@ def filing_dates_by_year(trades: pd.DataFrame) -> list[str]:
     """
     kind = trades["filing_date_kind"].astype("string").fillna("none")
     year = trades["transaction_date"].dt.year
-    lines = ["## Insider trades: filing dates by year", "",
-             "Rows of `insider_trades` by transaction year and what their `filing_date` is (`filing_date_kind`): "
-             "exact, an upper bound (filed on or before it), a lower bound (a signature date), or none (no "
-             "source dates it, or its date broke the Form 4 deadline by months: implausible, not served).", "",
-             "| year | rows | exact | upper bound | lower bound | none or implausible |",
-             "|---|---:|---:|---:|---:|---:|"]  # fmt: skip
+    lines = [
+        "## Insider trades: filing dates by year",
+        "",
+        "Rows of `insider_trades` by transaction year and what their `filing_date` is (`filing_date_kind`): "
+        "exact, an upper bound (filed on or before it), a lower bound (a signature date), or none (no "
+        "source dates it, or its date broke the Form 4 deadline by months: implausible, not served).",
+        "",
+        "| year | rows | exact | upper bound | lower bound | none or implausible |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
     for y in sorted(year.dropna().unique()):
         k = kind[year == y]
-        counts = [int((k == EXACT).sum()), int((k == BOUND).sum()), int((k == "lower_bound").sum()),
-                  int(k.isin(["none", "implausible"]).sum())]  # fmt: skip
+        counts = [
+            int((k == EXACT).sum()),
+            int((k == BOUND).sum()),
+            int((k == "lower_bound").sum()),
+            int(k.isin(["none", "implausible"]).sum()),
+        ]
         lines.append(f"| {int(y)} | {len(k):,} | " + " | ".join(f"{c:,}" for c in counts) + " |")
     return [*lines, ""]

@@ -166,8 +166,13 @@ def own_values(num: pd.DataFrame, filings: pd.DataFrame) -> pd.DataFrame:
         >>> own_values(num, filings)[["field", "tag", "value"]].values.tolist()  # the comparative is no own value
         [['revenue', 'Revenues', 19.0]]
     """
-    n = num[num["adsh"].isin(filings["adsh"]) & num["segments"].isna() & num["coreg"].isna()
-            & num["version"].str.startswith("us-gaap/") & num["uom"].isin(["USD", "shares"])]  # fmt: skip
+    n = num[
+        num["adsh"].isin(filings["adsh"])
+        & num["segments"].isna()
+        & num["coreg"].isna()
+        & num["version"].str.startswith("us-gaap/")
+        & num["uom"].isin(["USD", "shares"])
+    ]
     n = n.merge(filings[["adsh", "end"]], on="adsh")
     n = n[pd.to_datetime(n["ddate"].astype(str), format="%Y%m%d") == n["end"]]
     fields = pd.DataFrame([(c, f, r) for (c, f), r in _RANK.items()], columns=["tag", "field", "rank"])
@@ -229,10 +234,14 @@ def statement_rows(values: pd.DataFrame, filings: pd.DataFrame, splits: pd.DataF
     label = rows["fy_end"].map(fiscal_label).astype(str)
     annual = rows["n"] == 4
     rows = rows.assign(
-        report_period=rows["end"], period=np.where(annual, "annual", "quarterly"),
+        report_period=rows["end"],
+        period=np.where(annual, "annual", "quarterly"),
         fiscal_period=np.where(annual, "FY" + label, "FY" + label + "-Q" + rows["n"].astype(str)),
-        currency="USD", filing_date=rows["filed"], accession_number=rows["adsh"], form_type=rows["form"],
-    )  # fmt: skip
+        currency="USD",
+        filing_date=rows["filed"],
+        accession_number=rows["adsh"],
+        form_type=rows["form"],
+    )
     rows = rows.drop(columns=["adsh", "form", "end", "fy_end", "n", "filed"])
     return derive_fields(rows.sort_values(["ticker", "report_period", "period"], kind="stable").reset_index(drop=True))
 
@@ -286,8 +295,11 @@ def unknown_split_basis(rows: pd.DataFrame) -> pd.DataFrame:
     fields = [f for f in sorted(PER_SHARE | SHARE_COUNTS) if f in out.columns]
     unknown = ~out["ticker"].astype(str).isin(splits_known()) & out[fields].notna().any(axis=1)
     out.loc[unknown, fields] = np.nan
-    text = pd.Series(", ".join(fields) + ": served missing (the splits between this 2009-2010 filing and 2015 are "
-                     "in no source of the split table, so the basis is unknown)", index=out.index)  # fmt: skip
+    text = pd.Series(
+        ", ".join(fields) + ": served missing (the splits between this 2009-2010 filing and 2015 are "
+        "in no source of the split table, so the basis is unknown)",
+        index=out.index,
+    )
     if "quality" not in out.columns:
         out["quality"] = pd.Series(pd.NA, index=out.index, dtype="string")
     _note(out, unknown, text)
@@ -321,8 +333,10 @@ def consistent(rows: pd.DataFrame) -> pd.DataFrame:
     out = rows.copy()
     out["quality"] = pd.Series(pd.NA, index=out.index, dtype="string")
     ni = out["net_income_common_stock"].fillna(out["net_income"])
-    for eps, shares in (("earnings_per_share", "weighted_average_shares"),
-                        ("earnings_per_share_diluted", "weighted_average_shares_diluted")):  # fmt: skip
+    for eps, shares in (
+        ("earnings_per_share", "weighted_average_shares"),
+        ("earnings_per_share_diluted", "weighted_average_shares_diluted"),
+    ):
         if eps not in out.columns or shares not in out.columns:
             continue
         gap = (out[eps] * out[shares] - ni).abs() / ni.abs()
@@ -366,21 +380,44 @@ def vintage_facts(num: pd.DataFrame, filings: pd.DataFrame) -> pd.DataFrame:
         >>> vintage_facts(num, filings)[["concept", "unit", "start"]].astype(str).values.tolist()
         [['EarningsPerShareBasic', 'USD/shares', '2009-01-01'], ['Revenues', 'USD', '2008-01-01']]
     """
-    n = num[num["adsh"].isin(filings["adsh"]) & num["segments"].isna() & num["coreg"].isna()
-            & num["version"].str.startswith("us-gaap/") & num["uom"].isin(["USD", "shares"])
-            & num["qtrs"].isin([0, 1, 4]) & num["tag"].isin({c for c, _ in _RANK})]  # fmt: skip
+    n = num[
+        num["adsh"].isin(filings["adsh"])
+        & num["segments"].isna()
+        & num["coreg"].isna()
+        & num["version"].str.startswith("us-gaap/")
+        & num["uom"].isin(["USD", "shares"])
+        & num["qtrs"].isin([0, 1, 4])
+        & num["tag"].isin({c for c, _ in _RANK})
+    ]
     n = n.merge(filings[["adsh", "ticker", "form", "filed"]], on="adsh")
     end = pd.to_datetime(n["ddate"].astype(str), format="%Y%m%d")
     months = n["qtrs"].astype(int) * 3
-    start = pd.Series([pd.NaT if m == 0 else e - pd.DateOffset(months=m) + pd.Timedelta(days=1)
-                       for e, m in zip(end, months, strict=True)], index=n.index, dtype="datetime64[ns]")  # fmt: skip
+    start = pd.Series(
+        [
+            pd.NaT if m == 0 else e - pd.DateOffset(months=m) + pd.Timedelta(days=1)
+            for e, m in zip(end, months, strict=True)
+        ],
+        index=n.index,
+        dtype="datetime64[ns]",
+    )
     per_share = {c for (c, f) in _RANK if f in PER_SHARE}
     unit = np.where(n["tag"].isin(per_share), "USD/shares", n["uom"])
-    out = pd.DataFrame({"ticker": n["ticker"], "concept": n["tag"], "unit": unit, "start": start,
-                        "end": end, "val": n["value"].astype(float), "accn": n["adsh"], "form": n["form"],
-                        "filed": n["filed"]})  # fmt: skip
-    return out.sort_values(["ticker", "concept", "start", "end", "filed", "accn"], na_position="first",
-                           kind="stable").reset_index(drop=True)  # fmt: skip
+    out = pd.DataFrame(
+        {
+            "ticker": n["ticker"],
+            "concept": n["tag"],
+            "unit": unit,
+            "start": start,
+            "end": end,
+            "val": n["value"].astype(float),
+            "accn": n["adsh"],
+            "form": n["form"],
+            "filed": n["filed"],
+        }
+    )
+    return out.sort_values(
+        ["ticker", "concept", "start", "end", "filed", "accn"], na_position="first", kind="stable"
+    ).reset_index(drop=True)
 
 
 #: today's constituents lists of the membership sources (a CIK per ticker)
@@ -390,12 +427,17 @@ CURRENT = tuple(f"{FOLDER}/{index}_current.csv" for index in INDICES)
 def _identity(ctx: Context) -> pd.DataFrame:
     """The lake's companies by CIK: the membership spells (the ``index_membership`` dataset), today's lists."""
     spells = ctx["index_membership"]
-    today = pd.concat([pd.read_csv(ctx.source(path), dtype=str, keep_default_na=False)[["ticker", "cik"]]
-                       for path in CURRENT], ignore_index=True)  # fmt: skip
+    today = pd.concat(
+        [pd.read_csv(ctx.source(path), dtype=str, keep_default_na=False)[["ticker", "cik"]] for path in CURRENT],
+        ignore_index=True,
+    )
     today = today.assign(ticker=today["ticker"].str.replace(".", "-", regex=False)).replace("", None)
     # today's lists give a company's CIK; its served ticker is that of its running spell
-    today = today.merge(spells[spells["end_date"].isna()][["ticker", "current_ticker"]].drop_duplicates("ticker"),
-                        on="ticker", how="left")  # fmt: skip
+    today = today.merge(
+        spells[spells["end_date"].isna()][["ticker", "current_ticker"]].drop_duplicates("ticker"),
+        on="ticker",
+        how="left",
+    )
     today = today.assign(ticker=today["current_ticker"].fillna(today["ticker"]))[["ticker", "cik"]]
     prefer = set(ctx["pystock_statements"]["ticker"]) | set(ctx["companyfacts_tickers"]["ticker"])
     return lake_identity(spells, today, prefer)
@@ -405,8 +447,9 @@ def _fsds(ctx: Context) -> dict[str, pd.DataFrame]:
     filings, _ = own_filings(pd.read_parquet(ctx.source(SUB)), _identity(ctx))
     # tickers with their full XBRL history (companyfacts) have these periods already, from the same filings
     filings = filings[~filings["ticker"].isin(set(ctx["companyfacts_tickers"]["ticker"]))].reset_index(drop=True)
-    num = pd.read_parquet(ctx.source(NUM), columns=["adsh", "tag", "version", "ddate", "qtrs", "uom", "segments",
-                                                     "coreg", "value"])  # fmt: skip
+    num = pd.read_parquet(
+        ctx.source(NUM), columns=["adsh", "tag", "version", "ddate", "qtrs", "uom", "segments", "coreg", "value"]
+    )
     rows = without_quarter_holes(statement_rows(own_values(num, filings), filings, ctx["splits"]))
     rows = screen_statements(unknown_split_basis(consistent(rows)), ctx["prices"])
     return {"fsds_statements": rows, "fsds_facts": vintage_facts(num, filings)}

@@ -186,14 +186,16 @@ def read_source(ctx: Context, src: Source) -> pd.DataFrame:
     df = pd.read_parquet(ctx.source(src.path))
     df["date"] = pd.to_datetime(df["date"])
     df = df[df["date"] >= START]
-    out = pd.DataFrame({
-        "symbol": _norm(df["symbol"]),
-        "date": df["date"],
-        "adj": (df["adj_close"] if src.raw else df["close"]).astype("float64"),
-        "adj_src": (df["adj_close"] if src.raw else df["close"]).astype("float64"),
-        "raw": df["close"].astype("float64") if src.raw else np.nan,
-        "volume": df["volume"].astype("Int64"),
-    })  # fmt: skip
+    out = pd.DataFrame(
+        {
+            "symbol": _norm(df["symbol"]),
+            "date": df["date"],
+            "adj": (df["adj_close"] if src.raw else df["close"]).astype("float64"),
+            "adj_src": (df["adj_close"] if src.raw else df["close"]).astype("float64"),
+            "raw": df["close"].astype("float64") if src.raw else np.nan,
+            "volume": df["volume"].astype("Int64"),
+        }
+    )
     out = out[(out["adj"] > 0) & out["date"].dt.day_of_week.lt(5) & ~out["symbol"].str.startswith("$")]
     for (name, symbol), since in not_the_company().items():
         if name == src.name:
@@ -233,8 +235,9 @@ def identities(spells: pd.DataFrame) -> pd.DataFrame:
         >>> identities(s)[["identity", "first_start"]].values.tolist()
         [['ELV', Timestamp('2005-01-03 00:00:00')]]
     """
-    s = spells.assign(identity=spells["current_ticker"].astype(str),
-                      end=spells["end_date"].astype("datetime64[ns]").fillna(RUNNING))  # fmt: skip
+    s = spells.assign(
+        identity=spells["current_ticker"].astype(str), end=spells["end_date"].astype("datetime64[ns]").fillna(RUNNING)
+    )
     g = s.groupby("identity", sort=True)
     return pd.DataFrame({"first_start": g["start_date"].min(), "last_end": g["end"].max()}).reset_index()
 
@@ -414,14 +417,28 @@ def link(g: pd.DataFrame) -> tuple[list[pd.DataFrame], list[dict]]:
         far = max((name, later), key=lambda s: abs(SOURCES_OF[s].dump - mid))
         near = later if far == name else name
         dropped.add(far)
-        rejects.append({"identity": g["identity"].iloc[0], "source": far,
-                        "reason": f"disagrees with {near} on {bad:.0%} of {n} common days: another company's "
-                                  f"history under the symbol"})  # fmt: skip
+        rejects.append(
+            {
+                "identity": g["identity"].iloc[0],
+                "source": far,
+                "reason": f"disagrees with {near} on {bad:.0%} of {n} common days: another company's "
+                f"history under the symbol",
+            }
+        )
 
 
 BASES = ("as_traded", "adjusted_only", "price_only")
-HISTORY_COLUMNS = ["ticker", "date", "close", "adj_close", "dividend", "volume", "basis", "adjusted_as_of",
-                   "price_source"]  # fmt: skip
+HISTORY_COLUMNS = [
+    "ticker",
+    "date",
+    "close",
+    "adj_close",
+    "dividend",
+    "volume",
+    "basis",
+    "adjusted_as_of",
+    "price_source",
+]
 
 
 def company_history(g: pd.DataFrame, table: pd.DataFrame) -> tuple[pd.DataFrame, list[dict]]:
@@ -444,14 +461,16 @@ def company_history(g: pd.DataFrame, table: pd.DataFrame) -> tuple[pd.DataFrame,
     out["dividend"] = out["dividend"].where(out["close"].notna()) if "dividend" in out else np.nan
     unadjusted = out["unadjusted"].astype(bool)
     out["adj_close"] = out["adj"]  # a price-only piece keeps its linked level: no jump where it hands over
-    out["basis"] = np.select([unadjusted & out["close"].notna(), out["close"].notna()],
-                             ["price_only", "as_traded"], "adjusted_only")  # fmt: skip
+    out["basis"] = np.select(
+        [unadjusted & out["close"].notna(), out["close"].notna()], ["price_only", "as_traded"], "adjusted_only"
+    )
     out = out.dropna(subset=["adj_close"]).assign(ticker=identity, price_source=out["source"])
     return out[HISTORY_COLUMNS], rejects
 
 
-def build_history(bars: dict[str, pd.DataFrame], spells: pd.DataFrame, renames: pd.DataFrame,
-                  table: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:  # fmt: skip
+def build_history(
+    bars: dict[str, pd.DataFrame], spells: pd.DataFrame, renames: pd.DataFrame, table: pd.DataFrame
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The price history of every company of the membership spells.
 
     Args:
@@ -465,8 +484,9 @@ def build_history(bars: dict[str, pd.DataFrame], spells: pd.DataFrame, renames: 
         ``reason``).
     """
     ids = identities(spells)
-    rows = pd.concat([assign(bars[n], ids, s, holders(spells, renames, s.dump)) for n, s in SOURCES_OF.items()],
-                     ignore_index=True)  # fmt: skip
+    rows = pd.concat(
+        [assign(bars[n], ids, s, holders(spells, renames, s.dump)) for n, s in SOURCES_OF.items()], ignore_index=True
+    )
     parts, rejects = [], []
     for _, g in rows.groupby("identity", sort=True):
         part, bad = company_history(g.sort_values(["source", "date"], kind="stable"), table)

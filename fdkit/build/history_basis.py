@@ -24,8 +24,32 @@ PYSTOCK_START = pd.Timestamp("2015-03-20")  # the first day of the pystock set: 
 ROUNDING = 0.01  # ml4t's adjusted closes are rounded to the cent: a step of the ratio within this is noise
 
 #: split ratios a gap between two raw windows is rounded to
-SPLIT_STEPS = (0.05, 1 / 15, 0.1, 1 / 8, 1 / 7, 1 / 6, 0.2, 0.25, 1 / 3, 0.5,  # reverse splits
-               1.0, 1.25, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 10.0, 15.0, 20.0)  # fmt: skip
+SPLIT_STEPS = (
+    0.05,
+    1 / 15,
+    0.1,
+    1 / 8,
+    1 / 7,
+    1 / 6,
+    0.2,
+    0.25,
+    1 / 3,
+    0.5,  # reverse splits
+    1.0,
+    1.25,
+    1.5,
+    2.0,
+    2.5,
+    3.0,
+    4.0,
+    5.0,
+    6.0,
+    7.0,
+    8.0,
+    10.0,
+    15.0,
+    20.0,
+)
 
 
 def _snap(x: float, tolerance: float = 0.03) -> float | None:
@@ -128,8 +152,10 @@ def as_traded(pieces: list[pd.DataFrame], identity: str, table: pd.DataFrame) ->
                 # dividends) or where the split table has the split; a spin-off or a high yield is no split
                 a, b = p.iloc[-1], later[0].iloc[0]
                 x = (a["raw"] / a["adj"]) / (b["raw"] / b["adj"])
-                table_gap = split_factor(table, pd.Series([identity]), pd.Series([a["date"]]))[0] / split_factor(
-                    table, pd.Series([identity]), pd.Series([b["date"]]))[0]  # fmt: skip
+                table_gap = (
+                    split_factor(table, pd.Series([identity]), pd.Series([a["date"]]))[0]
+                    / split_factor(table, pd.Series([identity]), pd.Series([b["date"]]))[0]
+                )
                 if 0.97 <= x / table_gap <= 1.12:
                     gap = table_gap
                 tail = split_factor(table, pd.Series([identity]), pd.Series([b["date"]]))[0]

@@ -66,17 +66,19 @@ def write_history(df: pd.DataFrame, out: Path) -> list[Path]:
     df = df.sort_values(["ticker", "date"], kind="stable")
     files = []
     for year, part in df.groupby(df["date"].dt.year, sort=True):
-        table = pa.table({
-            "ticker": pa.array(part["ticker"].astype(str)).dictionary_encode(),
-            "date": pa.array(part["date"].dt.date, pa.date32()),
-            "close": pa.array(part["close"].astype("float32"), from_pandas=True),
-            "adj_close": pa.array(part["adj_close"].astype("float32"), from_pandas=True),
-            "dividend": pa.array(part["dividend"].astype("float32"), from_pandas=True),
-            "volume": pa.array(part["volume"].astype("Int64"), pa.int64(), from_pandas=True),
-            "basis": pa.array(part["basis"].astype(str)).dictionary_encode(),
-            "adjusted_as_of": pa.array(part["adjusted_as_of"].dt.date, pa.date32()),
-            "price_source": pa.array(part["price_source"].astype(str)).dictionary_encode(),
-        })  # fmt: skip
+        table = pa.table(
+            {
+                "ticker": pa.array(part["ticker"].astype(str)).dictionary_encode(),
+                "date": pa.array(part["date"].dt.date, pa.date32()),
+                "close": pa.array(part["close"].astype("float32"), from_pandas=True),
+                "adj_close": pa.array(part["adj_close"].astype("float32"), from_pandas=True),
+                "dividend": pa.array(part["dividend"].astype("float32"), from_pandas=True),
+                "volume": pa.array(part["volume"].astype("Int64"), pa.int64(), from_pandas=True),
+                "basis": pa.array(part["basis"].astype(str)).dictionary_encode(),
+                "adjusted_as_of": pa.array(part["adjusted_as_of"].dt.date, pa.date32()),
+                "price_source": pa.array(part["price_source"].astype(str)).dictionary_encode(),
+            }
+        )
         path = base / f"part-{year}.parquet"
         pq.write_table(table, path, compression="zstd", compression_level=9, row_group_size=ROW_GROUP)
         files.append(path)
@@ -87,8 +89,9 @@ def write_history(df: pd.DataFrame, out: Path) -> list[Path]:
 PRICES_FILE = "part-sp500-2016-2026.parquet"
 
 
-def prices_added(lake_prices: pd.DataFrame, bars: pd.DataFrame, known: set[str],
-                 window_end: pd.Timestamp) -> tuple[pd.DataFrame, pd.DataFrame]:  # fmt: skip
+def prices_added(
+    lake_prices: pd.DataFrame, bars: pd.DataFrame, known: set[str], window_end: pd.Timestamp
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The S&P 500 source's bars the bundled lake lacks, one company a ticker.
 
     A ticker the bundled lake knows (its bars, statements or a left-out price series) gets the days after its
@@ -150,8 +153,9 @@ def write_prices(rows: pd.DataFrame, lake: Path, out: Path) -> Path:
             array.dictionary_encode().cast(field.type) if pa.types.is_dictionary(field.type) else array
         )
     path = base / PRICES_FILE
-    pq.write_table(pa.table(columns, schema=schema), path, compression="zstd", compression_level=9,
-                   row_group_size=ROW_GROUP)  # fmt: skip
+    pq.write_table(
+        pa.table(columns, schema=schema), path, compression="zstd", compression_level=9, row_group_size=ROW_GROUP
+    )
     return path
 
 
@@ -178,10 +182,16 @@ def coverage(bars: pd.DataFrame, spells: pd.DataFrame, month_ends: Sequence[str]
         live = spells[(spells["start_date"] <= d) & (spells["end_date"].isna() | (spells["end_date"] >= d))]
         for index, g in live.groupby("index", observed=True, sort=True):
             ok = [(str(t), day) in have for t in g["current_ticker"]]
-            rows.append({"index": str(index), "month": d, "members": len(g), "priced": int(sum(ok)),
-                         "share": float(np.mean(ok)) if ok else np.nan,
-                         "missing": " ".join(sorted(t for t, o in zip(g["ticker"].astype(str), ok, strict=True)
-                                                    if not o))})  # fmt: skip
+            rows.append(
+                {
+                    "index": str(index),
+                    "month": d,
+                    "members": len(g),
+                    "priced": int(sum(ok)),
+                    "share": float(np.mean(ok)) if ok else np.nan,
+                    "missing": " ".join(sorted(t for t, o in zip(g["ticker"].astype(str), ok, strict=True) if not o)),
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -192,31 +202,59 @@ def coverage_markdown(cov: pd.DataFrame, rejects: pd.DataFrame, more: str = "") 
     """
     cov = cov.assign(year=cov["month"].dt.year)
     table = cov.pivot_table(index="year", columns="index", values="share", aggfunc="min")
-    lines = [MARK_BEGIN, "", "## `price_history` (the fdkit-history package, `history/`)", "",
-             f"* sources: {PROVENANCE.sources}", f"* licence: {PROVENANCE.licence}", f"* method: {PROVENANCE.method}",
-             f"* caveats: {PROVENANCE.caveats}", "",
-             "## `delistings` (the fdkit-history package)", "", f"* sources: {DELISTINGS.sources}",
-             f"* licence: {DELISTINGS.licence}", f"* method: {DELISTINGS.method}", "",
-             "### Coverage of the price history (fdkit-history) by index membership", "",
-             "Share of each month-end's members with a bar on the month's last trading day (the lowest month of "
-             "each year; the S&P 400 list starts 2011-11-20, the S&P 600 list 2021-03-31). Targets: 95% from 2008, "
-             "90% before.", "", "| year | " + " | ".join(table.columns) + " |",
-             "|---|" + "---|" * len(table.columns)]  # fmt: skip
+    lines = [
+        MARK_BEGIN,
+        "",
+        "## `price_history` (the fdkit-history package, `history/`)",
+        "",
+        f"* sources: {PROVENANCE.sources}",
+        f"* licence: {PROVENANCE.licence}",
+        f"* method: {PROVENANCE.method}",
+        f"* caveats: {PROVENANCE.caveats}",
+        "",
+        "## `delistings` (the fdkit-history package)",
+        "",
+        f"* sources: {DELISTINGS.sources}",
+        f"* licence: {DELISTINGS.licence}",
+        f"* method: {DELISTINGS.method}",
+        "",
+        "### Coverage of the price history (fdkit-history) by index membership",
+        "",
+        "Share of each month-end's members with a bar on the month's last trading day (the lowest month of "
+        "each year; the S&P 400 list starts 2011-11-20, the S&P 600 list 2021-03-31). Targets: 95% from 2008, "
+        "90% before.",
+        "",
+        "| year | " + " | ".join(table.columns) + " |",
+        "|---|" + "---|" * len(table.columns),
+    ]
     for year, r in table.iterrows():
         lines.append(f"| {year} | " + " | ".join("" if pd.isna(v) else f"{v:.1%}" for v in r) + " |")
     sp500 = cov[cov["index"] == "sp500"]
-    below = [f"{m:%Y-%m}" for m, s in zip(sp500["month"], sp500["share"], strict=True)
-             if s < (0.95 if m.year >= 2008 else 0.90)]  # fmt: skip
-    lines += ["", "Below target (sp500): " + ", ".join(below) + ".", "",
-              "The three worst S&P 500 months and their unpriced members:", ""]  # fmt: skip
+    below = [
+        f"{m:%Y-%m}"
+        for m, s in zip(sp500["month"], sp500["share"], strict=True)
+        if s < (0.95 if m.year >= 2008 else 0.90)
+    ]
+    lines += [
+        "",
+        "Below target (sp500): " + ", ".join(below) + ".",
+        "",
+        "The three worst S&P 500 months and their unpriced members:",
+        "",
+    ]
     for worst in sp500.nsmallest(3, "share").itertuples(index=False):
-        lines.append(f"- {worst.month:%Y-%m-%d}: {worst.priced}/{worst.members} ({worst.share:.1%}); missing: "
-                     f"{worst.missing}")  # fmt: skip
-    lines += ["", "Why: each Stooq dump holds only the names listed on its date, so a company that died between "
-              "2012-09 (the end of the raw 2000-2012 set) and 2013-02 (the start of WIKI), or between 2017-11 and "
-              "2025-07, lacks those months; names that died 2005-2007 outside the 2008/2012 lists are in no source; "
-              "LBO'd or reused symbols are served under SYMBOL_YEAR (index_membership). Sources not used for a "
-              "company because they disagree with a nearer one:", ""]  # fmt: skip
+        lines.append(
+            f"- {worst.month:%Y-%m-%d}: {worst.priced}/{worst.members} ({worst.share:.1%}); missing: {worst.missing}"
+        )
+    lines += [
+        "",
+        "Why: each Stooq dump holds only the names listed on its date, so a company that died between "
+        "2012-09 (the end of the raw 2000-2012 set) and 2013-02 (the start of WIKI), or between 2017-11 and "
+        "2025-07, lacks those months; names that died 2005-2007 outside the 2008/2012 lists are in no source; "
+        "LBO'd or reused symbols are served under SYMBOL_YEAR (index_membership). Sources not used for a "
+        "company because they disagree with a nearer one:",
+        "",
+    ]
     for bad in rejects.itertuples(index=False):
         lines.append(f"- {bad.identity}: {bad.source} ({bad.reason})")
     return "\n".join([*lines, *([more] if more else []), "", MARK_END, ""])
@@ -232,18 +270,28 @@ def prices_markdown(added: pd.DataFrame, identity: pd.DataFrame) -> str:
         True
     """
     year = added["time"].dt.year
-    lines = ["", "### `prices`: as-traded bars the package adds (S&P 500 members of 2026-03, 2016-03-14 .. 2026-03-13)",
-             "", "Installed, `/prices` and `fdkit.prices` serve these beside the bundled lake's bars (one dataset): "
-             "the bars of data-real-6's S&P 500 source for every ticker and day the bundled lake has none of, as "
-             "traded on the split basis of 2026-02-25 (see the bundled `prices` provenance), with `adj_close`.", "",
-             "| year | tickers | bars |", "|---|---:|---:|"]  # fmt: skip
+    lines = [
+        "",
+        "### `prices`: as-traded bars the package adds (S&P 500 members of 2026-03, 2016-03-14 .. 2026-03-13)",
+        "",
+        "Installed, `/prices` and `fdkit.prices` serve these beside the bundled lake's bars (one dataset): "
+        "the bars of data-real-6's S&P 500 source for every ticker and day the bundled lake has none of, as "
+        "traded on the split basis of 2026-02-25 (see the bundled `prices` provenance), with `adj_close`.",
+        "",
+        "| year | tickers | bars |",
+        "|---|---:|---:|",
+    ]
     for y in sorted(year.unique()):
         part = added[year == y]
         lines.append(f"| {y} | {part['ticker'].nunique()} | {len(part):,} |")
     other = identity[~identity["same"]]
     named = ", ".join(f"{t} ({w:.0%})" for t, w in zip(other["ticker"], other["within"], strict=True))
-    lines += ["", "Left out, their 2016-2017 closes another company's than the bundled lake's under the symbol "
-              f"(within 1% on this share of common days): {named}", ""]  # fmt: skip
+    lines += [
+        "",
+        "Left out, their 2016-2017 closes another company's than the bundled lake's under the symbol "
+        f"(within 1% on this share of common days): {named}",
+        "",
+    ]
     return "\n".join(lines)
 
 

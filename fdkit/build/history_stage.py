@@ -30,8 +30,11 @@ def _price_history(ctx: Context) -> dict[str, pd.DataFrame]:
     changes = [pd.read_csv(ctx.source(p), dtype=str, keep_default_na=False) for p in MEMBERSHIP_CHANGES]
     spells = ctx["index_membership"]
     history, rejects = build_history(bars, spells, renames_of(events, changes), ctx["splits"])
-    return {"price_history": pd.concat([history, index_level(ctx)], ignore_index=True),
-            "delistings": delistings(history, spells, changes, events), "history_rejects": rejects}  # fmt: skip
+    return {
+        "price_history": pd.concat([history, index_level(ctx)], ignore_index=True),
+        "delistings": delistings(history, spells, changes, events),
+        "history_rejects": rejects,
+    }
 
 
 #: the last day of each dump: a company whose bars end there may have traded on (the data end, not the company)
@@ -40,8 +43,9 @@ _BANKRUPT = re.compile(r"chapter 11|bankrupt", re.I)
 _ACQUIRED = re.compile(r"acquir|merg|bought|buyout|taken private|combined|purchase", re.I)
 
 
-def delistings(history: pd.DataFrame, spells: pd.DataFrame, changes: list[pd.DataFrame],
-               events: pd.DataFrame) -> pd.DataFrame:  # fmt: skip
+def delistings(
+    history: pd.DataFrame, spells: pd.DataFrame, changes: list[pd.DataFrame], events: pd.DataFrame
+) -> pd.DataFrame:
     """The last trading day of every company whose bars end before the sources do, and why where known.
 
     Args:
@@ -86,11 +90,20 @@ def delistings(history: pd.DataFrame, spells: pd.DataFrame, changes: list[pd.Dat
         symbol, day = str(final.at[k, "ticker"]), pd.Timestamp(str(final.at[k, "end_date"])) + pd.Timedelta(days=1)
         near = [v for (t, d), v in text.items() if t == symbol and abs((d - day).days) <= 7]
         reasons.append(near[0] if near else None)
-    kind = ["bankrupt" if r and _BANKRUPT.search(r) else "acquired" if r and _ACQUIRED.search(r) else "unknown"
-            for r in reasons]  # fmt: skip
-    out = pd.DataFrame({"ticker": last["ticker"].astype(str).to_numpy(), "date": last["date"].to_numpy(),
-                        "adj_close": last["adj_close"].to_numpy(), "delisting_kind": kind, "reason": reasons,
-                        "data_end": last["date"].isin(DATA_ENDS).to_numpy()})  # fmt: skip
+    kind = [
+        "bankrupt" if r and _BANKRUPT.search(r) else "acquired" if r and _ACQUIRED.search(r) else "unknown"
+        for r in reasons
+    ]
+    out = pd.DataFrame(
+        {
+            "ticker": last["ticker"].astype(str).to_numpy(),
+            "date": last["date"].to_numpy(),
+            "adj_close": last["adj_close"].to_numpy(),
+            "delisting_kind": kind,
+            "reason": reasons,
+            "data_end": last["date"].isin(DATA_ENDS).to_numpy(),
+        }
+    )
     return out.reset_index(drop=True)
 
 
@@ -98,9 +111,19 @@ def index_level(ctx: Context) -> pd.DataFrame:
     """The S&P 500 index level as ``^GSPC`` rows: a price index (no dividends), so ``basis`` is ``price_only``."""
     g = pd.read_csv(ctx.source(GSPC), parse_dates=["date"])
     g = g[g["date"] >= START].sort_values("date")
-    return pd.DataFrame({"ticker": "^GSPC", "date": g["date"], "close": g["close"], "adj_close": g["close"],
-                         "dividend": np.nan, "volume": g["volume"].astype("Int64"), "basis": "price_only",
-                         "adjusted_as_of": g["date"].max(), "price_source": "yahoo_index"})  # fmt: skip
+    return pd.DataFrame(
+        {
+            "ticker": "^GSPC",
+            "date": g["date"],
+            "close": g["close"],
+            "adj_close": g["close"],
+            "dividend": np.nan,
+            "volume": g["volume"].astype("Int64"),
+            "basis": "price_only",
+            "adjusted_as_of": g["date"].max(),
+            "price_source": "yahoo_index",
+        }
+    )
 
 
 PROVENANCE = Provenance(

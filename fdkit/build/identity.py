@@ -97,8 +97,9 @@ def _dash(symbol: object) -> str:
     return str(symbol).strip().upper().replace(".", "-")
 
 
-def renames_of(events: pd.DataFrame, changes: list[pd.DataFrame],
-               reviewed: str | os.PathLike[str] | None = None) -> pd.DataFrame:  # fmt: skip
+def renames_of(
+    events: pd.DataFrame, changes: list[pd.DataFrame], reviewed: str | os.PathLike[str] | None = None
+) -> pd.DataFrame:
     """Every known rename: ticker changes, removals whose reason is ``rename -> NEW``, :func:`reviewed_renames`.
 
     Args:
@@ -118,8 +119,11 @@ def renames_of(events: pd.DataFrame, changes: list[pd.DataFrame],
         ([[Timestamp('2023-08-30 00:00:00'), 'ABC', 'COR']], True)
     """
     rows = list(reviewed_renames(reviewed))  # first: a reviewed day wins over another source's for the same change
-    rows += [(r.event_date, r.old_symbol, r.new_symbol) for r in tuples(events)
-             if r.event_type == "ticker_change" and isinstance(r.new_symbol, str) and r.new_symbol]  # fmt: skip
+    rows += [
+        (r.event_date, r.old_symbol, r.new_symbol)
+        for r in tuples(events)
+        if r.event_type == "ticker_change" and isinstance(r.new_symbol, str) and r.new_symbol
+    ]
     for ch in changes:
         for r in tuples(ch[ch["action"] == "removed"]):
             hit = _RENAME.match(str(r.reason))
@@ -238,8 +242,10 @@ def company_tickers(spells: pd.DataFrame, renames: pd.DataFrame, coverage: pd.Da
             day, new = hops[0]
             after = pd.Timestamp(str(s.at[i, "end_date"])) + pd.Timedelta(days=1)  # or the day the index applied it
             starts = s["start_date"]
-            near = s[(s["ticker"] == new) & (((starts - day).abs() <= RENAME_SLACK)
-                                            | ((starts - after).abs() <= RENAME_SLACK))].index  # fmt: skip
+            near = s[
+                (s["ticker"] == new)
+                & (((starts - day).abs() <= RENAME_SLACK) | ((starts - after).abs() <= RENAME_SLACK))
+            ].index
             for j in near:
                 parent[find(i)] = find(j)
     company = [find(i) for i in range(len(s))]

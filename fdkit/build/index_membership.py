@@ -40,8 +40,11 @@ FOLDER = "data-real-3/index-membership"
 EVENTS = "data-real-4/index-membership-extra/us_symbol_events.csv"
 #: which symbols each price file holds and over which dates: tells a symbol reused after a gap from one that traded on
 COVERAGE = "data-real-5/prices/coverage_index.csv.gz"
-SOURCES = (*(f"{FOLDER}/{index}_{part}.csv" for index in INDICES for part in ("seed", "changes", "current")), EVENTS,
-           COVERAGE)  # fmt: skip
+SOURCES = (
+    *(f"{FOLDER}/{index}_{part}.csv" for index in INDICES for part in ("seed", "changes", "current")),
+    EVENTS,
+    COVERAGE,
+)
 COLUMNS = ["index", "ticker", "name", "cik", "start_date", "end_date"]
 
 

@@ -43,9 +43,21 @@ CPI_SERIES = {
     "CUSR0000SAH1": "cpi_shelter",
 }
 #: Treasury column -> yield_curve tenor
-_TENORS = {"1 Mo": "1_month", "2 Mo": "2_month", "3 Mo": "3_month", "4 Mo": "4_month", "6 Mo": "6_month",
-           "1 Yr": "1_year", "2 Yr": "2_year", "3 Yr": "3_year", "5 Yr": "5_year", "7 Yr": "7_year",
-           "10 Yr": "10_year", "20 Yr": "20_year", "30 Yr": "30_year"}  # fmt: skip
+_TENORS = {
+    "1 Mo": "1_month",
+    "2 Mo": "2_month",
+    "3 Mo": "3_month",
+    "4 Mo": "4_month",
+    "6 Mo": "6_month",
+    "1 Yr": "1_year",
+    "2 Yr": "2_year",
+    "3 Yr": "3_year",
+    "5 Yr": "5_year",
+    "7 Yr": "7_year",
+    "10 Yr": "10_year",
+    "20 Yr": "20_year",
+    "30 Yr": "30_year",
+}
 
 
 def _changes(df: pd.DataFrame, col: str) -> pd.DataFrame:
@@ -73,8 +85,9 @@ def build_rates(point: pd.DataFrame, upper: pd.DataFrame, ecb: pd.DataFrame) -> 
         >>> build_rates(point, upper, ecb)[["bank", "rate"]].values.tolist()
         [['ECB', 4.0], ['FED', 4.25], ['FED', 0.125]]
     """
-    fed = pd.concat([point.rename(columns={"DFEDTAR": "rate"}),
-                     upper.assign(rate=upper["DFEDTARU"] - 0.125)[["date", "rate"]]])  # fmt: skip
+    fed = pd.concat(
+        [point.rename(columns={"DFEDTAR": "rate"}), upper.assign(rate=upper["DFEDTARU"] - 0.125)[["date", "rate"]]]
+    )
     fed = _changes(fed, "rate").assign(bank="FED", name="Federal Funds Target Rate (range midpoint from 2008-12-16)")
     ecb = _changes(ecb.rename(columns={"ecb_mro_rate": "rate"}), "rate")
     ecb = ecb.assign(bank="ECB", name="ECB Main Refinancing Operations Rate")
@@ -139,17 +152,26 @@ def build_inflation(release: pd.DataFrame) -> pd.DataFrame:
         df = df.dropna(subset=["value"]).sort_values("date")
         v = df["value"].astype(float).to_numpy()
         prev_m, prev_y = (values_before(df, pd.DateOffset(months=n)) for n in (1, 12))
-        rows.append(pd.DataFrame({"series": CPI_SERIES[str(sid)], "date": df["date"].to_numpy(), "value": v,
-                                  "change_1m_pct": (v / prev_m - 1) * 100,
-                                  "change_12m_pct": (v / prev_y - 1) * 100}))  # fmt: skip
+        rows.append(
+            pd.DataFrame(
+                {
+                    "series": CPI_SERIES[str(sid)],
+                    "date": df["date"].to_numpy(),
+                    "value": v,
+                    "change_1m_pct": (v / prev_m - 1) * 100,
+                    "change_12m_pct": (v / prev_y - 1) * 100,
+                }
+            )
+        )
     out = pd.concat(rows, ignore_index=True)
     out[["change_1m_pct", "change_12m_pct"]] = out[["change_1m_pct", "change_12m_pct"]].round(6)
     return out.sort_values(["series", "date"]).reset_index(drop=True)
 
 
 #: labour series measured in percent: their change from a year earlier is in points, never in percent
-PERCENT_SERIES = frozenset({"unemployment_rate", "u6_unemployment_rate", "labor_force_participation_rate",
-                            "insured_unemployment_rate"})  # fmt: skip
+PERCENT_SERIES = frozenset(
+    {"unemployment_rate", "u6_unemployment_rate", "labor_force_participation_rate", "insured_unemployment_rate"}
+)
 
 
 def build_labor(fred: pd.DataFrame) -> pd.DataFrame:
@@ -176,15 +198,27 @@ def build_labor(fred: pd.DataFrame) -> pd.DataFrame:
     for sid, g in fred.groupby("series_id", sort=True):
         g = g.dropna(subset=["value"]).sort_values("date")
         weekly = sid == "ICSA"
-        step, year = (pd.DateOffset(weeks=1), pd.DateOffset(weeks=52)) if weekly else \
-            (pd.DateOffset(months=1), pd.DateOffset(months=12))  # fmt: skip
+        step, year = (
+            (pd.DateOffset(weeks=1), pd.DateOffset(weeks=52))
+            if weekly
+            else (pd.DateOffset(months=1), pd.DateOffset(months=12))
+        )
         value = g["value"].to_numpy(dtype=float)
         prev, a_year_ago = values_before(g, step), values_before(g, year)
         name = LABOR_SERIES[str(sid)]
         pct = (value / a_year_ago - 1) * 100 if name not in PERCENT_SERIES else float("nan")
-        parts.append(pd.DataFrame({"series": name, "date": g["date"].to_numpy(), "value": value,
-                                   "change": value - prev, "change_year": value - a_year_ago,
-                                   "change_year_pct": pct}))  # fmt: skip
+        parts.append(
+            pd.DataFrame(
+                {
+                    "series": name,
+                    "date": g["date"].to_numpy(),
+                    "value": value,
+                    "change": value - prev,
+                    "change_year": value - a_year_ago,
+                    "change_year_pct": pct,
+                }
+            )
+        )
     out = pd.concat(parts, ignore_index=True)
     changes = ["change", "change_year", "change_year_pct"]
     out[changes] = out[changes].round(6)

@@ -108,8 +108,9 @@ def old_as_traded(old: pd.DataFrame, factors: dict[str, float]) -> pd.DataFrame:
     return out
 
 
-def build_prices(new: pd.DataFrame, old: pd.DataFrame, etf: pd.DataFrame,
-                 lean: pd.DataFrame, lean_factors: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:  # fmt: skip
+def build_prices(
+    new: pd.DataFrame, old: pd.DataFrame, etf: pd.DataFrame, lean: pd.DataFrame, lean_factors: pd.DataFrame
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Daily bars of the main universe and the ETFs: as-traded OHLC where a source has them, an adjusted close always.
 
     ``open``..``close`` are as traded on the split basis of 2026-02-25 (dividends never in them): the 2003-2023
@@ -195,8 +196,12 @@ def _linked(old: pd.DataFrame, n: pd.DataFrame, *, last_exact: bool) -> tuple[pd
     late["basis"] = np.where(late["close"].notna(), AS_TRADED, ADJUSTED_ONLY)
     cols = [*BAR, "adj_close", "basis"]
     bars = pd.concat([early[cols], late[cols]], ignore_index=True)
-    return bars, {"price_factor": price_factor, "split_factor": split, "overlap_days": len(overlap),
-                  "dividends_after": 1 - carried if len(overlap) else np.nan}  # fmt: skip
+    return bars, {
+        "price_factor": price_factor,
+        "split_factor": split,
+        "overlap_days": len(overlap),
+        "dividends_after": 1 - carried if len(overlap) else np.nan,
+    }
 
 
 def raw_prices(df: pd.DataFrame) -> pd.DataFrame:
@@ -302,8 +307,9 @@ def sp500_identity(lake: pd.DataFrame, bars: pd.DataFrame) -> pd.DataFrame:
         [['A', True], ['B', False], ['C', True]]
     """
     ours = lake[basis.as_traded(lake["basis"])][["ticker", "time", "close"]].astype({"ticker": str})
-    common = ours.merge(bars[["ticker", "time", "close"]].astype({"ticker": str}), on=["ticker", "time"],
-                        suffixes=("", "_new"))  # fmt: skip
+    common = ours.merge(
+        bars[["ticker", "time", "close"]].astype({"ticker": str}), on=["ticker", "time"], suffixes=("", "_new")
+    )
     gap = (common["close_new"] / common["close"] - 1).abs()
     by = common.assign(gap=gap, ok=gap <= SAME_CLOSE).groupby("ticker")
     stats = pd.DataFrame({"common_days": by.size(), "within": by["ok"].mean(), "median_gap": by["gap"].median()})
@@ -315,8 +321,7 @@ def sp500_identity(lake: pd.DataFrame, bars: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def with_sp500_bars(daily: pd.DataFrame, bars: pd.DataFrame, identity: pd.DataFrame,
-                    end: pd.Timestamp) -> pd.DataFrame:  # fmt: skip
+def with_sp500_bars(daily: pd.DataFrame, bars: pd.DataFrame, identity: pd.DataFrame, end: pd.Timestamp) -> pd.DataFrame:
     """The main universe's bars with the 2016-2026 source's as-traded bars after the 2003-2023 file's ``end``.
 
     A main-universe stock the source holds (and :func:`sp500_identity` finds the same company) gets the source's
@@ -347,8 +352,9 @@ def with_sp500_bars(daily: pd.DataFrame, bars: pd.DataFrame, identity: pd.DataFr
 
 
 def _prices_main(ctx: Context) -> dict[str, pd.DataFrame]:
-    new, old, etf, lean = (pd.read_csv(ctx.source(p), parse_dates=["date"])
-                           for p in (NEW_DAILY, OLD_DAILY, ETF_DAILY, LEAN_DAILY_RAW))  # fmt: skip
+    new, old, etf, lean = (
+        pd.read_csv(ctx.source(p), parse_dates=["date"]) for p in (NEW_DAILY, OLD_DAILY, ETF_DAILY, LEAN_DAILY_RAW)
+    )
     lean_factors = pd.read_csv(ctx.source(LEAN_FACTORS), dtype={"date": str})
     lean_factors["date"] = pd.to_datetime(lean_factors["date"], format="%Y%m%d")
     old = old_as_traded(old, spin_off_factors(old, lean))
@@ -365,8 +371,9 @@ def _prices_sp500(ctx: Context) -> dict[str, pd.DataFrame]:
 
 def _pystock_prices(ctx: Context) -> dict[str, pd.DataFrame]:
     # a bar belongs to the company that held its symbol that day (the source files bars under the day's symbol)
-    return {"pystock_prices": relabel(raw_prices(pd.read_parquet(ctx.source(PYSTOCK_DAILY))), ctx["pystock_owners"],
-                                      "date")}  # fmt: skip
+    return {
+        "pystock_prices": relabel(raw_prices(pd.read_parquet(ctx.source(PYSTOCK_DAILY))), ctx["pystock_owners"], "date")
+    }
 
 
 def _prices(ctx: Context) -> dict[str, pd.DataFrame]:

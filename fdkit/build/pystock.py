@@ -20,13 +20,26 @@ from fdkit.build.stage import Context, Stage, intermediate
 
 REPORTS = "data-real-2/fundamentals_pystock/pystock_sec_reports_asof_2015_2017.csv.gz"
 
-_PYSTOCK_INCOME = {"revenues": "revenue", "op_income": "operating_income", "net_income": "net_income",
-                   "eps_basic": "earnings_per_share", "eps_diluted": "earnings_per_share_diluted",
-                   "dividend": "dividends_per_common_share"}  # fmt: skip
-_PYSTOCK_BALANCE = {"assets": "total_assets", "cur_assets": "current_assets", "cur_liab": "current_liabilities",
-                    "cash": "cash_and_equivalents", "equity": "shareholders_equity"}  # fmt: skip
-_PYSTOCK_CASH = {"cash_flow_op": "net_cash_flow_from_operations", "cash_flow_inv": "net_cash_flow_from_investing",
-                 "cash_flow_fin": "net_cash_flow_from_financing"}  # fmt: skip
+_PYSTOCK_INCOME = {
+    "revenues": "revenue",
+    "op_income": "operating_income",
+    "net_income": "net_income",
+    "eps_basic": "earnings_per_share",
+    "eps_diluted": "earnings_per_share_diluted",
+    "dividend": "dividends_per_common_share",
+}
+_PYSTOCK_BALANCE = {
+    "assets": "total_assets",
+    "cur_assets": "current_assets",
+    "cur_liab": "current_liabilities",
+    "cash": "cash_and_equivalents",
+    "equity": "shareholders_equity",
+}
+_PYSTOCK_CASH = {
+    "cash_flow_op": "net_cash_flow_from_operations",
+    "cash_flow_inv": "net_cash_flow_from_investing",
+    "cash_flow_fin": "net_cash_flow_from_financing",
+}
 
 
 def read_reports(path: Path) -> pd.DataFrame:
@@ -177,8 +190,11 @@ def pystock_vintages(reports: pd.DataFrame, tickers: set[str], splits: pd.DataFr
     """
     p = reports.copy()
     p["ticker"] = norm_ticker(p["symbol"])
-    p = p[(p["first_seen_date"] > p["first_seen_date"].min()) & p["ticker"].isin(tickers)
-          & p["doc_type"].isin(["10-Q", "10-K"])]  # fmt: skip
+    p = p[
+        (p["first_seen_date"] > p["first_seen_date"].min())
+        & p["ticker"].isin(tickers)
+        & p["doc_type"].isin(["10-Q", "10-K"])
+    ]
     p = parent_filer_only(p)
     p = p[(p["first_seen_date"] - p["end_date"]).dt.days >= 1]
     first = p.groupby(["ticker", "end_date", "doc_type"])["first_seen_date"].transform("min")
@@ -190,21 +206,37 @@ def pystock_vintages(reports: pd.DataFrame, tickers: set[str], splits: pd.DataFr
     for cols, which in ((_PYSTOCK_INCOME, "flow"), (_PYSTOCK_BALANCE, "instant")):
         for src_col, field in cols.items():
             period = np.where(which == "instant", "instant", np.where(p["doc_type"] == "10-K", "annual", "quarterly"))
-            parts.append(pd.DataFrame({"ticker": p["ticker"].to_numpy(), "period": period,
-                                       "report_period": p["end_date"].to_numpy(), "field": field,
-                                       "value": p[src_col].to_numpy(dtype=float),
-                                       "filing_date": p["first_seen_date"].to_numpy(), "accession_number": None,
-                                       "form_type": np.where(p["amend"].astype(bool), p["doc_type"] + "/A",
-                                                             p["doc_type"])}))  # fmt: skip
+            parts.append(
+                pd.DataFrame(
+                    {
+                        "ticker": p["ticker"].to_numpy(),
+                        "period": period,
+                        "report_period": p["end_date"].to_numpy(),
+                        "field": field,
+                        "value": p[src_col].to_numpy(dtype=float),
+                        "filing_date": p["first_seen_date"].to_numpy(),
+                        "accession_number": None,
+                        "form_type": np.where(p["amend"].astype(bool), p["doc_type"] + "/A", p["doc_type"]),
+                    }
+                )
+            )
     annual_cash = p[p["doc_type"] == "10-K"]
     annual_form = np.where(annual_cash["amend"].astype(bool), "10-K/A", "10-K")
     for src_col, field in _PYSTOCK_CASH.items():  # a 10-K's cash flows are the year's
-        parts.append(pd.DataFrame({"ticker": annual_cash["ticker"].to_numpy(), "period": "annual",
-                                   "report_period": annual_cash["end_date"].to_numpy(), "field": field,
-                                   "value": annual_cash[src_col].to_numpy(dtype=float),
-                                   "filing_date": annual_cash["first_seen_date"].to_numpy(),
-                                   "accession_number": None,
-                                   "form_type": annual_form}))  # fmt: skip
+        parts.append(
+            pd.DataFrame(
+                {
+                    "ticker": annual_cash["ticker"].to_numpy(),
+                    "period": "annual",
+                    "report_period": annual_cash["end_date"].to_numpy(),
+                    "field": field,
+                    "value": annual_cash[src_col].to_numpy(dtype=float),
+                    "filing_date": annual_cash["first_seen_date"].to_numpy(),
+                    "accession_number": None,
+                    "form_type": annual_form,
+                }
+            )
+        )
     return pd.concat(parts, ignore_index=True).dropna(subset=["value"])
 
 
@@ -237,9 +269,16 @@ def _year_end_from_focus(end: pd.Timestamp, focus: object) -> pd.Timestamp | Non
 
 
 def _pystock_row(ticker: str, r, period: str, fiscal_period: str) -> dict:
-    rec = {"ticker": ticker, "report_period": r.end_date, "period": period, "fiscal_period": fiscal_period,
-           "currency": "USD", "filing_date": r.first_seen_date, "accession_number": None,
-           "form_type": r.doc_type}  # fmt: skip
+    rec = {
+        "ticker": ticker,
+        "report_period": r.end_date,
+        "period": period,
+        "fiscal_period": fiscal_period,
+        "currency": "USD",
+        "filing_date": r.first_seen_date,
+        "accession_number": None,
+        "form_type": r.doc_type,
+    }
     for src_col, field in {**_PYSTOCK_INCOME, **_PYSTOCK_BALANCE, **_PYSTOCK_CASH}.items():
         v = getattr(r, src_col)
         rec[field] = float(v) if v == v else np.nan

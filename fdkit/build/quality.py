@@ -105,11 +105,15 @@ def quarter_out_of_band(rows: pd.DataFrame, prices: pd.DataFrame | None = None) 
     revenue = q["revenue"].to_dict()
     for i, r in ratio.dropna().items():
         if recurs.get(i, False) and not MARK_BAND[0] <= r <= MARK_BAND[1]:
-            notes[i] = [f"revenue: {r:.3g}x the median of its neighbouring quarters, as the same quarter a year "
-                        "apart (a seasonal business; kept)"]  # fmt: skip
+            notes[i] = [
+                f"revenue: {r:.3g}x the median of its neighbouring quarters, as the same quarter a year "
+                "apart (a seasonal business; kept)"
+            ]
         elif not REJECT_BAND[0] <= r <= REJECT_BAND[1]:
-            notes[i] = [f"revenue: {_fmt(float(revenue[i]))} is {r:.3g}x the median of its neighbouring "
-                        "quarters (outside 0.2-5x: another concept's figure), served missing"]  # fmt: skip
+            notes[i] = [
+                f"revenue: {_fmt(float(revenue[i]))} is {r:.3g}x the median of its neighbouring "
+                "quarters (outside 0.2-5x: another concept's figure), served missing"
+            ]
             rows.loc[i, "revenue"] = np.nan
         elif not MARK_BAND[0] <= r <= MARK_BAND[1]:
             notes[i] = [f"revenue: {r:.3g}x the median of its neighbouring quarters (outside 0.5-2x; kept)"]
@@ -162,14 +166,19 @@ def annual_out_of_band(rows: pd.DataFrame, prices: pd.DataFrame | None = None) -
     notes: Notes = {}
     for i in rows.index[(rows["period"] == "annual") & rows["revenue"].notna()]:
         end = pd.Timestamp(rows["report_period"][i])
-        near = q[(q["ticker"] == rows["ticker"][i]) & (q["report_period"] > end - pd.Timedelta(days=400))
-                 & (q["report_period"] <= end + pd.Timedelta(days=100))]  # fmt: skip
+        near = q[
+            (q["ticker"] == rows["ticker"][i])
+            & (q["report_period"] > end - pd.Timedelta(days=400))
+            & (q["report_period"] <= end + pd.Timedelta(days=100))
+        ]
         if len(near) < 3:
             continue
         r = float(rows["revenue"][i]) / (4 * float(near["revenue"].median()))
         if not ANNUAL_BAND[0] <= r <= ANNUAL_BAND[1]:
-            notes[i] = [f"revenue: {_fmt(float(rows['revenue'][i]))} is {r:.3g}x four times its quarters' median "
-                        "(another concept's figure), served missing"]  # fmt: skip
+            notes[i] = [
+                f"revenue: {_fmt(float(rows['revenue'][i]))} is {r:.3g}x four times its quarters' median "
+                "(another concept's figure), served missing"
+            ]
             rows.loc[i, "revenue"] = np.nan
     return notes
 
@@ -198,11 +207,13 @@ def implausible_eps(rows: pd.DataFrame, prices: pd.DataFrame | None = None) -> N
         return {}
     px = prices[["ticker", "time", "close"]].dropna(subset=["time"])  # a bar without a close: no check
     px = px.assign(ticker=px["ticker"].astype(str), day=px["time"].dt.tz_localize(None).astype("datetime64[ns]"))
-    keys = rows[["ticker", "report_period"]].assign(ticker=rows["ticker"].astype(str),
-                                                    day=rows["report_period"].astype("datetime64[ns]"))  # fmt: skip
+    keys = rows[["ticker", "report_period"]].assign(
+        ticker=rows["ticker"].astype(str), day=rows["report_period"].astype("datetime64[ns]")
+    )
     keys = keys.reset_index(names="_row").sort_values("day")
-    near = pd.merge_asof(keys, px.sort_values("day")[["ticker", "day", "close"]], on="day", by="ticker",
-                         tolerance=pd.Timedelta(days=10))  # fmt: skip
+    near = pd.merge_asof(
+        keys, px.sort_values("day")[["ticker", "day", "close"]], on="day", by="ticker", tolerance=pd.Timedelta(days=10)
+    )
     close = near.set_index("_row")["close"].reindex(rows.index)
     per_year = rows["period"].map({"quarterly": 4.0, "annual": 1.0, "ttm": 1.0})
     notes: Notes = {}
@@ -211,8 +222,10 @@ def implausible_eps(rows: pd.DataFrame, prices: pd.DataFrame | None = None) -> N
             continue
         ey = rows[field] * per_year / close
         for i in rows.index[ey > MAX_EARNINGS_YIELD]:
-            notes.setdefault(i, []).append(f"{field}: {float(rows[field][i]):,.4g} against a close of {close[i]:,.4g} "
-                                           "(P/E under 1: another share class or unit), served missing")  # fmt: skip
+            notes.setdefault(i, []).append(
+                f"{field}: {float(rows[field][i]):,.4g} against a close of {close[i]:,.4g} "
+                "(P/E under 1: another share class or unit), served missing"
+            )
             rows.loc[i, field] = np.nan
     return notes
 
@@ -239,8 +252,10 @@ def derived_shares(rows: pd.DataFrame, prices: pd.DataFrame | None = None) -> No
         (['weighted_average_shares: derived as net income / EPS'], [1000000000.0, 1050000000.0, nan, 1000000000.0])
     """
     derived: dict[Any, list[str]] = {}
-    for eps, shares in (("earnings_per_share", "weighted_average_shares"),
-                        ("earnings_per_share_diluted", "weighted_average_shares_diluted")):  # fmt: skip
+    for eps, shares in (
+        ("earnings_per_share", "weighted_average_shares"),
+        ("earnings_per_share_diluted", "weighted_average_shares_diluted"),
+    ):
         if eps not in rows.columns or "net_income" not in rows.columns:
             continue
         if shares not in rows.columns:
@@ -275,8 +290,9 @@ def _apart_from_next(rows: pd.DataFrame, derived: pd.Series) -> pd.Series:
     nxt = q.groupby(q["ticker"].astype(str))["_n"].shift(-1)
     gap = q.groupby(q["ticker"].astype(str))["report_period"].shift(-1) - q["report_period"]
     drop = pd.Series(False, index=rows.index)
-    jumps = q.index[((nxt / q["_n"]).map(lambda r: not 1 / SHARE_JUMP <= r <= SHARE_JUMP)) & nxt.notna()
-                    & (gap.dt.days <= 105)]  # fmt: skip
+    jumps = q.index[
+        ((nxt / q["_n"]).map(lambda r: not 1 / SHARE_JUMP <= r <= SHARE_JUMP)) & nxt.notna() & (gap.dt.days <= 105)
+    ]
     pos = {i: k for k, i in enumerate(q.index)}
     for i in jumps:
         j = q.index[pos[i] + 1]
@@ -291,8 +307,7 @@ SHARE_JUMP = 1.35
 
 
 #: the rules in the order they run; a Q4 derived from a rejected value is rejected after them
-RULES: tuple[Rule, ...] = (negative_revenue, quarter_out_of_band, annual_out_of_band, implausible_eps,
-                           derived_shares)  # fmt: skip
+RULES: tuple[Rule, ...] = (negative_revenue, quarter_out_of_band, annual_out_of_band, implausible_eps, derived_shares)
 
 
 def _q4_of_rejected(rows: pd.DataFrame, rejected: pd.Series) -> Notes:
@@ -300,8 +315,12 @@ def _q4_of_rejected(rows: pd.DataFrame, rejected: pd.Series) -> Notes:
     fy = rows["fiscal_period"].astype(str).str.extract(r"^(FY\d{4})")[0]
     key = rows["ticker"].astype(str) + "|" + fy.fillna("")
     bad_years = set(key[rejected & fy.notna()])
-    q4 = rows.index[(rows["period"] == "quarterly") & rows["fiscal_period"].astype(str).str.endswith("-Q4")
-                    & key.isin(bad_years) & rows["revenue"].notna()]  # fmt: skip
+    q4 = rows.index[
+        (rows["period"] == "quarterly")
+        & rows["fiscal_period"].astype(str).str.endswith("-Q4")
+        & key.isin(bad_years)
+        & rows["revenue"].notna()
+    ]
     rows.loc[q4, "revenue"] = np.nan
     return {i: ["revenue: Q4 = FY - Q1..Q3 and one of those was rejected, served missing"] for i in q4}
 
@@ -337,8 +356,10 @@ def mark_served_out_of_band(rows: pd.DataFrame) -> pd.DataFrame:
     spoken = quality.str.contains("revenue:", regex=False).fillna(False).astype(bool)
     off = ratio.dropna()
     off = off[~off.between(*MARK_BAND) & ~spoken[off.index]]
-    notes = {i: f"revenue: {r:.3g}x the median of its neighbouring quarters served (outside 0.5-2x; kept)"
-             for i, r in off.items()}  # fmt: skip
+    notes = {
+        i: f"revenue: {r:.3g}x the median of its neighbouring quarters served (outside 0.5-2x; kept)"
+        for i, r in off.items()
+    }
     if notes:
         add = pd.Series(notes, dtype="string").reindex(quality.index)
         quality = quality.where(add.isna(), (quality + "; " + add).fillna(add))

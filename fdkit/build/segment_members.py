@@ -8,33 +8,75 @@ from itertools import combinations
 import numpy as np
 import pandas as pd
 
-AXES = {"srt:ProductOrServiceAxis": "product", "us-gaap:StatementBusinessSegmentsAxis": "segment",
-         "srt:StatementGeographicalAxis": "geography", "us-gaap:StatementGeographicalAxis": "geography"}  # fmt: skip
+AXES = {
+    "srt:ProductOrServiceAxis": "product",
+    "us-gaap:StatementBusinessSegmentsAxis": "segment",
+    "srt:StatementGeographicalAxis": "geography",
+    "us-gaap:StatementGeographicalAxis": "geography",
+}
 
 #: member names whose label the filer spells in a way camel case cannot tell (as printed in the filings)
 _MEMBER_LABELS = {
-    "IPhone": "iPhone", "IPad": "iPad", "Service": "Services", "ServicesAndOther": "Services and Other",
-    "WearablesHomeandAccessories": "Wearables, Home and Accessories", "OEMAndOther": "OEM and Other",
-    "ChinaIncludingHongKong": "China (including Hong Kong)", "GreaterChina": "Greater China",
-    "RestOfAsiaPacific": "Rest of Asia Pacific", "AsiaPacific": "Asia Pacific", "AppleIphone": "iPhone",
-    "AppleIpad": "iPad", "AppleMac": "Mac", "Ipod": "iPod",
+    "IPhone": "iPhone",
+    "IPad": "iPad",
+    "Service": "Services",
+    "ServicesAndOther": "Services and Other",
+    "WearablesHomeandAccessories": "Wearables, Home and Accessories",
+    "OEMAndOther": "OEM and Other",
+    "ChinaIncludingHongKong": "China (including Hong Kong)",
+    "GreaterChina": "Greater China",
+    "RestOfAsiaPacific": "Rest of Asia Pacific",
+    "AsiaPacific": "Asia Pacific",
+    "AppleIphone": "iPhone",
+    "AppleIpad": "iPad",
+    "AppleMac": "Mac",
+    "Ipod": "iPod",
     "IphoneRelatedProductsAndServices": "iPhone and Related Products and Services",
     "IpadRelatedProductsAndServices": "iPad and Related Products and Services",
-    "YouTubeAdvertisingRevenue": "YouTube Ads", "LinkedInCorporation": "LinkedIn", "MedTech": "MedTech",
-    "USCanada": "US & Canada", "A.Pacific": "Asia Pacific", "MajorProductLineDcor": "Major Product Line Décor",
-    "HealthandWellness": "Health and Wellness", "MexicoandCentralAmerica": "Mexico and Central America",
-    "SamsClubUS": "Sam's Club US", "NonUs": "Non-US", "Unitedhealthcare": "UnitedHealthcare",
-    "Optumhealth": "Optum Health", "Optuminsight": "Optum Insight", "Optumrx": "Optum Rx",
+    "YouTubeAdvertisingRevenue": "YouTube Ads",
+    "LinkedInCorporation": "LinkedIn",
+    "MedTech": "MedTech",
+    "USCanada": "US & Canada",
+    "A.Pacific": "Asia Pacific",
+    "MajorProductLineDcor": "Major Product Line Décor",
+    "HealthandWellness": "Health and Wellness",
+    "MexicoandCentralAmerica": "Mexico and Central America",
+    "SamsClubUS": "Sam's Club US",
+    "NonUs": "Non-US",
+    "Unitedhealthcare": "UnitedHealthcare",
+    "Optumhealth": "Optum Health",
+    "Optuminsight": "Optum Insight",
+    "Optumrx": "Optum Rx",
     "ReportableSegment": "Reportable Segment",
     "ReportableSegmentAggregationBeforeOtherOperatingSegment": "Reportable Segments before Other",
-}  # fmt: skip
+}
 #: ISO 3166 country members (``country:US``)
 _COUNTRIES = {
-    "US": "United States", "CN": "China", "SG": "Singapore", "TW": "Taiwan", "JP": "Japan", "GB": "United Kingdom",
-    "IE": "Ireland", "DE": "Germany", "FR": "France", "IN": "India", "KR": "South Korea", "HK": "Hong Kong",
-    "CA": "Canada", "MX": "Mexico", "BR": "Brazil", "NL": "Netherlands", "CH": "Switzerland", "AU": "Australia",
-    "IL": "Israel", "IT": "Italy", "ES": "Spain", "SE": "Sweden", "BE": "Belgium", "LU": "Luxembourg",
-}  # fmt: skip
+    "US": "United States",
+    "CN": "China",
+    "SG": "Singapore",
+    "TW": "Taiwan",
+    "JP": "Japan",
+    "GB": "United Kingdom",
+    "IE": "Ireland",
+    "DE": "Germany",
+    "FR": "France",
+    "IN": "India",
+    "KR": "South Korea",
+    "HK": "Hong Kong",
+    "CA": "Canada",
+    "MX": "Mexico",
+    "BR": "Brazil",
+    "NL": "Netherlands",
+    "CH": "Switzerland",
+    "AU": "Australia",
+    "IL": "Israel",
+    "IT": "Italy",
+    "ES": "Spain",
+    "SE": "Sweden",
+    "BE": "Belgium",
+    "LU": "Luxembourg",
+}
 _CONNECTORS = {"And": "and", "Of": "of", "Including": "including", "The": "the", "For": "for", "To": "to"}
 
 
@@ -102,11 +144,18 @@ def one_breakdown(amounts: np.ndarray, total: float | None) -> tuple[np.ndarray,
         return keep, parents, subtotal
     left_out = None
     for size in (1, 2):
-        left_out = left_out or next((c for c in combinations(leaf, size)
-                                     if close(amounts[leaf].sum() - amounts[list(c)].sum())), None)  # fmt: skip
+        left_out = left_out or next(
+            (c for c in combinations(leaf, size) if close(amounts[leaf].sum() - amounts[list(c)].sum())), None
+        )
     for size in (2, 3):
-        left_out = left_out or next((c for c in combinations(leaf, size) if close(amounts[list(c)].sum())
-                                     and close(amounts[leaf].sum() - amounts[list(c)].sum())), None)  # fmt: skip
+        left_out = left_out or next(
+            (
+                c
+                for c in combinations(leaf, size)
+                if close(amounts[list(c)].sum()) and close(amounts[leaf].sum() - amounts[list(c)].sum())
+            ),
+            None,
+        )
     if left_out is None:
         return no.copy(), none, no
     keep[list(left_out)] = False
@@ -135,8 +184,9 @@ def _parents(amounts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         if not target > 0 or len(smaller) < 2 or amounts[smaller].sum() < 0.999 * target:
             continue
         for size in range(2, len(smaller) + 1):
-            hit = next((c for c in combinations(smaller, size)
-                        if abs(amounts[list(c)].sum() - target) <= 0.001 * target), None)  # fmt: skip
+            hit = next(
+                (c for c in combinations(smaller, size) if abs(amounts[list(c)].sum() - target) <= 0.001 * target), None
+            )
             if hit:
                 break
         if not hit:

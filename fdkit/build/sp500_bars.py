@@ -89,13 +89,19 @@ def share_splits(splits: pd.DataFrame) -> pd.DataFrame:
         >>> share_splits(s)["ticker"].tolist()
         ['A']
     """
-    s = pd.DataFrame({"ticker": splits["ticker"].astype(str), "date": pd.to_datetime(splits["ex_date"]),
-                      "ratio": splits["split_ratio"].astype("float64")})  # fmt: skip
+    s = pd.DataFrame(
+        {
+            "ticker": splits["ticker"].astype(str),
+            "date": pd.to_datetime(splits["ex_date"]),
+            "ratio": splits["split_ratio"].astype("float64"),
+        }
+    )
     return s[is_share_split(s["ratio"]) & (s["date"] <= BASIS_DATE)].reset_index(drop=True)
 
 
-def missing_share_splits(splits: pd.DataFrame, lake_splits: pd.DataFrame, raw: pd.DataFrame,
-                         lake_raw: pd.DataFrame) -> pd.DataFrame:  # fmt: skip
+def missing_share_splits(
+    splits: pd.DataFrame, lake_splits: pd.DataFrame, raw: pd.DataFrame, lake_raw: pd.DataFrame
+) -> pd.DataFrame:
     """The source's share splits the lake's split table lacks, for the companies the lake holds under that ticker.
 
     A split is added when the lake has no split of the ticker within 5 days of it, and the lake's raw closes of the
@@ -128,8 +134,9 @@ def missing_share_splits(splits: pd.DataFrame, lake_splits: pd.DataFrame, raw: p
             continue
         ours = lake_raw[(lake_raw["ticker"] == r.ticker) & (lake_raw["date"] < r.date)]
         theirs = raw[(raw["ticker"] == r.ticker) & (raw["date"] < r.date)]
-        common = ours[["ticker", "date", "close"]].merge(theirs[["ticker", "date", "close_as_traded"]],
-                                                         on=["ticker", "date"])  # fmt: skip
+        common = ours[["ticker", "date", "close"]].merge(
+            theirs[["ticker", "date", "close_as_traded"]], on=["ticker", "date"]
+        )
         if len(common) and abs(float(np.median(common["close"] / common["close_as_traded"])) - 1) > 0.01:
             continue
         out.append({"ticker": r.ticker, "date": r.date, "ratio": r.ratio, "source": SOURCE_NAME + ", split file"})
@@ -251,8 +258,9 @@ def spin_offs(splits: pd.DataFrame, lake_splits: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["ticker", "date", "rest"])
 
 
-def distributions(dividends: pd.DataFrame, splits: pd.DataFrame, lake_splits: pd.DataFrame,
-                  bars: pd.DataFrame) -> pd.DataFrame:  # fmt: skip
+def distributions(
+    dividends: pd.DataFrame, splits: pd.DataFrame, lake_splits: pd.DataFrame, bars: pd.DataFrame
+) -> pd.DataFrame:
     """Cash dividends as paid and spin-offs as in-kind distributions, per share on the lake's basis.
 
     Args:
@@ -273,13 +281,20 @@ def distributions(dividends: pd.DataFrame, splits: pd.DataFrame, lake_splits: pd
         [0.25]
     """
     cash = pd.DataFrame({"ticker": dividends["ticker"].astype(str), "date": pd.to_datetime(dividends["ex_date"])})
-    cash["dividend"] = (dividends["amount_as_paid"].astype("float64").to_numpy()
-                        / split_factor(lake_splits, cash["ticker"], cash["date"])).round(6)  # fmt: skip
+    cash["dividend"] = (
+        dividends["amount_as_paid"].astype("float64").to_numpy()
+        / split_factor(lake_splits, cash["ticker"], cash["date"])
+    ).round(6)
     cash["kind"] = "cash"
     spin = spin_offs(splits, lake_splits)
     eve = _eve_close(bars, spin)
-    spun = pd.DataFrame({"ticker": spin["ticker"], "date": spin["date"],
-                         "dividend": (eve * (1 - 1 / spin["rest"].to_numpy(dtype=float))).round(4)})  # fmt: skip
+    spun = pd.DataFrame(
+        {
+            "ticker": spin["ticker"],
+            "date": spin["date"],
+            "dividend": (eve * (1 - 1 / spin["rest"].to_numpy(dtype=float))).round(4),
+        }
+    )
     spun["kind"] = "special_or_in_kind"
     spun = spun.dropna(subset=["dividend"])
     # a "cash dividend" of the spin-off's size within days of it is the spin-off booked twice (DHR's Fortive,
@@ -353,13 +368,17 @@ def as_traded_by_year(px: pd.DataFrame) -> list[str]:
     """
     year = px["time"].dt.year
     traded = basis.as_traded(px["basis"])
-    lines = ["## As-traded bars by year (2016-2026)", "",
-             "Tickers of `prices` with as-traded bars (`basis` as_traded: OHLC as printed, on the split basis of "
-             "2026-02-25) and with `adjusted_only` rows (an adjusted close, no OHLC) in each year. After 2017-03 the "
-             "bundled lake's stocks are the 31 long-history names (as traded to 2026-03-13 from the S&P 500 source "
-             "of data-real-6); the funds below have no as-traded source.", "",
-             "| year | tickers as traded | as-traded bars | tickers adjusted only | adjusted-only rows |",
-             "|---|---:|---:|---:|---:|"]  # fmt: skip
+    lines = [
+        "## As-traded bars by year (2016-2026)",
+        "",
+        "Tickers of `prices` with as-traded bars (`basis` as_traded: OHLC as printed, on the split basis of "
+        "2026-02-25) and with `adjusted_only` rows (an adjusted close, no OHLC) in each year. After 2017-03 the "
+        "bundled lake's stocks are the 31 long-history names (as traded to 2026-03-13 from the S&P 500 source "
+        "of data-real-6); the funds below have no as-traded source.",
+        "",
+        "| year | tickers as traded | as-traded bars | tickers adjusted only | adjusted-only rows |",
+        "|---|---:|---:|---:|---:|",
+    ]
     for y in range(2016, 2027):
         t, a = px[(year == y) & traded], px[(year == y) & ~traded]
         lines.append(f"| {y} | {t['ticker'].nunique()} | {len(t):,} | {a['ticker'].nunique()} | {len(a):,} |")

@@ -138,10 +138,19 @@ def _table_splits(cs: pd.DataFrame, next_day: Callable[[pd.Timestamp], pd.Timest
     rows = []
     for r in tuples(cs):
         stated = stated_ex_date(getattr(r, "notes", None))
-        ex, how = (stated, "ex-date stated in its note") if stated is not None else (next_day(r.date), "ex-date = "
-                   "the trading day after the distribution date")  # fmt: skip
-        rows.append({"ticker": r.symbol, "date": ex, "ratio": float(r.ratioNew) / float(r.ratioOld),
-                     "source": f"split table (coffee-cpu; {how})"})  # fmt: skip
+        ex, how = (
+            (stated, "ex-date stated in its note")
+            if stated is not None
+            else (next_day(r.date), "ex-date = the trading day after the distribution date")
+        )
+        rows.append(
+            {
+                "ticker": r.symbol,
+                "date": ex,
+                "ratio": float(r.ratioNew) / float(r.ratioOld),
+                "source": f"split table (coffee-cpu; {how})",
+            }
+        )
     return rows
 
 
@@ -155,8 +164,14 @@ def _lean_splits(lean: pd.DataFrame, next_day: Callable[[pd.Timestamp], pd.Times
                 ex = next_day(g["date"].iloc[i])
                 ratio = nice_ratio(f[i + 1] / f[i])
                 if ratio is not None:
-                    rows.append({"ticker": {"FB": "META"}.get(str(t), t), "date": ex, "ratio": float(ratio),
-                                 "source": "LEAN factor file"})  # fmt: skip
+                    rows.append(
+                        {
+                            "ticker": {"FB": "META"}.get(str(t), t),
+                            "date": ex,
+                            "ratio": float(ratio),
+                            "source": "LEAN factor file",
+                        }
+                    )
     return rows
 
 
@@ -194,8 +209,14 @@ def _close_pair_splits(raw: pd.DataFrame, reports: pd.DataFrame | None = None) -
             mine = None if counts is None else counts[counts["ticker"] == ticker]
             if refuted_split(mine, raw[raw["ticker"] == ticker], raw["date"].iloc[j], float(ratio)):
                 continue
-            rows.append({"ticker": raw["ticker"].iloc[j], "date": raw["date"].iloc[j], "ratio": float(ratio),
-                         "source": "raw vs adjusted close (pystock prices)"})  # fmt: skip
+            rows.append(
+                {
+                    "ticker": raw["ticker"].iloc[j],
+                    "date": raw["date"].iloc[j],
+                    "ratio": float(ratio),
+                    "source": "raw vs adjusted close (pystock prices)",
+                }
+            )
     return rows
 
 
@@ -216,8 +237,12 @@ def _share_counts(
 ) -> pd.DataFrame:
     """Each readable filing's share count (net income / diluted, else basic, EPS) by the day it was first seen."""
     eps = reports["eps_diluted"].fillna(reports["eps_basic"])
-    readable = (~reports["amend"].astype(bool) & (reports["net_income"].abs() >= min_income)
-                & (eps.abs() >= min_eps) & (np.sign(eps) == np.sign(reports["net_income"])))  # fmt: skip
+    readable = (
+        ~reports["amend"].astype(bool)
+        & (reports["net_income"].abs() >= min_income)
+        & (eps.abs() >= min_eps)
+        & (np.sign(eps) == np.sign(reports["net_income"]))
+    )
     return reports[readable].assign(shares=reports["net_income"] / eps).sort_values(["ticker", "first_seen_date"])
 
 
@@ -310,13 +335,24 @@ def share_count_splits(reports: pd.DataFrame, raw: pd.DataFrame) -> list[dict]:
             hit = np.flatnonzero(inside & (fit > 0.5) & (fit < 1.1) & (np.abs(np.log(move)) > 0.25))
             if len(hit):
                 j = hit[np.argmax(np.abs(np.log(move[hit])))]
-                rows.append({"ticker": ticker, "date": pd.Timestamp(days[j]), "ratio": float(ratio),
-                             "source": "filings' share counts (net income / EPS), raw close (pystock)"})  # fmt: skip
+                rows.append(
+                    {
+                        "ticker": ticker,
+                        "date": pd.Timestamp(days[j]),
+                        "ratio": float(ratio),
+                        "source": "filings' share counts (net income / EPS), raw close (pystock)",
+                    }
+                )
     return rows
 
 
-def build_splits(cs: pd.DataFrame, lean: pd.DataFrame, calendar: pd.DatetimeIndex, raw: pd.DataFrame,
-                 reports: pd.DataFrame | None = None) -> pd.DataFrame:  # fmt: skip
+def build_splits(
+    cs: pd.DataFrame,
+    lean: pd.DataFrame,
+    calendar: pd.DatetimeIndex,
+    raw: pd.DataFrame,
+    reports: pd.DataFrame | None = None,
+) -> pd.DataFrame:
     """The split table: ticker, date (ex-date), ratio (new shares per old share), source.
 
     One split per (ticker, ex-date within 5 days): the first source in precedence order wins (split table, LEAN,

@@ -44,8 +44,16 @@ def finish_statements(rows: pd.DataFrame, ciks: dict[str, str], index: pd.DataFr
     # no accession in the source (pystock reports, some instance documents): the company's filings of that
     # form up to the filing day, newest first, so the filing is the first entry
     form = full["form_type"].fillna("10-Q").astype(str)
-    by_search = (SEC + "/cgi-bin/browse-edgar?action=getcompany&CIK=" + full["cik"] + "&type=" + form
-                 + "&dateb=" + filed + "&owner=include&count=10")  # fmt: skip
+    by_search = (
+        SEC
+        + "/cgi-bin/browse-edgar?action=getcompany&CIK="
+        + full["cik"]
+        + "&type="
+        + form
+        + "&dateb="
+        + filed
+        + "&owner=include&count=10"
+    )
     full["filing_url"] = by_accession.where(acc.notna(), by_search)
     accepted = acceptance_times(full["accession_number"], index)
     if "accepted" in full.columns:  # a source's own acceptance time (Eastern wall time: the SEC data sets)
@@ -162,8 +170,11 @@ def _ttm(df: pd.DataFrame) -> pd.DataFrame:
             rec["period"] = "ttm"
             rec["fiscal_period"] = f"TTM-{last['fiscal_period']}"
             if "quality" in window.columns:  # a sum carries the notes of the quarters it adds up
-                notes = [f"{fp}: {q}" for fp, q in zip(window["fiscal_period"], window["quality"], strict=True)
-                         if isinstance(q, str)]  # fmt: skip
+                notes = [
+                    f"{fp}: {q}"
+                    for fp, q in zip(window["fiscal_period"], window["quality"], strict=True)
+                    if isinstance(q, str)
+                ]
                 rec["quality"] = "; ".join(notes) if notes else pd.NA
             rec["form_type"] = None  # a sum of four filings is no one filing's form
             rows.append(rec)
@@ -184,8 +195,12 @@ def with_usd_amounts(income: pd.DataFrame) -> pd.DataFrame:
     """
     usd = income["currency"].astype("string").eq("USD").fillna(False).to_numpy(dtype=bool)
     out = income.copy()
-    for field, base in (("revenue_usd", "revenue"), ("ebit_usd", "ebit"), ("earnings_per_share_usd",
-                        "earnings_per_share"), ("net_income_common_stock_usd", "net_income_common_stock")):  # fmt: skip
+    for field, base in (
+        ("revenue_usd", "revenue"),
+        ("ebit_usd", "ebit"),
+        ("earnings_per_share_usd", "earnings_per_share"),
+        ("net_income_common_stock_usd", "net_income_common_stock"),
+    ):
         out[field] = income[base].where(usd)
     return out
 
@@ -232,11 +247,15 @@ def with_rows_of_other_eras(rows: pd.DataFrame, more: pd.DataFrame, companyfacts
     """
     if more.empty:
         return rows
-    known = {*zip(rows["ticker"], rows["period"], rows["report_period"], strict=True),
-             *zip(rows["ticker"], rows["period"], rows["fiscal_period"], strict=True)}  # fmt: skip
+    known = {
+        *zip(rows["ticker"], rows["period"], rows["report_period"], strict=True),
+        *zip(rows["ticker"], rows["period"], rows["fiscal_period"], strict=True),
+    }
     more = more[~more["ticker"].isin(companyfacts_tickers)]
-    keep = [(t, p, r) not in known and (t, p, f) not in known for t, p, r, f in zip(
-        more["ticker"], more["period"], more["report_period"], more["fiscal_period"], strict=True)]  # fmt: skip
+    keep = [
+        (t, p, r) not in known and (t, p, f) not in known
+        for t, p, r, f in zip(more["ticker"], more["period"], more["report_period"], more["fiscal_period"], strict=True)
+    ]
     return pd.concat([rows, more[keep]], ignore_index=True)
 
 
@@ -259,8 +278,9 @@ def _statements(ctx: Context) -> dict[str, pd.DataFrame]:
     for ticker, cik in zip(ctx["pystock_owners"]["ticker"], ctx["pystock_owners"]["cik"], strict=True):
         if isinstance(cik, str) and cik:  # companies of the 2015-2017 window known only from the index spells
             ciks.setdefault(ticker, cik)
-    rows = join_statements(ctx["xbrl_statements"], ctx["pystock_statements"],
-                           set(ctx["companyfacts_tickers"]["ticker"]))  # fmt: skip
+    rows = join_statements(
+        ctx["xbrl_statements"], ctx["pystock_statements"], set(ctx["companyfacts_tickers"]["ticker"])
+    )
     rows = screen_statements(rows, ctx["prices"])
     rows = with_rows_of_other_eras(rows, ctx["fsds_statements"], set(ctx["companyfacts_tickers"]["ticker"]))
     table = finish_statements(rows, ciks, ctx["filings_index"])

@@ -35,9 +35,16 @@ def universe(sp: pd.DataFrame) -> pd.DataFrame:
         >>> universe(sp)[["ticker", "cik"]].values.tolist()
         [['BRK-B', '0001067983']]
     """
-    return pd.DataFrame({"ticker": norm_ticker(sp["Symbol"]), "cik": sp["CIK"].str.zfill(10),
-                         "name": sp["Security"], "sector": sp["GICS Sector"],
-                         "industry": sp["GICS Sub-Industry"], "location": sp["Headquarters Location"]})  # fmt: skip
+    return pd.DataFrame(
+        {
+            "ticker": norm_ticker(sp["Symbol"]),
+            "cik": sp["CIK"].str.zfill(10),
+            "name": sp["Security"],
+            "sector": sp["GICS Sector"],
+            "industry": sp["GICS Sub-Industry"],
+            "location": sp["Headquarters Location"],
+        }
+    )
 
 
 def spy_holdings(sp: pd.DataFrame) -> pd.DataFrame:
@@ -52,12 +59,26 @@ def spy_holdings(sp: pd.DataFrame) -> pd.DataFrame:
     Returns:
         The ``index_funds`` rows, sorted by ticker.
     """
-    return pd.DataFrame({"fund": "SPY", "fund_name": "SPDR S&P 500 ETF Trust", "fund_cik": "0000884394",
-                         "ticker": norm_ticker(sp["Symbol"]), "name": sp["Security"], "cusip": None, "isin": None,
-                         "weight": np.nan, "market_value": np.nan, "shares": np.nan, "asset_class": "equity",
-                         "as_of": pd.Timestamp(CONSTITUENTS_AS_OF), "filing_date": pd.NaT,
-                         "resolution_status": "resolved", "source": SPY_SOURCE,
-                         "total_net_assets": np.nan}).sort_values("ticker", ignore_index=True)  # fmt: skip
+    return pd.DataFrame(
+        {
+            "fund": "SPY",
+            "fund_name": "SPDR S&P 500 ETF Trust",
+            "fund_cik": "0000884394",
+            "ticker": norm_ticker(sp["Symbol"]),
+            "name": sp["Security"],
+            "cusip": None,
+            "isin": None,
+            "weight": np.nan,
+            "market_value": np.nan,
+            "shares": np.nan,
+            "asset_class": "equity",
+            "as_of": pd.Timestamp(CONSTITUENTS_AS_OF),
+            "filing_date": pd.NaT,
+            "resolution_status": "resolved",
+            "source": SPY_SOURCE,
+            "total_net_assets": np.nan,
+        }
+    ).sort_values("ticker", ignore_index=True)
 
 
 def _constituents(ctx: Context) -> dict[str, pd.DataFrame]:

@@ -42,13 +42,25 @@ def build_vintages(facts: pd.DataFrame, pystock: pd.DataFrame) -> pd.DataFrame:
     # one value per (filing, field, period): the first concept of the mapping that the filing reported
     df = df.sort_values(["ticker", "field", "period", "end", "filed", "accn", "rank"], kind="stable")
     df = df.drop_duplicates(["ticker", "field", "period", "end", "accn"], keep="first")
-    xbrl = pd.DataFrame({"ticker": df["ticker"], "period": df["period"], "report_period": df["end"],
-                         "field": df["field"], "value": df["val"].astype(float), "filing_date": df["filed"],
-                         "accession_number": df["accn"], "form_type": df["form"],
-                         "concept": df["concept"]})  # fmt: skip
+    xbrl = pd.DataFrame(
+        {
+            "ticker": df["ticker"],
+            "period": df["period"],
+            "report_period": df["end"],
+            "field": df["field"],
+            "value": df["val"].astype(float),
+            "filing_date": df["filed"],
+            "accession_number": df["accn"],
+            "form_type": df["form"],
+            "concept": df["concept"],
+        }
+    )
     out = pd.concat([xbrl, pystock.assign(concept=None)], ignore_index=True)
-    out = out.sort_values(["ticker", "field", "period", "report_period", "filing_date", "accession_number"],
-                          kind="stable", na_position="first").reset_index(drop=True)  # fmt: skip
+    out = out.sort_values(
+        ["ticker", "field", "period", "report_period", "filing_date", "accession_number"],
+        kind="stable",
+        na_position="first",
+    ).reset_index(drop=True)
     key = ["ticker", "field", "period", "report_period"]
     revision = revision_kinds(out, key)  # each report against the report before it, kept or not
     prev = out.groupby(key, sort=False)["value"].shift()
@@ -80,8 +92,9 @@ def revision_kinds(vintages: pd.DataFrame, key: list[str]) -> pd.Series:
     first = g.cumcount() == 0
     before = g["concept"].shift()
     switch = vintages["concept"].notna() & before.notna() & (vintages["concept"] != before)
-    return pd.Series(np.where(first, "first", np.where(switch.fillna(False), "concept_switch", "restated")),
-                     index=vintages.index)  # fmt: skip
+    return pd.Series(
+        np.where(first, "first", np.where(switch.fillna(False), "concept_switch", "restated")), index=vintages.index
+    )
 
 
 def _vintages(ctx: Context) -> dict[str, pd.DataFrame]:

@@ -51,9 +51,15 @@ def _quarter_anchors(anchors: list, fy_start, fy_end) -> list:
     out = []
     for n in (1, 2, 3):
         expected = fy_start + pd.DateOffset(months=3 * n) - pd.Timedelta(days=1)
-        cands = [f for f in anchors if abs((f.end - expected).days) <= 20
-                 and ((f.kind == "Q" and f.start >= fy_start - pd.Timedelta(days=5))
-                      or (f.start == fy_start and f.kind in ("Q", "H", "9M")))]  # fmt: skip
+        cands = [
+            f
+            for f in anchors
+            if abs((f.end - expected).days) <= 20
+            and (
+                (f.kind == "Q" and f.start >= fy_start - pd.Timedelta(days=5))
+                or (f.start == fy_start and f.kind in ("Q", "H", "9M"))
+            )
+        ]
         out.append(min(cands, key=lambda f: (f.filed, str(f.accn), f.end)) if cands else None)
     return out
 
@@ -122,8 +128,13 @@ def _meta(anchor) -> dict:
 
 
 def _statement_row(ticker, by_key, start, end, period, fiscal_period, anchor) -> dict | None:
-    rec: dict = {"ticker": ticker, "report_period": end, "period": period, "fiscal_period": fiscal_period,
-                 "currency": "USD"}  # fmt: skip
+    rec: dict = {
+        "ticker": ticker,
+        "report_period": end,
+        "period": period,
+        "fiscal_period": fiscal_period,
+        "currency": "USD",
+    }
     for field in CONCEPTS:
         f = _pick(by_key, field, start, end, anchor.filed)
         if f is not None:
@@ -140,8 +151,13 @@ def _quarter_row(ticker, by_key, durations, fy_start, q_end, prev_end, qi, fy_la
     Only facts filed by the anchor's filing are used; a derived Q4 is FY - 9M of the same fiscal year.
     """
     cutoff = anchor.filed
-    rec: dict = {"ticker": ticker, "report_period": q_end, "period": "quarterly",
-                 "fiscal_period": f"FY{fy_label}-Q{qi}", "currency": "USD"}  # fmt: skip
+    rec: dict = {
+        "ticker": ticker,
+        "report_period": q_end,
+        "period": "quarterly",
+        "fiscal_period": f"FY{fy_label}-Q{qi}",
+        "currency": "USD",
+    }
     for field in CONCEPTS:
         if field in INSTANT_FIELDS:
             hit = _pick(by_key, field, None, q_end, cutoff)
@@ -189,8 +205,10 @@ def _fix_share_scale(df: pd.DataFrame) -> pd.DataFrame:
     if df.empty:
         return df
     ni = df["net_income"]
-    for eps, shares in (("earnings_per_share", "weighted_average_shares"),
-                        ("earnings_per_share_diluted", "weighted_average_shares_diluted")):  # fmt: skip
+    for eps, shares in (
+        ("earnings_per_share", "weighted_average_shares"),
+        ("earnings_per_share_diluted", "weighted_average_shares_diluted"),
+    ):
         if eps not in df.columns or shares not in df.columns:
             continue
         implied = df[eps] * df[shares]

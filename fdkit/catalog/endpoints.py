@@ -261,16 +261,32 @@ START_END_REQ = (
 REGISTRATION_FORMS = ("S-1", "S-1/A", "F-1", "F-1/A", "424B1", "424B4")
 #: the series of the inflation and labour datasets (names as the lake stores them)
 INFLATION_SERIES = (
-    "cpi_all_items", "cpi_commodities_less_food_energy", "cpi_core", "cpi_energy", "cpi_energy_commodities",
-    "cpi_energy_services", "cpi_food", "cpi_food_at_home", "cpi_food_away_from_home", "cpi_gasoline",
-    "cpi_services_less_energy", "cpi_shelter",
-)  # fmt: skip
+    "cpi_all_items",
+    "cpi_commodities_less_food_energy",
+    "cpi_core",
+    "cpi_energy",
+    "cpi_energy_commodities",
+    "cpi_energy_services",
+    "cpi_food",
+    "cpi_food_at_home",
+    "cpi_food_away_from_home",
+    "cpi_gasoline",
+    "cpi_services_less_energy",
+    "cpi_shelter",
+)
 #: (continued claims and the insured unemployment rate come with the weekly claims release: none in the bundled
 #: sources, served from a lake that landed them)
 LABOR_SERIES = (
-    "average_hourly_earnings", "continued_claims", "initial_jobless_claims", "insured_unemployment_rate",
-    "job_openings", "labor_force_participation_rate", "nonfarm_payrolls", "u6_unemployment_rate", "unemployment_rate",
-)  # fmt: skip
+    "average_hourly_earnings",
+    "continued_claims",
+    "initial_jobless_claims",
+    "insured_unemployment_rate",
+    "job_openings",
+    "labor_force_participation_rate",
+    "nonfarm_payrolls",
+    "u6_unemployment_rate",
+    "unemployment_rate",
+)
 
 START_END = (
     Param("start_date", "date", description="First date, inclusive (YYYY-MM-DD)."),
@@ -278,63 +294,180 @@ START_END = (
 )
 
 FILING_ITEMS_10K = (
-    "Item-1", "Item-1A", "Item-1B", "Item-1C", "Item-2", "Item-3", "Item-4", "Item-5", "Item-6", "Item-7",
-    "Item-7A", "Item-8", "Item-9", "Item-9A", "Item-9B", "Item-9C", "Item-10", "Item-11", "Item-12",
-    "Item-13", "Item-14", "Item-15", "Item-16",
-)  # fmt: skip
+    "Item-1",
+    "Item-1A",
+    "Item-1B",
+    "Item-1C",
+    "Item-2",
+    "Item-3",
+    "Item-4",
+    "Item-5",
+    "Item-6",
+    "Item-7",
+    "Item-7A",
+    "Item-8",
+    "Item-9",
+    "Item-9A",
+    "Item-9B",
+    "Item-9C",
+    "Item-10",
+    "Item-11",
+    "Item-12",
+    "Item-13",
+    "Item-14",
+    "Item-15",
+    "Item-16",
+)
 FILING_ITEMS_10Q = (
-    "Part-1,Item-1", "Part-1,Item-2", "Part-1,Item-3", "Part-1,Item-4", "Part-2,Item-1", "Part-2,Item-1A",
-    "Part-2,Item-2", "Part-2,Item-3", "Part-2,Item-4", "Part-2,Item-5", "Part-2,Item-6",
-)  # fmt: skip
+    "Part-1,Item-1",
+    "Part-1,Item-2",
+    "Part-1,Item-3",
+    "Part-1,Item-4",
+    "Part-2,Item-1",
+    "Part-2,Item-1A",
+    "Part-2,Item-2",
+    "Part-2,Item-3",
+    "Part-2,Item-4",
+    "Part-2,Item-5",
+    "Part-2,Item-6",
+)
 FILING_ITEMS_8K = (
-    "Item-1.01", "Item-1.02", "Item-1.03", "Item-1.04", "Item-1.05", "Item-2.01", "Item-2.02", "Item-2.03",
-    "Item-2.04", "Item-2.05", "Item-2.06", "Item-3.01", "Item-3.02", "Item-3.03", "Item-4.01", "Item-4.02",
-    "Item-5.01", "Item-5.02", "Item-5.03", "Item-5.04", "Item-5.05", "Item-5.06", "Item-5.07", "Item-5.08",
-    "Item-6.01", "Item-6.02", "Item-6.03", "Item-6.04", "Item-6.05", "Item-7.01", "Item-8.01", "Item-9.01",
-)  # fmt: skip
+    "Item-1.01",
+    "Item-1.02",
+    "Item-1.03",
+    "Item-1.04",
+    "Item-1.05",
+    "Item-2.01",
+    "Item-2.02",
+    "Item-2.03",
+    "Item-2.04",
+    "Item-2.05",
+    "Item-2.06",
+    "Item-3.01",
+    "Item-3.02",
+    "Item-3.03",
+    "Item-4.01",
+    "Item-4.02",
+    "Item-5.01",
+    "Item-5.02",
+    "Item-5.03",
+    "Item-5.04",
+    "Item-5.05",
+    "Item-5.06",
+    "Item-5.07",
+    "Item-5.08",
+    "Item-6.01",
+    "Item-6.02",
+    "Item-6.03",
+    "Item-6.04",
+    "Item-6.05",
+    "Item-7.01",
+    "Item-8.01",
+    "Item-9.01",
+)
 
 
 #: the title of every item name ``/filings/items`` accepts (``/filings/items/types``), per form type
-FILING_ITEM_TITLES: Mapping[str, Mapping[str, str]] = MappingProxyType({
-    "10-K": dict(zip(FILING_ITEMS_10K, (
-        "Business", "Risk Factors", "Unresolved Staff Comments", "Cybersecurity", "Properties", "Legal Proceedings",
-        "Mine Safety Disclosures", "Market for Registrant's Common Equity, Related Stockholder Matters and Issuer "
-        "Purchases of Equity Securities", "[Reserved]", "Management's Discussion and Analysis of Financial "
-        "Condition and Results of Operations", "Quantitative and Qualitative Disclosures About Market Risk",
-        "Financial Statements and Supplementary Data", "Changes in and Disagreements with Accountants on "
-        "Accounting and Financial Disclosure", "Controls and Procedures", "Other Information",
-        "Disclosure Regarding Foreign Jurisdictions that Prevent Inspections", "Directors, Executive Officers and "
-        "Corporate Governance", "Executive Compensation", "Security Ownership of Certain Beneficial Owners and "
-        "Management and Related Stockholder Matters", "Certain Relationships and Related Transactions, and "
-        "Director Independence", "Principal Accountant Fees and Services", "Exhibits and Financial Statement "
-        "Schedules", "Form 10-K Summary"), strict=True)),
-    "10-Q": dict(zip(FILING_ITEMS_10Q, (
-        "Financial Statements", "Management's Discussion and Analysis of Financial Condition and Results of "
-        "Operations", "Quantitative and Qualitative Disclosures About Market Risk", "Controls and Procedures",
-        "Legal Proceedings", "Risk Factors", "Unregistered Sales of Equity Securities and Use of Proceeds",
-        "Defaults Upon Senior Securities", "Mine Safety Disclosures", "Other Information", "Exhibits"), strict=True)),
-    "8-K": dict(zip(FILING_ITEMS_8K, (
-        "Entry into a Material Definitive Agreement", "Termination of a Material Definitive Agreement",
-        "Bankruptcy or Receivership", "Mine Safety - Reporting of Shutdowns and Patterns of Violations",
-        "Material Cybersecurity Incidents", "Completion of Acquisition or Disposition of Assets",
-        "Results of Operations and Financial Condition", "Creation of a Direct Financial Obligation or an "
-        "Obligation under an Off-Balance Sheet Arrangement of a Registrant", "Triggering Events That Accelerate "
-        "or Increase a Direct Financial Obligation or an Obligation under an Off-Balance Sheet Arrangement",
-        "Costs Associated with Exit or Disposal Activities", "Material Impairments", "Notice of Delisting or "
-        "Failure to Satisfy a Continued Listing Rule or Standard; Transfer of Listing",
-        "Unregistered Sales of Equity Securities", "Material Modification to Rights of Security Holders",
-        "Changes in Registrant's Certifying Accountant", "Non-Reliance on Previously Issued Financial Statements "
-        "or a Related Audit Report or Completed Interim Review", "Changes in Control of Registrant",
-        "Departure of Directors or Certain Officers; Election of Directors; Appointment of Certain Officers; "
-        "Compensatory Arrangements of Certain Officers", "Amendments to Articles of Incorporation or Bylaws; "
-        "Change in Fiscal Year", "Temporary Suspension of Trading Under Registrant's Employee Benefit Plans",
-        "Amendments to the Registrant's Code of Ethics, or Waiver of a Provision of the Code of Ethics",
-        "Change in Shell Company Status", "Submission of Matters to a Vote of Security Holders",
-        "Shareholder Director Nominations", "ABS Informational and Computational Material",
-        "Change of Servicer or Trustee", "Change in Credit Enhancement or Other External Support",
-        "Failure to Make a Required Distribution", "Securities Act Updating Disclosure", "Regulation FD Disclosure",
-        "Other Events", "Financial Statements and Exhibits"), strict=True)),
-})  # fmt: skip
+FILING_ITEM_TITLES: Mapping[str, Mapping[str, str]] = MappingProxyType(
+    {
+        "10-K": dict(
+            zip(
+                FILING_ITEMS_10K,
+                (
+                    "Business",
+                    "Risk Factors",
+                    "Unresolved Staff Comments",
+                    "Cybersecurity",
+                    "Properties",
+                    "Legal Proceedings",
+                    "Mine Safety Disclosures",
+                    "Market for Registrant's Common Equity, Related Stockholder Matters and Issuer "
+                    "Purchases of Equity Securities",
+                    "[Reserved]",
+                    "Management's Discussion and Analysis of Financial Condition and Results of Operations",
+                    "Quantitative and Qualitative Disclosures About Market Risk",
+                    "Financial Statements and Supplementary Data",
+                    "Changes in and Disagreements with Accountants on Accounting and Financial Disclosure",
+                    "Controls and Procedures",
+                    "Other Information",
+                    "Disclosure Regarding Foreign Jurisdictions that Prevent Inspections",
+                    "Directors, Executive Officers and Corporate Governance",
+                    "Executive Compensation",
+                    "Security Ownership of Certain Beneficial Owners and Management and Related Stockholder Matters",
+                    "Certain Relationships and Related Transactions, and Director Independence",
+                    "Principal Accountant Fees and Services",
+                    "Exhibits and Financial Statement Schedules",
+                    "Form 10-K Summary",
+                ),
+                strict=True,
+            )
+        ),
+        "10-Q": dict(
+            zip(
+                FILING_ITEMS_10Q,
+                (
+                    "Financial Statements",
+                    "Management's Discussion and Analysis of Financial Condition and Results of Operations",
+                    "Quantitative and Qualitative Disclosures About Market Risk",
+                    "Controls and Procedures",
+                    "Legal Proceedings",
+                    "Risk Factors",
+                    "Unregistered Sales of Equity Securities and Use of Proceeds",
+                    "Defaults Upon Senior Securities",
+                    "Mine Safety Disclosures",
+                    "Other Information",
+                    "Exhibits",
+                ),
+                strict=True,
+            )
+        ),
+        "8-K": dict(
+            zip(
+                FILING_ITEMS_8K,
+                (
+                    "Entry into a Material Definitive Agreement",
+                    "Termination of a Material Definitive Agreement",
+                    "Bankruptcy or Receivership",
+                    "Mine Safety - Reporting of Shutdowns and Patterns of Violations",
+                    "Material Cybersecurity Incidents",
+                    "Completion of Acquisition or Disposition of Assets",
+                    "Results of Operations and Financial Condition",
+                    "Creation of a Direct Financial Obligation or an "
+                    "Obligation under an Off-Balance Sheet Arrangement of a Registrant",
+                    "Triggering Events That Accelerate "
+                    "or Increase a Direct Financial Obligation or an Obligation under an Off-Balance Sheet Arrangement",
+                    "Costs Associated with Exit or Disposal Activities",
+                    "Material Impairments",
+                    "Notice of Delisting or "
+                    "Failure to Satisfy a Continued Listing Rule or Standard; Transfer of Listing",
+                    "Unregistered Sales of Equity Securities",
+                    "Material Modification to Rights of Security Holders",
+                    "Changes in Registrant's Certifying Accountant",
+                    "Non-Reliance on Previously Issued Financial Statements "
+                    "or a Related Audit Report or Completed Interim Review",
+                    "Changes in Control of Registrant",
+                    "Departure of Directors or Certain Officers; Election of Directors; "
+                    "Appointment of Certain Officers; Compensatory Arrangements of Certain Officers",
+                    "Amendments to Articles of Incorporation or Bylaws; Change in Fiscal Year",
+                    "Temporary Suspension of Trading Under Registrant's Employee Benefit Plans",
+                    "Amendments to the Registrant's Code of Ethics, or Waiver of a Provision of the Code of Ethics",
+                    "Change in Shell Company Status",
+                    "Submission of Matters to a Vote of Security Holders",
+                    "Shareholder Director Nominations",
+                    "ABS Informational and Computational Material",
+                    "Change of Servicer or Trustee",
+                    "Change in Credit Enhancement or Other External Support",
+                    "Failure to Make a Required Distribution",
+                    "Securities Act Updating Disclosure",
+                    "Regulation FD Disclosure",
+                    "Other Events",
+                    "Financial Statements and Exhibits",
+                ),
+                strict=True,
+            )
+        ),
+    }
+)
 
 
 def _statement(name: str, path: str, summary: str, *, period: Param = PERIOD_STMT, **kw: Any) -> Endpoint:
@@ -378,20 +511,40 @@ def _listing(name: str, path: str, key: str, dataset: str | None, summary: str, 
 
 #: an fdkit extension of /prices: bars without an as-traded price (basis adjusted_only) are served only on request
 #: (the documents type open..close as numbers, never null); fdkit's own functions ask for them
-ADJUSTED = Param("adjusted", "boolean", default=False, client_default=True,
-                 description="Also return the bars that have no as-traded price (basis adjusted_only): open..close "
-                 "null, adj_close set (an fdkit extension).")  # fmt: skip
+ADJUSTED = Param(
+    "adjusted",
+    "boolean",
+    default=False,
+    client_default=True,
+    description="Also return the bars that have no as-traded price (basis adjusted_only): open..close "
+    "null, adj_close set (an fdkit extension).",
+)
 
 
-def _prices(name: str, path: str, intervals: tuple[str, ...], summary: str, *, multiplier_required: bool = False,
-            adjusted: bool = False, **kw: Any) -> Endpoint:  # fmt: skip
+def _prices(
+    name: str,
+    path: str,
+    intervals: tuple[str, ...],
+    summary: str,
+    *,
+    multiplier_required: bool = False,
+    adjusted: bool = False,
+    **kw: Any,
+) -> Endpoint:
     # multiplier_required: the document marks interval_multiplier required (fdkit's functions then send 1)
     multiplier = (
-        Param("interval_multiplier", "integer", required=True, min=1, max=100_000, client_default=1,
-              description="Bars per output bar.")
+        Param(
+            "interval_multiplier",
+            "integer",
+            required=True,
+            min=1,
+            max=100_000,
+            client_default=1,
+            description="Bars per output bar.",
+        )
         if multiplier_required
         else Param("interval_multiplier", "integer", default=1, min=1, max=100_000, description="Bars per output bar.")
-    )  # fmt: skip
+    )
     return Endpoint(
         name=name,
         path=path,
@@ -479,7 +632,7 @@ def _series_history(name: str, path: str, series: tuple[str, ...], summary: str)
             Param("series", enum=series, description="One series (default: all)."),
             *START_END,
             _limit(10000, 10000),
-        ),  # fmt: skip
+        ),
         page_size=500,
         default_limit=10000,
         newest_first=False,
@@ -516,10 +669,23 @@ def _kpi(name: str, path: str, summary: str) -> Endpoint:
 
 def _corporate_actions(name: str, summary: str, **kw: Any) -> Endpoint:
     """A ticker's dated corporate actions (an extension): ``/<name>`` by ticker and date range, oldest first."""
-    return Endpoint(name=name, path=f"/{name}", response_key=name, schema=name, index=("ticker", "date"),
-                    params=(TICKER_REQ, *START_END, _limit(100, 1000)), page_size=100, default_limit=100,
-                    newest_first=False, dataset=name, tier="free", record_key=("ticker", "date"), ttl=DAY,
-                    summary=summary, **kw)  # fmt: skip
+    return Endpoint(
+        name=name,
+        path=f"/{name}",
+        response_key=name,
+        schema=name,
+        index=("ticker", "date"),
+        params=(TICKER_REQ, *START_END, _limit(100, 1000)),
+        page_size=100,
+        default_limit=100,
+        newest_first=False,
+        dataset=name,
+        tier="free",
+        record_key=("ticker", "date"),
+        ttl=DAY,
+        summary=summary,
+        **kw,
+    )
 
 
 def _snapshot(name: str, path: str, key: str, schema: str, summary: str, **kw: Any) -> Endpoint:
@@ -633,12 +799,21 @@ _ENDPOINTS: tuple[Endpoint, ...] = (
         "Ratios computed from the statements and prices (valuation, profitability, liquidity, growth).",
     ),
     _snapshot(
-        "financial_metrics_snapshot", "/financial-metrics/snapshot", "snapshot", "financial_metrics",
+        "financial_metrics_snapshot",
+        "/financial-metrics/snapshot",
+        "snapshot",
+        "financial_metrics",
         "Latest trailing-twelve-month valuation, profitability, liquidity, leverage and growth metrics of a company.",
-        params=(TICKER, CIK), one_of=(("ticker", "cik"),), exclusive=(("ticker", "cik"),), ttl=HOUR,
-        dataset="financial_metrics", index=("ticker", "report_period"), ticker_param="ticker",
-        row_filter={"period": "ttm"}, tickers_listing="financial_metrics_snapshot_tickers",
-    ),  # fmt: skip
+        params=(TICKER, CIK),
+        one_of=(("ticker", "cik"),),
+        exclusive=(("ticker", "cik"),),
+        ttl=HOUR,
+        dataset="financial_metrics",
+        index=("ticker", "report_period"),
+        ticker_param="ticker",
+        row_filter={"period": "ttm"},
+        tickers_listing="financial_metrics_snapshot_tickers",
+    ),
     _search(
         "screen",
         "/financials/search/screener",
@@ -660,8 +835,12 @@ _ENDPOINTS: tuple[Endpoint, ...] = (
             SCREEN_FILTERS,
             Param("limit", "integer", default=100, min=1, max=100, description="Results wanted."),
             SEARCH_PERIOD,
-            Param("order_by", enum=("ticker", "-ticker", "report_period", "-report_period"), default="ticker",
-                  description="Order of the results; a leading '-' is descending."),
+            Param(
+                "order_by",
+                enum=("ticker", "-ticker", "report_period", "-report_period"),
+                default="ticker",
+                description="Order of the results; a leading '-' is descending.",
+            ),
             CURRENCY,
             KNOWN_BY,
         ),
@@ -682,33 +861,66 @@ _ENDPOINTS: tuple[Endpoint, ...] = (
         ),
         1,
         "Chosen line items for several tickers at once.",
-    ),  # fmt: skip
+    ),
     # --- market data --------------------------------------------------------------------------------------
-    _prices("prices", "/prices", ("minute", "day", "week", "month", "year"),
-            "Equity OHLCV bars. Open..close as traded on today's split basis, dividends never in them; basis says "
-            "as_traded, or adjusted_only where no as-traded price exists and a bar has only adj_close (split- and "
-            "dividend-adjusted as of 2026-02-25; both fields fdkit extensions), served with adjusted=true.",
-            tier="free", split_adjusted=True, adjusted=True),  # fmt: skip
-    # the crypto path is the 2025 document's: its intervals (no minute) and a required interval_multiplier
-    _prices("crypto_prices", "/crypto/prices", ("day", "week", "month", "year"), "Crypto OHLCV bars.",
-            multiplier_required=True),
-    _snapshot(
-        "price_snapshot", "/prices/snapshot", "snapshot", "price_snapshot", "Latest price of one ticker.",
-        params=(TICKER_REQ,), dataset="prices", index=("ticker", "time"), tier="free", ticker_param="ticker",
-        time_index="time", split_adjusted=True,
-    ),  # fmt: skip
-    _snapshot(
-        "market_price_snapshot", "/prices/snapshot/market", "snapshots", "price_snapshot",
-        "Latest price of every ticker the service has prices for, with its change on the day.",
-        dataset="prices", index=("ticker", "time"), tier="free", time_index="time", list_payload=True,
+    _prices(
+        "prices",
+        "/prices",
+        ("minute", "day", "week", "month", "year"),
+        "Equity OHLCV bars. Open..close as traded on today's split basis, dividends never in them; basis says "
+        "as_traded, or adjusted_only where no as-traded price exists and a bar has only adj_close (split- and "
+        "dividend-adjusted as of 2026-02-25; both fields fdkit extensions), served with adjusted=true.",
+        tier="free",
         split_adjusted=True,
-    ),  # fmt: skip
+        adjusted=True,
+    ),
+    # the crypto path is the 2025 document's: its intervals (no minute) and a required interval_multiplier
+    _prices(
+        "crypto_prices",
+        "/crypto/prices",
+        ("day", "week", "month", "year"),
+        "Crypto OHLCV bars.",
+        multiplier_required=True,
+    ),
     _snapshot(
-        "crypto_price_snapshot", "/crypto/prices/snapshot", "snapshot", "price_snapshot",
+        "price_snapshot",
+        "/prices/snapshot",
+        "snapshot",
+        "price_snapshot",
+        "Latest price of one ticker.",
+        params=(TICKER_REQ,),
+        dataset="prices",
+        index=("ticker", "time"),
+        tier="free",
+        ticker_param="ticker",
+        time_index="time",
+        split_adjusted=True,
+    ),
+    _snapshot(
+        "market_price_snapshot",
+        "/prices/snapshot/market",
+        "snapshots",
+        "price_snapshot",
+        "Latest price of every ticker the service has prices for, with its change on the day.",
+        dataset="prices",
+        index=("ticker", "time"),
+        tier="free",
+        time_index="time",
+        list_payload=True,
+        split_adjusted=True,
+    ),
+    _snapshot(
+        "crypto_price_snapshot",
+        "/crypto/prices/snapshot",
+        "snapshot",
+        "price_snapshot",
         "Latest price of one crypto pair (e.g. BTC-USD).",
         params=(Param("ticker", required=True, description="Crypto pair, e.g. BTC-USD.", example="BTC-USD"),),
-        dataset="crypto_prices", index=("ticker", "time"), ticker_param="ticker", time_index="time",
-    ),  # fmt: skip
+        dataset="crypto_prices",
+        index=("ticker", "time"),
+        ticker_param="ticker",
+        time_index="time",
+    ),
     Endpoint(
         name="news",
         path="/news",
@@ -725,8 +937,7 @@ _ENDPOINTS: tuple[Endpoint, ...] = (
         ttl=15 * MINUTE,
         dataset="news",
         tier="free",
-        summary="News headlines about a company, newest first; broad market news (every company's) without a "
-        "ticker.",
+        summary="News headlines about a company, newest first; broad market news (every company's) without a ticker.",
         examples=({"ticker": "AAPL", "limit": 25}, {"limit": 5}),
     ),
     # --- filings ------------------------------------------------------------------------------------------
@@ -778,17 +989,31 @@ _ENDPOINTS: tuple[Endpoint, ...] = (
         ttl=NEVER,
         params=(
             TICKER_REQ,
-            Param("filing_type", enum=("10-K", "10-Q", "8-K"),
-                  description="Form type (required without accession_number, which names the filing's)."),
-            Param("year", "integer", min=1993, max=2100,
-                  description="Filing year (required without accession_number, which names the filing's)."),
+            Param(
+                "filing_type",
+                enum=("10-K", "10-Q", "8-K"),
+                description="Form type (required without accession_number, which names the filing's).",
+            ),
+            Param(
+                "year",
+                "integer",
+                min=1993,
+                max=2100,
+                description="Filing year (required without accession_number, which names the filing's).",
+            ),
             Param("quarter", "integer", min=1, max=4, description="Fiscal quarter (10-Q)."),
-            Param("item", repeatable=True, enum=FILING_ITEMS_10K + FILING_ITEMS_10Q + FILING_ITEMS_8K,
-                  description="Item(s) to return; all when absent."),
-            Param("accession_number",
-                  description="A specific filing (an 8-K of several that year); on its own it finds the filing."),
+            Param(
+                "item",
+                repeatable=True,
+                enum=FILING_ITEMS_10K + FILING_ITEMS_10Q + FILING_ITEMS_8K,
+                description="Item(s) to return; all when absent.",
+            ),
+            Param(
+                "accession_number",
+                description="A specific filing (an 8-K of several that year); on its own it finds the filing.",
+            ),
             Param("include_exhibits", "boolean", default=False, description="Include exhibit text (8-K)."),
-        ),  # fmt: skip
+        ),
         # the documents require filing_type and year; an accession number names one filing, so fdkit asks neither
         one_of=(("filing_type", "accession_number"), ("year", "accession_number")),
         context_fields=("ticker", "filing_type", "accession_number", "filing_date", "year", "quarter"),
@@ -852,11 +1077,14 @@ _ENDPOINTS: tuple[Endpoint, ...] = (
         index=("ticker", "report_period"),
         params=(
             TICKER,
-            Param("filer_cik", description="The filer's SEC CIK (10 digits; shorter ones are zero-padded).",
-                  example="0001790837"),
+            Param(
+                "filer_cik",
+                description="The filer's SEC CIK (10 digits; shorter ones are zero-padded).",
+                example="0001790837",
+            ),
             _limit(10, 200),
             *REPORT_PERIOD_FILTERS,
-        ),  # fmt: skip
+        ),
         page_size=None,
         default_limit=10,
         one_of=(("ticker", "filer_cik"),),
@@ -892,36 +1120,87 @@ _ENDPOINTS: tuple[Endpoint, ...] = (
         tickers_listing="index_funds_tickers",
         summary="Index fund holdings: a fund's holdings (ticker=) or the funds holding a security (holding=). "
         "The reference data holds SPY as S&P 500 membership (weights, values and shares not published there).",
-        response_schema={"oneOf": [
-            {"type": "object", "required": ["ticker", "fund", "holdings"], "properties": {
-                "ticker": {"type": "string"}, "fund": {"type": "object", "properties": {
-                    **{k: {"type": "string"} for k in ("name", "cik", "asset_class", "source")},
-                    "as_of": {"type": "string", "format": "date"},
-                    "filing_date": {"type": ["string", "null"], "format": "date"},
-                    "total_net_assets": {"type": ["number", "null"]},
-                    **{k: {"type": "integer"} for k in ("total_holdings", "holdings_resolved", "returned",
-                                                         "offset")}}},
-                "holdings": {"type": "array", "items": {"type": "object", "properties": {
-                    **{k: {"type": ["string", "null"]} for k in ("ticker", "name", "cusip", "isin")},
-                    **{k: {"type": ["number", "null"]} for k in ("weight", "market_value", "shares")},
-                    "asset_class": {"type": "string"}, "resolution_status": {"type": "string"}}}}}},
-            {"type": "object", "required": ["holding", "security", "funds"], "properties": {
-                "holding": {"type": "string"}, "security": {"type": "object", "properties": {
-                    "ticker": {"type": "string"},
-                    **{k: {"type": ["string", "null"]} for k in ("name", "cusip", "isin")},
-                    **{k: {"type": "integer"} for k in ("total_funds", "returned", "offset")}}},
-                "funds": {"type": "array", "items": {"type": "object", "properties": {
-                    **{k: {"type": ["string", "null"]} for k in ("ticker", "name", "cik", "asset_class", "as_of",
-                                                                  "filing_date")},
-                    **{k: {"type": ["number", "null"]} for k in ("weight", "market_value", "shares")}}}}}},
-        ]},
-    ),  # fmt: skip
+        response_schema={
+            "oneOf": [
+                {
+                    "type": "object",
+                    "required": ["ticker", "fund", "holdings"],
+                    "properties": {
+                        "ticker": {"type": "string"},
+                        "fund": {
+                            "type": "object",
+                            "properties": {
+                                **{k: {"type": "string"} for k in ("name", "cik", "asset_class", "source")},
+                                "as_of": {"type": "string", "format": "date"},
+                                "filing_date": {"type": ["string", "null"], "format": "date"},
+                                "total_net_assets": {"type": ["number", "null"]},
+                                **{
+                                    k: {"type": "integer"}
+                                    for k in ("total_holdings", "holdings_resolved", "returned", "offset")
+                                },
+                            },
+                        },
+                        "holdings": {
+                            "type": "array",
+                            "items": {
+                                "type": "object",
+                                "properties": {
+                                    **{k: {"type": ["string", "null"]} for k in ("ticker", "name", "cusip", "isin")},
+                                    **{k: {"type": ["number", "null"]} for k in ("weight", "market_value", "shares")},
+                                    "asset_class": {"type": "string"},
+                                    "resolution_status": {"type": "string"},
+                                },
+                            },
+                        },
+                    },
+                },
+                {
+                    "type": "object",
+                    "required": ["holding", "security", "funds"],
+                    "properties": {
+                        "holding": {"type": "string"},
+                        "security": {
+                            "type": "object",
+                            "properties": {
+                                "ticker": {"type": "string"},
+                                **{k: {"type": ["string", "null"]} for k in ("name", "cusip", "isin")},
+                                **{k: {"type": "integer"} for k in ("total_funds", "returned", "offset")},
+                            },
+                        },
+                        "funds": {
+                            "type": "array",
+                            "items": {
+                                "type": "object",
+                                "properties": {
+                                    **{
+                                        k: {"type": ["string", "null"]}
+                                        for k in ("ticker", "name", "cik", "asset_class", "as_of", "filing_date")
+                                    },
+                                    **{k: {"type": ["number", "null"]} for k in ("weight", "market_value", "shares")},
+                                },
+                            },
+                        },
+                    },
+                },
+            ]
+        },
+    ),
     # --- company ------------------------------------------------------------------------------------------
     _snapshot(
-        "company_facts", "/company/facts", "company_facts", "company_facts", "Company facts.",
-        params=(TICKER, CIK), one_of=(("ticker", "cik"),), exclusive=(("ticker", "cik"),),
-        dataset="company_facts", index=("ticker",), tier="free", ttl=7 * DAY, ticker_param="ticker",
-    ),  # fmt: skip
+        "company_facts",
+        "/company/facts",
+        "company_facts",
+        "company_facts",
+        "Company facts.",
+        params=(TICKER, CIK),
+        one_of=(("ticker", "cik"),),
+        exclusive=(("ticker", "cik"),),
+        dataset="company_facts",
+        index=("ticker",),
+        tier="free",
+        ttl=7 * DAY,
+        ticker_param="ticker",
+    ),
     # --- macro --------------------------------------------------------------------------------------------
     Endpoint(
         name="interest_rates",
@@ -929,8 +1208,10 @@ _ENDPOINTS: tuple[Endpoint, ...] = (
         response_key="interest_rates",
         schema="interest_rates",
         index=("bank", "date"),
-        params=(Param("bank", required=True, description="Central bank code, e.g. FED, ECB.", example="FED"),
-                *START_END),
+        params=(
+            Param("bank", required=True, description="Central bank code, e.g. FED, ECB.", example="FED"),
+            *START_END,
+        ),
         page_size=None,
         newest_first=False,
         dataset="interest_rates",
@@ -939,33 +1220,63 @@ _ENDPOINTS: tuple[Endpoint, ...] = (
         summary="Policy-rate history of a central bank (one row per change).",
     ),
     _snapshot(
-        "interest_rate_snapshot", "/macro/interest-rates/snapshot", "interest_rates", "interest_rates",
+        "interest_rate_snapshot",
+        "/macro/interest-rates/snapshot",
+        "interest_rates",
+        "interest_rates",
         "Current policy rate of a central bank, or of every bank when none is named.",
         params=(Param("bank", description="Central bank code (default: every bank).", example="ECB"),),
-        dataset="interest_rates", index=("bank", "date"), tier="free", ticker_param="bank", list_payload=True,
-    ),  # fmt: skip
-    _snapshot(
-        "inflation_snapshot", "/macro/inflation/snapshot", "inflation", "inflation",
-        "Latest inflation print: one entry per series.", dataset="inflation", index=("series", "date"), ttl=HOUR,
+        dataset="interest_rates",
+        index=("bank", "date"),
+        tier="free",
+        ticker_param="bank",
         list_payload=True,
-    ),  # fmt: skip
+    ),
     _snapshot(
-        "labor_snapshot", "/macro/labor/snapshot", "labor", "labor", "Latest labour-market print.",
-        dataset="labor", index=("series", "date"), ttl=HOUR, list_payload=True,
-    ),  # fmt: skip
+        "inflation_snapshot",
+        "/macro/inflation/snapshot",
+        "inflation",
+        "inflation",
+        "Latest inflation print: one entry per series.",
+        dataset="inflation",
+        index=("series", "date"),
+        ttl=HOUR,
+        list_payload=True,
+    ),
+    _snapshot(
+        "labor_snapshot",
+        "/macro/labor/snapshot",
+        "labor",
+        "labor",
+        "Latest labour-market print.",
+        dataset="labor",
+        index=("series", "date"),
+        ttl=HOUR,
+        list_payload=True,
+    ),
     _series_history(
-        "inflation", "/macro/inflation", INFLATION_SERIES,
+        "inflation",
+        "/macro/inflation",
+        INFLATION_SERIES,
         "Consumer price index history (monthly levels; changes against the month and year before, by date).",
     ),
     _series_history(
-        "labor", "/macro/labor", LABOR_SERIES,
+        "labor",
+        "/macro/labor",
+        LABOR_SERIES,
         "Labour-market history (BLS via FRED): payrolls, unemployment, participation, earnings, openings, claims; "
         "change from the prior period and from a year earlier (in percent too, but for series measured in percent).",
-    ),  # fmt: skip
+    ),
     _snapshot(
-        "yield_curve_snapshot", "/macro/yield-curve/snapshot", "yield_curve", "yield_curve",
-        "Latest Treasury par yield curve (one key per tenor).", dataset="yield_curve", index=("date",), ttl=HOUR,
-    ),  # fmt: skip
+        "yield_curve_snapshot",
+        "/macro/yield-curve/snapshot",
+        "yield_curve",
+        "yield_curve",
+        "Latest Treasury par yield curve (one key per tenor).",
+        dataset="yield_curve",
+        index=("date",),
+        ttl=HOUR,
+    ),
     Endpoint(
         name="yield_curve",
         path="/macro/yield-curve",
@@ -991,12 +1302,15 @@ _ENDPOINTS: tuple[Endpoint, ...] = (
         params=(
             TICKER_REQ,
             Param("field", description="A statement field (revenue, net_income, total_assets, ...)."),
-            Param("period", enum=("annual", "quarterly", "instant"),
-                  description="annual and quarterly durations, or balance-sheet instants."),
+            Param(
+                "period",
+                enum=("annual", "quarterly", "instant"),
+                description="annual and quarterly durations, or balance-sheet instants.",
+            ),
             *REPORT_PERIOD_FILTERS,
             *FILING_DATE_FILTERS,
             _limit(1000, 10000),
-        ),  # fmt: skip
+        ),
         page_size=500,
         default_limit=1000,
         newest_first=False,
@@ -1006,12 +1320,19 @@ _ENDPOINTS: tuple[Endpoint, ...] = (
         summary="Every reported value of a statement field with the filing that reported it: the first report and "
         "each restatement (an fdkit extension). filing_date_lte=D gives what was known on D.",
     ),
-    _corporate_actions("splits", "Stock splits (an fdkit extension): ex-date and ratio of new to old shares, with "
-                       "the source. Prices and per-share statement values are on the basis of every split listed "
-                       "here."),
-    _corporate_actions("dividends", "Cash dividends per share by ex-date (an fdkit extension), on the split basis "
-                       "of prices. The service's daily prices are already adjusted for them: add them only to raw "
-                       "closes.", split_adjusted=True),
+    _corporate_actions(
+        "splits",
+        "Stock splits (an fdkit extension): ex-date and ratio of new to old shares, with "
+        "the source. Prices and per-share statement values are on the basis of every split listed "
+        "here.",
+    ),
+    _corporate_actions(
+        "dividends",
+        "Cash dividends per share by ex-date (an fdkit extension), on the split basis "
+        "of prices. The service's daily prices are already adjusted for them: add them only to raw "
+        "closes.",
+        split_adjusted=True,
+    ),
     Endpoint(
         name="price_history",
         path="/prices/history",
@@ -1033,10 +1354,14 @@ _ENDPOINTS: tuple[Endpoint, ...] = (
         "says which the row has (as_traded, adjusted_only, price_only); price_source the dump it comes from.",
         package="fdkit-history",
     ),
-    _corporate_actions("delistings", "The last trading day of a company of the price history that stopped "
-                       "trading (an fdkit extension, with the fdkit-history package): its last bar, its adjusted "
-                       "close, bankrupt / acquired where the sources say, and data_end where the last bar is only "
-                       "where the sources end.", package="fdkit-history"),
+    _corporate_actions(
+        "delistings",
+        "The last trading day of a company of the price history that stopped "
+        "trading (an fdkit extension, with the fdkit-history package): its last bar, its adjusted "
+        "close, bankrupt / acquired where the sources say, and data_end where the last bar is only "
+        "where the sources end.",
+        package="fdkit-history",
+    ),
     Endpoint(
         name="index_members",
         path="/index-members",
@@ -1044,10 +1369,18 @@ _ENDPOINTS: tuple[Endpoint, ...] = (
         schema="index_members",
         index=("ticker", "start_date"),
         params=(
-            Param("index", required=True, enum=("sp500", "sp400", "sp600", "sp1500"),
-                  description="The index: S&P 500, 400 (mid caps), 600 (small caps), or 1500 (the three)."),
-            Param("date", type="date", description="The members on this day (YYYY-MM-DD); without it, every "
-                  "membership spell of the index's history."),
+            Param(
+                "index",
+                required=True,
+                enum=("sp500", "sp400", "sp600", "sp1500"),
+                description="The index: S&P 500, 400 (mid caps), 600 (small caps), or 1500 (the three).",
+            ),
+            Param(
+                "date",
+                type="date",
+                description="The members on this day (YYYY-MM-DD); without it, every "
+                "membership spell of the index's history.",
+            ),
         ),
         page_size=None,
         dataset="index_membership",
@@ -1058,7 +1391,7 @@ _ENDPOINTS: tuple[Endpoint, ...] = (
         summary="Point-in-time index membership (an fdkit extension): the members of an index on a day, dead "
         "companies included, or every membership spell. ticker is the symbol that works in every endpoint today "
         "(a renamed company's new symbol); ticker_then the symbol of the time.",
-    ),  # fmt: skip
+    ),
     # --- estimates, earnings, KPIs ------------------------------------------------------------------------
     Endpoint(
         name="analyst_estimates",
@@ -1088,71 +1421,195 @@ _ENDPOINTS: tuple[Endpoint, ...] = (
     _kpi("kpi_non_gaap", "/kpi/non-gaap", "Non-GAAP metrics."),
     _kpi("kpi_metrics", "/kpi/metrics", "Operating KPIs."),
     # --- listings (no key needed) -------------------------------------------------------------------------
-    _listing("segmented_revenues_tickers", "/financials/segmented-revenues/tickers", "tickers",
-             "segmented_revenues", "Tickers with segmented revenues."),
-    _listing("balance_sheets_tickers", "/financials/balance-sheets/tickers", "tickers", "balance_sheets",
-             "Tickers with financial statements."),
-    _listing("financial_metrics_snapshot_tickers", "/financial-metrics/snapshot/tickers", "tickers",
-             "financial_metrics", "Tickers with a financial metrics snapshot."),
-    _listing("company_facts_tickers", "/company/facts/tickers", "tickers", "company_facts",
-             "Tickers with company facts."),
+    _listing(
+        "segmented_revenues_tickers",
+        "/financials/segmented-revenues/tickers",
+        "tickers",
+        "segmented_revenues",
+        "Tickers with segmented revenues.",
+    ),
+    _listing(
+        "balance_sheets_tickers",
+        "/financials/balance-sheets/tickers",
+        "tickers",
+        "balance_sheets",
+        "Tickers with financial statements.",
+    ),
+    _listing(
+        "financial_metrics_snapshot_tickers",
+        "/financial-metrics/snapshot/tickers",
+        "tickers",
+        "financial_metrics",
+        "Tickers with a financial metrics snapshot.",
+    ),
+    _listing(
+        "company_facts_tickers", "/company/facts/tickers", "tickers", "company_facts", "Tickers with company facts."
+    ),
     _listing("company_facts_ciks", "/company/facts/ciks", "ciks", "company_facts", "CIKs with company facts."),
     _listing("filings_tickers", "/filings/tickers", "tickers", "filings", "Tickers with filings."),
     _listing("prices_tickers", "/prices/tickers", "tickers", "prices", "Tickers with prices."),
-    _listing("price_snapshot_tickers", "/prices/snapshot/tickers", "tickers", "prices",
-             "Tickers with a price snapshot."),
-    _listing("crypto_prices_tickers", "/crypto/prices/tickers", "tickers", "crypto_prices",
-             "Crypto tickers with prices."),
-    _listing("institutional_ownership_investors", "/institutional-ownership/investors", "investors",
-             "institutional_ownership", "Investment managers with 13F holdings."),
-    _listing("institutional_ownership_tickers", "/institutional-ownership/tickers", "tickers",
-             "institutional_ownership", "Tickers held in 13F filings."),
-    _listing("interest_rates_banks", "/macro/interest-rates/banks", "banks", "interest_rates",
-             "Central banks with rates."),
-    _listing("analyst_estimates_tickers", "/analyst-estimates/tickers", "tickers", "analyst_estimates",
-             "Tickers with analyst estimates."),
-    _listing("analyst_estimates_periods", "/analyst-estimates/periods", "periods", None,
-             "Periods analyst estimates are given for."),
-    _listing("insider_trades_names", "/insider-trades/names", "names", "insider_trades",
-             "Insider names, optionally for one ticker.", params=(TICKER,)),
-    _listing("insider_trades_transaction_types", "/insider-trades/transaction-types", "transaction_types",
-             "insider_trades", "Transaction types that appear in insider trades."),
+    _listing(
+        "price_snapshot_tickers", "/prices/snapshot/tickers", "tickers", "prices", "Tickers with a price snapshot."
+    ),
+    _listing(
+        "crypto_prices_tickers", "/crypto/prices/tickers", "tickers", "crypto_prices", "Crypto tickers with prices."
+    ),
+    _listing(
+        "institutional_ownership_investors",
+        "/institutional-ownership/investors",
+        "investors",
+        "institutional_ownership",
+        "Investment managers with 13F holdings.",
+    ),
+    _listing(
+        "institutional_ownership_tickers",
+        "/institutional-ownership/tickers",
+        "tickers",
+        "institutional_ownership",
+        "Tickers held in 13F filings.",
+    ),
+    _listing(
+        "interest_rates_banks", "/macro/interest-rates/banks", "banks", "interest_rates", "Central banks with rates."
+    ),
+    _listing(
+        "analyst_estimates_tickers",
+        "/analyst-estimates/tickers",
+        "tickers",
+        "analyst_estimates",
+        "Tickers with analyst estimates.",
+    ),
+    _listing(
+        "analyst_estimates_periods",
+        "/analyst-estimates/periods",
+        "periods",
+        None,
+        "Periods analyst estimates are given for.",
+    ),
+    _listing(
+        "insider_trades_names",
+        "/insider-trades/names",
+        "names",
+        "insider_trades",
+        "Insider names, optionally for one ticker.",
+        params=(TICKER,),
+    ),
+    _listing(
+        "insider_trades_transaction_types",
+        "/insider-trades/transaction-types",
+        "transaction_types",
+        "insider_trades",
+        "Transaction types that appear in insider trades.",
+    ),
     _listing("earnings_tickers", "/earnings/tickers", "tickers", "earnings", "Tickers with earnings releases."),
-    _listing("splits_tickers", "/splits/tickers", "tickers", "splits",
-             "Tickers with stock splits (an fdkit extension)."),
-    _listing("dividends_tickers", "/dividends/tickers", "tickers", "dividends",
-             "Tickers with cash dividends (an fdkit extension)."),
+    _listing(
+        "splits_tickers", "/splits/tickers", "tickers", "splits", "Tickers with stock splits (an fdkit extension)."
+    ),
+    _listing(
+        "dividends_tickers",
+        "/dividends/tickers",
+        "tickers",
+        "dividends",
+        "Tickers with cash dividends (an fdkit extension).",
+    ),
     _listing("filings_ciks", "/filings/ciks", "ciks", "filings", "CIKs with filings."),
     _listing("filings_types", "/filings/types", "filing_types", "filings", "Form types that appear in filings."),
-    _listing("institutional_holdings_tickers", "/institutional-holdings/tickers", "tickers",
-             "institutional_ownership", "Tickers held in 13F filings."),
-    _listing("institutional_holdings_investors", "/institutional-holdings/investors", "investors",
-             "institutional_ownership", "13F filers: {cik, name}, optionally those whose name contains `name`.",
-             params=(Param("name", description="Part of the filer's name (case-insensitive)."),),
-             response_schema={"type": "object", "required": ["investors"], "properties": {
-                 "resource": {"type": "string"},
-                 "investors": {"type": "array", "items": {"type": "object", "properties": {
-                     "cik": {"type": ["string", "null"]}, "name": {"type": "string"}}}}}}),
+    _listing(
+        "institutional_holdings_tickers",
+        "/institutional-holdings/tickers",
+        "tickers",
+        "institutional_ownership",
+        "Tickers held in 13F filings.",
+    ),
+    _listing(
+        "institutional_holdings_investors",
+        "/institutional-holdings/investors",
+        "investors",
+        "institutional_ownership",
+        "13F filers: {cik, name}, optionally those whose name contains `name`.",
+        params=(Param("name", description="Part of the filer's name (case-insensitive)."),),
+        response_schema={
+            "type": "object",
+            "required": ["investors"],
+            "properties": {
+                "resource": {"type": "string"},
+                "investors": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "properties": {"cik": {"type": ["string", "null"]}, "name": {"type": "string"}},
+                    },
+                },
+            },
+        },
+    ),
     _listing("index_funds_tickers", "/index-funds/tickers", "tickers", "index_funds", "Funds with holdings."),
     # the two listings the 2026 document neither exempts from its key (security: []) nor calls keyless
-    _listing("kpi_metrics_tickers", "/kpi/metrics/tickers", "tickers", "kpi_metrics",
-             "Tickers with operating KPIs (empty where the lake has none).", auth=True),
-    _listing("kpi_metrics_sectors", "/kpi/metrics/sectors", "sectors", "kpi_metrics",
-             "Sectors of the companies with operating KPIs (empty where the lake has none).", auth=True),
-    _listing("filing_items_types", "/filings/items/types", "", None,
-             "The item names /filings/items accepts, with their titles, by form type.",
-             params=(Param("filing_type", enum=("10-K", "10-Q", "8-K"), description="One form type (default: all)."),),
-             response_schema={"type": "object", "additionalProperties": {"type": "array", "items": {
-                 "type": "object", "required": ["name", "title"], "properties": {
-                     "name": {"type": "string"}, "title": {"type": "string"}, "description": {"type": "string"}}}}}),
-    _listing("screener_filters", "/financials/search/screener/filters", "", None,
-             "The fields the screener filters on (with the statement each comes from; an alias names the metric it "
-             "stands for) and its operators.",
-             response_schema={"type": "object", "required": ["metrics", "operators"], "properties": {
-                 "metrics": {"type": "object", "additionalProperties": {"type": "object", "properties": {
-                     "type": {"type": "string"}, "source": {"type": "string"}, "alias_of": {"type": "string"}}}},
-                 "operators": {"type": "array", "items": {"type": "string"}}}}),
-)  # fmt: skip
+    _listing(
+        "kpi_metrics_tickers",
+        "/kpi/metrics/tickers",
+        "tickers",
+        "kpi_metrics",
+        "Tickers with operating KPIs (empty where the lake has none).",
+        auth=True,
+    ),
+    _listing(
+        "kpi_metrics_sectors",
+        "/kpi/metrics/sectors",
+        "sectors",
+        "kpi_metrics",
+        "Sectors of the companies with operating KPIs (empty where the lake has none).",
+        auth=True,
+    ),
+    _listing(
+        "filing_items_types",
+        "/filings/items/types",
+        "",
+        None,
+        "The item names /filings/items accepts, with their titles, by form type.",
+        params=(Param("filing_type", enum=("10-K", "10-Q", "8-K"), description="One form type (default: all)."),),
+        response_schema={
+            "type": "object",
+            "additionalProperties": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "required": ["name", "title"],
+                    "properties": {
+                        "name": {"type": "string"},
+                        "title": {"type": "string"},
+                        "description": {"type": "string"},
+                    },
+                },
+            },
+        },
+    ),
+    _listing(
+        "screener_filters",
+        "/financials/search/screener/filters",
+        "",
+        None,
+        "The fields the screener filters on (with the statement each comes from; an alias names the metric it "
+        "stands for) and its operators.",
+        response_schema={
+            "type": "object",
+            "required": ["metrics", "operators"],
+            "properties": {
+                "metrics": {
+                    "type": "object",
+                    "additionalProperties": {
+                        "type": "object",
+                        "properties": {
+                            "type": {"type": "string"},
+                            "source": {"type": "string"},
+                            "alias_of": {"type": "string"},
+                        },
+                    },
+                },
+                "operators": {"type": "array", "items": {"type": "string"}},
+            },
+        },
+    ),
+)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -1287,21 +1744,36 @@ _INVALID: dict[str, dict[str, Any] | None] = {
 _FILED = tuple(p.name for p in FILING_DATE_FILTERS)
 _REPORTED = tuple(p.name for p in REPORT_PERIOD_FILTERS)
 #: the parameters of a documented path that its document does not list (see ``Endpoint.extension_params``)
-_EXTENSION_PARAMS: Mapping[str, tuple[str, ...]] = MappingProxyType({
-    **{name: _FILED for name in (
-        "income_statements", "balance_sheets", "cash_flow_statements", "income_statement_segments",
-        "balance_sheet_segments", "cash_flow_statement_segments", "segmented_financials", "financial_statements",
-        "as_reported_income_statements", "as_reported_balance_sheets", "as_reported_cash_flow_statements",
-        "as_reported_financials", "financial_metrics")},
-    "segmented_revenues": _FILED + _REPORTED,
-    "screen": ("currency", "filing_date_lte", "period"),
-    "financials_search": ("filing_date_lte",),
-    "line_items": ("end_date", "filing_date_lte"),
-    "prices": ("interval_multiplier", "label", "limit", "adjusted"),
-    "crypto_prices": ("label",),
-    "news": ("start_date", "end_date"),
-    "institutional_ownership": _REPORTED,
-})  # fmt: skip
+_EXTENSION_PARAMS: Mapping[str, tuple[str, ...]] = MappingProxyType(
+    {
+        **{
+            name: _FILED
+            for name in (
+                "income_statements",
+                "balance_sheets",
+                "cash_flow_statements",
+                "income_statement_segments",
+                "balance_sheet_segments",
+                "cash_flow_statement_segments",
+                "segmented_financials",
+                "financial_statements",
+                "as_reported_income_statements",
+                "as_reported_balance_sheets",
+                "as_reported_cash_flow_statements",
+                "as_reported_financials",
+                "financial_metrics",
+            )
+        },
+        "segmented_revenues": _FILED + _REPORTED,
+        "screen": ("currency", "filing_date_lte", "period"),
+        "financials_search": ("filing_date_lte",),
+        "line_items": ("end_date", "filing_date_lte"),
+        "prices": ("interval_multiplier", "label", "limit", "adjusted"),
+        "crypto_prices": ("label",),
+        "news": ("start_date", "end_date"),
+        "institutional_ownership": _REPORTED,
+    }
+)
 
 
 def _with_examples(ep: Endpoint) -> Endpoint:

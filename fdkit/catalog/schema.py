@@ -28,8 +28,19 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
-__all__ = ["SCHEMAS", "LOGICAL_TYPES", "KNOWN_CATEGORIES", "COMPANY_EVENT_FIELDS", "NESTED_ITEMS", "SEGMENT_REPORT",
-           "pandas_dtype", "fields_of", "STATEMENT_FIELDS", "OWNERSHIP_FORMS", "WIRE_TYPES"]  # fmt: skip
+__all__ = [
+    "SCHEMAS",
+    "LOGICAL_TYPES",
+    "KNOWN_CATEGORIES",
+    "COMPANY_EVENT_FIELDS",
+    "NESTED_ITEMS",
+    "SEGMENT_REPORT",
+    "pandas_dtype",
+    "fields_of",
+    "STATEMENT_FIELDS",
+    "OWNERSHIP_FORMS",
+    "WIRE_TYPES",
+]
 
 F, INT, S, C, B, D, T, N = "float", "int", "string", "category", "bool", "date", "datetime", "nested"
 
@@ -138,43 +149,115 @@ STATEMENT_HEADER = {
 }
 
 INCOME_FIELDS = (
-    "revenue", "cost_of_revenue", "gross_profit", "operating_expense",
-    "selling_general_and_administrative_expenses", "research_and_development", "operating_income",
-    "interest_expense", "ebit", "income_tax_expense", "net_income_discontinued_operations",
-    "net_income_non_controlling_interests", "net_income", "net_income_common_stock",
-    "preferred_dividends_impact", "consolidated_income", "earnings_per_share", "earnings_per_share_diluted",
-    "dividends_per_common_share", "weighted_average_shares", "weighted_average_shares_diluted",
-)  # fmt: skip
+    "revenue",
+    "cost_of_revenue",
+    "gross_profit",
+    "operating_expense",
+    "selling_general_and_administrative_expenses",
+    "research_and_development",
+    "operating_income",
+    "interest_expense",
+    "ebit",
+    "income_tax_expense",
+    "net_income_discontinued_operations",
+    "net_income_non_controlling_interests",
+    "net_income",
+    "net_income_common_stock",
+    "preferred_dividends_impact",
+    "consolidated_income",
+    "earnings_per_share",
+    "earnings_per_share_diluted",
+    "dividends_per_common_share",
+    "weighted_average_shares",
+    "weighted_average_shares_diluted",
+)
 BALANCE_FIELDS = (
-    "total_assets", "current_assets", "cash_and_equivalents", "inventory", "current_investments",
-    "trade_and_non_trade_receivables", "non_current_assets", "property_plant_and_equipment",
-    "goodwill_and_intangible_assets", "investments", "non_current_investments", "outstanding_shares",
-    "tax_assets", "total_liabilities", "current_liabilities", "current_debt", "trade_and_non_trade_payables",
-    "deferred_revenue", "deposit_liabilities", "non_current_liabilities", "non_current_debt",
-    "tax_liabilities", "shareholders_equity", "retained_earnings", "accumulated_other_comprehensive_income",
+    "total_assets",
+    "current_assets",
+    "cash_and_equivalents",
+    "inventory",
+    "current_investments",
+    "trade_and_non_trade_receivables",
+    "non_current_assets",
+    "property_plant_and_equipment",
+    "goodwill_and_intangible_assets",
+    "investments",
+    "non_current_investments",
+    "outstanding_shares",
+    "tax_assets",
+    "total_liabilities",
+    "current_liabilities",
+    "current_debt",
+    "trade_and_non_trade_payables",
+    "deferred_revenue",
+    "deposit_liabilities",
+    "non_current_liabilities",
+    "non_current_debt",
+    "tax_liabilities",
+    "shareholders_equity",
+    "retained_earnings",
+    "accumulated_other_comprehensive_income",
     "total_debt",
-)  # fmt: skip
+)
 CASH_FLOW_FIELDS = (
-    "net_income", "depreciation_and_amortization", "share_based_compensation",
-    "net_cash_flow_from_operations", "capital_expenditure", "business_acquisitions_and_disposals",
-    "investment_acquisitions_and_disposals", "net_cash_flow_from_investing",
-    "issuance_or_repayment_of_debt_securities", "issuance_or_purchase_of_equity_shares",
-    "dividends_and_other_cash_distributions", "net_cash_flow_from_financing",
-    "change_in_cash_and_equivalents", "effect_of_exchange_rate_changes", "ending_cash_balance",
+    "net_income",
+    "depreciation_and_amortization",
+    "share_based_compensation",
+    "net_cash_flow_from_operations",
+    "capital_expenditure",
+    "business_acquisitions_and_disposals",
+    "investment_acquisitions_and_disposals",
+    "net_cash_flow_from_investing",
+    "issuance_or_repayment_of_debt_securities",
+    "issuance_or_purchase_of_equity_shares",
+    "dividends_and_other_cash_distributions",
+    "net_cash_flow_from_financing",
+    "change_in_cash_and_equivalents",
+    "effect_of_exchange_rate_changes",
+    "ending_cash_balance",
     "free_cash_flow",
-)  # fmt: skip
+)
 METRIC_FIELDS = (
-    "market_cap", "enterprise_value", "price_to_earnings_ratio", "price_to_book_ratio",
-    "price_to_sales_ratio", "enterprise_value_to_ebitda_ratio", "enterprise_value_to_revenue_ratio",
-    "free_cash_flow_yield", "peg_ratio", "gross_margin", "operating_margin", "net_margin",
-    "return_on_equity", "return_on_assets", "return_on_invested_capital", "asset_turnover",
-    "inventory_turnover", "receivables_turnover", "days_sales_outstanding", "operating_cycle",
-    "working_capital_turnover", "current_ratio", "quick_ratio", "cash_ratio", "operating_cash_flow_ratio",
-    "debt_to_equity", "debt_to_assets", "interest_coverage", "revenue_growth", "earnings_growth",
-    "book_value_growth", "earnings_per_share_growth", "free_cash_flow_growth", "operating_income_growth",
-    "ebitda_growth", "payout_ratio", "earnings_per_share", "book_value_per_share",
+    "market_cap",
+    "enterprise_value",
+    "price_to_earnings_ratio",
+    "price_to_book_ratio",
+    "price_to_sales_ratio",
+    "enterprise_value_to_ebitda_ratio",
+    "enterprise_value_to_revenue_ratio",
+    "free_cash_flow_yield",
+    "peg_ratio",
+    "gross_margin",
+    "operating_margin",
+    "net_margin",
+    "return_on_equity",
+    "return_on_assets",
+    "return_on_invested_capital",
+    "asset_turnover",
+    "inventory_turnover",
+    "receivables_turnover",
+    "days_sales_outstanding",
+    "operating_cycle",
+    "working_capital_turnover",
+    "current_ratio",
+    "quick_ratio",
+    "cash_ratio",
+    "operating_cash_flow_ratio",
+    "debt_to_equity",
+    "debt_to_assets",
+    "interest_coverage",
+    "revenue_growth",
+    "earnings_growth",
+    "book_value_growth",
+    "earnings_per_share_growth",
+    "free_cash_flow_growth",
+    "operating_income_growth",
+    "ebitda_growth",
+    "payout_ratio",
+    "earnings_per_share",
+    "book_value_per_share",
     "free_cash_flow_per_share",
-)  # fmt: skip
+)
 
 #: every numeric statement line item, by statement
 STATEMENT_FIELDS: Mapping[str, tuple[str, ...]] = MappingProxyType(
@@ -186,33 +269,58 @@ STATEMENT_FIELDS: Mapping[str, tuple[str, ...]] = MappingProxyType(
 )
 
 EARNINGS_DIMENSION = (
-    "revenue", "estimated_revenue", "earnings_per_share", "estimated_earnings_per_share", "net_income",
-    "gross_profit", "operating_income", "weighted_average_shares", "weighted_average_shares_diluted",
-    "cash_and_equivalents", "total_debt", "total_assets", "total_liabilities", "shareholders_equity",
-    "net_cash_flow_from_operations", "capital_expenditure", "net_cash_flow_from_investing",
-    "net_cash_flow_from_financing", "change_in_cash_and_equivalents", "free_cash_flow",
-)  # fmt: skip
+    "revenue",
+    "estimated_revenue",
+    "earnings_per_share",
+    "estimated_earnings_per_share",
+    "net_income",
+    "gross_profit",
+    "operating_income",
+    "weighted_average_shares",
+    "weighted_average_shares_diluted",
+    "cash_and_equivalents",
+    "total_debt",
+    "total_assets",
+    "total_liabilities",
+    "shareholders_equity",
+    "net_cash_flow_from_operations",
+    "capital_expenditure",
+    "net_cash_flow_from_investing",
+    "net_cash_flow_from_financing",
+    "change_in_cash_and_equivalents",
+    "free_cash_flow",
+)
 
 #: figures of an earnings release derived from the lake's history (the 2026 record): changes against the previous
 #: quarter (``_chg``; the previous year in the annual payload), against the same quarter a year earlier
 #: (``_yoy_chg``, quarterly only), margins and their changes in basis points and percent, surprises
 _EARNINGS_CHANGED = (
-    "revenue", "earnings_per_share", "gross_profit", "operating_income", "net_income",
-    "net_cash_flow_from_operations", "net_cash_flow_from_investing", "net_cash_flow_from_financing",
-    "capital_expenditure", "free_cash_flow",
-)  # fmt: skip
+    "revenue",
+    "earnings_per_share",
+    "gross_profit",
+    "operating_income",
+    "net_income",
+    "net_cash_flow_from_operations",
+    "net_cash_flow_from_investing",
+    "net_cash_flow_from_financing",
+    "capital_expenditure",
+    "free_cash_flow",
+)
 EARNINGS_MARGINS = {"gross_margin": "gross_profit", "operating_margin": "operating_income", "net_margin": "net_income"}
 EARNINGS_DERIVED: dict[str, tuple[str, ...]] = {
     "annual": (
-        *(f"{x}_chg" for x in _EARNINGS_CHANGED), *EARNINGS_MARGINS,
+        *(f"{x}_chg" for x in _EARNINGS_CHANGED),
+        *EARNINGS_MARGINS,
         *(f"{m}_chg_{u}" for m in EARNINGS_MARGINS for u in ("bps", "pct")),
-        "revenue_surprise_pct", "eps_surprise_pct",
+        "revenue_surprise_pct",
+        "eps_surprise_pct",
     ),
-}  # fmt: skip
+}
 EARNINGS_DERIVED["quarterly"] = (
-    *EARNINGS_DERIVED["annual"], *(f"{x}_yoy_chg" for x in _EARNINGS_CHANGED),
+    *EARNINGS_DERIVED["annual"],
+    *(f"{x}_yoy_chg" for x in _EARNINGS_CHANGED),
     *(f"{m}_yoy_chg_{u}" for m in EARNINGS_MARGINS for u in ("bps", "pct")),
-)  # fmt: skip
+)
 #: the income statement's amounts in USD (converted at the filing's rate; equal to the amount for USD reporters)
 INCOME_USD_FIELDS = ("revenue_usd", "ebit_usd", "earnings_per_share_usd", "net_income_common_stock_usd")
 
@@ -273,7 +381,7 @@ _SCHEMAS: dict[str, dict[str, str]] = {
         **_floats(*INCOME_FIELDS, *INCOME_USD_FIELDS),
         "quality": S,
         **_floats(*BALANCE_FIELDS, *CASH_FLOW_FIELDS),
-    },  # fmt: skip
+    },
     "financial_metrics": {**STATEMENT_HEADER, **_floats(*METRIC_FIELDS)},
     "segmented_revenues": {**SEGMENT_REPORT, "items": N},
     # the rows a segments frame has after explosion
@@ -297,7 +405,7 @@ _SCHEMAS: dict[str, dict[str, str]] = {
         "xbrl_member": S,
         "is_subtotal": B,
         "parent_label": S,
-    },  # fmt: skip
+    },
     "search_results": {"ticker": C, "report_period": D, "period": C, "currency": C, "filing_date": D},
     # adj_close and basis are fdkit extensions: open..close are as traded on today's split basis (dividends never in
     # them) where basis is as_traded, missing where it is adjusted_only (no as-traded source for the day);
@@ -317,7 +425,7 @@ _SCHEMAS: dict[str, dict[str, str]] = {
         "basis": C,
         "adjusted_as_of": D,
         "price_source": C,
-    },  # fmt: skip
+    },
     # the last trading day of a company of the price history that stopped trading (an fdkit extension)
     "delistings": {"ticker": C, "date": D, "adj_close": F, "delisting_kind": C, "reason": S, "data_end": B},
     "crypto_prices": dict(_BARS),
@@ -331,7 +439,7 @@ _SCHEMAS: dict[str, dict[str, str]] = {
         "market_cap": F,
         "time": T,
         "time_milliseconds": INT,
-    },  # fmt: skip
+    },
     "news": {"ticker": C, "date": D, "title": S, "author": S, "source": C, "url": S, "sentiment": C},
     "filings": {
         "ticker": C,
@@ -341,7 +449,7 @@ _SCHEMAS: dict[str, dict[str, str]] = {
         "filing_type": C,
         "report_date": D,
         "url": S,
-    },  # fmt: skip
+    },
     # IPO registration statements (fdkit.catalog.endpoints.REGISTRATION_FORMS) of the filings dataset; the offering
     # is classified (ipo, spac, shell_company, resale, other) only where a source reads the cover page
     "ipos": {
@@ -352,7 +460,7 @@ _SCHEMAS: dict[str, dict[str, str]] = {
         "filing_date": D,
         "url": S,
         "classification": C,
-    },  # fmt: skip
+    },
     "filing_items": {
         "ticker": C,
         "filing_date": D,
@@ -364,7 +472,7 @@ _SCHEMAS: dict[str, dict[str, str]] = {
         "name": S,
         "text": S,
         "exhibits": N,
-    },  # fmt: skip
+    },
     "insider_trades": {
         "ticker": C,
         "filing_date": D,
@@ -386,7 +494,7 @@ _SCHEMAS: dict[str, dict[str, str]] = {
         "transaction_type": C,
         "accession_number": S,
         "form_type": C,
-    },  # fmt: skip
+    },
     "insider_ownership": {
         "ticker": C,
         "filing_date": D,
@@ -404,7 +512,7 @@ _SCHEMAS: dict[str, dict[str, str]] = {
         "as_of_date": D,
         "accession_number": S,
         "form_type": C,
-    },  # fmt: skip
+    },
     "institutional_ownership": {
         "ticker": C,
         "report_period": D,
@@ -422,7 +530,7 @@ _SCHEMAS: dict[str, dict[str, str]] = {
         "name_of_issuer": S,
         "cusip": S,
         "title_of_class": S,
-    },  # fmt: skip
+    },
     # the 2026 record of a 13F position (/institutional-holdings), mapped from the institutional_ownership rows
     "institutional_holdings": {
         "ticker": C,
@@ -439,7 +547,7 @@ _SCHEMAS: dict[str, dict[str, str]] = {
         "reported_price": F,
         "filer_cik": S,
         "filer_name": S,
-    },  # fmt: skip
+    },
     "company_facts": {
         "ticker": C,
         "name": S,
@@ -463,7 +571,7 @@ _SCHEMAS: dict[str, dict[str, str]] = {
         "events": N,
         # the names the SEC lists it under before its current one ({name, start_date, end_date}; an extension)
         "former_names": N,
-    },  # fmt: skip
+    },
     "interest_rates": {"bank": C, "date": D, "name": S, "rate": F},
     "analyst_estimates": {
         "ticker": C,
@@ -472,7 +580,7 @@ _SCHEMAS: dict[str, dict[str, str]] = {
         "revenue": F,
         "earnings_per_share": F,
         "method": C,
-    },  # fmt: skip
+    },
     "earnings": {
         "ticker": C,
         "report_period": D,
@@ -505,7 +613,7 @@ _SCHEMAS: dict[str, dict[str, str]] = {
         "prior_value": F,
         "raw_text": S,
         "change_direction": C,
-    },  # fmt: skip
+    },
     "kpi_non_gaap": {**_KPI_BASE, "gaap_equivalent": S, "key_adjustments": S},
     "inflation": {"series": C, "date": D, "value": F, "change_1m_pct": F, "change_12m_pct": F},
     "labor": {"series": C, "date": D, "value": F, "change": F, "change_year": F, "change_year_pct": F},
@@ -527,7 +635,7 @@ _SCHEMAS: dict[str, dict[str, str]] = {
         "form_type": C,
         "concept": C,
         "revision": C,
-    },  # fmt: skip
+    },
     "yield_curve": {
         "date": D,
         **_floats(
@@ -545,7 +653,7 @@ _SCHEMAS: dict[str, dict[str, str]] = {
             "20_year",
             "30_year",
         ),
-    },  # fmt: skip
+    },
 }
 
 # the rows of /financials/segments: every statement's segment values, each saying its statement
@@ -554,16 +662,40 @@ _SCHEMAS["statement_segments"] = {**_SCHEMAS["segmented_financials"], "statement
 # an index fund's holdings, one row per (fund, held security) (/index-funds); source and total_net_assets are the
 # fund header's (the provenance of the holdings, the fund's net assets in USD: the weights' denominator)
 _SCHEMAS["index_funds"] = {
-    "fund": C, "fund_name": S, "fund_cik": S, "ticker": C, "name": S, "cusip": S, "isin": S, "weight": F,
-    "market_value": F, "shares": F, "asset_class": C, "as_of": D, "filing_date": D, "resolution_status": C,
-    "source": S, "total_net_assets": F,
-}  # fmt: skip
+    "fund": C,
+    "fund_name": S,
+    "fund_cik": S,
+    "ticker": C,
+    "name": S,
+    "cusip": S,
+    "isin": S,
+    "weight": F,
+    "market_value": F,
+    "shares": F,
+    "asset_class": C,
+    "as_of": D,
+    "filing_date": D,
+    "resolution_status": C,
+    "source": S,
+    "total_net_assets": F,
+}
 
 # as-reported line items, one row per (report, statement, line item) (/financials/*/as-reported)
 _SCHEMAS["as_reported"] = {
-    "ticker": C, "report_period": D, "fiscal_period": C, "period": C, "currency": C, "accession_number": S,
-    "filing_url": S, "filing_date": D, "statement": C, "label": S, "full_label": S, "value": F, "parent": S,
-}  # fmt: skip
+    "ticker": C,
+    "report_period": D,
+    "fiscal_period": C,
+    "period": C,
+    "currency": C,
+    "accession_number": S,
+    "filing_url": S,
+    "filing_date": D,
+    "statement": C,
+    "label": S,
+    "full_label": S,
+    "value": F,
+    "parent": S,
+}
 
 # point-in-time index membership, one row per spell (an fdkit extension): start_date is the first day in the index,
 # end_date the last (NaT while still a member)
@@ -578,8 +710,15 @@ _SCHEMAS["index_membership"] = {
 }
 #: a member as ``/index-members`` answers it: ``ticker`` works in every endpoint today, ``ticker_then`` is the
 #: symbol of the time (they differ for a renamed company: FB's spell has ticker META)
-_SCHEMAS["index_members"] = {"index": C, "ticker": C, "ticker_then": S, "name": S, "cik": S, "start_date": D,
-                             "end_date": D}  # fmt: skip
+_SCHEMAS["index_members"] = {
+    "index": C,
+    "ticker": C,
+    "ticker_then": S,
+    "name": S,
+    "cik": S,
+    "start_date": D,
+    "end_date": D,
+}
 
 #: fields whose JSON type on the wire differs from their frame type: the service sends a filing's ``cik`` as an
 #: integer; frames keep every CIK as the 10-digit string EDGAR spells (``records_of`` pads integers)

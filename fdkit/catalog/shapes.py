@@ -203,14 +203,27 @@ class SegmentItems(Shape):
             for i, item in enumerate(rep.get("items") or []):
                 if not isinstance(item, dict):
                     continue
-                base = {**head, "name": item.get("name", item.get("line_item")), "amount": item.get("amount"),
-                        "start_period": item.get("start_period"), "end_period": item.get("end_period"),
-                        "item": i}  # fmt: skip
+                base = {
+                    **head,
+                    "name": item.get("name", item.get("line_item")),
+                    "amount": item.get("amount"),
+                    "start_period": item.get("start_period"),
+                    "end_period": item.get("end_period"),
+                    "item": i,
+                }
                 members = [m for m in item.get("segments") or [] if isinstance(m, dict)] or [{}]
                 for j, m in enumerate(members):
-                    rows.append({**base, "segment_label": m.get("label"), "segment_type": m.get("type"),
-                                 "xbrl_member": m.get("xbrl_member"), "is_subtotal": m.get("is_subtotal"),
-                                 "parent_label": m.get("parent_label"), "member": j})  # fmt: skip
+                    rows.append(
+                        {
+                            **base,
+                            "segment_label": m.get("label"),
+                            "segment_type": m.get("type"),
+                            "xbrl_member": m.get("xbrl_member"),
+                            "is_subtotal": m.get("is_subtotal"),
+                            "parent_label": m.get("parent_label"),
+                            "member": j,
+                        }
+                    )
         return rows
 
     def nest(self, rows: Sequence[Mapping[str, Any]]) -> list[Record]:
@@ -237,8 +250,13 @@ class SegmentItems(Shape):
                 items[ikey] = item
                 report["items"].append(item)
             if r.get("segment_label") is not None:
-                item["segments"].append({"label": r["segment_label"], "type": r.get("segment_type"),
-                                         **{k: r.get(k) for k in _MEMBER_EXTRAS}})  # fmt: skip
+                item["segments"].append(
+                    {
+                        "label": r["segment_label"],
+                        "type": r.get("segment_type"),
+                        **{k: r.get(k) for k in _MEMBER_EXTRAS},
+                    }
+                )
         return out
 
 
@@ -265,8 +283,16 @@ class LineItems(Shape):
                     for e in entries:
                         if not isinstance(e, dict):
                             continue
-                        rows.append({**head, "line_item": line_item, "category": category, "label": e.get("label"),
-                                     "value": e.get("value"), **{k: e.get(k) for k in _MEMBER_EXTRAS}})  # fmt: skip
+                        rows.append(
+                            {
+                                **head,
+                                "line_item": line_item,
+                                "category": category,
+                                "label": e.get("label"),
+                                "value": e.get("value"),
+                                **{k: e.get(k) for k in _MEMBER_EXTRAS},
+                            }
+                        )
         return rows
 
     def nest(self, rows: Sequence[Mapping[str, Any]]) -> list[Record]:  # noqa: D102
@@ -280,8 +306,9 @@ class LineItems(Shape):
                 index[key] = rec
                 out.append(rec)
             cat = self._line_items_of(rec, r).setdefault(r["line_item"], {"product": [], "segment": []})
-            cat.setdefault(r["category"], []).append({"label": r["label"], "value": r["value"],
-                                                      **{k: r.get(k) for k in _MEMBER_EXTRAS}})  # fmt: skip
+            cat.setdefault(r["category"], []).append(
+                {"label": r["label"], "value": r["value"], **{k: r.get(k) for k in _MEMBER_EXTRAS}}
+            )
         return out
 
     def _report(self, row: Mapping[str, Any]) -> Record:
@@ -309,18 +336,22 @@ class LineItems(Shape):
                 },
             },
         }
-        base["additionalProperties"] = {"type": ["object", "null"],
-                                        "properties": {"product": entries, "segment": entries}}  # fmt: skip
+        base["additionalProperties"] = {
+            "type": ["object", "null"],
+            "properties": {"product": entries, "segment": entries},
+        }
         return base
 
 
 _STATEMENT_KEYS = ("income_statement", "balance_sheet", "cash_flow_statement")
 #: the line items the service documents per statement's segments: a report without one answers it as null
-SEGMENT_LINE_ITEMS: Mapping[str, tuple[str, ...]] = MappingProxyType({
-    "income_statement": ("revenue", "operating_income", "depreciation"),
-    "balance_sheet": ("assets", "goodwill", "long_lived_assets"),
-    "cash_flow_statement": ("capital_expenditure",),
-})  # fmt: skip
+SEGMENT_LINE_ITEMS: Mapping[str, tuple[str, ...]] = MappingProxyType(
+    {
+        "income_statement": ("revenue", "operating_income", "depreciation"),
+        "balance_sheet": ("assets", "goodwill", "long_lived_assets"),
+        "cash_flow_statement": ("capital_expenditure",),
+    }
+)
 
 
 class StatementLineItems(LineItems):
@@ -398,15 +429,29 @@ class IndexFunds(Shape):
     def payload(self, body: Mapping[str, Any], key: str) -> Any:  # noqa: D102
         if isinstance(body.get("holdings"), list):
             fund = body.get("fund") or {}
-            head = {"fund": body.get("ticker") or fund.get("ticker"), "fund_name": fund.get("name"),
-                    "fund_cik": fund.get("cik"), "as_of": fund.get("as_of"), "filing_date": fund.get("filing_date"),
-                    "source": fund.get("source"), "total_net_assets": fund.get("total_net_assets")}  # fmt: skip
+            head = {
+                "fund": body.get("ticker") or fund.get("ticker"),
+                "fund_name": fund.get("name"),
+                "fund_cik": fund.get("cik"),
+                "as_of": fund.get("as_of"),
+                "filing_date": fund.get("filing_date"),
+                "source": fund.get("source"),
+                "total_net_assets": fund.get("total_net_assets"),
+            }
             return [{**head, **h} for h in body["holdings"]]
         if isinstance(body.get("funds"), list):
             sec = body.get("security") or {}
             held = {"ticker": body.get("holding") or sec.get("ticker"), "name": sec.get("name")}
-            return [{"fund": f.get("ticker"), "fund_name": f.get("name"), "fund_cik": f.get("cik"), **held,
-                     **{k: f.get(k) for k in self._POSITION}} for f in body["funds"]]  # fmt: skip
+            return [
+                {
+                    "fund": f.get("ticker"),
+                    "fund_name": f.get("name"),
+                    "fund_cik": f.get("cik"),
+                    **held,
+                    **{k: f.get(k) for k in self._POSITION},
+                }
+                for f in body["funds"]
+            ]
         return None
 
     def wrapper_keys(self, key: str) -> tuple[str, ...]:  # noqa: D102
@@ -432,8 +477,15 @@ class AsReported(Shape):
 
         def walk(head: Record, nodes: Any, parent: str | None) -> None:
             for n in nodes or []:
-                rows.append({**head, "label": n.get("label"), "full_label": n.get("full_label"),
-                             "value": n.get("value"), "parent": parent})  # fmt: skip
+                rows.append(
+                    {
+                        **head,
+                        "label": n.get("label"),
+                        "full_label": n.get("full_label"),
+                        "value": n.get("value"),
+                        "parent": parent,
+                    }
+                )
                 walk(head, n.get("children"), n.get("label"))
 
         for rep in records:
@@ -456,8 +508,12 @@ class AsReported(Shape):
                 rec = {k: v for k, v in r.items() if k not in (*_NODE_FIELDS, "statement")}
                 index[key] = rec
                 out.append(rec)
-            node: Record = {"label": r.get("label"), "full_label": r.get("full_label"), "value": r.get("value"),
-                            "children": []}  # fmt: skip
+            node: Record = {
+                "label": r.get("label"),
+                "full_label": r.get("full_label"),
+                "value": r.get("value"),
+                "children": [],
+            }
             if self.bundle:
                 rec.setdefault(str(r.get("statement")), {"line_items": []})["line_items"].append(node)
             else:
@@ -466,10 +522,15 @@ class AsReported(Shape):
 
     def record_schema(self, schema: str, flat: RecordSchema, drop: tuple[str, ...] = ()) -> JsonSchema:  # noqa: D102
         base = flat("as_reported", drop=drop + _NODE_FIELDS + ("statement",))
-        node: JsonSchema = {"type": "object", "properties": {
-            "label": {"type": ["string", "null"]}, "full_label": {"type": ["string", "null"]},
-            "value": {"type": ["number", "null"]},
-            "children": {"type": "array", "items": {"type": "object"}}}}  # fmt: skip
+        node: JsonSchema = {
+            "type": "object",
+            "properties": {
+                "label": {"type": ["string", "null"]},
+                "full_label": {"type": ["string", "null"]},
+                "value": {"type": ["number", "null"]},
+                "children": {"type": "array", "items": {"type": "object"}},
+            },
+        }
         items = {"type": "array", "items": node}
         if self.bundle:
             for s in _STATEMENT_KEYS:
@@ -481,7 +542,18 @@ class AsReported(Shape):
 
 #: every shape, by the name the catalog uses
 SHAPES: Mapping[str, Shape] = MappingProxyType(
-    {s.name: s for s in (Shape(), PrefixedObjects(omit_null=_EARNINGS_OPTIONAL), SegmentItems(), LineItems(),
-                         StatementLineItems(), StatementBundle(), IndexFunds(), AsReported(bundle=False),
-                         AsReported(bundle=True))}
-)  # fmt: skip
+    {
+        s.name: s
+        for s in (
+            Shape(),
+            PrefixedObjects(omit_null=_EARNINGS_OPTIONAL),
+            SegmentItems(),
+            LineItems(),
+            StatementLineItems(),
+            StatementBundle(),
+            IndexFunds(),
+            AsReported(bundle=False),
+            AsReported(bundle=True),
+        )
+    }
+)

@@ -118,8 +118,13 @@ def uses_bulk(client: Client, ep: Endpoint, tickers: int) -> bool:
         >>> uses_bulk(fdkit.Client(), get("prices"), 2), uses_bulk(fdkit.Client(cache=False), get("prices"), 2)
         (True, False)
     """
-    return (tickers > 1 and ep.ticker_param == "ticker" and arrow_rows(ep) and client.keeps_fetches()
-            and client.speaks_bundles())  # fmt: skip
+    return (
+        tickers > 1
+        and ep.ticker_param == "ticker"
+        and arrow_rows(ep)
+        and client.keeps_fetches()
+        and client.speaks_bundles()
+    )
 
 
 Fetched = tuple[list[tuple[Mapping[str, Any], Part]], dict[str, FdkitError]]
@@ -127,8 +132,14 @@ Fetched = tuple[list[tuple[Mapping[str, Any], Part]], dict[str, FdkitError]]
 FetchedPieces = tuple[list[tuple[Mapping[str, Any], Piece]], dict[str, FdkitError]]
 
 
-def fetch_parts(client: Client, ep: Endpoint, requests_: Sequence[Mapping[str, Any]], *, errors: Errors = "raise",
-                progress: bool | None = None) -> Fetched:  # fmt: skip
+def fetch_parts(
+    client: Client,
+    ep: Endpoint,
+    requests_: Sequence[Mapping[str, Any]],
+    *,
+    errors: Errors = "raise",
+    progress: bool | None = None,
+) -> Fetched:
     """Each request's part (one per ticker, the query otherwise the same), from the fetch cache or bulk requests.
 
     What :func:`fetch_pieces` fetches, each ticker's run of a shared table cut out as a part of its own.
@@ -191,8 +202,9 @@ def fetch_pieces(
         miss = held.get(MISS + key)
         if miss is not None:
             failures[i] = _failure(ep, orjson.loads(miss))
-    cold = sorted((i for i in range(len(keys)) if i not in parts and i not in failures),
-                  key=lambda i: str(cleaned[i]["ticker"]))  # fmt: skip
+    cold = sorted(
+        (i for i in range(len(keys)) if i not in parts and i not in failures), key=lambda i: str(cleaned[i]["ticker"])
+    )
     if cold:
         _fetch_cold(client, ep, cleaned, keys, cold, parts, failures, progress)
     results = [(requests_[i], parts[i]) for i in range(len(keys)) if i in parts]
@@ -210,8 +222,12 @@ def _cleaned(client: Client, ep: Endpoint, requests_: Sequence[Mapping[str, Any]
     out = [base]
     for q in requests_[1:]:
         ticker = q.get("ticker")
-        if ticker is None or "ticker" not in base or q.keys() != first.keys() \
-                or any(q[k] is not first[k] for k in q if k != "ticker"):  # fmt: skip
+        if (
+            ticker is None
+            or "ticker" not in base
+            or q.keys() != first.keys()
+            or any(q[k] is not first[k] for k in q if k != "ticker")
+        ):
             out.append(client.clean_params(ep, q))
             continue
         own = ticker if type(ticker) is str else client.clean_params(ep, {"ticker": ticker})["ticker"]
@@ -252,16 +268,18 @@ def _fetch_cold(
         """The batch's bundle; a batch whose answer is over the response cap is asked again in halves."""
         try:
             with transport.within(scope):
-                bundle = client.request_bundle(ep, query, [str(cleaned[i]["ticker"]) for i in batch],
-                                               whole_range=whole)  # fmt: skip
+                bundle = client.request_bundle(ep, query, [str(cleaned[i]["ticker"]) for i in batch], whole_range=whole)
         except TransportError as exc:
             if exc.error != "Response too large" or len(batch) == 1:
                 raise
             half = len(batch) // 2
             return one(batch[:half]) + one(batch[half:])
         if [e.ticker for e in bundle.entries] != [str(cleaned[i]["ticker"]) for i in batch]:
-            raise TransportError(f"the service's bulk answer for {ep.path} does not name the tickers asked, in "
-                                 "their order", path=ep.path, error="Broken bundle")  # fmt: skip
+            raise TransportError(
+                f"the service's bulk answer for {ep.path} does not name the tickers asked, in their order",
+                path=ep.path,
+                error="Broken bundle",
+            )
         return [(i, bundle) for i in batch]
 
     if workers == 1 or len(batches) == 1:  # one at a time: in the caller's thread (the service's memory, freed
@@ -317,8 +335,14 @@ def _kept_part(client: Client, data: bytes, tables: dict[str, Part | None]) -> P
     return Run(table[0], offset, rows, consts)
 
 
-def _take(client: Client, ep: Endpoint, answered: list[tuple[int, Bundle]], keys: list[str], parts: dict[int, Piece],
-          failures: dict[int, FdkitError]) -> None:  # fmt: skip
+def _take(
+    client: Client,
+    ep: Endpoint,
+    answered: list[tuple[int, Bundle]],
+    keys: list[str],
+    parts: dict[int, Piece],
+    failures: dict[int, FdkitError],
+) -> None:
     """A batch's entries: parts read (a broken one fails the call: never kept), errors kept as the service's word.
 
     A shared table is read once and each of its tickers' parts is its run of it (nothing cut), in the types it
@@ -342,8 +366,11 @@ def _take(client: Client, ep: Endpoint, answered: list[tuple[int, Bundle]], keys
                 else:
                     part = part_from_bytes(entry.data, text=False)
             except (pa.ArrowException, KeyError, ValueError):
-                raise TransportError(f"the service's bulk answer for {ep.path} holds a broken part for "
-                                     f"{entry.ticker}", path=ep.path, error="Broken bundle") from None  # fmt: skip
+                raise TransportError(
+                    f"the service's bulk answer for {ep.path} holds a broken part for {entry.ticker}",
+                    path=ep.path,
+                    error="Broken bundle",
+                ) from None
             parts[i] = part
             if entry.shared is not None:
                 runs = shared.setdefault(id(entry.shared), (entry.shared.data, bundle.compression is not None, []))
@@ -392,8 +419,9 @@ _PENDING: list[tuple[str, Future[None]]] = []
 _BEHIND_LOCK = threading.Lock()
 
 
-def _keep_behind(client: Client, tag: str, items: list[tuple[str, bytes | memoryview]], shared: list[Shared],
-                 ttl: int) -> None:  # fmt: skip
+def _keep_behind(
+    client: Client, tag: str, items: list[tuple[str, bytes | memoryview]], shared: list[Shared], ttl: int
+) -> None:
     """Keep parts in the fetch cache in the background, compressed (the caller builds its frame meanwhile).
 
     ``items`` are parts' uncompressed bytes; each of ``shared`` is kept once, with a reference per ticker. The
@@ -471,5 +499,7 @@ def report_failures(ep: Endpoint, failures: Mapping[str, FdkitError], errors: Er
         raise next(iter(failures.values()))
     if errors == "warn":
         for who, exc in failures.items():
-            warn_user(f"{ep.name}: {who} skipped (errors='warn'; named in df.attrs['missing']; errors='ignore' "
-                      f"skips quietly, fdkit get {ep.name}: --errors ignore): {exc}")  # fmt: skip
+            warn_user(
+                f"{ep.name}: {who} skipped (errors='warn'; named in df.attrs['missing']; errors='ignore' "
+                f"skips quietly, fdkit get {ep.name}: --errors ignore): {exc}"
+            )

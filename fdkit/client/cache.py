@@ -213,11 +213,14 @@ class VerifiedSQLiteCache(SQLiteCache):
             pass
         where = f"the cached answer {key} in {Path(str(self.db_path)).name}"
         if self.offline:
-            raise CacheError(f"{where} is corrupted ({problem}); it was dropped and offline mode cannot fetch it "
-                             "again", error="Corrupted cache entry")  # fmt: skip
+            raise CacheError(
+                f"{where} is corrupted ({problem}); it was dropped and offline mode cannot fetch it again",
+                error="Corrupted cache entry",
+            )
         if not quiet:
-            warnings.warn(f"fdkit: {where} failed its checksum ({problem}); it was dropped and is fetched again",
-                          stacklevel=2)  # fmt: skip
+            warnings.warn(
+                f"fdkit: {where} failed its checksum ({problem}); it was dropped and is fetched again", stacklevel=2
+            )
         return default
 
 
@@ -241,8 +244,9 @@ class KeySafeSession(OriginBoundAuth, CachedSession):
         return super().send(request, **kwargs)
 
 
-def make_retry(total: int = 5, backoff_factor: float = 0.5, backoff_max: float = 30.0,
-               max_retry_after: float = 60.0) -> Retry:  # fmt: skip
+def make_retry(
+    total: int = 5, backoff_factor: float = 0.5, backoff_max: float = 30.0, max_retry_after: float = 60.0
+) -> Retry:
     """Build the urllib3 retry policy used by every fdkit session.
 
     Retries connection errors, read errors and the statuses 429, 500, 502, 503, 504 (GET and the idempotent
@@ -278,8 +282,9 @@ def make_retry(total: int = 5, backoff_factor: float = 0.5, backoff_max: float =
     )
 
 
-def mount_retries(session: requests.Session, retry: Retry | None = None, pool_size: int = 16,
-                  max_bytes: int | None = 256 * 2**20) -> None:  # fmt: skip
+def mount_retries(
+    session: requests.Session, retry: Retry | None = None, pool_size: int = 16, max_bytes: int | None = 256 * 2**20
+) -> None:
     """Mount the fdkit retry policy on both schemes of ``session``.
 
     Args:
@@ -293,8 +298,9 @@ def mount_retries(session: requests.Session, retry: Retry | None = None, pool_si
         >>> s.get_adapter("http://x").max_retries.total
         5
     """
-    adapter = DeadlineAdapter(max_retries=retry or make_retry(), pool_connections=pool_size, pool_maxsize=pool_size,
-                              max_bytes=max_bytes)  # fmt: skip
+    adapter = DeadlineAdapter(
+        max_retries=retry or make_retry(), pool_connections=pool_size, pool_maxsize=pool_size, max_bytes=max_bytes
+    )
     session.mount("http://", adapter)
     session.mount("https://", adapter)
 
@@ -462,8 +468,11 @@ def _check_sqlite(path: Path) -> None:
         return
     for extra in (path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
         extra.unlink(missing_ok=True)
-    warnings.warn(f"fdkit: the cache file {path.name} was unreadable ({problem}); it was moved aside and answers "
-                  "will be fetched again", stacklevel=3)  # fmt: skip
+    warnings.warn(
+        f"fdkit: the cache file {path.name} was unreadable ({problem}); it was moved aside and answers "
+        "will be fetched again",
+        stacklevel=3,
+    )
 
 
 def trim(backend: SQLiteCache, path: Path, max_bytes: int) -> int:
@@ -498,8 +507,11 @@ def trim(backend: SQLiteCache, path: Path, max_bytes: int) -> int:
     while size() > max_bytes and len(responses):
         n = max(1, len(responses) // 4)
         with responses.connection(commit=True) as con:  # rowid grows with every write: the smallest are oldest
-            con.execute(f"delete from {responses.table_name} where rowid in "
-                        f"(select rowid from {responses.table_name} order by rowid limit ?)", (n,))  # fmt: skip
+            con.execute(
+                f"delete from {responses.table_name} where rowid in "
+                f"(select rowid from {responses.table_name} order by rowid limit ?)",
+                (n,),
+            )
         responses.vacuum()
     with responses.connection(commit=True) as con:
         con.execute("pragma wal_checkpoint(TRUNCATE)")
@@ -623,8 +635,10 @@ class FetchCache:
 
         def create() -> None:
             with self._conn() as db:
-                db.execute(f"create table if not exists {self.TABLE} "
-                           "(key text primary key, expires real, digest blob, body blob)")  # fmt: skip
+                db.execute(
+                    f"create table if not exists {self.TABLE} "
+                    "(key text primary key, expires real, digest blob, body blob)"
+                )
 
         opened_while_shared(create)
 
@@ -659,14 +673,17 @@ class FetchCache:
             CacheError: a corrupted entry in offline mode.
         """
         try:
-            row = self._conn().execute(f"select expires, digest, body from {self.TABLE} where key = ?",
-                                       (key,)).fetchone()  # fmt: skip
+            row = (
+                self._conn().execute(f"select expires, digest, body from {self.TABLE} where key = ?", (key,)).fetchone()
+            )
         except self._sqlite.DatabaseError as exc:
             if not self._set_aside(exc):
                 raise
             if offline:
-                raise CacheError(f"the fetch cache {self.path.name} was unreadable ({exc}); it was moved aside and "
-                                 "offline mode cannot fetch its answers again") from None  # fmt: skip
+                raise CacheError(
+                    f"the fetch cache {self.path.name} was unreadable ({exc}); it was moved aside and "
+                    "offline mode cannot fetch its answers again"
+                ) from None
             return None
         if row is None:
             return None
@@ -677,8 +694,9 @@ class FetchCache:
                 db.execute(f"delete from {self.TABLE} where key = ?", (key,))
             if offline:
                 raise CacheError("a cached answer failed its checksum and offline mode cannot fetch it again")
-            warnings.warn("fdkit: a cached answer failed its checksum; it was dropped and is fetched again",
-                          stacklevel=3)  # fmt: skip
+            warnings.warn(
+                "fdkit: a cached answer failed its checksum; it was dropped and is fetched again", stacklevel=3
+            )
             return None
         late = 0.0 if expires < 0 else max(0.0, time.time() - expires)
         if late > 0 and not allow_stale:
@@ -752,8 +770,10 @@ class FetchCache:
         for attempt in range(2):
             try:
                 with self._conn() as db:
-                    db.execute(f"insert or replace into {self.TABLE} values (?, ?, ?, ?)",
-                               (key, expires, hashlib.sha256(body).digest(), body))  # fmt: skip
+                    db.execute(
+                        f"insert or replace into {self.TABLE} values (?, ?, ?, ?)",
+                        (key, expires, hashlib.sha256(body).digest(), body),
+                    )
                 return
             except self._sqlite.DatabaseError as exc:
                 if attempt or not self._set_aside(exc):
@@ -796,11 +816,15 @@ class FetchCache:
         bad = self.path.with_name(self.path.name + f".corrupt-{int(time.time())}")
         with contextlib.suppress(FileNotFoundError):
             self.path.rename(bad)
-        warnings.warn(f"fdkit: the fetch cache {self.path.name} was unreadable ({exc}); it was moved aside and "
-                      "answers are fetched again", stacklevel=4)  # fmt: skip
+        warnings.warn(
+            f"fdkit: the fetch cache {self.path.name} was unreadable ({exc}); it was moved aside and "
+            "answers are fetched again",
+            stacklevel=4,
+        )
         with self._conn() as fresh:
-            fresh.execute(f"create table if not exists {self.TABLE} "
-                          "(key text primary key, expires real, digest blob, body blob)")  # fmt: skip
+            fresh.execute(
+                f"create table if not exists {self.TABLE} (key text primary key, expires real, digest blob, body blob)"
+            )
         return True
 
 

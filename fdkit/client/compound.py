@@ -119,8 +119,9 @@ def financials(
     return out.sort_index()
 
 
-def _joined_statements(client: Client, params: dict[str, Any], *, as_of: Any, errors: Errors,
-                       progress: bool | None) -> pd.DataFrame:  # fmt: skip
+def _joined_statements(
+    client: Client, params: dict[str, Any], *, as_of: Any, errors: Errors, progress: bool | None
+) -> pd.DataFrame:
     """The three statements of the tickers (bulk requests each), joined as one ``/financials`` answer is."""
     names = ("income_statements", "balance_sheets", "cash_flow_statements")
     quiet: Errors = "ignore" if errors == "warn" else errors  # a failed ticker is said once, not once a statement
@@ -136,8 +137,10 @@ def _joined_statements(client: Client, params: dict[str, Any], *, as_of: Any, er
     joined.attrs[MISSING_ATTR] = missing  # (named as one /financials request per ticker names them)
     if errors == "warn":
         for who, why in missing.items():
-            warn_user(f"financials: {who} skipped (errors='warn'; named in df.attrs['missing']; errors='ignore' "
-                      f"skips quietly): {why}")  # fmt: skip
+            warn_user(
+                f"financials: {who} skipped (errors='warn'; named in df.attrs['missing']; errors='ignore' "
+                f"skips quietly): {why}"
+            )
     return joined
 
 

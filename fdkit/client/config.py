@@ -16,8 +16,16 @@ from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import urlsplit
 
-__all__ = ["Settings", "configure", "resolve", "normalise_key", "PUBLIC_BASE_URL", "current_overrides", "reset",
-           "generation"]  # fmt: skip
+__all__ = [
+    "Settings",
+    "configure",
+    "resolve",
+    "normalise_key",
+    "PUBLIC_BASE_URL",
+    "current_overrides",
+    "reset",
+    "generation",
+]
 
 #: the public incarnation of the service, used when a key but no base URL is configured
 PUBLIC_BASE_URL = "https://api.financialdatasets.ai"
@@ -81,8 +89,20 @@ class Settings:
 _OVERRIDES: dict[str, Any] = {}
 _LOCK = threading.Lock()
 _GENERATION = 0  # bumped by configure()/reset(); the default client is rebuilt when it changes
-_FIELDS = {"api_key", "base_url", "cache", "cache_dir", "offline", "timeout", "max_workers", "progress", "deadline",
-           "max_retry_after", "max_response_bytes", "max_cache_bytes"}  # fmt: skip
+_FIELDS = {
+    "api_key",
+    "base_url",
+    "cache",
+    "cache_dir",
+    "offline",
+    "timeout",
+    "max_workers",
+    "progress",
+    "deadline",
+    "max_retry_after",
+    "max_response_bytes",
+    "max_cache_bytes",
+}
 
 
 def configure(**settings: Any) -> None:
@@ -221,8 +241,12 @@ def resolve(env: Mapping[str, str] | None = None, **args: Any) -> Settings:
         merged["api_key"] = normalise_key(merged["api_key"])
     s = Settings(**{k: v for k, v in merged.items() if k in _FIELDS})
     if s.base_url:
-        _check_base_url(s.base_url, "Client(base_url={!r})" if args.get("base_url") else (
-            "fdkit.configure(base_url={!r})" if overrides.get("base_url") else "FDKIT_BASE_URL={!r}"))  # fmt: skip
+        _check_base_url(
+            s.base_url,
+            "Client(base_url={!r})"
+            if args.get("base_url")
+            else ("fdkit.configure(base_url={!r})" if overrides.get("base_url") else "FDKIT_BASE_URL={!r}"),
+        )
         return replace(s, base_url=s.base_url.rstrip("/"))
     if s.api_key:
         return replace(s, base_url=PUBLIC_BASE_URL)

@@ -135,8 +135,10 @@ def call(
         merged.setdefault("filing_date_lte", as_of.strftime("%Y-%m-%d"))
     counted = _limit_plan(ep, params, merged)
     fan = ep.ticker_param
-    clean = {k: ([_normalise(x) for x in v] if k != fan and isinstance(v, list) else _normalise(v))
-             for k, v in merged.items()}  # fmt: skip
+    clean = {
+        k: ([_normalise(x) for x in v] if k != fan and isinstance(v, list) else _normalise(v))
+        for k, v in merged.items()
+    }
     _check_params(ep, clean, given={k for k, v in params.items() if v is not None})
     # one deadline until the service first answers: a probe of it and the first requests share the call's
     with client.call_scope():
@@ -147,8 +149,9 @@ def call(
             clean = _documented_only(ep, clean, given={k for k, v in params.items() if v is not None})
         missing = [p.name for p in ep.params if p.required and p.name not in clean]
         if missing:
-            raise BadRequestError(f"{ep.name}() needs {', '.join(map(repr, missing))}", error="Missing parameter",
-                                  path=ep.path)  # fmt: skip
+            raise BadRequestError(
+                f"{ep.name}() needs {', '.join(map(repr, missing))}", error="Missing parameter", path=ep.path
+            )
         many = fan is not None and isinstance(clean.get(fan), _LISTS)
         if many:
             keys = list(dict.fromkeys(str(t).strip().upper() for t in clean[fan]))  # type: ignore[index]
@@ -161,8 +164,19 @@ def call(
             for q in requests_:
                 _check_ticker(ep, fan, q.get(fan))
         try:
-            out = _fetch_frame(client, ep, requests_, clean, params, counted, many=many, raw=raw, errors=errors,
-                               progress=progress, as_of=as_of)  # fmt: skip
+            out = _fetch_frame(
+                client,
+                ep,
+                requests_,
+                clean,
+                params,
+                counted,
+                many=many,
+                raw=raw,
+                errors=errors,
+                progress=progress,
+                as_of=as_of,
+            )
         except NotFoundError as exc:
             raise _with_ticker_hint(exc, [str(q.get(fan)) for q in requests_] if fan else []) from None
     if cut is not None and isinstance(out, pd.DataFrame) and len(out):
@@ -170,9 +184,20 @@ def call(
     return out
 
 
-def _fetch_frame(client: Client, ep: Endpoint, requests_: list[dict[str, Any]], clean: dict[str, Any],
-                 params: Mapping[str, Any], counted: int | None, *, many: bool, raw: bool, errors: Errors,
-                 progress: bool | None, as_of: Any) -> Any:  # fmt: skip
+def _fetch_frame(
+    client: Client,
+    ep: Endpoint,
+    requests_: list[dict[str, Any]],
+    clean: dict[str, Any],
+    params: Mapping[str, Any],
+    counted: int | None,
+    *,
+    many: bool,
+    raw: bool,
+    errors: Errors,
+    progress: bool | None,
+    as_of: Any,
+) -> Any:
     """Fetch the requests and assemble the frame (or the JSON with ``raw=True``)."""
     fan = ep.ticker_param
     if raw or ep.kind == "search":
@@ -242,16 +267,22 @@ def _with_ticker_hint(exc: NotFoundError, tickers: list[str]) -> NotFoundError:
     if not dotted:
         return exc
     hint = ", ".join(f"{t!r} -> {t.replace('.', '-')!r}" for t in dotted)
-    return NotFoundError(f"{exc.message}; share classes are spelled with a dash: {hint}", status=exc.status,
-                         error=exc.error, path=exc.path, body=exc.body)  # fmt: skip
+    return NotFoundError(
+        f"{exc.message}; share classes are spelled with a dash: {hint}",
+        status=exc.status,
+        error=exc.error,
+        path=exc.path,
+        body=exc.body,
+    )
 
 
 #: how far the first or last bar may lie from the dates asked before a DateRangeWarning (holidays, thin trading)
 _SLACK = pd.Timedelta(days=31)
 
 
-def _warn_outside_data(ep: Endpoint, frame: pd.DataFrame, clean: Mapping[str, Any], tickers: list[str], *,
-                       many: bool) -> None:  # fmt: skip
+def _warn_outside_data(
+    ep: Endpoint, frame: pd.DataFrame, clean: Mapping[str, Any], tickers: list[str], *, many: bool
+) -> None:
     """Bars asked for where the data has none: one warning.
 
     For one ticker: no bars in the range, or its first bar a month after ``start_date`` or its last a month before
@@ -335,8 +366,10 @@ def _problem(p: Param, value: Any) -> str | None:
                 return None
             except ValueError:
                 return f"{p.name} is not a calendar date: {value!r}"
-        return (f"{p.name} must be a date as YYYY-MM-DD (or a datetime.date, pandas.Timestamp or numpy.datetime64), "
-                f"got {value!r}")  # fmt: skip
+        return (
+            f"{p.name} must be a date as YYYY-MM-DD (or a datetime.date, pandas.Timestamp or numpy.datetime64), "
+            f"got {value!r}"
+        )
     return None
 
 
@@ -366,8 +399,12 @@ def _ticker_slip(ep: Endpoint, clean: Mapping[str, Any]) -> None:
         misplaced = p.type in ("integer", "date") or (p.enum and value.lower() not in {e.lower() for e in p.enum})
         if misplaced:
             listed = f"[{clean[fan].upper()!r}, {value!r}]"
-            raise BadRequestError(f"{ep.name}(): {name}={value!r} looks like a ticker: several {fan}s are one list, "
-                                  f"{ep.name}({listed}, ...)", error="Invalid parameter", path=ep.path)  # fmt: skip
+            raise BadRequestError(
+                f"{ep.name}(): {name}={value!r} looks like a ticker: several {fan}s are one list, "
+                f"{ep.name}({listed}, ...)",
+                error="Invalid parameter",
+                path=ep.path,
+            )
 
 
 def _check_params(ep: Endpoint, clean: Mapping[str, Any], given: set[str]) -> None:
@@ -391,11 +428,14 @@ def _conflict(ep: Endpoint, both: list[str], clean: Mapping[str, Any], given: se
         value = clean[name]
         if not isinstance(value, str) or ep.param(name).enum:
             continue
-        meant = [p.name for p in ep.params if p.enum and p.name not in given
-                 and value.lower() in {e.lower() for e in p.enum}]  # fmt: skip
+        meant = [
+            p.name for p in ep.params if p.enum and p.name not in given and value.lower() in {e.lower() for e in p.enum}
+        ]
         if meant:
-            text += (f"; {value!r} went to {name}, but it is a value of {meant[0]}: pass {meant[0]}={value!r} by name "
-                     f"({name} comes before {meant[0]} in the function's parameters)")  # fmt: skip
+            text += (
+                f"; {value!r} went to {name}, but it is a value of {meant[0]}: pass {meant[0]}={value!r} by name "
+                f"({name} comes before {meant[0]} in the function's parameters)"
+            )
     return text
 
 
@@ -406,8 +446,9 @@ def _documented_only(ep: Endpoint, clean: dict[str, Any], given: set[str]) -> di
     bar ``limit``, cut from the frame by the caller); any other extension the caller asked for is refused.
     """
     assumed = DEFAULTS.get(ep.name, {})  # a function's own default is not a request (``adjusted=True``)
-    asked = [k for k in clean if k in ep.extension_params and k in given and not (k in assumed and clean[k] ==
-                                                                                   assumed[k])]  # fmt: skip
+    asked = [
+        k for k in clean if k in ep.extension_params and k in given and not (k in assumed and clean[k] == assumed[k])
+    ]
     if asked:
         raise BadRequestError(
             f"{ep.name}(): {', '.join(asked)} {'is an fdkit extension' if len(asked) == 1 else 'are fdkit extensions'}"

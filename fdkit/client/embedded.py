@@ -188,19 +188,30 @@ def _in_process(handle: Any, request: requests.PreparedRequest, max_bytes: int |
     parts = urlsplit(request.url or "")
     body = request.body if isinstance(request.body, bytes) else (request.body or "").encode()
     try:
-        answered = server.bulk_in_process(handle, parts.path, parse_qsl(parts.query, keep_blank_values=True), body,
-                                          request.headers.get(_API_KEY_HEADER))  # fmt: skip
+        answered = server.bulk_in_process(
+            handle,
+            parts.path,
+            parse_qsl(parts.query, keep_blank_values=True),
+            body,
+            request.headers.get(_API_KEY_HEADER),
+        )
     except Exception:  # noqa: BLE001 - the app's own answer to what it did not expect: a 500, never a traceback
-        answered = (500, "application/json", {}, orjson.dumps({
-            "error": "Internal Server Error", "message": "the server failed to answer; please retry"}))  # fmt: skip
+        answered = (
+            500,
+            "application/json",
+            {},
+            orjson.dumps({"error": "Internal Server Error", "message": "the server failed to answer; please retry"}),
+        )
     if answered is None:
         return None
     if remaining() == 0.0:
         raise DeadlineExceeded
     status, media, headers, content = answered
     if max_bytes is not None and len(content) > max_bytes:
-        raise ResponseTooLarge(f"the response body is larger than the cap of {max_bytes:,} bytes "
-                               "(max_response_bytes); it was not read further")  # fmt: skip
+        raise ResponseTooLarge(
+            f"the response body is larger than the cap of {max_bytes:,} bytes "
+            "(max_response_bytes); it was not read further"
+        )
     response = requests.Response()
     response.status_code = status
     response.headers = CaseInsensitiveDict({**headers, "Content-Type": media, "Content-Length": str(len(content))})

@@ -29,22 +29,40 @@ class PartSource(Protocol):
 
     def clean_params(self, endpoint: Endpoint, params: Mapping[str, Any]) -> dict[str, Any]: ...  # noqa: D102
 
-    def fetch(self, endpoint: Endpoint, params: Mapping[str, Any], *, refresh: bool = ...,  # noqa: D102
-              progress: bool | None = ...) -> dict[str, Any]: ...  # fmt: skip
+    def fetch(  # noqa: D102
+        self,
+        endpoint: Endpoint,
+        params: Mapping[str, Any],
+        *,
+        refresh: bool = ...,
+        progress: bool | None = ...,
+    ) -> dict[str, Any]: ...
 
-    def memoized(self, key: str, ttl: int, produce: Callable[[], bytes], *,  # noqa: D102
-                 refresh: bool = ...) -> bytes: ...  # fmt: skip
+    def memoized(  # noqa: D102
+        self,
+        key: str,
+        ttl: int,
+        produce: Callable[[], bytes],
+        *,
+        refresh: bool = ...,
+    ) -> bytes: ...
 
     def speaks_arrow(self) -> bool: ...  # noqa: D102
 
     def keeps_fetches(self) -> bool: ...  # noqa: D102
 
-    def fetch_arrow(self, endpoint: Endpoint, params: Mapping[str, Any], *,  # noqa: D102
-                    refresh: bool = ...) -> Part: ...  # fmt: skip
+    def fetch_arrow(  # noqa: D102
+        self,
+        endpoint: Endpoint,
+        params: Mapping[str, Any],
+        *,
+        refresh: bool = ...,
+    ) -> Part: ...
 
 
-def fetch_part(client: PartSource, endpoint: str | Endpoint, params: Mapping[str, Any], *,
-               refresh: bool = False) -> Part:  # fmt: skip
+def fetch_part(
+    client: PartSource, endpoint: str | Endpoint, params: Mapping[str, Any], *, refresh: bool = False
+) -> Part:
     """Fetch one request as a typed frame *part*, through the client's fetch cache.
 
     A warm part is read back as Arrow (no JSON decode, no per-value work); :func:`frame_from_parts` assembles parts

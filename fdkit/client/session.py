@@ -225,9 +225,11 @@ class Client(DatasetMethods):
                 )
             if settings.embedded:
                 adapter = embedded.EmbeddedAdapter(
-                    max_retries=self._new_retry(settings), pool_connections=pool_size, pool_maxsize=pool_size,
+                    max_retries=self._new_retry(settings),
+                    pool_connections=pool_size,
+                    pool_maxsize=pool_size,
                     max_bytes=settings.max_response_bytes,
-                )  # fmt: skip
+                )
                 session.mount(embedded.EMBEDDED_ORIGIN, adapter)
             if self._user_session is None and (settings.embedded or is_loopback(settings.base_url)):
                 session.trust_env = False  # no proxy ever applies to loopback; skips an environment scan per call
@@ -278,9 +280,16 @@ class Client(DatasetMethods):
         """
         return compound.available(self, resource, what, **params)
 
-    def financials(self, ticker: str | Sequence[str], period: str = "annual",
-                   limit: int | Literal["default"] | None = "default", *,
-                   errors: Errors = "raise", progress: bool | None = None, **filters: Any) -> Any:  # fmt: skip
+    def financials(
+        self,
+        ticker: str | Sequence[str],
+        period: str = "annual",
+        limit: int | Literal["default"] | None = "default",
+        *,
+        errors: Errors = "raise",
+        progress: bool | None = None,
+        **filters: Any,
+    ) -> Any:
         """:func:`fdkit.financials` with this client.
 
         Example:
@@ -331,11 +340,25 @@ class Client(DatasetMethods):
             >>> Client().request("GET", "/macro/interest-rates/banks")["banks"]
             ['ECB', 'FED']
         """
-        return self._exchange(method, path_or_url, params=params, json=json, ttl=ttl, refresh=refresh,
-                              accept="application/json", decode=_json_object)  # fmt: skip
+        return self._exchange(
+            method,
+            path_or_url,
+            params=params,
+            json=json,
+            ttl=ttl,
+            refresh=refresh,
+            accept="application/json",
+            decode=_json_object,
+        )
 
-    def request_page(self, path_or_url: str, *, params: Mapping[str, Any] | None = None, ttl: int | None = None,
-                     refresh: bool = False) -> tuple[Part | None, dict[str, Any] | None, str | None]:  # fmt: skip
+    def request_page(
+        self,
+        path_or_url: str,
+        *,
+        params: Mapping[str, Any] | None = None,
+        ttl: int | None = None,
+        refresh: bool = False,
+    ) -> tuple[Part | None, dict[str, Any] | None, str | None]:
         """GET one page, as an Arrow part where the service answers one (fdkit peers), else as JSON.
 
         Args:
@@ -353,8 +376,16 @@ class Client(DatasetMethods):
             >>> part[1] if part else len(body["prices"])
             20
         """
-        return self._exchange("GET", path_or_url, params=params, json=None, ttl=ttl, refresh=refresh,
-                              accept=_ACCEPT_ARROW, decode=_page_of)  # fmt: skip
+        return self._exchange(
+            "GET",
+            path_or_url,
+            params=params,
+            json=None,
+            ttl=ttl,
+            refresh=refresh,
+            accept=_ACCEPT_ARROW,
+            decode=_page_of,
+        )
 
     def speaks_arrow(self) -> bool:
         """Whether the service said it answers Arrow pages (``X-Fdkit-Formats``; fdkit peers do).
@@ -384,8 +415,9 @@ class Client(DatasetMethods):
             self.speaks_fdkit()  # an earlier run's mark says (a mark of an older fdkit: not until an answer says)
         return bool(self._bundles)
 
-    def request_bundle(self, endpoint: Endpoint, params: Mapping[str, Any], tickers: Sequence[str], *,
-                       whole_range: bool = False) -> Bundle:  # fmt: skip
+    def request_bundle(
+        self, endpoint: Endpoint, params: Mapping[str, Any], tickers: Sequence[str], *, whole_range: bool = False
+    ) -> Bundle:
         """One bulk request: each ticker's part (or error) for the query ``params`` (without its ticker).
 
         Sent with fdkit's retries, deadline and error mapping; never kept in the HTTP cache (the parts are kept in
@@ -409,8 +441,16 @@ class Client(DatasetMethods):
             [('LEH', 200), ('NOPE', 404)]
         """
         body = {"tickers": list(tickers), "whole_range": whole_range, "tables": True}
-        return self._exchange("POST", BULK_PREFIX + endpoint.path, params=dict(params), json=body,
-                              ttl=None, refresh=True, accept=BUNDLE_MEDIA, decode=_bundle_of)  # fmt: skip
+        return self._exchange(
+            "POST",
+            BULK_PREFIX + endpoint.path,
+            params=dict(params),
+            json=body,
+            ttl=None,
+            refresh=True,
+            accept=BUNDLE_MEDIA,
+            decode=_bundle_of,
+        )
 
     def cached_part(self, key: str) -> bytes | None:
         """The fetch cache's bytes under ``key`` (fresh; offline, stale ones too, with a warning), or ``None``.
@@ -505,8 +545,11 @@ class Client(DatasetMethods):
             with transport.deadline(s.call_deadline):
                 for attempt in range(4):
                     try:
-                        answer = session.get(f"{self.base_url}/macro/interest-rates/banks", allow_redirects=False,
-                                             timeout=min(5.0, float(s.timeout or 5.0)))  # fmt: skip
+                        answer = session.get(
+                            f"{self.base_url}/macro/interest-rates/banks",
+                            allow_redirects=False,
+                            timeout=min(5.0, float(s.timeout or 5.0)),
+                        )
                     except requests.ConnectionError as exc:
                         if transport.plain_reason(exc).startswith("connection refused"):
                             break  # nothing listens there: the call's request says so at once
@@ -541,9 +584,18 @@ class Client(DatasetMethods):
             if not mark.exists() or mark.read_text() != said:
                 mark.write_text(said)
 
-    def _exchange(self, method: str, path_or_url: str, *, params: Mapping[str, Any] | None, json: Any,
-                  ttl: int | None, refresh: bool, accept: str,
-                  decode: Callable[[requests.Response, bytes], Any]) -> Any:  # fmt: skip
+    def _exchange(
+        self,
+        method: str,
+        path_or_url: str,
+        *,
+        params: Mapping[str, Any] | None,
+        json: Any,
+        ttl: int | None,
+        refresh: bool,
+        accept: str,
+        decode: Callable[[requests.Response, bytes], Any],
+    ) -> Any:
         """One request with fdkit's retries, deadline and error mapping.
 
         ``decode`` turns a 2xx body into the result, raising :class:`_BadBody` for a body worth asking again
@@ -588,8 +640,11 @@ class Client(DatasetMethods):
                     raise RateLimitError(
                         f"the service asked to retry after {exc.retry_after:g} s, longer than fdkit waits "
                         f"(max_retry_after={settings.max_retry_after:g} s, or the call's deadline)",
-                        status=exc.status, path=path, retry_after=exc.retry_after, error="Too Many Requests",
-                    ) from None  # fmt: skip
+                        status=exc.status,
+                        path=path,
+                        retry_after=exc.retry_after,
+                        error="Too Many Requests",
+                    ) from None
                 except transport.ResponseTooLarge as exc:
                     raise TransportError(str(exc), path=path, error="Response too large") from None
                 except transport.DeadlineExceeded as exc:
@@ -600,8 +655,9 @@ class Client(DatasetMethods):
                     last_error = TransportError(
                         f"no answer from {self._describe_service()} within the call's deadline of "
                         f"{settings.call_deadline:g} s{before}",
-                        path=path, error="Deadline",
-                    )  # fmt: skip
+                        path=path,
+                        error="Deadline",
+                    )
                     break
                 except transport.BodyReadError as exc:  # the headers came, the body did not (whole, in time)
                     last_error = self._body_fault(exc, path)
@@ -610,8 +666,9 @@ class Client(DatasetMethods):
                     requests.exceptions.ChunkedEncodingError,
                     requests.exceptions.ContentDecodingError,
                 ) as exc:  # the same, from a session whose adapter does not read bodies itself
-                    last_error = TransportError(f"the response body was cut short: {transport.plain_reason(exc)}",
-                                                path=path)  # fmt: skip
+                    last_error = TransportError(
+                        f"the response body was cut short: {transport.plain_reason(exc)}", path=path
+                    )
                     fault = exc
                 except requests.exceptions.Timeout as exc:  # the policy's retries are spent (or it retries none)
                     what = "connect" if isinstance(exc, requests.exceptions.ConnectTimeout) else "answer"
@@ -619,8 +676,9 @@ class Client(DatasetMethods):
                         f"no answer from {self._describe_service()}: every attempt the retry policy allows failed to "
                         f"{what} within {settings.timeout:g} s (timeout; the call's deadline is "
                         f"{settings.call_deadline:g} s)",
-                        path=path, error="Timeout",
-                    ) from None  # fmt: skip
+                        path=path,
+                        error="Timeout",
+                    ) from None
                 except requests.exceptions.ConnectionError as exc:  # the same: urllib3 applied the policy
                     raise TransportError(self._unreachable(exc), path=path, error="Unreachable") from None
                 except requests.exceptions.RequestException as exc:
@@ -680,8 +738,10 @@ class Client(DatasetMethods):
         if why.startswith(("connection refused", "the host name", "the connection could not be made")):
             return f"could not reach {self._describe_service()}: {why}"
         if why == "no answer in time":
-            return (f"no answer from {self._describe_service()} within {s.timeout:g} s (timeout), on every attempt "
-                    f"the retry policy allows (the call's deadline is {s.call_deadline:g} s)")  # fmt: skip
+            return (
+                f"no answer from {self._describe_service()} within {s.timeout:g} s (timeout), on every attempt "
+                f"the retry policy allows (the call's deadline is {s.call_deadline:g} s)"
+            )
         return f"no answer from {self._describe_service()}: {why}, on every attempt the retry policy allows"
 
     def _describe_service(self) -> str:
@@ -689,8 +749,10 @@ class Client(DatasetMethods):
         s = self.settings
         why = ""
         if not s.embedded and s.api_key and s.base_url == PUBLIC_BASE_URL:
-            why = (" (chosen because an API key is set; to use the bundled data offline instead, give no key: unset "
-                   "FINANCIAL_DATASETS_API_KEY and FDKIT_BASE_URL)")  # fmt: skip
+            why = (
+                " (chosen because an API key is set; to use the bundled data offline instead, give no key: unset "
+                "FINANCIAL_DATASETS_API_KEY and FDKIT_BASE_URL)"
+            )
         elif not s.embedded:
             why = " (the configured base URL; with no key and no base URL fdkit serves its bundled data offline)"
         return f"{s.base_url}{why}"
@@ -731,8 +793,9 @@ class Client(DatasetMethods):
         clean = _clean_params(ep, params or {})
         query, body = (None, clean) if ep.method == "POST" else (clean, None)
         if not ep.paginated:
-            return _with_payload(ep, self.request(ep.method, ep.path, params=query, json=body, ttl=ep.ttl,
-                                                  refresh=refresh))  # fmt: skip
+            return _with_payload(
+                ep, self.request(ep.method, ep.path, params=query, json=body, ttl=ep.ttl, refresh=refresh)
+            )
         self._ensure()
         fc, key = self._fetch_cache, fetch_key(ep.name, clean)
         if fc is not None and not refresh:
@@ -747,8 +810,15 @@ class Client(DatasetMethods):
 
         limit = clean.get("limit", ep.default_limit)
         show = self.settings.progress if progress is None else progress
-        walked = collect(get, ep.response_key, limit=limit, progress=show, description=ep.name,
-                         record_key=ep.record_key, where=ep.path)  # fmt: skip
+        walked = collect(
+            get,
+            ep.response_key,
+            limit=limit,
+            progress=show,
+            description=ep.name,
+            record_key=ep.record_key,
+            where=ep.path,
+        )
         merged = {k: v for k, v in walked.first.items() if k != "next_page_url"}
         records = walked.records
         if ep.time_index and "limit" not in clean and limit and len(records) >= limit and clean.get("end_date"):
@@ -758,8 +828,9 @@ class Client(DatasetMethods):
             fc.put(key, orjson.dumps(merged), ep.ttl)
         return merged
 
-    def fetch_arrow(self, endpoint: str | Endpoint, params: Mapping[str, Any] | None = None, *,
-                    refresh: bool = False) -> Part:  # fmt: skip
+    def fetch_arrow(
+        self, endpoint: str | Endpoint, params: Mapping[str, Any] | None = None, *, refresh: bool = False
+    ) -> Part:
         """Fetch one list endpoint as typed Arrow columns, following every page (fdkit peers answer Arrow).
 
         The same walk as :meth:`fetch` (:func:`fdkit.client.paging.collect`: loop and runaway guards, a restart on a
@@ -784,23 +855,31 @@ class Client(DatasetMethods):
         clean = _clean_params(ep, params or {})
 
         def get(url: str | None, again: bool) -> dict[str, Any]:
-            part, body, nxt = self.request_page(url or ep.path, params=clean if url is None else None, ttl=ep.ttl,
-                                                refresh=refresh or again)  # fmt: skip
+            part, body, nxt = self.request_page(
+                url or ep.path, params=clean if url is None else None, ttl=ep.ttl, refresh=refresh or again
+            )
             if part is None:  # a JSON answer (a service that does not speak Arrow after all): its columns
                 part = response_part(ep, clean, _with_payload(ep, body or {}))
             return {"next_page_url": nxt, "part": part}
 
         limit = clean.get("limit", ep.default_limit)
-        walked = collect(get, ep.response_key, limit=limit, progress=False, description=ep.name,
-                         chunk=lambda page: PageRows(page["part"]))  # fmt: skip
+        walked = collect(
+            get,
+            ep.response_key,
+            limit=limit,
+            progress=False,
+            description=ep.name,
+            chunk=lambda page: PageRows(page["part"]),
+        )
         part = join_parts([c.part for c in walked.chunks], limit)
         when = ep.time_index
         if when and "limit" not in clean and limit and part[1] >= limit and clean.get("end_date"):
             part = self._continue_arrow_by_dates(ep, clean, part, limit, refresh)
         return part
 
-    def _continue_arrow_by_dates(self, ep: Endpoint, clean: dict[str, Any], part: Part, cap: int,
-                                 refresh: bool) -> Part:  # fmt: skip
+    def _continue_arrow_by_dates(
+        self, ep: Endpoint, clean: dict[str, Any], part: Part, cap: int, refresh: bool
+    ) -> Part:
         """:meth:`_continue_by_dates` over Arrow parts: window after window from the day of the last bar."""
         when = ep.time_index or "time"
         parts = [part]
@@ -821,8 +900,9 @@ class Client(DatasetMethods):
                 break
         return join_parts(parts)
 
-    def _continue_by_dates(self, ep: Endpoint, clean: dict[str, Any], records: list[Any], cap: int,
-                           refresh: bool) -> list[Any]:  # fmt: skip
+    def _continue_by_dates(
+        self, ep: Endpoint, clean: dict[str, Any], records: list[Any], cap: int, refresh: bool
+    ) -> list[Any]:
         """A date range longer than one request's cap (5,000 bars) is fetched whole, window after window.
 
         Each next window starts on the day of the last bar received; bars at or before that bar are dropped, so
@@ -898,9 +978,11 @@ class Client(DatasetMethods):
             return None
         body, late = hit
         if late > 0:
-            warn_user(f"fdkit: {what}: serving a cached answer that expired {late / 3600:.1f} h ago (offline; "
-                      "to fetch again: fdkit.configure(offline=False), or unset FDKIT_OFFLINE)",
-                      StaleDataWarning)  # fmt: skip
+            warn_user(
+                f"fdkit: {what}: serving a cached answer that expired {late / 3600:.1f} h ago (offline; "
+                "to fetch again: fdkit.configure(offline=False), or unset FDKIT_OFFLINE)",
+                StaleDataWarning,
+            )
         return body
 
     def clean_params(self, endpoint: str | Endpoint, params: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -1096,8 +1178,7 @@ def _warn_if_stale(response: requests.Response, path: str) -> None:
     )
 
 
-def _not_the_service(response: requests.Response, content: bytes,
-                     base_url: str) -> Callable[[str], FdkitError] | None:  # fmt: skip
+def _not_the_service(response: requests.Response, content: bytes, base_url: str) -> Callable[[str], FdkitError] | None:
     """An error answer that is not the service's ``{"error", "message"}`` JSON (another web server's HTML page).
 
     Returns what builds the error for the request's path (the status's own class, a message naming the status and
@@ -1128,8 +1209,10 @@ def _not_the_service(response: requests.Response, content: bytes,
         where = "a proxy or gateway answered, or the base URL is not a Financial Data Service"
     else:
         where = "the base URL does not look like a Financial Data Service"
-    message = (f"{base_url} answered HTTP {status}{phrase} with {kind}, not the service's JSON error "
-               f"{{\"error\", \"message\"}}: {where} (fdkit serve, or {PUBLIC_BASE_URL})")  # fmt: skip
+    message = (
+        f"{base_url} answered HTTP {status}{phrase} with {kind}, not the service's JSON error "
+        f'{{"error", "message"}}: {where} (fdkit serve, or {PUBLIC_BASE_URL})'
+    )
 
     def build(path: str) -> FdkitError:
         said = {"error": "Not a Financial Data Service", "message": message}

@@ -67,20 +67,32 @@ def split_like(factor: float, tolerance: float = 0.01) -> bool:
         >>> split_like(0.501), split_like(2.98), split_like(0.705), split_like(1.523)
         (True, True, False, False)
     """
-    return factor > 0 and any(abs(factor * r - 1) < tolerance or abs(factor / r - 1) < tolerance
-                              for r in SPLIT_RATIOS)  # fmt: skip
+    return factor > 0 and any(abs(factor * r - 1) < tolerance or abs(factor / r - 1) < tolerance for r in SPLIT_RATIOS)
 
 
 ATTR = "split_basis"
 ADJUSTED = "adjusted"
 RAW = "raw"
 #: columns divided by a split's ratio (per-share values and prices)
-PER_SHARE = ("earnings_per_share", "earnings_per_share_diluted", "dividends_per_common_share", "book_value_per_share",
-             "free_cash_flow_per_share", "estimated_earnings_per_share", "dividend")  # fmt: skip
+PER_SHARE = (
+    "earnings_per_share",
+    "earnings_per_share_diluted",
+    "dividends_per_common_share",
+    "book_value_per_share",
+    "free_cash_flow_per_share",
+    "estimated_earnings_per_share",
+    "dividend",
+)
 PRICES = ("open", "high", "low", "close", "price", "transaction_price_per_share")
 #: columns multiplied by a split's ratio (share counts)
-SHARE_COUNTS = ("volume", "weighted_average_shares", "weighted_average_shares_diluted", "outstanding_shares",
-                "shares", "transaction_shares")  # fmt: skip
+SHARE_COUNTS = (
+    "volume",
+    "weighted_average_shares",
+    "weighted_average_shares_diluted",
+    "outstanding_shares",
+    "shares",
+    "transaction_shares",
+)
 
 
 def basis_of(df: pd.DataFrame) -> str | None:

@@ -36,8 +36,18 @@ from dataclasses import dataclass
 
 import orjson
 
-__all__ = ["BUNDLE_MEDIA", "PART_COMPRESSION_HEADER", "Bundle", "BundleEntry", "BrokenBundle", "RowsOf",
-           "SharedTable", "bundle_bytes", "bundle_chunks", "read_bundle"]  # fmt: skip
+__all__ = [
+    "BUNDLE_MEDIA",
+    "PART_COMPRESSION_HEADER",
+    "Bundle",
+    "BundleEntry",
+    "BrokenBundle",
+    "RowsOf",
+    "SharedTable",
+    "bundle_bytes",
+    "bundle_chunks",
+    "read_bundle",
+]
 
 #: the media type of a bundle (asked for in ``Accept`` by fdkit peers only)
 BUNDLE_MEDIA = "application/vnd.fdkit.bundle"
@@ -229,8 +239,10 @@ def read_bundle(data: bytes) -> list[BundleEntry]:
             raise BrokenBundle("an entry's header is not a JSON object")
         if head.get("end"):
             if head.get("count") != len(out) or head.get("tables", 0) != tables or at != len(view):
-                raise BrokenBundle(f"the bundle's end counts {head.get('count')} entries and "
-                                   f"{head.get('tables', 0)} tables, {len(out)} and {tables} were read")  # fmt: skip
+                raise BrokenBundle(
+                    f"the bundle's end counts {head.get('count')} entries and "
+                    f"{head.get('tables', 0)} tables, {len(out)} and {tables} were read"
+                )
             return out
         if "table" in head:
             n = head["table"]
@@ -242,8 +254,12 @@ def read_bundle(data: bytes) -> list[BundleEntry]:
         ticker = head.get("ticker")
         if "rows" in head:
             run = head["rows"]
-            if not isinstance(ticker, str) or not isinstance(run, list) or len(run) != 2 \
-                    or any(type(v) is not int or v < 0 for v in run):  # fmt: skip
+            if (
+                not isinstance(ticker, str)
+                or not isinstance(run, list)
+                or len(run) != 2
+                or any(type(v) is not int or v < 0 for v in run)
+            ):
                 raise BrokenBundle("an entry's header is not a bundle's (ticker, rows)")
             if shared is None:
                 raise BrokenBundle(f"the entry of {ticker} names rows of a table, and no table came before it")
@@ -258,5 +274,6 @@ def read_bundle(data: bytes) -> list[BundleEntry]:
             out.append(BundleEntry(ticker, 200, view[at : at + n]))  # a view of the body: no copy
             at += n
         else:
-            out.append(BundleEntry(ticker, status, error=str(head.get("error") or ""),
-                                   message=str(head.get("message") or "")))  # fmt: skip
+            out.append(
+                BundleEntry(ticker, status, error=str(head.get("error") or ""), message=str(head.get("message") or ""))
+            )

@@ -26,8 +26,16 @@ import pandas as pd
 from fdkit.catalog.schema import KNOWN_CATEGORIES
 from fdkit.errors import NarrowTypeWarning
 
-__all__ = ["STRING_DTYPE", "LABEL_DTYPE", "LEVEL_DTYPE", "OPEN_FIELDS", "as_category", "as_label", "closed_vocabulary",
-           "label_index"]  # fmt: skip
+__all__ = [
+    "STRING_DTYPE",
+    "LABEL_DTYPE",
+    "LEVEL_DTYPE",
+    "OPEN_FIELDS",
+    "as_category",
+    "as_label",
+    "closed_vocabulary",
+    "label_index",
+]
 
 #: pandas' default string dtype (``str`` in pandas 3, ``object`` before): the dtype of category labels
 STRING_DTYPE = pd.Index([""]).dtype
@@ -90,9 +98,12 @@ def _closed(values: pd.Index, vocabulary: tuple[str, ...], field: str) -> pd.Cat
     observed = {str(v) for v in values.dropna().unique()}
     extra = sorted(observed - set(vocabulary))
     if extra:
-        warnings.warn(f"{field}: values such as {extra[0]!r} are outside its vocabulary {', '.join(vocabulary)}; "
-                      "kept (this frame's categories differ from other calls')", NarrowTypeWarning,
-                      stacklevel=5)  # fmt: skip
+        warnings.warn(
+            f"{field}: values such as {extra[0]!r} are outside its vocabulary {', '.join(vocabulary)}; "
+            "kept (this frame's categories differ from other calls')",
+            NarrowTypeWarning,
+            stacklevel=5,
+        )
     categories = pd.Index(sorted([*vocabulary, *extra]), dtype=STRING_DTYPE)
     text = values.astype(object).where(pd.notna(values), None)
     return pd.Categorical(text, categories=categories)

@@ -91,8 +91,9 @@ def filters_from_kwargs(**kwargs: Any) -> list[dict[str, Any]]:
     return out
 
 
-def normalize_filters(filters: Any, fields: Iterable[str], *, numeric: Iterable[str] | None = None
-                      ) -> list[dict[str, Any]]:  # fmt: skip
+def normalize_filters(
+    filters: Any, fields: Iterable[str], *, numeric: Iterable[str] | None = None
+) -> list[dict[str, Any]]:
     """Validate filter objects against the fields a frame has.
 
     Args:
@@ -117,40 +118,49 @@ def normalize_filters(filters: Any, fields: Iterable[str], *, numeric: Iterable[
     known = set(fields)
     numbers = known - _TEXT_FIELDS if numeric is None else set(numeric)
     if not isinstance(filters, list) or not filters:
-        raise BadRequestError("'filters' must be a non-empty array of {field, operator, value}",
-                              error="Invalid filters")  # fmt: skip
+        raise BadRequestError(
+            "'filters' must be a non-empty array of {field, operator, value}", error="Invalid filters"
+        )
     out = []
     for i, f in enumerate(filters):
         if not isinstance(f, Mapping):
-            raise BadRequestError(f"filter {i} must be an object with field, operator and value",
-                                  error="Invalid filters")  # fmt: skip
+            raise BadRequestError(
+                f"filter {i} must be an object with field, operator and value", error="Invalid filters"
+            )
         extra = set(f) - {"field", "operator", "value"}
         if extra or not {"field", "operator", "value"} <= set(f):
             raise BadRequestError(f"filter {i} must have exactly field, operator and value", error="Invalid filters")
         asked, op, value = f["field"], f["operator"], f["value"]
         field = resolve_field(asked, known) if isinstance(asked, str) else None
         if field is None:
-            raise BadRequestError(f"unknown filter field {asked!r}; {suggest(str(asked), known | set(FIELD_ALIASES))}",
-                                  error="Invalid filter field")  # fmt: skip
+            raise BadRequestError(
+                f"unknown filter field {asked!r}; {suggest(str(asked), known | set(FIELD_ALIASES))}",
+                error="Invalid filter field",
+            )
         if op not in OPERATORS:
-            raise BadRequestError(f"unknown operator {op!r} for field {asked!r}; use one of {', '.join(OPERATORS)}",
-                                  error="Invalid filter operator")  # fmt: skip
+            raise BadRequestError(
+                f"unknown operator {op!r} for field {asked!r}; use one of {', '.join(OPERATORS)}",
+                error="Invalid filter operator",
+            )
         if op == "in" and field in numbers:
             value = [_number(v) for v in value] if isinstance(value, list) and value else None
             if value is None or any(v is None for v in value):
-                raise BadRequestError(f"operator 'in' on {asked!r} needs a non-empty array of numbers",
-                                      error="Invalid filter value")  # fmt: skip
+                raise BadRequestError(
+                    f"operator 'in' on {asked!r} needs a non-empty array of numbers", error="Invalid filter value"
+                )
         elif op == "in":
             if not isinstance(value, list) or not value or not all(isinstance(v, str | int) for v in value):
-                raise BadRequestError(f"operator 'in' on {asked!r} needs a non-empty array of strings",
-                                      error="Invalid filter value")  # fmt: skip
+                raise BadRequestError(
+                    f"operator 'in' on {asked!r} needs a non-empty array of strings", error="Invalid filter value"
+                )
             value = [str(v) for v in value]
         elif field not in numbers and op == "eq" and isinstance(value, str):
             value = str(value)
         else:
             if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-                raise BadRequestError(f"operator {op!r} on {asked!r} needs a finite number, got {value!r}",
-                                      error="Invalid filter value")  # fmt: skip
+                raise BadRequestError(
+                    f"operator {op!r} on {asked!r} needs a finite number, got {value!r}", error="Invalid filter value"
+                )
             value = float(value)
         out.append({"field": field, "operator": op, "value": value})
     return out

@@ -106,8 +106,10 @@ def same_name(a: object, b: object) -> bool:
         >>> same_name("American Apparel", "American Express"), same_name("General Motors", "General Electric")
         (False, False)
     """
-    x, y = ([_singular(w) for w in name_words(_CLASS.sub(" ", html.unescape(str(n)).replace("'", "").upper()))]
-            for n in (a, b))  # fmt: skip
+    x, y = (
+        [_singular(w) for w in name_words(_CLASS.sub(" ", html.unescape(str(n)).replace("'", "").upper()))]
+        for n in (a, b)
+    )
     n = min(len(x), len(y))
     return n > 0 and (x[:n] == y[:n] or "".join(x) == "".join(y))
 

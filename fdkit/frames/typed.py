@@ -83,8 +83,15 @@ def _coerce(values: list[Any], kind: str) -> list[Any]:
     return [None if v is None else str(v) for v in values]
 
 
-_ARROW = {"float": pa.float64(), "int": pa.int64(), "bool": pa.bool_(), "string": pa.string(),
-          "category": pa.string(), "date": pa.string(), "datetime": pa.string()}  # fmt: skip
+_ARROW = {
+    "float": pa.float64(),
+    "int": pa.int64(),
+    "bool": pa.bool_(),
+    "string": pa.string(),
+    "category": pa.string(),
+    "date": pa.string(),
+    "datetime": pa.string(),
+}
 
 
 def _arrow_column(values: list[Any], logical: str, field: str = "") -> pa.Array:
@@ -109,8 +116,11 @@ def _arrow_column(values: list[Any], logical: str, field: str = "") -> pa.Array:
                 return pa.array(parsed, type=pa.timestamp("ns", tz="UTC"))
     except (pa.ArrowInvalid, ValueError):
         bad = next((v for v in arr.to_pylist() if v is not None), None)
-        warnings.warn(f"{field or 'a field'}: values such as {bad!r} are not {logical}s; kept as text",
-                      NarrowTypeWarning, stacklevel=4)  # fmt: skip
+        warnings.warn(
+            f"{field or 'a field'}: values such as {bad!r} are not {logical}s; kept as text",
+            NarrowTypeWarning,
+            stacklevel=4,
+        )
     return arr
 
 
@@ -128,8 +138,7 @@ def _extra_column(values: list[Any]) -> pa.Array:
 _MAPPER = {pa.int64(): pd.Int64Dtype(), pa.bool_(): pd.BooleanDtype(), pa.string(): pd.StringDtype()}
 
 
-def _arrow_table(records: Sequence[Mapping[str, Any]], columns: Mapping[str, str], *,
-                 extras: bool = False) -> pa.Table:  # fmt: skip
+def _arrow_table(records: Sequence[Mapping[str, Any]], columns: Mapping[str, str], *, extras: bool = False) -> pa.Table:
     """Typed columns of ``records``; with ``extras``, fields outside ``columns`` follow as inferred columns."""
     values, exact = _transpose(records, list(columns))
     arrays = {f: _arrow_column(values[f], logical, f) for f, logical in columns.items()}
@@ -377,8 +386,9 @@ def _widened(table: pa.Table) -> pa.Table:
     for i, field in enumerate(table.schema):
         own = (field.metadata or {}).get(_OWN_TYPE)
         if own is not None and own.decode() in _WIDE:
-            table = table.set_column(i, pa.field(field.name, _WIDE[own.decode()], field.nullable),
-                                     table.column(i).cast(_WIDE[own.decode()]))  # fmt: skip
+            table = table.set_column(
+                i, pa.field(field.name, _WIDE[own.decode()], field.nullable), table.column(i).cast(_WIDE[own.decode()])
+            )
     return table
 
 
@@ -445,8 +455,9 @@ def _with_constants(
             labels = [str(c[field]) for _, c in const_rows]
             cats = pd.Index(sorted(set(labels)), dtype=STRING_DTYPE)
             position = {label: i for i, label in enumerate(cats)}
-            codes = np.repeat(np.array([position[label] for label in labels], dtype=np.int32),
-                              [n for n, _ in const_rows])  # fmt: skip
+            codes = np.repeat(
+                np.array([position[label] for label in labels], dtype=np.int32), [n for n, _ in const_rows]
+            )
             df[field] = pd.Categorical.from_codes(codes, categories=cats)
         else:
             values = [c[field] for n, c in const_rows for _ in range(n)]
@@ -854,8 +865,9 @@ def join_parts(parts: Sequence[Part], limit: int | None = None) -> Part:
     return table, table.num_rows, parts[0][2] if parts else {}
 
 
-def frame_from_parts(endpoint: str | Endpoint, parts: Sequence[Part | Runs], params: Mapping[str, Any], *,
-                     consume: bool = False) -> pd.DataFrame:  # fmt: skip
+def frame_from_parts(
+    endpoint: str | Endpoint, parts: Sequence[Part | Runs], params: Mapping[str, Any], *, consume: bool = False
+) -> pd.DataFrame:
     """Assemble parts of one endpoint into its typed, indexed frame (same result as :func:`to_frame`).
 
     Args:
@@ -1238,10 +1250,15 @@ def exhibits_frame(responses: Responses) -> pd.DataFrame:
     for params, body in responses:
         for item in body.get("items") or []:
             for ex in item.get("exhibits") or []:
-                rows.append({"ticker": body.get("ticker") or params.get("ticker"),
-                             "filing_date": body.get("filing_date"), "accession_number": body.get("accession_number"),
-                             "item": item.get("number"),
-                             **{k: ex.get(k) for k in ("number", "description", "url", "text")}})  # fmt: skip
+                rows.append(
+                    {
+                        "ticker": body.get("ticker") or params.get("ticker"),
+                        "filing_date": body.get("filing_date"),
+                        "accession_number": body.get("accession_number"),
+                        "item": item.get("number"),
+                        **{k: ex.get(k) for k in ("number", "description", "url", "text")},
+                    }
+                )
     text = ("accession_number", "item", "number", "description", "url", "text")
     columns = {"ticker": "category", "filing_date": "date", **{k: "string" for k in text}}
     return _labelled(_to_pandas(_arrow_table(rows, columns), columns).set_index(["ticker", "filing_date"]))

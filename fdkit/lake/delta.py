@@ -75,8 +75,12 @@ def storage_options(root: str | os.PathLike[str], *, writing: bool = False) -> d
     options = {"AWS_REGION": os.environ.get("AWS_DEFAULT_REGION", os.environ.get("AWS_REGION", "us-east-1"))}
     connect, request, attempts = store_timeouts()
     whole = 120.0 if writing else request * 2  # object_store bounds a whole request, not a silence
-    options.update(connect_timeout=f"{connect:g}s", timeout=f"{whole:g}s", max_retries=str(attempts - 1),
-                   retry_timeout=f"{whole:g}s")  # fmt: skip
+    options.update(
+        connect_timeout=f"{connect:g}s",
+        timeout=f"{whole:g}s",
+        max_retries=str(attempts - 1),
+        retry_timeout=f"{whole:g}s",
+    )
     endpoint = os.environ.get("AWS_ENDPOINT_URL", "")
     if endpoint.startswith("http://"):
         options["AWS_ALLOW_HTTP"] = "true"
@@ -172,8 +176,10 @@ def snapshot(folder: str | os.PathLike[str]) -> tuple[list[LiveFile], pa.Schema]
     unread = sorted(set(dt.protocol().reader_features or ()) & UNREAD_FEATURES)
     if unread:
         what = ", ".join(unread)
-        raise LakeError(f"the Delta table at {folder} uses {what}, which fdkit does not read (it reads a table's "
-                        "files as they are): rewrite it without them, or read it with Spark")  # fmt: skip
+        raise LakeError(
+            f"the Delta table at {folder} uses {what}, which fdkit does not read (it reads a table's "
+            "files as they are): rewrite it without them, or read it with Spark"
+        )
     schema = pa.schema(dt.schema().to_arrow())
     parts = list(dt.metadata().partition_columns)
     actions = pa.table(dt.get_add_actions(flatten=True))
@@ -187,8 +193,15 @@ def snapshot(folder: str | os.PathLike[str]) -> tuple[list[LiveFile], pa.Schema]
         mtime = int(when.timestamp() * 1000) if hasattr(when, "timestamp") else int(when or 0)
         stats = {c: (r[f"min.{c}"], r[f"max.{c}"]) for c in text if isinstance(r[f"min.{c}"], str)}
         partition = {p: r.get(f"partition.{p}") for p in parts}
-        out.append(LiveFile(r["path"], int(r["size_bytes"]), mtime,
-                            {k: None if v is None else str(v) for k, v in partition.items()}, stats))  # fmt: skip
+        out.append(
+            LiveFile(
+                r["path"],
+                int(r["size_bytes"]),
+                mtime,
+                {k: None if v is None else str(v) for k, v in partition.items()},
+                stats,
+            )
+        )
     return sorted(out, key=lambda f: f.path), schema
 
 
@@ -220,8 +233,13 @@ def _writer_properties() -> Any:
     return WriterProperties(max_row_group_size=ROW_GROUP_ROWS, compression="ZSTD")
 
 
-def write(folder: str | os.PathLike[str], table: pa.Table, *, mode: Literal["overwrite", "append"] = "overwrite",
-          predicate: str | None = None) -> None:  # fmt: skip
+def write(
+    folder: str | os.PathLike[str],
+    table: pa.Table,
+    *,
+    mode: Literal["overwrite", "append"] = "overwrite",
+    predicate: str | None = None,
+) -> None:
     """Write ``table`` into the Delta table at ``folder`` as one commit (created on first write).
 
     Args:
@@ -249,8 +267,10 @@ def write(folder: str | os.PathLike[str], table: pa.Table, *, mode: Literal["ove
         Path(uri).mkdir(parents=True, exist_ok=True)
     exists = is_table(folder)
     rows = delta_types(table)
-    common: dict[str, Any] = {"writer_properties": _writer_properties(),
-                              "storage_options": storage_options(folder, writing=True)}  # fmt: skip
+    common: dict[str, Any] = {
+        "writer_properties": _writer_properties(),
+        "storage_options": storage_options(folder, writing=True),
+    }
     try:
         if not exists:
             write_deltalake(uri, rows, mode="append", **common)
@@ -305,9 +325,14 @@ def _json_value(scalar: pa.Scalar) -> Any:
     return value if value == value else None  # NaN has no place in JSON
 
 
-def commit_files(folder: str | os.PathLike[str], adds: Iterable[tuple[str, pa.Table]],
-                 removes: Iterable[str] = (), *, write_file: Any,
-                 mtimes: Mapping[str, int] | None = None) -> list[str]:  # fmt: skip
+def commit_files(
+    folder: str | os.PathLike[str],
+    adds: Iterable[tuple[str, pa.Table]],
+    removes: Iterable[str] = (),
+    *,
+    write_file: Any,
+    mtimes: Mapping[str, int] | None = None,
+) -> list[str]:
     """Add and remove whole files of a Delta table in one commit (the webhook receiver's landing of one dataset).
 
     Each added table is cast to the table's types, written by ``write_file(path, table)`` (atomic: a file the log
@@ -383,8 +408,10 @@ def _single(table: pa.Table, column: str) -> str | None:
 
 def _fit(table: pa.Table, schema: pa.Schema) -> pa.Table:
     """``table`` with ``schema``'s columns in its order and types (absent columns as nulls)."""
-    columns = [table.column(f.name).cast(f.type) if f.name in table.column_names else pa.nulls(len(table), f.type)
-               for f in schema]  # fmt: skip
+    columns = [
+        table.column(f.name).cast(f.type) if f.name in table.column_names else pa.nulls(len(table), f.type)
+        for f in schema
+    ]
     return pa.Table.from_arrays(columns, schema=schema)
 
 

@@ -203,8 +203,10 @@ def default_data_dir() -> Path:
     """
     env = os.environ.get("FDKIT_DATA")
     if env and is_url(env):
-        raise LakeError(f"FDKIT_DATA names a lake in an object store ({env}): only `fdkit serve` and the embedded "
-                        "service read one; give this command a local folder")  # fmt: skip
+        raise LakeError(
+            f"FDKIT_DATA names a lake in an object store ({env}): only `fdkit serve` and the embedded "
+            "service read one; give this command a local folder"
+        )
     if env:
         return Path(env).expanduser()
     return bundled_data_dir()
@@ -578,17 +580,36 @@ def write_dataset(
     if is_url(root):
         raise LakeError(f"cannot write to {root}: fdkit writes local lakes only (write one, then copy it to the store)")
     with dataset_lock(root, safe_segment(name, "dataset name")):  # one writer of the dataset at a time
-        return _write_locked(root, name, df, schema=schema, partition_by=partition_by, mode=mode, part=part,
-                             layout=layout, projections=projections)  # fmt: skip
+        return _write_locked(
+            root,
+            name,
+            df,
+            schema=schema,
+            partition_by=partition_by,
+            mode=mode,
+            part=part,
+            layout=layout,
+            projections=projections,
+        )
 
 
-def _write_locked(root: str | os.PathLike[str], name: str, df: pd.DataFrame, *, schema: str | None,
-                  partition_by: str | None, mode: str, part: str | None, layout: str,
-                  projections: bool) -> list[Path]:  # fmt: skip
+def _write_locked(
+    root: str | os.PathLike[str],
+    name: str,
+    df: pd.DataFrame,
+    *,
+    schema: str | None,
+    partition_by: str | None,
+    mode: str,
+    part: str | None,
+    layout: str,
+    projections: bool,
+) -> list[Path]:
     """:func:`write_dataset`, its lock held."""
     if layout == "delta":
-        return _write_delta(root, name, df, schema=schema, partition_by=partition_by, mode=mode, part=part,
-                            projections=projections)  # fmt: skip
+        return _write_delta(
+            root, name, df, schema=schema, partition_by=partition_by, mode=mode, part=part, projections=projections
+        )
     files = plan_write(root, name, df, schema=schema, partition_by=partition_by, mode=mode, part=part)
     base = Path(root) / name
     if mode == "overwrite" and base.exists():
@@ -599,9 +620,17 @@ def _write_locked(root: str | os.PathLike[str], name: str, df: pd.DataFrame, *, 
     return [path for path, _ in files]
 
 
-def _write_delta(root: str | os.PathLike[str], name: str, df: pd.DataFrame, *, schema: str | None,
-                 partition_by: str | None, mode: str, part: str | None,
-                 projections: bool = True) -> list[Path]:  # fmt: skip
+def _write_delta(
+    root: str | os.PathLike[str],
+    name: str,
+    df: pd.DataFrame,
+    *,
+    schema: str | None,
+    partition_by: str | None,
+    mode: str,
+    part: str | None,
+    projections: bool = True,
+) -> list[Path]:
     """:func:`write_dataset` into a Delta table: one commit; the data files it added."""
     if is_url(root):
         raise LakeError(f"cannot write to {root}: fdkit writes local lakes only (write one, then copy it to the store)")
@@ -616,8 +645,12 @@ def _write_delta(root: str | os.PathLike[str], name: str, df: pd.DataFrame, *, s
         values = sorted({safe_segment(v, partition_by) for v in df[partition_by].dropna().astype(str)})
         predicate = f"{partition_by} IN ({', '.join(repr(v) for v in values)})" if values else None
     before = {f.path for f in delta.live_files(base)} if delta.is_table(base) else set()
-    delta.write(base, _table(df, schema), mode="overwrite" if mode == "overwrite" or predicate else "append",
-                predicate=predicate)  # fmt: skip
+    delta.write(
+        base,
+        _table(df, schema),
+        mode="overwrite" if mode == "overwrite" or predicate else "append",
+        predicate=predicate,
+    )
     if projections:
         keep_projections(root, name)
     return [base / f.path for f in delta.live_files(base) if f.path not in before]
@@ -700,8 +733,11 @@ def _convert(root: str | os.PathLike[str], name: str, base: Path) -> str:
     if len(layouts) == 1 and len(layouts[0]) <= 1:
         partition = DeltaSchema.from_arrow(pa.schema([(k, pa.string()) for k in layouts[0]])) if layouts[0] else None
         try:
-            convert_to_deltalake(str(base.resolve()), partition_by=partition,
-                                 partition_strategy="hive" if partition is not None else None)  # fmt: skip
+            convert_to_deltalake(
+                str(base.resolve()),
+                partition_by=partition,
+                partition_strategy="hive" if partition is not None else None,
+            )
             message = f"{name}: converted to a Delta table in place ({len(listing.files)} files)"
         except (DeltaError, OSError, ValueError) as exc:
             shutil.rmtree(base / delta.LOG_DIR, ignore_errors=True)
@@ -1083,8 +1119,17 @@ class DatasetFiles:
         sizes = sum(o.nbytes for o in others)
         mtimes = {**{f: m for o in others for f, m in o.mtimes.items()}, **self.mtimes}
         stats = {**{f: v for o in others for f, v in o.stats.items()}, **self.stats}
-        return dataclasses.replace(self, files=[*self.files, *extra], groups=groups, nbytes=self.nbytes + sizes,
-                                   mtimes=mtimes, stats=stats, _ranges={}, _datasets={}, _fragments={})  # fmt: skip
+        return dataclasses.replace(
+            self,
+            files=[*self.files, *extra],
+            groups=groups,
+            nbytes=self.nbytes + sizes,
+            mtimes=mtimes,
+            stats=stats,
+            _ranges={},
+            _datasets={},
+            _fragments={},
+        )
 
     def only(self, paths: Iterable[PurePath]) -> DatasetFiles:
         """The listing of some of its files (statistics and footers already read are shared).
@@ -1096,13 +1141,22 @@ class DatasetFiles:
         """
         keep = set(paths)
         groups = {p: kept for p, g in self.groups.items() if (kept := [f for f in g if f in keep])}
-        by_value = {k: {v: kept for v, fs in m.items() if (kept := [f for f in fs if f in keep])}
-                    for k, m in self.by_value.items()}  # fmt: skip
+        by_value = {
+            k: {v: kept for v, fs in m.items() if (kept := [f for f in fs if f in keep])}
+            for k, m in self.by_value.items()
+        }
         files = [f for f in self.files if f in keep]
         share = self.nbytes / max(len(self.files), 1)
-        return dataclasses.replace(self, files=files, groups=groups, by_value=by_value,
-                                   nbytes=int(share * len(files)), _ranges=self._ranges,
-                                   _datasets=self._datasets, _fragments=self._fragments)  # fmt: skip
+        return dataclasses.replace(
+            self,
+            files=files,
+            groups=groups,
+            by_value=by_value,
+            nbytes=int(share * len(files)),
+            _ranges=self._ranges,
+            _datasets=self._datasets,
+            _fragments=self._fragments,
+        )
 
     def open(self, path: PurePath) -> pq.ParquetFile:
         """One of the listing's files, opened for reading (footer read; through the store for a remote lake)."""
@@ -1132,8 +1186,10 @@ class DatasetFiles:
 #: what identifies one record in a lake dataset that several writers append to: a record landed later (the webhook
 #: receiver's files, after the bundled or mirrored ones) replaces the one with the same key
 RECORD_KEYS: dict[str, tuple[str, ...]] = {
-    **{name: ("ticker", "report_period", "period")
-       for name in ("income_statements", "balance_sheets", "cash_flow_statements", "financial_metrics")},
+    **{
+        name: ("ticker", "report_period", "period")
+        for name in ("income_statements", "balance_sheets", "cash_flow_statements", "financial_metrics")
+    },
     "earnings": ("ticker", "report_period", "source_type"),
     "interest_rates": ("bank", "date"),
     "inflation": ("series", "date"),
@@ -1142,7 +1198,7 @@ RECORD_KEYS: dict[str, tuple[str, ...]] = {
     # a segment line of one filing's statement; a vintage is one field's value as one filing reported it
     "segmented_financials": ("ticker", "report_period", "period", "statement", "line_item", "category", "label"),
     "statement_vintages": ("ticker", "period", "report_period", "field", "filing_date"),
-}  # fmt: skip
+}
 
 
 #: a date range a read keeps: ``(column, first day, day after the last)``, either end ``None`` for open
@@ -1187,8 +1243,11 @@ def _scan(
                 hit = {f for v in values for f in named.get(v, [])}
                 group = [f for f in group if f in hit]
             elif listing.stats:  # a Delta table's log: files whose min/max exclude every value are not opened
-                group = [f for f in group if column not in listing.stats.get(f, {})
-                         or _within_any(values, listing.stats[f][column])]  # fmt: skip
+                group = [
+                    f
+                    for f in group
+                    if column not in listing.stats.get(f, {}) or _within_any(values, listing.stats[f][column])
+                ]
         if group:
             chosen.append((part, group))
     if not chosen:  # nothing can match: the first file's columns, no rows
@@ -1217,8 +1276,9 @@ def _scan(
     return table
 
 
-def _last_written(table: pa.Table, files: list[PurePath], keys: tuple[str, ...],
-                  mtimes: Mapping[PurePath, int]) -> pa.Table:  # fmt: skip
+def _last_written(
+    table: pa.Table, files: list[PurePath], keys: tuple[str, ...], mtimes: Mapping[PurePath, int]
+) -> pa.Table:
     """One row per key: the one from the file written last (then the last in that file), rows in read order."""
     if _decoded(table.select(list(keys))).group_by(list(keys), use_threads=False).aggregate([]).num_rows == len(table):
         return table  # no record written twice (the usual case): every row kept, in read order, nothing ranked
@@ -1267,8 +1327,11 @@ def _scan_group(
             return ds.to_table(columns=wanted if named or columns is not None else None, filter=span)
         expr = span
         for c, vs in filters.items():
-            term = (pc.field(c) == pa.scalar(vs[0], pa.string()) if len(vs) == 1
-                    else pc.field(c).isin(pa.array(vs, pa.string())))  # fmt: skip
+            term = (
+                pc.field(c) == pa.scalar(vs[0], pa.string())
+                if len(vs) == 1
+                else pc.field(c).isin(pa.array(vs, pa.string()))
+            )
             expr = term if expr is None else expr & term
         if not keys:
             ds = _row_groups(listing, ds, filters)
@@ -1320,14 +1383,24 @@ def _dataset_of(listing: DatasetFiles, files: list[PurePath], keys: tuple[str, .
         return ds
     base = listing.base
     partitioning = pads.partitioning(pa.schema([(k, pa.string()) for k in keys]), flavor="hive") if keys else None
-    ds = pads.dataset([str(p) for p in files], format="parquet", partitioning=partitioning,
-                      partition_base_dir=str(base), filesystem=listing.filesystem)  # fmt: skip
+    ds = pads.dataset(
+        [str(p) for p in files],
+        format="parquet",
+        partitioning=partitioning,
+        partition_base_dir=str(base),
+        filesystem=listing.filesystem,
+    )
     if listing.schema is not None:  # a Delta table: columns added since the first file was written read as nulls
         extra = [f for f in listing.schema if f.name not in ds.schema.names and f.name not in keys]
         if extra:
-            ds = pads.dataset([str(p) for p in files], format="parquet", partitioning=partitioning,
-                              partition_base_dir=str(base), filesystem=listing.filesystem,
-                              schema=pa.schema([*ds.schema, *extra]))  # fmt: skip
+            ds = pads.dataset(
+                [str(p) for p in files],
+                format="parquet",
+                partitioning=partitioning,
+                partition_base_dir=str(base),
+                filesystem=listing.filesystem,
+                schema=pa.schema([*ds.schema, *extra]),
+            )
     if len(listing._datasets) >= 4096:  # a listing asked for many file sets (a lake of many small files)
         listing._datasets.clear()
     listing._datasets[kept] = ds
@@ -1341,8 +1414,7 @@ def _is_text(kind: pa.DataType) -> bool:
     return bool(pa.types.is_string(kind) or pa.types.is_large_string(kind))
 
 
-def _row_groups(listing: DatasetFiles, ds: pads.FileSystemDataset,
-                filters: Mapping[str, object]) -> pads.Dataset:  # fmt: skip
+def _row_groups(listing: DatasetFiles, ds: pads.FileSystemDataset, filters: Mapping[str, object]) -> pads.Dataset:
     """``ds`` viewing only the row groups whose min/max statistics may hold a value of each column of ``filters``.
 
     pyarrow skips row groups by statistics for plain text columns but not for dictionary-encoded ones (the lake's

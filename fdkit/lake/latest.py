@@ -205,9 +205,16 @@ class LastTraded:
         if isinstance(when.dtype, pd.DatetimeTZDtype):
             when = when.dt.tz_convert("UTC").dt.tz_localize(None)
         stamps = when.to_numpy(dtype="datetime64[ns]").view("int64").tolist()
-        got = {str(t): (int(w), float(c), float(p)) for t, w, c, p in zip(
-            made["ticker"].astype(str), stamps, made["close"].to_numpy(dtype="float64"),
-            made["previous_close"].to_numpy(dtype="float64"), strict=True)}  # fmt: skip
+        got = {
+            str(t): (int(w), float(c), float(p))
+            for t, w, c, p in zip(
+                made["ticker"].astype(str),
+                stamps,
+                made["close"].to_numpy(dtype="float64"),
+                made["previous_close"].to_numpy(dtype="float64"),
+                strict=True,
+            )
+        }
         for t in tickers:
             if t in got:
                 self.rows[t] = got[t]
@@ -227,11 +234,14 @@ class LastTraded:
                 stamps = stamps.dt.tz_localize("UTC").dt.tz_convert(kind.tz)
             if kind is not None:
                 stamps = stamps.astype(kind)  # type: ignore[call-overload]
-            self._frame = pd.DataFrame({
-                "ticker": pd.Series(tickers, dtype=object), "time": stamps,
-                "close": np.array([v[1] for v in values], dtype="float64"),
-                "previous_close": np.array([v[2] for v in values], dtype="float64"),
-            })  # fmt: skip
+            self._frame = pd.DataFrame(
+                {
+                    "ticker": pd.Series(tickers, dtype=object),
+                    "time": stamps,
+                    "close": np.array([v[1] for v in values], dtype="float64"),
+                    "previous_close": np.array([v[2] for v in values], dtype="float64"),
+                }
+            )
         return self._frame
 
     def to_table(self) -> pa.Table:
@@ -239,14 +249,16 @@ class LastTraded:
         tickers = sorted(self.holds)
         none = (0, float("nan"), float("nan"))
         values = [self.rows.get(t, none) for t in tickers]
-        table = pa.table({
-            "ticker": pa.array(tickers, pa.string()),
-            "files": pa.array(["\n".join(self.holds[t]) for t in tickers], pa.string()),
-            "has_row": pa.array([t in self.rows for t in tickers], pa.bool_()),
-            "time_ns": pa.array([v[0] for v in values], pa.int64()),
-            "close": pa.array([v[1] for v in values], pa.float64()),
-            "previous_close": pa.array([v[2] for v in values], pa.float64()),
-        })  # fmt: skip
+        table = pa.table(
+            {
+                "ticker": pa.array(tickers, pa.string()),
+                "files": pa.array(["\n".join(self.holds[t]) for t in tickers], pa.string()),
+                "has_row": pa.array([t in self.rows for t in tickers], pa.bool_()),
+                "time_ns": pa.array([v[0] for v in values], pa.int64()),
+                "close": pa.array([v[1] for v in values], pa.float64()),
+                "previous_close": pa.array([v[2] for v in values], pa.float64()),
+            }
+        )
         meta = {
             b"fdkit.seen": "\n".join(sorted(self.seen)).encode(),
             b"fdkit.time_dtype": str(self.time_dtype).encode(),
@@ -262,9 +274,13 @@ class LastTraded:
         kind = None if kind_text == "None" else pd.api.types.pandas_dtype(kind_text)
         cols = {c: table.column(c).to_pylist() for c in table.column_names}
         holds = {t: tuple(f.split("\n")) if f else () for t, f in zip(cols["ticker"], cols["files"], strict=True)}
-        rows = {t: (int(w), float(c), float(p)) for t, has, w, c, p in zip(
-            cols["ticker"], cols["has_row"], cols["time_ns"], cols["close"], cols["previous_close"], strict=True)
-            if has}  # fmt: skip
+        rows = {
+            t: (int(w), float(c), float(p))
+            for t, has, w, c, p in zip(
+                cols["ticker"], cols["has_row"], cols["time_ns"], cols["close"], cols["previous_close"], strict=True
+            )
+            if has
+        }
         return cls(frozenset(seen_text.split("\n")) if seen_text else frozenset(), holds, rows, kind)
 
 
@@ -325,8 +341,12 @@ def reader_of(root: str | os.PathLike[str], name: str, listing: DatasetFiles) ->
         # a file of the listing as it is (an object store's keys are relative: joining them again named no file, so
         # the projection of a lake in a bucket was empty), else a path below the dataset's folder
         known = set(listing.files)
-        paths = [PurePath(f) if PurePath(f) in known or PurePath(f).is_absolute() else listing.base.joinpath(
-            *PurePath(f).parts) for f in files]  # fmt: skip
+        paths = [
+            PurePath(f)
+            if PurePath(f) in known or PurePath(f).is_absolute()
+            else listing.base.joinpath(*PurePath(f).parts)
+            for f in files
+        ]
         only = listing.only(paths)
         where = None if ticker is None else {"ticker": ticker}
         df = read_dataset(root, name, columns=READ_COLUMNS, where=where, files=only)

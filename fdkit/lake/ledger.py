@@ -116,8 +116,9 @@ class Ledger:
         with self._lock:
             return [r[0] for r in self._db.execute("select id from events order by landed_at")]
 
-    def record(self, event_id: str, event_type: str,
-               rows: Mapping[str, Sequence[tuple[Any, Mapping[str, Any]]]]) -> None:  # fmt: skip
+    def record(
+        self, event_id: str, event_type: str, rows: Mapping[str, Sequence[tuple[Any, Mapping[str, Any]]]]
+    ) -> None:
         """Record an event as landed, with the rows it made live (one transaction, durable when it returns).
 
         Args:
@@ -125,8 +126,11 @@ class Ledger:
             event_type: its type.
             rows: dataset -> ``(partition value or None, key fields)`` per row made live.
         """
-        entries = [(event_id, name, key_text(part), orjson.dumps({k: key_text(v) for k, v in key.items()}).decode())
-                   for name, keyed in rows.items() for part, key in keyed]  # fmt: skip
+        entries = [
+            (event_id, name, key_text(part), orjson.dumps({k: key_text(v) for k, v in key.items()}).decode())
+            for name, keyed in rows.items()
+            for part, key in keyed
+        ]
         with self._lock, self._db:
             self._db.execute("insert or ignore into events values (?, ?, ?)", (event_id, event_type, time.time()))
             if entries and not self._db.execute("select 1 from landed where event_id = ?", (event_id,)).fetchone():

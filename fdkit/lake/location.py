@@ -63,8 +63,12 @@ class StoreUnreachable(LakeError):
     """The object store a lake lives in did not answer within its bounds (503: the request may be retried)."""
 
     def __init__(self, url: str, reason: str) -> None:
-        super().__init__(f"the lake's object store at {url} did not answer ({reason[:200]}); what the service holds "
-                         "in memory is still served; retry later", status=503, error="Lake unreachable")  # fmt: skip
+        super().__init__(
+            f"the lake's object store at {url} did not answer ({reason[:200]}); what the service holds "
+            "in memory is still served; retry later",
+            status=503,
+            error="Lake unreachable",
+        )
         self.url = url
 
 
@@ -224,8 +228,16 @@ def locate(root: str | os.PathLike[str]) -> Location:
 
 
 #: the environment a store's filesystem is made from (a change makes a new one)
-_ENVIRONMENT = ("AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY",
-                "AWS_SESSION_TOKEN", "AWS_DEFAULT_REGION", "AWS_REGION", "AWS_PROFILE")  # fmt: skip
+_ENVIRONMENT = (
+    "AWS_ENDPOINT_URL",
+    "AWS_ENDPOINT_URL_S3",
+    "AWS_ACCESS_KEY_ID",
+    "AWS_SECRET_ACCESS_KEY",
+    "AWS_SESSION_TOKEN",
+    "AWS_DEFAULT_REGION",
+    "AWS_REGION",
+    "AWS_PROFILE",
+)
 _STORES: dict[tuple[object, ...], tuple[pafs.FileSystem, str]] = {}
 _STORES_LOCK = threading.Lock()
 
@@ -247,8 +259,12 @@ def _store(url: str, env: tuple[str | None, ...], bounds: tuple[float, float, in
         if isinstance(resolved, pafs.S3FileSystem):
             connect, request, attempts = bounds
             retry = pafs.AwsStandardS3RetryStrategy(max_attempts=attempts)
-            options: dict[str, object] = {"region": resolved.region, "connect_timeout": connect,
-                                          "request_timeout": request, "retry_strategy": retry}  # fmt: skip
+            options: dict[str, object] = {
+                "region": resolved.region,
+                "connect_timeout": connect,
+                "request_timeout": request,
+                "retry_strategy": retry,
+            }
             endpoint = os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("AWS_ENDPOINT_URL")
             if endpoint:
                 scheme, _, host = endpoint.rpartition("://")

@@ -359,8 +359,9 @@ class LakeReader:
             if self._asking is not None and self._asking.is_alive() and self._asked_at is not None:
                 waited = time.monotonic() - self._asked_at
                 if waited >= STALLED_AFTER and self.stalled is None:
-                    self.stalled = (f"the lake's object store at {self.root} did not answer a change check for "
-                                    f"{waited:.1f} s")  # fmt: skip
+                    self.stalled = (
+                        f"the lake's object store at {self.root} did not answer a change check for {waited:.1f} s"
+                    )
             return None if self._remote_stamp is None else self._remote_stamp[1]
 
     def _ask_stamp(self) -> None:
@@ -369,8 +370,10 @@ class LakeReader:
             got = generation_stamp(self.root)
         except Exception as exc:  # noqa: BLE001 - the store's failure is said in `stalled`, never raised here
             with self._stamp_lock:
-                self.stalled = (f"the lake's object store at {self.root} did not answer a change check "
-                                f"({' '.join(str(exc).split())[:200]})")  # fmt: skip
+                self.stalled = (
+                    f"the lake's object store at {self.root} did not answer a change check "
+                    f"({' '.join(str(exc).split())[:200]})"
+                )
                 # asked again at the next interval, not at once (a refused store is not asked in a loop)
                 when = time.monotonic()
                 self._remote_stamp = (when, None if self._remote_stamp is None else self._remote_stamp[1])

@@ -44,8 +44,18 @@ __all__ = ["COLUMNS", "FORMS", "KINDS", "REVIEWED_FACTS_CSV", "ReviewedFactsErro
 #: the table (package data of fdkit)
 REVIEWED_FACTS_CSV = Path(__file__).resolve().parent / "reviewed_facts.csv"
 #: its columns, in order
-COLUMNS = ("kind", "ticker", "start_date", "end_date", "cik", "value", "reason", "evidence", "reviewed_by",
-           "reviewed_on")  # fmt: skip
+COLUMNS = (
+    "kind",
+    "ticker",
+    "start_date",
+    "end_date",
+    "cik",
+    "value",
+    "reason",
+    "evidence",
+    "reviewed_by",
+    "reviewed_on",
+)
 #: the kinds of fact the table holds, and what each means
 KINDS = {
     "price_move": "a daily close-to-close move beyond the lake's limit that really happened (ticker, day of the bar)",
@@ -153,8 +163,9 @@ def _read(path: str, mtime_ns: int) -> pd.DataFrame:
 def _check(df: pd.DataFrame, name: str) -> None:
     missing = [c for c in COLUMNS if c not in df.columns]
     if missing:
-        raise ReviewedFactsError(f"{name} lacks the column(s) {', '.join(missing)}; "
-                                 f"its columns are {', '.join(COLUMNS)}")  # fmt: skip
+        raise ReviewedFactsError(
+            f"{name} lacks the column(s) {', '.join(missing)}; its columns are {', '.join(COLUMNS)}"
+        )
     for i, row in enumerate(df.itertuples(index=False), start=2):  # line 1 is the header
         where = f"{name} line {i} ({row.kind} {row.ticker} {row.start_date})"
         if row.kind not in KINDS:
@@ -172,8 +183,10 @@ def _check(df: pd.DataFrame, name: str) -> None:
     twice = df[df.duplicated(_KEY, keep=False)]
     if len(twice):
         first = twice.iloc[0]
-        raise ReviewedFactsError(f"{name}: {first['kind']} {first['ticker']} {first['start_date']} is given "
-                                 f"{len(twice[(twice[_KEY] == first[_KEY]).all(axis=1)])} times")  # fmt: skip
+        raise ReviewedFactsError(
+            f"{name}: {first['kind']} {first['ticker']} {first['start_date']} is given "
+            f"{len(twice[(twice[_KEY] == first[_KEY]).all(axis=1)])} times"
+        )
 
 
 def replace_rows(rows: pd.DataFrame, reviewed_by: str, path: str | os.PathLike[str] | None = None) -> int:
@@ -199,8 +212,9 @@ def replace_rows(rows: pd.DataFrame, reviewed_by: str, path: str | os.PathLike[s
     # a fact found again as it was keeps the day it was first reviewed (a rebuild rewrites the same bytes)
     same = [c for c in COLUMNS if c != "reviewed_on"]
     first = dict(zip(map(tuple, old[same].to_numpy().tolist()), old["reviewed_on"], strict=True))
-    new["reviewed_on"] = [first.get(tuple(r), day) for r, day in zip(new[same].to_numpy().tolist(), new["reviewed_on"],
-                                                                     strict=True)]  # fmt: skip
+    new["reviewed_on"] = [
+        first.get(tuple(r), day) for r, day in zip(new[same].to_numpy().tolist(), new["reviewed_on"], strict=True)
+    ]
     out = pd.concat([old[old["reviewed_by"] != reviewed_by], new], ignore_index=True)
     out = out.sort_values(["kind", "ticker", "start_date", "end_date"], kind="stable").reset_index(drop=True)
     _check(out, table.name)

@@ -117,15 +117,22 @@ def optimize_lake(root: str | os.PathLike[str], names: list[str] | None = None) 
             else:
                 metrics = dt.optimize.compact(writer_properties=props)
                 how = "compacted"
-            out.append(f"{name}: {how}, {metrics.get('numFilesRemoved', 0)} files -> {metrics.get('numFilesAdded', 0)}"
-                       f" (version {delta.open_table(base / name).version()})")  # fmt: skip
+            out.append(
+                f"{name}: {how}, {metrics.get('numFilesRemoved', 0)} files -> {metrics.get('numFilesAdded', 0)}"
+                f" (version {delta.open_table(base / name).version()})"
+            )
             keep_projections(base, name)  # the files changed: the latest bars are made again from the new ones
     bump_generation(base)
     return out
 
 
-def vacuum_lake(root: str | os.PathLike[str], *, retain_hours: float | None = None, dry_run: bool = False,
-                names: list[str] | None = None) -> list[str]:  # fmt: skip
+def vacuum_lake(
+    root: str | os.PathLike[str],
+    *,
+    retain_hours: float | None = None,
+    dry_run: bool = False,
+    names: list[str] | None = None,
+) -> list[str]:
     """Delete the files of a lake's Delta tables that no version within the retention window needs.
 
     Args:
@@ -150,8 +157,11 @@ def vacuum_lake(root: str | os.PathLike[str], *, retain_hours: float | None = No
             continue
         with dataset_lock(base, name):
             dt = delta.open_table(base / name)
-            gone = dt.vacuum(retention_hours=None if retain_hours is None else int(retain_hours), dry_run=dry_run,
-                             enforce_retention_duration=retain_hours is None)  # fmt: skip
+            gone = dt.vacuum(
+                retention_hours=None if retain_hours is None else int(retain_hours),
+                dry_run=dry_run,
+                enforce_retention_duration=retain_hours is None,
+            )
         out.append(f"{name}: {len(gone)} files {'would be ' if dry_run else ''}deleted")
     if not dry_run:
         bump_generation(base)

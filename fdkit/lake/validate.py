@@ -203,8 +203,9 @@ def _balance_sheet(lake: Lake) -> pd.DataFrame:
     bs = lake["balance_sheets"]
     gap = _rel(bs["total_liabilities"] + bs["shareholders_equity"], bs["total_assets"])
     bad = gap > 0.005
-    return bs.loc[bad, ["ticker", "period", "report_period", "total_assets", "total_liabilities",
-                        "shareholders_equity"]].assign(gap=gap[bad])  # fmt: skip
+    return bs.loc[
+        bad, ["ticker", "period", "report_period", "total_assets", "total_liabilities", "shareholders_equity"]
+    ].assign(gap=gap[bad])
 
 
 @invariant("unique_statement_rows", "income_statements", "balance_sheets", "cash_flow_statements")
@@ -288,8 +289,12 @@ def _quarters_sum(lake: Lake) -> pd.DataFrame:
     for c in cols:
         err = (joined[c] - joined[f"{c}_fy"]).abs()
         off = (err > 0.005 * joined[f"{c}_fy"].abs()) & (err > 1e6)
-        bad.append(joined.loc[off, [c, f"{c}_fy"]].rename(columns={c: "quarters", f"{c}_fy": "year"})
-                   .assign(field=c).reset_index())  # fmt: skip
+        bad.append(
+            joined.loc[off, [c, f"{c}_fy"]]
+            .rename(columns={c: "quarters", f"{c}_fy": "year"})
+            .assign(field=c)
+            .reset_index()
+        )
     return pd.concat(bad, ignore_index=True)
 
 
@@ -352,8 +357,10 @@ def _eps_shares(lake: Lake) -> pd.DataFrame:
     inc = inc[inc["period"].astype(str) != "ttm"]
     ni = inc["net_income_common_stock"].fillna(inc["net_income"])
     bad = []
-    for eps, shares in (("earnings_per_share", "weighted_average_shares"),
-                        ("earnings_per_share_diluted", "weighted_average_shares_diluted")):  # fmt: skip
+    for eps, shares in (
+        ("earnings_per_share", "weighted_average_shares"),
+        ("earnings_per_share_diluted", "weighted_average_shares_diluted"),
+    ):
         gap = _rel(inc[eps] * inc[shares], ni)
         # EPS is rounded to the cent: allow one cent of rounding on top of 3%
         rounding = 0.005 * inc[shares] / ni.abs()
@@ -389,8 +396,10 @@ def _share_basis(lake: Lake) -> pd.DataFrame:
     # successive quarters only: across a gap of years (another source, another era) counts move for real
     successive = by_ticker["report_period"].diff().dt.days <= 105
     documented = documented_share_moves()
-    known = pd.Series([(str(t), f"{d:%Y-%m-%d}") in documented for t, d in
-                       zip(q["ticker"], q["report_period"], strict=True)], index=q.index)  # fmt: skip
+    known = pd.Series(
+        [(str(t), f"{d:%Y-%m-%d}") in documented for t, d in zip(q["ticker"], q["report_period"], strict=True)],
+        index=q.index,
+    )
     bad = ratio.notna() & ~ratio.between(1 / 1.35, 1.35) & successive & ~known
     return q.loc[bad, ["ticker", "report_period", "weighted_average_shares"]].assign(ratio=ratio[bad])
 
@@ -425,24 +434,35 @@ def _first_reports(lake: Lake) -> pd.DataFrame:
     v = v.assign(ticker=v["ticker"].astype(str), field=v["field"].astype(str), period=v["period"].astype(str))
     first = v.sort_values("filing_date", kind="stable").drop_duplicates(["ticker", "field", "period", "report_period"])
     bad = []
-    for name, field, period in (("income_statements", "revenue", "annual"), ("income_statements", "net_income",
-                                "annual"), ("balance_sheets", "total_assets", "instant")):  # fmt: skip
+    for name, field, period in (
+        ("income_statements", "revenue", "annual"),
+        ("income_statements", "net_income", "annual"),
+        ("balance_sheets", "total_assets", "instant"),
+    ):
         df = lake[name]
         df = df[df["period"].astype(str) == "annual"]
         amended = df["form_type"].astype(str).str.endswith("/A") if "form_type" in df.columns else False
         df = df.assign(amended=amended)[["ticker", "report_period", "filing_date", "amended", field]].dropna()
         df = df.assign(ticker=df["ticker"].astype(str))
         f = first[(first["field"] == field) & (first["period"] == period)]
-        m = df.merge(f[["ticker", "report_period", "value", "filing_date"]], on=["ticker", "report_period"],
-                     how="left", suffixes=("", "_first"))  # fmt: skip
+        m = df.merge(
+            f[["ticker", "report_period", "value", "filing_date"]],
+            on=["ticker", "report_period"],
+            how="left",
+            suffixes=("", "_first"),
+        )
         own = v[(v["field"] == field) & (v["period"] == period)][["ticker", "report_period", "filing_date", "value"]]
-        m = m.merge(own.rename(columns={"value": "value_own"}), on=["ticker", "report_period", "filing_date"],
-                    how="left").drop_duplicates(["ticker", "report_period", "filing_date"])  # fmt: skip
+        m = m.merge(
+            own.rename(columns={"value": "value_own"}), on=["ticker", "report_period", "filing_date"], how="left"
+        ).drop_duplicates(["ticker", "report_period", "filing_date"])
         off_first = (
             m["value"].isna() | (m["filing_date_first"] > m["filing_date"]) | (_rel(m[field], m["value"]) > 1e-9)
         )
-        off_amended = (m["value_own"].isna() | (_rel(m[field], m["value_own"]) > 1e-9)
-                       | ~(m["filing_date_first"] < m["filing_date"]))  # fmt: skip
+        off_amended = (
+            m["value_own"].isna()
+            | (_rel(m[field], m["value_own"]) > 1e-9)
+            | ~(m["filing_date_first"] < m["filing_date"])
+        )
         off = off_amended.where(m["amended"].astype(bool), off_first)
         bad.append(m.loc[off].assign(field=field))
     return pd.concat(bad, ignore_index=True)
@@ -454,8 +474,10 @@ def _fcf(lake: Lake) -> pd.DataFrame:
     cf = lake["cash_flow_statements"]
     want = cf["net_cash_flow_from_operations"] + cf["capital_expenditure"]
     bad = (cf["free_cash_flow"].isna() != want.isna()) | (_rel(cf["free_cash_flow"], want) > 1e-9)
-    return cf.loc[bad, ["ticker", "period", "report_period", "net_cash_flow_from_operations", "capital_expenditure",
-                        "free_cash_flow"]]  # fmt: skip
+    return cf.loc[
+        bad,
+        ["ticker", "period", "report_period", "net_cash_flow_from_operations", "capital_expenditure", "free_cash_flow"],
+    ]
 
 
 @invariant("identifiers_present", "income_statements", "balance_sheets", "cash_flow_statements")
@@ -495,8 +517,9 @@ def _cik_known(rows: pd.DataFrame, spells: pd.DataFrame | None, by_facts: set[st
     if spells is None:
         return known
     sp = spells.assign(t=spells["current_ticker"].astype(str), stop=spells["end_date"].fillna(pd.Timestamp.max))
-    keys = pd.DataFrame({"t": ticker.to_numpy(), "day": pd.to_datetime(rows["report_period"]).to_numpy(),
-                         "_row": range(len(rows))})  # fmt: skip
+    keys = pd.DataFrame(
+        {"t": ticker.to_numpy(), "day": pd.to_datetime(rows["report_period"]).to_numpy(), "_row": range(len(rows))}
+    )
     m = keys.merge(sp[["t", "start_date", "stop", "cik"]], on="t")
     m = m[(m["start_date"] <= m["day"]) & (m["day"] <= m["stop"])]
     has_cik = m.assign(has=m["cik"].notna()).groupby("_row")["has"].max()
@@ -520,12 +543,17 @@ def _accessions(lake: Lake) -> pd.DataFrame:
             continue
         pairs = df[["ticker", "accession_number"]].dropna().astype(str).drop_duplicates()
         malformed = pairs[~pairs["accession_number"].str.fullmatch(r"\d{10}-\d{2}-\d{6}")]
-        bad.extend({"dataset": name, "accession_number": a, "problem": "not 10-2-6 digits"}
-                   for a in malformed["accession_number"])  # fmt: skip
+        bad.extend(
+            {"dataset": name, "accession_number": a, "problem": "not 10-2-6 digits"}
+            for a in malformed["accession_number"]
+        )
         for ticker, accession in zip(pairs["ticker"], pairs["accession_number"], strict=True):
             owners.setdefault(accession, set()).add(ticker)
-    bad.extend({"dataset": "*", "accession_number": a, "problem": f"tickers {sorted(t)}"}
-               for a, t in owners.items() if len(t) > 1)  # fmt: skip
+    bad.extend(
+        {"dataset": "*", "accession_number": a, "problem": f"tickers {sorted(t)}"}
+        for a, t in owners.items()
+        if len(t) > 1
+    )
     return pd.DataFrame(bad)
 
 
@@ -553,8 +581,10 @@ def _tickers_join(lake: Lake) -> pd.DataFrame:
 
 def _spells(lake: Lake) -> pd.DataFrame:
     m = lake["index_membership"]
-    m = pd.DataFrame({c: m[c].astype("string") for c in ("index", "ticker", "name", "cik", "current_ticker")}
-                     | {"start": m["start_date"], "end": m["end_date"].fillna(pd.Timestamp("2200-01-01"))})  # fmt: skip
+    m = pd.DataFrame(
+        {c: m[c].astype("string") for c in ("index", "ticker", "name", "cik", "current_ticker")}
+        | {"start": m["start_date"], "end": m["end_date"].fillna(pd.Timestamp("2200-01-01"))}
+    )
     return m.reset_index(drop=True).reset_index(names="row")
 
 
@@ -568,16 +598,23 @@ def _one_company(lake: Lake) -> pd.DataFrame:
     m = _spells(lake)
     j = m.merge(m, on="current_ticker")
     j = j[(j["row_x"] < j["row_y"]) & (j["start_x"] <= j["end_y"]) & (j["start_y"] <= j["end_x"])]
-    bad = [{"ticker": t, "cik": pd.NA, "problem": f"spells overlap: {a} {s1:%Y-%m-%d} and {b} {s2:%Y-%m-%d}"}
-           for t, a, s1, b, s2 in zip(j["current_ticker"], j["index_x"], j["start_x"], j["index_y"], j["start_y"],
-                                      strict=True)]  # fmt: skip
+    bad = [
+        {"ticker": t, "cik": pd.NA, "problem": f"spells overlap: {a} {s1:%Y-%m-%d} and {b} {s2:%Y-%m-%d}"}
+        for t, a, s1, b, s2 in zip(
+            j["current_ticker"], j["index_x"], j["start_x"], j["index_y"], j["start_y"], strict=True
+        )
+    ]
     c = m.dropna(subset=["cik"])
     j = c.merge(c, on="cik")
     j = j[(j["row_x"] < j["row_y"]) & (j["current_ticker_x"] != j["current_ticker_y"])]
     j = j[(j["start_x"] <= j["end_y"]) & (j["start_y"] <= j["end_x"])]
-    bad += [{"ticker": f"{a}/{b}", "cik": k, "problem": f"one CIK, two companies: {x!r}, {y!r}"}
-            for a, b, k, x, y in zip(j["current_ticker_x"], j["current_ticker_y"], j["cik"], j["name_x"],
-                                     j["name_y"], strict=True) if not same_name(x, y)]  # fmt: skip
+    bad += [
+        {"ticker": f"{a}/{b}", "cik": k, "problem": f"one CIK, two companies: {x!r}, {y!r}"}
+        for a, b, k, x, y in zip(
+            j["current_ticker_x"], j["current_ticker_y"], j["cik"], j["name_x"], j["name_y"], strict=True
+        )
+        if not same_name(x, y)
+    ]
     cf = lake["company_facts"].dropna(subset=["cik"])
     for cik, g in cf.groupby(cf["cik"].astype(str)):
         names = g["name"].astype(str).tolist()
@@ -615,8 +652,7 @@ def _names_of_a_cik(lake: Lake) -> pd.DataFrame:
     reference |= dict(zip(cf["cik"].astype(str), cf["name"].astype(str), strict=True))
     known = m["cik"].astype(str).map(reference)
     renamed = renamed_companies()
-    agree = [same_name(n, k) or (str(c), str(n)) in renamed for c, n, k in zip(m["cik"], m["name"], known,
-                                                                                   strict=True)]  # fmt: skip
+    agree = [same_name(n, k) or (str(c), str(n)) in renamed for c, n, k in zip(m["cik"], m["name"], known, strict=True)]
     off = ~np.array(agree, dtype=bool)
     return m.loc[off, ["index", "ticker", "cik", "name", "start"]].assign(reference_name=known[off])
 
@@ -630,12 +666,14 @@ def _pe(lake: Lake) -> pd.DataFrame:
     from fdkit.research.ratios import price_on_or_before, trailing_year
 
     fm = lake["financial_metrics"]
-    inc = lake["income_statements"][["ticker", "period", "report_period", "earnings_per_share",
-                                     "earnings_per_share_diluted", "net_income"]]  # fmt: skip
+    inc = lake["income_statements"][
+        ["ticker", "period", "report_period", "earnings_per_share", "earnings_per_share_diluted", "net_income"]
+    ]
     inc = inc.assign(eps=inc["earnings_per_share_diluted"].fillna(inc["earnings_per_share"])).reset_index(drop=True)
     inc["eps"] = trailing_year(inc, {"eps": inc["eps"]})["eps"]
     m = fm[["ticker", "period", "report_period", "price_to_earnings_ratio"]].merge(
-        inc, on=["ticker", "period", "report_period"], how="inner")  # fmt: skip
+        inc, on=["ticker", "period", "report_period"], how="inner"
+    )
     price = price_on_or_before(m, lake["prices"])
     eps = m["eps"]
     want = price / eps
@@ -705,8 +743,13 @@ def _moves(lake: Lake) -> pd.DataFrame:
     paid = pd.Series(0.0, index=bad.index)
     if "dividends" in lake.names:
         d = lake["dividends"]
-        d = pd.DataFrame({"ticker": d["ticker"].astype(str), "ex": pd.to_datetime(d["date"]).astype("datetime64[ns]"),
-                          "dividend": d["dividend"].astype("float64")})  # fmt: skip
+        d = pd.DataFrame(
+            {
+                "ticker": d["ticker"].astype(str),
+                "ex": pd.to_datetime(d["date"]).astype("datetime64[ns]"),
+                "dividend": d["dividend"].astype("float64"),
+            }
+        )
         on = bad.reset_index().merge(d, on="ticker")
         went = on[(on["ex"] > on["prev"]) & (on["ex"] <= on["day"])].groupby("index")["dividend"].sum()
         paid = paid.add(went, fill_value=0.0)
@@ -714,8 +757,9 @@ def _moves(lake: Lake) -> pd.DataFrame:
     explained = (net.abs() <= MOVE_LIMIT) & (bad["eve"] > paid)
     if "earnings" in lake.names:
         e = lake["earnings"]
-        e = pd.DataFrame({"ticker": e["ticker"].astype(str),
-                          "release": pd.to_datetime(e["release_date"]).astype("datetime64[ns]")}).dropna()  # fmt: skip
+        e = pd.DataFrame(
+            {"ticker": e["ticker"].astype(str), "release": pd.to_datetime(e["release_date"]).astype("datetime64[ns]")}
+        ).dropna()
         on = bad.reset_index().merge(e, on="ticker")
         released = set(on.loc[(on["release"] >= on["prev"]) & (on["release"] <= on["day"]), "index"])
         # results explain a move, not one beyond 60% or of a split's size (a split the table lacks, on that day)
@@ -839,8 +883,11 @@ def _quarter_band(lake: Lake) -> pd.DataFrame:
     inc = lake["income_statements"]
     q = inc[inc["period"].astype(str) == "quarterly"].sort_values(["ticker", "report_period"])
     # neighbours within a covered span: quarters years apart (another source, another era) are not neighbours
-    span = (q.groupby("ticker", observed=True)["report_period"].diff().dt.days > 400).groupby(
-        q["ticker"], observed=True).cumsum()  # fmt: skip
+    span = (
+        (q.groupby("ticker", observed=True)["report_period"].diff().dt.days > 400)
+        .groupby(q["ticker"], observed=True)
+        .cumsum()
+    )
     q = q.assign(ticker=q["ticker"].astype(str) + "|" + span.astype(str))
     ratio = q["revenue"] / neighbour_median(q, "revenue")
     quality = q["quality"].astype("string") if "quality" in q.columns else pd.Series(pd.NA, index=q.index)
@@ -865,7 +912,8 @@ def _thirteen_f(lake: Lake) -> pd.DataFrame:
     implied = io["market_value"] / io["shares"]
     off = close.notna() & (_rel(implied, close) > 0.5)
     return io.loc[off, ["ticker", "report_period", "investor", "shares", "market_value"]].assign(
-        implied=implied[off], close=close[off])  # fmt: skip
+        implied=implied[off], close=close[off]
+    )
 
 
 @invariant("inflation_changes_by_date", "inflation")
@@ -906,7 +954,9 @@ def _segments_sum(lake: Lake) -> pd.DataFrame:
     inc = lake["income_statements"][["ticker", "report_period", "period", "revenue"]]
     m = sums.assign(ticker=sums["ticker"].astype(str), period=sums["period"].astype(str)).merge(
         inc.assign(ticker=inc["ticker"].astype(str), period=inc["period"].astype(str)),
-        on=["ticker", "report_period", "period"], how="inner")  # fmt: skip
+        on=["ticker", "report_period", "period"],
+        how="inner",
+    )
     return m[m["amount"] > 1.01 * m["revenue"]]
 
 

@@ -121,8 +121,14 @@ class LakeWriter:
         with self.lock(name):
             return delta.live_files(self.folder(name)) if self.ensure_table(name) else []
 
-    def commit(self, name: str, adds: Iterable[tuple[str, pa.Table]], removes: Iterable[str] = (),
-               mtimes: Mapping[str, int] | None = None, write_file: Any = None) -> list[str]:  # fmt: skip
+    def commit(
+        self,
+        name: str,
+        adds: Iterable[tuple[str, pa.Table]],
+        removes: Iterable[str] = (),
+        mtimes: Mapping[str, int] | None = None,
+        write_file: Any = None,
+    ) -> list[str]:
         """Add and remove whole files of dataset ``name`` in one commit (each file written atomically first).
 
         Args:
@@ -144,8 +150,9 @@ class LakeWriter:
         with self.lock(name):
             self.ensure_table(name)
             try:
-                return delta.commit_files(folder, adds, removes, write_file=write_file or _file_writer(folder),
-                                          mtimes=mtimes)  # fmt: skip
+                return delta.commit_files(
+                    folder, adds, removes, write_file=write_file or _file_writer(folder), mtimes=mtimes
+                )
             except CommitFailedError as exc:
                 raise CommitConflict(f"another writer committed to the Delta table {name}: {exc}") from None
             except DeltaError as exc:
@@ -165,8 +172,9 @@ class LakeWriter:
         with self.lock(name):
             return write_dataset(self.root, name, df, **options)
 
-    def replace_rows(self, name: str, df: pd.DataFrame, *, value: str, column: str = "ticker",
-                     projections: bool = False) -> int:  # fmt: skip
+    def replace_rows(
+        self, name: str, df: pd.DataFrame, *, value: str, column: str = "ticker", projections: bool = False
+    ) -> int:
         """Replace the rows of one ``column`` value (a ticker) with ``df``'s, in one commit; landed events win.
 
         Under the dataset's lock: the live files that may hold the value's rows are read (by partition value or the
@@ -229,8 +237,9 @@ class LakeWriter:
         finally:
             ledger.close()
 
-    def _without(self, name: str, f: delta.LiveFile, column: str, value: str, landed: list[dict[str, str]],
-                 parts: list[str]) -> pa.Table | None:  # fmt: skip
+    def _without(
+        self, name: str, f: delta.LiveFile, column: str, value: str, landed: list[dict[str, str]], parts: list[str]
+    ) -> pa.Table | None:
         """File ``f``'s rows once ``value``'s unlanded rows are gone, or ``None`` when it keeps them all."""
         if column in f.partition:
             if f.partition[column] != value:

@@ -162,8 +162,9 @@ def rank_ic(panel: pd.DataFrame, factor: str, forward: str | Sequence[str]) -> p
     fwd = [forward] if isinstance(forward, str) else list(forward)
     out = {}
     for f in fwd:
-        pair = pd.DataFrame({"x": _column(panel, factor, "factor"), "y": _column(panel, f, "forward-return")},
-                            index=panel.index).dropna()  # fmt: skip
+        pair = pd.DataFrame(
+            {"x": _column(panel, factor, "factor"), "y": _column(panel, f, "forward-return")}, index=panel.index
+        ).dropna()
         n = pair.groupby(level=date, observed=True)["x"].transform("size")
         pair = pair[n >= 3]
         r = _ranks(pair, date, ["x", "y"])
@@ -189,8 +190,10 @@ def ic_breadth(panel: pd.DataFrame, factor: str, forward: str | Sequence[str]) -
     date = _date_level(panel)
     fwd = [forward] if isinstance(forward, str) else list(forward)
     x = _column(panel, factor, "factor")
-    counts = {f: (x.notna() & _column(panel, f, "forward-return").notna()).groupby(level=date, observed=True).sum()
-              for f in fwd}  # fmt: skip
+    counts = {
+        f: (x.notna() & _column(panel, f, "forward-return").notna()).groupby(level=date, observed=True).sum()
+        for f in fwd
+    }
     out = pd.DataFrame(counts).astype("int64")
     return out.where(out >= 3).dropna(how="all").astype("Int64").sort_index()
 
@@ -237,8 +240,14 @@ def newey_west_t(values: np.ndarray, lags: int) -> float:
     return float(x.mean() / np.sqrt(var)) if var > 0 else float("nan")
 
 
-def ic_summary(ic: pd.DataFrame, *, names: pd.DataFrame | None = None, lags: dict[str, int] | None = None,
-               min_dates: int = 12, min_names: int = 10) -> pd.DataFrame:  # fmt: skip
+def ic_summary(
+    ic: pd.DataFrame,
+    *,
+    names: pd.DataFrame | None = None,
+    lags: dict[str, int] | None = None,
+    min_dates: int = 12,
+    min_names: int = 10,
+) -> pd.DataFrame:
     """Mean IC, its standard deviation, an overlap-robust t-statistic, the number of dates and of names per date.
 
     Forward returns longer than the panel's spacing overlap (twelve-month returns sampled monthly share eleven
@@ -282,9 +291,15 @@ def ic_summary(ic: pd.DataFrame, *, names: pd.DataFrame | None = None, lags: dic
                 f"{col} ({len(x)} dates" + (f", {breadth:.1f} names a date" if count is not None else "") + ")"
             )
             t = float("nan")
-        rows[col] = {"mean": x.mean(), "std": x.std(ddof=1), "t_stat": t, "n": float(len(x)), "nw_lags": float(lag),
-                     "names_mean": breadth,
-                     "names_min": float(count.min()) if count is not None and len(count) else float("nan")}  # fmt: skip
+        rows[col] = {
+            "mean": x.mean(),
+            "std": x.std(ddof=1),
+            "t_stat": t,
+            "n": float(len(x)),
+            "nw_lags": float(lag),
+            "names_mean": breadth,
+            "names_min": float(count.min()) if count is not None and len(count) else float("nan"),
+        }
     if short:
         warnings.warn(
             f"ic_summary: no t-statistic for {', '.join(short)}: fewer than {min_dates} dates or {min_names} names "
@@ -347,15 +362,18 @@ def quantile_turnover(panel: pd.DataFrame, factor: str, n: int = 5) -> pd.DataFr
     """
     date = _date_level(panel)
     q = quantiles(panel, factor, n).dropna()
-    frame = pd.DataFrame({"q": q.astype("int64").to_numpy(),
-                          "ticker": q.index.get_level_values("ticker").astype(str)},
-                         index=q.index.get_level_values(date))  # fmt: skip
+    frame = pd.DataFrame(
+        {"q": q.astype("int64").to_numpy(), "ticker": q.index.get_level_values("ticker").astype(str)},
+        index=q.index.get_level_values(date),
+    )
     dates = sorted(frame.index.unique())
     rows = {}
     for before, now in zip(dates[:-1], dates[1:], strict=True):
         prev, cur = frame.loc[[before]], frame.loc[[now]]
-        rows[now] = {f"q{k}": _new_share(set(prev.loc[prev["q"] == k, "ticker"]), set(cur.loc[cur["q"] == k, "ticker"]))
-                     for k in range(1, n + 1)}  # fmt: skip
+        rows[now] = {
+            f"q{k}": _new_share(set(prev.loc[prev["q"] == k, "ticker"]), set(cur.loc[cur["q"] == k, "ticker"]))
+            for k in range(1, n + 1)
+        }
     out = pd.DataFrame.from_dict(rows, orient="index", columns=[f"q{k}" for k in range(1, n + 1)])
     out.index.name = date
     return out
@@ -365,8 +383,9 @@ def _new_share(before: set[str], now: set[str]) -> float:
     return len(now - before) / len(now) if now else float("nan")
 
 
-def quantile_returns(panel: pd.DataFrame, factor: str, forward: str, n: int = 5, *,
-                     cumulative: bool = False) -> pd.DataFrame:  # fmt: skip
+def quantile_returns(
+    panel: pd.DataFrame, factor: str, forward: str, n: int = 5, *, cumulative: bool = False
+) -> pd.DataFrame:
     """Mean forward return per date of each factor quantile, and the long-short spread (top minus bottom).
 
     Args:
@@ -443,8 +462,9 @@ def _event_windows(
     ev = events.reset_index()
     dated = [c for c in _EVENT_DATES if c in ev.columns]
     if "ticker" not in ev.columns or not dated:
-        raise BadRequestError("events need a ticker and a date (release_date, date, filing_date, transaction_date "
-                              "or time)")  # fmt: skip
+        raise BadRequestError(
+            "events need a ticker and a date (release_date, date, filing_date, transaction_date or time)"
+        )
     # each day's return within one series (never across a change of basis or source, nor a day the ticker lacks)
     rets = period_returns(prices, 1, column=price_column(prices, column)).sort_index()
     wide = rets.unstack("ticker")
@@ -548,18 +568,23 @@ def event_returns(
     # one schema with or without events (text, plain int64 event ids and days: an empty categorical comes back
     # from Parquet with other categories), so the frame round-trips through Parquet, empty or not
     text = pd.StringDtype(na_value=np.nan)
-    out = pd.DataFrame({
-        "ticker": pd.array(meta["ticker"].to_numpy(dtype=object)[positions].astype(str), dtype=text),
-        "event_date": pd.DatetimeIndex(meta["event_date"].to_numpy()[positions], dtype="datetime64[ns]"),
-        "day0": pd.DatetimeIndex(meta["day0"].to_numpy()[positions], dtype="datetime64[ns]"),
-        "dated_by": pd.array(meta["dated_by"].to_numpy(dtype=object)[positions].astype(str), dtype=text),
-        "date": pd.DatetimeIndex(trading[np.repeat(day0_pos, width) + offsets] if len(meta) else [],
-                                 dtype="datetime64[ns]"),
-        "ar": ar.reshape(-1).astype("float64"),
-        "car": ar.cumsum(axis=1).reshape(-1).astype("float64"),
-    }, index=pd.MultiIndex.from_arrays([meta["event_id"].to_numpy(dtype=np.int64)[positions],
-                                        offsets.astype(np.int64)],
-                                       names=["event_id", "event_day"]))  # fmt: skip
+    out = pd.DataFrame(
+        {
+            "ticker": pd.array(meta["ticker"].to_numpy(dtype=object)[positions].astype(str), dtype=text),
+            "event_date": pd.DatetimeIndex(meta["event_date"].to_numpy()[positions], dtype="datetime64[ns]"),
+            "day0": pd.DatetimeIndex(meta["day0"].to_numpy()[positions], dtype="datetime64[ns]"),
+            "dated_by": pd.array(meta["dated_by"].to_numpy(dtype=object)[positions].astype(str), dtype=text),
+            "date": pd.DatetimeIndex(
+                trading[np.repeat(day0_pos, width) + offsets] if len(meta) else [], dtype="datetime64[ns]"
+            ),
+            "ar": ar.reshape(-1).astype("float64"),
+            "car": ar.cumsum(axis=1).reshape(-1).astype("float64"),
+        },
+        index=pd.MultiIndex.from_arrays(
+            [meta["event_id"].to_numpy(dtype=np.int64)[positions], offsets.astype(np.int64)],
+            names=["event_id", "event_day"],
+        ),
+    )
     out.attrs.update(benchmark=name, events_dropped=dropped)
     return out
 
@@ -569,9 +594,15 @@ def _dated_by(meta: pd.DataFrame) -> dict[str, int]:
     return {str(k): int(v) for k, v in meta["dated_by"].value_counts().items()} if len(meta) else {}
 
 
-def event_study(events: pd.DataFrame, prices: pd.DataFrame, window: tuple[int, int] = (-5, 20), *,
-                benchmark: str | pd.Series | None = None, column: str | None = None,
-                per_event: bool = False) -> pd.DataFrame:  # fmt: skip
+def event_study(
+    events: pd.DataFrame,
+    prices: pd.DataFrame,
+    window: tuple[int, int] = (-5, 20),
+    *,
+    benchmark: str | pd.Series | None = None,
+    column: str | None = None,
+    per_event: bool = False,
+) -> pd.DataFrame:
     """Abnormal returns around events: the mean across events per event day, and its cumulation.
 
     Day 0 is the first trading day on or after the event's date: an earnings release's ``release_date`` (the 8-K
@@ -625,11 +656,18 @@ def event_study(events: pd.DataFrame, prices: pd.DataFrame, window: tuple[int, i
         se = ar.std(axis=0, ddof=1) / np.sqrt(n) if n > 1 else np.full(ar.shape[1], np.nan)
         car_se = car.std(axis=0, ddof=1) / np.sqrt(n) if n > 1 else np.full(ar.shape[1], np.nan)
         clusters = meta["day0"].to_numpy()
-        out = pd.DataFrame({"mean_ar": ar.mean(axis=0), "t_stat": ar.mean(axis=0) / se, "car": car.mean(axis=0),
-                            "car_t_stat": car.mean(axis=0) / car_se,
-                            "t_stat_clustered": _clustered_t(ar, clusters),
-                            "car_t_stat_clustered": _clustered_t(car, clusters),
-                            "n": n, "clusters": len(set(clusters.tolist()))}, index=rel)  # fmt: skip
-    out.attrs.update(events_used=n, events_dropped=dropped, date_level=date, benchmark=name,
-                     dated_by=_dated_by(meta))  # fmt: skip
+        out = pd.DataFrame(
+            {
+                "mean_ar": ar.mean(axis=0),
+                "t_stat": ar.mean(axis=0) / se,
+                "car": car.mean(axis=0),
+                "car_t_stat": car.mean(axis=0) / car_se,
+                "t_stat_clustered": _clustered_t(ar, clusters),
+                "car_t_stat_clustered": _clustered_t(car, clusters),
+                "n": n,
+                "clusters": len(set(clusters.tolist())),
+            },
+            index=rel,
+        )
+    out.attrs.update(events_used=n, events_dropped=dropped, date_level=date, benchmark=name, dated_by=_dated_by(meta))
     return out

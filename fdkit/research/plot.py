@@ -16,8 +16,18 @@ from typing import Any
 
 import pandas as pd
 
-__all__ = ["words", "price_lines", "statement_lines", "segment_bars", "ratio_bars", "ic_bars", "quantile_lines",
-           "event_lines", "FISCAL_PERIODS_ATTR", "fiscal_periods_text"]  # fmt: skip
+__all__ = [
+    "words",
+    "price_lines",
+    "statement_lines",
+    "segment_bars",
+    "ratio_bars",
+    "ic_bars",
+    "quantile_lines",
+    "event_lines",
+    "FISCAL_PERIODS_ATTR",
+    "fiscal_periods_text",
+]
 
 #: the ``DataFrame.attrs`` key where a screen counts the fiscal periods of its rows (``{"FY2016": 12}``)
 FISCAL_PERIODS_ATTR = "fiscal_periods"
@@ -59,8 +69,9 @@ def _legend(ax: Any, entries: int) -> None:
     if entries <= _MANY_BARS:
         ax.legend(loc="best", fontsize="small")
     else:
-        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="x-small", ncol=-(-entries // 20),
-                  frameon=False)  # fmt: skip
+        ax.legend(
+            loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="x-small", ncol=-(-entries // 20), frameon=False
+        )
         if ax.figure.get_layout_engine() is None:  # make room for it (a figure with its own layout keeps it)
             ax.figure.set_layout_engine("constrained")
 
@@ -70,8 +81,15 @@ def _wide(df: pd.DataFrame, column: str) -> pd.DataFrame:
 
 
 #: the words an axis says for a column (anything else: its name with spaces)
-_WORDS = {"close": "close price", "adj_close": "adjusted close (dividends and splits)", "tr_close": "total return",
-          "open": "open price", "high": "high price", "low": "low price", "volume": "shares traded"}  # fmt: skip
+_WORDS = {
+    "close": "close price",
+    "adj_close": "adjusted close (dividends and splits)",
+    "tr_close": "total return",
+    "open": "open price",
+    "high": "high price",
+    "low": "low price",
+    "volume": "shares traded",
+}
 
 
 def words(column: str) -> str:
@@ -84,8 +102,15 @@ def words(column: str) -> str:
     return _WORDS.get(column, column.replace("_", " "))
 
 
-def price_lines(df: pd.DataFrame, column: str = "close", *, rebase: float | None = None, ax: Any = None,
-                title: str | None = None, order: Sequence[str] | None = None) -> Any:  # fmt: skip
+def price_lines(
+    df: pd.DataFrame,
+    column: str = "close",
+    *,
+    rebase: float | None = None,
+    ax: Any = None,
+    title: str | None = None,
+    order: Sequence[str] | None = None,
+) -> Any:
     """One line per ticker of a price column; ``rebase=100`` draws performance from a common start.
 
     The y axis says the column in words (``total return, rebased to 100 on the first day``); a rebased plot has a
@@ -128,8 +153,9 @@ def price_lines(df: pd.DataFrame, column: str = "close", *, rebase: float | None
     return ax
 
 
-def statement_lines(df: pd.DataFrame, column: str, *, ax: Any = None, scale: float = 1e9,
-                    title: str | None = None) -> Any:  # fmt: skip
+def statement_lines(
+    df: pd.DataFrame, column: str, *, ax: Any = None, scale: float = 1e9, title: str | None = None
+) -> Any:
     """A statement line item over report periods, one line per ticker.
 
     Args:
@@ -191,8 +217,12 @@ def segment_bars(
     sub = sub[(sub["segment_type"] == segment_type) & ~sub["segment_label"].isin(list(exclude))]
     if "is_subtotal" in sub.columns:
         sub = sub[~sub["is_subtotal"].fillna(False).astype(bool)]
-    table = sub.reset_index().pivot_table(index="report_period", columns="segment_label", values="amount",
-                                          aggfunc="sum", observed=True) / scale  # fmt: skip
+    table = (
+        sub.reset_index().pivot_table(
+            index="report_period", columns="segment_label", values="amount", aggfunc="sum", observed=True
+        )
+        / scale
+    )
     labels = [f"{d:%Y-%m}" for d in table.index]
     bottom = pd.Series(0.0, index=table.index)
     for col in table.columns:
@@ -288,8 +318,9 @@ def ic_bars(df: pd.DataFrame, *, ax: Any = None, title: str | None = None, windo
     return ax
 
 
-def quantile_lines(df: pd.DataFrame, *, ax: Any = None, title: str | None = None, log: bool = False,
-                   factor: str | None = None) -> Any:  # fmt: skip
+def quantile_lines(
+    df: pd.DataFrame, *, ax: Any = None, title: str | None = None, log: bool = False, factor: str | None = None
+) -> Any:
     """Growth of 1 per factor quantile and the long-short spread (the output of ``quantile_returns``).
 
     The legend says which end is which: ``q1`` holds the lowest factor values, the last quantile the highest

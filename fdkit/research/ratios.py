@@ -52,19 +52,46 @@ import pandas as pd
 __all__ = ["FAMILIES", "compute_ratios", "price_on_or_before", "trailing_twelve_months"]
 
 FAMILIES: dict[str, tuple[str, ...]] = {
-    "profitability": ("gross_margin", "operating_margin", "net_margin", "return_on_equity", "return_on_assets",
-                      "return_on_invested_capital"),
+    "profitability": (
+        "gross_margin",
+        "operating_margin",
+        "net_margin",
+        "return_on_equity",
+        "return_on_assets",
+        "return_on_invested_capital",
+    ),
     "liquidity": ("current_ratio", "quick_ratio", "cash_ratio", "operating_cash_flow_ratio"),
     "solvency": ("debt_to_equity", "debt_to_assets", "interest_coverage"),
-    "efficiency": ("asset_turnover", "inventory_turnover", "receivables_turnover", "days_sales_outstanding",
-                   "operating_cycle", "working_capital_turnover"),
+    "efficiency": (
+        "asset_turnover",
+        "inventory_turnover",
+        "receivables_turnover",
+        "days_sales_outstanding",
+        "operating_cycle",
+        "working_capital_turnover",
+    ),
     "per_share": ("earnings_per_share", "book_value_per_share", "free_cash_flow_per_share", "payout_ratio"),
-    "growth": ("revenue_growth", "earnings_growth", "book_value_growth", "earnings_per_share_growth",
-               "free_cash_flow_growth", "operating_income_growth", "ebitda_growth"),
-    "valuation": ("market_cap", "enterprise_value", "price_to_earnings_ratio", "price_to_book_ratio",
-                  "price_to_sales_ratio", "enterprise_value_to_ebitda_ratio", "enterprise_value_to_revenue_ratio",
-                  "free_cash_flow_yield", "peg_ratio"),
-}  # fmt: skip
+    "growth": (
+        "revenue_growth",
+        "earnings_growth",
+        "book_value_growth",
+        "earnings_per_share_growth",
+        "free_cash_flow_growth",
+        "operating_income_growth",
+        "ebitda_growth",
+    ),
+    "valuation": (
+        "market_cap",
+        "enterprise_value",
+        "price_to_earnings_ratio",
+        "price_to_book_ratio",
+        "price_to_sales_ratio",
+        "enterprise_value_to_ebitda_ratio",
+        "enterprise_value_to_revenue_ratio",
+        "free_cash_flow_yield",
+        "peg_ratio",
+    ),
+}
 
 _GROWTH_SOURCES = {
     "revenue_growth": "revenue",
@@ -112,17 +139,34 @@ def _earlier_rows(keys: pd.DataFrame, lag: int) -> np.ndarray:
     none: a gap in the periods gives no comparison rather than one against the wrong period.
     """
     n = len(keys)
-    frame = pd.DataFrame({"ticker": keys["ticker"].astype(str).to_numpy(),
-                          "period": keys["period"].astype(str).to_numpy(),
-                          "day": pd.to_datetime(keys["report_period"]).astype("datetime64[ns]").to_numpy(),
-                          "_row": np.arange(n)})  # fmt: skip
+    frame = pd.DataFrame(
+        {
+            "ticker": keys["ticker"].astype(str).to_numpy(),
+            "period": keys["period"].astype(str).to_numpy(),
+            "day": pd.to_datetime(keys["report_period"]).astype("datetime64[ns]").to_numpy(),
+            "_row": np.arange(n),
+        }
+    )
     months = frame["period"].map(_PERIOD_MONTHS).fillna(12).astype(int).to_numpy()
-    target = np.array([d - pd.DateOffset(months=int(m) * lag) for d, m in zip(frame["day"], months, strict=True)],
-                      dtype="datetime64[ns]") if n else np.array([], dtype="datetime64[ns]")  # fmt: skip
+    target = (
+        np.array(
+            [d - pd.DateOffset(months=int(m) * lag) for d, m in zip(frame["day"], months, strict=True)],
+            dtype="datetime64[ns]",
+        )
+        if n
+        else np.array([], dtype="datetime64[ns]")
+    )
     left = frame.assign(target=target).dropna(subset=["day"]).sort_values("target")
     right = frame.dropna(subset=["day"]).rename(columns={"_row": "_prev"}).sort_values("day")
-    m = pd.merge_asof(left, right[["ticker", "period", "day", "_prev"]], left_on="target", right_on="day",
-                      by=["ticker", "period"], direction="nearest", tolerance=pd.Timedelta(days=20))  # fmt: skip
+    m = pd.merge_asof(
+        left,
+        right[["ticker", "period", "day", "_prev"]],
+        left_on="target",
+        right_on="day",
+        by=["ticker", "period"],
+        direction="nearest",
+        tolerance=pd.Timedelta(days=20),
+    )
     out = np.full(n, -1, dtype=np.int64)
     hit = m["_prev"].notna().to_numpy()
     out[m["_row"].to_numpy()[hit]] = m["_prev"].to_numpy()[hit].astype(np.int64)
@@ -181,11 +225,21 @@ def price_on_or_before(keys: pd.DataFrame, prices: pd.DataFrame, max_age: pd.Tim
     px["ticker"] = pd.Series(px["ticker"].astype(str).to_numpy(), index=px.index, dtype="string")
     # the last bar decides: a bar without an as-traded close (basis adjusted_only) gives NaN, never an older close
     px = px.sort_values("day")
-    left = pd.DataFrame({"ticker": pd.array(keys["ticker"].astype(str).to_numpy(), dtype="string"),
-                         "day": pd.to_datetime(keys["report_period"]).astype("datetime64[ns]").to_numpy(),
-                         "_row": np.arange(len(keys))})  # fmt: skip
-    merged = pd.merge_asof(left.sort_values("day"), px[["ticker", "day", "close"]], on="day", by="ticker",
-                           direction="backward", tolerance=max_age)  # fmt: skip
+    left = pd.DataFrame(
+        {
+            "ticker": pd.array(keys["ticker"].astype(str).to_numpy(), dtype="string"),
+            "day": pd.to_datetime(keys["report_period"]).astype("datetime64[ns]").to_numpy(),
+            "_row": np.arange(len(keys)),
+        }
+    )
+    merged = pd.merge_asof(
+        left.sort_values("day"),
+        px[["ticker", "day", "close"]],
+        on="day",
+        by="ticker",
+        direction="backward",
+        tolerance=max_age,
+    )
     return pd.Series(merged.sort_values("_row")["close"].to_numpy(), index=keys.index, dtype="float64")
 
 
@@ -220,14 +274,36 @@ def compute_ratios(
         raise ValueError(f"unknown ratio families {unknown}; known: {', '.join(FAMILIES)}")
     df = statements
     keys = _keys(df)
-    g = {name: _col(df, name) for name in (
-        "revenue", "cost_of_revenue", "gross_profit", "operating_income", "net_income", "income_tax_expense",
-        "interest_expense", "ebit", "earnings_per_share", "earnings_per_share_diluted", "weighted_average_shares",
-        "total_assets",
-        "current_assets", "cash_and_equivalents", "inventory", "current_investments",
-        "trade_and_non_trade_receivables", "current_liabilities", "shareholders_equity", "total_debt",
-        "outstanding_shares", "net_cash_flow_from_operations", "free_cash_flow", "depreciation_and_amortization",
-        "dividends_and_other_cash_distributions")}  # fmt: skip
+    g = {
+        name: _col(df, name)
+        for name in (
+            "revenue",
+            "cost_of_revenue",
+            "gross_profit",
+            "operating_income",
+            "net_income",
+            "income_tax_expense",
+            "interest_expense",
+            "ebit",
+            "earnings_per_share",
+            "earnings_per_share_diluted",
+            "weighted_average_shares",
+            "total_assets",
+            "current_assets",
+            "cash_and_equivalents",
+            "inventory",
+            "current_investments",
+            "trade_and_non_trade_receivables",
+            "current_liabilities",
+            "shareholders_equity",
+            "total_debt",
+            "outstanding_shares",
+            "net_cash_flow_from_operations",
+            "free_cash_flow",
+            "depreciation_and_amortization",
+            "dividends_and_other_cash_distributions",
+        )
+    }
     g["gross_profit"] = g["gross_profit"].fillna(g["revenue"] - g["cost_of_revenue"])
     g["ebit"] = g["ebit"].fillna(g["operating_income"])
     g["earnings_per_share"] = g["earnings_per_share"].fillna(_div(g["net_income"], g["weighted_average_shares"]))
@@ -293,8 +369,9 @@ def compute_ratios(
         # a price is a multiple of a year's flows: a quarterly row's are its four trailing quarters (missing where
         # one of them is), never one quarter's (KO Q1 2015: P/E 82.8 on a quarter's EPS)
         eps = g["earnings_per_share_diluted"].fillna(g["earnings_per_share"])
-        year = trailing_year(keys, {"eps": eps, "revenue": g["revenue"], "ebitda": g["ebitda"],
-                                    "free_cash_flow": g["free_cash_flow"]})  # fmt: skip
+        year = trailing_year(
+            keys, {"eps": eps, "revenue": g["revenue"], "ebitda": g["ebitda"], "free_cash_flow": g["free_cash_flow"]}
+        )
         # price over diluted EPS (basic where no diluted figure is reported): both on the price's split basis
         pe = _div(price, year["eps"])
         out["market_cap"] = mcap
@@ -312,14 +389,37 @@ def compute_ratios(
 
 #: statement fields that are stocks (balance sheet) or not additive: TTM keeps the latest quarter's value
 _NOT_SUMMED = {
-    "total_assets", "current_assets", "cash_and_equivalents", "inventory", "current_investments",
-    "trade_and_non_trade_receivables", "non_current_assets", "property_plant_and_equipment",
-    "goodwill_and_intangible_assets", "investments", "non_current_investments", "outstanding_shares", "tax_assets",
-    "total_liabilities", "current_liabilities", "current_debt", "trade_and_non_trade_payables", "deferred_revenue",
-    "deposit_liabilities", "non_current_liabilities", "non_current_debt", "tax_liabilities", "shareholders_equity",
-    "retained_earnings", "accumulated_other_comprehensive_income", "total_debt", "ending_cash_balance",
-    "weighted_average_shares", "weighted_average_shares_diluted", "dividends_per_common_share",
-}  # fmt: skip
+    "total_assets",
+    "current_assets",
+    "cash_and_equivalents",
+    "inventory",
+    "current_investments",
+    "trade_and_non_trade_receivables",
+    "non_current_assets",
+    "property_plant_and_equipment",
+    "goodwill_and_intangible_assets",
+    "investments",
+    "non_current_investments",
+    "outstanding_shares",
+    "tax_assets",
+    "total_liabilities",
+    "current_liabilities",
+    "current_debt",
+    "trade_and_non_trade_payables",
+    "deferred_revenue",
+    "deposit_liabilities",
+    "non_current_liabilities",
+    "non_current_debt",
+    "tax_liabilities",
+    "shareholders_equity",
+    "retained_earnings",
+    "accumulated_other_comprehensive_income",
+    "total_debt",
+    "ending_cash_balance",
+    "weighted_average_shares",
+    "weighted_average_shares_diluted",
+    "dividends_per_common_share",
+}
 
 
 def trailing_twelve_months(statements: pd.DataFrame) -> pd.DataFrame:

@@ -65,8 +65,17 @@ def total_return_close(prices: pd.DataFrame, dividends: pd.DataFrame) -> pd.Seri
     d = dividends
     if "in_prices" in d.columns:
         d = d[~d["in_prices"].fillna(False).astype(bool)]
-    d = pd.DataFrame({"ticker": d["ticker"].astype(str), "_day": pd.to_datetime(d["date"]).astype("datetime64[ns]"),
-                      "cash": d["dividend"].astype(float)}).dropna().sort_values("_day")  # fmt: skip
+    d = (
+        pd.DataFrame(
+            {
+                "ticker": d["ticker"].astype(str),
+                "_day": pd.to_datetime(d["date"]).astype("datetime64[ns]"),
+                "cash": d["dividend"].astype(float),
+            }
+        )
+        .dropna()
+        .sort_values("_day")
+    )
     # each distribution on its ex-date's bar, or the next bar
     bars = df[["ticker", "_day", "_row"]].sort_values("_day")
     on = pd.merge_asof(d, bars, on="_day", by="ticker", direction="forward").dropna(subset=["_row"])

@@ -49,8 +49,13 @@ def member_mask(index: pd.Index, spells: pd.DataFrame) -> np.ndarray:
         raise BadRequestError(f"membership spells need {', '.join(sorted(missing))}: see fdkit.index_members")
     when = pd.DatetimeIndex(index.get_level_values(str(next(n for n in names if n != "ticker"))))
     when = when.tz_convert(None) if when.tz is not None else when
-    rows = pd.DataFrame({"ticker": index.get_level_values("ticker").astype(str), "t": when.as_unit("ns").to_numpy(),
-                         "row": np.arange(len(index))})  # fmt: skip
+    rows = pd.DataFrame(
+        {
+            "ticker": index.get_level_values("ticker").astype(str),
+            "t": when.as_unit("ns").to_numpy(),
+            "row": np.arange(len(index)),
+        }
+    )
     start = pd.to_datetime(spells["start_date"]).astype("datetime64[ns]")
     end = pd.to_datetime(spells["end_date"]).astype("datetime64[ns]").fillna(pd.Timestamp("2262-01-01"))  # running
     s = pd.DataFrame({"ticker": spells["ticker"].astype(str), "start": start, "end": end})

@@ -33,8 +33,9 @@ __all__ = ["start", "serve_app", "ServerHandle", "create_app", "FaultPlan", "Fau
 class ServerHandle:
     """A running service: ``base_url``, ``api_key``, ``stop()``; also a context manager."""
 
-    def __init__(self, server: uvicorn.Server, thread: threading.Thread, base_url: str, keys: Keys,
-                 app: Any, data: LakeRoot) -> None:  # fmt: skip
+    def __init__(
+        self, server: uvicorn.Server, thread: threading.Thread, base_url: str, keys: Keys, app: Any, data: LakeRoot
+    ) -> None:
         self._server = server
         self._thread = thread
         self.base_url = base_url
@@ -66,9 +67,16 @@ class ServerHandle:
         self.stop()
 
 
-def serve_app(app: Any, *, host: str = "127.0.0.1", port: int = 0, timeout: float = 30.0,
-              keys: Keys | None = None, data: LakeRoot | None = None,
-              header_timeout: float | None = None) -> ServerHandle:  # fmt: skip
+def serve_app(
+    app: Any,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    timeout: float = 30.0,
+    keys: Keys | None = None,
+    data: LakeRoot | None = None,
+    header_timeout: float | None = None,
+) -> ServerHandle:
     """Run any ASGI app with uvicorn in a background thread on ``host:port`` (0 = an ephemeral port).
 
     Args:
@@ -94,8 +102,9 @@ def serve_app(app: Any, *, host: str = "127.0.0.1", port: int = 0, timeout: floa
     from fdkit.server.protocol import HEADER_TIMEOUT, protocol_class
 
     http = protocol_class(HEADER_TIMEOUT if header_timeout is None else header_timeout)
-    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off", timeout_keep_alive=30,
-                            backlog=2048, http=http)  # fmt: skip
+    config = uvicorn.Config(
+        app, log_level="warning", access_log=False, lifespan="off", timeout_keep_alive=30, backlog=2048, http=http
+    )
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True, name="fdkit-serve")
     thread.start()
@@ -105,8 +114,9 @@ def serve_app(app: Any, *, host: str = "127.0.0.1", port: int = 0, timeout: floa
             server.should_exit = True
             raise RuntimeError("the server did not start")
         time.sleep(0.01)
-    return ServerHandle(server, thread, f"http://{host}:{bound_port}", keys or Keys({"": "pro"}), app,
-                        data or Path("."))  # fmt: skip
+    return ServerHandle(
+        server, thread, f"http://{host}:{bound_port}", keys or Keys({"": "pro"}), app, data or Path(".")
+    )
 
 
 def start(
@@ -152,8 +162,9 @@ def start(
 _BULK_PATHS = {BULK_PREFIX + ep.path: ep for ep in CATALOG.values() if bulk_endpoint(ep)}
 
 
-def bulk_in_process(handle: ServerHandle, path: str, items: list[tuple[str, str]], body: bytes,
-                    api_key: str | None) -> tuple[int, str, dict[str, str], bytes] | None:  # fmt: skip
+def bulk_in_process(
+    handle: ServerHandle, path: str, items: list[tuple[str, str]], body: bytes, api_key: str | None
+) -> tuple[int, str, dict[str, str], bytes] | None:
     """A bulk request answered by a service running in this process, without the loopback hop.
 
     What the embedded default's transport does with its bulk requests: the bytes the route would send (the same

@@ -172,8 +172,14 @@ def create_app(
         msg = f"no route {request.method} {request.url.path}" if exc.status_code in (404, 405) else str(exc.detail)
         headers = dict(exc.headers or {})
         if exc.status_code == 405 and "allow" not in {k.lower() for k in headers}:
-            allowed = sorted({m for r in app.routes if getattr(r, "path", None) == request.url.path
-                              for m in getattr(r, "methods", ()) or ()})  # fmt: skip
+            allowed = sorted(
+                {
+                    m
+                    for r in app.routes
+                    if getattr(r, "path", None) == request.url.path
+                    for m in getattr(r, "methods", ()) or ()
+                }
+            )
             if allowed:
                 headers["Allow"] = ", ".join(allowed)
         return error_response(exc.status_code, titles.get(exc.status_code, "Error"), msg, headers or None)
@@ -215,8 +221,9 @@ def create_app(
         except FdkitError as exc:
             return problem_response(exc)
         keys: Keys = request.app.state.keys
-        return json_response({"key_id": key_id(key), "plan": keys.plan_of(key),
-                              "requests": request.app.state.usage.count(key)})  # fmt: skip
+        return json_response(
+            {"key_id": key_id(key), "plan": keys.plan_of(key), "requests": request.app.state.usage.count(key)}
+        )
 
     @app.get("/healthz", include_in_schema=False)
     def _health() -> Response:
@@ -311,8 +318,9 @@ def _add_route(app: FastAPI, ep: Endpoint) -> Callable[[Request], Awaitable[Resp
                 log.warning("%s (on %s)", gone.message, request.url.path)
                 return problem_response(gone)
             if is_unreadable(exc):  # the dataset's table cannot be opened (its Delta log): named as unreadable
-                log.error("the dataset %s of the lake could not be read on %s: %s", ep.dataset, request.url.path,
-                          exc.message)  # fmt: skip
+                log.error(
+                    "the dataset %s of the lake could not be read on %s: %s", ep.dataset, request.url.path, exc.message
+                )
                 return problem_response(unreadable(ep, exc))
             response = problem_response(exc)
             response.headers.update(_ignored_header(ignored) or {})
@@ -349,8 +357,13 @@ def _add_bulk_route(app: FastAPI, ep: Endpoint) -> Callable[[Request], Awaitable
         except FdkitError as exc:
             return problem_response(exc)
         status, media, headers, chunks = await run_in_threadpool(
-            bulk_answer, request.app.state, ep, request.query_params.multi_items(), raw,
-            request.headers.get("x-api-key"))  # fmt: skip
+            bulk_answer,
+            request.app.state,
+            ep,
+            request.query_params.multi_items(),
+            raw,
+            request.headers.get("x-api-key"),
+        )
         if status != 200:
             return Response(b"".join(chunks), status_code=status, media_type=media, headers=headers)
         return StreamingResponse(chunks, media_type=media, headers=headers)
@@ -364,8 +377,15 @@ def _add_bulk_route(app: FastAPI, ep: Endpoint) -> Callable[[Request], Awaitable
 Answered = tuple[int, str, dict[str, str], Iterator[bytes | memoryview]]
 
 
-def bulk_answer(state: Any, ep: Endpoint, items: list[tuple[str, str]], raw: bytes, api_key: str | None, *,
-                compression: str | None = PART_COMPRESSION) -> Answered:  # fmt: skip
+def bulk_answer(
+    state: Any,
+    ep: Endpoint,
+    items: list[tuple[str, str]],
+    raw: bytes,
+    api_key: str | None,
+    *,
+    compression: str | None = PART_COMPRESSION,
+) -> Answered:
     """A bulk request's status, media type, headers and body chunks.
 
     The route's answer, and the embedded default's in process (:func:`fdkit.server.bulk_in_process`: the same
@@ -399,8 +419,9 @@ def bulk_answer(state: Any, ep: Endpoint, items: list[tuple[str, str]], raw: byt
         if state.store.changed():
             state.memo.clear()
             state.pages.clear()
-        entries = bulk_entries(state.store, ep, query, valid, whole_range=whole_range, compression=compression,
-                               tables=tables)  # fmt: skip
+        entries = bulk_entries(
+            state.store, ep, query, valid, whole_range=whole_range, compression=compression, tables=tables
+        )
         first = next(entries, None)  # the read: its faults are the request's
     except FdkitError as exc:
         gone = state.store.unreachable(exc)
@@ -420,8 +441,11 @@ def bulk_answer(state: Any, ep: Endpoint, items: list[tuple[str, str]], raw: byt
             raise
         log.exception("the dataset %s of the lake could not be read (bulk %s)", ep.dataset, ep.path)
         return _problem(problem_response(unreadable(ep, exc)))
-    headers = {FORMATS_HEADER: _FORMATS, PART_COMPRESSION_HEADER: compression or "none",
-               **(_ignored_header(ignored) or {})}  # fmt: skip
+    headers = {
+        FORMATS_HEADER: _FORMATS,
+        PART_COMPRESSION_HEADER: compression or "none",
+        **(_ignored_header(ignored) or {}),
+    }
     answered = _chain([first] if first is not None else [], entries)
     return 200, BUNDLE_MEDIA, headers, bundle_chunks(_metered(state, key, _in_order(tickers, refused, answered)))
 
@@ -506,12 +530,16 @@ def _bulk_body(raw: bytes) -> tuple[list[str], bool, bool]:
     except orjson.JSONDecodeError:
         raise BadRequestError("the request body is not valid JSON", error="Invalid JSON") from None
     if not isinstance(body, dict) or not isinstance(body.get("tickers"), list) or not body["tickers"]:
-        raise BadRequestError('a bulk request\'s body is {"tickers": ["AAPL", ...]}, with one ticker or more',
-                              error="Invalid body")  # fmt: skip
+        raise BadRequestError(
+            'a bulk request\'s body is {"tickers": ["AAPL", ...]}, with one ticker or more', error="Invalid body"
+        )
     raw_tickers = body["tickers"]
     if len(raw_tickers) > MAX_BULK_TICKERS:
-        raise BadRequestError(f"a bulk request names at most {MAX_BULK_TICKERS} tickers, not {len(raw_tickers)}: "
-                              "send them in several requests", error="Invalid body")  # fmt: skip
+        raise BadRequestError(
+            f"a bulk request names at most {MAX_BULK_TICKERS} tickers, not {len(raw_tickers)}: "
+            "send them in several requests",
+            error="Invalid body",
+        )
     if any(not isinstance(t, str) for t in raw_tickers):  # (a string the ticker does not take: its own 400)
         raise BadRequestError("every ticker of a bulk request is a string", error="Invalid body")
     whole = body.get("whole_range", False)
@@ -562,14 +590,21 @@ def unreadable(ep: Endpoint, exc: BaseException) -> LakeError:
         "the service's dataset 'prices' cannot be read (OSError: Parquet magic bytes not found); its files need repair"
     """
     brief = without_backtrace(str(exc))[:160]  # (delta-rs appends a backtrace when RUST_BACKTRACE is set)
-    return LakeError(f"the service's dataset {ep.dataset!r} cannot be read ({type(exc).__name__}: {brief}); its "
-                     "files need repair", status=500, error="Dataset unreadable")  # fmt: skip
+    return LakeError(
+        f"the service's dataset {ep.dataset!r} cannot be read ({type(exc).__name__}: {brief}); its files need repair",
+        status=500,
+        error="Dataset unreadable",
+    )
 
 
 def _wants_arrow(request: Request, ep: Endpoint) -> bool:
     """An Arrow page is answered to a GET of a list endpoint whose request accepts one (fdkit peers ask)."""
-    return (request.app.state.arrow and ep.method == "GET" and ep.kind == "list"
-            and ARROW_STREAM in request.headers.get("accept", ""))  # fmt: skip
+    return (
+        request.app.state.arrow
+        and ep.method == "GET"
+        and ep.kind == "list"
+        and ARROW_STREAM in request.headers.get("accept", "")
+    )
 
 
 def _memo_key(ep: Endpoint, query: dict[str, Any]) -> tuple[str, bytes]:
@@ -580,8 +615,15 @@ def _memo_key(ep: Endpoint, query: dict[str, Any]) -> tuple[str, bytes]:
     return ep.name, compact(orjson.dumps(key_query, option=orjson.OPT_SORT_KEYS))
 
 
-def _page(request: Request, ep: Endpoint, query: dict[str, Any], key: tuple[str, bytes], offset: int,
-          page_rows: int | None, arrow: bool) -> tuple[bytes, str, dict[str, str]]:  # fmt: skip
+def _page(
+    request: Request,
+    ep: Endpoint,
+    query: dict[str, Any],
+    key: tuple[str, bytes],
+    offset: int,
+    page_rows: int | None,
+    arrow: bool,
+) -> tuple[bytes, str, dict[str, str]]:
     """One page's bytes, media type and headers (``Link`` for an Arrow page with a next one)."""
     payload = _answer(request, ep, query, key, offset, page_rows)
     if arrow and isinstance(payload, dict) and ep.response_key in payload:
@@ -619,9 +661,12 @@ def app_from_env() -> FastAPI:
     """
     keys = load_keys(None, allow_short=bool(os.environ.get("FDKIT_ALLOW_SHORT_KEYS")))
     memory = os.environ.get("FDKIT_SERVER_MEMORY")
-    return create_app(os.environ.get("FDKIT_DATA") or Store.default_root(), keys,
-                      public_url=os.environ.get("FDKIT_PUBLIC_URL"),
-                      memory_bytes=parse_bytes(memory) if memory else None)  # fmt: skip
+    return create_app(
+        os.environ.get("FDKIT_DATA") or Store.default_root(),
+        keys,
+        public_url=os.environ.get("FDKIT_PUBLIC_URL"),
+        memory_bytes=parse_bytes(memory) if memory else None,
+    )
 
 
 def cursor_secret_from_env() -> bytes | None:
@@ -710,8 +755,14 @@ def _query_and_offset(request: Request, ep: Endpoint, ignored: list[str]) -> tup
     return validate_query(ep, items, ignored=ignored), 0
 
 
-def _answer(request: Request, ep: Endpoint, query: dict[str, Any], key: tuple[str, bytes], offset: int,
-            page_rows: int | None = None) -> dict[str, Any]:  # fmt: skip
+def _answer(
+    request: Request,
+    ep: Endpoint,
+    query: dict[str, Any],
+    key: tuple[str, bytes],
+    offset: int,
+    page_rows: int | None = None,
+) -> dict[str, Any]:
     ans = request.app.state.answer_for(ep, query, key)
     if ans.body is not None:  # the handler shaped the whole response (a document, or keys that vary)
         return dict(ans.body)

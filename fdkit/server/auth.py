@@ -105,14 +105,17 @@ def parse_keys(text: str, *, allow_short: bool = True, source: str = "keys file"
         if plan not in PLANS:
             raise KeysFileError(f"{source} line {lineno}: unknown plan {plan!r}; plans: {', '.join(PLANS)}")
         if not allow_short and len(key) < MIN_KEY_LENGTH:
-            raise KeysFileError(f"{source} line {lineno}: the key is shorter than {MIN_KEY_LENGTH} characters "
-                                "(use --allow-short-keys to accept it)")  # fmt: skip
+            raise KeysFileError(
+                f"{source} line {lineno}: the key is shorter than {MIN_KEY_LENGTH} characters "
+                "(use --allow-short-keys to accept it)"
+            )
         plans[key] = plan
     return Keys(plans)
 
 
-def load_keys(keys: str | os.PathLike[str] | Mapping[str, str] | list[str] | None = None, *,
-              allow_short: bool = False) -> Keys:  # fmt: skip
+def load_keys(
+    keys: str | os.PathLike[str] | Mapping[str, str] | list[str] | None = None, *, allow_short: bool = False
+) -> Keys:
     """Load keys from a file path, a mapping, a list, ``FDKIT_SERVER_KEYS``, or generate one.
 
     Args:

@@ -69,8 +69,16 @@ def bulk_endpoint(ep: Endpoint) -> bool:
     return arrow_rows(ep) and ep.ticker_param == "ticker" and "ticker" in ep.param_names
 
 
-def bulk_entries(store: Store, ep: Endpoint, query: dict[str, Any], tickers: list[str], *, whole_range: bool = False,
-                 compression: str | None = PART_COMPRESSION, tables: bool = False) -> Iterator[Written]:  # fmt: skip
+def bulk_entries(
+    store: Store,
+    ep: Endpoint,
+    query: dict[str, Any],
+    tickers: list[str],
+    *,
+    whole_range: bool = False,
+    compression: str | None = PART_COMPRESSION,
+    tables: bool = False,
+) -> Iterator[Written]:
     """Each ticker's entry of a bundle: its part's bytes, or its error, in the order asked.
 
     Args:
@@ -116,8 +124,9 @@ def _limit(ep: Endpoint, query: dict[str, Any], whole_range: bool) -> int | None
     return None if limit is None else int(limit)
 
 
-def _own_handler_entry(store: Store, ep: Endpoint, q: dict[str, Any], whole_range: bool,
-                       compression: str | None) -> bytes | tuple[int, str, str]:  # fmt: skip
+def _own_handler_entry(
+    store: Store, ep: Endpoint, q: dict[str, Any], whole_range: bool, compression: str | None
+) -> bytes | tuple[int, str, str]:
     """One ticker through its endpoint's own handler: the part its pages would make, joined."""
     try:
         answer = handlers.handle(store, ep, q)
@@ -141,8 +150,15 @@ def _own_handler_entry(store: Store, ep: Endpoint, q: dict[str, Any], whole_rang
     return part_bytes(part, compression)
 
 
-def _generic_entries(store: Store, ep: Endpoint, query: dict[str, Any], tickers: list[str], whole_range: bool,
-                     compression: str | None, tables: bool) -> Iterator[Written]:  # fmt: skip
+def _generic_entries(
+    store: Store,
+    ep: Endpoint,
+    query: dict[str, Any],
+    tickers: list[str],
+    whole_range: bool,
+    compression: str | None,
+    tables: bool,
+) -> Iterator[Written]:
     """The generic handler's answers of many tickers from one read, filtered, ordered and made Arrow once.
 
     :func:`fdkit.server.handlers.generic_list` per ticker reads the ticker's rows, keeps those of the query and
@@ -162,8 +178,9 @@ def _generic_entries(store: Store, ep: Endpoint, query: dict[str, Any], tickers:
         known = store.known_tickers() if known is None else known
         return t not in known
 
-    yield from _sliced(read, tickers, _limit(ep, query, whole_range), compression,
-                       lambda t: t not in present and unknown(t), tables)  # fmt: skip
+    yield from _sliced(
+        read, tickers, _limit(ep, query, whole_range), compression, lambda t: t not in present and unknown(t), tables
+    )
 
 
 #: a read of many tickers' rows: their table (sorted by ticker), each row's ticker code, the codes' tickers, the
@@ -292,8 +309,15 @@ def _own_parts(
         yield t, part_bytes((table.slice(lo, hi - lo), hi - lo, consts), compression)
 
 
-def _bar_entries(store: Store, ep: Endpoint, query: dict[str, Any], tickers: list[str], whole_range: bool,
-                 compression: str | None, tables: bool) -> Iterator[Written]:  # fmt: skip
+def _bar_entries(
+    store: Store,
+    ep: Endpoint,
+    query: dict[str, Any],
+    tickers: list[str],
+    whole_range: bool,
+    compression: str | None,
+    tables: bool,
+) -> Iterator[Written]:
     """Bars at their own interval (daily, minute) of many tickers, as :func:`handlers.prices` cuts them.
 
     The handler's data path per ticker: its bars (as traded unless ``adjusted``), sorted by time, the range
@@ -305,8 +329,15 @@ def _bar_entries(store: Store, ep: Endpoint, query: dict[str, Any], tickers: lis
         yield from _bar_chunk(store, ep, query, tickers[at : at + READ_TOGETHER], whole_range, compression, tables)
 
 
-def _bar_chunk(store: Store, ep: Endpoint, query: dict[str, Any], tickers: list[str], whole_range: bool,
-               compression: str | None, tables: bool) -> Iterator[Written]:  # fmt: skip
+def _bar_chunk(
+    store: Store,
+    ep: Endpoint,
+    query: dict[str, Any],
+    tickers: list[str],
+    whole_range: bool,
+    compression: str | None,
+    tables: bool,
+) -> Iterator[Written]:
     dataset, source = handlers._dataset(ep), handlers.rows_source(ep, query)
     read = _bar_read(store, ep, query, tickers, source)
     present = read[3]

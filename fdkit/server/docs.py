@@ -122,8 +122,9 @@ def index(accept: str, title: str, version: str) -> Response:
     """
     if "text/html" in accept.lower():
         return RedirectResponse("/docs", status_code=307)
-    return json_response({"name": title, "version": version, "docs": "/docs", "redoc": "/redoc",
-                          "openapi": "/openapi.json"})  # fmt: skip
+    return json_response(
+        {"name": title, "version": version, "docs": "/docs", "redoc": "/redoc", "openapi": "/openapi.json"}
+    )
 
 
 def docs_asset(name: str) -> Response:

@@ -103,9 +103,11 @@ class FaultInjector:
             body = (
                 {"detail": f"Request was throttled. Expected available in {int(self.plan.retry_after)} seconds."}
                 if status == 429
-                else {"error": "Service Unavailable" if status == 503 else "Internal Server Error",
-                      "message": "injected fault"}
-            )  # fmt: skip
+                else {
+                    "error": "Service Unavailable" if status == 503 else "Internal Server Error",
+                    "message": "injected fault",
+                }
+            )
             await _send(send, status, headers, orjson.dumps(body))
         elif kind == "slow":
             await asyncio.sleep(self.plan.slow_seconds)

@@ -543,8 +543,10 @@ def price_snapshot(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
         raise NotFound(f"no prices for {ticker}")
     df = _with_previous_close(df)
     if df.empty:
-        raise NotFound(f"{ticker} has no as-traded price in this service's data: its bars carry only an adjusted "
-                       "close (/prices?adjusted=true)")  # fmt: skip
+        raise NotFound(
+            f"{ticker} has no as-traded price in this service's data: its bars carry only an adjusted "
+            "close (/prices?adjusted=true)"
+        )
     last = df.iloc[-1]
     prev = last["previous_close"]
     change = float(last["close"] - prev) if prev == prev else None
@@ -590,12 +592,17 @@ def market_price_snapshot(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answ
     prev = last["previous_close"]  # missing where the bar before the last traded one has no as-traded close
     change = last["close"] - prev.reindex(last.index)
     facts = store.frame("company_facts").drop_duplicates("ticker").set_index("ticker")["weighted_average_shares"]
-    out = pd.DataFrame({
-        "ticker": last.index.astype(str), "price": last["close"].to_numpy(), "day_change": change.to_numpy(),
-        "day_change_percent": (change / prev.reindex(last.index) * 100).to_numpy(),
-        "market_cap": (last["close"] * facts.reindex(last.index)).to_numpy(), "time": last["time"].to_numpy(),
-        "time_milliseconds": (last["time"].astype("int64") // 1_000_000).to_numpy(),
-    })  # fmt: skip
+    out = pd.DataFrame(
+        {
+            "ticker": last.index.astype(str),
+            "price": last["close"].to_numpy(),
+            "day_change": change.to_numpy(),
+            "day_change_percent": (change / prev.reindex(last.index) * 100).to_numpy(),
+            "market_cap": (last["close"] * facts.reindex(last.index)).to_numpy(),
+            "time": last["time"].to_numpy(),
+            "time_milliseconds": (last["time"].astype("int64") // 1_000_000).to_numpy(),
+        }
+    )
     records = to_records(out, fields_of("price_snapshot"))
     return Answer(obj=[{k: v for k, v in r.items() if v is not None} for r in records])  # no null number
 
@@ -678,8 +685,9 @@ def _no_filing(store: Store, ticker: str, q: dict[str, Any], accession: str | No
     text = f"no {form}filing of {ticker}"
     if accession is not None:
         text += f" with accession number {accession}"
-    when = " ".join(([str(q["year"])] if q.get("year") is not None else [])
-                    + ([f"Q{q['quarter']}"] if q.get("quarter") else []))  # fmt: skip
+    when = " ".join(
+        ([str(q["year"])] if q.get("year") is not None else []) + ([f"Q{q['quarter']}"] if q.get("quarter") else [])
+    )
     text = f"{text} for {when}" if when else text
     if accession is not None:
         every = store.frame("filing_items", columns=["ticker", "accession_number"])
@@ -797,13 +805,24 @@ def institutional_holdings(store: Store, ep: Endpoint, q: dict[str, Any]) -> Ans
             raise NotFound(f"Filer CIK {cik} not found; see /institutional-holdings/investors")
     df = _filter(df, ep, q, skip=frozenset({"filer_cik"}))
     df = df.sort_values(["report_period", "market_value", "ticker"], ascending=[False, False, True], kind="stable")
-    out = pd.DataFrame({
-        "ticker": df["ticker"], "name_of_issuer": df["name_of_issuer"], "cusip": df["cusip"],
-        "report_period": df["report_period"], "filing_date": df["filing_date"], "form_type": df["form_type"],
-        "accession_number": df["accession_number"], "title_of_class": df["title_of_class"], "put_call": df["put_call"],
-        "shares": df["shares"].round().astype("Int64"), "value_usd": df["market_value"].round().astype("Int64"),
-        "reported_price": df["price"], "filer_cik": df["investor_cik"], "filer_name": df["investor"],
-    })  # fmt: skip
+    out = pd.DataFrame(
+        {
+            "ticker": df["ticker"],
+            "name_of_issuer": df["name_of_issuer"],
+            "cusip": df["cusip"],
+            "report_period": df["report_period"],
+            "filing_date": df["filing_date"],
+            "form_type": df["form_type"],
+            "accession_number": df["accession_number"],
+            "title_of_class": df["title_of_class"],
+            "put_call": df["put_call"],
+            "shares": df["shares"].round().astype("Int64"),
+            "value_usd": df["market_value"].round().astype("Int64"),
+            "reported_price": df["price"],
+            "filer_cik": df["investor_cik"],
+            "filer_name": df["investor"],
+        }
+    )
     fields = fields_of("institutional_holdings")
     if "ticker" not in top:  # filer mode: the filer is the request's, not a field of each position
         fields = [f for f in fields if f not in ("filer_cik", "filer_name")]
@@ -826,31 +845,59 @@ def index_funds(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
         rows = df[(df["fund"].astype("string") == fund).to_numpy(dtype=bool)].sort_values("ticker", kind="stable")
         if rows.empty and fund not in set(store.keys_of("index_funds", "fund")):
             raise NotFound(f"Fund {fund} not found; see /index-funds/tickers")
-        head = to_records(rows.iloc[:1], ["fund_name", "fund_cik", "asset_class", "as_of", "filing_date", "source",
-                                          "total_net_assets"])  # fmt: skip
+        head = to_records(
+            rows.iloc[:1],
+            ["fund_name", "fund_cik", "asset_class", "as_of", "filing_date", "source", "total_net_assets"],
+        )
         first = head[0] if head else {}
         resolved = int((rows["resolution_status"].astype("string") == "resolved").fillna(False).sum())
-        cols = ["ticker", "name", "cusip", "isin", "weight", "market_value", "shares", "asset_class",
-                "resolution_status"]  # fmt: skip
+        cols = [
+            "ticker",
+            "name",
+            "cusip",
+            "isin",
+            "weight",
+            "market_value",
+            "shares",
+            "asset_class",
+            "resolution_status",
+        ]
         page = to_records(rows.iloc[start:stop], cols)
-        header = {"ticker": fund, "name": first.get("fund_name"), "cik": first.get("fund_cik"),
-                  "asset_class": first.get("asset_class"), "as_of": first.get("as_of"),
-                  "filing_date": first.get("filing_date"), "source": first.get("source"),
-                  "total_net_assets": first.get("total_net_assets"), "total_holdings": len(rows),
-                  "holdings_resolved": resolved, "returned": len(page), "offset": start}  # fmt: skip
+        header = {
+            "ticker": fund,
+            "name": first.get("fund_name"),
+            "cik": first.get("fund_cik"),
+            "asset_class": first.get("asset_class"),
+            "as_of": first.get("as_of"),
+            "filing_date": first.get("filing_date"),
+            "source": first.get("source"),
+            "total_net_assets": first.get("total_net_assets"),
+            "total_holdings": len(rows),
+            "holdings_resolved": resolved,
+            "returned": len(page),
+            "offset": start,
+        }
         return Answer(body={"ticker": fund, "fund": header, "holdings": page})
     held = str(q["holding"]).strip().upper()
     rows = df[(df["ticker"].astype("string") == held).to_numpy(dtype=bool)].sort_values("fund", kind="stable")
     if rows.empty and held not in store.known_tickers():
         raise NotFound(f"Ticker {held} not found")
-    funds = rows.drop(columns=["ticker", "name"]).rename(columns={"fund": "ticker", "fund_name": "name",
-                                                                  "fund_cik": "cik"})  # fmt: skip
+    funds = rows.drop(columns=["ticker", "name"]).rename(
+        columns={"fund": "ticker", "fund_name": "name", "fund_cik": "cik"}
+    )
     cols = ["ticker", "name", "cik", "asset_class", "as_of", "filing_date", "weight", "market_value", "shares"]
     page = to_records(funds.iloc[start:stop], cols)
     ids = to_records(rows.iloc[:1], ["name", "cusip", "isin"])
     first = ids[0] if ids else {}
-    security = {"ticker": held, "name": first.get("name"), "cusip": first.get("cusip"), "isin": first.get("isin"),
-                "total_funds": len(rows), "returned": len(page), "offset": start}  # fmt: skip
+    security = {
+        "ticker": held,
+        "name": first.get("name"),
+        "cusip": first.get("cusip"),
+        "isin": first.get("isin"),
+        "total_funds": len(rows),
+        "returned": len(page),
+        "offset": start,
+    }
     return Answer(body={"holding": held, "security": security, "funds": page})
 
 
@@ -951,8 +998,9 @@ def _search_fields(store: Store, names: list[str]) -> list[str] | None:
     return list(dict.fromkeys(wanted))
 
 
-def _search_frame(store: Store, period: str, known_by: str | None = None,
-                  fields: list[str] | None = None) -> pd.DataFrame:  # fmt: skip
+def _search_frame(
+    store: Store, period: str, known_by: str | None = None, fields: list[str] | None = None
+) -> pd.DataFrame:
     """Statements and metrics of one period joined per (ticker, report_period).
 
     With ``known_by`` (a day), only the periods filed by then: the screen a researcher could have run that day.
@@ -1052,8 +1100,13 @@ def listing(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
     elif key == "sectors":
         facts = store.frame("company_facts")
         with_data = set(store.keys_of(ep.dataset or "", "ticker"))
-        values = sorted({str(s) for t, s in zip(facts["ticker"], facts["sector"], strict=True)
-                         if str(t) in with_data and pd.notna(s)})  # fmt: skip
+        values = sorted(
+            {
+                str(s)
+                for t, s in zip(facts["ticker"], facts["sector"], strict=True)
+                if str(t) in with_data and pd.notna(s)
+            }
+        )
     elif key == "tickers":
         values = store.keys_of(ep.dataset or "", "ticker")
     elif key == "ciks":
@@ -1076,8 +1129,13 @@ def listing(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
 
 def _item_types(store: Store, q: dict[str, Any]) -> dict[str, list[dict[str, str]]]:
     forms = [q["filing_type"]] if q.get("filing_type") else list(FILING_ITEM_TITLES)
-    return {f: [{"name": n, "title": t, "description": f"{f} {n.replace(',', ' ').replace('-', ' ')}: {t}"}
-                for n, t in FILING_ITEM_TITLES[f].items()] for f in forms}  # fmt: skip
+    return {
+        f: [
+            {"name": n, "title": t, "description": f"{f} {n.replace(',', ' ').replace('-', ' ')}: {t}"}
+            for n, t in FILING_ITEM_TITLES[f].items()
+        ]
+        for f in forms
+    }
 
 
 def _screener_filters(store: Store, q: dict[str, Any]) -> dict[str, Any]:
@@ -1097,8 +1155,10 @@ def _filers(store: Store, q: dict[str, Any]) -> list[dict[str, Any]]:
     if q.get("name"):
         df = df[df["investor"].astype("string").str.contains(str(q["name"]), case=False, regex=False)]
     df = df.sort_values("investor")
-    return [{"cik": None if pd.isna(c) else str(c), "name": str(n)} for n, c in zip(df["investor"], df["investor_cik"],
-                                                                                  strict=True)]  # fmt: skip
+    return [
+        {"cik": None if pd.isna(c) else str(c), "name": str(n)}
+        for n, c in zip(df["investor"], df["investor_cik"], strict=True)
+    ]
 
 
 #: the listings whose answer is a document rather than names (``Endpoint.response_schema``)

@@ -130,8 +130,9 @@ class AnswerMemo:
         with self._lock:
             return list(self._items)
 
-    def get_or_make(self, key: Hashable, make: Callable[[], Any], size: Callable[[Any], int], *,
-                    keep_on_repeat: bool = False) -> Any:  # fmt: skip
+    def get_or_make(
+        self, key: Hashable, make: Callable[[], Any], size: Callable[[Any], int], *, keep_on_repeat: bool = False
+    ) -> Any:
         """The value of ``key``, made (outside the memo's lock) and kept when absent.
 
         Threads asking for the same absent key at once wait for one of them to make it (a ticker is read once).

@@ -234,8 +234,11 @@ def _response_schema(ep: Endpoint) -> dict[str, Any]:
     if ep.response_schema is not None:
         return dict(ep.response_schema)
     if ep.kind == "listing":
-        return {"type": "object", "required": [key], "properties": {
-            "resource": {"type": "string"}, key: {"type": "array", "items": {"type": "string"}}}}  # fmt: skip
+        return {
+            "type": "object",
+            "required": [key],
+            "properties": {"resource": {"type": "string"}, key: {"type": "array", "items": {"type": "string"}}},
+        }
     rec = _record_for(ep)
     props: dict[str, Any] = {key: {"type": "array", "items": rec} if ep.list_payload or ep.kind != "object" else rec}
     if ep.paginated:
@@ -254,11 +257,17 @@ def _operation(ep: Endpoint) -> dict[str, Any]:
             "separated); absent when none was sent.",
             "schema": {"type": "string"},
         },
-        FORMATS_HEADER: {"description": "The formats this service answers data in (fdkit's own service: "
-                         f"application/json, {ARROW_STREAM}).", "schema": {"type": "string"}},
-        USAGE_HEADER: {"description": "Requests metered to the key this one was sent with, this one included (one "
-                       "per page answered); absent without a valid key.", "schema": {"type": "integer"}},
-    }  # fmt: skip
+        FORMATS_HEADER: {
+            "description": "The formats this service answers data in (fdkit's own service: "
+            f"application/json, {ARROW_STREAM}).",
+            "schema": {"type": "string"},
+        },
+        USAGE_HEADER: {
+            "description": "Requests metered to the key this one was sent with, this one included (one "
+            "per page answered); absent without a valid key.",
+            "schema": {"type": "integer"},
+        },
+    }
     if ep.method == "GET" and ep.kind == "list":
         content[ARROW_STREAM] = {
             "schema": {"type": "string", "format": "binary"},
@@ -303,9 +312,14 @@ def _operation(ep: Endpoint) -> dict[str, Any]:
         ]
         if ep.paginated:
             op["parameters"].append(
-                {"name": "cursor", "in": "query", "required": False, "schema": {"type": "string"},
-                 "description": "Opaque cursor from next_page_url; other parameters are then ignored."}
-            )  # fmt: skip
+                {
+                    "name": "cursor",
+                    "in": "query",
+                    "required": False,
+                    "schema": {"type": "string"},
+                    "description": "Opaque cursor from next_page_url; other parameters are then ignored.",
+                }
+            )
     return op
 
 

@@ -249,8 +249,10 @@ def validate_body(ep: Endpoint, body: Any, *, ignored: list[str] | None = None) 
     by_name = {p.name: p for p in ep.params}
     unknown = [str(k) for k in body if k not in by_name]
     if unknown and ignored is None:
-        raise ParamError(f"unknown field(s) {', '.join(map(_show, unknown))}; {ep.path} accepts: "
-                         f"{', '.join(by_name)}", "Unknown field")  # fmt: skip
+        raise ParamError(
+            f"unknown field(s) {', '.join(map(_show, unknown))}; {ep.path} accepts: {', '.join(by_name)}",
+            "Unknown field",
+        )
     if ignored is not None:
         ignored.extend(k for k in unknown if k not in ignored)
     out: dict[str, Any] = {}

@@ -46,8 +46,9 @@ def label_of(field: str) -> str:
     return text[:1].upper() + text[1:]
 
 
-def as_reported(store: Store, ticker: str, period: str, q: dict[str, Any] | None = None,
-                ep: Endpoint | None = None) -> list[dict[str, Any]]:  # fmt: skip
+def as_reported(
+    store: Store, ticker: str, period: str, q: dict[str, Any] | None = None, ep: Endpoint | None = None
+) -> list[dict[str, Any]]:
     """Every as-reported report of a ticker and period, newest first.
 
     Args:
@@ -71,8 +72,9 @@ def as_reported(store: Store, ticker: str, period: str, q: dict[str, Any] | None
     first = first.sort_values("report_period", ascending=False, kind="stable")
     stmts = store.rows("income_statements", ticker)
     stmts = stmts[(stmts["period"].astype("string") == period).fillna(False).to_numpy(dtype=bool)]
-    heads = {r["report_period"]: r for r in to_records(stmts, ["report_period", "fiscal_period", "currency",
-                                                                 "filing_url"])}  # fmt: skip
+    heads = {
+        r["report_period"]: r for r in to_records(stmts, ["report_period", "fiscal_period", "currency", "filing_url"])
+    }
     facts = store.rows("company_facts", ticker)
     cik = str(facts["cik"].iloc[0]) if len(facts) and pd.notna(facts["cik"].iloc[0]) else None
     out = []
@@ -81,16 +83,24 @@ def as_reported(store: Store, ticker: str, period: str, q: dict[str, Any] | None
         filed = v[(v["report_period"] == rp) & (v["filing_date"] == anchor)]
         dur = filed[(filed["period"].astype("string") == period).to_numpy(dtype=bool)]
         inst = filed[(filed["period"].astype("string") == "instant").to_numpy(dtype=bool)]
-        values = {"duration": dict(zip(dur["field"].astype(str), dur["value"], strict=True)),
-                  "instant": dict(zip(inst["field"].astype(str), inst["value"], strict=True))}  # fmt: skip
+        values = {
+            "duration": dict(zip(dur["field"].astype(str), dur["value"], strict=True)),
+            "instant": dict(zip(inst["field"].astype(str), inst["value"], strict=True)),
+        }
         accession = filed["accession_number"].dropna()
         acc = str(accession.iloc[0]) if len(accession) else None
         head = heads.get(day, {})
         url = head.get("filing_url") or _filing_index(cik, acc)
-        rec: dict[str, Any] = {"ticker": ticker, "report_period": day, "fiscal_period": head.get("fiscal_period"),
-                               "period": period, "currency": head.get("currency") or "USD",
-                               "accession_number": acc, "filing_url": url,
-                               "filing_date": anchor.strftime("%Y-%m-%d")}  # fmt: skip
+        rec: dict[str, Any] = {
+            "ticker": ticker,
+            "report_period": day,
+            "fiscal_period": head.get("fiscal_period"),
+            "period": period,
+            "currency": head.get("currency") or "USD",
+            "accession_number": acc,
+            "filing_url": url,
+            "filing_date": anchor.strftime("%Y-%m-%d"),
+        }
         for statement, fields in STATEMENT_FIELDS_OF.items():
             found = values["instant" if statement == "balance_sheet" else "duration"]
             items: list[dict[str, Any]] = [
@@ -110,16 +120,23 @@ def _filing_index(cik: str | None, accession: str | None) -> str | None:
     return f"https://www.sec.gov/Archives/edgar/data/{int(cik)}/{accession.replace('-', '')}/{accession}-index.htm"
 
 
-@handles("as_reported_income_statements", "as_reported_balance_sheets", "as_reported_cash_flow_statements",
-         "as_reported_financials")  # fmt: skip
+@handles(
+    "as_reported_income_statements",
+    "as_reported_balance_sheets",
+    "as_reported_cash_flow_statements",
+    "as_reported_financials",
+)
 def as_reported_answer(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
     """One statement's as-reported reports (``{header..., line_items}``), or all three per report."""
     ticker = _ticker(store, ep, q)
     if ticker is None:
         raise ParamError(f"{ep.path} needs a ticker or cik", "Missing parameter")
     reports = as_reported(store, ticker, q.get("period") or "annual", q, ep)
-    statement = {"as_reported_income_statements": "income_statement", "as_reported_balance_sheets": "balance_sheet",
-                 "as_reported_cash_flow_statements": "cash_flow_statement"}.get(ep.name)  # fmt: skip
+    statement = {
+        "as_reported_income_statements": "income_statement",
+        "as_reported_balance_sheets": "balance_sheet",
+        "as_reported_cash_flow_statements": "cash_flow_statement",
+    }.get(ep.name)
     if statement is not None:  # one statement: its line items beside the header
         keep = [r for r in reports if r[statement] is not None]
         header = [k for k in reports[0] if k not in STATEMENT_FIELDS_OF] if reports else []

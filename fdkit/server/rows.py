@@ -83,9 +83,16 @@ class FrameRecords(Sequence[dict[str, Any]]):
             own (:data:`AHEAD_BLOCKS`): a walk of a ticker's pages converts its rows a few times, not once a page.
     """
 
-    def __init__(self, base: pd.DataFrame | Callable[[], pd.DataFrame], fields: list[str], start: int = 0,
-                 stop: int | None = None, *, frame: pd.DataFrame | None = None,
-                 blocks: BlockGetter | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        base: pd.DataFrame | Callable[[], pd.DataFrame],
+        fields: list[str],
+        start: int = 0,
+        stop: int | None = None,
+        *,
+        frame: pd.DataFrame | None = None,
+        blocks: BlockGetter | None = None,
+    ) -> None:
         self._base = base
         self._blocks = blocks
         self._held = frame if callable(base) else None

@@ -60,8 +60,22 @@ DEFAULT_MEMORY_BYTES = 2**30
 #: frame takes a few times its Parquet size in memory); a larger one is read a ticker at a time
 SMALL_SHARE = 64
 
-_UNITS = {"": 1, "B": 1, "K": 2**10, "KB": 2**10, "KIB": 2**10, "M": 2**20, "MB": 2**20, "MIB": 2**20,
-          "G": 2**30, "GB": 2**30, "GIB": 2**30, "T": 2**40, "TB": 2**40, "TIB": 2**40}  # fmt: skip
+_UNITS = {
+    "": 1,
+    "B": 1,
+    "K": 2**10,
+    "KB": 2**10,
+    "KIB": 2**10,
+    "M": 2**20,
+    "MB": 2**20,
+    "MIB": 2**20,
+    "G": 2**30,
+    "GB": 2**30,
+    "GIB": 2**30,
+    "T": 2**40,
+    "TB": 2**40,
+    "TIB": 2**40,
+}
 
 
 def parse_bytes(text: str | int) -> int:
@@ -319,8 +333,9 @@ class Store:
         self.rows_read += len(df)
         return df
 
-    def frame(self, name: str, columns: list[str] | None = None,
-              where: Mapping[str, object] | None = None) -> pd.DataFrame:  # fmt: skip
+    def frame(
+        self, name: str, columns: list[str] | None = None, where: Mapping[str, object] | None = None
+    ) -> pd.DataFrame:
         """The whole dataset ``name`` (typed; empty with its schema when absent), or only some of its columns or rows.
 
         For cross-sections (screener, snapshots) and small datasets; kept within the budget like the rest (a
@@ -344,8 +359,13 @@ class Store:
         if self._small(name):
             df = rows_where(self.frame(name), where)
             return df if cols is None else df[[c for c in cols if c in df.columns]]
-        return self._kept("frame", name, None if cols is None else tuple(cols), tuple(sorted(where.items())),
-                          make=lambda: self._read(name, columns=cols, where=where or None))  # fmt: skip
+        return self._kept(
+            "frame",
+            name,
+            None if cols is None else tuple(cols),
+            tuple(sorted(where.items())),
+            make=lambda: self._read(name, columns=cols, where=where or None),
+        )
 
     def columns_of(self, name: str) -> set[str] | None:
         """The columns a whole read of dataset ``name`` has, known without reading it (``None``: only a read tells).
@@ -405,8 +425,11 @@ class Store:
         """
         value = str(value)
         if not self.has(name, value, key):
-            return self._kept("empty", name, make=lambda: self.frame(name).iloc[0:0] if self._small(name)
-                              else self._read(name, where={key: "\x00"}))  # fmt: skip
+            return self._kept(
+                "empty",
+                name,
+                make=lambda: self.frame(name).iloc[0:0] if self._small(name) else self._read(name, where={key: "\x00"}),
+            )
         if self._small(name):
             split = self._kept("split", name, key, make=lambda: _split(self.frame(name), key))
             return split[value]

@@ -13,7 +13,21 @@ from fdkit.webhooks.receiver import Landing, create_receiver, read_landed
 from fdkit.webhooks.signing import HEADER, SignatureError, sign, verify
 
 __all__ = [
-    "API_VERSION", "EVENT_TYPES", "Event", "make_event", "parse_event", "sign", "verify", "SignatureError", "HEADER",
-    "events_from_lake", "events_for_rows", "Destination", "deliver", "load_destinations", "create_receiver",
-    "Landing", "read_landed",
-]  # fmt: skip
+    "API_VERSION",
+    "EVENT_TYPES",
+    "Event",
+    "make_event",
+    "parse_event",
+    "sign",
+    "verify",
+    "SignatureError",
+    "HEADER",
+    "events_from_lake",
+    "events_for_rows",
+    "Destination",
+    "deliver",
+    "load_destinations",
+    "create_receiver",
+    "Landing",
+    "read_landed",
+]

@@ -49,8 +49,12 @@ class Destination:
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Destination:
         """Build from a destinations-file entry."""
-        return cls(url=d["url"], secret=d["secret"], api_version=d.get("api_version", API_VERSION),
-                   types=tuple(d.get("types", ["*"])))  # fmt: skip
+        return cls(
+            url=d["url"],
+            secret=d["secret"],
+            api_version=d.get("api_version", API_VERSION),
+            types=tuple(d.get("types", ["*"])),
+        )
 
     def wants(self, event_type: str) -> bool:
         """Whether this destination subscribed to ``event_type``."""
@@ -95,8 +99,11 @@ class DeliveryReport:
 
 def _post(session: requests.Session, dest: Destination, body: bytes, limit: float = DEADLINE) -> tuple[int | None, str]:
     """One attempt: connect, send and the whole answer within ``limit`` seconds (a trickling receiver fails)."""
-    headers = {"Content-Type": "application/json", HEADER: sign(dest.secret, body),
-               "X-FDS-Api-Version": dest.api_version}  # fmt: skip
+    headers = {
+        "Content-Type": "application/json",
+        HEADER: sign(dest.secret, body),
+        "X-FDS-Api-Version": dest.api_version,
+    }
     try:
         with transport.deadline(limit):
             r = session.post(dest.url, data=body, headers=headers, timeout=limit)
@@ -142,8 +149,7 @@ def deliver(
     finished = [0]
     log_file = open(log, "a", encoding="utf-8") if log else None  # noqa: SIM115
     session = requests.Session()
-    adapter = transport.DeadlineAdapter(pool_connections=workers, pool_maxsize=workers, max_retries=0,
-                                        max_bytes=2**20)  # fmt: skip
+    adapter = transport.DeadlineAdapter(pool_connections=workers, pool_maxsize=workers, max_retries=0, max_bytes=2**20)
     session.mount("http://", adapter)
     session.mount("https://", adapter)
 
@@ -172,10 +178,21 @@ def deliver(
                 report.attempts[event["id"]] += 1
                 report.statuses[status if status is not None else "error"] += 1
                 if log_file:
-                    log_file.write(json.dumps({"event": event["id"], "type": event["type"], "url": dest.url,
-                                               "attempt": attempt, "status": status, "detail": detail,
-                                               "ms": round((time.monotonic() - t0) * 1000, 1),
-                                               "at": round(time.time(), 3)}) + "\n")  # fmt: skip
+                    log_file.write(
+                        json.dumps(
+                            {
+                                "event": event["id"],
+                                "type": event["type"],
+                                "url": dest.url,
+                                "attempt": attempt,
+                                "status": status,
+                                "detail": detail,
+                                "ms": round((time.monotonic() - t0) * 1000, 1),
+                                "at": round(time.time(), 3),
+                            }
+                        )
+                        + "\n"
+                    )
             if status is not None and 200 <= status < 300:
                 with lock:
                     report.acked.append(event["id"])

@@ -63,15 +63,31 @@ __all__ = ["API_VERSION", "EVENT_TYPES", "Event", "make_event", "parse_event", "
 API_VERSION = "2026-01-01"
 
 FILING_LEVEL = (
-    "balance_sheets", "balance_sheet_segments", "cash_flow_statements", "cash_flow_statement_segments",
-    "financial_metrics", "income_statements", "income_statement_segments", "insider_ownership", "insider_trades",
-)  # fmt: skip
+    "balance_sheets",
+    "balance_sheet_segments",
+    "cash_flow_statements",
+    "cash_flow_statement_segments",
+    "financial_metrics",
+    "income_statements",
+    "income_statement_segments",
+    "insider_ownership",
+    "insider_trades",
+)
 RELEASE_LEVEL = ("forward_guidance", "non_gaap_metrics", "operating_kpis")
 
 #: event family -> (endpoint whose frame ``Event.frame()`` returns, array key in the payload)
 FAMILIES: dict[str, tuple[str, str | None]] = {
-    **{f: (f, f) for f in ("balance_sheets", "cash_flow_statements", "financial_metrics", "income_statements",
-                           "insider_ownership", "insider_trades")},
+    **{
+        f: (f, f)
+        for f in (
+            "balance_sheets",
+            "cash_flow_statements",
+            "financial_metrics",
+            "income_statements",
+            "insider_ownership",
+            "insider_trades",
+        )
+    },
     "balance_sheet_segments": ("balance_sheet_segments", "balance_sheet_segments"),
     "cash_flow_statement_segments": ("cash_flow_statement_segments", "cash_flow_statement_segments"),
     "income_statement_segments": ("income_statement_segments", "income_statement_segments"),
@@ -84,7 +100,7 @@ FAMILIES: dict[str, tuple[str, str | None]] = {
     "labor": ("labor_snapshot", "labor"),
     "yield_curve": ("yield_curve_snapshot", None),
     "filing_items.metadata": ("filings", None),
-}  # fmt: skip
+}
 
 EVENT_TYPES: tuple[str, ...] = tuple(f"{f}.created" for f in FAMILIES)
 if len(EVENT_TYPES) != 18:  # pragma: no cover - the table above is the spec's list
@@ -234,9 +250,13 @@ def _payload_model(family: str) -> type[BaseModel]:
     if family in RELEASE_LEVEL:
         return ReleasePayload
     models: dict[str, type[BaseModel]] = {
-        "earnings": EarningsPayload, "inflation": InflationPayload, "interest_rates": InterestRatesPayload,
-        "labor": LaborPayload, "yield_curve": YieldCurvePayload, "filing_items.metadata": FilingItemsMetadata,
-    }  # fmt: skip
+        "earnings": EarningsPayload,
+        "inflation": InflationPayload,
+        "interest_rates": InterestRatesPayload,
+        "labor": LaborPayload,
+        "yield_curve": YieldCurvePayload,
+        "filing_items.metadata": FilingItemsMetadata,
+    }
     return models[family]
 
 
@@ -290,9 +310,16 @@ class Event(BaseModel):
         if fam == "yield_curve":
             return [YieldCurvePayload.model_validate(obj).curve()]
         if fam == "filing_items.metadata":
-            return [{"ticker": obj["ticker"], "cik": obj["cik"], "filing_type": obj["filing_type"],
-                     "accession_number": obj.get("accession_number"), "filing_date": obj["filing_date"],
-                     "url": obj["url"]}]  # fmt: skip
+            return [
+                {
+                    "ticker": obj["ticker"],
+                    "cik": obj["cik"],
+                    "filing_type": obj["filing_type"],
+                    "accession_number": obj.get("accession_number"),
+                    "filing_date": obj["filing_date"],
+                    "url": obj["url"],
+                }
+            ]
         return [obj]
 
     def frame(self) -> pd.DataFrame:
@@ -323,23 +350,41 @@ _SEGMENT_REPORT = {"report_period": "2024-09-28", "fiscal_period": "FY2024", "pe
 _EXAMPLE_RECORDS: dict[str, list[dict[str, Any]]] = {
     "income_statements": [{"report_period": "2024-09-28", "period": "annual", "revenue": 391035000000.0}],
     "balance_sheets": [{"report_period": "2024-09-28", "period": "annual", "total_assets": 364980000000.0}],
-    "cash_flow_statements": [{"report_period": "2024-09-28", "period": "annual",
-                              "net_cash_flow_from_operations": 118254000000.0}],
+    "cash_flow_statements": [
+        {"report_period": "2024-09-28", "period": "annual", "net_cash_flow_from_operations": 118254000000.0}
+    ],
     "financial_metrics": [{"report_period": "2024-09-28", "period": "annual", "net_margin": 0.2397}],
-    "income_statement_segments": [{**_SEGMENT_REPORT, "revenue": {
-        "product": [{"label": "iPhone", "value": 201183000000.0}], "segment": []}}],
-    "balance_sheet_segments": [{**_SEGMENT_REPORT, "assets": {
-        "product": [], "segment": [{"label": "Americas", "value": 1.0e9}]}}],
-    "cash_flow_statement_segments": [{**_SEGMENT_REPORT, "capital_expenditure": {
-        "product": [], "segment": [{"label": "Americas", "value": 1.0e9}]}}],
-    "insider_trades": [{"name": "Jane Doe", "transaction_date": "2024-10-30", "transaction_shares": -1000.0,
-                        "transaction_price_per_share": 230.0, "security_title": "Common Stock"}],
-    "insider_ownership": [{"name": "Jane Doe", "as_of_date": "2024-10-30", "shares_owned": 10000.0,
-                           "holding_type": "non_derivative", "security_title": "Common Stock"}],
+    "income_statement_segments": [
+        {**_SEGMENT_REPORT, "revenue": {"product": [{"label": "iPhone", "value": 201183000000.0}], "segment": []}}
+    ],
+    "balance_sheet_segments": [
+        {**_SEGMENT_REPORT, "assets": {"product": [], "segment": [{"label": "Americas", "value": 1.0e9}]}}
+    ],
+    "cash_flow_statement_segments": [
+        {**_SEGMENT_REPORT, "capital_expenditure": {"product": [], "segment": [{"label": "Americas", "value": 1.0e9}]}}
+    ],
+    "insider_trades": [
+        {
+            "name": "Jane Doe",
+            "transaction_date": "2024-10-30",
+            "transaction_shares": -1000.0,
+            "transaction_price_per_share": 230.0,
+            "security_title": "Common Stock",
+        }
+    ],
+    "insider_ownership": [
+        {
+            "name": "Jane Doe",
+            "as_of_date": "2024-10-30",
+            "shares_owned": 10000.0,
+            "holding_type": "non_derivative",
+            "security_title": "Common Stock",
+        }
+    ],
     "forward_guidance": [{"metric_name": "revenue", "period": "Q1 FY2025", "low": 1.0e11, "high": 1.1e11}],
     "non_gaap_metrics": [{"metric_name": "adjusted_eps", "value": 1.64}],
     "operating_kpis": [{"metric_name": "installed_base_devices", "value": 2.2e9}],
-}  # fmt: skip
+}
 
 
 def example_payload(family: str) -> dict[str, Any]:
@@ -361,31 +406,88 @@ def example_payload(family: str) -> dict[str, Any]:
     if family in RELEASE_LEVEL:
         return {**_RELEASE_HEAD, family: _EXAMPLE_RECORDS[family]}
     examples: dict[str, dict[str, Any]] = {
-        "earnings": {"ticker": "AAPL", "report_period": "2024-09-28", "source_type": "8-K",
-                     "filing_date": "2024-10-31", "quarterly": {"revenue": 94930000000.0}, "annual": {}},
-        "inflation": {"date": "2024-10-01", "inflation": [{"series": "cpi_all_items", "date": "2024-10-01",
-                      "value": 315.664, "change_1m_pct": 0.24, "change_12m_pct": 2.6}]},
-        "interest_rates": {"bank": "FED", "date": "2024-11-07", "interest_rates": [
-            {"bank": "FED", "date": "2024-11-07", "name": "Federal Funds Target Rate (midpoint)", "rate": 4.625}]},
-        "labor": {"release": "jobless_claims", "date": "2024-11-02", "labor": [
-            {"series": "continued_claims", "date": "2024-10-26", "value": 1892000.0, "change": 26000.0,
-             "change_year": 66000.0, "change_year_pct": 3.614458},
-            {"series": "initial_jobless_claims", "date": "2024-11-02", "value": 221000.0, "change": -3000.0,
-             "change_year": 3000.0, "change_year_pct": 1.376147},
-            {"series": "insured_unemployment_rate", "date": "2024-10-26", "value": 1.2, "change": 0.0,
-             "change_year": 0.0, "change_year_pct": None}]},
-        "yield_curve": {"date": "2024-11-01", "yield_curve": {"date": "2024-11-01", "1_month": 4.73,
-                        "10_year": 4.38, "30_year": 4.56}},
-        "filing_items.metadata": {"ticker": "AAPL", "cik": "0000320193", "filing_type": "10-K",
-                                  "accession_number": "0000320193-24-000123", "filing_date": "2024-11-01",
-                                  "available_items": ["Item-1", "Item-1A", "Item-7"],
-                                  "url": "http://127.0.0.1:8000/filings/items?ticker=AAPL&filing_type=10-K&year=2024"},
-    }  # fmt: skip
+        "earnings": {
+            "ticker": "AAPL",
+            "report_period": "2024-09-28",
+            "source_type": "8-K",
+            "filing_date": "2024-10-31",
+            "quarterly": {"revenue": 94930000000.0},
+            "annual": {},
+        },
+        "inflation": {
+            "date": "2024-10-01",
+            "inflation": [
+                {
+                    "series": "cpi_all_items",
+                    "date": "2024-10-01",
+                    "value": 315.664,
+                    "change_1m_pct": 0.24,
+                    "change_12m_pct": 2.6,
+                }
+            ],
+        },
+        "interest_rates": {
+            "bank": "FED",
+            "date": "2024-11-07",
+            "interest_rates": [
+                {"bank": "FED", "date": "2024-11-07", "name": "Federal Funds Target Rate (midpoint)", "rate": 4.625}
+            ],
+        },
+        "labor": {
+            "release": "jobless_claims",
+            "date": "2024-11-02",
+            "labor": [
+                {
+                    "series": "continued_claims",
+                    "date": "2024-10-26",
+                    "value": 1892000.0,
+                    "change": 26000.0,
+                    "change_year": 66000.0,
+                    "change_year_pct": 3.614458,
+                },
+                {
+                    "series": "initial_jobless_claims",
+                    "date": "2024-11-02",
+                    "value": 221000.0,
+                    "change": -3000.0,
+                    "change_year": 3000.0,
+                    "change_year_pct": 1.376147,
+                },
+                {
+                    "series": "insured_unemployment_rate",
+                    "date": "2024-10-26",
+                    "value": 1.2,
+                    "change": 0.0,
+                    "change_year": 0.0,
+                    "change_year_pct": None,
+                },
+            ],
+        },
+        "yield_curve": {
+            "date": "2024-11-01",
+            "yield_curve": {"date": "2024-11-01", "1_month": 4.73, "10_year": 4.38, "30_year": 4.56},
+        },
+        "filing_items.metadata": {
+            "ticker": "AAPL",
+            "cik": "0000320193",
+            "filing_type": "10-K",
+            "accession_number": "0000320193-24-000123",
+            "filing_date": "2024-11-01",
+            "available_items": ["Item-1", "Item-1A", "Item-7"],
+            "url": "http://127.0.0.1:8000/filings/items?ticker=AAPL&filing_type=10-K&year=2024",
+        },
+    }
     return examples[family]
 
 
-def make_event(family: str, payload: dict[str, Any], *, livemode: bool = True, created: int | None = None,
-               event_id: str | None = None) -> dict[str, Any]:  # fmt: skip
+def make_event(
+    family: str,
+    payload: dict[str, Any],
+    *,
+    livemode: bool = True,
+    created: int | None = None,
+    event_id: str | None = None,
+) -> dict[str, Any]:
     """Build (and validate) an envelope.
 
     Args:

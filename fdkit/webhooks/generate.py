@@ -105,15 +105,23 @@ def _statement_events(name: str, df: pd.DataFrame, livemode: bool) -> list[tuple
         g = g.sort_values(["_rank", "report_period"], ascending=[True, False], kind="stable")
         day = _day(filed)
         acc = _text_or_none(accession)
-        payload = {"ticker": str(ticker), "accession_number": acc, "filing_date": day, "form_type": form,
-                   name: to_records(g, fields)}  # fmt: skip
+        payload = {
+            "ticker": str(ticker),
+            "accession_number": acc,
+            "filing_date": day,
+            "form_type": form,
+            name: to_records(g, fields),
+        }
         eid = _eid(name, ticker, acc, day)
         out.append((day, make_event(name, payload, livemode=livemode, event_id=eid)))
     return out
 
 
-_SEGMENT_FAMILY = {"income_statement": "income_statement_segments", "balance_sheet": "balance_sheet_segments",
-                   "cash_flow_statement": "cash_flow_statement_segments"}  # fmt: skip
+_SEGMENT_FAMILY = {
+    "income_statement": "income_statement_segments",
+    "balance_sheet": "balance_sheet_segments",
+    "cash_flow_statement": "cash_flow_statement_segments",
+}
 
 
 def _without_filing_date(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -132,11 +140,14 @@ def _segment_events(df: pd.DataFrame, livemode: bool) -> list[tuple[str, dict[st
             annual = (rows["period"].astype(str) == "annual").any()
             day = _day(filed)
             acc = _text_or_none(accession)
-            payload = {"ticker": str(ticker), "accession_number": acc, "filing_date": day,
-                       "form_type": "10-K" if annual else "10-Q",
-                       family: _without_filing_date(shape.nest(to_records(rows, shape.row_fields())))}  # type: ignore[attr-defined]  # fmt: skip
-            out.append((day, make_event(family, payload, livemode=livemode,
-                                        event_id=_eid(family, ticker, acc, day))))  # fmt: skip
+            payload = {
+                "ticker": str(ticker),
+                "accession_number": acc,
+                "filing_date": day,
+                "form_type": "10-K" if annual else "10-Q",
+                family: _without_filing_date(shape.nest(to_records(rows, shape.row_fields()))),  # type: ignore[attr-defined]
+            }
+            out.append((day, make_event(family, payload, livemode=livemode, event_id=_eid(family, ticker, acc, day))))
     return out
 
 
@@ -149,25 +160,35 @@ def _kpi_events(dataset: str, df: pd.DataFrame, facts: pd.DataFrame, livemode: b
     out = []
     family = _KPI_FAMILY[dataset]
     sectors = dict(zip(facts["ticker"].astype(str), facts["sector"], strict=True)) if "sector" in facts.columns else {}
-    for (ticker, period), g in df.dropna(subset=["report_period"]).groupby(["ticker", "report_period"],
-                                                                           observed=True, sort=True):  # fmt: skip
+    for (ticker, period), g in df.dropna(subset=["report_period"]).groupby(
+        ["ticker", "report_period"], observed=True, sort=True
+    ):
         day = _day(period)
         records = to_records(g, [f for f in fields_of(dataset) if f != "ticker"])
         sector = _text_or_none(sectors.get(str(ticker)))
-        payload = {"ticker": str(ticker), "accession_number": None, "sector": sector, "report_period": day,
-                   family: records}  # fmt: skip
-        out.append((day, make_event(family, payload, livemode=livemode,
-                                    event_id=_eid(family, ticker, day))))  # fmt: skip
+        payload = {
+            "ticker": str(ticker),
+            "accession_number": None,
+            "sector": sector,
+            "report_period": day,
+            family: records,
+        }
+        out.append((day, make_event(family, payload, livemode=livemode, event_id=_eid(family, ticker, day))))
     return out
 
 
 #: labour releases and the lake series each publishes (one event per release and date)
 LABOR_RELEASES: dict[str, tuple[str, ...]] = {
-    "jobs_report": ("average_hourly_earnings", "labor_force_participation_rate", "nonfarm_payrolls",
-                    "u6_unemployment_rate", "unemployment_rate"),
+    "jobs_report": (
+        "average_hourly_earnings",
+        "labor_force_participation_rate",
+        "nonfarm_payrolls",
+        "u6_unemployment_rate",
+        "unemployment_rate",
+    ),
     "job_openings": ("job_openings",),
     "jobless_claims": ("continued_claims", "initial_jobless_claims", "insured_unemployment_rate"),
-}  # fmt: skip
+}
 _RELEASE_OF = {series: release for release, names in LABOR_RELEASES.items() for series in names}
 #: series a release publishes for the week before the one it is dated (the weekly claims release's continued claims)
 _WEEK_BEFORE = frozenset({"continued_claims", "insured_unemployment_rate"})
@@ -185,10 +206,8 @@ def _labor_events(df: pd.DataFrame, livemode: bool) -> list[tuple]:
     df = df.assign(_day=df["date"].where(~lag, df["date"] + pd.Timedelta(weeks=1)))
     for (release, day), g in df.groupby(["_release", "_day"], sort=True):
         d = _day(day)
-        payload = {"release": str(release), "date": d,
-                   "labor": to_records(g.sort_values("series"), fields_of("labor"))}  # fmt: skip
-        out.append((d, make_event("labor", payload, livemode=livemode,
-                                  event_id=_eid("labor", release, d))))  # fmt: skip
+        payload = {"release": str(release), "date": d, "labor": to_records(g.sort_values("series"), fields_of("labor"))}
+        out.append((d, make_event("labor", payload, livemode=livemode, event_id=_eid("labor", release, d))))
     return out
 
 
@@ -208,8 +227,12 @@ def _insider_events(name: str, df: pd.DataFrame, livemode: bool) -> list[tuple[s
         day = _day(filed)
         head = {"ticker": str(ticker), "accession_number": acc, "filing_date": day, "form_type": str(form)}
         payload = {**head, name: [records[i] for i in rows]}
-        out.append((_day(pd.Timestamp(day) + INSIDER_BATCH_LAG), make_event(name, payload, livemode=livemode,
-                                                    event_id=_eid(name, ticker, acc, form, _day(filed)))))  # fmt: skip
+        out.append(
+            (
+                _day(pd.Timestamp(day) + INSIDER_BATCH_LAG),
+                make_event(name, payload, livemode=livemode, event_id=_eid(name, ticker, acc, form, _day(filed))),
+            )
+        )
     return out
 
 
@@ -240,9 +263,15 @@ def _release_record(row: dict[str, Any]) -> dict[str, Any]:
     ``source_type`` 8-K, dated and timed by the release, its window from the release time, and no accession or URL
     (no source names the 8-K's).
     """
-    return {**row, "source_type": "8-K", "filing_date": row["release_date"],
-            "filing_datetime": row.get("release_datetime"), "filing_window": _session(row.get("release_datetime")),
-            "accession_number": None, "filing_url": None}  # fmt: skip
+    return {
+        **row,
+        "source_type": "8-K",
+        "filing_date": row["release_date"],
+        "filing_datetime": row.get("release_datetime"),
+        "filing_window": _session(row.get("release_datetime")),
+        "accession_number": None,
+        "filing_url": None,
+    }
 
 
 def _earnings_events(df: pd.DataFrame, livemode: bool) -> list[tuple[str, dict[str, Any]]]:
@@ -260,18 +289,23 @@ def _earnings_events(df: pd.DataFrame, livemode: bool) -> list[tuple[str, dict[s
         if signals is not None and len(signals):
             row["signals"] = [signal_entry(s) for s in signals]
     landed = {(r["ticker"], r["report_period"]) for r in rows if r.get("source_type") == "8-K"}
-    releases = [_release_record(r) for r in rows
-                if r.get("release_date") and r.get("source_type") in ("10-Q", "10-K")
-                and r["release_date"] <= r["filing_date"]
-                and (r["ticker"], r["report_period"]) not in landed]  # fmt: skip
-    for item, record in zip(SHAPES[CATALOG["earnings"].shape].nest([*releases, *rows]), [*releases, *rows],
-                            strict=True):  # fmt: skip
+    releases = [
+        _release_record(r)
+        for r in rows
+        if r.get("release_date")
+        and r.get("source_type") in ("10-Q", "10-K")
+        and r["release_date"] <= r["filing_date"]
+        and (r["ticker"], r["report_period"]) not in landed
+    ]
+    for item, record in zip(
+        SHAPES[CATALOG["earnings"].shape].nest([*releases, *rows]), [*releases, *rows], strict=True
+    ):
         if item.get("source_type") not in ("8-K", "10-Q", "10-K"):
             continue
         if record.get("signals"):
             item["signals"] = record["signals"]
         eid = _eid("earnings", item["ticker"], item["report_period"], item["source_type"])
-        out.append((item["filing_date"], make_event("earnings", item, livemode=livemode, event_id=eid)))  # fmt: skip
+        out.append((item["filing_date"], make_event("earnings", item, livemode=livemode, event_id=eid)))
     return out
 
 
@@ -283,8 +317,12 @@ def _rate_events(df: pd.DataFrame, livemode: bool, published: set[tuple[str, str
             continue
         published.add(key)
         payload = {"bank": rec["bank"], "date": rec["date"], "interest_rates": [rec]}
-        out.append((rec["date"], make_event("interest_rates", payload, livemode=livemode,
-                                            event_id=_eid("interest_rates", *key))))  # fmt: skip
+        out.append(
+            (
+                rec["date"],
+                make_event("interest_rates", payload, livemode=livemode, event_id=_eid("interest_rates", *key)),
+            )
+        )
     return out
 
 
@@ -295,8 +333,7 @@ def _inflation_events(df: pd.DataFrame, livemode: bool) -> list[tuple[str, dict]
         if not d.endswith("-01"):
             continue
         payload = {"date": d, "inflation": to_records(g.sort_values("series"), fields_of("inflation"))}
-        out.append((d, make_event("inflation", payload, livemode=livemode,
-                                  event_id=_eid("inflation", d))))  # fmt: skip
+        out.append((d, make_event("inflation", payload, livemode=livemode, event_id=_eid("inflation", d))))
     return out
 
 
@@ -304,8 +341,12 @@ def _curve_events(df: pd.DataFrame, livemode: bool) -> list[tuple[str, dict]]:
     out = []
     for rec in to_records(df, ["date", *YIELD_TENORS]):
         payload = {"date": rec["date"], "yield_curve": rec}
-        out.append((rec["date"], make_event("yield_curve", payload, livemode=livemode,
-                                            event_id=_eid("yield_curve", rec["date"]))))  # fmt: skip
+        out.append(
+            (
+                rec["date"],
+                make_event("yield_curve", payload, livemode=livemode, event_id=_eid("yield_curve", rec["date"])),
+            )
+        )
     return out
 
 
@@ -324,17 +365,29 @@ def _filing_item_events(df: pd.DataFrame, facts: pd.DataFrame, base_url: str, li
             query["quarter"] = int(g["quarter"].iloc[0])
         if acc:
             query["accession_number"] = acc
-        payload = {"ticker": str(ticker), "cik": cik.zfill(10), "filing_type": str(ftype), "accession_number": acc,
-                   "filing_date": d, "available_items": sorted({str(n) for n in g["number"]}),
-                   "url": f"{base_url.rstrip('/')}/filings/items?{urlencode(query)}"}  # fmt: skip
+        payload = {
+            "ticker": str(ticker),
+            "cik": cik.zfill(10),
+            "filing_type": str(ftype),
+            "accession_number": acc,
+            "filing_date": d,
+            "available_items": sorted({str(n) for n in g["number"]}),
+            "url": f"{base_url.rstrip('/')}/filings/items?{urlencode(query)}",
+        }
         eid = _eid("filing_items", ticker, ftype, d, *([acc] if acc else []))  # the id of old: unchanged without one
         out.append((d, make_event("filing_items.metadata", payload, livemode=livemode, event_id=eid)))
     return out
 
 
-def events_for_rows(dataset: str, df: pd.DataFrame, *, livemode: bool = True, base_url: str = "",
-                    facts: pd.DataFrame | None = None,
-                    published: set[tuple[str, str]] | None = None) -> list[tuple[str, dict[str, Any]]]:  # fmt: skip
+def events_for_rows(
+    dataset: str,
+    df: pd.DataFrame,
+    *,
+    livemode: bool = True,
+    base_url: str = "",
+    facts: pd.DataFrame | None = None,
+    published: set[tuple[str, str]] | None = None,
+) -> list[tuple[str, dict[str, Any]]]:
     """Events for new rows of one lake dataset (an ingest, or a replay window).
 
     Args:
@@ -355,8 +408,15 @@ def events_for_rows(dataset: str, df: pd.DataFrame, *, livemode: bool = True, ba
     return found
 
 
-def _events_for_rows(dataset: str, df: pd.DataFrame, *, livemode: bool, base_url: str,
-                     facts: pd.DataFrame | None, published: set[tuple[str, str]] | None) -> list[tuple]:  # fmt: skip
+def _events_for_rows(
+    dataset: str,
+    df: pd.DataFrame,
+    *,
+    livemode: bool,
+    base_url: str,
+    facts: pd.DataFrame | None,
+    published: set[tuple[str, str]] | None,
+) -> list[tuple]:
     if df.empty:
         return []
     if dataset in _STATEMENTS:
@@ -378,16 +438,33 @@ def _events_for_rows(dataset: str, df: pd.DataFrame, *, livemode: bool, base_url
     if dataset == "yield_curve":
         return _curve_events(df, livemode)
     if dataset == "filing_items":
-        return _filing_item_events(df, facts if facts is not None else pd.DataFrame(columns=["ticker", "cik"]),
-                                   base_url, livemode)  # fmt: skip
+        return _filing_item_events(
+            df, facts if facts is not None else pd.DataFrame(columns=["ticker", "cik"]), base_url, livemode
+        )
     return []
 
 
-_DATE_COLUMN = {"interest_rates": "date", "inflation": "date", "labor": "date", "yield_curve": "date",
-                **{k: "report_period" for k in _KPI_FAMILY}}  # fmt: skip
+_DATE_COLUMN = {
+    "interest_rates": "date",
+    "inflation": "date",
+    "labor": "date",
+    "yield_curve": "date",
+    **{k: "report_period" for k in _KPI_FAMILY},
+}
 #: every dataset events are generated from (all 18 event types)
-REPLAYED = (*_STATEMENTS, "segmented_financials", "insider_trades", "insider_ownership", "earnings", *_KPI_FAMILY,
-            "interest_rates", "inflation", "labor", "yield_curve", "filing_items")  # fmt: skip
+REPLAYED = (
+    *_STATEMENTS,
+    "segmented_financials",
+    "insider_trades",
+    "insider_ownership",
+    "earnings",
+    *_KPI_FAMILY,
+    "interest_rates",
+    "inflation",
+    "labor",
+    "yield_curve",
+    "filing_items",
+)
 
 
 def datasets_of(event_type: str) -> tuple[str, ...]:
@@ -456,8 +533,9 @@ def _effective(name: str, df: pd.DataFrame) -> pd.Series:
     return pd.to_datetime(df[col]) + lag
 
 
-def _in_window(name: str, df: pd.DataFrame, since: str | None, until: str | None,
-               published: set[tuple[str, str]]) -> pd.DataFrame:  # fmt: skip
+def _in_window(
+    name: str, df: pd.DataFrame, since: str | None, until: str | None, published: set[tuple[str, str]]
+) -> pd.DataFrame:
     """The rows of one dataset whose events fall in ``[since, until]`` (effective dates).
 
     Interest-rate decisions before ``since`` are added to ``published`` (a revision of one fires nothing).
@@ -479,10 +557,15 @@ def _in_window(name: str, df: pd.DataFrame, since: str | None, until: str | None
     return df[keep]
 
 
-def events_from_lake(root: str | os.PathLike[str], *, since: str | dt.date | None = None,
-                     until: str | dt.date | None = None,
-                     datasets: Iterable[str] = REPLAYED, livemode: bool = True,
-                     base_url: str = "http://127.0.0.1:8000") -> list[dict[str, Any]]:  # fmt: skip
+def events_from_lake(
+    root: str | os.PathLike[str],
+    *,
+    since: str | dt.date | None = None,
+    until: str | dt.date | None = None,
+    datasets: Iterable[str] = REPLAYED,
+    livemode: bool = True,
+    base_url: str = "http://127.0.0.1:8000",
+) -> list[dict[str, Any]]:
     """Walk a lake in filing-date order and return the events the live service would have emitted.
 
     Args:
@@ -510,15 +593,19 @@ def events_from_lake(root: str | os.PathLike[str], *, since: str | dt.date | Non
     published: set[tuple[str, str]] = set()
     for name in datasets:
         df = _in_window(name, lake.read(name), since, until, published)
-        found.extend(events_for_rows(name, df, livemode=livemode, base_url=base_url, facts=facts,
-                                     published=published))  # fmt: skip
+        found.extend(events_for_rows(name, df, livemode=livemode, base_url=base_url, facts=facts, published=published))
     found = [(d, e) for d, e in found if (not since or d >= since) and (not until or d <= until)]
     found.sort(key=delivery_order)
     return [e for _, e in found]
 
 
-def latest_events(root: str | os.PathLike[str], event_types: Iterable[str], *, livemode: bool = False,
-                  base_url: str = "http://127.0.0.1:8000") -> dict[str, dict[str, Any]]:  # fmt: skip
+def latest_events(
+    root: str | os.PathLike[str],
+    event_types: Iterable[str],
+    *,
+    livemode: bool = False,
+    base_url: str = "http://127.0.0.1:8000",
+) -> dict[str, dict[str, Any]]:
     """The newest event of each type the lake gives, made from the lake's most recent rows only.
 
     The same event :func:`events_from_lake` would list last of its type, without generating the others: each
@@ -550,8 +637,9 @@ def latest_events(root: str | os.PathLike[str], event_types: Iterable[str], *, l
     return latest
 
 
-def _latest_of(name: str, df: pd.DataFrame, types: set[str], livemode: bool, base_url: str,
-               facts: pd.DataFrame) -> dict[str, dict[str, Any]]:  # fmt: skip
+def _latest_of(
+    name: str, df: pd.DataFrame, types: set[str], livemode: bool, base_url: str, facts: pd.DataFrame
+) -> dict[str, dict[str, Any]]:
     """The newest event of each of ``types`` one dataset gives, over windows of its latest dates."""
     days = _effective(name, df)
     if name == "earnings" and "release_date" in df.columns:  # a release's day is an effective date too

@@ -205,35 +205,85 @@ _NOT_VINTAGES = {"cik", "fiscal_year", "fiscal_quarter", "report_period", "filin
 
 #: every event family's landing rule (see the module docstring's table)
 LANDING: dict[str, LandingRule] = {
-    **{f: LandingRule(f, "ticker", ("report_period", "period"), per="record", revision="newest_filing",
-                      required=("ticker", "report_period", "period"))
-       for f in ("income_statements", "balance_sheets", "cash_flow_statements", "financial_metrics")},
-    **{f: LandingRule(f, "ticker", ("accession_number", "form_type", "filing_date"), key_from="payload", prefix="acc",
-                      amends=True, required=("ticker", "name"), ledger=("ticker", "accession_number", "name"))
-       for f in ("insider_trades", "insider_ownership")},
-    **{f: LandingRule("segmented_financials", "ticker", ("report_period", "period"), per="period", endpoint=f,
-                      required=("ticker", "report_period", "period", "statement", "line_item", "category", "label"),
-                      ledger=("ticker", "report_period", "period"))
-       for f in ("income_statement_segments", "balance_sheet_segments", "cash_flow_statement_segments")},
-    "earnings": LandingRule("earnings", "ticker", ("report_period", "source_type"), endpoint="earnings",
-                            required=("ticker", "report_period", "source_type")),
-    "interest_rates": LandingRule("interest_rates", "bank", ("date",), prefix="date", revision="ignore",
-                                  required=("bank", "date")),
-    "inflation": LandingRule("inflation", None, ("date",), key_from="payload", prefix="date",
-                             required=("series", "date")),
-    "labor": LandingRule("labor", None, ("release", "date"), key_from="payload", prefix="date",
-                         required=("series", "date")),
+    **{
+        f: LandingRule(
+            f,
+            "ticker",
+            ("report_period", "period"),
+            per="record",
+            revision="newest_filing",
+            required=("ticker", "report_period", "period"),
+        )
+        for f in ("income_statements", "balance_sheets", "cash_flow_statements", "financial_metrics")
+    },
+    **{
+        f: LandingRule(
+            f,
+            "ticker",
+            ("accession_number", "form_type", "filing_date"),
+            key_from="payload",
+            prefix="acc",
+            amends=True,
+            required=("ticker", "name"),
+            ledger=("ticker", "accession_number", "name"),
+        )
+        for f in ("insider_trades", "insider_ownership")
+    },
+    **{
+        f: LandingRule(
+            "segmented_financials",
+            "ticker",
+            ("report_period", "period"),
+            per="period",
+            endpoint=f,
+            required=("ticker", "report_period", "period", "statement", "line_item", "category", "label"),
+            ledger=("ticker", "report_period", "period"),
+        )
+        for f in ("income_statement_segments", "balance_sheet_segments", "cash_flow_statement_segments")
+    },
+    "earnings": LandingRule(
+        "earnings",
+        "ticker",
+        ("report_period", "source_type"),
+        endpoint="earnings",
+        required=("ticker", "report_period", "source_type"),
+    ),
+    "interest_rates": LandingRule(
+        "interest_rates", "bank", ("date",), prefix="date", revision="ignore", required=("bank", "date")
+    ),
+    "inflation": LandingRule(
+        "inflation", None, ("date",), key_from="payload", prefix="date", required=("series", "date")
+    ),
+    "labor": LandingRule(
+        "labor", None, ("release", "date"), key_from="payload", prefix="date", required=("series", "date")
+    ),
     "yield_curve": LandingRule("yield_curve", None, ("date",), key_from="payload", prefix="date", required=("date",)),
-    "filing_items.metadata": LandingRule("filing_metadata", "ticker", ("filing_type", "filing_date",
-                                         "accession_number"), prefix=None,
-                                         required=("ticker", "filing_type"),
-                                         ledger=("ticker", "filing_type", "filing_date", "accession_number"),
-                                         nullable=("filing_date",)),
-    **{f: LandingRule(d, "ticker", ("report_period", "accession_number"), key_from="payload",
-                      required=("ticker",), ledger=("ticker", "report_period"), nullable=("report_period",))
-       for f, d in (("forward_guidance", "kpi_guidance"), ("non_gaap_metrics", "kpi_non_gaap"),
-                    ("operating_kpis", "kpi_metrics"))},
-}  # fmt: skip
+    "filing_items.metadata": LandingRule(
+        "filing_metadata",
+        "ticker",
+        ("filing_type", "filing_date", "accession_number"),
+        prefix=None,
+        required=("ticker", "filing_type"),
+        ledger=("ticker", "filing_type", "filing_date", "accession_number"),
+        nullable=("filing_date",),
+    ),
+    **{
+        f: LandingRule(
+            d,
+            "ticker",
+            ("report_period", "accession_number"),
+            key_from="payload",
+            required=("ticker",),
+            ledger=("ticker", "report_period"),
+            nullable=("report_period",),
+        )
+        for f, d in (
+            ("forward_guidance", "kpi_guidance"),
+            ("non_gaap_metrics", "kpi_non_gaap"),
+            ("operating_kpis", "kpi_metrics"),
+        )
+    },
+}
 if set(LANDING) != {t.removesuffix(".created") for t in EVENT_TYPES}:  # pragma: no cover - one rule per family
     raise RuntimeError("every webhook event family needs exactly one landing rule")
 
@@ -297,8 +347,12 @@ class Landing:
             atomic_write_bytes(path, data)
         for dataset in sorted({*tl.adds, *tl.removes}):  # one Delta commit per dataset
             # a log that cannot be committed to raises LakeWriteError (an OSError): 503, the sender delivers again
-            self.writer.commit(dataset, tl.adds.get(dataset, {}).items(), tl.removes.get(dataset, ()),
-                               write_file=_file_writer(self.lake / dataset))  # fmt: skip
+            self.writer.commit(
+                dataset,
+                tl.adds.get(dataset, {}).items(),
+                tl.removes.get(dataset, ()),
+                write_file=_file_writer(self.lake / dataset),
+            )
         for twin in tl.unparked:  # after the commit that made them live again
             twin.unlink(missing_ok=True)
         return n
@@ -361,8 +415,15 @@ class Landing:
     def dead_letter(self, event_id: str, event_type: str, reason: str, body: bytes) -> None:
         """Keep a refused event (with why) in ``_webhooks/dead-letter.jsonl`` and the log."""
         log.warning("webhook event %s (%s) refused: %s", event_id, event_type, reason)
-        line = orjson.dumps({"id": event_id, "type": event_type, "reason": reason, "at": time.time(),
-                             "body": body.decode("utf-8", "replace")})  # fmt: skip
+        line = orjson.dumps(
+            {
+                "id": event_id,
+                "type": event_type,
+                "reason": reason,
+                "at": time.time(),
+                "body": body.decode("utf-8", "replace"),
+            }
+        )
         with open(self.lake / "_webhooks" / "dead-letter.jsonl", "ab") as f:
             f.write(line + b"\n")
 
@@ -376,8 +437,10 @@ class Landing:
         n = 0
         groups = rule.groups(rows)
         if len(groups) > self.max_files:  # one file a record: a landing's time grows with them (~7 ms each)
-            raise EventTooLarge(f"the event would land {len(groups):,} files in {rule.dataset} (one per {rule.per}); "
-                                f"a receiver lands at most {self.max_files:,} per event: split it")  # fmt: skip
+            raise EventTooLarge(
+                f"the event would land {len(groups):,} files in {rule.dataset} (one per {rule.per}); "
+                f"a receiver lands at most {self.max_files:,} per event: split it"
+            )
         typed = self._typed(rule.dataset, rows)  # typed once for the event: a group's file is a slice of it
         position = {id(r): i for i, r in enumerate(rows)}
         for group in groups:
@@ -424,11 +487,18 @@ class Landing:
                     continue
                 if value != value:  # NaN
                     continue
-                out.append({"ticker": rec["ticker"], "period": period, "report_period": rec["report_period"],
-                            "field": name, "value": float(value),
-                            "filing_date": rec.get("filing_date") or head.get("filing_date"),
-                            "accession_number": rec.get("accession_number") or head.get("accession_number"),
-                            "form_type": rec.get("form_type") or head.get("form_type")})  # fmt: skip
+                out.append(
+                    {
+                        "ticker": rec["ticker"],
+                        "period": period,
+                        "report_period": rec["report_period"],
+                        "field": name,
+                        "value": float(value),
+                        "filing_date": rec.get("filing_date") or head.get("filing_date"),
+                        "accession_number": rec.get("accession_number") or head.get("accession_number"),
+                        "form_type": rec.get("form_type") or head.get("form_type"),
+                    }
+                )
         if not out or _missing(out[0]["filing_date"]):
             return
         first = out[0]
@@ -442,8 +512,7 @@ class Landing:
             folder = folder / f"{partition}={safe_segment(value, partition)}"
         return folder / f"{key}.parquet"
 
-    def _amendments(self, path: Path, head: dict[str, Any], rows: list[dict[str, Any]],
-                    partition: str | None) -> Path:  # fmt: skip
+    def _amendments(self, path: Path, head: dict[str, Any], rows: list[dict[str, Any]], partition: str | None) -> Path:
         """Plan an insider filing's landing so that amendments replace what they amend, in any arrival order.
 
         The matching key is (ticker, insider ``name``, base form): each amendment (``4/A``) replaces the latest
@@ -476,8 +545,10 @@ class Landing:
                 same_form = old_form.removesuffix("/A") == form.removesuffix("/A")
                 if not same_form or frozenset(old["name"].astype(str)) != names:
                     continue
-                filings[path.parent / key_path.name] = (rank(old["filing_date"].iloc[0], old_form,
-                                                          old["accession_number"].iloc[0]), parked)  # fmt: skip
+                filings[path.parent / key_path.name] = (
+                    rank(old["filing_date"].iloc[0], old_form, old["accession_number"].iloc[0]),
+                    parked,
+                )
         filings[path] = (rank(head.get("filing_date"), form, head.get("accession_number")), False)
         ordered = sorted(filings, key=lambda p: filings[p][0])
         amended = {ordered[i - 1] for i, p in enumerate(ordered) if i and filings[p][0][1]}
@@ -517,8 +588,9 @@ class Landing:
 
     def _write(self, dataset: str, df: pd.DataFrame, partition: str | None, key: str, to: Path) -> int:
         """Stage the typed file of ``df``; ``to`` is its path (a parked path for a filing already amended)."""
-        planned = plan_tables(self.lake, dataset, df, partition_by=partition, mode="append", part=key,
-                              keep_partition=True)  # fmt: skip
+        planned = plan_tables(
+            self.lake, dataset, df, partition_by=partition, mode="append", part=key, keep_partition=True
+        )
         for p, table in planned:
             dest = to.parent / p.name if p.name == to.name else p
             if dest.is_relative_to(self.lake / "_webhooks"):  # a filing its amendment replaced already: parked
@@ -550,9 +622,15 @@ MAX_BODY_BYTES = 4 * 2**20
 MAX_EVENT_FILES = 250
 
 
-def create_receiver(lake: str | os.PathLike[str], secret: str | bytes, *, tolerance: int = DEFAULT_TOLERANCE,
-                    max_body_bytes: int = MAX_BODY_BYTES, body_timeout: float = BODY_TIMEOUT,
-                    max_event_files: int = MAX_EVENT_FILES) -> FastAPI:  # fmt: skip
+def create_receiver(
+    lake: str | os.PathLike[str],
+    secret: str | bytes,
+    *,
+    tolerance: int = DEFAULT_TOLERANCE,
+    max_body_bytes: int = MAX_BODY_BYTES,
+    body_timeout: float = BODY_TIMEOUT,
+    max_event_files: int = MAX_EVENT_FILES,
+) -> FastAPI:
     """The receiver as an ASGI app (``uvicorn`` it, or mount it in another app).
 
     The event loop only reads bodies: checking a signature, parsing and landing run in worker threads, so a large
@@ -596,8 +674,11 @@ def create_receiver(lake: str | os.PathLike[str], secret: str | bytes, *, tolera
         except PayloadTooLarge as exc:
             return problem_response(exc)
         except TimeoutError:
-            answer = error_response(408, "Request Timeout", f"the request body did not arrive within {body_timeout:g} "
-                                    "seconds of its headers")  # fmt: skip
+            answer = error_response(
+                408,
+                "Request Timeout",
+                f"the request body did not arrive within {body_timeout:g} seconds of its headers",
+            )
             answer.headers["connection"] = "close"
             return answer
         return await run_in_threadpool(_handle, landing, secret, body, header, tolerance)
@@ -721,8 +802,9 @@ def _write_failed(event: Event, exc: BaseException) -> Response:
     what = "the disk is full" if full else f"{type(exc).__name__}: {exc}"[:200]
     log.error("webhook event %s (%s) not landed: %s", event.id, event.type, what)
     status, title = (507, "Insufficient Storage") if full else (503, "Service Unavailable")
-    return error_response(status, title, f"event {event.id} was not landed ({what}); nothing was acknowledged: "
-                          "deliver it again later")  # fmt: skip
+    return error_response(
+        status, title, f"event {event.id} was not landed ({what}); nothing was acknowledged: deliver it again later"
+    )
 
 
 def read_landed(lake: str | os.PathLike[str], dataset: str) -> pd.DataFrame:

@@ -78,8 +78,14 @@ def check_header(header: str | None, *, tolerance: int = DEFAULT_TOLERANCE, now:
     return t
 
 
-def verify(secret: str | bytes, body: bytes, header: str | None, *, tolerance: int = DEFAULT_TOLERANCE,
-           now: float | None = None) -> int:  # fmt: skip
+def verify(
+    secret: str | bytes,
+    body: bytes,
+    header: str | None,
+    *,
+    tolerance: int = DEFAULT_TOLERANCE,
+    now: float | None = None,
+) -> int:
     """Check a signature header.
 
     Args:

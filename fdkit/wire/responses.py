@@ -23,12 +23,20 @@ from fdkit.errors import BadRequestError, FdkitError, http_status, without_backt
 
 __all__ = ["json_response", "error_response", "problem_response", "read_capped", "PayloadTooLarge"]
 
-_TITLES = {400: "Bad Request", 401: "Unauthorized", 402: "Payment Required", 404: "Not Found",
-           405: "Method Not Allowed", 413: "Payload Too Large", 500: "Internal Server Error"}  # fmt: skip
+_TITLES = {
+    400: "Bad Request",
+    401: "Unauthorized",
+    402: "Payment Required",
+    404: "Not Found",
+    405: "Method Not Allowed",
+    413: "Payload Too Large",
+    500: "Internal Server Error",
+}
 
 
-def json_response(body: Any, status: int = 200, headers: dict[str, str] | None = None,
-                  default: Callable[[Any], Any] | None = None) -> Response:  # fmt: skip
+def json_response(
+    body: Any, status: int = 200, headers: dict[str, str] | None = None, default: Callable[[Any], Any] | None = None
+) -> Response:
     """A JSON response encoded with orjson.
 
     Args:

@@ -538,9 +538,15 @@ class FdkitRetry(Retry):
         out.max_retry_after = self.max_retry_after
         return out
 
-    def increment(self, method: str | None = None, url: str | None = None, response: Any = None,
-                  error: Exception | None = None, _pool: Any = None,
-                  _stacktrace: Any = None) -> FdkitRetry:  # fmt: skip
+    def increment(
+        self,
+        method: str | None = None,
+        url: str | None = None,
+        response: Any = None,
+        error: Exception | None = None,
+        _pool: Any = None,
+        _stacktrace: Any = None,
+    ) -> FdkitRetry:
         """urllib3's ``increment``, except that a refused connection is final (raised as spent at once)."""
         if _refused(error):
             raise MaxRetryError(_pool, url or "", error) from error
@@ -611,8 +617,15 @@ class DeadlineAdapter(HTTPAdapter):
     def max_retries(self, value: Retry) -> None:
         self._max_retries = value
 
-    def send(self, request: requests.PreparedRequest, stream: bool = False, timeout: Any = None,
-             verify: Any = True, cert: Any = None, proxies: Any = None) -> requests.Response:  # fmt: skip
+    def send(
+        self,
+        request: requests.PreparedRequest,
+        stream: bool = False,
+        timeout: Any = None,
+        verify: Any = True,
+        cert: Any = None,
+        proxies: Any = None,
+    ) -> requests.Response:
         """Send, then read the body under the attempt's deadline (its ``timeout``) and the call's deadline."""
         per_attempt = _seconds(timeout)  # the attempt's own time
         left = remaining()  # the whole call's
@@ -628,8 +641,9 @@ class DeadlineAdapter(HTTPAdapter):
         except requests.RequestException as exc:
             fired = watchdog is not None and watchdog.cancel()
             if fired:
-                raise DeadlineExceeded(f"the call's deadline passed while waiting for the headers of "
-                                       f"{request.url}") from exc  # fmt: skip
+                raise DeadlineExceeded(
+                    f"the call's deadline passed while waiting for the headers of {request.url}"
+                ) from exc
             raise
         finally:
             if watchdog is not None and not fired:
@@ -663,8 +677,7 @@ class DeadlineAdapter(HTTPAdapter):
                         left = remaining()
                         if left is not None and left <= 0:
                             raise DeadlineExceeded(f"the call's deadline passed while reading {response.url}")
-                        raise BodyReadError(f"the response was not complete in time ({response.url})",
-                                            timed_out=True)  # fmt: skip
+                        raise BodyReadError(f"the response was not complete in time ({response.url})", timed_out=True)
                     if sock is not None:
                         sock.settimeout(wait)  # one socket read never outlasts the attempt or the call
                 chunk = raw.read1(_CHUNK, decode_content=True)
@@ -686,8 +699,7 @@ class DeadlineAdapter(HTTPAdapter):
                 left = remaining()
                 if left is not None and left <= 0:
                     raise DeadlineExceeded(f"the call's deadline passed while reading {response.url}") from exc
-                raise BodyReadError(f"the response was not complete in time ({response.url})",
-                                    timed_out=True) from exc  # fmt: skip
+                raise BodyReadError(f"the response was not complete in time ({response.url})", timed_out=True) from exc
             raise BodyReadError(f"{plain_reason(exc)} ({response.url})") from exc
         finally:
             response.raw.release_conn()
