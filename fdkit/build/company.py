@@ -82,50 +82,29 @@ def build_company_facts(
         shares_v = shares_of(t)
         price = last_close.get(t, np.nan)
         employees = emp.loc[t, "employees"] if t in emp.index else u.employees
-        rows.append(
-            {
-                "ticker": t,
-                "name": (p["name"] if p is not None else None) or u.Security,
-                "cik": cik,
-                "industry": u._4,
-                "sector": u._3,
-                "category": "Common Stock" if u.asset_class == "equity" else "Cryptocurrency",
-                "exchange": p["exchanges"] if p is not None else None,
-                "is_active": True,
-                "listing_date": None,
-                "location": u._5 if isinstance(u._5, str) else None,
-                "market_cap": float(price * shares_v) if price == price and shares_v == shares_v else None,
-                "number_of_employees": int(float(employees)) if isinstance(employees, str) and employees else None,
-                "sec_filings_url": f"{SEC}/cgi-bin/browse-edgar?action=getcompany&CIK={cik}" if cik else None,
-                "sic_code": p["sic"] if p is not None else None,
-                "sic_industry": p["sic_description"] if p is not None else None,
-                "sic_sector": None,
-                "website_url": None,
-                "weighted_average_shares": shares_v,
-                "events": ticker_changes(t, renames),
-                "former_names": former_names(p["former_names"] if p is not None else None),
-            }
-        )
+        rows.append({
+            "ticker": t, "name": (p["name"] if p is not None else None) or u.Security,
+            "cik": cik, "industry": u._4, "sector": u._3, "category": "Common Stock" if u.asset_class == "equity"
+            else "Cryptocurrency", "exchange": p["exchanges"] if p is not None else None,
+            "is_active": True, "listing_date": None, "location": u._5 if isinstance(u._5, str) else None,
+            "market_cap": float(price * shares_v) if price == price and shares_v == shares_v else None,
+            "number_of_employees": int(float(employees)) if isinstance(employees, str) and employees else None,
+            "sec_filings_url": f"{SEC}/cgi-bin/browse-edgar?action=getcompany&CIK={cik}" if cik else None,
+            "sic_code": p["sic"] if p is not None else None,
+            "sic_industry": p["sic_description"] if p is not None else None,
+            "sic_sector": None, "website_url": None, "weighted_average_shares": shares_v,
+            "events": ticker_changes(t, renames),
+            "former_names": former_names(p["former_names"] if p is not None else None),
+        })  # fmt: skip
     known = {r["ticker"] for r in rows}
     for m in tuples(members):
         if m.ticker in known:
             continue
         cik = ciks.get(m.ticker, m.cik)  # the filer of the lake's filings (company_ciks)
-        rows.append(
-            {
-                "ticker": m.ticker,
-                "name": m.name,
-                "cik": cik,
-                "industry": m.industry,
-                "sector": m.sector,
-                "category": "Common Stock",
-                "is_active": True,
-                "location": m.location,
-                "sec_filings_url": f"{SEC}/cgi-bin/browse-edgar?action=getcompany&CIK={cik}",
-                "events": ticker_changes(m.ticker, renames),
-                "former_names": [],
-            }
-        )
+        rows.append({"ticker": m.ticker, "name": m.name, "cik": cik, "industry": m.industry, "sector": m.sector,
+                     "category": "Common Stock", "is_active": True, "location": m.location,
+                     "sec_filings_url": f"{SEC}/cgi-bin/browse-edgar?action=getcompany&CIK={cik}",
+                     "events": ticker_changes(m.ticker, renames), "former_names": []})  # fmt: skip
     return pd.DataFrame(rows)
 
 
@@ -154,14 +133,8 @@ def ticker_changes(ticker: str, renames: pd.DataFrame) -> list[dict[str, str | N
         if hits.empty or len(out) > 20:
             return out[::-1]
         hit = hits.iloc[-1]  # the latest rename to this symbol before the change after it
-        out.append(
-            {
-                "type": "ticker_change",
-                "date": hit["day"].strftime("%Y-%m-%d"),
-                "ticker": symbol,
-                "previous_ticker": hit["old"],
-            }
-        )
+        out.append({"type": "ticker_change", "date": hit["day"].strftime("%Y-%m-%d"), "ticker": symbol,
+                    "previous_ticker": hit["old"]})  # fmt: skip
         symbol, before = hit["old"], hit["day"]
 
 
@@ -211,19 +184,11 @@ def known_companies(uni: pd.DataFrame, prof: pd.DataFrame, ciks: dict[str, str],
     rows = []
     for u in tuples(uni.assign(Symbol=uni["Symbol"].str.replace(".", "-", regex=False))):
         p = prof.loc[u.Symbol] if u.Symbol in prof.index else None
-        rows.append(
-            {
-                "ticker": u.Symbol,
-                "name": (p["name"] if p is not None else None) or u.Security,
-                "cik": ciks.get(u.Symbol),
-            }
-        )
+        rows.append({"ticker": u.Symbol, "name": (p["name"] if p is not None else None) or u.Security,
+                     "cik": ciks.get(u.Symbol)})  # fmt: skip
     known = {r["ticker"] for r in rows}
-    rows += [
-        {"ticker": m.ticker, "name": m.name, "cik": ciks.get(m.ticker, m.cik)}
-        for m in tuples(members)
-        if m.ticker not in known
-    ]
+    rows += [{"ticker": m.ticker, "name": m.name, "cik": ciks.get(m.ticker, m.cik)} for m in tuples(members)
+             if m.ticker not in known]  # fmt: skip
     return pd.DataFrame(rows, columns=["ticker", "name", "cik"])
 
 
@@ -242,9 +207,8 @@ def _company_facts(ctx: Context) -> dict[str, pd.DataFrame]:
     ciks = company_ciks(pd.read_csv(ctx.source(SEC_TICKERS), dtype=str), members, uni)
     events = pd.read_csv(ctx.source(EVENTS), dtype=str, keep_default_na=False)
     changes = [pd.read_csv(ctx.source(f), dtype=str, keep_default_na=False) for f in MEMBERSHIP_CHANGES]
-    facts = build_company_facts(
-        uni, prof, emp, ciks, ctx["statements"], ctx["prices"], members, renames_of(events, changes)
-    )
+    facts = build_company_facts(uni, prof, emp, ciks, ctx["statements"], ctx["prices"], members,
+                                renames_of(events, changes))  # fmt: skip
     return {"company_facts": with_past_members(facts, ctx["pystock_owners"], ctx["index_membership"])}
 
 
@@ -287,14 +251,8 @@ def with_past_members(facts: pd.DataFrame, owners: pd.DataFrame, spells: pd.Data
         renamed = own.isin({new for _, _, new in reviewed_renames()}) & past["cik"].isna()
         names = own.map(latest["name"]).where(renamed & own.map(latest["name"]).notna(), names)
         ciks = past["cik"].where(~renamed, past["cik"].fillna(own.map(latest["cik"])))
-    rows = pd.DataFrame(
-        {
-            "ticker": past.index.astype(str),
-            "name": names.astype(str).to_numpy(),
-            "cik": ciks.to_numpy(),
-            "category": "Common Stock",
-        }
-    )
+    rows = pd.DataFrame({"ticker": past.index.astype(str), "name": names.astype(str).to_numpy(),
+                         "cik": ciks.to_numpy(), "category": "Common Stock"})  # fmt: skip
     return pd.concat([facts, rows], ignore_index=True)
 
 

@@ -24,24 +24,10 @@ FORM13F = "data-real/insider/form13f_holdings_parsed.csv"
 FORM13F_TYPE = "13F-HR"
 SEC_TICKERS = "data-real/company/sec_company_tickers.csv"
 
-_CODES = {
-    "S": "Sale",
-    "P": "Purchase",
-    "A": "Grant",
-    "M": "Option Exercise",
-    "F": "Tax Withholding",
-    "G": "Gift",
-    "D": "Disposition to Issuer",
-    "C": "Conversion",
-    "J": "Other",
-    "X": "Option Exercise",
-    "L": "Small Acquisition",
-    "I": "Discretionary",
-    "U": "Tender of Shares",
-    "W": "Will or Laws of Descent",
-    "K": "Equity Swap",
-    "Z": "Voting Trust",
-}
+_CODES = {"S": "Sale", "P": "Purchase", "A": "Grant", "M": "Option Exercise", "F": "Tax Withholding",
+          "G": "Gift", "D": "Disposition to Issuer", "C": "Conversion", "J": "Other",
+          "X": "Option Exercise", "L": "Small Acquisition", "I": "Discretionary", "U": "Tender of Shares",
+          "W": "Will or Laws of Descent", "K": "Equity Swap", "Z": "Voting Trust"}  # fmt: skip
 #: Form 4 codes whose direction the SEC's definition fixes (the other codes, G J I W K Z, go either way)
 _ACQUIRED, _DISPOSED = frozenset("ACLMPX"), frozenset("DFSU")
 #: what the Form 4 table writes for an issuer with no listed symbol (non-traded funds): no ticker to serve them under
@@ -49,22 +35,13 @@ NO_SYMBOL = frozenset({"N/A", "NONE"})
 #: symbols of the Form 4 table reviewed by hand, (symbol as filed, issuer as filed) -> the issuer's symbol: garbled
 #: or mistyped symbols (``FN`` is Fabrinet's, ``BNY`` is BNY Mellon's in the lake), and renames the index membership
 #: spells do not hold (Fiserv FI 2023-2025 -> FISV, NortonLifeLock -> Gen Digital, Rubicon RBT -> RBTC on the OTC)
-FORM4_SYMBOLS = {
-    ("-", "HONEYWELL INTERNATIONAL INC"): "HON",
-    ("NCLH]", "Norwegian Cruise Line Holdings Ltd."): "NCLH",
-    ("PARAA,PARA", "Paramount Global"): "PARA",
-    ("fo9jod#z", "Sandisk Corp"): "SNDK",
-    ("LLYVA/K", "Liberty Live Holdings, Inc."): "LLYVA",
-    ("BRKB", "BERKSHIRE HATHAWAY INC"): "BRK-B",
-    ("ISGR", "INTUITIVE SURGICAL INC"): "ISRG",
-    ("OMCV", "OMNICOM GROUP INC."): "OMC",
-    ("FN", "DoorDash, Inc."): "DASH",
-    ("BNY", "BLACKROCK NEW YORK MUNICIPAL INCOME TRUST"): "BNY_2024",
-    ("FI", "FISERV INC"): "FISV",
-    ("NLOK", "NortonLifeLock Inc."): "GEN",
-    ("NLOK", "Gen Digital Inc."): "GEN",
-    ("RBT", "Rubicon Technologies, Inc."): "RBTC",
-}
+FORM4_SYMBOLS = {("-", "HONEYWELL INTERNATIONAL INC"): "HON", ("NCLH]", "Norwegian Cruise Line Holdings Ltd."): "NCLH",
+                 ("PARAA,PARA", "Paramount Global"): "PARA", ("fo9jod#z", "Sandisk Corp"): "SNDK",
+                 ("LLYVA/K", "Liberty Live Holdings, Inc."): "LLYVA", ("BRKB", "BERKSHIRE HATHAWAY INC"): "BRK-B",
+                 ("ISGR", "INTUITIVE SURGICAL INC"): "ISRG", ("OMCV", "OMNICOM GROUP INC."): "OMC",
+                 ("FN", "DoorDash, Inc."): "DASH", ("BNY", "BLACKROCK NEW YORK MUNICIPAL INCOME TRUST"): "BNY_2024",
+                 ("FI", "FISERV INC"): "FISV", ("NLOK", "NortonLifeLock Inc."): "GEN",
+                 ("NLOK", "Gen Digital Inc."): "GEN", ("RBT", "Rubicon Technologies, Inc."): "RBTC"}  # fmt: skip
 
 
 def signature_dates(paths: list[Path]) -> dict[tuple[str, str, str], str]:
@@ -117,11 +94,8 @@ def build_insiders(
     filed_by_accn = dict(zip(index["accessionNumber"], index["filingDate"], strict=True)) if len(index) else {}
 
     def filing_date(r) -> str:
-        return (
-            filed_by_accn.get(r.accession)
-            or sigs.get((str(r.issuer_cik).zfill(10), r.document_type, r.period_of_report))
-            or r.period_of_report
-        )
+        return filed_by_accn.get(r.accession) or sigs.get((str(r.issuer_cik).zfill(10), r.document_type,
+                                                           r.period_of_report)) or r.period_of_report  # fmt: skip
 
     df["filing_date"] = [filing_date(r) for r in tuples(df)]
     # the EDGAR index dates a filing exactly; a signature date (or the period) is on or before it
@@ -133,51 +107,31 @@ def build_insiders(
     shares = num("shares")
     signed = np.where(df["acquired_disposed"] == "D", -shares, shares)
     after = num("shares_owned_after")
-    common = {
-        "ticker": df["issuer_symbol"],
-        "filing_date": df["filing_date"],
-        "filing_date_kind": df["filing_date_kind"],
-        "issuer": df["issuer_name"],
-        "name": df["owner_name"],
-        "title": df["officer_title"],
-        "is_board_director": df["is_director"].isin(["1", "true", "True"]),
-        "security_title": df["security_title"],
-        "accession_number": df["accession"],
-        "form_type": df["document_type"],
-    }
+    common = {"ticker": df["issuer_symbol"], "filing_date": df["filing_date"],
+              "filing_date_kind": df["filing_date_kind"], "issuer": df["issuer_name"],
+              "name": df["owner_name"], "title": df["officer_title"],
+              "is_board_director": df["is_director"].isin(["1", "true", "True"]),
+              "security_title": df["security_title"], "accession_number": df["accession"],
+              "form_type": df["document_type"]}  # fmt: skip
     tx = df["row_type"].str.endswith("Transaction")
-    trades = pd.DataFrame(
-        {
-            **common,
-            "transaction_date": df["transaction_date"],
-            "transaction_shares": signed,
-            "transaction_price_per_share": num("price_per_share"),
-            "transaction_value": shares * num("price_per_share"),
-            "shares_owned_before_transaction": after - signed,
-            "shares_owned_after_transaction": after,
-            "transaction_type": df["transaction_code"].map(_CODES).fillna(df["transaction_code"]),
-        }
-    )[tx]
+    trades = pd.DataFrame({**common, "transaction_date": df["transaction_date"], "transaction_shares": signed,
+                           "transaction_price_per_share": num("price_per_share"),
+                           "transaction_value": shares * num("price_per_share"),
+                           "shares_owned_before_transaction": after - signed,
+                           "shares_owned_after_transaction": after,
+                           "transaction_type": df["transaction_code"].map(_CODES).fillna(df["transaction_code"]),
+                           })[tx]  # fmt: skip
     # a derivative holding states the shares underlying it
     owned = after.fillna(num("underlying_shares").where(df["table"] == "derivative"))
-    hold = pd.DataFrame(
-        {
-            **common,
-            "is_officer": df["is_officer"].isin(["1", "true", "True"]),
-            "is_ten_percent_owner": df["is_ten_pct"].isin(["1", "true", "True"]),
-            "shares_owned": owned,
-            "direct_or_indirect": df["direct_indirect"],
-            "holding_type": df["table"],
-            "as_of_date": df["period_of_report"],
-        }
-    )
+    hold = pd.DataFrame({**common, "is_officer": df["is_officer"].isin(["1", "true", "True"]),
+                         "is_ten_percent_owner": df["is_ten_pct"].isin(["1", "true", "True"]),
+                         "shares_owned": owned, "direct_or_indirect": df["direct_indirect"],
+                         "holding_type": df["table"], "as_of_date": df["period_of_report"]})  # fmt: skip
     # ownership: the holdings reported on Forms 3 and 5 (and their amendments); Form 4 rows are trades
     hold = hold[df["row_type"].str.endswith("Holding") & df["document_type"].isin(OWNERSHIP_FORMS)]
     order = ["ticker", "filing_date", "accession_number"]
-    return (
-        trades.sort_values(order, kind="stable").reset_index(drop=True),
-        hold.sort_values(order, kind="stable").reset_index(drop=True),
-    )
+    return (trades.sort_values(order, kind="stable").reset_index(drop=True),
+            hold.sort_values(order, kind="stable").reset_index(drop=True))  # fmt: skip
 
 
 def served_symbols(symbol: pd.Series, day: pd.Series, members: pd.DataFrame) -> pd.Series:
@@ -264,37 +218,16 @@ def build_form4_trades(raw: pd.DataFrame, members: pd.DataFrame) -> tuple[pd.Dat
     filed = pd.to_datetime(df["filing_date"].replace("", None), errors="coerce") if "filing_date" in df else pd.NaT
     kind = df["filing_date_kind"].replace("", None) if "filing_date_kind" in df else None
     accession = df["accession_number"].replace("", None) if "accession_number" in df else None
-    out = pd.DataFrame(
-        {
-            "ticker": ticker,
-            "filing_date": filed,
-            "filing_date_kind": kind,
-            "issuer": df["issuer_name"],
-            "name": df["reporting_owner"],
-            "title": df["reporting_owner_position"].replace("", None),
-            "is_board_director": pd.NA,
-            "transaction_date": day,
-            "transaction_shares": signed,
-            "transaction_price_per_share": price,
-            "transaction_value": shares * price,
-            "shares_owned_before_transaction": (after - signed).where(way != 0),
-            "shares_owned_after_transaction": after,
-            "security_title": None,
-            "transaction_type": code.map(_CODES).fillna(code),
-            "accession_number": accession,
-            "form_type": "4",
-            "owner_cik": df["reporting_owner_cik"],
-        }
-    )
-    key = [
-        "ticker",
-        "owner_cik",
-        "transaction_date",
-        "transaction_type",
-        "transaction_shares",
-        "transaction_price_per_share",
-        "shares_owned_after_transaction",
-    ]
+    out = pd.DataFrame({"ticker": ticker, "filing_date": filed, "filing_date_kind": kind, "issuer": df["issuer_name"],
+                        "name": df["reporting_owner"], "title": df["reporting_owner_position"].replace("", None),
+                        "is_board_director": pd.NA, "transaction_date": day, "transaction_shares": signed,
+                        "transaction_price_per_share": price, "transaction_value": shares * price,
+                        "shares_owned_before_transaction": (after - signed).where(way != 0),
+                        "shares_owned_after_transaction": after, "security_title": None,
+                        "transaction_type": code.map(_CODES).fillna(code), "accession_number": accession,
+                        "form_type": "4", "owner_cik": df["reporting_owner_cik"]})  # fmt: skip
+    key = ["ticker", "owner_cik", "transaction_date", "transaction_type", "transaction_shares",
+           "transaction_price_per_share", "shares_owned_after_transaction"]  # fmt: skip
     repeated = out.duplicated(key)  # one filing under a company's old and new symbol
     counts["repeated"] = int(repeated.sum())
     out = out[~repeated]
@@ -316,15 +249,8 @@ def merge_trades(filed: pd.DataFrame, form4: pd.DataFrame) -> tuple[pd.DataFrame
         Both by ticker: the filed rows by filing date and accession, then the Form 4 rows newest transaction first;
         and the number of Form 4 rows dropped as already filed.
     """
-    key = [
-        "ticker",
-        "transaction_date",
-        "name",
-        "transaction_type",
-        "transaction_shares",
-        "transaction_price_per_share",
-        "shares_owned_after_transaction",
-    ]
+    key = ["ticker", "transaction_date", "name", "transaction_type", "transaction_shares",
+           "transaction_price_per_share", "shares_owned_after_transaction"]  # fmt: skip
 
     def keys(df: pd.DataFrame) -> pd.Series:
         k = df[key].assign(transaction_date=pd.to_datetime(df["transaction_date"]), name=df["name"].str.upper())
@@ -384,23 +310,14 @@ def build_institutional(
     thousands = in_thousands | (filed < pd.Timestamp("2023-01-03")).to_numpy()
     value = np.where(thousands, value * 1000.0, value)
     k = split_factor(splits, keys["ticker"], filed)
-    out = pd.DataFrame(
-        {
-            "ticker": df["ticker"].to_numpy(),
-            "report_period": period.to_numpy(),
-            "investor": df["manager"].str.upper().to_numpy(),
-            "investor_cik": df["accession"].str[:10].to_numpy(),
-            "shares": shares * k,
-            "market_value": value,
-            "filing_date": filed.to_numpy(),
-            "accession_number": df["accession"].to_numpy(),
-            "form_type": FORM13F_TYPE,
-            "put_call": df["put_call"].to_numpy(),
-            "name_of_issuer": df["name_of_issuer"].to_numpy(),
-            "cusip": df["cusip"].to_numpy(),
-            "title_of_class": df["title_of_class"].to_numpy(),
-        }
-    )
+    out = pd.DataFrame({"ticker": df["ticker"].to_numpy(), "report_period": period.to_numpy(),
+                        "investor": df["manager"].str.upper().to_numpy(),
+                        "investor_cik": df["accession"].str[:10].to_numpy(), "shares": shares * k,
+                        "market_value": value, "filing_date": filed.to_numpy(),
+                        "accession_number": df["accession"].to_numpy(), "form_type": FORM13F_TYPE,
+                        "put_call": df["put_call"].to_numpy(),
+                        "name_of_issuer": df["name_of_issuer"].to_numpy(), "cusip": df["cusip"].to_numpy(),
+                        "title_of_class": df["title_of_class"].to_numpy()})  # fmt: skip
     key = ["ticker", "report_period", "investor", "put_call"]
     out = out.groupby(key, dropna=False, as_index=False).agg(
         investor_cik=("investor_cik", "first"),

@@ -96,14 +96,9 @@ def read_listings(raw: pd.DataFrame) -> pd.DataFrame:
     Returns:
         One row per listing.
     """
-    df = pd.DataFrame(
-        {
-            "symbol": norm_ticker(raw["symbol"].astype(str)),
-            "name": raw["name"].astype(str),
-            "first": pd.to_datetime(raw["first_listed_crawl"].astype(str), format="%Y%m%d"),
-            "last": pd.to_datetime(raw["last_listed_crawl"].astype(str), format="%Y%m%d"),
-        }
-    )
+    df = pd.DataFrame({"symbol": norm_ticker(raw["symbol"].astype(str)), "name": raw["name"].astype(str),
+                       "first": pd.to_datetime(raw["first_listed_crawl"].astype(str), format="%Y%m%d"),
+                       "last": pd.to_datetime(raw["last_listed_crawl"].astype(str), format="%Y%m%d")})  # fmt: skip
     df["listed_first"], df["listed_last"] = df["first"], df["last"]
     df = df.sort_values(["symbol", "first"], kind="stable").reset_index(drop=True)
     nxt = df.groupby("symbol")["first"].shift(-1)
@@ -113,9 +108,8 @@ def read_listings(raw: pd.DataFrame) -> pd.DataFrame:
     return df
 
 
-def symbol_owners(
-    listings: pd.DataFrame, spells: pd.DataFrame, members: pd.DataFrame, renames: pd.DataFrame | None = None
-) -> pd.DataFrame:
+def symbol_owners(listings: pd.DataFrame, spells: pd.DataFrame, members: pd.DataFrame,
+                  renames: pd.DataFrame | None = None) -> pd.DataFrame:  # fmt: skip
     """Each listing's owner: the lake ticker its rows are served under, over which days, and why.
 
     The membership source names some spells by a later symbol (Yahoo as ``AABA`` from 2004, Priceline as
@@ -135,7 +129,8 @@ def symbol_owners(
     """
     if "listed_first" not in listings.columns:
         listings = listings.assign(listed_first=listings["first"], listed_last=listings["last"])
-    sp = spells.assign(symbol=norm_ticker(spells["ticker"].astype(str)), stop=spells["end_date"].fillna(_OPEN))
+    sp = spells.assign(symbol=norm_ticker(spells["ticker"].astype(str)),
+                       stop=spells["end_date"].fillna(_OPEN))  # fmt: skip
     sp = sp[(sp["start_date"] <= WINDOW[1]) & (sp["stop"] >= WINDOW[0])]
     rows: list[tuple[Any, ...]] = []
     reviewed = listing_owners()
@@ -148,19 +143,8 @@ def symbol_owners(
             start, last = pd.Timestamp(str(r.first)), pd.Timestamp(str(r.last))
             for owner, through in (earlier, (str(r.symbol), pd.Timestamp.max)):
                 end = min(last, through)
-                rows.append(
-                    (
-                        r.symbol,
-                        start,
-                        end,
-                        owner,
-                        None,
-                        r.name,
-                        "reviewed: owners by date",
-                        r.listed_first,
-                        r.listed_last,
-                    )
-                )
+                rows.append((r.symbol, start, end, owner, None, r.name, "reviewed: owners by date", r.listed_first,
+                             r.listed_last))  # fmt: skip
                 start = end + pd.Timedelta(days=1)
             continue
         ov, how = _spells_of(r, sp, later, aliases)
@@ -191,22 +175,10 @@ def symbol_owners(
         else:
             m = members[(members["ticker"] == r.symbol)]
             if len(m) and (names_agree(m["name"].iloc[0], r.name) or r.symbol in same):
-                rows.append(
-                    (
-                        r.symbol,
-                        r.first,
-                        r.last,
-                        r.symbol,
-                        m["cik"].iloc[0],
-                        r.name,
-                        "today's member, same name",
-                        r.listed_first,
-                        r.listed_last,
-                    )
-                )
-    out = pd.DataFrame(
-        rows, columns=["symbol", "start", "end", "ticker", "cik", "name", "how", "listed_first", "listed_last"]
-    )
+                rows.append((r.symbol, r.first, r.last, r.symbol, m["cik"].iloc[0], r.name,
+                             "today's member, same name", r.listed_first, r.listed_last))  # fmt: skip
+    out = pd.DataFrame(rows, columns=["symbol", "start", "end", "ticker", "cik", "name", "how", "listed_first",
+                                      "listed_last"])  # fmt: skip
     return out.sort_values(["symbol", "start"], kind="stable").reset_index(drop=True)
 
 
@@ -265,17 +237,15 @@ def relabel(df: pd.DataFrame, owners: pd.DataFrame, date: str) -> pd.DataFrame:
     """
     keyed = df.assign(_row=np.arange(len(df)), _symbol=df["ticker"].astype(str))
     cols = ["symbol", "start", "end", "ticker", "listed_first", "listed_last"]
-    owners = owners.assign(
-        symbol_of_spell=np.where(owners["how"].str.startswith("index spell under"), "", owners["symbol"])
-    )
-    m = keyed[["_row", "_symbol", date]].merge(owners[[*cols, "symbol_of_spell"]], left_on="_symbol", right_on="symbol")
+    owners = owners.assign(symbol_of_spell=np.where(owners["how"].str.startswith("index spell under"), "",
+                                                    owners["symbol"]))  # fmt: skip
+    m = keyed[["_row", "_symbol", date]].merge(owners[[*cols, "symbol_of_spell"]], left_on="_symbol",
+                                                 right_on="symbol")  # fmt: skip
     m = m[(m[date] >= m["start"]) & (m[date] <= m["end"])].drop_duplicates("_row")
     # two symbols of one company on one day (ACT and AGN around Actavis's rename): the one the crawl listed wins,
     # then the one the company's own spell names
-    m = m.assign(
-        _rank=((m[date] < m["listed_first"]) | (m[date] > m["listed_last"])).astype(int) * 2
-        + (m["_symbol"] != m["symbol_of_spell"]).astype(int)
-    )
+    m = m.assign(_rank=((m[date] < m["listed_first"]) | (m[date] > m["listed_last"])).astype(int) * 2
+                 + (m["_symbol"] != m["symbol_of_spell"]).astype(int))  # fmt: skip
     m = m.sort_values(["ticker", date, "_rank"], kind="stable")
     rival = m.groupby(["ticker", date])["_symbol"].transform("nunique") > 1
     best = m.groupby(["ticker", date])["_rank"].transform("min")

@@ -44,12 +44,9 @@ def _leaves(rev: pd.DataFrame, revenue_of: dict) -> pd.DataFrame:
     An axis that adds up to no more than the revenue has no subtotals. Where several revenue concepts report the
     same members, the first concept of the mapping is kept.
     """
-    rev = rev.assign(
-        _axis=rev["members"].map(lambda m: m[0][0] if len(m) == 1 else None),
-        _rank=rev["concept"].map(lambda c: CONCEPT_ORDER.get(c.split(":", 1)[1], 99)),
-        is_subtotal=False,
-        parent_member=None,
-    )
+    rev = rev.assign(_axis=rev["members"].map(lambda m: m[0][0] if len(m) == 1 else None),
+                     _rank=rev["concept"].map(lambda c: CONCEPT_ORDER.get(c.split(":", 1)[1], 99)),
+                     is_subtotal=False, parent_member=None)  # fmt: skip
     rev = rev.sort_values("_rank", kind="stable").drop_duplicates(["ticker", "start", "end", "members"])
     drop: list = []
     for key, g in rev[rev["_axis"].notna()].groupby(["ticker", "start", "end", "_axis"]):
@@ -92,18 +89,9 @@ def build_segments(
         members = [(a, m) for a, m in dims if a in AXES]
         if not members or len(members) != len(dims):
             continue  # consolidation items, eliminations and other axes are not segment members
-        rows.append(
-            {
-                "ticker": r.ticker,
-                "concept": r.concept,
-                "start": r.period_start,
-                "end": r.period_end,
-                "value": r.value,
-                "filing_date": r.filing_date,
-                "filing": r.filing,
-                "members": tuple(sorted((AXES[a], m) for a, m in members)),
-            }
-        )
+        rows.append({"ticker": r.ticker, "concept": r.concept, "start": r.period_start, "end": r.period_end,
+                     "value": r.value, "filing_date": r.filing_date, "filing": r.filing,
+                     "members": tuple(sorted((AXES[a], m) for a, m in members))})  # fmt: skip
     df = pd.DataFrame(rows)
     df["start"], df["end"] = pd.to_datetime(df["start"]), pd.to_datetime(df["end"])
     df["days"] = (df["end"] - df["start"]).dt.days + 1
@@ -115,9 +103,8 @@ def build_segments(
     # point in time, as the statements: a period's segments come from its own report, not a later comparative
     lag = (pd.to_datetime(df["filing_date"]) - df["end"]).dt.days
     df = df[lag.between(1, MAX_FILING_LAG)]
-    revenue_of = {
-        (r.ticker, r.report_period, r.period): r.revenue for r in tuples(statements.dropna(subset=["revenue"]))
-    }
+    revenue_of = {(r.ticker, r.report_period, r.period): r.revenue
+                  for r in tuples(statements.dropna(subset=["revenue"]))}  # fmt: skip
     rev = _leaves(df[df["concept"].isin(_REVENUE) & (df["members"].map(len) >= 1)].copy(), revenue_of)
     items = []
     for (ticker, end, period), g in rev.groupby(["ticker", "end", "period"], sort=True):
@@ -126,56 +113,27 @@ def build_segments(
         accession = _report_accession(g["filing"], accession_of or {})
         for i, r in enumerate(tuples(g)):
             for j, (stype, member) in enumerate(r.members):
-                items.append(
-                    {
-                        "ticker": ticker,
-                        "report_period": end,
-                        "period": period,
-                        "currency": "USD",
-                        "filing_date": filing_date,
-                        "accession_number": accession,
-                        "item": i,
-                        "member": j,
-                        "name": r.concept.split(":", 1)[1],
-                        "amount": r.value,
-                        "start_period": r.start,
-                        "end_period": r.end,
-                        "segment_label": member_label(member),
-                        "segment_type": stype,
-                        "xbrl_member": member,
-                        "is_subtotal": bool(r.is_subtotal),
-                        "parent_label": member_label(r.parent_member) if r.parent_member else None,
-                    }
-                )
+                items.append({"ticker": ticker, "report_period": end, "period": period, "currency": "USD",
+                              "filing_date": filing_date, "accession_number": accession, "item": i, "member": j,
+                              "name": r.concept.split(":", 1)[1], "amount": r.value, "start_period": r.start,
+                              "end_period": r.end, "segment_label": member_label(member), "segment_type": stype,
+                              "xbrl_member": member, "is_subtotal": bool(r.is_subtotal),
+                              "parent_label": member_label(r.parent_member) if r.parent_member else None})  # fmt: skip
     items_df = pd.DataFrame(items)
-    line_items = {
-        "us-gaap:OperatingIncomeLoss": "operating_income",
-        "us-gaap:GrossProfit": "gross_profit",
-        **{c: "revenue" for c in _REVENUE},
-    }
+    line_items = {"us-gaap:OperatingIncomeLoss": "operating_income", "us-gaap:GrossProfit": "gross_profit",
+                  **{c: "revenue" for c in _REVENUE}}  # fmt: skip
     fin = df[df["concept"].isin(line_items) & (df["members"].map(len) == 1)].copy()
     fin = fin[fin["members"].map(lambda m: m[0][0] in ("product", "segment"))]
-    fin_rows = pd.DataFrame(
-        {
-            "ticker": fin["ticker"],
-            "report_period": fin["end"],
-            "period": fin["period"],
-            "currency": "USD",
-            "filing_date": fin["filing_date"],
-            "statement": "income_statement",
-            "line_item": fin["concept"].map(line_items),
-            "category": fin["members"].map(lambda m: m[0][0]),
-            "label": fin["members"].map(lambda m: member_label(m[0][1])),
-            "value": fin["value"],
-            "xbrl_member": fin["members"].map(lambda m: m[0][1]),
-            "accession_number": fin["filing"].map(dict(accession_of or {})).astype("string"),
-        }
-    ).drop_duplicates(["ticker", "report_period", "period", "line_item", "category", "label"])
-    ciks = (
-        dict(zip(statements["ticker"].astype(str), statements["cik"], strict=True))
-        if "cik" in statements.columns
-        else {}
-    )
+    fin_rows = pd.DataFrame({
+        "ticker": fin["ticker"], "report_period": fin["end"], "period": fin["period"], "currency": "USD",
+        "filing_date": fin["filing_date"], "statement": "income_statement",
+        "line_item": fin["concept"].map(line_items), "category": fin["members"].map(lambda m: m[0][0]),
+        "label": fin["members"].map(lambda m: member_label(m[0][1])), "value": fin["value"],
+        "xbrl_member": fin["members"].map(lambda m: m[0][1]),
+        "accession_number": fin["filing"].map(dict(accession_of or {})).astype("string"),
+    }).drop_duplicates(["ticker", "report_period", "period", "line_item", "category", "label"])  # fmt: skip
+    ciks = dict(zip(statements["ticker"].astype(str), statements["cik"], strict=True)) \
+        if "cik" in statements.columns else {}  # fmt: skip
     fin_rows["filing_url"] = filing_index_urls(fin_rows["ticker"].astype(str).map(ciks), fin_rows["accession_number"])
     fin_rows = with_hierarchy(fin_rows, ["ticker", "report_period", "period", "line_item", "category"], revenue_of)
     return items_df, fin_rows.sort_values(["ticker", "report_period", "line_item", "category", "label"])
@@ -231,11 +189,8 @@ def instance_filing_days(paths: list[Path], index: pd.DataFrame, facts: pd.DataF
             continue
         t, form = stem.split("_")[:2]
         end = stem.rsplit("_", 1)[1]
-        hit = (
-            index[(index["ticker"] == t) & (index["form"] == form) & (index["reportDate"] == end)]
-            if len(index)
-            else pd.DataFrame()
-        )
+        hit = index[(index["ticker"] == t) & (index["form"] == form) & (index["reportDate"] == end)] \
+            if len(index) else pd.DataFrame()  # fmt: skip
         if len(hit):
             filed_of[stem] = hit["filingDate"].iloc[0]
         else:  # companyfacts knows when the 10-K/10-Q for that period end was first filed
@@ -288,11 +243,8 @@ def typed_segment_items(df: pd.DataFrame) -> pd.DataFrame:
     base = conform(df, "segment_items")
     base["fiscal_period"] = df["fiscal_period"].astype("string").astype("category")
     base["currency"] = df["currency"].astype("category")
-    base["accession_number"] = (
-        df["accession_number"].astype("string")
-        if "accession_number" in df.columns
-        else pd.Series(pd.NA, index=df.index, dtype="string")
-    )
+    base["accession_number"] = df["accession_number"].astype("string") if "accession_number" in df.columns \
+        else pd.Series(pd.NA, index=df.index, dtype="string")  # fmt: skip
     base["filing_date"] = pd.to_datetime(df["filing_date"])
     base["item"] = df["item"].astype("Int64")
     base["member"] = df["member"].astype("Int64")
@@ -319,9 +271,8 @@ def _segments(ctx: Context) -> dict[str, pd.DataFrame]:
     seg = pd.read_csv(ctx.source(SEGMENT_FACTS), dtype=str)
     accessions = instance_accessions(filed_of, ctx["known_filings"])
     items, fin = build_segments(seg, filed_of, statements, accessions)
-    other = build_statement_segments(
-        statement_segment_facts(ctx.glob(INSTANCE_FACTS)), filed_of, statements, accessions
-    )
+    other = build_statement_segments(statement_segment_facts(ctx.glob(INSTANCE_FACTS)), filed_of, statements,
+                                     accessions)  # fmt: skip
     fin = pd.concat([fin, other], ignore_index=True) if len(other) else fin
     return {
         "segmented_revenues": with_fiscal_labels(items, statements),

@@ -135,12 +135,8 @@ def provenance_of(stages: Sequence[Stage]) -> dict[str, Provenance]:
 
 def _source_folders(stages: Sequence[Stage]) -> str:
     folders = sorted({rel.split("/", 1)[0] for s in stages for rel in s.sources})
-    names = [
-        f"`../shared/{f}`"
-        if f != "registry"
-        else "the repository's `sources/registry` (extracts from registry packages, see its SOURCES.md)"
-        for f in folders
-    ]
+    names = [f"`../shared/{f}`" if f != "registry" else "the repository's `sources/registry` (extracts from registry "
+             "packages, see its SOURCES.md)" for f in folders]  # fmt: skip
     return ", ".join(names[:-1]) + (" and " if len(names) > 1 else "") + names[-1] if names else "no source folder"
 
 
@@ -182,17 +178,13 @@ def write_sources_md(
         lines.append("")
     lines += _stages(stages)
     if price_factors is not None and len(price_factors):
-        lines += [
-            "## Price bases: linking the as-traded and the adjusted sources",
-            "",
-            "`adj_close` of the as-traded source's days = its own adjusted close x the price factor (onto the "
-            "2026-02-25 adjustment); its OHLC / the split factor (splits after it ends); dividends after = "
-            "1 - adjusted / as-traded close on its last days: above 0.05% the adjusted file's later rows have "
-            "`basis` adjusted_only and no OHLC (blank: no as-traded source).",
-            "",
-            "| ticker | price factor | split factor | overlap days | dividends after |",
-            "|---|---:|---:|---:|---:|",
-        ]
+        lines += ["## Price bases: linking the as-traded and the adjusted sources", "",
+                  "`adj_close` of the as-traded source's days = its own adjusted close x the price factor (onto the "
+                  "2026-02-25 adjustment); its OHLC / the split factor (splits after it ends); dividends after = "
+                  "1 - adjusted / as-traded close on its last days: above 0.05% the adjusted file's later rows have "
+                  "`basis` adjusted_only and no OHLC (blank: no as-traded source).", "",
+                  "| ticker | price factor | split factor | overlap days | dividends after |",
+                  "|---|---:|---:|---:|---:|"]  # fmt: skip
         for r in tuples(price_factors):
             after = "" if r.dividends_after != r.dividends_after else f"{r.dividends_after:.4%}"
             lines.append(f"| {r.ticker} | {r.price_factor:.6f} | {r.split_factor:g} | {r.overlap_days} | {after} |")
@@ -212,15 +204,10 @@ def write_sources_md(
 
 def _stages(stages: Sequence[Stage]) -> list[str]:
     """The build's stages in run order: what each makes, from which files and earlier outputs."""
-    lines = [
-        "## Build stages (in run order)",
-        "",
-        "Each stage is a module of `fdkit/build/`; intermediates (in italics) are handed to later stages, "
-        "never written.",
-        "",
-        "| stage | makes | outputs | needs | source files |",
-        "|---|---|---|---|---:|",
-    ]
+    lines = ["## Build stages (in run order)", "",
+             "Each stage is a module of `fdkit/build/`; intermediates (in italics) are handed to later stages, "
+             "never written.", "", "| stage | makes | outputs | needs | source files |",
+             "|---|---|---|---|---:|"]  # fmt: skip
     lake = {o.name for s in stages for o in s.lake_outputs}
 
     def shown(name: str) -> str:
@@ -245,15 +232,10 @@ def _coverage(written: Mapping[str, pd.DataFrame]) -> list[str]:
     """
     inc, px = written["income_statements"], written["prices"]
     day_of = px["time"].dt.tz_convert(None)
-    lines = [
-        "## Point-in-time coverage",
-        "",
-        "Tickers with a quarterly income statement (revenue reported) for a period ending at most six months "
-        "before the day, filed on or before it, and a price bar on the day.",
-        "",
-        "| day | statements known | price bars | both | what limits it |",
-        "|---|---:|---:|---:|---|",
-    ]
+    lines = ["## Point-in-time coverage", "",
+             "Tickers with a quarterly income statement (revenue reported) for a period ending at most six months "
+             "before the day, filed on or before it, and a price bar on the day.", "",
+             "| day | statements known | price bars | both | what limits it |", "|---|---:|---:|---:|---|"]  # fmt: skip
     why = {
         "2010-03-31": "prices: only the universe's ~30 tickers before 2015 (fdkit-history has the members' prices); "
         "quarters: the SEC data sets' 10-Qs (December 2009 quarters of non-calendar fiscal years; a calendar "
@@ -264,12 +246,8 @@ def _coverage(written: Mapping[str, pd.DataFrame]) -> list[str]:
     }
     for d in COVERAGE_DAYS:
         day = pd.Timestamp(d)
-        q = inc[
-            (inc["period"] == "quarterly")
-            & inc["revenue"].notna()
-            & (inc["filing_date"] <= day)
-            & (inc["report_period"] >= day - pd.DateOffset(months=6))
-        ]
+        q = inc[(inc["period"] == "quarterly") & inc["revenue"].notna() & (inc["filing_date"] <= day)
+                & (inc["report_period"] >= day - pd.DateOffset(months=6))]  # fmt: skip
         known = set(q["ticker"].astype(str))
         bars = set(px.loc[day_of == day, "ticker"].astype(str))
         lines.append(f"| {d} | {len(known)} | {len(bars)} | {len(known & bars)} | {why[d]} |")
@@ -277,16 +255,8 @@ def _coverage(written: Mapping[str, pd.DataFrame]) -> list[str]:
 
 
 #: the quarter-ends of the S&P 500, 400 and 1500 coverage tables (the pystock window)
-MEMBER_DAYS = (
-    "2015-06-30",
-    "2015-09-30",
-    "2015-12-31",
-    "2016-03-31",
-    "2016-06-30",
-    "2016-09-30",
-    "2016-12-30",
-    "2017-03-31",
-)
+MEMBER_DAYS = ("2015-06-30", "2015-09-30", "2015-12-31", "2016-03-31", "2016-06-30", "2016-09-30", "2016-12-30",
+               "2017-03-31")  # fmt: skip
 
 
 def _member_coverage(written: Mapping[str, pd.DataFrame]) -> list[str]:
@@ -366,21 +336,17 @@ def _fill_rates(written: Mapping[str, pd.DataFrame]) -> list[str]:
     Shares over all annual and quarterly rows and over the 2015-2017 cross-section; rejected (a sanity rule set
     them missing) and derived values are counted from ``quality``.
     """
-    lines = [
-        "## Field fill rates of the statements",
-        "",
-        "Share of annual and quarterly rows with a value: all rows, and the rows of the 2015-2017 cross-section "
-        f"(report periods {FILL_WINDOW[0]} .. {FILL_WINDOW[1]}, the pystock reports, which carry revenue, "
-        "operating and net income, EPS, dividends per share, total and current assets, current liabilities, "
-        "cash, equity and the three cash-flow totals only), and the rows of 2009-2010 (report periods "
-        f"{FSDS_WINDOW[0]} .. {FSDS_WINDOW[1]}, mostly the SEC Financial Statement Data Sets, every mapped tag "
-        "of the filing). *rejected*: values the source gave that failed a "
-        "sanity rule and are served missing, their reason in the row's `quality` (`fdkit.build.quality`); "
-        "*derived*: values computed, not reported (weighted shares = net income / EPS), named there too.",
-        "",
-        "| dataset | field | all rows | 2015-2017 | 2009-2010 | rejected | derived |",
-        "|---|---|---:|---:|---:|---:|---:|",
-    ]
+    lines = ["## Field fill rates of the statements", "",
+             "Share of annual and quarterly rows with a value: all rows, and the rows of the 2015-2017 cross-section "
+             f"(report periods {FILL_WINDOW[0]} .. {FILL_WINDOW[1]}, the pystock reports, which carry revenue, "
+             "operating and net income, EPS, dividends per share, total and current assets, current liabilities, "
+             "cash, equity and the three cash-flow totals only), and the rows of 2009-2010 (report periods "
+             f"{FSDS_WINDOW[0]} .. {FSDS_WINDOW[1]}, mostly the SEC Financial Statement Data Sets, every mapped tag "
+             "of the filing). *rejected*: values the source gave that failed a "
+             "sanity rule and are served missing, their reason in the row's `quality` (`fdkit.build.quality`); "
+             "*derived*: values computed, not reported (weighted shares = net income / EPS), named there too.", "",
+             "| dataset | field | all rows | 2015-2017 | 2009-2010 | rejected | derived |",
+             "|---|---|---:|---:|---:|---:|---:|"]  # fmt: skip
     for name in ("income_statements", "balance_sheets", "cash_flow_statements"):
         df = written[name]
         df = df[df["period"].astype(str) != "ttm"]
@@ -390,13 +356,10 @@ def _fill_rates(written: Mapping[str, pd.DataFrame]) -> list[str]:
         fields = [c for c in df.columns if str(df[c].dtype) in ("float64", "Float64")]
         for f in fields:
             rejected = int(notes.str.contains(rf"(?:^|; ){f}: [^;]*served missing", regex=True).fillna(False).sum())
-            derived = int(
-                notes.str.contains(rf"(?:^|; )[a-z_, ]*\b{f}\b[a-z_, ]*: derived", regex=True).fillna(False).sum()
-            )
-            lines.append(
-                f"| {name} | {f} | {df[f].notna().mean():.1%} | {window[f].notna().mean():.1%} | "
-                f"{early[f].notna().mean():.1%} | {rejected} | {derived} |"
-            )
+            derived = int(notes.str.contains(rf"(?:^|; )[a-z_, ]*\b{f}\b[a-z_, ]*: derived", regex=True)
+                          .fillna(False).sum())  # fmt: skip
+            lines.append(f"| {name} | {f} | {df[f].notna().mean():.1%} | {window[f].notna().mean():.1%} | "
+                         f"{early[f].notna().mean():.1%} | {rejected} | {derived} |")  # fmt: skip
     return [*lines, ""]
 
 
@@ -430,18 +393,13 @@ NO_ACCESSION_WHY = {
 
 def _accessions(written: Mapping[str, pd.DataFrame]) -> list[str]:
     """Per dataset with accession numbers: how many rows carry one, and why the rest cannot."""
-    lines = [
-        "## Accession numbers",
-        "",
-        "Rows that carry the SEC accession number of the filing they come from: the one their source names, "
-        "else the one filing of the same company and form filed the same day (and, where the row knows it, "
-        "reporting the same period) in the SEC submissions indexes or companyfacts (`fdkit.build.accessions`); "
-        "never a guess across companies, forms or days. The rest have none because:",
-        "",
-        "| dataset | rows | with accession | without | of these filed by 2017 / later / undated | tickers "
-        "without | why the rest has none |",
-        "|---|---:|---:|---:|---:|---:|---|",
-    ]
+    lines = ["## Accession numbers", "",
+             "Rows that carry the SEC accession number of the filing they come from: the one their source names, "
+             "else the one filing of the same company and form filed the same day (and, where the row knows it, "
+             "reporting the same period) in the SEC submissions indexes or companyfacts (`fdkit.build.accessions`); "
+             "never a guess across companies, forms or days. The rest have none because:", "",
+             "| dataset | rows | with accession | without | of these filed by 2017 / later / undated | tickers "
+             "without | why the rest has none |", "|---|---:|---:|---:|---:|---:|---|"]  # fmt: skip
     for name, df in sorted(written.items()):
         if "accession_number" not in df.columns:
             continue

@@ -42,21 +42,16 @@ def statement_segment_facts(paths: list[Path]) -> pd.DataFrame:
     frames = []
     for p in paths:
         stem = p.name[: -len(".csv.gz")]
-        df = pd.read_csv(
-            p, dtype=str, usecols=["concept", "value", "period_start", "period_end", "instant", "dimensions"]
-        )
+        df = pd.read_csv(p, dtype=str, usecols=["concept", "value", "period_start", "period_end", "instant",
+                                                "dimensions"])  # fmt: skip
         df = df[df["concept"].isin(list(STATEMENT_SEGMENT_CONCEPTS)) & df["dimensions"].notna()]
         ticker, form = stem.split("_")[:2]
         frames.append(df.assign(filing=stem, ticker=ticker, form=form))
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
-def build_statement_segments(
-    facts: pd.DataFrame,
-    filed_of: Mapping[str, str],
-    statements: pd.DataFrame,
-    accession_of: Mapping[str, str] | None = None,
-) -> pd.DataFrame:
+def build_statement_segments(facts: pd.DataFrame, filed_of: Mapping[str, str], statements: pd.DataFrame,
+                             accession_of: Mapping[str, str] | None = None) -> pd.DataFrame:  # fmt: skip
     """Segmented balance-sheet and cash-flow line items: one product or segment member each, point in time.
 
     A balance-sheet item is the member's amount at the document's period end (a 10-K's annual, a 10-Q's quarterly
@@ -101,34 +96,19 @@ def build_statement_segments(
         statement, item, sign = STATEMENT_SEGMENT_CONCEPTS[r.concept]
         member = dims[0][1]
         value = sign * float(r.value) + 0.0  # + 0.0: a negated zero is zero
-        rows.append(
-            {
-                "ticker": r.ticker,
-                "report_period": end,
-                "period": period,
-                "currency": "USD",
-                "filing_date": r.filing_date,
-                "statement": statement,
-                "line_item": item,
-                "category": AXES[dims[0][0]],
-                "label": member_label(member),
-                "value": value,
-                "xbrl_member": member,
-                "accession_number": (accession_of or {}).get(r.filing),
-                "_rank": list(STATEMENT_SEGMENT_CONCEPTS).index(r.concept),
-            }
-        )
+        rows.append({"ticker": r.ticker, "report_period": end, "period": period, "currency": "USD",
+                     "filing_date": r.filing_date, "statement": statement, "line_item": item,
+                     "category": AXES[dims[0][0]], "label": member_label(member), "value": value,
+                     "xbrl_member": member, "accession_number": (accession_of or {}).get(r.filing),
+                     "_rank": list(STATEMENT_SEGMENT_CONCEPTS).index(r.concept)})  # fmt: skip
     if not rows:
         return pd.DataFrame()
     df = pd.DataFrame(rows).sort_values(["filing_date", "_rank"], kind="stable")
     keys = ["ticker", "report_period", "period", "line_item", "category", "label"]
     df = df.drop_duplicates(keys, keep="first").drop(columns="_rank")  # the first report; the preferred concept
     df["accession_number"] = df["accession_number"].astype("string")
-    ciks = (
-        dict(zip(statements["ticker"].astype(str), statements["cik"], strict=True))
-        if "cik" in statements.columns
-        else {}
-    )
+    ciks = dict(zip(statements["ticker"].astype(str), statements["cik"], strict=True)) \
+        if "cik" in statements.columns else {}  # fmt: skip
     df["filing_url"] = filing_index_urls(df["ticker"].astype(str).map(ciks), df["accession_number"])
     df = with_hierarchy(df, ["ticker", "report_period", "period", "line_item", "category"], {})
     return df.sort_values(["ticker", "report_period", "statement", "line_item", "category", "label"])
