@@ -277,6 +277,13 @@ def _garbage_q4_served(df: pd.DataFrame) -> pd.DataFrame:
     return df
 
 
+def _zero_revenue_served(df: pd.DataFrame) -> pd.DataFrame:
+    """A utility's quarter whose source read no revenue concept, served as 0 (AEP FY2015-Q1: 629m net income)."""
+    i = _one(df, "AAPL", "quarterly", "2016-03-26")
+    df.loc[i, "revenue"] = 0.0
+    return df
+
+
 def _unmarked_outlier(df: pd.DataFrame) -> pd.DataFrame:
     i = _one(df, "AAPL", "quarterly", "2016-03-26")
     df.loc[i, "revenue"] = df.loc[i, "revenue"] * 10  # another concept's figure, passed through unmarked
@@ -333,6 +340,7 @@ BITES: dict[str, tuple[str, Callable[[pd.DataFrame], pd.DataFrame]]] = {
     "history_says_its_basis": ("price_history", _adjusted_served_as_close),
     "history_one_company_per_ticker_day": ("price_history", _two_companies_under_one_symbol),
     "no_negative_revenue": ("income_statements", _garbage_q4_served),
+    "no_zero_revenue_beside_income": ("income_statements", _zero_revenue_served),
     "quarter_revenue_in_band_or_marked": ("income_statements", _unmarked_outlier),
 }
 

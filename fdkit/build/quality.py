@@ -78,6 +78,37 @@ def negative_revenue(rows: pd.DataFrame, prices: pd.DataFrame | None = None) -> 
     return notes
 
 
+def zero_revenue_beside_income(rows: pd.DataFrame, prices: pd.DataFrame | None = None) -> Notes:
+    """Revenue of exactly zero beside a net income that is not: the source read no revenue concept.
+
+    A utility's or a bank's revenue under a concept of its own (AEP FY2015 Q1-Q3, CBSH, SCG) is not a company that
+    sold nothing.
+
+    Args:
+        rows: statement rows (``revenue``, ``net_income``); values failing are set to missing in place.
+        prices: unused.
+
+    Returns:
+        Row label -> notes.
+
+    Example:
+        >>> df = pd.DataFrame({"revenue": [5.0, 0.0, 0.0], "net_income": [1.0, 6.29e8, 0.0]})
+        >>> notes = zero_revenue_beside_income(df)
+        >>> notes[1]
+        ['revenue: 0 in the source beside a net income of 0.63bn (no revenue concept read), served missing']
+        >>> df["revenue"].tolist()
+        [5.0, nan, 0.0]
+    """
+    if "net_income" not in rows.columns:
+        return {}
+    income = rows["net_income"]
+    bad = rows.index[(rows["revenue"] == 0) & income.notna() & (income != 0)]
+    said = "(no revenue concept read), served missing"
+    notes = {i: [f"revenue: 0 in the source beside a net income of {_fmt(float(income[i]))} {said}"] for i in bad}
+    rows.loc[bad, "revenue"] = np.nan
+    return notes
+
+
 def quarter_out_of_band(rows: pd.DataFrame, prices: pd.DataFrame | None = None) -> Notes:
     """A quarter's revenue against the median of its neighbouring quarters (up to four each side).
 
@@ -307,7 +338,14 @@ SHARE_JUMP = 1.35
 
 
 #: the rules in the order they run; a Q4 derived from a rejected value is rejected after them
-RULES: tuple[Rule, ...] = (negative_revenue, quarter_out_of_band, annual_out_of_band, implausible_eps, derived_shares)
+RULES: tuple[Rule, ...] = (
+    negative_revenue,
+    zero_revenue_beside_income,
+    quarter_out_of_band,
+    annual_out_of_band,
+    implausible_eps,
+    derived_shares,
+)
 
 
 def _q4_of_rejected(rows: pd.DataFrame, rejected: pd.Series) -> Notes:

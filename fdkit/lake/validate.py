@@ -877,6 +877,14 @@ def _negative_revenue(lake: Lake) -> pd.DataFrame:
     return inc.loc[inc["revenue"] < 0, ["ticker", "period", "report_period", "revenue"]]
 
 
+@invariant("no_zero_revenue_beside_income", "income_statements")
+def _zero_revenue(lake: Lake) -> pd.DataFrame:
+    """No revenue of zero beside a non-zero net income (no revenue concept read): served missing, said in quality."""
+    inc = lake["income_statements"]
+    bad = (inc["revenue"] == 0) & inc["net_income"].notna() & (inc["net_income"] != 0)
+    return inc.loc[bad, ["ticker", "period", "report_period", "revenue", "net_income"]]
+
+
 @invariant("quarter_revenue_in_band_or_marked", "income_statements")
 def _quarter_band(lake: Lake) -> pd.DataFrame:
     """A quarter's revenue is within 0.5-2x the median of its ticker's neighbouring quarters, or quality marks it."""
