@@ -81,8 +81,16 @@ async def run(url: str, key: str, connections: int, seconds: float, queries: lis
     def pct(p: float) -> float:
         return xs[min(len(xs) - 1, int(p / 100 * len(xs)))] * 1000 if xs else float("nan")
 
-    return {"requests": len(xs), "errors": errors, "seconds": elapsed, "rps": len(xs) / elapsed,
-            "p50_ms": pct(50), "p99_ms": pct(99), "statuses": statuses, "distinct": len(queries)}  # fmt: skip
+    return {
+        "requests": len(xs),
+        "errors": errors,
+        "seconds": elapsed,
+        "rps": len(xs) / elapsed,
+        "p50_ms": pct(50),
+        "p99_ms": pct(99),
+        "statuses": statuses,
+        "distinct": len(queries),
+    }
 
 
 def main(argv: list[str] | None = None) -> int:

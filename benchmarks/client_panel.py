@@ -66,11 +66,19 @@ def _client(url: str, tickers: list[str], start: str, end: str) -> dict:
     bound = n * (5 * 8 + 2 * 9 + 8 + codes)
     frame = int(df.memory_usage(deep=True, index=True).sum())
     peak = max(samples + [after]) - base
-    return {"tickers": len(tickers), "rows": n, "seconds": round(seconds, 2), "rows_per_s": round(n / seconds),
-            "frame_mb": round(frame / 2**20, 1), "bound_mb": round(bound / 2**20, 1),
-            "rss_growth_peak_mb": round(peak / 2**20, 1), "rss_growth_after_mb": round((after - base) / 2**20, 1),
-            "frame_over_bound": round(frame / bound, 2), "peak_over_bound": round(peak / bound, 2),
-            "after_over_bound": round((after - base) / bound, 2)}  # fmt: skip
+    return {
+        "tickers": len(tickers),
+        "rows": n,
+        "seconds": round(seconds, 2),
+        "rows_per_s": round(n / seconds),
+        "frame_mb": round(frame / 2**20, 1),
+        "bound_mb": round(bound / 2**20, 1),
+        "rss_growth_peak_mb": round(peak / 2**20, 1),
+        "rss_growth_after_mb": round((after - base) / 2**20, 1),
+        "frame_over_bound": round(frame / bound, 2),
+        "peak_over_bound": round(peak / bound, 2),
+        "after_over_bound": round((after - base) / bound, 2),
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -93,14 +101,45 @@ def main(argv: list[str] | None = None) -> int:
         keys = Path(tmp) / "keys"
         keys.write_text(f"{KEY} pro\n")
         env = {**os.environ, "FDKIT_CACHE_DIR": tmp}
-        server = subprocess.Popen([sys.executable, "-m", "fdkit.cli", "serve", "--data", str(args.lake), "--port",
-                                   str(port), "--keys", str(keys)], cwd=tmp, env=env,
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+        server = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "fdkit.cli",
+                "serve",
+                "--data",
+                str(args.lake),
+                "--port",
+                str(port),
+                "--keys",
+                str(keys),
+            ],
+            cwd=tmp,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         try:
             wait_ready(server, url, KEY, pause=0.1)
-            out = subprocess.run([sys.executable, __file__, str(args.lake), "--tickers", str(args.tickers),
-                                  "--start", args.start, "--end", args.end, "--client", url], env=env,
-                                 capture_output=True, text=True, check=True)  # fmt: skip
+            out = subprocess.run(
+                [
+                    sys.executable,
+                    __file__,
+                    str(args.lake),
+                    "--tickers",
+                    str(args.tickers),
+                    "--start",
+                    args.start,
+                    "--end",
+                    args.end,
+                    "--client",
+                    url,
+                ],
+                env=env,
+                capture_output=True,
+                text=True,
+                check=True,
+            )
         finally:
             server.terminate()
             server.wait(timeout=30)

@@ -32,12 +32,23 @@ def replay() -> dict:
     from fdkit.webhooks import events_from_lake
 
     window = few_insider_trades(events_from_lake(tw.DATA, since=tw.WINDOW[0], until=tw.WINDOW[1]))
-    extra = few_insider_trades(events_from_lake(tw.DATA, since="2020-01-01", datasets=[
-        "insider_trades", "insider_ownership", "interest_rates", "filing_items"]))  # fmt: skip
+    extra = few_insider_trades(
+        events_from_lake(
+            tw.DATA,
+            since="2020-01-01",
+            datasets=["insider_trades", "insider_ownership", "interest_rates", "filing_items"],
+        )
+    )
     with tempfile.TemporaryDirectory() as tmp:
         small = tw._small_lake(Path(tmp) / "small-lake")
-        events = window + extra + events_from_lake(small, datasets=[
-            "segmented_financials", "kpi_metrics", "kpi_guidance", "kpi_non_gaap", "labor", "inflation"])  # fmt: skip
+        events = (
+            window
+            + extra
+            + events_from_lake(
+                small,
+                datasets=["segmented_financials", "kpi_metrics", "kpi_guidance", "kpi_non_gaap", "labor", "inflation"],
+            )
+        )
         (Path(tmp) / "run").mkdir()
         return tw.replay_under_faults(Path(tmp) / "run", events)
 

@@ -61,8 +61,9 @@ def every_family(tmp: Path) -> list[dict]:
 
     data = default_data_dir()
     events = events_from_lake(data, since="2023-07-01", until="2024-06-30")
-    events += events_from_lake(data, since="2020-01-01", datasets=["insider_trades", "insider_ownership",
-                                                                   "interest_rates", "filing_items"])  # fmt: skip
+    events += events_from_lake(
+        data, since="2020-01-01", datasets=["insider_trades", "insider_ownership", "interest_rates", "filing_items"]
+    )
     small = _small_lake(tmp / "small")
     events += events_from_lake(small, datasets=["segmented_financials", "kpi_metrics", "kpi_guidance", "kpi_non_gaap"])
     assert {e["type"] for e in events} == set(EVENT_TYPES)
@@ -83,8 +84,11 @@ def main(argv: list[str] | None = None) -> int:
     r["synthetic"] = synth_lake.write(out, args.tickers)
     mirrored_bundled(out)
     files = list(out.rglob("*.parquet"))
-    r.update(files=len(files), gb=round(sum(f.stat().st_size for f in files) / 2**30, 2),
-             write_s=round(time.perf_counter() - t, 1))  # fmt: skip
+    r.update(
+        files=len(files),
+        gb=round(sum(f.stat().st_size for f in files) / 2**30, 2),
+        write_s=round(time.perf_counter() - t, 1),
+    )
     t = time.perf_counter()
     r["validate_before"] = {x.name: x.violations for x in validate(out) if not x.ok}
     r["validate_before_s"] = round(time.perf_counter() - t, 1)
@@ -97,8 +101,13 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         listen.terminate()
         listen.wait(30)
-    r.update(events=len(events), families=len({e["type"] for e in events}), acked=len(report.acked),
-             failed=len(report.failed), land_s=round(time.perf_counter() - t, 1))  # fmt: skip
+    r.update(
+        events=len(events),
+        families=len({e["type"] for e in events}),
+        acked=len(report.acked),
+        failed=len(report.failed),
+        land_s=round(time.perf_counter() - t, 1),
+    )
     from examples import EXAMPLES
 
     from fdkit.catalog import CATALOG
@@ -108,8 +117,10 @@ def main(argv: list[str] | None = None) -> int:
     sport = _free_port()
     import subprocess
 
-    serve = subprocess.Popen([sys.executable, "-m", "fdkit.cli", "serve", "--data", str(out), "--port", str(sport),
-                              "--keys", str(keys)], stderr=subprocess.DEVNULL)  # fmt: skip
+    serve = subprocess.Popen(
+        [sys.executable, "-m", "fdkit.cli", "serve", "--data", str(out), "--port", str(sport), "--keys", str(keys)],
+        stderr=subprocess.DEVNULL,
+    )
     base = f"http://127.0.0.1:{sport}"
     statuses: dict[str, int] = {}
     t = time.perf_counter()
@@ -120,8 +131,11 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             ep = CATALOG[name]
             h = {"X-API-KEY": KEY}
-            resp = (requests.get(base + ep.path, params=q, headers=h, timeout=300) if ep.method == "GET"
-                    else requests.post(base + ep.path, json=q, headers=h, timeout=300))  # fmt: skip
+            resp = (
+                requests.get(base + ep.path, params=q, headers=h, timeout=300)
+                if ep.method == "GET"
+                else requests.post(base + ep.path, json=q, headers=h, timeout=300)
+            )
             statuses[name] = resp.status_code
     finally:
         serve.terminate()

@@ -70,8 +70,22 @@ def _wait(url: str, proc: subprocess.Popen, seconds: float = 60) -> None:
 
 
 def _listener(lake: Path, port: int) -> subprocess.Popen:
-    proc = subprocess.Popen([sys.executable, "-m", "fdkit.cli", "webhooks", "listen", "--port", str(port),
-                             "--secret", SECRET, "--lake", str(lake)], stderr=subprocess.DEVNULL)  # fmt: skip
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "fdkit.cli",
+            "webhooks",
+            "listen",
+            "--port",
+            str(port),
+            "--secret",
+            SECRET,
+            "--lake",
+            str(lake),
+        ],
+        stderr=subprocess.DEVNULL,
+    )
     _wait(f"http://127.0.0.1:{port}/healthz", proc)
     return proc
 
@@ -79,8 +93,9 @@ def _listener(lake: Path, port: int) -> subprocess.Popen:
 def _events(n: int) -> list[dict]:
     data = default_data_dir()
     events = events_from_lake(data, since="2023-07-01", until="2024-06-30")
-    events += events_from_lake(data, since="2020-01-01", datasets=["insider_trades", "insider_ownership",
-                                                                   "interest_rates", "filing_items"])  # fmt: skip
+    events += events_from_lake(
+        data, since="2020-01-01", datasets=["insider_trades", "insider_ownership", "interest_rates", "filing_items"]
+    )
     events = list({e["id"]: e for e in events}.values())  # the two windows share some rate events
     random.Random(5).shuffle(events)
     return events[:n]
@@ -103,8 +118,9 @@ def kill(n_events: int, kills: int, seed: int) -> dict:
         report_box: dict = {}
 
         def send() -> None:
-            report_box["r"] = deliver(events, [Destination(url, SECRET)], base_delay=0.05, max_delay=1.0,
-                                      max_attempts=200, workers=4)  # fmt: skip
+            report_box["r"] = deliver(
+                events, [Destination(url, SECRET)], base_delay=0.05, max_delay=1.0, max_attempts=200, workers=4
+            )
 
         sender = threading.Thread(target=send)
         t0 = time.monotonic()
@@ -133,11 +149,19 @@ def kill(n_events: int, kills: int, seed: int) -> dict:
         results = validate(lake)
         failed = {r.name: r.violations for r in results if not r.ok}
     ids = [e["id"] for e in events]
-    return {"events": len(events), "kills": killed, "seconds": round(elapsed, 1), "acked": len(report.acked),
-            "failed": len(report.failed), "attempts": sum(report.attempts.values()),
-            "landed": len(landed), "landed_twice": len(landed) - len(set(landed)),
-            "not_landed": len(set(ids) - set(landed)), "duplicated_records": sum(dupes.values()),
-            "validate_failed": failed}  # fmt: skip
+    return {
+        "events": len(events),
+        "kills": killed,
+        "seconds": round(elapsed, 1),
+        "acked": len(report.acked),
+        "failed": len(report.failed),
+        "attempts": sum(report.attempts.values()),
+        "landed": len(landed),
+        "landed_twice": len(landed) - len(set(landed)),
+        "not_landed": len(set(ids) - set(landed)),
+        "duplicated_records": sum(dupes.values()),
+        "validate_failed": failed,
+    }
 
 
 def walkers(n_walkers: int, seconds: float, seed: int) -> dict:
@@ -153,8 +177,21 @@ def walkers(n_walkers: int, seconds: float, seed: int) -> dict:
         keys = Path(tmp) / "keys"
         keys.write_text(f"{KEY} pro\n")
         sport, rport = _free_port(), _free_port()
-        serve = subprocess.Popen([sys.executable, "-m", "fdkit.cli", "serve", "--data", str(lake), "--port",
-                                  str(sport), "--keys", str(keys)], stderr=subprocess.DEVNULL)  # fmt: skip
+        serve = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "fdkit.cli",
+                "serve",
+                "--data",
+                str(lake),
+                "--port",
+                str(sport),
+                "--keys",
+                str(keys),
+            ],
+            stderr=subprocess.DEVNULL,
+        )
         base = f"http://127.0.0.1:{sport}"
         _wait(base + "/healthz", serve)
         listen = _listener(lake, rport)
@@ -174,8 +211,13 @@ def walkers(n_walkers: int, seconds: float, seed: int) -> dict:
             s.headers["X-API-KEY"] = KEY
             while time.monotonic() < stop:
                 t = rng.choice(tickers)
-                params = {"ticker": t, "interval": "day", "start_date": "2015-01-01", "end_date": "2024-12-31",
-                          "limit": 5000}  # fmt: skip
+                params = {
+                    "ticker": t,
+                    "interval": "day",
+                    "start_date": "2015-01-01",
+                    "end_date": "2024-12-31",
+                    "limit": 5000,
+                }
                 url, got, pages = base + "/prices", [], 0
                 while url:
                     r = s.get(url, params=params, timeout=60)
@@ -256,11 +298,18 @@ def diskfull(fs: Path, n_events: int) -> dict:
             df = reader.read(name)
             dupes += int(df.duplicated([k for k in key if k in df.columns]).sum())
     shutil.rmtree(lake, ignore_errors=True)
-    return {"events": len(events), "first_pass_statuses": statuses, "error_bodies_json": bodies_json,
-            "landed_while_full": landed_full, "second_pass_acked": len(report.acked),
-            "second_pass_failed": len(report.failed), "landed": len(landed),
-            "landed_twice": len(landed) - len(set(landed)),
-            "not_landed": len({e["id"] for e in events} - set(landed)), "duplicated_records": dupes}  # fmt: skip
+    return {
+        "events": len(events),
+        "first_pass_statuses": statuses,
+        "error_bodies_json": bodies_json,
+        "landed_while_full": landed_full,
+        "second_pass_acked": len(report.acked),
+        "second_pass_failed": len(report.failed),
+        "landed": len(landed),
+        "landed_twice": len(landed) - len(set(landed)),
+        "not_landed": len({e["id"] for e in events} - set(landed)),
+        "duplicated_records": dupes,
+    }
 
 
 def _sign(event: dict) -> str:
@@ -288,8 +337,11 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(diskfull(args.fs, args.events)))
         return 0
     print(f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f}", file=sys.stderr)
-    out = kill(args.events, args.kills, args.seed) if args.what == "kill" else walkers(args.walkers, args.seconds,
-                                                                                       args.seed)  # fmt: skip
+    out = (
+        kill(args.events, args.kills, args.seed)
+        if args.what == "kill"
+        else walkers(args.walkers, args.seconds, args.seed)
+    )
     print(json.dumps(out))
     return 0
 

@@ -50,12 +50,20 @@ class LoadResult:
 
     def summary(self) -> str:
         """One line."""
-        return (f"{self.requests:,} requests in {self.seconds:.1f} s = {self.rps:,.0f} req/s, {self.errors} errors, "
-                f"p50 {self.pct(50):.1f} ms, p99 {self.pct(99):.1f} ms")  # fmt: skip
+        return (
+            f"{self.requests:,} requests in {self.seconds:.1f} s = {self.rps:,.0f} req/s, {self.errors} errors, "
+            f"p50 {self.pct(50):.1f} ms, p99 {self.pct(99):.1f} ms"
+        )
 
 
-def run_load(url: str, *, seconds: float, connections: int, headers: dict[str, str] | None = None,
-             params: dict[str, str] | None = None) -> LoadResult:  # fmt: skip
+def run_load(
+    url: str,
+    *,
+    seconds: float,
+    connections: int,
+    headers: dict[str, str] | None = None,
+    params: dict[str, str] | None = None,
+) -> LoadResult:
     """GET ``url`` from ``connections`` threads with keep-alive sessions until ``seconds`` pass.
 
     Args:
@@ -123,8 +131,13 @@ def main(argv: list[str] | None = None) -> int:
     import fdkit.server
 
     with fdkit.server.start() as srv:
-        res = run_load(srv.base_url + "/prices", seconds=args.seconds, connections=args.connections,
-                       headers={"X-API-KEY": srv.api_key}, params=PRICE_PAGE)  # fmt: skip
+        res = run_load(
+            srv.base_url + "/prices",
+            seconds=args.seconds,
+            connections=args.connections,
+            headers={"X-API-KEY": srv.api_key},
+            params=PRICE_PAGE,
+        )
     print(f"load: {args.connections} connections, /prices page of 100 bars: {res.summary()}; statuses {res.statuses}")
     return 0 if res.errors == 0 else 1
 

@@ -67,8 +67,9 @@ def _workers(proc: psutil.Process, n: int) -> list[psutil.Process]:
     raise RuntimeError("the worker processes did not start")
 
 
-def measure(lake: Path, workers: int, seconds: float, connections: int, memory: str, every: float,
-            src: str | None) -> dict:  # fmt: skip
+def measure(
+    lake: Path, workers: int, seconds: float, connections: int, memory: str, every: float, src: str | None
+) -> dict:
     """Start the server, warm it, drive it and sample its workers' RSS."""
     port = free_port()
     url = f"http://127.0.0.1:{port}"
@@ -79,8 +80,22 @@ def measure(lake: Path, workers: int, seconds: float, connections: int, memory: 
         env = {**os.environ, "FDKIT_CACHE_DIR": tmp}
         if src:
             env["PYTHONPATH"] = src + os.pathsep + env.get("PYTHONPATH", "")
-        cmd = [sys.executable, "-m", "fdkit.cli", "serve", "--data", str(lake), "--port", str(port), "--keys",
-               str(keys), "--memory", memory, "--workers", str(workers)]  # fmt: skip
+        cmd = [
+            sys.executable,
+            "-m",
+            "fdkit.cli",
+            "serve",
+            "--data",
+            str(lake),
+            "--port",
+            str(port),
+            "--keys",
+            str(keys),
+            "--memory",
+            memory,
+            "--workers",
+            str(workers),
+        ]
         proc = subprocess.Popen(cmd, cwd=tmp, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
             wait_ready(proc, url, KEY, pause=0.1)
@@ -90,9 +105,24 @@ def measure(lake: Path, workers: int, seconds: float, connections: int, memory: 
                     _get(f"{url}/prices?ticker={t}&interval=day&start_date=2024-01-02&end_date=2024-01-31")
             base = [p.memory_info().rss for p in procs]
             curve: list[tuple[float, list[float]]] = [(0.0, [b / 2**20 for b in base])]
-            load_cmd = [sys.executable, str(HERE / "aload.py"), "--url", url, "--key", KEY, "--connections",
-                        str(connections), "--seconds", str(seconds), "--queries", "random", "--distinct", "2000000",
-                        "--tickers", ",".join(tickers)]  # fmt: skip
+            load_cmd = [
+                sys.executable,
+                str(HERE / "aload.py"),
+                "--url",
+                url,
+                "--key",
+                KEY,
+                "--connections",
+                str(connections),
+                "--seconds",
+                str(seconds),
+                "--queries",
+                "random",
+                "--distinct",
+                "2000000",
+                "--tickers",
+                ",".join(tickers),
+            ]
             out: dict = {}
 
             def drive() -> None:
@@ -114,10 +144,19 @@ def measure(lake: Path, workers: int, seconds: float, connections: int, memory: 
     last_third = [c for c in curve if c[0] >= curve[-1][0] * 2 / 3]
     growth_late = [max(c[1][i] for c in last_third) - last_third[0][1][i] for i in range(workers)]
     peak = [max(c[1][i] for c in curve) for i in range(workers)]
-    return {"lake": str(lake), "tickers": len(tickers), "workers": workers, "store_memory": memory,
-            "base_mb": [b / 2**20 for b in base], "peak_mb": peak,
-            "growth_mb": [peak[i] - base[i] / 2**20 for i in range(workers)], "growth_last_third_mb": growth_late,
-            "bound_mb": (MEMO_BYTES + PAGE_BYTES) / 2**20, "curve": curve, "load": out}  # fmt: skip
+    return {
+        "lake": str(lake),
+        "tickers": len(tickers),
+        "workers": workers,
+        "store_memory": memory,
+        "base_mb": [b / 2**20 for b in base],
+        "peak_mb": peak,
+        "growth_mb": [peak[i] - base[i] / 2**20 for i in range(workers)],
+        "growth_last_third_mb": growth_late,
+        "bound_mb": (MEMO_BYTES + PAGE_BYTES) / 2**20,
+        "curve": curve,
+        "load": out,
+    }
 
 
 def main(argv: list[str] | None = None) -> int:

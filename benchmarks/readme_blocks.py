@@ -37,8 +37,9 @@ def main() -> None:  # noqa: D103
             with tempfile.TemporaryDirectory() as cache, tempfile.TemporaryDirectory() as cwd:
                 env = {**os.environ, "FDKIT_CACHE_DIR": cache, "FDKIT_PROGRESS": "0", "MPLBACKEND": "Agg"}
                 t = time.perf_counter()
-                done = subprocess.run([sys.executable, "-c", code], cwd=cwd, env=env, capture_output=True, text=True,
-                                      check=False)  # fmt: skip
+                done = subprocess.run(
+                    [sys.executable, "-c", code], cwd=cwd, env=env, capture_output=True, text=True, check=False
+                )
                 times.append(time.perf_counter() - t)
             if done.returncode:
                 print(done.stderr[-1500:], file=sys.stderr)

@@ -38,8 +38,17 @@ import time
 from pathlib import Path
 from typing import Any
 
-DEFAULT = [("history", 50), ("history", 200), ("history", 958), ("day", 50), ("day", 200), ("day", 500), ("day", 958),
-           ("financials", 0), ("screen", 0)]  # fmt: skip
+DEFAULT = [
+    ("history", 50),
+    ("history", 200),
+    ("history", 958),
+    ("day", 50),
+    ("day", 200),
+    ("day", 500),
+    ("day", 958),
+    ("financials", 0),
+    ("screen", 0),
+]
 
 
 def _rss_mb() -> float:
@@ -217,8 +226,12 @@ def _stub_case(n: int, latency: float = 0.05) -> dict:
 
     import fdkit
 
-    stub = subprocess.Popen([sys.executable, __file__, "--stub-server", str(latency)], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, text=True)  # fmt: skip
+    stub = subprocess.Popen(
+        [sys.executable, __file__, "--stub-server", str(latency)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     assert stub.stdin is not None and stub.stdout is not None
     try:
         where = json.loads(stub.stdout.readline())
@@ -247,8 +260,14 @@ def _stub_case(n: int, latency: float = 0.05) -> dict:
     finally:
         stub.stdin.close()
         stub.wait(timeout=30)
-    out.update(pages=pages, in_flight=in_flight, bound_s=pages / in_flight * latency, tickers=len(tickers),
-               rows=len(df), frame_mb=float(df.memory_usage(deep=True).sum()) / 2**20)  # fmt: skip
+    out.update(
+        pages=pages,
+        in_flight=in_flight,
+        bound_s=pages / in_flight * latency,
+        tickers=len(tickers),
+        rows=len(df),
+        frame_mb=float(df.memory_usage(deep=True).sum()) / 2**20,
+    )
     out["bound_x"] = out["cold_s"] / out["bound_s"]
     return out
 
@@ -283,30 +302,40 @@ def main() -> None:  # noqa: D103
     cases = [(args.case, args.n)] if args.case else DEFAULT
     rows = []
     for kind, n in cases:
-        done = subprocess.run([sys.executable, __file__, kind, str(n), "--child"], capture_output=True, text=True,
-                              check=False, env={**os.environ, "FDKIT_PROGRESS": "0"})  # fmt: skip
+        done = subprocess.run(
+            [sys.executable, __file__, kind, str(n), "--child"],
+            capture_output=True,
+            text=True,
+            check=False,
+            env={**os.environ, "FDKIT_PROGRESS": "0"},
+        )
         if done.returncode:
             print(done.stderr[-2000:], file=sys.stderr)
             raise SystemExit(f"{kind} {n} failed")
         row = json.loads(done.stdout.strip().splitlines()[-1])
         rows.append(row)
         if kind == "stub":
-            print(f"stub       {row['tickers']:5d} tickers {row['rows']:9,d} rows: {row['cold_s']:6.2f} s for "
-                  f"{row['pages']:,} pages, {row['in_flight']} in flight at {row['latency_s'] * 1000:.0f} ms: bound "
-                  f"{row['bound_s']:.2f} s, {row['bound_x']:.2f}x the bound; client CPU {row['client_cpu_s']:.1f} s, "
-                  f"the stub's {row['stub_cpu_s']:.1f} s",
-                  flush=True)  # fmt: skip
+            print(
+                f"stub       {row['tickers']:5d} tickers {row['rows']:9,d} rows: {row['cold_s']:6.2f} s for "
+                f"{row['pages']:,} pages, {row['in_flight']} in flight at {row['latency_s'] * 1000:.0f} ms: bound "
+                f"{row['bound_s']:.2f} s, {row['bound_x']:.2f}x the bound; client CPU {row['client_cpu_s']:.1f} s, "
+                f"the stub's {row['stub_cpu_s']:.1f} s",
+                flush=True,
+            )
             continue
         per = row["cold_s"] / max(row["tickers"], 1) * 1000
         cache = (
             f" cache {row['cache_bytes'] / 2**20:.1f} MB ({row['cache_x']:.2f}x Parquet)" if "cache_x" in row else ""
         )
         grown = row["call_peak_mb"] - row["rss_before_mb"]
-        print(f"{kind:10s} {row['tickers']:5d} tickers {row['rows']:9,d} rows: cold {row['cold_s']:6.2f} s "
-              f"({row['cold_x']:5.1f}x floor, {per:5.2f} ms/ticker), warm {row['warm_s']:5.2f} s "
-              f"({row['warm_x']:4.1f}x), floor {row['floor_s']:5.2f} s;{cache} frame {row['frame_mb']:.0f} MB, "
-              f"cold call's peak +{grown:.0f} MB over the process before it ({row['growth_x']:.1f}x the frame; "
-              f"whole run's peak {row['peak_rss_mb']:.0f} MB)", flush=True)  # fmt: skip
+        print(
+            f"{kind:10s} {row['tickers']:5d} tickers {row['rows']:9,d} rows: cold {row['cold_s']:6.2f} s "
+            f"({row['cold_x']:5.1f}x floor, {per:5.2f} ms/ticker), warm {row['warm_s']:5.2f} s "
+            f"({row['warm_x']:4.1f}x), floor {row['floor_s']:5.2f} s;{cache} frame {row['frame_mb']:.0f} MB, "
+            f"cold call's peak +{grown:.0f} MB over the process before it ({row['growth_x']:.1f}x the frame; "
+            f"whole run's peak {row['peak_rss_mb']:.0f} MB)",
+            flush=True,
+        )
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=1))
 

@@ -122,8 +122,19 @@ def serve_process(*extra: str) -> Iterator[str]:
     with tempfile.TemporaryDirectory() as tmp:
         keys = Path(tmp) / "keys"
         keys.write_text(f"{KEY} pro\n")
-        cmd = [sys.executable, "-m", "fdkit.cli", "serve", "--port", str(port), "--keys", str(keys),
-               "--log-level", "warning", *extra]  # fmt: skip
+        cmd = [
+            sys.executable,
+            "-m",
+            "fdkit.cli",
+            "serve",
+            "--port",
+            str(port),
+            "--keys",
+            str(keys),
+            "--log-level",
+            "warning",
+            *extra,
+        ]
         proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         url = f"http://127.0.0.1:{port}"
         try:
@@ -174,15 +185,31 @@ def bare_process(body: bytes) -> Iterator[str]:
 def aload(url: str, *, queries: str = "fixed", seconds: float = 8, connections: int = 16) -> dict:
     """Run the load generator in its own process and return its JSON report."""
     out = subprocess.run(
-        [sys.executable, str(ROOT / "benchmarks" / "aload.py"), "--url", url, "--key", KEY, "--queries", queries,
-         "--seconds", str(seconds), "--connections", str(connections)],
-        capture_output=True, text=True, timeout=seconds + 120, check=True,
-    )  # fmt: skip
+        [
+            sys.executable,
+            str(ROOT / "benchmarks" / "aload.py"),
+            "--url",
+            url,
+            "--key",
+            KEY,
+            "--queries",
+            queries,
+            "--seconds",
+            str(seconds),
+            "--connections",
+            str(connections),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=seconds + 120,
+        check=True,
+    )
     return json.loads(out.stdout)
 
 
-def lake_rows(name: str, tickers: list[str], column: str | None = None, lo: object = None,
-              hi: object = None) -> pd.DataFrame:  # fmt: skip
+def lake_rows(
+    name: str, tickers: list[str], column: str | None = None, lo: object = None, hi: object = None
+) -> pd.DataFrame:
     """The floor: the same rows read straight from the lake's Parquet with pyarrow."""
     expr = pads.field("ticker").isin(tickers)
     if column is not None:
@@ -198,12 +225,25 @@ def _client(url: str, **kw: object) -> fdkit.Client:
 def _json_page(bars: pd.DataFrame) -> bytes:
     """A ``/prices`` page of ``bars`` as the service writes it (the public service's pages hold up to 5,000)."""
     recs = [
-        {"open": o, "close": c, "high": h, "low": lo, "volume": v, "time": t.strftime("%Y-%m-%dT%H:%M:%SZ"),
-         "time_milliseconds": int(t.value // 1_000_000)}
-        for o, c, h, lo, v, t in zip(bars["open"], bars["close"], bars["high"], bars["low"],
-                                     bars["volume"].astype(object).where(bars["volume"].notna(), None), bars["time"],
-                                     strict=True)
-    ]  # fmt: skip
+        {
+            "open": o,
+            "close": c,
+            "high": h,
+            "low": lo,
+            "volume": v,
+            "time": t.strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "time_milliseconds": int(t.value // 1_000_000),
+        }
+        for o, c, h, lo, v, t in zip(
+            bars["open"],
+            bars["close"],
+            bars["high"],
+            bars["low"],
+            bars["volume"].astype(object).where(bars["volume"].notna(), None),
+            bars["time"],
+            strict=True,
+        )
+    ]
     return orjson.dumps({"ticker": "MSFT", "prices": recs})
 
 
@@ -218,14 +258,22 @@ def bench_decode(repeat: int) -> None:
     params = {"ticker": "MSFT", "interval": "day"}
     assert part_from_bytes(arrow)[1] == 5000
 
-    t = interleaved({
-        "orjson": lambda: orjson.loads(raw),
-        "json": lambda: to_frame("prices", [(params, orjson.loads(raw))]),
-        "arrow": lambda: frame_from_parts("prices", [part_from_bytes(arrow)], params),
-    }, repeat)  # fmt: skip
+    t = interleaved(
+        {
+            "orjson": lambda: orjson.loads(raw),
+            "json": lambda: to_frame("prices", [(params, orjson.loads(raw))]),
+            "arrow": lambda: frame_from_parts("prices", [part_from_bytes(arrow)], params),
+        },
+        repeat,
+    )
     r = t["json"] / t["orjson"]
-    record("decode: 5,000-bar JSON page -> typed frame / orjson.loads", r, "<= 1.5", r <= 1.5,
-           f"fdkit {t['json'] * 1e3:.2f} ms, orjson {t['orjson'] * 1e3:.2f} ms ({len(raw) / 1e6:.2f} MB)")  # fmt: skip
+    record(
+        "decode: 5,000-bar JSON page -> typed frame / orjson.loads",
+        r,
+        "<= 1.5",
+        r <= 1.5,
+        f"fdkit {t['json'] * 1e3:.2f} ms, orjson {t['orjson'] * 1e3:.2f} ms ({len(raw) / 1e6:.2f} MB)",
+    )
     r = t["arrow"] / t["orjson"]
     record(
         "decode: the same bars as an Arrow page (fdkit peers) / orjson.loads",
@@ -266,8 +314,9 @@ def bench_peer(repeat: int) -> None:
         def peer() -> object:
             frames = []
             for t in tickers:
-                page = PricesResponse(**stdjson.loads(session.get(url + "/prices", params={**q, "ticker": t},
-                                                                  timeout=60).text))  # fmt: skip
+                page = PricesResponse(
+                    **stdjson.loads(session.get(url + "/prices", params={**q, "ticker": t}, timeout=60).text)
+                )
                 rows = list(page.prices)
                 while page.next_page_url:
                     page = PricesResponse(**stdjson.loads(session.get(page.next_page_url, timeout=60).text))
@@ -364,9 +413,12 @@ def bench_server(repeat: int, seconds: float = 8.0) -> None:
     import requests
 
     with serve_process() as url:
-        page = requests.get(url + "/prices", headers={"X-API-KEY": KEY}, timeout=30,
-                            params={"ticker": "AAPL", "interval": "day", "start_date": "2024-01-02",
-                                    "end_date": "2024-12-31"}).content  # fmt: skip
+        page = requests.get(
+            url + "/prices",
+            headers={"X-API-KEY": KEY},
+            timeout=30,
+            params={"ticker": "AAPL", "interval": "day", "start_date": "2024-01-02", "end_date": "2024-12-31"},
+        ).content
         with bare_process(page) as floor:
             runs: dict[str, list[dict]] = {"fdkit": [], "bare": []}
             for _ in range(2):  # interleaved
@@ -379,17 +431,31 @@ def bench_server(repeat: int, seconds: float = 8.0) -> None:
     ours = max(runs["fdkit"], key=lambda r: r["rps"])
     base = max(runs["bare"], key=lambda r: r["rps"])
     r = ours["rps"] / base["rps"]
-    record("server: fixed /prices page, fdkit serve / bare uvicorn", r, ">= 0.5", r >= 0.5,
-           f"fdkit {ours['rps']:,.0f} req/s (p50 {ours['p50_ms']:.1f} ms, p99 {ours['p99_ms']:.1f} ms, "
-           f"{ours['errors']} errors); bare {base['rps']:,.0f} req/s; 16 connections, separate processes")  # fmt: skip
+    record(
+        "server: fixed /prices page, fdkit serve / bare uvicorn",
+        r,
+        ">= 0.5",
+        r >= 0.5,
+        f"fdkit {ours['rps']:,.0f} req/s (p50 {ours['p50_ms']:.1f} ms, p99 {ours['p99_ms']:.1f} ms, "
+        f"{ours['errors']} errors); bare {base['rps']:,.0f} req/s; 16 connections, separate processes",
+    )
     rnd = max(randoms, key=lambda r: r["rps"])
-    record("server: distinct random /prices queries, req/s", rnd["rps"], ">= 1,500", rnd["rps"] >= 1500,
-           f"{rnd['requests']:,} requests over {rnd['distinct']:,} distinct queries, p50 {rnd['p50_ms']:.1f} ms, "
-           f"p99 {rnd['p99_ms']:.1f} ms, {rnd['errors']} errors")  # fmt: skip
+    record(
+        "server: distinct random /prices queries, req/s",
+        rnd["rps"],
+        ">= 1,500",
+        rnd["rps"] >= 1500,
+        f"{rnd['requests']:,} requests over {rnd['distinct']:,} distinct queries, p50 {rnd['p50_ms']:.1f} ms, "
+        f"p99 {rnd['p99_ms']:.1f} ms, {rnd['errors']} errors",
+    )
     r = two["rps"] / rnd["rps"]
-    record("server: random queries, fdkit serve --workers 2 / 1 worker", r, "(info)", True,
-           f"{two['rps']:,.0f} req/s with 2 workers on {os.cpu_count()} cores, the load generator on the same "
-           f"machine")  # fmt: skip
+    record(
+        "server: random queries, fdkit serve --workers 2 / 1 worker",
+        r,
+        "(info)",
+        True,
+        f"{two['rps']:,.0f} req/s with 2 workers on {os.cpu_count()} cores, the load generator on the same machine",
+    )
 
 
 # -- 7. memory --------------------------------------------------------------------------------------------------
@@ -414,15 +480,27 @@ def bench_memory(repeat: int) -> None:
     for _ in range(3):
         with tempfile.TemporaryDirectory() as tmp:
             env = {**os.environ, "FDKIT_CACHE_DIR": tmp}
-            out = subprocess.run([sys.executable, "-c", _RSS_CODE], capture_output=True, text=True, env=env,
-                                 timeout=300, check=True, cwd=ROOT)  # fmt: skip
+            out = subprocess.run(
+                [sys.executable, "-c", _RSS_CODE],
+                capture_output=True,
+                text=True,
+                env=env,
+                timeout=300,
+                check=True,
+                cwd=ROOT,
+            )
             results.append(json.loads(out.stdout.strip().splitlines()[-1]))
     res = sorted(results, key=lambda r: r["growth"])[1]
     bound = res["rows"] * 6 * 8
     r = res["growth"] / bound
-    record("memory: process RSS growth, 20 tickers x 10y panel / rows x 6 x 8 B", r, "<= 8", r <= 8,
-           f"RSS +{res['growth'] / 1e6:.1f} MB, frame.memory_usage {res['frame'] / 1e6:.1f} MB, "
-           f"{res['rows']:,} rows, bound {bound / 1e6:.1f} MB (median of 3 fresh processes)")  # fmt: skip
+    record(
+        "memory: process RSS growth, 20 tickers x 10y panel / rows x 6 x 8 B",
+        r,
+        "<= 8",
+        r <= 8,
+        f"RSS +{res['growth'] / 1e6:.1f} MB, frame.memory_usage {res['frame'] / 1e6:.1f} MB, "
+        f"{res['rows']:,} rows, bound {bound / 1e6:.1f} MB (median of 3 fresh processes)",
+    )
 
 
 # -- 8. start-up ------------------------------------------------------------------------------------------------
@@ -440,8 +518,15 @@ def bench_startup(repeat: int) -> None:
     for _ in range(max(5, repeat // 4)):
         with tempfile.TemporaryDirectory() as tmp:
             env = {**os.environ, "FDKIT_CACHE_DIR": tmp}
-            out = subprocess.run([sys.executable, "-c", _STARTUP_CODE], capture_output=True, text=True, env=env,
-                                 timeout=120, check=True, cwd=ROOT)  # fmt: skip
+            out = subprocess.run(
+                [sys.executable, "-c", _STARTUP_CODE],
+                capture_output=True,
+                text=True,
+                env=env,
+                timeout=120,
+                check=True,
+                cwd=ROOT,
+            )
             times.append(float(out.stdout.strip().splitlines()[-1]))
     m = statistics.median(times)
     record(
@@ -459,8 +544,9 @@ def bench_bulk(repeat: int) -> None:
     q = {"start_date": "2021-03-01", "end_date": "2026-02-24"}
     with serve_process() as url:
         one, many = _client(url, cache=False, max_workers=1), _client(url, cache=False, max_workers=16)
-        t = interleaved({"1": lambda: one.prices(tickers, **q), "16": lambda: many.prices(tickers, **q)},
-                        max(3, repeat // 4))  # fmt: skip
+        t = interleaved(
+            {"1": lambda: one.prices(tickers, **q), "16": lambda: many.prices(tickers, **q)}, max(3, repeat // 4)
+        )
     r = t["1"] / t["16"]
     record(
         "bulk: 30 tickers x 5y, 16 workers / 1 worker, no injected latency",
@@ -492,9 +578,11 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     os.environ.setdefault("FDKIT_CACHE_DIR", tempfile.mkdtemp(prefix="fdkit-bench-"))
     load = os.getloadavg()
-    print(f"python {platform.python_version()}, pandas {pd.__version__}, numpy {np.__version__}, "
-          f"{os.cpu_count()} cores; repeat={args.repeat}; load average {load[0]:.2f} {load[1]:.2f} "
-          f"{load[2]:.2f}")  # fmt: skip
+    print(
+        f"python {platform.python_version()}, pandas {pd.__version__}, numpy {np.__version__}, "
+        f"{os.cpu_count()} cores; repeat={args.repeat}; load average {load[0]:.2f} {load[1]:.2f} "
+        f"{load[2]:.2f}"
+    )
     for name in args.only.split(","):
         BENCHES[name.strip()](args.repeat)
     end = os.getloadavg()
@@ -504,8 +592,10 @@ def main(argv: list[str] | None = None) -> int:
         buf.write(f"load average {load[0]:.2f} at the start, {end[0]:.2f} at the end\n\n")
         buf.write("| benchmark | ratio | target | met | detail |\n|---|---:|---|---|---|\n")
         for r in RESULTS:
-            buf.write(f"| {r['benchmark']} | {r['ratio']:.2f} | {r['target']} | {'yes' if r['met'] else 'no'} | "
-                      f"{r['detail']} |\n")  # fmt: skip
+            buf.write(
+                f"| {r['benchmark']} | {r['ratio']:.2f} | {r['target']} | {'yes' if r['met'] else 'no'} | "
+                f"{r['detail']} |\n"
+            )
         Path(args.markdown).write_text(buf.getvalue())
     return 0
 

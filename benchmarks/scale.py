@@ -114,9 +114,14 @@ def cross_sections(url: str, repeat: int, pid: int) -> dict:
             status, size = _request(url + path, method, body)
             times.append((time.perf_counter() - t) * 1000)
         warm = sorted(times[1:])
-        out[label] = {"first_ms": times[0], "p50_ms": warm[len(warm) // 2],
-                      "p99_ms": warm[min(len(warm) - 1, int(0.99 * len(warm)))], "status": status, "bytes": size,
-                      "peak_rss_mb": _rss(pid)[1] / 2**20}  # fmt: skip
+        out[label] = {
+            "first_ms": times[0],
+            "p50_ms": warm[len(warm) // 2],
+            "p99_ms": warm[min(len(warm) - 1, int(0.99 * len(warm)))],
+            "status": status,
+            "bytes": size,
+            "peak_rss_mb": _rss(pid)[1] / 2**20,
+        }
     return out
 
 
@@ -139,8 +144,20 @@ def measure(lake: Path, n_queries: int, connections: int, memory: str, seed: int
         keys = Path(tmp) / "keys"
         keys.write_text(f"{KEY} pro\n")
         env = {**os.environ, "FDKIT_CACHE_DIR": tmp}
-        cmd = [sys.executable, "-m", "fdkit.cli", "serve", "--data", str(lake), "--port", str(port), "--keys",
-               str(keys), "--memory", memory]  # fmt: skip
+        cmd = [
+            sys.executable,
+            "-m",
+            "fdkit.cli",
+            "serve",
+            "--data",
+            str(lake),
+            "--port",
+            str(port),
+            "--keys",
+            str(keys),
+            "--memory",
+            memory,
+        ]
         t0 = time.perf_counter()
         proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
@@ -153,8 +170,13 @@ def measure(lake: Path, n_queries: int, connections: int, memory: str, seed: int
             rss_ready = _rss(proc.pid)[0]
             with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
                 json.dump(queries(names, n_queries, seed), f)
-            out = subprocess.run([sys.executable, __file__, "--load", url, f.name, "--connections", str(connections)],
-                                 capture_output=True, text=True, check=True, timeout=3600)  # fmt: skip
+            out = subprocess.run(
+                [sys.executable, __file__, "--load", url, f.name, "--connections", str(connections)],
+                capture_output=True,
+                text=True,
+                check=True,
+                timeout=3600,
+            )
             os.unlink(f.name)
             load = json.loads(out.stdout)
             rss, peak = _rss(proc.pid)
@@ -166,10 +188,19 @@ def measure(lake: Path, n_queries: int, connections: int, memory: str, seed: int
             except subprocess.TimeoutExpired:
                 proc.kill()
     files = list((lake / "prices").rglob("*.parquet"))
-    return {"lake": str(lake), "tickers": len(names), "price_files": len(files),
-            "price_bytes": sum(p.stat().st_size for p in files), "ready_s": ready, "first_prices_s": first,
-            "rss_ready_mb": rss_ready / 2**20, "rss_mb": rss / 2**20, "peak_rss_mb": peak / 2**20, **load,
-            "cross": xs}  # fmt: skip
+    return {
+        "lake": str(lake),
+        "tickers": len(names),
+        "price_files": len(files),
+        "price_bytes": sum(p.stat().st_size for p in files),
+        "ready_s": ready,
+        "first_prices_s": first,
+        "rss_ready_mb": rss_ready / 2**20,
+        "rss_mb": rss / 2**20,
+        "peak_rss_mb": peak / 2**20,
+        **load,
+        "cross": xs,
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -199,26 +230,37 @@ def main(argv: list[str] | None = None) -> int:
         r = measure(Path(lake), args.queries, args.connections, args.memory, args.seed, args.cross)
         print(json.dumps(r), flush=True)
         results.append(r)
-    lines = ["| lake | ready | first /prices | RSS at ready | RSS after queries (peak) | p50 / p99 | statuses |",
-             "|---|---:|---:|---:|---:|---:|---|"]  # fmt: skip
+    lines = [
+        "| lake | ready | first /prices | RSS at ready | RSS after queries (peak) | p50 / p99 | statuses |",
+        "|---|---:|---:|---:|---:|---:|---|",
+    ]
     for r in results:
-        lines.append(f"| {r['tickers']:,} tickers ({r['price_files']:,} price files, {r['price_bytes'] / 2**30:.2f} "
-                     f"GB) | {r['ready_s']:.2f} s | {r['first_prices_s']:.2f} s | {r['rss_ready_mb']:.0f} MB | "
-                     f"{r['rss_mb']:.0f} MB ({r['peak_rss_mb']:.0f} MB) | {r['p50_ms']:.1f} / {r['p99_ms']:.1f} ms | "
-                     f"{r['statuses']} |")  # fmt: skip
+        lines.append(
+            f"| {r['tickers']:,} tickers ({r['price_files']:,} price files, {r['price_bytes'] / 2**30:.2f} "
+            f"GB) | {r['ready_s']:.2f} s | {r['first_prices_s']:.2f} s | {r['rss_ready_mb']:.0f} MB | "
+            f"{r['rss_mb']:.0f} MB ({r['peak_rss_mb']:.0f} MB) | {r['p50_ms']:.1f} / {r['p99_ms']:.1f} ms | "
+            f"{r['statuses']} |"
+        )
     if len(results) > 1:
         a, b = results[0], results[-1]
         ratio = {k: b[k] / a[k] for k in ("ready_s", "first_prices_s", "rss_mb", "p99_ms")}
-        lines.append(f"\nGrowth {a['tickers']:,} -> {b['tickers']:,} tickers: ready x{ratio['ready_s']:.2f}, "
-                     f"first /prices x{ratio['first_prices_s']:.2f}, RSS x{ratio['rss_mb']:.2f}, "
-                     f"p99 x{ratio['p99_ms']:.2f}.")  # fmt: skip
+        lines.append(
+            f"\nGrowth {a['tickers']:,} -> {b['tickers']:,} tickers: ready x{ratio['ready_s']:.2f}, "
+            f"first /prices x{ratio['first_prices_s']:.2f}, RSS x{ratio['rss_mb']:.2f}, "
+            f"p99 x{ratio['p99_ms']:.2f}."
+        )
     if any(r["cross"] for r in results):
-        lines += ["", "| lake | query | first call | p50 / p99 after it | server RSS peak so far | status |",
-                  "|---|---|---:|---:|---:|---|"]  # fmt: skip
+        lines += [
+            "",
+            "| lake | query | first call | p50 / p99 after it | server RSS peak so far | status |",
+            "|---|---|---:|---:|---:|---|",
+        ]
         for r in results:
             for label, c in r["cross"].items():
-                lines.append(f"| {r['tickers']:,} tickers | {label} | {c['first_ms']:.0f} ms | {c['p50_ms']:.1f} / "
-                             f"{c['p99_ms']:.1f} ms | {c['peak_rss_mb']:.0f} MB | {c['status']} |")  # fmt: skip
+                lines.append(
+                    f"| {r['tickers']:,} tickers | {label} | {c['first_ms']:.0f} ms | {c['p50_ms']:.1f} / "
+                    f"{c['p99_ms']:.1f} ms | {c['peak_rss_mb']:.0f} MB | {c['status']} |"
+                )
     text = "\n".join(lines)
     print(text)
     if args.markdown:

@@ -68,13 +68,18 @@ def bars(names: list[str], n_bars: int, rng: np.random.Generator) -> pd.DataFram
     high = np.maximum(open_, close) * (1 + span)
     low = np.minimum(open_, close) * (1 - span)
     volume = np.exp(rng.normal(np.log(rng.uniform(2e5, 3e7, (k, 1))), 0.5, (k, n_bars)))
-    return pd.DataFrame({
-        "ticker": np.repeat(names, n_bars),
-        "time": np.tile(days.to_numpy(), k),
-        "time_milliseconds": np.tile(days.as_unit("ms").asi8, k),
-        "open": open_.round(4).ravel(), "high": high.round(4).ravel(), "low": low.round(4).ravel(),
-        "close": close.round(4).ravel(), "volume": volume.astype("int64").ravel(),
-    })  # fmt: skip
+    return pd.DataFrame(
+        {
+            "ticker": np.repeat(names, n_bars),
+            "time": np.tile(days.to_numpy(), k),
+            "time_milliseconds": np.tile(days.as_unit("ms").asi8, k),
+            "open": open_.round(4).ravel(),
+            "high": high.round(4).ravel(),
+            "low": low.round(4).ravel(),
+            "close": close.round(4).ravel(),
+            "volume": volume.astype("int64").ravel(),
+        }
+    )
 
 
 def statements(names: list[str], first: pd.Timestamp, rng: np.random.Generator) -> pd.DataFrame:
@@ -86,30 +91,45 @@ def statements(names: list[str], first: pd.Timestamp, rng: np.random.Generator) 
     net = revenue * margin * rng.uniform(0.1, 0.4, (k, q))
     shares = rng.uniform(5e7, 5e9, (k, 1))
     ends = np.tile(quarters.to_numpy(), k)
-    return pd.DataFrame({
-        "ticker": np.repeat(names, q), "report_period": ends, "fiscal_period": np.tile(
-            [f"{d.year}-Q{(d.month - 1) // 3 + 1}" for d in quarters], k),
-        "period": "quarterly", "currency": "USD",
-        "filing_date": ends + np.timedelta64(35, "D"), "form_type": "10-Q",
-        # the identifiers every statement row names (invariant identifiers_present), the CIK of facts()
-        "cik": np.repeat([f"{9_000_000 + int(t[1:]) - 1:010d}" for t in names], q),
-        "filing_url": np.repeat([f"https://www.sec.gov/Archives/edgar/data/{9_000_000 + int(t[1:]) - 1}/synthetic.htm"
-                                 for t in names], q),
-        "revenue": revenue.ravel(), "cost_of_revenue": (revenue * (1 - margin)).ravel(),
-        "gross_profit": (revenue * margin).ravel(), "net_income": net.ravel(),
-        "earnings_per_share": (net / shares).ravel(),
-    })  # fmt: skip
+    return pd.DataFrame(
+        {
+            "ticker": np.repeat(names, q),
+            "report_period": ends,
+            "fiscal_period": np.tile([f"{d.year}-Q{(d.month - 1) // 3 + 1}" for d in quarters], k),
+            "period": "quarterly",
+            "currency": "USD",
+            "filing_date": ends + np.timedelta64(35, "D"),
+            "form_type": "10-Q",
+            # the identifiers every statement row names (invariant identifiers_present), the CIK of facts()
+            "cik": np.repeat([f"{9_000_000 + int(t[1:]) - 1:010d}" for t in names], q),
+            "filing_url": np.repeat(
+                [f"https://www.sec.gov/Archives/edgar/data/{9_000_000 + int(t[1:]) - 1}/synthetic.htm" for t in names],
+                q,
+            ),
+            "revenue": revenue.ravel(),
+            "cost_of_revenue": (revenue * (1 - margin)).ravel(),
+            "gross_profit": (revenue * margin).ravel(),
+            "net_income": net.ravel(),
+            "earnings_per_share": (net / shares).ravel(),
+        }
+    )
 
 
 def facts(names: list[str], rng: np.random.Generator) -> pd.DataFrame:
     """One ``company_facts`` row per ticker."""
     k = len(names)
-    return pd.DataFrame({
-        "ticker": names, "name": [f"Synthetic {t} Inc." for t in names],
-        "cik": [f"{9_000_000 + i:010d}" for i in range(k)],
-        "sector": rng.choice(SECTORS, k), "exchange": "NYSE", "is_active": True,
-        "market_cap": rng.uniform(1e8, 1e12, k), "weighted_average_shares": rng.uniform(5e7, 5e9, k),
-    })  # fmt: skip
+    return pd.DataFrame(
+        {
+            "ticker": names,
+            "name": [f"Synthetic {t} Inc." for t in names],
+            "cik": [f"{9_000_000 + i:010d}" for i in range(k)],
+            "sector": rng.choice(SECTORS, k),
+            "exchange": "NYSE",
+            "is_active": True,
+            "market_cap": rng.uniform(1e8, 1e12, k),
+            "weighted_average_shares": rng.uniform(5e7, 5e9, k),
+        }
+    )
 
 
 def write(out: Path, n: int, n_bars: int = 5600, seed: int = 7, layout: str = "hive", batch: int = 100) -> dict:
@@ -138,13 +158,26 @@ def write(out: Path, n: int, n_bars: int = 5600, seed: int = 7, layout: str = "h
         if layout == "delta":
             write_dataset(out, "income_statements", statements(chunk, first, rng), mode="append")
         else:
-            write_dataset(out, "income_statements", statements(chunk, first, rng), partition_by="ticker",
-                          mode="append", part="part-0", layout="parquet")  # fmt: skip
+            write_dataset(
+                out,
+                "income_statements",
+                statements(chunk, first, rng),
+                partition_by="ticker",
+                mode="append",
+                part="part-0",
+                layout="parquet",
+            )
     write_dataset(out, "company_facts", facts(names, rng), layout="delta" if layout == "delta" else "parquet")
     bump_generation(out)
     files = [f for f in out.rglob("*.parquet") if "_delta_log" not in f.parts]
-    return {"tickers": n, "price_rows": rows, "files": len(files), "bytes": sum(f.stat().st_size for f in files),
-            "seconds": round(time.perf_counter() - t0, 1), "layout": layout}  # fmt: skip
+    return {
+        "tickers": n,
+        "price_rows": rows,
+        "files": len(files),
+        "bytes": sum(f.stat().st_size for f in files),
+        "seconds": round(time.perf_counter() - t0, 1),
+        "layout": layout,
+    }
 
 
 def _flat_part(base: Path, df: pd.DataFrame, index: int) -> None:

@@ -77,11 +77,17 @@ def one(ref, names: list[str], per_ticker: int, pace: float) -> dict:
     except AssertionError:
         complete = False
     (check,) = validate(lake, only=["landed_events_in_lake"])
-    return {"events": len(events), "acked": len(out["acked"]), "during_mirror": out["during"],
-            "missing": missing(lake, out["acked"]), "mirror_complete": complete,
-            "mirror_pairs": len(out["report"].done), "validate_violations": check.violations,
-            "converts": seam._operations(lake / "income_statements").count("CONVERT"),
-            "seconds": round(seconds, 1)}  # fmt: skip
+    return {
+        "events": len(events),
+        "acked": len(out["acked"]),
+        "during_mirror": out["during"],
+        "missing": missing(lake, out["acked"]),
+        "mirror_complete": complete,
+        "mirror_pairs": len(out["report"].done),
+        "validate_violations": check.violations,
+        "converts": seam._operations(lake / "income_statements").count("CONVERT"),
+        "seconds": round(seconds, 1),
+    }
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -42,7 +42,9 @@ def extract_cpi(db: Path) -> pd.DataFrame:
         df = pd.read_sql_query(
             f"select s.id as series_id, s.title, i.year, i.period, i.value from indexes i join series s "
             f"on s.id = i.series where s.id in ({marks}) and i.period between 'M01' and 'M12'",
-            con, params=list(CPI_SERIES))  # fmt: skip
+            con,
+            params=list(CPI_SERIES),
+        )
     df["date"] = pd.to_datetime(df["year"].astype(str) + "-" + df["period"].str[1:] + "-01")
     return df[["series_id", "title", "date", "value"]].sort_values(["series_id", "date"]).reset_index(drop=True)
 
@@ -64,8 +66,10 @@ def main(argv: list[str]) -> int:
     OUT.mkdir(parents=True, exist_ok=True)
     df = extract_cpi(Path(argv[0]))
     write_csv_gz(df, OUT / "cpi_release_series.csv.gz")
-    print(f"cpi_release_series.csv.gz: {len(df)} rows, {df['series_id'].nunique()} series, "
-          f"{df['date'].min():%Y-%m} .. {df['date'].max():%Y-%m}")  # fmt: skip
+    print(
+        f"cpi_release_series.csv.gz: {len(df)} rows, {df['series_id'].nunique()} series, "
+        f"{df['date'].min():%Y-%m} .. {df['date'].max():%Y-%m}"
+    )
     return 0
 
 

@@ -133,8 +133,9 @@ def docstring(ep: Endpoint, target: str, indent: str) -> str:
         if p.enum:
             notes.append("one of " + ", ".join(p.enum[:8]) + (", ..." if len(p.enum) > 8 else ""))
         if p.name == "limit" and ep.finite_default is not None:
-            notes.append(f"default: the service's {ep.finite_default}, with a TruncatedWarning when more exist; "
-                         "None: everything")  # fmt: skip
+            notes.append(
+                f"default: the service's {ep.finite_default}, with a TruncatedWarning when more exist; None: everything"
+            )
         elif p.client_default is not None:
             notes.append(f"default {p.client_default!r}")
         elif p.default is not None:
@@ -143,8 +144,10 @@ def docstring(ep: Endpoint, target: str, indent: str) -> str:
             notes.append("a list fetches each concurrently")
         lines.append(f"    {p.name}: {p.description or p.type}" + (f" ({'; '.join(notes)})" if notes else ""))
     if "filing_date_lte" in ep.param_names:
-        lines.append("    as_of: only what was filed on or before this day (point in time; sent as filing_date_lte and "
-                     "checked on the frame, so a service without the filter gives the same rows).")  # fmt: skip
+        lines.append(
+            "    as_of: only what was filed on or before this day (point in time; sent as filing_date_lte and "
+            "checked on the frame, so a service without the filter gives the same rows)."
+        )
     lines += [
         "    raw: return the decoded JSON instead of a frame.",
         "    errors: for a list of tickers, ``raise`` the first failure, or ``warn``/``ignore`` and skip it.",
@@ -153,15 +156,28 @@ def docstring(ep: Endpoint, target: str, indent: str) -> str:
     ]
     if target == "fdkit":
         lines.append("    client: the client (default: the default client).")
-    lines += ["", "Returns:", "    A DataFrame (or JSON with ``raw=True``).", "", "Raises:",
-              "    BadRequestError: invalid parameters. NotFoundError: unknown ticker. FdkitError: any other failure.",
-              "", "Example:", "    >>> import fdkit"]  # fmt: skip
+    lines += [
+        "",
+        "Returns:",
+        "    A DataFrame (or JSON with ``raw=True``).",
+        "",
+        "Raises:",
+        "    BadRequestError: invalid parameters. NotFoundError: unknown ticker. FdkitError: any other failure.",
+        "",
+        "Example:",
+        "    >>> import fdkit",
+    ]
     call_ = f"fdkit.{ep.name}" if target == "fdkit" else f"fdkit.Client().{ep.name}"
     if ep.examples:
         lines += [f"    >>> df = {call_}({example_call(ep)})", "    >>> type(df).__name__", "    'DataFrame'"]
     else:  # the reference data has nothing to serve: show the error a user gets
-        lines += ["    >>> try:", f"    ...     {call_}()", "    ... except fdkit.NotFoundError as exc:",
-                  "    ...     print(exc.message)", f"    no {ep.dataset} data is served"]  # fmt: skip
+        lines += [
+            "    >>> try:",
+            f"    ...     {call_}()",
+            "    ... except fdkit.NotFoundError as exc:",
+            "    ...     print(exc.message)",
+            f"    no {ep.dataset} data is served",
+        ]
     body = "\n".join((indent + line) if line else "" for line in lines)
     return f'{indent}"""{body.lstrip()}\n{indent}"""'
 

@@ -474,8 +474,9 @@ def main() -> int:
         if execute:  # commit the notebooks with their outputs, so they read well without running them
             import nbclient
 
-            nbclient.NotebookClient(nb, timeout=300, kernel_name="python3",
-                                    resources={"metadata": {"path": str(OUT)}}).execute()  # fmt: skip
+            nbclient.NotebookClient(
+                nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(OUT)}}
+            ).execute()
         nbformat.write(nb, OUT / f"{name}.ipynb")
     print(f"wrote {len(only)} notebooks to {OUT}")
     return 0

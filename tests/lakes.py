@@ -94,5 +94,8 @@ def few_insider_trades(events: list[dict]) -> list[dict]:
         >>> [e["data"]["object"]["ticker"] for e in few_insider_trades(evs)]
         ['AAPL']
     """
-    return [e for e in events if e["type"] != "insider_trades.created"
-            or e["data"]["object"].get("ticker") in INSIDER_SAMPLE]  # fmt: skip
+    return [
+        e
+        for e in events
+        if e["type"] != "insider_trades.created" or e["data"]["object"].get("ticker") in INSIDER_SAMPLE
+    ]

@@ -67,8 +67,12 @@ class Serve:
     def __init__(self, log: Path, *args: str, env: Mapping[str, str] | None = None) -> None:
         self.log = log
         with open(log, "w") as out:
-            self.proc = subprocess.Popen([sys.executable, "-m", "fdkit.cli", "serve", "--port", "0", *args],
-                                         stdout=subprocess.DEVNULL, stderr=out, env=env_with(env or {}))  # fmt: skip
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "fdkit.cli", "serve", "--port", "0", *args],
+                stdout=subprocess.DEVNULL,
+                stderr=out,
+                env=env_with(env or {}),
+            )
         self.url = wait_for(r"on (http://127\.0\.0\.1:\d+)", log, self.proc).group(1)
         wait_http(self.url + "/healthz")
 

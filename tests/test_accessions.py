@@ -31,10 +31,19 @@ WELL_FORMED = re.compile(r"^\d{10}-\d{2}-\d{6}$")
 #: the datasets whose rows carry an accession number of the company they are about (a 13F's accession is the
 #: manager's, one filing over many issuers: institutional_ownership is not among them)
 COMPANY_DATASETS = (
-    "income_statements", "balance_sheets", "cash_flow_statements", "financial_metrics", "earnings",
-    "statement_vintages", "segmented_revenues", "segmented_financials", "filing_items", "filings",
-    "insider_trades", "insider_ownership",
-)  # fmt: skip
+    "income_statements",
+    "balance_sheets",
+    "cash_flow_statements",
+    "financial_metrics",
+    "earnings",
+    "statement_vintages",
+    "segmented_revenues",
+    "segmented_financials",
+    "filing_items",
+    "filings",
+    "insider_trades",
+    "insider_ownership",
+)
 
 
 def _raw_filings() -> dict[tuple[str, str], set[tuple[str, str]]]:
@@ -88,14 +97,22 @@ def _day(value: object) -> str:
 
 
 def _known() -> pd.DataFrame:
-    return pd.DataFrame({
-        "ticker": ["X", "X", "X", "Y", "Z", "Z"],
-        "accession_number": ["0000000001-25-000001", "0000000001-25-000002", "0000000001-25-000003",
-                             "0000000002-25-000001", "0000000003-25-000001", "0000000003-25-000002"],
-        "form": ["10-K", "10-K/A", "8-K", "10-Q", "10-Q", "10-Q"],
-        "filing_date": pd.to_datetime(["2025-02-05"] * 4 + ["2025-05-01"] * 2),
-        "report_date": pd.to_datetime(["2024-12-31", "2024-12-31", None, "2025-03-31", "2025-03-31", "2025-03-31"]),
-    })  # fmt: skip
+    return pd.DataFrame(
+        {
+            "ticker": ["X", "X", "X", "Y", "Z", "Z"],
+            "accession_number": [
+                "0000000001-25-000001",
+                "0000000001-25-000002",
+                "0000000001-25-000003",
+                "0000000002-25-000001",
+                "0000000003-25-000001",
+                "0000000003-25-000002",
+            ],
+            "form": ["10-K", "10-K/A", "8-K", "10-Q", "10-Q", "10-Q"],
+            "filing_date": pd.to_datetime(["2025-02-05"] * 4 + ["2025-05-01"] * 2),
+            "report_date": pd.to_datetime(["2024-12-31", "2024-12-31", None, "2025-03-31", "2025-03-31", "2025-03-31"]),
+        }
+    )
 
 
 def test_one_filing_of_the_company_form_and_day_gives_its_accession() -> None:
@@ -119,16 +136,26 @@ def test_two_filings_the_same_day_are_no_match() -> None:
 
 
 def test_the_register_reads_the_index_and_companyfacts_filings() -> None:
-    index = pd.DataFrame({"ticker": ["X", "X"], "accessionNumber": ["0000000001-25-000001", "bad"],
-                          "form": ["10-K", "8-K"], "filingDate": ["2025-02-05", "2025-02-06"],
-                          "reportDate": ["2024-12-31", ""]})  # fmt: skip
-    reports = pd.DataFrame({
-        "ticker": ["G", "G", "G", "G"], "accn": ["0000000009-25-000004"] * 3 + [None],
-        "form": ["10-Q"] * 4, "filed": pd.to_datetime(["2025-04-25"] * 4),
-        "start": pd.to_datetime(["2025-01-01", "2025-01-01", None, "2025-01-01"]),
-        "end": pd.to_datetime(["2025-03-31", "2025-06-30", "2025-04-20", "2025-03-31"]),
-        "source": ["companyfacts"] * 4,
-    })  # fmt: skip
+    index = pd.DataFrame(
+        {
+            "ticker": ["X", "X"],
+            "accessionNumber": ["0000000001-25-000001", "bad"],
+            "form": ["10-K", "8-K"],
+            "filingDate": ["2025-02-05", "2025-02-06"],
+            "reportDate": ["2024-12-31", ""],
+        }
+    )
+    reports = pd.DataFrame(
+        {
+            "ticker": ["G", "G", "G", "G"],
+            "accn": ["0000000009-25-000004"] * 3 + [None],
+            "form": ["10-Q"] * 4,
+            "filed": pd.to_datetime(["2025-04-25"] * 4),
+            "start": pd.to_datetime(["2025-01-01", "2025-01-01", None, "2025-01-01"]),
+            "end": pd.to_datetime(["2025-03-31", "2025-06-30", "2025-04-20", "2025-03-31"]),
+            "source": ["companyfacts"] * 4,
+        }
+    )
     known = known_filings(index, reports)
     assert known["accession_number"].tolist() == ["0000000009-25-000004", "0000000001-25-000001"]  # "bad" dropped
     g = known[known["ticker"] == "G"].iloc[0]
@@ -139,9 +166,13 @@ def test_the_register_reads_the_index_and_companyfacts_filings() -> None:
 
 def test_an_instance_document_gets_the_accession_of_its_filing_only() -> None:
     known = _known()
-    filed = {"X_10-K_FY2024_filed2025-02-05": "2025-02-05", "X_10-K_FY2024_2024-12-31": "2025-02-05",
-             "X_10-K_FY2023_2023-12-31": "2025-02-05", "Z_10-Q_2025Q1_filed2025-05-01": "2025-05-01",
-             "W_10-K_FY2024_filed2025-02-05": "2025-02-05"}  # fmt: skip
+    filed = {
+        "X_10-K_FY2024_filed2025-02-05": "2025-02-05",
+        "X_10-K_FY2024_2024-12-31": "2025-02-05",
+        "X_10-K_FY2023_2023-12-31": "2025-02-05",
+        "Z_10-Q_2025Q1_filed2025-05-01": "2025-05-01",
+        "W_10-K_FY2024_filed2025-02-05": "2025-02-05",
+    }
     assert instance_accessions(filed, known) == {
         "X_10-K_FY2024_filed2025-02-05": "0000000001-25-000001",
         "X_10-K_FY2024_2024-12-31": "0000000001-25-000001",
@@ -177,8 +208,9 @@ def test_one_accession_never_names_two_companies() -> None:
 
 
 @needs_raw
-@pytest.mark.parametrize("name,form_column", [("segmented_revenues", None), ("segmented_financials", None),
-                                              ("filing_items", "filing_type")])  # fmt: skip
+@pytest.mark.parametrize(
+    "name,form_column", [("segmented_revenues", None), ("segmented_financials", None), ("filing_items", "filing_type")]
+)
 def test_filled_rows_come_from_the_filing_their_accession_names(name: str, form_column: str | None, raw) -> None:
     """The raw sources list the accession as a filing of the row's company, filed the row's day, of its form."""
     df = _lake(name).dropna(subset=["accession_number"])
@@ -193,8 +225,10 @@ def test_filled_rows_come_from_the_filing_their_accession_names(name: str, form_
 
 
 @needs_raw
-@pytest.mark.parametrize("name,form_column", [("income_statements", "form_type"), ("earnings", "source_type"),
-                                              ("filing_items", "filing_type")])  # fmt: skip
+@pytest.mark.parametrize(
+    "name,form_column",
+    [("income_statements", "form_type"), ("earnings", "source_type"), ("filing_items", "filing_type")],
+)
 def test_no_accession_a_source_has_is_missed(name: str, form_column: str, raw) -> None:
     """A row without an accession has no filing of its company and form that day in the raw sources."""
     by_day = _by_day(raw)
@@ -213,8 +247,11 @@ def test_no_segment_accession_a_source_has_is_missed(name: str, raw) -> None:
     df = _lake(name)
     df = df[df["accession_number"].isna()]
     form = {"annual": "10-K", "quarterly": "10-Q"}
-    missed = [(r.ticker, r.filing_date) for r in df.itertuples()
-              if len(by_day.get((str(r.ticker), form[str(r.period)], _day(r.filing_date)), ())) == 1]  # fmt: skip
+    missed = [
+        (r.ticker, r.filing_date)
+        for r in df.itertuples()
+        if len(by_day.get((str(r.ticker), form[str(r.period)], _day(r.filing_date)), ())) == 1
+    ]
     assert not missed, missed[:5]
 
 
@@ -248,8 +285,10 @@ def test_segment_and_statement_rows_of_one_filing_share_its_accession() -> None:
     """A segment report filed the day its company's statement was filed names the statement's accession."""
     inc = _lake("income_statements").dropna(subset=["accession_number"])
     inc = inc[inc["period"].astype(str) != "ttm"]
-    of_day = {(str(t), _day(d)): str(a) for t, d, a in zip(inc["ticker"], inc["filing_date"],
-                                                         inc["accession_number"], strict=True)}  # fmt: skip
+    of_day = {
+        (str(t), _day(d)): str(a)
+        for t, d, a in zip(inc["ticker"], inc["filing_date"], inc["accession_number"], strict=True)
+    }
     seg = _lake("segmented_financials").dropna(subset=["accession_number"])
     rows = zip(seg["ticker"], seg["filing_date"], seg["accession_number"], strict=True)
     pairs = [(of_day.get((str(t), _day(d))), str(a)) for t, d, a in rows]

@@ -204,8 +204,16 @@ def _statements(draw_dates, filing_lags, minutes):
         stamp = None
         if filed is not None and minute is not None:  # accepted on the filing day (EDGAR dates it so)
             stamp = (filed + pd.Timedelta(minutes=minute)).tz_localize(_EASTERN).isoformat()
-        rows.append({"ticker": "X", "report_period": rp, "filing_date": filed, "filing_datetime": stamp,
-                     "period": "quarterly", "revenue": float(i)})  # fmt: skip
+        rows.append(
+            {
+                "ticker": "X",
+                "report_period": rp,
+                "filing_date": filed,
+                "filing_datetime": stamp,
+                "period": "quarterly",
+                "revenue": float(i),
+            }
+        )
     df = pd.DataFrame(rows)
     df["filing_date"] = pd.to_datetime(df["filing_date"])
     df["filing_datetime"] = df["filing_datetime"].astype("string")
@@ -387,5 +395,6 @@ def test_quarterly_growth_skips_a_missing_quarter(ref_client):
     after_hole = holed.index[5]
     assert pd.isna(g.loc[after_hole, "revenue_growth"])
     full = q.fds.ratios(growth=True, families=["growth"])
-    pd.testing.assert_series_equal(g["revenue_growth"].drop(index=after_hole),
-                                   full["revenue_growth"].drop(index=[q.index[5], after_hole]))  # fmt: skip
+    pd.testing.assert_series_equal(
+        g["revenue_growth"].drop(index=after_hole), full["revenue_growth"].drop(index=[q.index[5], after_hole])
+    )

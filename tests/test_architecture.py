@@ -129,8 +129,9 @@ def test_the_cycle_check_sees_function_local_imports(tmp_path):
 
 def test_the_client_side_never_imports_the_server_at_module_level():
     client_side = [m for m in MODULES if not m.startswith(("fdkit.server", "fdkit.webhooks")) and m != "fdkit.cli"]
-    offenders = {m: sorted(i for i in _imports(m, top_level_only=True) if i.startswith("fdkit.server"))
-                 for m in client_side}  # fmt: skip
+    offenders = {
+        m: sorted(i for i in _imports(m, top_level_only=True) if i.startswith("fdkit.server")) for m in client_side
+    }
     assert not {m: v for m, v in offenders.items() if v}
     # and at run time: importing fdkit and fetching from the cache loads neither FastAPI nor the server package
     code = "import sys, fdkit\nprint(any(m.startswith(('fastapi', 'fdkit.server', 'uvicorn')) for m in sys.modules))"

@@ -71,16 +71,20 @@ def test_arrow_pages_follow_the_link_header(ref_server):
     doc = requests.get(ref_server.base_url + "/openapi.json", timeout=30).json()
     assert ARROW_STREAM in doc["paths"][CATALOG["income_statements"].path]["get"]["responses"]["200"]["content"]
     path = CATALOG["income_statements"].path
-    js = requests.get(ref_server.base_url + path, params=q, headers={"X-API-KEY": ref_server.api_key},
-                      timeout=30).json()  # fmt: skip
+    js = requests.get(
+        ref_server.base_url + path, params=q, headers={"X-API-KEY": ref_server.api_key}, timeout=30
+    ).json()
     assert len(js["income_statements"]) == 10 and js["next_page_url"]
     # a cursor opened as Arrow continues where the JSON page stopped
     r2 = requests.get(js["next_page_url"], headers=h, timeout=30)
     assert part_from_bytes(r2.content)[1] == 30
     # errors are the same JSON errors
-    bad = requests.get(ref_server.base_url + "/prices", headers=h, timeout=30,
-                       params={"ticker": "NOPE", "interval": "day", "start_date": "2022-01-03",
-                               "end_date": "2022-01-07"})  # fmt: skip
+    bad = requests.get(
+        ref_server.base_url + "/prices",
+        headers=h,
+        timeout=30,
+        params={"ticker": "NOPE", "interval": "day", "start_date": "2022-01-03", "end_date": "2022-01-07"},
+    )
     assert bad.status_code == 404 and bad.json() == {"error": "Not Found", "message": "Ticker NOPE not found"}
 
 
@@ -93,9 +97,12 @@ def test_a_json_only_service_still_works():
         a, b = c_plain.prices(["AAPL", "MSFT"], **q), c_peer.prices(["AAPL", "MSFT"], **q)
         assert not c_plain.speaks_arrow() and c_peer.speaks_arrow()
         pd.testing.assert_frame_equal(a, b)
-        r = requests.get(plain.base_url + "/prices", headers={"X-API-KEY": plain.api_key, "Accept": ARROW_STREAM},
-                         params={"ticker": "AAPL", "interval": "day", "start_date": "2022-01-03",
-                                 "end_date": "2022-01-07"}, timeout=30)  # fmt: skip
+        r = requests.get(
+            plain.base_url + "/prices",
+            headers={"X-API-KEY": plain.api_key, "Accept": ARROW_STREAM},
+            params={"ticker": "AAPL", "interval": "day", "start_date": "2022-01-03", "end_date": "2022-01-07"},
+            timeout=30,
+        )
         assert r.headers["content-type"] == "application/json" and FORMATS_HEADER not in r.headers
 
 
@@ -122,17 +129,19 @@ def _old_path(ticker: str, start: str, end: str, limit: int) -> dict:
 
 
 @settings(max_examples=2000, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(ticker=st.sampled_from([t for t in _TICKERS if t != "BTC-USD"]),
-       start=st.dates(min_value=pd.Timestamp("2003-01-01").date(), max_value=pd.Timestamp("2026-03-31").date()),
-       days=st.integers(0, 3000), limit=st.sampled_from([None, 1, 50, 100, 5000]))  # fmt: skip
+@given(
+    ticker=st.sampled_from([t for t in _TICKERS if t != "BTC-USD"]),
+    start=st.dates(min_value=pd.Timestamp("2003-01-01").date(), max_value=pd.Timestamp("2026-03-31").date()),
+    days=st.integers(0, 3000),
+    limit=st.sampled_from([None, 1, 50, 100, 5000]),
+)
 def test_the_data_path_answers_byte_identical_json(ref_server, ticker, start, days, limit):
     """Property: the column data path's first page equals, byte for byte, the page the old path built."""
     end = start + pd.Timedelta(days=days)
     q = {"ticker": ticker, "interval": "day", "start_date": str(start), "end_date": str(end)}
     if limit is not None:
         q["limit"] = limit
-    r = requests.get(ref_server.base_url + "/prices", params=q, headers={"X-API-KEY": ref_server.api_key},
-                     timeout=30)  # fmt: skip
+    r = requests.get(ref_server.base_url + "/prices", params=q, headers={"X-API-KEY": ref_server.api_key}, timeout=30)
     assert r.status_code == 200
     body = r.json()
     expected = _old_path(ticker, str(start), str(end), limit or 5000)
@@ -144,8 +153,9 @@ def test_dates_outside_what_nanoseconds_hold_are_ranges_not_errors(ref_server):
     """A valid date before 1678 or after 2261 bounds the range like any other (the old path's answer)."""
     for start, end in (("0002-01-10", "2004-01-02"), ("2025-12-01", "9999-12-31"), ("0001-01-01", "0001-12-31")):
         q = {"ticker": "AAPL", "interval": "day", "start_date": start, "end_date": end}
-        r = requests.get(ref_server.base_url + "/prices", params=q, headers={"X-API-KEY": ref_server.api_key},
-                         timeout=30)  # fmt: skip
+        r = requests.get(
+            ref_server.base_url + "/prices", params=q, headers={"X-API-KEY": ref_server.api_key}, timeout=30
+        )
         assert r.status_code == 200, (start, end, r.text)
         got = {k: v for k, v in r.json().items() if k != "next_page_url"}
         # the same answer as the range clipped to dates pandas holds (no bar is before 1900 or after 2261)
@@ -157,8 +167,11 @@ def test_serve_workers_share_one_port_keys_and_cursors(tmp_path):
     opens on the other (every page on a new connection)."""
     keys = tmp_path / "keys"
     keys.write_text("workers-key-0123456789 pro\n")
-    proc = subprocess.Popen([sys.executable, "-m", "fdkit.cli", "serve", "--port", "0", "--workers", "2",
-                             "--keys", str(keys)], stderr=subprocess.PIPE, text=True)  # fmt: skip
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "fdkit.cli", "serve", "--port", "0", "--workers", "2", "--keys", str(keys)],
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         line = proc.stderr.readline() if proc.stderr else ""
         url = re.search(r"on (http://127\.0\.0\.1:\d+)", line).group(1)  # type: ignore[union-attr]
@@ -170,16 +183,30 @@ def test_serve_workers_share_one_port_keys_and_cursors(tmp_path):
                     break
             except requests.RequestException:
                 time.sleep(0.2)
-        nxt, params, rows, pages = url + "/prices", {"ticker": "AAPL", "interval": "day", "start_date": "2020-01-01",
-                                                       "end_date": "2024-12-31", "adjusted": "true"}, 0, 0  # fmt: skip
+        nxt, params, rows, pages = (
+            url + "/prices",
+            {
+                "ticker": "AAPL",
+                "interval": "day",
+                "start_date": "2020-01-01",
+                "end_date": "2024-12-31",
+                "adjusted": "true",
+            },
+            0,
+            0,
+        )
         while nxt:
             r = requests.get(nxt, params=params, headers=h, timeout=30)
             assert r.status_code == 200, r.text
             body, params = r.json(), None
             rows, pages, nxt = rows + len(body["prices"]), pages + 1, body.get("next_page_url")
         assert (rows, pages) == (1258, 13)
-        assert requests.get(url + "/prices", headers={"X-API-KEY": "wrong-key-0123456789"}, timeout=30,
-                            params={"ticker": "AAPL"}).status_code == 401  # fmt: skip
+        assert (
+            requests.get(
+                url + "/prices", headers={"X-API-KEY": "wrong-key-0123456789"}, timeout=30, params={"ticker": "AAPL"}
+            ).status_code
+            == 401
+        )
     finally:
         proc.send_signal(signal.SIGINT)
         proc.wait(20)

@@ -86,8 +86,9 @@ def test_200_random_served_closes_match_the_source_file(ref_server, ref_client):
     far = []
     for (ticker, day, _), want in zip(rows.itertuples(index=False), expected, strict=True):
         d = day.strftime("%Y-%m-%d")
-        got = _get(ref_server, "/prices", ticker=ticker, interval="day", interval_multiplier=1, start_date=d,
-                   end_date=d)  # fmt: skip
+        got = _get(
+            ref_server, "/prices", ticker=ticker, interval="day", interval_multiplier=1, start_date=d, end_date=d
+        )
         assert got.status_code == 200, got.text
         bars = got.json()["prices"]
         assert len(bars) == 1, (ticker, d, bars)
@@ -100,13 +101,27 @@ def test_200_random_served_closes_match_the_source_file(ref_server, ref_client):
 def test_the_named_tickers_are_served_as_traded_in_2024_and_2025(ref_server):
     for ticker in ("AAPL", "MSFT", "NVDA", "JPM", "GOOGL"):
         for start, end in (("2024-06-01", "2024-06-30"), ("2025-12-01", "2025-12-31")):
-            got = _get(ref_server, "/prices", ticker=ticker, interval="day", interval_multiplier=1,
-                       start_date=start, end_date=end)  # fmt: skip
+            got = _get(
+                ref_server,
+                "/prices",
+                ticker=ticker,
+                interval="day",
+                interval_multiplier=1,
+                start_date=start,
+                end_date=end,
+            )
             bars = got.json()["prices"]
             assert len(bars) >= 19, (ticker, start, len(bars))
             assert all(None not in (b["open"], b["high"], b["low"], b["close"], b["volume"]) for b in bars)
-    aapl = _get(ref_server, "/prices", ticker="AAPL", interval="day", interval_multiplier=1, start_date="2024-06-28",
-                end_date="2024-06-28").json()["prices"]  # fmt: skip
+    aapl = _get(
+        ref_server,
+        "/prices",
+        ticker="AAPL",
+        interval="day",
+        interval_multiplier=1,
+        start_date="2024-06-28",
+        end_date="2024-06-28",
+    ).json()["prices"]
     assert aapl[0]["close"] == pytest.approx(210.62, abs=0.005)
 
 

@@ -76,19 +76,27 @@ def cluster(tmp_path_factory):
     nginx = None
     try:
         for i in range(2):
-            instances.append(Serve(tmp / f"serve-{i}.log", "--keys", str(keys), "--cursor-secret", SECRET,
-                                   "--public-url", public))  # fmt: skip
+            instances.append(
+                Serve(tmp / f"serve-{i}.log", "--keys", str(keys), "--cursor-secret", SECRET, "--public-url", public)
+            )
         servers = "\n".join(f"        server 127.0.0.1:{s.port};" for s in instances)
         # nginx started as root hands its workers to `nobody`, who could not write the temp folders here
         user = f"user {pwd.getpwuid(os.geteuid()).pw_name};" if os.geteuid() == 0 else ""
         conf = tmp / "nginx.conf"
         conf.write_text(CONFIG.format(user=user, tmp=tmp, servers=servers, port=port))
         assert NGINX is not None
-        check = subprocess.run([NGINX, "-t", "-p", str(tmp), "-e", str(tmp / "error.log"), "-c", str(conf)],
-                               capture_output=True, text=True, timeout=30)  # fmt: skip
+        check = subprocess.run(
+            [NGINX, "-t", "-p", str(tmp), "-e", str(tmp / "error.log"), "-c", str(conf)],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
         assert check.returncode == 0, check.stderr
-        nginx = subprocess.Popen([NGINX, "-p", str(tmp), "-e", str(tmp / "error.log"), "-c", str(conf)],
-                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+        nginx = subprocess.Popen(
+            [NGINX, "-p", str(tmp), "-e", str(tmp / "error.log"), "-c", str(conf)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         wait_http(public + "/healthz")
         yield public, instances
     finally:
@@ -186,8 +194,9 @@ def test_the_client_works_against_the_balancer(cluster, ref_server):
     direct = fdkit.Client(ref_server.api_key, ref_server.base_url, cache=False, progress=False)
     try:
         got = through.prices(["AAPL", "MSFT"], start_date="2020-01-01", end_date="2024-12-31")
-        pd.testing.assert_frame_equal(got, direct.prices(["AAPL", "MSFT"], start_date="2020-01-01",
-                                                         end_date="2024-12-31"))  # fmt: skip
+        pd.testing.assert_frame_equal(
+            got, direct.prices(["AAPL", "MSFT"], start_date="2020-01-01", end_date="2024-12-31")
+        )
         assert len(got) == 2 * 1258
         facts = through.company_facts("NVDA")
         assert facts.equals(direct.company_facts("NVDA"))

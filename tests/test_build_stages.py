@@ -161,8 +161,12 @@ def test_macro_stages():
     out = run_stages(macro.STAGES, ROOTS)
     rates = out["interest_rates"]
     assert rates[["bank", "rate"]].values.tolist() == [
-        ["ECB", 3.0], ["ECB", 2.5], ["FED", 1.0], ["FED", 0.125], ["FED", 0.375],
-    ]  # fmt: skip
+        ["ECB", 3.0],
+        ["ECB", 2.5],
+        ["FED", 1.0],
+        ["FED", 0.125],
+        ["FED", 0.375],
+    ]
     assert pd.api.types.is_datetime64_dtype(rates["date"])
     curve = out["yield_curve"]
     assert curve["date"].is_monotonic_increasing and curve.loc[0, "10_year"] == 0.93
@@ -183,8 +187,11 @@ def test_macro_stages():
 def test_news_stage():
     df = run_stages(news.STAGES, ROOTS)["news"]
     assert df.columns.tolist() == ["ticker", "date", "title", "url", "source", "author", "sentiment"]
-    assert df[["ticker", "date"]].values.tolist() == [["AAPL", "2024-01-26"], ["AAPL", "2024-01-25"],
-                                                      ["MSFT", "2024-09-22"]]  # fmt: skip
+    assert df[["ticker", "date"]].values.tolist() == [
+        ["AAPL", "2024-01-26"],
+        ["AAPL", "2024-01-25"],
+        ["MSFT", "2024-09-22"],
+    ]
     assert df["source"].tolist() == ["nasdaq.com", "nasdaq.com", "insidermonkey.com"]
 
 
@@ -200,8 +207,11 @@ def test_crypto_stage():
 def test_constituents_and_filings_stages():
     out = run_stages([*universe.STAGES, filings.FILINGS], ROOTS)
     members = out["members"]
-    assert members.set_index("ticker")["cik"].to_dict() == {"MMM": "0000066740", "BRK-B": "0001067983",
-                                                            "AAPL": "0000320193"}  # fmt: skip
+    assert members.set_index("ticker")["cik"].to_dict() == {
+        "MMM": "0000066740",
+        "BRK-B": "0001067983",
+        "AAPL": "0000320193",
+    }
     spy = out["index_funds"]
     assert spy["ticker"].tolist() == ["AAPL", "BRK-B", "MMM"] and spy["weight"].isna().all()
     f = out["filings"]
@@ -221,7 +231,8 @@ def test_prices_main_rebases_the_old_bars():
     assert aaa["volume"].tolist() == [200, 200, 200, 240] and str(aaa["volume"].dtype) == "Int64"
     spy_factors, aaa_factors = factors[factors["ticker"] == "SPY"], factors[factors["ticker"] == "AAA"]
     assert aaa_factors.drop(columns="dividends_after").to_dict("records") == [
-        {"ticker": "AAA", "price_factor": 0.5, "split_factor": 2, "overlap_days": 2}]  # fmt: skip
+        {"ticker": "AAA", "price_factor": 0.5, "split_factor": 2, "overlap_days": 2}
+    ]
     assert aaa_factors["dividends_after"].iloc[0] == pytest.approx(0.1)  # the adjusted file carries 10% more
     # ETFs: ^VIX and the file's last (incomplete) session are left out; SPY as traded from LEAN's raw bar
     spy = daily[daily["ticker"] == "SPY"]
@@ -231,20 +242,31 @@ def test_prices_main_rebases_the_old_bars():
 
 def _pystock_bars() -> pd.DataFrame:
     days = pd.to_datetime(["2016-05-31", "2016-06-01", "2016-06-02", "2016-06-03"])
-    return pd.DataFrame({
-        "ticker": ["BBB"] * 4 + ["DDD"] * 3 + ["ZZZ"],
-        "date": [*days, *days[:3], days[0]],
-        "close": [30.0, 30.0, 10.0, 10.0, 100.0, 50.0, 51.0, 5.0],
-        "adj_close": [30.0, 30.0, 10.0, 10.0, 50.0, 50.0, 51.0, 2.5],
-    })  # fmt: skip
+    return pd.DataFrame(
+        {
+            "ticker": ["BBB"] * 4 + ["DDD"] * 3 + ["ZZZ"],
+            "date": [*days, *days[:3], days[0]],
+            "close": [30.0, 30.0, 10.0, 10.0, 100.0, 50.0, 51.0, 5.0],
+            "adj_close": [30.0, 30.0, 10.0, 10.0, 50.0, 50.0, 51.0, 2.5],
+        }
+    )
 
 
 def test_splits_and_dividends_stages():
     stage = run_stages([prices.PRICES_MAIN], ROOTS)
     main = stage["prices_main_2023"]
     first, last = pd.Timestamp("2015-01-01"), pd.Timestamp("2017-12-31")
-    owners = pd.DataFrame({"symbol": ["BBB", "DDD"], "ticker": ["BBB", "DDD"], "how": "index spell",
-                           "start": first, "end": last, "listed_first": first, "listed_last": last})  # fmt: skip
+    owners = pd.DataFrame(
+        {
+            "symbol": ["BBB", "DDD"],
+            "ticker": ["BBB", "DDD"],
+            "how": "index spell",
+            "start": first,
+            "end": last,
+            "listed_first": first,
+            "listed_last": last,
+        }
+    )
     inputs = {"prices_main_2023": main, "pystock_prices": _pystock_bars(), "pystock_owners": owners}
     table = run_stage(splits.SPLITS, ROOTS, inputs)["splits"]
     assert table.columns.tolist() == ["ticker", "date", "ratio", "source"]
@@ -262,22 +284,39 @@ def test_splits_and_dividends_stages():
     # the lake's prices: EEE (a long-history name: its dividends are the adjusted close's steps) and BBB, DDD
     # (pystock raw closes: their distributions come from the eve of each ex-date); SPY's from LEAN's factor file
     bars = _pystock_bars()
-    lake = pd.concat([main[["ticker", "time", "close"]],
-                      bars.assign(time=bars["date"].dt.tz_localize("UTC"))[["ticker", "time", "close"]]])  # fmt: skip
+    lake = pd.concat(
+        [
+            main[["ticker", "time", "close"]],
+            bars.assign(time=bars["date"].dt.tz_localize("UTC"))[["ticker", "time", "close"]],
+        ]
+    )
     lake = lake.assign(basis="as_traded")
     sp500 = run_stage(sp500_bars.SP500_BARS, ROOTS, {"splits": table})
     identity = prices.sp500_identity(lake, sp500["sp500_bars"])
     assert identity.set_index("ticker")["same"].to_dict() == {"AAA": True, "GGG": True}
-    inputs = {"splits": table, "prices": lake, "prices_main": main, "pystock_prices": bars,
-              "old_daily": stage["old_daily"], "sp500_distributions": sp500["sp500_distributions"],
-              "sp500_identity_all": identity}  # fmt: skip
+    inputs = {
+        "splits": table,
+        "prices": lake,
+        "prices_main": main,
+        "pystock_prices": bars,
+        "old_daily": stage["old_daily"],
+        "sp500_distributions": sp500["sp500_distributions"],
+        "sp500_identity_all": identity,
+    }
     dividends = run_stage(distributions.DIVIDENDS, ROOTS, inputs)["dividends"]
     # AAA's after the 2003-2023 file ends, and GGG's spin-off (the eve's close x (1 - 1/1.253)) from the source
     assert dividends[["ticker", "dividend", "kind", "in_prices"]].values.tolist() == [
-        ["AAA", 0.1, "cash", False], ["EEE", 0.4, "cash", False], ["GGG", 2.53, "special_or_in_kind", False],
-        ["SPY", 3.8, "cash", False]]  # fmt: skip
-    assert dividends["date"].dt.strftime("%Y-%m-%d").tolist() == ["2021-03-03", "2021-02-25", "2021-03-02",
-                                                                  "2021-02-26"]  # fmt: skip
+        ["AAA", 0.1, "cash", False],
+        ["EEE", 0.4, "cash", False],
+        ["GGG", 2.53, "special_or_in_kind", False],
+        ["SPY", 3.8, "cash", False],
+    ]
+    assert dividends["date"].dt.strftime("%Y-%m-%d").tolist() == [
+        "2021-03-03",
+        "2021-02-25",
+        "2021-03-02",
+        "2021-02-26",
+    ]
     # DDD's eve (2016-05-31: 100 beside 50) is its 2-for-1 split of the table, no distribution; BBB has none
 
 
@@ -292,9 +331,16 @@ def test_simple_stages_write_a_typed_lake(tmp_path):
 
 
 def test_derived_statement_fields():
-    rows = pd.DataFrame({"revenue": [100.0, 50.0], "cost_of_revenue": [60.0, np.nan],
-                         "net_cash_flow_from_operations": [30.0, 20.0], "capex_payments": [10.0, np.nan],
-                         "net_income": [5.0, 4.0], "currency": ["USD", "EUR"]})  # fmt: skip
+    rows = pd.DataFrame(
+        {
+            "revenue": [100.0, 50.0],
+            "cost_of_revenue": [60.0, np.nan],
+            "net_cash_flow_from_operations": [30.0, 20.0],
+            "capex_payments": [10.0, np.nan],
+            "net_income": [5.0, 4.0],
+            "currency": ["USD", "EUR"],
+        }
+    )
     out = derive_fields(rows.copy())
     assert out["gross_profit"].tolist()[0] == 40.0 and np.isnan(out["gross_profit"].tolist()[1])
     assert out["free_cash_flow"].tolist()[0] == 20.0 and np.isnan(out["free_cash_flow"].tolist()[1])
@@ -326,8 +372,12 @@ def test_a_dataset_output_defaults_to_its_own_schema():
 
 def test_split_ex_dates_are_the_ones_the_split_table_notes_state():
     """Where the real split table's note states the first split-adjusted session, the lake's ex-date is that day."""
-    stated = {"TSLA": [("2020-08-31", 5.0), ("2022-08-25", 3.0)], "NVDA": [("2021-07-20", 4.0), ("2024-06-10", 10.0)],
-              "AAPL": [("2020-08-31", 4.0)], "V": [("2015-03-19", 4.0)]}  # fmt: skip
+    stated = {
+        "TSLA": [("2020-08-31", 5.0), ("2022-08-25", 3.0)],
+        "NVDA": [("2021-07-20", 4.0), ("2024-06-10", 10.0)],
+        "AAPL": [("2020-08-31", 4.0)],
+        "V": [("2015-03-19", 4.0)],
+    }
     lake = read_dataset(default_data_dir(), "splits")
     for ticker, events in stated.items():
         mine = lake[(lake["ticker"].astype(str) == ticker) & (lake["date"] >= "2015-01-01")]
@@ -340,14 +390,27 @@ def test_a_vintage_is_a_restatement_or_a_concept_switch_against_the_report_befor
     from fdkit.build.vintages import build_vintages
 
     def fact(concept: str, val: float, filed: str, accn: str) -> dict:
-        return {"ticker": "X", "concept": concept, "start": pd.Timestamp("2018-01-01"),
-                "end": pd.Timestamp("2018-12-31"), "val": val, "filed": pd.Timestamp(filed), "accn": accn,
-                "form": "10-K"}  # fmt: skip
+        return {
+            "ticker": "X",
+            "concept": concept,
+            "start": pd.Timestamp("2018-01-01"),
+            "end": pd.Timestamp("2018-12-31"),
+            "val": val,
+            "filed": pd.Timestamp(filed),
+            "accn": accn,
+            "form": "10-K",
+        }
 
-    none = pd.DataFrame(columns=["ticker", "period", "report_period", "field", "value", "filing_date",
-                                 "accession_number", "form_type"])  # fmt: skip
-    facts = pd.DataFrame([fact("Revenues", 100, "2019-02-01", "a"), fact("SalesRevenueNet", 100, "2020-02-01", "b"),
-                          fact("SalesRevenueNet", 105, "2021-02-01", "c")])  # fmt: skip
+    none = pd.DataFrame(
+        columns=["ticker", "period", "report_period", "field", "value", "filing_date", "accession_number", "form_type"]
+    )
+    facts = pd.DataFrame(
+        [
+            fact("Revenues", 100, "2019-02-01", "a"),
+            fact("SalesRevenueNet", 100, "2020-02-01", "b"),
+            fact("SalesRevenueNet", 105, "2021-02-01", "c"),
+        ]
+    )
     v = build_vintages(facts, none)
     assert v[["value", "revision"]].values.tolist() == [[100.0, "first"], [105.0, "restated"]]
     facts.loc[1, "val"] = 101.0  # the switch brings a new value
@@ -363,6 +426,11 @@ def test_a_missing_split_is_no_spin_off():
     adj = pd.DataFrame({"symbol": "X", "date": days, "close": base})
     none = pd.DataFrame({"ticker": [], "date": pd.to_datetime([])})
     for factor, found in ((0.5, 0), (0.7, 1)):
-        lake = pd.DataFrame({"ticker": "X", "time": days.tz_localize("UTC"),
-                             "close": np.where(np.arange(41) >= 21, base * factor, base)})  # fmt: skip
+        lake = pd.DataFrame(
+            {
+                "ticker": "X",
+                "time": days.tz_localize("UTC"),
+                "close": np.where(np.arange(41) >= 21, base * factor, base),
+            }
+        )
         assert len(distributions.stooq_distributions(lake, adj, none)) == found

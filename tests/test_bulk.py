@@ -55,13 +55,18 @@ def test_a_bulk_frame_is_the_frame_of_one_request_per_ticker(ref_server, tmp_pat
 
 
 _KNOWN = sorted(fdkit.available("prices"))
-_RANGES = st.tuples(st.dates(pd.Timestamp("2003-06-01").date(), pd.Timestamp("2026-03-01").date()),
-                    st.integers(0, 4000))  # fmt: skip
+_RANGES = st.tuples(
+    st.dates(pd.Timestamp("2003-06-01").date(), pd.Timestamp("2026-03-01").date()), st.integers(0, 4000)
+)
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(name=st.sampled_from(["price_history", "prices", "income_statements", "insider_trades", "dividends"]),
-       seed=st.integers(0, 10**6), span=_RANGES, limit=st.sampled_from(["default", None, 1, 3, 250]))  # fmt: skip
+@given(
+    name=st.sampled_from(["price_history", "prices", "income_statements", "insider_trades", "dividends"]),
+    seed=st.integers(0, 10**6),
+    span=_RANGES,
+    limit=st.sampled_from(["default", None, 1, 3, 250]),
+)
 def test_bulk_and_one_by_one_agree_on_random_queries(ref_server, tmp_path_factory, name, seed, span, limit):
     """Random tickers (the lake's, a dead one, unknown ones), date ranges and limits: the same frame either way."""
     ep = CATALOG[name]
@@ -93,8 +98,7 @@ def test_a_warm_bulk_call_sends_nothing_and_the_http_cache_holds_no_copy(ref_ser
     again = fdkit.price_history(["AAPL", "LEH", "XOM"], **q, client=many)
     assert sent == [] and again.equals(first)
     # a subset, and a ticker alone, are answered from the parts the bulk call kept
-    pd.testing.assert_frame_equal(fdkit.price_history(["XOM", "LEH"], **q, client=many),
-                                  first.loc[["LEH", "XOM"]])  # fmt: skip
+    pd.testing.assert_frame_equal(fdkit.price_history(["XOM", "LEH"], **q, client=many), first.loc[["LEH", "XOM"]])
     asked = sum(ref_server.counter.requests.values())
     alone = fdkit.price_history("LEH", **q, client=many)  # its own request's path, through the kept table's rows
     pd.testing.assert_frame_equal(alone, first.loc[["LEH"]], check_categorical=False)
@@ -156,10 +160,14 @@ def test_the_bulk_route_refuses_bad_requests_in_its_own_words(ref_server):
     url = ref_server.base_url + BULK_PREFIX + CATALOG["price_history"].path
     h = {"X-API-KEY": ref_server.api_key}
     q = {"start_date": "2008-09-01", "end_date": "2008-09-30"}
-    for body, words in [(None, "body"), ({"tickers": []}, "one ticker or more"), ({"tickers": [1]}, "a string"),
-                        ({"tickers": ["A"] * (MAX_BULK_TICKERS + 1)}, "at most"),
-                        ({"tickers": ["LEH"], "whole_range": "yes"}, "whole_range"),
-                        ({"tickers": ["LEH"], "tables": "yes"}, "tables")]:  # fmt: skip
+    for body, words in [
+        (None, "body"),
+        ({"tickers": []}, "one ticker or more"),
+        ({"tickers": [1]}, "a string"),
+        ({"tickers": ["A"] * (MAX_BULK_TICKERS + 1)}, "at most"),
+        ({"tickers": ["LEH"], "whole_range": "yes"}, "whole_range"),
+        ({"tickers": ["LEH"], "tables": "yes"}, "tables"),
+    ]:
         r = requests.post(url, params=q, json=body, headers=h, timeout=30)
         assert r.status_code == 400 and words in r.json()["message"], (body, r.text)
         assert set(r.json()) == {"error", "message"}
@@ -172,8 +180,9 @@ def test_the_bulk_route_refuses_bad_requests_in_its_own_words(ref_server):
     entries = read_bundle(r.content)
     assert r.headers["X-Fdkit-Part-Compression"] == "zstd"
     assert [(e.ticker, e.status) for e in entries] == [("LEH", 200), ("NOPE", 404)]
-    own = requests.get(ref_server.base_url + CATALOG["price_history"].path, params={**q, "ticker": "LEH"}, headers=h,
-                       timeout=30).json()["prices"]  # fmt: skip
+    own = requests.get(
+        ref_server.base_url + CATALOG["price_history"].path, params={**q, "ticker": "LEH"}, headers=h, timeout=30
+    ).json()["prices"]
     assert part_from_bytes(entries[0].data)[1] == len(own) > 0
 
 
@@ -184,12 +193,15 @@ def test_a_client_that_asks_for_shared_tables_gets_each_tickers_part_as_a_run_of
     from fdkit.frames.typed import as_written
 
     h = {"X-API-KEY": ref_server.api_key}
-    for name, q in [("price_history", {"start_date": "2008-09-01", "end_date": "2008-09-30"}),
-                    ("income_statements", {"period": "quarterly", "limit": 3})]:  # fmt: skip
+    for name, q in [
+        ("price_history", {"start_date": "2008-09-01", "end_date": "2008-09-30"}),
+        ("income_statements", {"period": "quarterly", "limit": 3}),
+    ]:
         url = ref_server.base_url + BULK_PREFIX + CATALOG[name].path
         asked = ["XOM", "NOPE", "leh", "AAPL"] if name == "price_history" else ["MSFT", "NOPE", "AAPL"]
-        shared = read_bundle(requests.post(url, params=q, json={"tickers": asked, "tables": True}, headers=h,
-                                           timeout=30).content)  # fmt: skip
+        shared = read_bundle(
+            requests.post(url, params=q, json={"tickers": asked, "tables": True}, headers=h, timeout=30).content
+        )
         plain = read_bundle(requests.post(url, params=q, json={"tickers": asked}, headers=h, timeout=30).content)
         assert [(e.ticker, e.status) for e in shared] == [(e.ticker, e.status) for e in plain]
         assert any(e.shared is not None for e in shared) and all(e.shared is None for e in plain)
@@ -271,8 +283,7 @@ def test_financials_of_a_list_is_the_same_frame_by_bulk_requests(ref_server, tmp
     assert len([w for w in caught if issubclass(w.category, fdkit.errors.TruncatedWarning)]) == 1
 
 
-def test_the_embedded_default_answers_bulk_requests_in_process_with_the_same_frames(ref_server, tmp_path,
-                                                                                     monkeypatch):  # fmt: skip
+def test_the_embedded_default_answers_bulk_requests_in_process_with_the_same_frames(ref_server, tmp_path, monkeypatch):
     """The embedded default's bulk requests never cross the loopback socket; their frames are the HTTP route's."""
     import fdkit.server
 
@@ -282,9 +293,11 @@ def test_the_embedded_default_answers_bulk_requests_in_process_with_the_same_fra
     real = fdkit.server.bulk_in_process
     monkeypatch.setattr(fdkit.server, "bulk_in_process", lambda *a, **k: answered.append(a[1]) or real(*a, **k))
     tickers = ["AAPL", "LEH", "MSFT", "NOPE", "XOM"]
-    for name, q in [("price_history", {"start_date": "2007-01-01", "end_date": "2009-12-31"}),
-                    ("prices", {"interval": "day", "start_date": "2016-01-01", "end_date": "2023-10-27"}),
-                    ("income_statements", {"period": "quarterly", "limit": None})]:  # fmt: skip
+    for name, q in [
+        ("price_history", {"start_date": "2007-01-01", "end_date": "2009-12-31"}),
+        ("prices", {"interval": "day", "start_date": "2016-01-01", "end_date": "2023-10-27"}),
+        ("income_statements", {"period": "quarterly", "limit": None}),
+    ]:
         a = getattr(fdkit, name)(tickers, **q, errors="ignore", client=embedded)
         b = getattr(fdkit, name)(tickers, **q, errors="ignore", client=http)
         pd.testing.assert_frame_equal(a, b, check_categorical=True)
@@ -294,18 +307,36 @@ def test_the_embedded_default_answers_bulk_requests_in_process_with_the_same_fra
         embedded.request_bundle(CATALOG["price_history"], {"end_date": "2008-13-01"}, ["LEH"])
 
 
-@pytest.mark.parametrize(("name", "tickers", "q"), [
-    ("prices", ["AAPL", "SPY", "MSFT", "LEH", "NOPE"], {"interval": "day", "start_date": "2015-06-01",
-                                                        "end_date": "2024-06-30", "adjusted": True}),
-    ("prices", ["AAPL", "SPY", "MSFT", "NOPE"], {"interval": "minute", "start_date": "2014-06-05",
-                                                 "end_date": "2014-06-06"}),
-    ("prices", ["AAPL", "SPY", "MSFT", "NOPE"], {"interval": "week", "interval_multiplier": 2,
-                                                 "start_date": "2016-01-01", "end_date": "2016-12-31"}),
-    ("prices", ["AAPL", "XOM", "JPM"], {"interval": "day", "start_date": "2024-06-24", "end_date": "2024-06-28",
-                                        "limit": 2}),
-    ("crypto_prices", ["BTC-USD", "ETH-USD", "NOPE-USD"], {"interval": "day", "start_date": "2021-01-01",
-                                                           "end_date": "2021-03-31"}),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("name", "tickers", "q"),
+    [
+        (
+            "prices",
+            ["AAPL", "SPY", "MSFT", "LEH", "NOPE"],
+            {"interval": "day", "start_date": "2015-06-01", "end_date": "2024-06-30", "adjusted": True},
+        ),
+        (
+            "prices",
+            ["AAPL", "SPY", "MSFT", "NOPE"],
+            {"interval": "minute", "start_date": "2014-06-05", "end_date": "2014-06-06"},
+        ),
+        (
+            "prices",
+            ["AAPL", "SPY", "MSFT", "NOPE"],
+            {"interval": "week", "interval_multiplier": 2, "start_date": "2016-01-01", "end_date": "2016-12-31"},
+        ),
+        (
+            "prices",
+            ["AAPL", "XOM", "JPM"],
+            {"interval": "day", "start_date": "2024-06-24", "end_date": "2024-06-28", "limit": 2},
+        ),
+        (
+            "crypto_prices",
+            ["BTC-USD", "ETH-USD", "NOPE-USD"],
+            {"interval": "day", "start_date": "2021-01-01", "end_date": "2021-03-31"},
+        ),
+    ],
+)
 def test_bars_in_bulk_are_each_tickers_own_bars(ref_server, tmp_path, name, tickers, q):
     """Daily bars adjusted or as traded, minute bars (a ticker with days but no minutes: an empty part), bars
     aggregated by the handler, a limit per ticker, crypto: the bulk route's frame is one request per ticker's."""
@@ -340,15 +371,25 @@ def test_bulk_usage_counts_the_tickers_answered(ref_server):
         return requests.get(ref_server.base_url + "/usage", headers=h, timeout=30).json()["requests"]
 
     before = used()
-    r = requests.post(url, params={"start_date": "2008-09-01", "end_date": "2008-09-30"},
-                      json={"tickers": ["LEH", "NOPE", "ZZZZ"]}, headers=h, timeout=30)  # fmt: skip
+    r = requests.post(
+        url,
+        params={"start_date": "2008-09-01", "end_date": "2008-09-30"},
+        json={"tickers": ["LEH", "NOPE", "ZZZZ"]},
+        headers=h,
+        timeout=30,
+    )
     assert r.status_code == 200 and used() - before == 1  # errors count nothing, as their own requests would
 
 
 def test_a_bulk_answer_over_the_response_cap_is_asked_for_in_smaller_requests(ref_server, tmp_path):
     """max_response_bytes bounds a bulk answer as it bounds a page: the client asks for fewer tickers at a time."""
-    small = fdkit.Client(ref_server.api_key, ref_server.base_url, cache_dir=str(tmp_path / "small"), progress=False,
-                         max_response_bytes=256 * 2**10)  # fmt: skip
+    small = fdkit.Client(
+        ref_server.api_key,
+        ref_server.base_url,
+        cache_dir=str(tmp_path / "small"),
+        progress=False,
+        max_response_bytes=256 * 2**10,
+    )
     one = fdkit.Client(ref_server.api_key, ref_server.base_url, cache=False, progress=False)
     tickers = _KNOWN[:12]
     a = fdkit.price_history(tickers, limit=None, errors="ignore", client=small)

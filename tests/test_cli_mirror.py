@@ -157,8 +157,14 @@ def test_cli_get_stdout_csv(capsys):
 
 
 def test_mirror_of_crypto_bars_sends_what_the_service_requires(tmp_path, ref_client):
-    report = mirror(["BTC-USD"], ["crypto_prices"], tmp_path / "lake", client=ref_client, start_date="2021-01-01",
-                    end_date="2021-03-31")  # fmt: skip
+    report = mirror(
+        ["BTC-USD"],
+        ["crypto_prices"],
+        tmp_path / "lake",
+        client=ref_client,
+        start_date="2021-01-01",
+        end_date="2021-03-31",
+    )
     assert report.done == [("crypto_prices", "BTC-USD")] and not report.failed
 
 
@@ -191,5 +197,7 @@ def test_the_mirror_keeps_the_latest_bar_projection_every_so_many_commits(ref_se
     monkeypatch.setattr(mirror_module, "PROJECTION_EVERY", 256)
     mirror(TICKERS, ["prices"], lake, client=client, start_date="2023-01-01", end_date="2023-06-30", force=True)
     assert refreshed == ["prices"]  # once, at the end
-    assert latest.stored(lake, "prices").frame()["close"].tolist() == latest.last_traded(
-        read_dataset(lake, "prices"))["close"].tolist()  # fmt: skip
+    assert (
+        latest.stored(lake, "prices").frame()["close"].tolist()
+        == latest.last_traded(read_dataset(lake, "prices"))["close"].tolist()
+    )

@@ -42,9 +42,13 @@ class _Proxy:
                 size = int(self.headers.get("Content-Length") or 0)
                 data = self.rfile.read(size) if size else None
                 proxy.seen.append((method, self.path, json.loads(data) if data else None))
-                r = requests.request(method, proxy.upstream + self.path, data=data, timeout=60,
-                                     headers={"X-API-KEY": proxy.key, "Content-Type": "application/json",
-                                              "Accept": "application/json"})  # fmt: skip
+                r = requests.request(
+                    method,
+                    proxy.upstream + self.path,
+                    data=data,
+                    timeout=60,
+                    headers={"X-API-KEY": proxy.key, "Content-Type": "application/json", "Accept": "application/json"},
+                )
                 body = r.json()
                 if r.ok and isinstance(body, dict):
                     body = proxy.alter(self.path.split("?")[0], body)
@@ -112,8 +116,9 @@ def _additive(statement: str | None) -> Alter:
     return alter
 
 
-@pytest.mark.parametrize(("name", "statement"), [("income_statement_segments", None),
-                                                 ("segmented_financials", "income_statement")])  # fmt: skip
+@pytest.mark.parametrize(
+    ("name", "statement"), [("income_statement_segments", None), ("segmented_financials", "income_statement")]
+)
 def test_an_additive_field_in_a_line_item_is_ignored(ref_server, proxy, name, statement):
     want = getattr(_real(ref_server), name)("AAPL", period="annual", limit=2)
     proxy.alter = _additive(statement)
@@ -146,12 +151,15 @@ def _renamed(key: str) -> Alter:
     return alter
 
 
-@pytest.mark.parametrize(("name", "args", "key"), [
-    ("prices", {"ticker": "AAPL", "start_date": "2022-01-03", "end_date": "2022-01-31"}, "prices"),  # paged
-    ("company_facts", {"ticker": "AAPL"}, "company_facts"),  # one object, not paged
-    ("income_statements", {"ticker": "AAPL", "period": "annual", "limit": 2}, "income_statements"),
-    ("index_funds", {"ticker": "SPY", "limit": 3}, "holdings"),  # a shape with two wrappers
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("name", "args", "key"),
+    [
+        ("prices", {"ticker": "AAPL", "start_date": "2022-01-03", "end_date": "2022-01-31"}, "prices"),  # paged
+        ("company_facts", {"ticker": "AAPL"}, "company_facts"),  # one object, not paged
+        ("income_statements", {"ticker": "AAPL", "period": "annual", "limit": 2}, "income_statements"),
+        ("index_funds", {"ticker": "SPY", "limit": 3}, "holdings"),  # a shape with two wrappers
+    ],
+)
 def test_an_answer_without_its_wrapper_key_names_the_key(ref_server, proxy, name, args, key):
     assert len(getattr(_real(ref_server), name)(**args))  # the real answer has rows
     proxy.alter = _renamed(key)

@@ -86,8 +86,9 @@ def test_persistent_failures_raise_transport_errors(test_lake, kind, cls):
     with _faulty(test_lake, [kind] * 10) as srv:
         from fdkit.client.cache import make_retry
 
-        c = fdkit.Client(srv.api_key, srv.base_url, cache=False, timeout=5,
-                         retry=make_retry(total=2, backoff_factor=0.01))  # fmt: skip
+        c = fdkit.Client(
+            srv.api_key, srv.base_url, cache=False, timeout=5, retry=make_retry(total=2, backoff_factor=0.01)
+        )
         with pytest.raises(cls) as e:
             c.fetch("prices", {**PRICES, "limit": 5})
     assert isinstance(e.value, TransportError) and e.value.status == int(kind)
@@ -191,8 +192,9 @@ def test_canary_key_never_written_to_cache(test_lake, tmp_path):
         variants = _casings("x-api-key")
         assert len(variants) == 128
         for i, name in enumerate(variants):
-            r = session.get(srv.base_url + "/company/facts", params={"ticker": "AAA", "cik": "1", "n": i},
-                            headers={name: canary})  # fmt: skip
+            r = session.get(
+                srv.base_url + "/company/facts", params={"ticker": "AAA", "cik": "1", "n": i}, headers={name: canary}
+            )
             assert r.status_code == 400  # ticker and cik together: not cached, but still sent with the key
             r = session.get(srv.base_url + "/prices", params={**PRICES, "limit": i + 1}, headers={name: canary})
             assert r.status_code == 200 and not r.from_cache

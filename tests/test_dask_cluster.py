@@ -37,8 +37,10 @@ def _by_pandas(lake: Path) -> pd.DataFrame:
 
 @pytest.fixture(scope="module")
 def cluster_client():
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=None,
-                                  processes=True) as cluster, distributed.Client(cluster) as client:  # fmt: skip
+    with (
+        distributed.LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=None, processes=True) as cluster,
+        distributed.Client(cluster) as client,
+    ):
         yield client
 
 
@@ -67,8 +69,12 @@ def test_a_delta_lake_is_read_through_its_live_files(tmp_path, cluster_client):
 
 def test_the_example_runs_as_a_script(tmp_path):
     out = tmp_path / "cross_section.parquet"
-    run = subprocess.run([sys.executable, str(EXAMPLE), str(default_data_dir()), "--workers", "1", "--out", str(out)],
-                         capture_output=True, text=True, timeout=300)  # fmt: skip
+    run = subprocess.run(
+        [sys.executable, str(EXAMPLE), str(default_data_dir()), "--workers", "1", "--out", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert run.returncode == 0, run.stderr[-2000:]
     saved = pd.read_parquet(out)
     assert list(saved.columns) == ["names", "mean", "dispersion"] and len(saved) > 5000

@@ -82,8 +82,13 @@ def bar(draw: Any, day: int, fields: frozenset[str], intraday: bool) -> dict[str
 def pages(draw: Any) -> list[tuple[dict[str, Any], dict[str, Any]]]:
     intraday = draw(st.booleans())
     params = {"interval": "minute" if intraday else "day"}
-    fields = draw(st.frozensets(st.sampled_from(["open", "high", "low", "close", "volume", "time_milliseconds",
-                                                 "adj_close", "basis", "extra"])))  # fmt: skip
+    fields = draw(
+        st.frozensets(
+            st.sampled_from(
+                ["open", "high", "low", "close", "volume", "time_milliseconds", "adj_close", "basis", "extra"]
+            )
+        )
+    )
     tickers = draw(st.lists(st.sampled_from(["AAPL", "MSFT", "ZZ", "BRK.B", "A"]), min_size=1, max_size=4))
     out = []
     for ticker in tickers:
@@ -114,15 +119,21 @@ def test_fast_paths_give_the_general_frame(responses: list[tuple[dict[str, Any],
 
 
 def test_the_fast_path_is_taken_for_a_plain_page_and_not_for_an_unsorted_one() -> None:
-    body = {"prices": [{"time": f"2024-01-0{d}T00:00:00Z", "open": 1.0, "close": 2.0, "high": 2.0, "low": 1.0,
-                        "volume": 5} for d in (2, 3, 4)]}  # fmt: skip
+    body = {
+        "prices": [
+            {"time": f"2024-01-0{d}T00:00:00Z", "open": 1.0, "close": 2.0, "high": 2.0, "low": 1.0, "volume": 5}
+            for d in (2, 3, 4)
+        ]
+    }
     part = typed.response_part(PRICES, {"ticker": "AAPL"}, body)
     assert typed._series_frame(PRICES, [part], COLUMNS, {"interval": "day"}) is not None
     body["prices"].reverse()
     part = typed.response_part(PRICES, {"ticker": "AAPL"}, body)
     assert typed._series_frame(PRICES, [part], COLUMNS, {"interval": "day"}) is None
-    same(to_frame(PRICES, [({"ticker": "AAPL", "interval": "day"}, body)]),
-         reference_frame([({"ticker": "AAPL", "interval": "day"}, body)]))  # fmt: skip
+    same(
+        to_frame(PRICES, [({"ticker": "AAPL", "interval": "day"}, body)]),
+        reference_frame([({"ticker": "AAPL", "interval": "day"}, body)]),
+    )
 
 
 def test_a_value_outside_the_vocabulary_still_warns() -> None:
@@ -133,8 +144,12 @@ def test_a_value_outside_the_vocabulary_still_warns() -> None:
 
 
 def test_records_with_unknown_fields_keep_them_as_columns() -> None:
-    body = {"prices": [{"time": "2024-01-02T00:00:00Z", "close": 1.0, "vwap": 1.5},
-                       {"time": "2024-01-03T00:00:00Z", "close": 2.0}]}  # fmt: skip
+    body = {
+        "prices": [
+            {"time": "2024-01-02T00:00:00Z", "close": 1.0, "vwap": 1.5},
+            {"time": "2024-01-03T00:00:00Z", "close": 2.0},
+        ]
+    }
     df = to_frame(PRICES, [({"ticker": "AAPL", "interval": "day"}, body)])
     assert df["vwap"].tolist()[0] == 1.5 and pd.isna(df["vwap"].tolist()[1])
 
@@ -155,6 +170,8 @@ def test_a_panel_sized_frame_and_consumed_parts_give_the_same_frame(responses) -
         finally:
             typed._CONSOLIDATED = limit
     same(got, want)
-    fast = typed._series_frame(PRICES, [typed.response_part(PRICES, p, b) for p, b in responses], COLUMNS,
-                               responses[0][0]) is not None  # fmt: skip
+    fast = (
+        typed._series_frame(PRICES, [typed.response_part(PRICES, p, b) for p, b in responses], COLUMNS, responses[0][0])
+        is not None
+    )
     assert all(p is None for p in parts) == fast  # dropped only by the path that copies them

@@ -19,9 +19,14 @@ from fdkit.lake.tables import convert_lake, optimize_lake, vacuum_lake
 from fdkit.server.store import Store
 
 DATA = bundled_data_dir()
-RATES = pd.DataFrame({"bank": ["ECB", "FED"], "date": ["2024-06-12", "2024-09-19"],
-                      "name": ["Main refinancing operations", "Federal Funds Rate"],
-                      "rate": [4.25, 4.875]})  # fmt: skip
+RATES = pd.DataFrame(
+    {
+        "bank": ["ECB", "FED"],
+        "date": ["2024-06-12", "2024-09-19"],
+        "name": ["Main refinancing operations", "Federal Funds Rate"],
+        "rate": [4.25, 4.875],
+    }
+)
 
 
 def _prices(tickers: list[str]) -> pd.DataFrame:
@@ -100,20 +105,31 @@ def test_convert_optimize_vacuum_round_trip_with_time_travel(tmp_path):
     assert all("in place" in line for line in lines) and all(is_delta(lake, n) for n in before)
     for name, df in before.items():
         pd.testing.assert_frame_equal(LakeReader(lake).read(name), df)
-    write_dataset(lake, "prices", before["prices"].query("ticker == 'AAPL'").tail(5), partition_by="ticker",
-                  mode="append", part="part-0")  # fmt: skip
+    write_dataset(
+        lake,
+        "prices",
+        before["prices"].query("ticker == 'AAPL'").tail(5),
+        partition_by="ticker",
+        mode="append",
+        part="part-0",
+    )
     optimize_lake(lake, ["prices"])
     prices = delta.open_table(lake / "prices")
     assert prices.version() == 2
     aapl = LakeReader(lake).read("prices", where={"ticker": "AAPL"})
-    assert len(aapl) == 5 and len(LakeReader(lake).read("prices")) == len(before["prices"]) - len(
-        before["prices"].query("ticker == 'AAPL'")) + 5  # fmt: skip
+    assert (
+        len(aapl) == 5
+        and len(LakeReader(lake).read("prices"))
+        == len(before["prices"]) - len(before["prices"].query("ticker == 'AAPL'")) + 5
+    )
     first = delta.open_table(lake / "prices", version=0).to_pyarrow_table()  # time travel to the converted files
     assert first.num_rows == len(before["prices"])
     assert vacuum_lake(lake, retain_hours=0, dry_run=True, names=["prices"])[0].endswith("would be deleted")
     assert vacuum_lake(lake, retain_hours=0, names=["prices"]) == ["prices: 2 files deleted"]
-    assert len(LakeReader(lake).read("prices")) == len(before["prices"]) - len(before["prices"].query(
-        "ticker == 'AAPL'")) + 5  # fmt: skip
+    assert (
+        len(LakeReader(lake).read("prices"))
+        == len(before["prices"]) - len(before["prices"].query("ticker == 'AAPL'")) + 5
+    )
     with pytest.raises(Exception):  # noqa: B017  (the files of version 0 are gone)
         delta.open_table(lake / "prices", version=0).to_pyarrow_table()
 
@@ -124,8 +140,7 @@ def test_a_mixed_layout_converts_by_a_rewrite_keeping_the_old_files(tmp_path):
     shutil.copytree(DATA / "income_statements", lake / "income_statements")
     flat = read_dataset(DATA, "income_statements")
     amended = flat[flat["ticker"].astype(str) == "AAPL"].tail(1).assign(revenue=1.0)
-    write_dataset(lake, "income_statements", amended, partition_by="ticker", mode="append", part="x",
-                  layout="parquet")  # fmt: skip
+    write_dataset(lake, "income_statements", amended, partition_by="ticker", mode="append", part="x", layout="parquet")
     expected = LakeReader(lake).read("income_statements")  # the later record replaces its key's
     line = convert_lake(lake)[0]
     assert "rewritten as a Delta table" in line and is_delta(lake, "income_statements")
@@ -184,8 +199,9 @@ def test_an_older_mirror_converts_in_place_partitioned_and_takes_new_writes(tmp_
     # `ticker=X/part-0.parquet` folders, as fdkit mirror wrote before: one table partitioned by ticker, no rewrite
     rows = read_dataset(DATA, "income_statements")
     rows = rows[rows["ticker"].astype(str).isin(["AAPL", "MSFT"])]
-    write_dataset(tmp_path, "income_statements", rows, partition_by="ticker", mode="append", part="part-0",
-                  layout="parquet")  # fmt: skip
+    write_dataset(
+        tmp_path, "income_statements", rows, partition_by="ticker", mode="append", part="part-0", layout="parquet"
+    )
     aapl = rows[rows["ticker"].astype(str) == "AAPL"].tail(3)
     write_dataset(tmp_path, "income_statements", aapl, partition_by="ticker", mode="append", part="part-0")
     table = delta.open_table(tmp_path / "income_statements")
@@ -193,7 +209,9 @@ def test_an_older_mirror_converts_in_place_partitioned_and_takes_new_writes(tmp_
     assert (tmp_path / "income_statements" / "ticker=MSFT" / "part-0.parquet").exists()  # converted in place
     got = LakeReader(tmp_path).read("income_statements")
     assert got["ticker"].astype(str).value_counts().to_dict() == {
-        "MSFT": int((rows["ticker"].astype(str) == "MSFT").sum()), "AAPL": 3}  # fmt: skip
+        "MSFT": int((rows["ticker"].astype(str) == "MSFT").sum()),
+        "AAPL": 3,
+    }
     assert len(LakeReader(tmp_path).read("income_statements", where={"ticker": "AAPL"})) == 3
 
 

@@ -69,8 +69,14 @@ def lake_page_folder(tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("lake-page")
     command = _mirror_command((ROOT / "docs" / "LAKE.md").read_text())
     env = {**CLEAN_ENV, "FDKIT_CACHE_DIR": str(folder / "cache")}
-    r = subprocess.run([sys.executable, "-m", "fdkit.cli", *command[1:]], cwd=folder, env=env, capture_output=True,
-                       text=True, timeout=300)  # fmt: skip
+    r = subprocess.run(
+        [sys.executable, "-m", "fdkit.cli", *command[1:]],
+        cwd=folder,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert r.returncode == 0 and "0 failed" in r.stdout, r.stdout + r.stderr
     assert (folder / "lake" / "prices" / "_delta_log").is_dir()
     return folder
@@ -101,8 +107,14 @@ def test_the_docs_have_python_blocks_and_the_lake_page_says_how_its_lake_is_made
 
 def test_a_block_that_uses_a_name_it_does_not_import_fails_here(tmp_path):
     """The check bites: the LAKE.md block of issue 45 (``deltalake`` used, not imported) is a failure."""
-    r = subprocess.run([sys.executable, "-c", 'files = deltalake.DeltaTable("lake/prices").file_uris()'],
-                       cwd=tmp_path, env=CLEAN_ENV, capture_output=True, text=True, timeout=60)  # fmt: skip
+    r = subprocess.run(
+        [sys.executable, "-c", 'files = deltalake.DeltaTable("lake/prices").file_uris()'],
+        cwd=tmp_path,
+        env=CLEAN_ENV,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert r.returncode != 0 and "NameError: name 'deltalake' is not defined" in r.stderr
     with pytest.raises(ValueError, match="continues a block above"):
         runnable(f"```python\n{CONTINUES}\nx\n```\n")

@@ -22,9 +22,13 @@ CIKS = {"AAPL": "0000320193", "MSFT": "0000789019", "NVDA": "0001045810", "TSLA"
 def test_the_stage_reads_the_release_dates():
     out = run_stage(earnings_dates.EARNINGS_DATES, pipeline.source_roots(FIXTURE), {})["earnings_dates"]
     assert out.columns.tolist() == ["ticker", "earnings_date"] and len(out) == 3
-    reports = pd.DataFrame({"ticker": ["MMM", "BRK-B", "MMM"],
-                            "report_period": pd.to_datetime(["2016-03-31", "2016-03-31", "2015-12-31"]),
-                            "filing_date": pd.to_datetime(["2016-05-03", "2016-05-06", "2016-02-09"])})  # fmt: skip
+    reports = pd.DataFrame(
+        {
+            "ticker": ["MMM", "BRK-B", "MMM"],
+            "report_period": pd.to_datetime(["2016-03-31", "2016-03-31", "2015-12-31"]),
+            "filing_date": pd.to_datetime(["2016-05-03", "2016-05-06", "2016-02-09"]),
+        }
+    )
     got = earnings_dates.release_dates(reports, out)
     assert got.tolist() == [pd.Timestamp("2016-04-26"), pd.Timestamp("2016-05-06"), pd.Timestamp("2016-01-26")]
 

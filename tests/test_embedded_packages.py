@@ -32,9 +32,19 @@ def _install_package(site: Path) -> int:
     """A data package of ``TICKER``'s closes in January 2015, laid out as pip installs one; returns its rows."""
     module = site / "fdkit_test_package"
     days = pd.bdate_range("2015-01-02", "2015-01-30")
-    rows = pd.DataFrame({"ticker": TICKER, "date": days, "close": 40.0, "adj_close": 40.0, "dividend": 0.0,
-                         "volume": 1000, "basis": "as_traded", "adjusted_as_of": pd.Timestamp("2025-07-09"),
-                         "price_source": "ml4t"})  # fmt: skip
+    rows = pd.DataFrame(
+        {
+            "ticker": TICKER,
+            "date": days,
+            "close": 40.0,
+            "adj_close": 40.0,
+            "dividend": 0.0,
+            "volume": 1000,
+            "basis": "as_traded",
+            "adjusted_as_of": pd.Timestamp("2025-07-09"),
+            "price_source": "ml4t",
+        }
+    )
     write_dataset(module / "_data", "price_history", rows, layout="parquet")
     (module / "__init__.py").write_text("from pathlib import Path\nDATA_DIR = Path(__file__).parent / '_data'\n")
     info = site / "fdkit_test_package-0.1.dist-info"
@@ -48,8 +58,9 @@ def _install_package(site: Path) -> int:
 def _rows(cache: Path, path: list[Path]) -> int:
     env = {k: v for k, v in os.environ.items() if not k.startswith("FDKIT_")}
     env["PYTHONPATH"] = os.pathsep.join(str(p) for p in [ROOT, *path])
-    done = subprocess.run([sys.executable, "-c", CALL, str(cache)], env=env, capture_output=True, text=True,
-                          timeout=120)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", CALL, str(cache)], env=env, capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     return int(done.stdout.split("ROWS")[-1])
 

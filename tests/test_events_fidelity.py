@@ -52,9 +52,19 @@ def test_events_test_sends_every_type_of_the_bundled_lake_in_seconds(receiver, t
 
 
 @pytest.mark.parametrize(
-    "dataset", ["earnings", "insider_trades", "insider_ownership", "segmented_financials", "interest_rates",
-                "inflation", "labor", "yield_curve", "filing_items"],
-)  # fmt: skip
+    "dataset",
+    [
+        "earnings",
+        "insider_trades",
+        "insider_ownership",
+        "segmented_financials",
+        "interest_rates",
+        "inflation",
+        "labor",
+        "yield_curve",
+        "filing_items",
+    ],
+)
 def test_the_test_event_is_the_newest_a_full_replay_gives(dataset):
     """The same event (id and content) a replay of the whole dataset lists last of its type."""
     full = events_from_lake(DATA, datasets=[dataset], livemode=False)
@@ -130,8 +140,14 @@ def exhibits_server(tmp_path_factory):
     items = read_dataset(DATA, "filing_items")
     nvda = items[(items["ticker"] == "NVDA") & (items["filing_type"].astype(str) == "8-K")]
     accession = str(nvda["accession_number"].iloc[0])
-    exhibit = {"accession_number": accession, "item": "Item-9.01", "number": "99.1", "description": "Press release",
-               "url": "https://www.sec.gov/Archives/x.htm", "text": "Revenue grew."}  # fmt: skip
+    exhibit = {
+        "accession_number": accession,
+        "item": "Item-9.01",
+        "number": "99.1",
+        "description": "Press release",
+        "url": "https://www.sec.gov/Archives/x.htm",
+        "text": "Revenue grew.",
+    }
     write_dataset(lake, "filing_exhibits", pd.DataFrame([exhibit]))
     with fdkit.server.start(data=lake) as srv:
         srv.accession = accession
@@ -152,10 +168,13 @@ def test_an_8k_item_carries_exhibits_only_where_it_has_some(exhibits_server):
     items = {i["number"]: i for i in _items(srv, {"ticker": "NVDA", "accession_number": srv.accession})}
     assert set(items) == {"Item-5.02", "Item-9.01"}
     assert "exhibits" not in items["Item-5.02"]  # no exhibit linked: no key, not an empty list
-    assert items["Item-9.01"]["exhibits"] == [{"number": "99.1", "description": "Press release",
-                                               "url": "https://www.sec.gov/Archives/x.htm"}]  # fmt: skip
-    with_text = {i["number"]: i for i in _items(srv, {"ticker": "NVDA", "accession_number": srv.accession,
-                                                      "include_exhibits": "true"})}  # fmt: skip
+    assert items["Item-9.01"]["exhibits"] == [
+        {"number": "99.1", "description": "Press release", "url": "https://www.sec.gov/Archives/x.htm"}
+    ]
+    with_text = {
+        i["number"]: i
+        for i in _items(srv, {"ticker": "NVDA", "accession_number": srv.accession, "include_exhibits": "true"})
+    }
     assert with_text["Item-9.01"]["exhibits"][0]["text"] == "Revenue grew."
     assert "exhibits" not in with_text["Item-5.02"]
 
@@ -181,21 +200,32 @@ def test_no_company_carries_a_former_name_among_its_events(ref_server):
     facts = read_dataset(DATA, "company_facts")
     stored = [e["type"] for events in facts["events"].dropna() for e in events]
     assert stored and set(stored) == {"ticker_change"}  # the lake itself: only ticker changes are events
-    names = {t: [n["name"] for n in v] for t, v in zip(facts["ticker"], facts["former_names"], strict=True)
-             if v is not None and len(v)}  # fmt: skip
+    names = {
+        t: [n["name"] for n in v]
+        for t, v in zip(facts["ticker"], facts["former_names"], strict=True)
+        if v is not None and len(v)
+    }
     assert names == {
         "AAPL": ["APPLE INC", "APPLE COMPUTER INC", "APPLE COMPUTER INC/ FA"],
         "NVDA": ["NVIDIA CORP/CA"],
         "TSLA": ["TESLA MOTORS INC"],
     }  # the 5 of the SEC profiles
     for ticker in ("AAPL", "NVDA", "TSLA", "META", "MSFT"):
-        r = requests.get(ref_server.base_url + "/company/facts", params={"ticker": ticker},
-                         headers={"X-API-KEY": ref_server.api_key}, timeout=60)  # fmt: skip
+        r = requests.get(
+            ref_server.base_url + "/company/facts",
+            params={"ticker": ticker},
+            headers={"X-API-KEY": ref_server.api_key},
+            timeout=60,
+        )
         company = r.json()["company_facts"]
         assert all(e["type"] == "ticker_change" for e in company["events"]), ticker
         assert [n["name"] for n in company["former_names"]] == names.get(ticker, []), ticker
-    tesla = requests.get(ref_server.base_url + "/company/facts", params={"ticker": "TSLA"},
-                         headers={"X-API-KEY": ref_server.api_key}, timeout=60).json()["company_facts"]  # fmt: skip
+    tesla = requests.get(
+        ref_server.base_url + "/company/facts",
+        params={"ticker": "TSLA"},
+        headers={"X-API-KEY": ref_server.api_key},
+        timeout=60,
+    ).json()["company_facts"]
     assert tesla["events"] == []
     assert tesla["former_names"] == [{"name": "TESLA MOTORS INC", "start_date": "2005-02-17", "end_date": "2017-01-27"}]
 
@@ -212,8 +242,9 @@ def test_a_lake_that_kept_former_names_among_events_is_served_with_them_apart(tm
     ]
     write_dataset(tmp_path, "company_facts", pd.DataFrame({"ticker": ["ZZZ"], "cik": ["0000000009"], "events": [old]}))
     with fdkit.server.start(tmp_path) as srv:
-        r = requests.get(srv.base_url + "/company/facts", params={"ticker": "ZZZ"},
-                         headers={"X-API-KEY": srv.api_key}, timeout=30)  # fmt: skip
+        r = requests.get(
+            srv.base_url + "/company/facts", params={"ticker": "ZZZ"}, headers={"X-API-KEY": srv.api_key}, timeout=30
+        )
     company = r.json()["company_facts"]
     assert company["events"] == [old[0]]
     assert company["former_names"] == [{"name": "ZED CORP", "start_date": "2001-01-01", "end_date": "2020-05-01"}]
@@ -228,8 +259,9 @@ def _served_earnings(srv, ticker: str) -> list[dict]:
     import requests
 
     headers = {"X-API-KEY": srv.api_key}
-    body = requests.get(srv.base_url + "/earnings", params={"ticker": ticker, "limit": 40}, headers=headers,
-                        timeout=60).json()  # fmt: skip
+    body = requests.get(
+        srv.base_url + "/earnings", params={"ticker": ticker, "limit": 40}, headers=headers, timeout=60
+    ).json()
     records = body["earnings"]
     while body.get("next_page_url"):
         body = requests.get(body["next_page_url"], headers=headers, timeout=60).json()
@@ -239,8 +271,9 @@ def _served_earnings(srv, ticker: str) -> list[dict]:
 
 @pytest.mark.parametrize("window", [("2016-04-26", "2016-04-28"), ("2024-07-20", "2024-11-10")])
 def test_earnings_events_are_the_records_earnings_serves(ref_server, window):
-    events = [e["data"]["object"] for e in events_from_lake(DATA, since=window[0], until=window[1],
-                                                            datasets=["earnings"])]  # fmt: skip
+    events = [
+        e["data"]["object"] for e in events_from_lake(DATA, since=window[0], until=window[1], datasets=["earnings"])
+    ]
     releases = [e for e in events if e["source_type"] == "8-K"]
     assert len(releases) >= 2
     for event in releases[:12] + [e for e in events if e["source_type"] != "8-K"][:6]:

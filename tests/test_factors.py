@@ -59,8 +59,9 @@ def test_quantile_spreads_equal_pandas_qcut(monthly):
     hand = pd.DataFrame(rows).T
     hand = hand.dropna(how="all")
     got = got.loc[hand.index]
-    np.testing.assert_allclose(got[["q1", "q2", "q3", "q4", "q5"]].to_numpy(), hand.to_numpy(), rtol=1e-12,
-                               equal_nan=True)  # fmt: skip
+    np.testing.assert_allclose(
+        got[["q1", "q2", "q3", "q4", "q5"]].to_numpy(), hand.to_numpy(), rtol=1e-12, equal_nan=True
+    )
     np.testing.assert_allclose(got["long_short"].to_numpy(), (hand[5] - hand[1]).to_numpy(), rtol=1e-12)
     cum = monthly.fds.quantile_returns("mom_3", "fwd_1", n=5, cumulative=True)
     assert cum.attrs["cumulative"] and (cum > 0).all().all()
@@ -202,8 +203,13 @@ def test_earnings_events_are_dated_by_their_release_not_their_filing(ref_client)
 
 def test_a_report_without_a_release_falls_back_to_its_filing_and_says_so(ref_client):
     px = ref_client.prices(["MMM", "AAPL"], start_date="2016-01-04", end_date="2016-12-30")
-    events = pd.DataFrame({"ticker": ["MMM", "MMM"], "release_date": pd.to_datetime(["2016-04-26", None]),
-                           "filing_date": pd.to_datetime(["2016-05-03", "2016-08-02"])})  # fmt: skip
+    events = pd.DataFrame(
+        {
+            "ticker": ["MMM", "MMM"],
+            "release_date": pd.to_datetime(["2016-04-26", None]),
+            "filing_date": pd.to_datetime(["2016-05-03", "2016-08-02"]),
+        }
+    )
     study = fdkit.event_study(events, px, window=(-1, 1))
     assert study.attrs["dated_by"] == {"release_date": 1, "filing_date": 1}
 

@@ -67,8 +67,9 @@ def test_the_key_follows_the_2026_document_on_every_operation(ref_server):
                 assert r.status_code == 200, (path, r.text)
             else:
                 assert r.status_code == 401 and set(r.json()) == {"error", "message"}, (path, r.status_code)
-                bad = requests.request(method, ref_server.base_url + path, headers={"X-API-KEY": "not-a-key-0000"},
-                                       timeout=60)  # fmt: skip
+                bad = requests.request(
+                    method, ref_server.base_url + path, headers={"X-API-KEY": "not-a-key-0000"}, timeout=60
+                )
                 assert bad.status_code == 401 and bad.json()["error"] == "Unauthorized", path
             checked += 1
     assert checked == 49
@@ -89,8 +90,9 @@ def test_the_embedded_default_still_works_with_no_configuration(tmp_path):
     env = {k: v for k, v in os.environ.items() if k not in unset}
     env["FDKIT_CACHE_DIR"] = str(tmp_path / "cache")
     code = "import fdkit; print(len(fdkit.available('prices')), fdkit.available('kpi_metrics'))"
-    out = subprocess.run([sys.executable, "-c", code], env=env, cwd=tmp_path, capture_output=True, text=True,
-                         timeout=240)  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=240
+    )
     assert out.returncode == 0, out.stderr
     count, kpis = out.stdout.split(maxsplit=1)
     assert int(count) > 10 and kpis.strip() == "[]"
@@ -100,9 +102,13 @@ def test_the_embedded_default_still_works_with_no_configuration(tmp_path):
 def test_the_screener_takes_the_earliest_documents_metric_names(ref_server):
     early = reference_document("openapi-sdk-early.json")
     names = early["components"]["schemas"]["FinancialMetricsSnapshotResponse"]["properties"]
-    aliases = {"pe_ratio": "price_to_earnings_ratio", "pb_ratio": "price_to_book_ratio",
-               "ps_ratio": "price_to_sales_ratio", "ev_ebitda_ratio": "enterprise_value_to_ebitda_ratio",
-               "ev_revenue_ratio": "enterprise_value_to_revenue_ratio"}  # fmt: skip
+    aliases = {
+        "pe_ratio": "price_to_earnings_ratio",
+        "pb_ratio": "price_to_book_ratio",
+        "ps_ratio": "price_to_sales_ratio",
+        "ev_ebitda_ratio": "enterprise_value_to_ebitda_ratio",
+        "ev_revenue_ratio": "enterprise_value_to_revenue_ratio",
+    }
     assert set(aliases) <= set(names)
     for alias, metric in aliases.items():
         body = {"filters": [{"field": alias, "operator": "gt", "value": 0}], "period": "annual", "limit": 50}
@@ -121,18 +127,38 @@ def test_the_screener_takes_the_earliest_documents_metric_names(ref_server):
 
 def test_the_screeners_in_compares_numbers_on_a_numeric_field(ref_server):
     base = {"filters": [{"field": "ticker", "operator": "in", "value": ["AAPL", "NVDA"]}], "period": "annual"}
-    rows = {r["ticker"]: r for r in _screen(ref_server, {**base, "filters": [
-        *base["filters"], {"field": "revenue", "operator": "gt", "value": 0},
-        {"field": "earnings_per_share", "operator": "gt", "value": 0}]}).json()["search_results"]}  # fmt: skip
+    rows = {
+        r["ticker"]: r
+        for r in _screen(
+            ref_server,
+            {
+                **base,
+                "filters": [
+                    *base["filters"],
+                    {"field": "revenue", "operator": "gt", "value": 0},
+                    {"field": "earnings_per_share", "operator": "gt", "value": 0},
+                ],
+            },
+        ).json()["search_results"]
+    }
     revenue = rows["AAPL"]["revenue"]
     assert float(revenue).is_integer()
-    r = _screen(ref_server, {"filters": [{"field": "revenue", "operator": "in", "value": [int(revenue), 1]}],
-                             "period": "annual"})  # fmt: skip
+    r = _screen(
+        ref_server,
+        {"filters": [{"field": "revenue", "operator": "in", "value": [int(revenue), 1]}], "period": "annual"},
+    )
     assert r.status_code == 200 and [x["ticker"] for x in r.json()["search_results"]] == ["AAPL"]
     eps = rows["NVDA"]["earnings_per_share"]
-    r = _screen(ref_server, {"filters": [{"field": "earnings_per_share", "operator": "in", "value": [eps, 0.5]},
-                                         {"field": "ticker", "operator": "in", "value": ["NVDA"]}],
-                             "period": "annual"})  # fmt: skip
+    r = _screen(
+        ref_server,
+        {
+            "filters": [
+                {"field": "earnings_per_share", "operator": "in", "value": [eps, 0.5]},
+                {"field": "ticker", "operator": "in", "value": ["NVDA"]},
+            ],
+            "period": "annual",
+        },
+    )
     assert r.status_code == 200 and [x["ticker"] for x in r.json()["search_results"]] == ["NVDA"], r.text
     for value in (["many"], [], [True]):
         bad = _screen(ref_server, {"filters": [{"field": "revenue", "operator": "in", "value": value}]})
@@ -210,8 +236,12 @@ def test_fdkit_serve_logs_each_keys_usage_at_shutdown_without_the_key(tmp_path):
     keys.write_text(f"{KEY_PRO} pro\n{KEY_FREE} free\n")
     log = tmp_path / "serve.log"
     with log.open("w") as err:
-        proc = subprocess.Popen([sys.executable, "-m", "fdkit.cli", "serve", "--port", "0", "--keys", str(keys)],
-                                stdout=subprocess.DEVNULL, stderr=err, cwd=tmp_path)  # fmt: skip
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "fdkit.cli", "serve", "--port", "0", "--keys", str(keys)],
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+            cwd=tmp_path,
+        )
         try:
             deadline = time.monotonic() + 120
             while not (m := re.search(r"on (http://127\.0\.0\.1:\d+)", log.read_text())):
@@ -226,8 +256,9 @@ def test_fdkit_serve_logs_each_keys_usage_at_shutdown_without_the_key(tmp_path):
                     assert time.monotonic() < deadline
                     time.sleep(0.1)
             for _ in range(3):
-                r = requests.get(base + "/company/facts", params={"ticker": "AAPL"}, headers={"X-API-KEY": KEY_PRO},
-                                 timeout=60)  # fmt: skip
+                r = requests.get(
+                    base + "/company/facts", params={"ticker": "AAPL"}, headers={"X-API-KEY": KEY_PRO}, timeout=60
+                )
                 assert r.status_code == 200
         finally:
             proc.send_signal(signal.SIGINT)
@@ -320,8 +351,11 @@ def _ticker_changes_in_the_raw_file() -> list[tuple[str, str, str]]:
     if not path.exists():
         pytest.skip("../shared/data-real-4 is not beside this clone")
     with open(path, newline="") as f:
-        return [(r["event_date"], r["old_symbol"], r["new_symbol"]) for r in csv.DictReader(f)
-                if r["event_type"] == "ticker_change"]  # fmt: skip
+        return [
+            (r["event_date"], r["old_symbol"], r["new_symbol"])
+            for r in csv.DictReader(f)
+            if r["event_type"] == "ticker_change"
+        ]
 
 
 def test_company_facts_events_are_ticker_changes_in_the_spec_shape(ref_server):
@@ -332,7 +366,9 @@ def test_company_facts_events_are_ticker_changes_in_the_spec_shape(ref_server):
     # a chain, oldest first, each change one row of the raw file
     elv = _get(ref_server, "/company/facts", {"ticker": "ELV"}).json()["company_facts"]["events"]
     assert [(e["date"], e["previous_ticker"], e["ticker"]) for e in elv] == [
-        ("2014-12-03", "WLP", "ANTM"), ("2022-06-28", "ANTM", "ELV")]  # fmt: skip
+        ("2014-12-03", "WLP", "ANTM"),
+        ("2022-06-28", "ANTM", "ELV"),
+    ]
     assert all(t in raw for t in [(e["date"], e["previous_ticker"], e["ticker"]) for e in elv])
     # former names keep their own fields (an extension), no null fields of the other type
     aapl = _get(ref_server, "/company/facts", {"ticker": "AAPL"}).json()["company_facts"]["former_names"]
@@ -366,8 +402,12 @@ def test_docs_and_every_asset_it_loads_come_from_the_server_itself(ref_server):
     parser.feed(page)
     refs = parser.refs + re.findall(r"url: '([^']+)'", page)  # the OpenAPI document the page loads
     assert len(refs) >= 4, refs
-    kinds = {"swagger-ui-bundle.js": "javascript", "swagger-ui.css": "text/css", "favicon.png": "image/png",
-             "openapi.json": "application/json"}  # fmt: skip
+    kinds = {
+        "swagger-ui-bundle.js": "javascript",
+        "swagger-ui.css": "text/css",
+        "favicon.png": "image/png",
+        "openapi.json": "application/json",
+    }
     for ref in refs:
         url = urljoin(ref_server.base_url + "/docs", ref)
         assert urlsplit(url).netloc == urlsplit(ref_server.base_url).netloc, ref
@@ -383,10 +423,20 @@ CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium" if os.path.exists("/
 @pytest.mark.skipif(CHROMIUM is None, reason="no chromium installed (.ci/run installs Debian's where it can)")
 def test_docs_render_headless_with_every_operation(ref_server):
     out = subprocess.run(
-        [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-         "--virtual-time-budget=20000", "--dump-dom", ref_server.base_url + "/docs"],
-        capture_output=True, text=True, timeout=180,
-    )  # fmt: skip
+        [
+            CHROMIUM,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--virtual-time-budget=20000",
+            "--dump-dom",
+            ref_server.base_url + "/docs",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
     assert out.returncode == 0, out.stderr[-2000:]
     shown = set(re.findall(r'data-path="([^"]+)"', out.stdout))
     assert shown == {ep.path for ep in CATALOG.values()}, sorted({ep.path for ep in CATALOG.values()} - shown)
@@ -404,16 +454,21 @@ def test_ipos_answers_the_registration_statements_of_a_lake_newest_first(tmp_pat
         assert r.status_code == 200 and r.json()["ipos"] == []
         assert _get(bundled, "/ipos", {"filing_date": "2024-02-30"}).status_code == 400
         assert _get(bundled, "/ipos", {"ticker": "AAPL", "cik": "320193"}).status_code == 400
-    rows = [("ARM", "0001973239", "0001193125-23-208437", "F-1", "2023-08-21"),
-            ("ARM", "0001973239", "0001193125-23-236452", "424B4", "2023-09-15"),
-            ("CART", "0001579091", "0001193125-23-222345", "S-1", "2023-08-25"),
-            ("CART", "0001579091", "0001193125-23-240015", "8-K", "2023-09-22")]  # fmt: skip
+    rows = [
+        ("ARM", "0001973239", "0001193125-23-208437", "F-1", "2023-08-21"),
+        ("ARM", "0001973239", "0001193125-23-236452", "424B4", "2023-09-15"),
+        ("CART", "0001579091", "0001193125-23-222345", "S-1", "2023-08-25"),
+        ("CART", "0001579091", "0001193125-23-240015", "8-K", "2023-09-22"),
+    ]
     filings = pd.DataFrame(rows, columns=["ticker", "cik", "accession_number", "filing_type", "filing_date"])
     write_dataset(tmp_path, "filings", filings.assign(url="https://www.sec.gov/x", report_date=None))
     with fdkit.server.start(tmp_path) as srv:
         got = _get(srv, "/ipos", {}).json()["ipos"]
         assert [(r["ticker"], r["filing_type"], r["filing_date"]) for r in got] == [
-            ("ARM", "424B4", "2023-09-15"), ("CART", "S-1", "2023-08-25"), ("ARM", "F-1", "2023-08-21")]  # fmt: skip
+            ("ARM", "424B4", "2023-09-15"),
+            ("CART", "S-1", "2023-08-25"),
+            ("ARM", "F-1", "2023-08-21"),
+        ]
         assert got[0]["cik"] == 1973239 and got[0]["classification"] is None
         one = _get(srv, "/ipos", {"ticker": "CART"}).json()["ipos"]
         assert [r["accession_number"] for r in one] == ["0001193125-23-222345"]  # the 8-K is no registration

@@ -136,8 +136,12 @@ def test_filing_items_by_accession_number_alone(ref_server):
         assert body["filing_type"] == row.filing_type and body["year"] == int(row.year)
         own = items[items["accession_number"].astype("string") == row.accession_number]
         assert [i["number"] for i in body["items"]] == own["number"].astype(str).tolist()
-        same = {"ticker": row.ticker, "filing_type": row.filing_type, "year": int(row.year),
-                "accession_number": row.accession_number}  # fmt: skip
+        same = {
+            "ticker": row.ticker,
+            "filing_type": row.filing_type,
+            "year": int(row.year),
+            "accession_number": row.accession_number,
+        }
         assert _get(ref_server, "/filings/items", same).json() == body  # what the documents' request answers
 
 
@@ -147,8 +151,11 @@ def test_filing_items_by_accession_number_take_it_without_dashes_and_check_what_
     bare = row.accession_number.replace("-", "")
     assert _get(ref_server, "/filings/items", {"ticker": row.ticker, "accession_number": bare}).json() == plain.json()
     other = "10-Q" if row.filing_type != "10-Q" else "10-K"
-    wrong = _get(ref_server, "/filings/items", {"ticker": row.ticker, "accession_number": row.accession_number,
-                                                "filing_type": other})  # fmt: skip
+    wrong = _get(
+        ref_server,
+        "/filings/items",
+        {"ticker": row.ticker, "accession_number": row.accession_number, "filing_type": other},
+    )
     _problem(wrong, 404)
     assert row.accession_number in wrong.json()["message"]
 
@@ -165,9 +172,13 @@ def test_an_unknown_accession_number_is_a_404_problem(ref_server):
 
 
 def test_filing_items_without_accession_number_still_need_type_and_year(ref_server):
-    for params in ({"ticker": "AAPL"}, {"ticker": "AAPL", "filing_type": "10-K"}, {"ticker": "AAPL", "year": 2024},
-                   {"accession_number": _filings().iloc[0].accession_number},
-                   {"ticker": "AAPL", "accession_number": " "}):  # fmt: skip
+    for params in (
+        {"ticker": "AAPL"},
+        {"ticker": "AAPL", "filing_type": "10-K"},
+        {"ticker": "AAPL", "year": 2024},
+        {"accession_number": _filings().iloc[0].accession_number},
+        {"ticker": "AAPL", "accession_number": " "},
+    ):
         _problem(_get(ref_server, "/filings/items", params), 400)
     assert _get(ref_server, "/filings/items", {"ticker": "AAPL", "filing_type": "10-K", "year": 2024}).ok
 
@@ -182,8 +193,12 @@ def test_the_client_fetches_filing_items_by_accession_number(ref_client):
 
 # -- 3. / and /redoc -----------------------------------------------------------------------------------------------
 def test_the_root_sends_a_browser_to_the_docs_and_tells_a_client_where_they_are(ref_server):
-    browser = requests.get(ref_server.base_url + "/", headers={"Accept": "text/html,application/xhtml+xml"},
-                           allow_redirects=False, timeout=30)  # fmt: skip
+    browser = requests.get(
+        ref_server.base_url + "/",
+        headers={"Accept": "text/html,application/xhtml+xml"},
+        allow_redirects=False,
+        timeout=30,
+    )
     assert browser.status_code == 307 and browser.headers["location"] == "/docs"
     followed = requests.get(ref_server.base_url + "/", headers={"Accept": "text/html"}, timeout=30)
     assert followed.status_code == 200 and "swagger-ui" in followed.text
@@ -215,10 +230,20 @@ CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium" if os.path.exists("/
 @pytest.mark.skipif(CHROMIUM is None, reason="no chromium installed (.ci/run installs Debian's where it can)")
 def test_redoc_renders_headless_with_every_operation(ref_server):
     out = subprocess.run(
-        [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-         "--virtual-time-budget=20000", "--dump-dom", ref_server.base_url + "/redoc"],
-        capture_output=True, text=True, timeout=180,
-    )  # fmt: skip
+        [
+            CHROMIUM,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--virtual-time-budget=20000",
+            "--dump-dom",
+            ref_server.base_url + "/redoc",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
     assert out.returncode == 0, out.stderr[-2000:]
     shown = set(re.findall(r'data-section-id="operation/([^"]+)"', out.stdout))
     assert shown == set(CATALOG), sorted(set(CATALOG) - shown)
@@ -230,9 +255,14 @@ def _serve_lines(tmp_path, *args, env=None):
     """``fdkit serve``'s startup lines (up to the generated key's), from a process stopped by its own id."""
     run_env = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
     run_env.pop("FDKIT_SERVER_KEYS", None)
-    proc = subprocess.Popen([sys.executable, "-m", "fdkit.cli", "serve", "--port", "0", *args],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=tmp_path,
-                            env=run_env)  # fmt: skip
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "fdkit.cli", "serve", "--port", "0", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        cwd=tmp_path,
+        env=run_env,
+    )
     lines = []
     try:
         assert proc.stdout is not None
@@ -260,8 +290,10 @@ def test_fdkit_serve_names_the_datasets_of_the_installed_data_packages(tmp_path)
     for package in set(served.values()):
         names = sorted(n for n, p in served.items() if p == package)
         (said,) = [line for line in lines if f"data package {package.distribution}" in line]
-        assert said.startswith(f"fdkit serve: {len(names)} datasets from the installed data package {package} "
-                               f"({package.root}): {', '.join(names)}")  # fmt: skip
+        assert said.startswith(
+            f"fdkit serve: {len(names)} datasets from the installed data package {package} "
+            f"({package.root}): {', '.join(names)}"
+        )
         if (package.root / "prices").is_dir():  # its rows of a bundled dataset are said too
             assert said.endswith("; and rows of the bundled prices"), said
     assert any("fdkit-history" in line for line in lines) == any(p.distribution == "fdkit-history" for p in packages)

@@ -97,12 +97,20 @@ def test_index_fund_headers_follow_the_2026_document(ref_server):
     held = _get(ref_server, "/index-funds", {"holding": "AAPL"}).json()
     _validate(doc, "/index-funds", held, branch=1)
     security = held["security"]
-    documented = set(doc["components"]["schemas"]["IndexFundsForHoldingResponse"]["properties"]["security"]
-                     ["properties"])  # fmt: skip
+    documented = set(
+        doc["components"]["schemas"]["IndexFundsForHoldingResponse"]["properties"]["security"]["properties"]
+    )
     assert documented <= set(security), documented - set(security)
     name = members.loc[members["Symbol"] == "AAPL", "Security"].iloc[0]
-    assert security == {"ticker": "AAPL", "name": name, "cusip": None, "isin": None, "total_funds": 1,
-                        "returned": 1, "offset": 0}  # fmt: skip
+    assert security == {
+        "ticker": "AAPL",
+        "name": name,
+        "cusip": None,
+        "isin": None,
+        "total_funds": 1,
+        "returned": 1,
+        "offset": 0,
+    }
 
 
 def test_index_fund_frames_keep_the_header_typed(ref_client):
@@ -155,15 +163,17 @@ def test_10k_items_carry_the_quarter_they_close(ref_server):
         _validate(doc, "/filings/items", body, relax=accession_gap)
         assert body["quarter"] == 4 and type(body["quarter"]) is int, (ticker, filed, body["quarter"])
     # GOOGL's sections name no accession: the one of its 10-K filed that day in companyfacts
-    facts = pd.read_csv(_raw("data-real/fundamentals/sec_companyfacts/companyfacts_long_AAPL_NVDA_GOOGL_TSLA.csv.gz"),
-                        dtype=str)  # fmt: skip
+    facts = pd.read_csv(
+        _raw("data-real/fundamentals/sec_companyfacts/companyfacts_long_AAPL_NVDA_GOOGL_TSLA.csv.gz"), dtype=str
+    )
     googl = facts[(facts["ticker"] == "GOOGL") & (facts["form"] == "10-K") & (facts["filed"] == "2025-02-05")]
     (accn,) = set(googl["accn"])
     body = _get(ref_server, "/filings/items", {"ticker": "GOOGL", "filing_type": "10-K", "year": 2025}).json()
     assert body["accession_number"] == accn
     # where the lake has the year's statements, the quarterly row filed with the 10-K is the fiscal Q4
-    q = _get(ref_server, "/financials/income-statements",
-             {"ticker": "AAPL", "period": "quarterly", "limit": 20}).json()["income_statements"]  # fmt: skip
+    q = _get(
+        ref_server, "/financials/income-statements", {"ticker": "AAPL", "period": "quarterly", "limit": 20}
+    ).json()["income_statements"]
     assert [r["fiscal_period"] for r in q if r["filing_date"] == "2024-11-01"] == ["FY2024-Q4"]
     ten_q = _get(ref_server, "/filings/items", {"ticker": "AAPL", "filing_type": "10-Q", "year": 2025}).json()
     _validate(doc, "/filings/items", ten_q)
@@ -176,8 +186,13 @@ def test_10k_items_carry_the_quarter_they_close(ref_server):
 def test_crypto_volume_is_an_integer_as_documented(ref_server):
     doc = reference_document("openapi-simonxabris-2025.json")
     assert doc["components"]["schemas"]["Price"]["properties"]["volume"]["type"] == "integer"
-    q = {"ticker": "BTC-USD", "interval": "day", "interval_multiplier": 1, "start_date": "2024-01-01",
-         "end_date": "2024-01-31"}  # fmt: skip
+    q = {
+        "ticker": "BTC-USD",
+        "interval": "day",
+        "interval_multiplier": 1,
+        "start_date": "2024-01-01",
+        "end_date": "2024-01-31",
+    }
     r = _get(ref_server, "/crypto/prices", q)
     assert not re.search(r'"volume":\d+\.\d', r.text)  # on the wire: no "18426978443.0"
     body = r.json()
@@ -198,8 +213,11 @@ def test_crypto_frames_type_volume_as_nullable_integers(ref_client):
 # --- /earnings ---------------------------------------------------------------------------------------------------
 
 #: the 2026 document's growth signals: metric -> (stem, lower tier, strong tier) on the year-over-year change
-_TIERS = {"revenue": ("REVENUE", 0.10, 0.20), "net_income": ("NET_INCOME", 0.15, 0.30),
-          "earnings_per_share": ("EPS", 0.15, 0.30)}  # fmt: skip
+_TIERS = {
+    "revenue": ("REVENUE", 0.10, 0.20),
+    "net_income": ("NET_INCOME", 0.15, 0.30),
+    "earnings_per_share": ("EPS", 0.15, 0.30),
+}
 
 
 def _expected_growth(quarterly: dict[str, Any]) -> set[str]:
@@ -249,8 +267,11 @@ def test_earnings_signals_follow_the_document_thresholds(ref_server):
             growth = {t for t in types if not t.startswith(("MARGIN_", "CAPEX_", "STRONG_CAPEX_"))}
             assert growth == _expected_growth(quarterly), (ticker, rec["fiscal_period"])
             margins = {s["metric"] for s in signals or [] if s["type"].startswith("MARGIN_")}
-            moved = {m for m in ("gross_margin", "operating_margin", "net_margin")
-                     if abs(quarterly.get(f"{m}_yoy_chg_bps") or 0) >= 100}  # fmt: skip
+            moved = {
+                m
+                for m in ("gross_margin", "operating_margin", "net_margin")
+                if abs(quarterly.get(f"{m}_yoy_chg_bps") or 0) >= 100
+            }
             assert margins == moved
             # capex: the change of the spending itself (capex is negative), against the same quarter a year earlier
             fy, q = rec["fiscal_period"].removeprefix("FY").split("-")
@@ -272,8 +293,10 @@ def test_earnings_signals_follow_the_document_thresholds(ref_server):
 
 def test_earnings_year_on_year_changes_are_point_in_time_against_companyfacts(ref_server):
     """NVDA's 10-Q quarters: the change against the same quarter a year earlier as FIRST reported (its own 10-Q)."""
-    facts = pd.read_csv(_raw("data-real/fundamentals/sec_companyfacts/companyfacts_long_AAPL_NVDA_GOOGL_TSLA.csv.gz"),
-                        dtype={"accn": str})  # fmt: skip
+    facts = pd.read_csv(
+        _raw("data-real/fundamentals/sec_companyfacts/companyfacts_long_AAPL_NVDA_GOOGL_TSLA.csv.gz"),
+        dtype={"accn": str},
+    )
     rev = facts[(facts["ticker"] == "NVDA") & (facts["concept"] == "Revenues") & (facts["unit"] == "USD")].copy()
     rev["days"] = (pd.to_datetime(rev["end"]) - pd.to_datetime(rev["start"])).dt.days
     first = rev[rev["days"].between(80, 100)].sort_values("filed").drop_duplicates("end")  # first report of each
@@ -316,8 +339,10 @@ def test_earnings_filing_urls_name_the_filing(ref_server):
             continue
         assert rec["accession_number"] is None
         day = rec["filing_date"].replace("-", "")
-        assert rec["filing_url"] == (f"{SEC}/cgi-bin/browse-edgar?action=getcompany&CIK={cik}"
-                                     f"&type={rec['source_type']}&dateb={day}&owner=include&count=10")  # fmt: skip
+        assert rec["filing_url"] == (
+            f"{SEC}/cgi-bin/browse-edgar?action=getcompany&CIK={cik}"
+            f"&type={rec['source_type']}&dateb={day}&owner=include&count=10"
+        )
 
 
 def test_earnings_frames_keep_declared_dtypes(ref_client):

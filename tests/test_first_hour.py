@@ -151,14 +151,23 @@ def test_a_positional_slip_names_where_the_value_went():
     assert "'annual' went to cik" in e.value.message and "period='annual'" in e.value.message
 
 
-@pytest.mark.parametrize(("call", "said"), [
-    (lambda c: c.prices("AAPL", "MSFT", start_date="2024-01-02", end_date="2024-01-05"),
-     "interval='MSFT' looks like a ticker: several tickers are one list, prices(['AAPL', 'MSFT'], ...)"),
-    (lambda c: c.insider_trades("AAPL", "MSFT"),
-     "limit='MSFT' looks like a ticker: several tickers are one list, insider_trades(['AAPL', 'MSFT'], ...)"),
-    (lambda c: c.income_statements("AAPL", limit="all"),
-     "limit must be an integer, got 'all' (a str): pass limit=None"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("call", "said"),
+    [
+        (
+            lambda c: c.prices("AAPL", "MSFT", start_date="2024-01-02", end_date="2024-01-05"),
+            "interval='MSFT' looks like a ticker: several tickers are one list, prices(['AAPL', 'MSFT'], ...)",
+        ),
+        (
+            lambda c: c.insider_trades("AAPL", "MSFT"),
+            "limit='MSFT' looks like a ticker: several tickers are one list, insider_trades(['AAPL', 'MSFT'], ...)",
+        ),
+        (
+            lambda c: c.income_statements("AAPL", limit="all"),
+            "limit must be an integer, got 'all' (a str): pass limit=None",
+        ),
+    ],
+)
 def test_tickers_as_separate_arguments_and_limit_all_are_named_before_any_request(call, said):
     """A client of a service that is not there: the slip is named from the arguments alone, nothing is sent."""
     dead = fdkit.Client("key", "http://127.0.0.1:9", cache=False)
@@ -272,8 +281,13 @@ def test_every_extra_the_docs_name_exists_and_every_extra_is_named():
 def test_fdkit_serve_prints_the_generated_key_as_the_readme_says(tmp_path):
     prefix = "fdkit serve: no keys configured; generated key:"
     assert f"`{prefix} fdk_...`" in _readme()
-    proc = subprocess.Popen([sys.executable, "-m", "fdkit.cli", "serve", "--port", "0"], stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True, cwd=tmp_path)  # fmt: skip
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "fdkit.cli", "serve", "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        cwd=tmp_path,
+    )
     try:
         lines = []
         assert proc.stdout is not None
@@ -294,8 +308,33 @@ def test_a_price_plot_of_25_tickers_keeps_its_legend_beside_the_lines():
     matplotlib.use("Agg")
     # 25 names that traded throughout the quarter (the first 25 of the lake's tickers include companies that had
     # left or not yet listed)
-    tickers = ["AAPL", "ABT", "ADBE", "AMZN", "BAC", "CAT", "CSCO", "CVX", "DIS", "GE", "HD", "IBM", "INTC", "JNJ",
-               "JPM", "KO", "MCD", "MMM", "MRK", "MSFT", "NKE", "PFE", "PG", "WMT", "XOM"]  # fmt: skip
+    tickers = [
+        "AAPL",
+        "ABT",
+        "ADBE",
+        "AMZN",
+        "BAC",
+        "CAT",
+        "CSCO",
+        "CVX",
+        "DIS",
+        "GE",
+        "HD",
+        "IBM",
+        "INTC",
+        "JNJ",
+        "JPM",
+        "KO",
+        "MCD",
+        "MMM",
+        "MRK",
+        "MSFT",
+        "NKE",
+        "PFE",
+        "PG",
+        "WMT",
+        "XOM",
+    ]
     ax = fdkit.prices(tickers, start_date="2016-01-04", end_date="2016-03-31").fds.plot(rebase=100)
     ax.figure.canvas.draw()
     legend = ax.get_legend()
@@ -332,8 +371,11 @@ def test_every_subcommands_help_says_what_each_option_is_and_its_default():
     options = list(_options(build_parser(), ["fdkit"]))
     assert len(options) > 100
     silent = [(cmd, flag) for cmd, flag, _, about in options if not about.strip()]
-    hidden = [(cmd, flag, default) for cmd, flag, default, about in options
-              if default not in (None, False) and "default" not in about.lower()]  # fmt: skip
+    hidden = [
+        (cmd, flag, default)
+        for cmd, flag, default, about in options
+        if default not in (None, False) and "default" not in about.lower()
+    ]
     assert silent == [] and hidden == []
     for command in (["cache", "info"], ["cache", "clear"], ["demo"]):  # a subcommand's own help, not its parent's
         (sub,) = _subparsers(build_parser(), command)

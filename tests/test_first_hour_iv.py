@@ -26,8 +26,14 @@ def _env(tmp_path, **more: str) -> dict[str, str]:
 
 
 def _fdkit(argv: list[str], tmp_path, **env: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "fdkit.cli", *argv], capture_output=True, text=True, timeout=300,
-                          env=_env(tmp_path, **env), cwd=tmp_path)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "fdkit.cli", *argv],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=_env(tmp_path, **env),
+        cwd=tmp_path,
+    )
 
 
 # -- the CLI screen: one fiscal period, or the mix said ------------------------------------------------------------
@@ -56,11 +62,14 @@ def test_the_cli_screen_on_one_fiscal_period_is_pythons(tmp_path):
 
 
 # -- an unknown ticker: one line, the same exit code from get and demo, no banner before it -----------------------
-@pytest.mark.parametrize("argv", [
-    ["get", "prices", "NOPEX", "--start-date", "2024-01-02", "--end-date", "2024-01-05"],
-    ["get", "income_statements", "NOPEX"],
-    ["demo", "--tickers", "NOPEX", "--out", "out"],
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["get", "prices", "NOPEX", "--start-date", "2024-01-02", "--end-date", "2024-01-05"],
+        ["get", "income_statements", "NOPEX"],
+        ["demo", "--tickers", "NOPEX", "--out", "out"],
+    ],
+)
 def test_an_unknown_ticker_is_exit_code_1_in_one_line_without_the_banner(argv, tmp_path):
     r = _fdkit(argv, tmp_path)
     lines = [line for line in r.stderr.splitlines() if line]
@@ -142,8 +151,13 @@ def test_price_history_without_the_package_names_it(tmp_path):
         "except fdkit.NotFoundError as e:\n"
         "    print('said', e.message)\n"
     )
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
-                       env=_env(tmp_path, FDKIT_NO_EXTENSIONS="1"))  # fmt: skip
+    r = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=_env(tmp_path, FDKIT_NO_EXTENSIONS="1"),
+    )
     assert r.returncode == 0, r.stderr
     listed, alone = r.stdout.splitlines()
     assert listed.startswith("list 0 ['AAPL', 'LEH']"), listed  # each ticker named as missing, with the reason

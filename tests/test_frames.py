@@ -410,8 +410,10 @@ def test_financials_is_the_join_of_the_three_statements(ref_client, period):
     """One /financials request per ticker gives the frame that joining the three statement endpoints gives (the
     income statement's value where a field is in two statements)."""
     tickers = ["AAPL", "NVDA", "A"]
-    parts = [getattr(ref_client, name)(tickers, period=period, limit=None)
-             for name in ("income_statements", "balance_sheets", "cash_flow_statements")]  # fmt: skip
+    parts = [
+        getattr(ref_client, name)(tickers, period=period, limit=None)
+        for name in ("income_statements", "balance_sheets", "cash_flow_statements")
+    ]
     joined = parts[0]
     for other in parts[1:]:
         joined = joined.join(other[[c for c in other.columns if c not in joined.columns]], how="outer")

@@ -36,8 +36,14 @@ def lake_rows() -> pd.DataFrame:
 
 
 def _raw_value(num: pd.DataFrame, adsh: str, tag: str, ddate: int, qtrs: int) -> float:
-    hit = num[(num["adsh"] == adsh) & (num["tag"] == tag) & (num["ddate"] == ddate) & (num["qtrs"] == qtrs)
-              & num["segments"].isna() & num["coreg"].isna()]  # fmt: skip
+    hit = num[
+        (num["adsh"] == adsh)
+        & (num["tag"] == tag)
+        & (num["ddate"] == ddate)
+        & (num["qtrs"] == qtrs)
+        & num["segments"].isna()
+        & num["coreg"].isna()
+    ]
     assert len(hit) == 1, (adsh, tag, ddate, qtrs, len(hit))
     return float(hit["value"].iloc[0])
 
@@ -69,9 +75,14 @@ def test_a_random_sample_is_the_filings_own_period(raw, lake_rows):
             value = getattr(r, field)
             if pd.isna(value):
                 continue
-            cands = num[(num["adsh"] == r.accession_number) & num["tag"].isin(fsds.CONCEPTS[field])
-                        & (num["ddate"] == int(s["period"])) & (num["qtrs"] == (0 if instant else qtrs))
-                        & num["segments"].isna() & num["coreg"].isna()]  # fmt: skip
+            cands = num[
+                (num["adsh"] == r.accession_number)
+                & num["tag"].isin(fsds.CONCEPTS[field])
+                & (num["ddate"] == int(s["period"]))
+                & (num["qtrs"] == (0 if instant else qtrs))
+                & num["segments"].isna()
+                & num["coreg"].isna()
+            ]
             if field == "revenue" and cands.empty:
                 continue  # a year-to-date difference (checked by the stage's own test below)
             assert value in set(cands["value"].astype(float)), (r.ticker, r.fiscal_period, field, value)
@@ -93,14 +104,29 @@ def test_every_row_is_of_a_filer_the_lake_knows_by_cik(raw, lake_rows):
 
 
 def test_year_to_date_flows_are_differenced_within_the_fiscal_year():
-    filings = pd.DataFrame({"adsh": ["q2", "q3"], "ticker": ["X", "X"], "cik": ["1", "1"], "form": ["10-Q"] * 2,
-                            "end": pd.to_datetime(["2009-12-31", "2010-03-31"]),
-                            "fy_end": pd.to_datetime(["2010-06-30"] * 2), "n": [2, 3],
-                            "filed": pd.to_datetime(["2010-01-28", "2010-04-22"]), "accepted": None})  # fmt: skip
-    values = pd.DataFrame({"adsh": ["q2", "q3", "q3", "q2", "q3"],
-                           "field": ["net_cash_flow_from_operations"] * 2 + ["revenue", "revenue", "revenue"],
-                           "tag": ["NetCashProvidedByUsedInOperatingActivities"] * 2 + ["Revenues"] * 3,
-                           "qtrs": [2, 3, 3, 1, 1], "value": [10.0, 16.0, 40.0, 19.0, 14.0], "rank": 0})  # fmt: skip
+    filings = pd.DataFrame(
+        {
+            "adsh": ["q2", "q3"],
+            "ticker": ["X", "X"],
+            "cik": ["1", "1"],
+            "form": ["10-Q"] * 2,
+            "end": pd.to_datetime(["2009-12-31", "2010-03-31"]),
+            "fy_end": pd.to_datetime(["2010-06-30"] * 2),
+            "n": [2, 3],
+            "filed": pd.to_datetime(["2010-01-28", "2010-04-22"]),
+            "accepted": None,
+        }
+    )
+    values = pd.DataFrame(
+        {
+            "adsh": ["q2", "q3", "q3", "q2", "q3"],
+            "field": ["net_cash_flow_from_operations"] * 2 + ["revenue", "revenue", "revenue"],
+            "tag": ["NetCashProvidedByUsedInOperatingActivities"] * 2 + ["Revenues"] * 3,
+            "qtrs": [2, 3, 3, 1, 1],
+            "value": [10.0, 16.0, 40.0, 19.0, 14.0],
+            "rank": 0,
+        }
+    )
     rows = fsds.statement_rows(values, filings, pd.DataFrame(columns=["ticker", "date", "ratio"]))
     q3 = rows[rows["fiscal_period"] == "FY2010-Q3"].iloc[0]
     assert q3["net_cash_flow_from_operations"] == 6.0 and q3["revenue"] == 14.0  # direct 3-month value wins

@@ -37,8 +37,9 @@ def test_api_conforms(operation, ref_server):
     seen: list[int] = []
 
     @given(case=operation.as_strategy())
-    @settings(max_examples=EXAMPLES, deadline=None, derandomize=True, database=None,
-              suppress_health_check=list(HealthCheck))  # fmt: skip
+    @settings(
+        max_examples=EXAMPLES, deadline=None, derandomize=True, database=None, suppress_health_check=list(HealthCheck)
+    )
     def run(case):
         seen.append(1)
         case.call_and_validate(
@@ -49,7 +50,7 @@ def test_api_conforms(operation, ref_server):
                 status_code_conformance,
                 content_type_conformance,
                 response_schema_conformance,
-            ],  # fmt: skip
+            ],
             timeout=30,
         )
 

@@ -284,10 +284,19 @@ def test_keys_with_whitespace_are_stripped_and_never_shown(test_server, tmp_path
     key = test_server.api_key
     ok = fdkit.Client(f"  {key}\n", test_server.base_url, cache=False).fetch("company_facts", {"ticker": "AAA"})
     assert ok["company_facts"]["ticker"] == "AAA"
-    env = {**os.environ, "FINANCIAL_DATASETS_API_KEY": CANARY + "\n", "FDKIT_BASE_URL": test_server.base_url,
-           "FDKIT_CACHE_DIR": str(tmp_path)}  # fmt: skip
-    r = subprocess.run([sys.executable, "-m", "fdkit.cli", "get", "company_facts", "AAA"], capture_output=True,
-                       text=True, timeout=60, env=env)  # fmt: skip
+    env = {
+        **os.environ,
+        "FINANCIAL_DATASETS_API_KEY": CANARY + "\n",
+        "FDKIT_BASE_URL": test_server.base_url,
+        "FDKIT_CACHE_DIR": str(tmp_path),
+    }
+    r = subprocess.run(
+        [sys.executable, "-m", "fdkit.cli", "get", "company_facts", "AAA"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+    )
     assert r.returncode == 1 and "Invalid API key" in r.stderr
     assert CANARY not in r.stderr + r.stdout
     for bad in (CANARY, CANARY + "\n", " " + CANARY):
@@ -308,16 +317,22 @@ def test_processes_sharing_one_cache_dir_lose_no_rows(tmp_path, ref_client):
     )
     env = {k: v for k, v in os.environ.items() if k not in ("FINANCIAL_DATASETS_API_KEY", "FDKIT_BASE_URL")}
     env["FDKIT_CACHE_DIR"] = str(tmp_path)
-    procs = [subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              text=True, env=env) for _ in range(4)]  # fmt: skip
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+        )
+        for _ in range(4)
+    ]
     outs = [p.communicate(timeout=300) for p in procs]
     assert all(p.returncode == 0 for p in procs), [o[1][-500:] for o in outs]
     counts = {o[0].strip() for o in outs}
     assert len(counts) == 1, counts  # every process got every row
     n, prices, statements, facts = map(int, counts.pop().split())
     tickers = fdkit.available("balance_sheets", client=ref_client)[:10]
-    expected = (len(ref_client.prices(tickers, start_date="2023-01-02", end_date="2024-06-28")),
-                len(ref_client.income_statements(tickers, period="quarterly", limit=8)))  # fmt: skip
+    expected = (
+        len(ref_client.prices(tickers, start_date="2023-01-02", end_date="2024-06-28")),
+        len(ref_client.income_statements(tickers, period="quarterly", limit=8)),
+    )
     assert n == 10 and facts == 10 and (prices, statements) == expected
 
 
@@ -433,8 +448,9 @@ def _fake_response(i: int):
 
 
 def test_numpy_and_pandas_scalars_are_accepted_values(ref_client):
-    df = ref_client.prices("AAPL", start_date=np.datetime64("2022-01-03"), end_date=pd.Timestamp("2022-01-31"),
-                           limit=np.int64(5))  # fmt: skip
+    df = ref_client.prices(
+        "AAPL", start_date=np.datetime64("2022-01-03"), end_date=pd.Timestamp("2022-01-31"), limit=np.int64(5)
+    )
     assert len(df) == 5
     fin = ref_client.income_statements(np.str_("AAPL"), period="annual", limit=np.int32(2))
     assert len(fin) == 2
@@ -445,19 +461,27 @@ def test_keys_files_parse_as_documented(tmp_path):
     from fdkit.server.auth import KeysFileError, load_keys
 
     f = tmp_path / "keys.txt"
-    f.write_bytes("\ufeffmy#strong#secret-key-1 free # the partner\r\n# a comment\r\n\r\nanother-long-key-0002\r\n"
-                  .encode())  # fmt: skip
+    f.write_bytes(
+        "\ufeffmy#strong#secret-key-1 free # the partner\r\n# a comment\r\n\r\nanother-long-key-0002\r\n".encode()
+    )
     keys = load_keys(f)
     assert keys.plans == {"my#strong#secret-key-1": "free", "another-long-key-0002": "pro"}
-    for text, line in (("good-long-key-000001\nshort\n", 2), ("k-long-enough-0000001 gold\n", 1),
-                       ("a-long-key-000000001 free extra\n", 1)):  # fmt: skip
+    for text, line in (
+        ("good-long-key-000001\nshort\n", 2),
+        ("k-long-enough-0000001 gold\n", 1),
+        ("a-long-key-000000001 free extra\n", 1),
+    ):
         f.write_text(text)
         with pytest.raises(KeysFileError, match=f"line {line}"):
             load_keys(f)
     f.write_text("tiny\n")
     assert load_keys(f, allow_short=True).plans == {"tiny": "pro"}
-    r = subprocess.run([sys.executable, "-m", "fdkit.cli", "serve", "--port", "0", "--keys", str(f)],
-                       capture_output=True, text=True, timeout=60)  # fmt: skip
+    r = subprocess.run(
+        [sys.executable, "-m", "fdkit.cli", "serve", "--port", "0", "--keys", str(f)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert r.returncode == 2 and "line 1" in r.stderr and "tiny" not in r.stderr  # the key itself is never shown
 
 
@@ -484,8 +508,12 @@ def test_the_memo_is_bounded_by_bytes(test_lake):
         memo = srv.app.state.memo
         memo.budget = 100_000
         for day in range(1, 29):
-            requests.get(srv.base_url + "/prices", params={**PRICES, "start_date": f"2024-02-{day:02d}"},
-                         headers={"X-API-KEY": srv.api_key}, timeout=30)  # fmt: skip
+            requests.get(
+                srv.base_url + "/prices",
+                params={**PRICES, "start_date": f"2024-02-{day:02d}"},
+                headers={"X-API-KEY": srv.api_key},
+                timeout=30,
+            )
         assert 0 < memo.bytes <= 100_000
         a = requests.get(srv.base_url + "/prices", params={**PRICES, "limit": 3}, headers={"X-API-KEY": srv.api_key})
         n = len(memo)
@@ -497,8 +525,12 @@ def test_the_memo_is_bounded_by_bytes(test_lake):
 def test_overflowing_integers_are_400(ref_server, value):
     for name, params in (("interval_multiplier", PRICES_REF), ("limit", {"ticker": "AAPL", "period": "annual"})):
         path = "/prices" if name == "interval_multiplier" else "/financials/income-statements"
-        r = requests.get(ref_server.base_url + path, params={**params, name: value},
-                         headers={"X-API-KEY": ref_server.api_key}, timeout=30)  # fmt: skip
+        r = requests.get(
+            ref_server.base_url + path,
+            params={**params, name: value},
+            headers={"X-API-KEY": ref_server.api_key},
+            timeout=30,
+        )
         assert r.status_code in (200, 400), (name, value, r.status_code)
         if name == "interval_multiplier" or abs(int(value)) > 2**31 - 1:
             assert r.status_code == 400 and set(r.json()) == {"error", "message"}
@@ -509,15 +541,21 @@ PRICES_REF = {"ticker": "AAPL", "interval": "minute", "start_date": "2024-01-02"
 
 def test_next_page_url_uses_the_public_url_not_the_host_header(test_lake):
     with fdkit.server.start(test_lake, public_url="https://data.example.org") as srv:
-        r = requests.get(srv.base_url + "/prices", params=PRICES,
-                         headers={"X-API-KEY": srv.api_key, "Host": "evil.example.com"}, timeout=30)  # fmt: skip
+        r = requests.get(
+            srv.base_url + "/prices",
+            params=PRICES,
+            headers={"X-API-KEY": srv.api_key, "Host": "evil.example.com"},
+            timeout=30,
+        )
     assert r.json()["next_page_url"].startswith("https://data.example.org/prices?cursor=")
 
 
 def test_a_shared_cursor_secret_lets_servers_accept_each_others_cursors(test_lake, monkeypatch):
     monkeypatch.setenv("FDKIT_CURSOR_SECRET", "s" * 40)
-    with fdkit.server.start(test_lake, keys=["a-key-long-enough-01"]) as one, \
-            fdkit.server.start(test_lake, keys=["a-key-long-enough-01"]) as two:  # fmt: skip
+    with (
+        fdkit.server.start(test_lake, keys=["a-key-long-enough-01"]) as one,
+        fdkit.server.start(test_lake, keys=["a-key-long-enough-01"]) as two,
+    ):
         h = {"X-API-KEY": "a-key-long-enough-01"}
         first = requests.get(one.base_url + "/prices", params=PRICES, headers=h, timeout=30).json()
         cursor = first["next_page_url"].split("cursor=")[1]
@@ -554,11 +592,19 @@ def test_every_integer_parameter_refuses_huge_values(ref_server):
                 example = {**ep.examples[0], p.name: huge}
                 if ep.method == "POST":
                     example[p.name] = int(huge)
-                    r = requests.post(ref_server.base_url + ep.path, json=example,
-                                      headers={"X-API-KEY": ref_server.api_key}, timeout=30)  # fmt: skip
+                    r = requests.post(
+                        ref_server.base_url + ep.path,
+                        json=example,
+                        headers={"X-API-KEY": ref_server.api_key},
+                        timeout=30,
+                    )
                 else:
-                    r = requests.get(ref_server.base_url + ep.path, params=example,
-                                     headers={"X-API-KEY": ref_server.api_key}, timeout=30)  # fmt: skip
+                    r = requests.get(
+                        ref_server.base_url + ep.path,
+                        params=example,
+                        headers={"X-API-KEY": ref_server.api_key},
+                        timeout=30,
+                    )
                 if p.name == "limit" and p.max is not None and not huge.startswith("-"):
                     assert r.status_code == 200, (ep.path, p.name, huge)  # clamped to the endpoint's maximum
                 else:
@@ -627,8 +673,12 @@ def test_a_trickling_receiver_is_a_failed_attempt_at_the_deadline_and_retried(pa
     rates = [{"bank": "FED", "date": "2024-09-18", "name": "x", "rate": 4.875}]
     event = make_event("interest_rates", {"bank": "FED", "interest_rates": rates}, livemode=False)
     t = time.monotonic()
-    report = deliver([event], [Destination(f"http://127.0.0.1:{srv.server_address[1]}/hook", "s")],
-                     attempt_deadline=1.5, base_delay=0.05)  # fmt: skip
+    report = deliver(
+        [event],
+        [Destination(f"http://127.0.0.1:{srv.server_address[1]}/hook", "s")],
+        attempt_deadline=1.5,
+        base_delay=0.05,
+    )
     took = time.monotonic() - t
     srv.shutdown()
     assert report.acked == [event["id"]] and report.attempts[event["id"]] == 2
@@ -641,8 +691,13 @@ def test_a_signed_event_whose_ticker_is_a_path_is_400_and_writes_nothing(tmp_pat
     lake = tmp_path / "lake"
     receiver = fdkit.server.serve_app(create_receiver(lake, "secret"))
     for ticker in ("../../x", "a/b", "..", "x\x00y"):
-        payload = {"ticker": ticker, "accession_number": "0001", "filing_date": "2024-01-02", "form_type": "4",
-                   "insider_trades": [{"name": "N", "transaction_shares": 1.0}]}  # fmt: skip
+        payload = {
+            "ticker": ticker,
+            "accession_number": "0001",
+            "filing_date": "2024-01-02",
+            "form_type": "4",
+            "insider_trades": [{"name": "N", "transaction_shares": 1.0}],
+        }
         body = orjson.dumps(make_event("insider_trades", payload, livemode=False))
         r = requests.post(
             receiver.base_url + "/hook",
@@ -689,13 +744,21 @@ def test_envelopes_carry_the_destinations_pinned_api_version_and_bodies_are_capp
                 yield b" " * 2**20
 
         try:
-            big = requests.post(receiver.base_url + "/hook", data=stream(), timeout=60,
-                                headers={"X-FDS-Signature": sign("secret", b"{}")})  # fmt: skip
+            big = requests.post(
+                receiver.base_url + "/hook",
+                data=stream(),
+                timeout=60,
+                headers={"X-FDS-Signature": sign("secret", b"{}")},
+            )
             assert big.status_code == 413
         except requests.ConnectionError:
             pass  # the receiver answered 413 and closed while the client was still sending
-        declared = requests.post(receiver.base_url + "/hook", data=b" " * (2 * 2**20), timeout=30,
-                                 headers={"X-FDS-Signature": sign("secret", b"{}")})  # fmt: skip
+        declared = requests.post(
+            receiver.base_url + "/hook",
+            data=b" " * (2 * 2**20),
+            timeout=30,
+            headers={"X-FDS-Signature": sign("secret", b"{}")},
+        )
         assert declared.status_code == 413 and declared.json()["error"] == "Payload Too Large"
     finally:
         receiver.stop()
@@ -714,9 +777,13 @@ def test_fdkit_serve_sees_what_the_receiver_lands_without_a_restart(tmp_path, te
         h = {"X-API-KEY": "serve-key-0123456789"}
         q = {"ticker": "NEWCO", "period": "quarterly"}
         assert requests.get(srv.base_url + "/financials/balance-sheets", params=q, headers=h).status_code == 404
-        payload = {"ticker": "NEWCO", "accession_number": "0000000001-24-000001", "filing_date": "2024-02-01",
-                   "form_type": "10-Q", "balance_sheets": [{"report_period": "2023-12-31", "period": "quarterly",
-                                                            "total_assets": 123.0}]}  # fmt: skip
+        payload = {
+            "ticker": "NEWCO",
+            "accession_number": "0000000001-24-000001",
+            "filing_date": "2024-02-01",
+            "form_type": "10-Q",
+            "balance_sheets": [{"report_period": "2023-12-31", "period": "quarterly", "total_assets": 123.0}],
+        }
         event = make_event("balance_sheets", payload, livemode=False)
         report = deliver([event], [Destination(receiver.base_url + "/hook", "secret")])
         acked = time.monotonic()
@@ -734,8 +801,13 @@ def test_a_poison_event_lands_nothing_answers_400_and_is_dead_lettered(tmp_path)
     receiver = fdkit.server.serve_app(create_receiver(lake, "secret"))
     good = {"report_period": "2023-12-31", "period": "quarterly", "total_assets": 1.0}
     bad = {"report_period": "2023-09-30", "period": "quarterly", "total_assets": "lots"}
-    payload = {"ticker": "POIS", "accession_number": "0000000001-24-000009", "filing_date": "2024-02-01",
-               "form_type": "10-Q", "balance_sheets": [good, bad]}  # fmt: skip
+    payload = {
+        "ticker": "POIS",
+        "accession_number": "0000000001-24-000009",
+        "filing_date": "2024-02-01",
+        "form_type": "10-Q",
+        "balance_sheets": [good, bad],
+    }
     event = make_event("balance_sheets", payload, livemode=False)
     t = time.monotonic()
     report = deliver([event], [Destination(receiver.base_url + "/hook", "secret")], base_delay=0.05)

@@ -21,9 +21,13 @@ needs_raw = pytest.mark.skipif(
     not (RAW / "sp500_changes.csv").exists(), reason="../shared/data-real-3 is not beside this clone"
 )
 
-COMPANIES = pd.DataFrame({
-    "ticker": ["AAPL", "XOM"], "name": ["Apple Inc.", "ExxonMobil"], "cik": ["0000320193", "0002115436"],
-})  # fmt: skip
+COMPANIES = pd.DataFrame(
+    {
+        "ticker": ["AAPL", "XOM"],
+        "name": ["Apple Inc.", "ExxonMobil"],
+        "cik": ["0000320193", "0002115436"],
+    }
+)
 
 
 def members(spells: pd.DataFrame, index: str, day: str) -> set[str]:
@@ -63,8 +67,10 @@ def _spell(spells: pd.DataFrame, index: str, ticker: str) -> list[dict]:
     def text(v: object) -> object:
         return None if pd.isna(v) else v
 
-    return [{"start": day(r.start_date), "end": day(r.end_date), "name": text(r.name), "cik": text(r.cik)}
-            for r in rows.itertuples(index=False)]  # fmt: skip
+    return [
+        {"start": day(r.start_date), "end": day(r.end_date), "name": text(r.name), "cik": text(r.cik)}
+        for r in rows.itertuples(index=False)
+    ]
 
 
 def test_spells_replay_the_seed_and_the_events(fixture_spells):
@@ -77,14 +83,18 @@ def test_spells_replay_the_seed_and_the_events(fixture_spells):
     assert _spell(s, "sp500", "BRK-B")[0]["start"] == "2004-12-30"  # "added 2010-02-16" contradicts the seed
     # a removal on D: the last day in the index is D - 1; a rename ends one ticker's spell and starts another's
     assert _spell(s, "sp500", "LEHMQ") == [{"start": "2004-12-30", "end": "2005-01-02", "name": None, "cik": None}]
-    assert _spell(s, "sp500", "LEH") == [{"start": "2005-01-03", "end": "2008-09-14",
-                                          "name": "Lehman Brothers Holdings", "cik": None}]  # fmt: skip
+    assert _spell(s, "sp500", "LEH") == [
+        {"start": "2005-01-03", "end": "2008-09-14", "name": "Lehman Brothers Holdings", "cik": None}
+    ]
     # removed and added on one day: two spells that meet, each with its own name
     assert [(x["start"], x["end"], x["name"]) for x in _spell(s, "sp500", "FOXA")] == [
-        ("2004-12-30", "2019-03-18", "21st Century Fox"), ("2019-03-19", None, "Fox Corporation")]  # fmt: skip
+        ("2004-12-30", "2019-03-18", "21st Century Fox"),
+        ("2019-03-19", None, "Fox Corporation"),
+    ]
     assert _spell(s, "sp500", "TSLA")[0]["start"] == "2020-12-21"
-    assert _spell(s, "sp400", "MNST") == [{"start": "2012-01-05", "end": None, "name": "Monster Beverage",
-                                           "cik": "0000865752"}]  # fmt: skip
+    assert _spell(s, "sp400", "MNST") == [
+        {"start": "2012-01-05", "end": None, "name": "Monster Beverage", "cik": "0000865752"}
+    ]
     assert_no_overlaps(s)
 
 
@@ -108,12 +118,19 @@ def test_members_on_a_day(fixture_spells):
 
 
 def test_the_stage_writes_the_schema(fixture_spells, tmp_path):
-    written = pipeline.write_lake(tmp_path, [index_membership.INDEX_MEMBERSHIP],
-                                  {"index_membership": fixture_spells})["index_membership"]  # fmt: skip
+    written = pipeline.write_lake(tmp_path, [index_membership.INDEX_MEMBERSHIP], {"index_membership": fixture_spells})[
+        "index_membership"
+    ]
     dtypes = {c: str(t) for c, t in written.dtypes.items()}
-    assert dtypes == {"index": "category", "ticker": "string", "name": "string", "cik": "string",
-                      "start_date": "datetime64[ns]", "end_date": "datetime64[ns]",
-                      "current_ticker": "string"}  # fmt: skip
+    assert dtypes == {
+        "index": "category",
+        "ticker": "string",
+        "name": "string",
+        "cik": "string",
+        "start_date": "datetime64[ns]",
+        "end_date": "datetime64[ns]",
+        "current_ticker": "string",
+    }
     assert sorted(written["index"].cat.categories) == ["sp400", "sp500", "sp600"]
 
 
@@ -162,10 +179,19 @@ def _replay(index: str, day: str) -> set[str]:
 
 
 @needs_raw
-@pytest.mark.parametrize(("index", "day"), [
-    ("sp500", "2004-12-30"), ("sp500", "2008-09-15"), ("sp500", "2016-06-30"), ("sp500", "2019-03-19"),
-    ("sp500", "2026-07-13"), ("sp400", "2011-11-20"), ("sp400", "2018-12-31"), ("sp600", "2023-03-31"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("index", "day"),
+    [
+        ("sp500", "2004-12-30"),
+        ("sp500", "2008-09-15"),
+        ("sp500", "2016-06-30"),
+        ("sp500", "2019-03-19"),
+        ("sp500", "2026-07-13"),
+        ("sp400", "2011-11-20"),
+        ("sp400", "2018-12-31"),
+        ("sp600", "2023-03-31"),
+    ],
+)
 def test_the_lake_matches_a_replay_of_the_raw_files(lake, index, day):
     """The replay, less what a larger index holds that day: the S&P 500 list wins over the S&P 400 and 600 lists."""
     larger = {"sp500": [], "sp400": ["sp500"], "sp600": ["sp500", "sp400"]}[index]
@@ -206,8 +232,12 @@ def test_companies_that_moved_between_lists_or_were_renamed_are_one_company(lake
     (2021) is one company, reviewed (ManTech, TimkenSteel, Rent-A-Center); renames without a recorded reason are
     reviewed (DeVry -> Adtalem, Rent-A-Center -> Upbound, TimkenSteel -> Metallus); Mednax (Pediatrix) and
     Restoration Hardware (RH) kept their symbols under new names."""
-    now = {(i, t): c for i, t, c in zip(lake["index"].astype(str), lake["ticker"].astype(str),
-                                         lake["current_ticker"].astype(str), strict=True)}  # fmt: skip
+    now = {
+        (i, t): c
+        for i, t, c in zip(
+            lake["index"].astype(str), lake["ticker"].astype(str), lake["current_ticker"].astype(str), strict=True
+        )
+    }
     assert now[("sp400", "MANT")] == now[("sp600", "MANT")] == "MANT"
     assert now[("sp400", "TMST")] == now[("sp600", "TMST")] == now[("sp600", "MTUS")] == "MTUS"
     assert now[("sp400", "RCII")] == now[("sp600", "RCII")] == now[("sp600", "UPBD")] == "UPBD"
@@ -233,8 +263,12 @@ def test_symbols_that_passed_to_another_company_serve_each_company_apart(lake):
 
     def served(index: str, symbol: str, day: str) -> set[str]:
         running = spells["end_date"].isna() | (spells["end_date"] >= day)
-        on = spells[(spells["index"].astype(str) == index) & (spells["ticker"] == symbol)
-                    & (spells["start_date"] <= day) & running]  # fmt: skip
+        on = spells[
+            (spells["index"].astype(str) == index)
+            & (spells["ticker"] == symbol)
+            & (spells["start_date"] <= day)
+            & running
+        ]
         return set(on["current"])
 
     assert served("sp400", "VAL", "2016-06-30") == {"VAL_2017"}

@@ -21,12 +21,24 @@ from fdkit.webhooks.events import example_payload
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
 REGISTRY = ROOT / "sources" / "registry" / "cpi_release_series.csv.gz"
-needs_shared = pytest.mark.skipif(not (SHARED / "data-real" / "SOURCES.md").exists(),
-                                  reason="../shared/data-real is not beside this clone")  # fmt: skip
+needs_shared = pytest.mark.skipif(
+    not (SHARED / "data-real" / "SOURCES.md").exists(), reason="../shared/data-real is not beside this clone"
+)
 DATA = default_data_dir()
-TWELVE = {"cpi_all_items", "cpi_core", "cpi_food", "cpi_food_at_home", "cpi_food_away_from_home", "cpi_energy",
-          "cpi_energy_commodities", "cpi_gasoline", "cpi_energy_services", "cpi_commodities_less_food_energy",
-          "cpi_services_less_energy", "cpi_shelter"}  # fmt: skip
+TWELVE = {
+    "cpi_all_items",
+    "cpi_core",
+    "cpi_food",
+    "cpi_food_at_home",
+    "cpi_food_away_from_home",
+    "cpi_energy",
+    "cpi_energy_commodities",
+    "cpi_gasoline",
+    "cpi_energy_services",
+    "cpi_commodities_less_food_energy",
+    "cpi_services_less_energy",
+    "cpi_shelter",
+}
 SECRET = "whsec_test_labour"
 
 
@@ -71,8 +83,9 @@ def test_cpi_values_agree_with_independent_files():
 
 
 def test_inflation_events_carry_the_twelve_series():
-    (ev,) = [parse_event(e) for e in events_from_lake(DATA, since="2024-10-01", until="2024-10-01",
-                                                      datasets=["inflation"])]  # fmt: skip
+    (ev,) = [
+        parse_event(e) for e in events_from_lake(DATA, since="2024-10-01", until="2024-10-01", datasets=["inflation"])
+    ]
     assert ev.payload["date"] == "2024-10-01"
     assert {r["series"] for r in ev.payload["inflation"]} == TWELVE
     assert all({"value", "change_1m_pct", "change_12m_pct"} <= set(r) for r in ev.payload["inflation"])
@@ -97,14 +110,17 @@ def test_labour_changes_from_a_year_earlier_agree_with_fred():
 
 
 def test_labour_events_are_the_three_releases():
-    evs = [parse_event(e) for e in events_from_lake(DATA, since="2024-01-01", until="2024-12-31",
-                                                    datasets=["labor"])]  # fmt: skip
+    evs = [parse_event(e) for e in events_from_lake(DATA, since="2024-01-01", until="2024-12-31", datasets=["labor"])]
     releases = {e.payload["release"] for e in evs}
     assert releases == {"jobs_report", "job_openings", "jobless_claims"}
     jobs = next(e for e in evs if e.payload["release"] == "jobs_report" and e.payload["date"] == "2024-06-01")
     assert {r["series"] for r in jobs.payload["labor"]} == {
-        "nonfarm_payrolls", "unemployment_rate", "u6_unemployment_rate", "labor_force_participation_rate",
-        "average_hourly_earnings"}  # fmt: skip
+        "nonfarm_payrolls",
+        "unemployment_rate",
+        "u6_unemployment_rate",
+        "labor_force_participation_rate",
+        "average_hourly_earnings",
+    }
     assert all({"value", "change", "change_year", "change_year_pct"} <= set(r) for r in jobs.payload["labor"])
     assert sum(e.payload["release"] == "jobless_claims" for e in evs) == 52  # weekly, dated the week covered
 
@@ -122,8 +138,12 @@ def test_the_receiver_keeps_every_entry_of_a_claims_release_and_the_service_serv
     assert landed.loc["continued_claims", "date"] == pd.Timestamp("2024-10-26")  # a week before the release's date
     assert landed.loc["continued_claims", "change_year"] == 66000.0
     with fdkit.server.start(lake) as srv:
-        r = requests.get(srv.base_url + "/macro/labor", params={"series": "continued_claims"},
-                         headers={"X-API-KEY": srv.api_key}, timeout=10)  # fmt: skip
+        r = requests.get(
+            srv.base_url + "/macro/labor",
+            params={"series": "continued_claims"},
+            headers={"X-API-KEY": srv.api_key},
+            timeout=10,
+        )
         assert r.status_code == 200, r.text
         (row,) = r.json()["labor"]
         assert row["value"] == 1892000.0 and row["date"] == "2024-10-26" and row["change_year_pct"] == 3.614458

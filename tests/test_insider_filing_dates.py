@@ -12,8 +12,13 @@ import pandas as pd
 import pytest
 import requests
 
-SEC = Path(__file__).resolve().parents[2] / "shared" / "data-real-6" / "insider-form4-filing-dates" / (
-    "sec_form345_2024q3_form4_submissions.csv.gz")  # fmt: skip
+SEC = (
+    Path(__file__).resolve().parents[2]
+    / "shared"
+    / "data-real-6"
+    / "insider-form4-filing-dates"
+    / ("sec_form345_2024q3_form4_submissions.csv.gz")
+)
 KINDS = {"exact", "upper_bound", "lower_bound", "implausible"}
 
 
@@ -31,8 +36,12 @@ def test_nvda_since_2024_has_rows_each_with_a_filing_date_and_its_kind(ref_clien
 
 
 def test_the_newest_ten_are_the_newest_filings(ref_server):
-    r = requests.get(ref_server.base_url + "/insider-trades", params={"ticker": "AAPL", "limit": 10},
-                     headers={"X-API-KEY": ref_server.api_key}, timeout=30)  # fmt: skip
+    r = requests.get(
+        ref_server.base_url + "/insider-trades",
+        params={"ticker": "AAPL", "limit": 10},
+        headers={"X-API-KEY": ref_server.api_key},
+        timeout=30,
+    )
     rows = r.json()["insider_trades"]
     dates = [row["filing_date"] for row in rows]
     assert len(rows) == 10 and all(dates) and dates == sorted(dates, reverse=True)
@@ -46,13 +55,20 @@ def test_50_sampled_exact_dates_of_2024q3_are_the_sec_index_dates(ref_client):
     symbol = sec["issuertradingsymbol"].str.upper().str.replace(".", "-", regex=False)
     known = set(zip(symbol, sec["period_of_report"], sec["filing_date"], strict=True))
     tickers = sorted(set(symbol) & set(ref_client.available("prices")))[:150]
-    t = ref_client.insider_trades(tickers, filing_date_gte="2024-07-01", filing_date_lte="2024-09-30", limit=None,
-                                  errors="ignore")  # fmt: skip
+    t = ref_client.insider_trades(
+        tickers, filing_date_gte="2024-07-01", filing_date_lte="2024-09-30", limit=None, errors="ignore"
+    )
     exact = t[t["filing_date_kind"].astype(str) == "exact"].reset_index()
     assert len(exact) >= 50
     sample = exact.sample(50, random_state=20261202)
-    got = list(zip(sample["ticker"].astype(str), sample["transaction_date"].dt.strftime("%Y-%m-%d"),
-                   sample["filing_date"].dt.strftime("%Y-%m-%d"), strict=True))  # fmt: skip
+    got = list(
+        zip(
+            sample["ticker"].astype(str),
+            sample["transaction_date"].dt.strftime("%Y-%m-%d"),
+            sample["filing_date"].dt.strftime("%Y-%m-%d"),
+            strict=True,
+        )
+    )
     assert [g for g in got if g not in known] == []
 
 

@@ -16,17 +16,55 @@ from fdkit.lake.io import default_data_dir, read_dataset
 DATA = default_data_dir()
 RAW = Path(__file__).resolve().parents[2] / "shared" / "data-real-2" / "insider"
 RAW = RAW / "form4_nonderiv_transactions_sp500_2022_2026.csv.gz"
-FIRST_SEEN = RAW.parents[2] / "data-real-6" / "insider-form4-filing-dates" / (
-    "form4_transactions_first_seen_kenny-hk_2022_2026.csv.gz")  # fmt: skip
+FIRST_SEEN = (
+    RAW.parents[2]
+    / "data-real-6"
+    / "insider-form4-filing-dates"
+    / ("form4_transactions_first_seen_kenny-hk_2022_2026.csv.gz")
+)
 needs_raw = pytest.mark.skipif(not RAW.exists(), reason="../shared/data-real-2 is not beside this clone")
 
-NAMES = {"S": "Sale", "P": "Purchase", "A": "Grant", "M": "Option Exercise", "F": "Tax Withholding", "G": "Gift",
-         "D": "Disposition to Issuer", "C": "Conversion", "J": "Other", "X": "Option Exercise",
-         "L": "Small Acquisition", "I": "Discretionary", "U": "Tender of Shares",
-         "W": "Will or Laws of Descent"}  # fmt: skip
+NAMES = {
+    "S": "Sale",
+    "P": "Purchase",
+    "A": "Grant",
+    "M": "Option Exercise",
+    "F": "Tax Withholding",
+    "G": "Gift",
+    "D": "Disposition to Issuer",
+    "C": "Conversion",
+    "J": "Other",
+    "X": "Option Exercise",
+    "L": "Small Acquisition",
+    "I": "Discretionary",
+    "U": "Tender of Shares",
+    "W": "Will or Laws of Descent",
+}
 #: symbols served under another ticker (renames, reuse, typos: see SOURCES.md); the sample leaves them out
-MOVED = {"NONE", "FB", "BK", "BNY", "MMC", "PEAK", "PARA", "PSKY", "SATS", "BLL", "ABC", "ANTM", "CDAY", "FLT", "PKI",
-         "FI", "NLOK", "RBT", "FN", "ISGR", "OMCV", "BRKB"}  # fmt: skip
+MOVED = {
+    "NONE",
+    "FB",
+    "BK",
+    "BNY",
+    "MMC",
+    "PEAK",
+    "PARA",
+    "PSKY",
+    "SATS",
+    "BLL",
+    "ABC",
+    "ANTM",
+    "CDAY",
+    "FLT",
+    "PKI",
+    "FI",
+    "NLOK",
+    "RBT",
+    "FN",
+    "ISGR",
+    "OMCV",
+    "BRKB",
+}
 
 
 @pytest.fixture(scope="module")
@@ -73,16 +111,21 @@ def test_a_sample_of_rows_is_copied_exactly(raw, lake):
         hit = rows[
             (rows["transaction_shares"].abs() == r["transaction_shares"])
             & (rows["transaction_type"] == NAMES[r["transaction_type"]])
-            & ((rows["transaction_price_per_share"] == r["transaction_price"]) | (
-                rows["transaction_price_per_share"].isna() & pd.isna(r["transaction_price"])))
-            & ((rows["shares_owned_after_transaction"] == r["shares_after_transaction"]) | (
-                rows["shares_owned_after_transaction"].isna() & pd.isna(r["shares_after_transaction"])))
-        ]  # fmt: skip
+            & (
+                (rows["transaction_price_per_share"] == r["transaction_price"])
+                | (rows["transaction_price_per_share"].isna() & pd.isna(r["transaction_price"]))
+            )
+            & (
+                (rows["shares_owned_after_transaction"] == r["shares_after_transaction"])
+                | (rows["shares_owned_after_transaction"].isna() & pd.isna(r["shares_after_transaction"]))
+            )
+        ]
         assert len(hit) == 1, r.to_dict()
         h = hit.iloc[0]
         assert h["issuer"] == r["issuer_name"]
         assert (pd.isna(h["title"]) and pd.isna(r["reporting_owner_position"])) or h["title"] == r[
-            "reporting_owner_position"]  # fmt: skip
+            "reporting_owner_position"
+        ]
         sign = {"S": -1, "F": -1, "D": -1, "U": -1, "A": 1, "P": 1, "M": 1, "X": 1, "C": 1, "L": 1}
         if r["transaction_type"] in sign and r["transaction_shares"]:
             assert np.sign(h["transaction_shares"]) == sign[r["transaction_type"]]
@@ -107,15 +150,29 @@ def test_jpm_meta_wmt_through_the_embedded_server():
 # ------------------------------------------------------------------------------------------------------------------
 # the rules, on frames written here
 # ------------------------------------------------------------------------------------------------------------------
-MEMBERS = pd.DataFrame({"ticker": ["FB", "META", "DOC", "DOC"], "current_ticker": ["META", "META", "DOC_2024", "DOC"],
-                        "start_date": pd.to_datetime(["2013-12-23", "2022-06-09", "2020-05-18", "2024-03-01"]),
-                        "end_date": pd.to_datetime(["2022-06-08", None, "2024-02-29", None])})  # fmt: skip
+MEMBERS = pd.DataFrame(
+    {
+        "ticker": ["FB", "META", "DOC", "DOC"],
+        "current_ticker": ["META", "META", "DOC_2024", "DOC"],
+        "start_date": pd.to_datetime(["2013-12-23", "2022-06-09", "2020-05-18", "2024-03-01"]),
+        "end_date": pd.to_datetime(["2022-06-08", None, "2024-02-29", None]),
+    }
+)
 
 
 def _raw(rows: list[tuple]) -> pd.DataFrame:
-    cols = ["ticker", "issuer_name", "reporting_owner", "reporting_owner_cik", "reporting_owner_position",
-            "transaction_date", "transaction_type", "transaction_shares", "transaction_price",
-            "shares_after_transaction"]  # fmt: skip
+    cols = [
+        "ticker",
+        "issuer_name",
+        "reporting_owner",
+        "reporting_owner_cik",
+        "reporting_owner_position",
+        "transaction_date",
+        "transaction_type",
+        "transaction_shares",
+        "transaction_price",
+        "shares_after_transaction",
+    ]
     return pd.DataFrame(rows, columns=cols)
 
 
@@ -126,16 +183,18 @@ def test_symbols_are_served_under_todays_ticker():
 
 
 def test_directions_repeats_and_symbols():
-    raw = _raw([
-        ("FB", "Meta", "Z", "01", "", "2022-01-03", "S", "10.0", "300.0", "90.0"),
-        ("META", "Meta", "Z", "01", "", "2022-01-03", "S", "10.0", "300.0", "90.0"),  # the same filing, new symbol
-        ("META", "Meta", "Z", "01", "CEO", "2022-07-01", "G", "5.0", "0.0", "85.0"),  # 90 - 5: given
-        ("META", "Meta", "Z", "01", "CEO", "2022-08-01", "J", "5.0", "", "90.0"),  # 85 + 5: received
-        ("META", "Meta", "Y", "02", "", "2022-08-01", "G", "50.0", "0.0", "10.0"),  # holds less than it moved
-        ("META", "Meta", "X", "03", "", "2022-08-01", "G", "50.0", "0.0", "70.0"),  # no telling
-        ("NONE", "A private fund", "W", "04", "", "2022-08-01", "P", "1.0", "1.0", "1.0"),
-        ("brk.b", "Berkshire", "V", "05", "", "2022-08-01-05:00", "P", "1.0", "", "1.0"),
-    ])  # fmt: skip
+    raw = _raw(
+        [
+            ("FB", "Meta", "Z", "01", "", "2022-01-03", "S", "10.0", "300.0", "90.0"),
+            ("META", "Meta", "Z", "01", "", "2022-01-03", "S", "10.0", "300.0", "90.0"),  # the same filing, new symbol
+            ("META", "Meta", "Z", "01", "CEO", "2022-07-01", "G", "5.0", "0.0", "85.0"),  # 90 - 5: given
+            ("META", "Meta", "Z", "01", "CEO", "2022-08-01", "J", "5.0", "", "90.0"),  # 85 + 5: received
+            ("META", "Meta", "Y", "02", "", "2022-08-01", "G", "50.0", "0.0", "10.0"),  # holds less than it moved
+            ("META", "Meta", "X", "03", "", "2022-08-01", "G", "50.0", "0.0", "70.0"),  # no telling
+            ("NONE", "A private fund", "W", "04", "", "2022-08-01", "P", "1.0", "1.0", "1.0"),
+            ("brk.b", "Berkshire", "V", "05", "", "2022-08-01-05:00", "P", "1.0", "", "1.0"),
+        ]
+    )
     out, counts = build_form4_trades(raw, MEMBERS)
     assert counts == {"rows": 8, "no_symbol": 1, "repeated": 1, "direction_unknown": 1}
     assert out["ticker"].tolist() == ["META"] * 5 + ["BRK-B"]
@@ -149,10 +208,37 @@ def test_directions_repeats_and_symbols():
 
 
 def test_a_filed_transaction_is_kept_once_as_filed():
-    form4, _ = build_form4_trades(_raw([
-        ("AAPL", "Apple Inc.", "Adams Katherine L.", "01", "", "2022-05-04", "S", "9136.0", "159.94", "468198.0"),
-        ("AAPL", "Apple Inc.", "Adams Katherine L.", "01", "", "2022-05-05", "S", "9136.0", "159.94", "459062.0"),
-    ]), MEMBERS)  # fmt: skip
+    form4, _ = build_form4_trades(
+        _raw(
+            [
+                (
+                    "AAPL",
+                    "Apple Inc.",
+                    "Adams Katherine L.",
+                    "01",
+                    "",
+                    "2022-05-04",
+                    "S",
+                    "9136.0",
+                    "159.94",
+                    "468198.0",
+                ),
+                (
+                    "AAPL",
+                    "Apple Inc.",
+                    "Adams Katherine L.",
+                    "01",
+                    "",
+                    "2022-05-05",
+                    "S",
+                    "9136.0",
+                    "159.94",
+                    "459062.0",
+                ),
+            ]
+        ),
+        MEMBERS,
+    )
     filed = form4.iloc[:1].assign(name="ADAMS KATHERINE L.", filing_date="2022-05-06", accession_number="0001")
     both, dropped = merge_trades(filed, form4)
     assert dropped == 1 and both["accession_number"].tolist() == ["0001", None]

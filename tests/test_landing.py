@@ -53,8 +53,11 @@ def landed(tmp_path_factory):
     lake = tmp_path_factory.mktemp("landed") / "lake"
     shutil.copytree(DATA, lake)
     events = few_insider_trades(events_from_lake(DATA, since="2023-10-01", until="2024-03-31"))
-    new = [_renamed(e, "ZZZQ") for e in events if e["type"].split(".")[0] in STATEMENT_FAMILIES
-           and e["data"]["object"].get("ticker") == "GOOGL"]  # fmt: skip
+    new = [
+        _renamed(e, "ZZZQ")
+        for e in events
+        if e["type"].split(".")[0] in STATEMENT_FAMILIES and e["data"]["object"].get("ticker") == "GOOGL"
+    ]
     assert new, "the window has GOOGL filings to re-address"
     with fdkit.server.serve_app(create_receiver(lake, SECRET)) as srv:
         for event in [*events, *new]:
@@ -133,21 +136,34 @@ def test_an_amendment_landed_after_its_original_keeps_validate_clean(tmp_path):
     shutil.copytree(DATA, lake)
     inc = read_dataset(DATA, "income_statements")
     row = inc[(inc["ticker"].astype(str) == "AAPL") & (inc["period"].astype(str) == "annual")].iloc[-1]
-    record = {k: (None if v != v else v.isoformat()[:10] if hasattr(v, "isoformat") else v)
-              for k, v in row.to_dict().items() if k != "ticker"}  # fmt: skip
+    record = {
+        k: (None if v != v else v.isoformat()[:10] if hasattr(v, "isoformat") else v)
+        for k, v in row.to_dict().items()
+        if k != "ticker"
+    }
     record = {**record, "revenue": float(row["revenue"]) * 0.99}  # the amendment restates revenue
     filed = (row["filing_date"] + pd.Timedelta(days=60)).date().isoformat()
-    amended = {"ticker": "AAPL", "accession_number": "0000320193-99-000001", "filing_date": filed,
-               "form_type": "10-K/A", "income_statements": [{**record, "filing_date": filed, "form_type": "10-K/A",
-                                                             "accession_number": "0000320193-99-000001"}]}  # fmt: skip
+    amended = {
+        "ticker": "AAPL",
+        "accession_number": "0000320193-99-000001",
+        "filing_date": filed,
+        "form_type": "10-K/A",
+        "income_statements": [
+            {**record, "filing_date": filed, "form_type": "10-K/A", "accession_number": "0000320193-99-000001"}
+        ],
+    }
     with fdkit.server.serve_app(create_receiver(lake, SECRET)) as srv:
         body = orjson.dumps(make_event("income_statements", amended))
-        r = requests.post(srv.base_url + "/hook", data=body, headers={"X-FDS-Signature": sign(SECRET, body)},
-                          timeout=30)  # fmt: skip
+        r = requests.post(
+            srv.base_url + "/hook", data=body, headers={"X-FDS-Signature": sign(SECRET, body)}, timeout=30
+        )
         assert r.status_code == 200, r.text
     served = LakeReader(lake).read("income_statements")
-    now = served[(served["ticker"].astype(str) == "AAPL") & (served["report_period"] == row["report_period"])
-                 & (served["period"].astype(str) == "annual")]  # fmt: skip
+    now = served[
+        (served["ticker"].astype(str) == "AAPL")
+        & (served["report_period"] == row["report_period"])
+        & (served["period"].astype(str) == "annual")
+    ]
     assert now["form_type"].astype(str).tolist() == ["10-K/A"]  # the amendment replaced the row
     results = {r.name: r.violations for r in validate(lake, only=["statements_are_first_reports"])}
     assert results == {"statements_are_first_reports": 0}
@@ -189,8 +205,12 @@ def _every_family_events(tmp_path) -> list[dict]:
     from fdkit.webhooks.events import EVENT_TYPES
 
     events = few_insider_trades(events_from_lake(DATA, since="2023-10-01", until="2024-03-31"))
-    events += _at_most(12, events_from_lake(DATA, since="2020-01-01", datasets=[
-        "insider_trades", "insider_ownership", "interest_rates", "filing_items"]))  # fmt: skip
+    events += _at_most(
+        12,
+        events_from_lake(
+            DATA, since="2020-01-01", datasets=["insider_trades", "insider_ownership", "interest_rates", "filing_items"]
+        ),
+    )
     small = _small_lake(tmp_path / "small")
     # only the families the bundled lake cannot trigger: the small lake's inflation values are made up
     events += events_from_lake(small, datasets=["segmented_financials", "kpi_metrics", "kpi_guidance", "kpi_non_gaap"])

@@ -42,9 +42,19 @@ def _lazy(root) -> Store:
 
 def _bar(ticker: str, day: str, close: float, basis: str = "as_traded") -> pd.DataFrame:
     t = pd.Timestamp(day, tz="UTC")
-    return pd.DataFrame({"ticker": [ticker], "time": [t], "time_milliseconds": [t.value // 1_000_000],
-                         "open": [close], "high": [close], "low": [close], "close": [close], "volume": [1],
-                         "basis": [basis]})  # fmt: skip
+    return pd.DataFrame(
+        {
+            "ticker": [ticker],
+            "time": [t],
+            "time_milliseconds": [t.value // 1_000_000],
+            "open": [close],
+            "high": [close],
+            "low": [close],
+            "close": [close],
+            "volume": [1],
+            "basis": [basis],
+        }
+    )
 
 
 def _check(root, store: Store, running: latest.LastTraded, made: int | None = None) -> None:
@@ -132,7 +142,8 @@ def test_the_market_snapshot_is_the_same_from_the_projection(tmp_path, small):
             assert r.status_code == 200
             answers.append(r.content)
         assert store.rows_read == (len(read_dataset(root, "prices")) if whole else 0) + (
-            len(read_dataset(root, "company_facts")))  # fmt: skip
+            len(read_dataset(root, "company_facts"))
+        )
     assert answers[0] == answers[1]
     assert b'"AAPL"' in answers[0] and b"250.0" in answers[0]
 

@@ -36,8 +36,13 @@ KEY = "object-store-key-0123456789"
 
 def aws_env(endpoint: str, **extra: str) -> dict[str, str]:
     """The AWS variables that point a process at the moto server at ``endpoint``."""
-    return {"AWS_ENDPOINT_URL": endpoint, "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
-            "AWS_DEFAULT_REGION": "us-east-1", **extra}  # fmt: skip
+    return {
+        "AWS_ENDPOINT_URL": endpoint,
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_DEFAULT_REGION": "us-east-1",
+        **extra,
+    }
 
 
 def new_bucket(mp: pytest.MonkeyPatch, aws: dict[str, str]) -> pafs.FileSystem:
@@ -51,8 +56,9 @@ def new_bucket(mp: pytest.MonkeyPatch, aws: dict[str, str]) -> pafs.FileSystem:
 
 def _moto(log: Path, **env: str) -> tuple[subprocess.Popen, str]:
     with open(log, "w") as out:
-        proc = subprocess.Popen([sys.executable, "-m", "moto.server", "-p", "0"], stdout=out, stderr=subprocess.STDOUT,
-                                env=env_with(env))  # fmt: skip
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "moto.server", "-p", "0"], stdout=out, stderr=subprocess.STDOUT, env=env_with(env)
+        )
     return proc, wait_for(r"Running on (http://127\.0\.0\.1:\d+)", log, proc).group(1)
 
 
@@ -84,8 +90,14 @@ def s3(tmp_path_factory):
             pafs.copy_files(str(delta_lake), f"{BUCKET}/delta", destination_filesystem=fs)
             pafs.copy_files(str(hive), f"{BUCKET}/hive", destination_filesystem=fs)
             pafs.copy_files(str(tmp / "flat"), f"{BUCKET}/flat", destination_filesystem=fs)
-            yield {"env": aws, "log": tmp / "moto.log", "hive": hive, "flat": tmp / "flat", "tmp": tmp,
-                   "delta": delta_lake}  # fmt: skip
+            yield {
+                "env": aws,
+                "log": tmp / "moto.log",
+                "hive": hive,
+                "flat": tmp / "flat",
+                "tmp": tmp,
+                "delta": delta_lake,
+            }
     finally:
         stop(proc)
 
@@ -147,8 +159,10 @@ def test_reads_through_s3_prune_partitions_and_row_groups(s3):
     groups = [[g.id for g in f.row_groups] for f in kept.get_fragments()]
     assert groups == [[g.id for g in f.row_groups] for f in kept_local.get_fragments()]
     assert sum(map(len, groups)) == 5 and flat.open(flat.files[0]).num_row_groups == 10  # 250 of 500 rows
-    pd.testing.assert_frame_equal(LakeReader(f"s3://{BUCKET}/flat").read("prices", where={"ticker": "BBB"}),
-                                  LakeReader(s3["flat"]).read("prices", where={"ticker": "BBB"}))  # fmt: skip
+    pd.testing.assert_frame_equal(
+        LakeReader(f"s3://{BUCKET}/flat").read("prices", where={"ticker": "BBB"}),
+        LakeReader(s3["flat"]).read("prices", where={"ticker": "BBB"}),
+    )
 
 
 def test_a_delta_lake_in_s3_reads_from_its_log_as_the_local_one(s3):
@@ -156,8 +170,10 @@ def test_a_delta_lake_in_s3_reads_from_its_log_as_the_local_one(s3):
     listing = lake.files("prices")
     assert listing.schema is not None and listing.filesystem is not None  # the log's files, opened through S3
     for ticker in TEST_TICKERS:
-        pd.testing.assert_frame_equal(lake.read("prices", where={"ticker": ticker}),
-                                      LakeReader(s3["delta"]).read("prices", where={"ticker": ticker}))  # fmt: skip
+        pd.testing.assert_frame_equal(
+            lake.read("prices", where={"ticker": ticker}),
+            LakeReader(s3["delta"]).read("prices", where={"ticker": ticker}),
+        )
     assert sorted(lake.distinct("prices")) == list(TEST_TICKERS)
     assert len(lake.read("income_statements")) == len(LakeReader(s3["delta"]).read("income_statements"))
 
@@ -165,9 +181,12 @@ def test_a_delta_lake_in_s3_reads_from_its_log_as_the_local_one(s3):
 def test_a_request_value_never_becomes_an_object_key(s3, s3_server):
     before = s3["log"].read_text()
     for ticker in ("../hive/prices", "AAPL/../../x", "..", "ticker=AAPL"):
-        r = requests.get(s3_server.url + "/prices", headers={"X-API-KEY": KEY}, timeout=30,
-                         params={"ticker": ticker, "interval": "day", "start_date": "2022-01-03",
-                                 "end_date": "2022-01-31"})  # fmt: skip
+        r = requests.get(
+            s3_server.url + "/prices",
+            headers={"X-API-KEY": KEY},
+            timeout=30,
+            params={"ticker": ticker, "interval": "day", "start_date": "2022-01-03", "end_date": "2022-01-31"},
+        )
         assert r.status_code in (400, 404), (ticker, r.status_code)
     asked = s3["log"].read_text()[len(before) :]
     assert ".." not in asked and "hive" not in asked
@@ -184,8 +203,14 @@ def test_an_object_key_a_path_would_fold_is_refused(s3):
 
 
 def _serve_error(data: str, env: dict[str, str]) -> str:
-    r = subprocess.run([sys.executable, "-m", "fdkit.cli", "serve", "--port", "0", "--data", data],
-                       capture_output=True, text=True, timeout=120, env=env_with(env), cwd=ROOT)  # fmt: skip
+    r = subprocess.run(
+        [sys.executable, "-m", "fdkit.cli", "serve", "--port", "0", "--data", data],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env_with(env),
+        cwd=ROOT,
+    )
     assert r.returncode == 2, r.stderr
     assert "Traceback" not in r.stderr and r.stderr.count("\n") == 1, r.stderr
     return r.stderr
@@ -204,8 +229,12 @@ def test_refused_credentials_are_a_clear_error(tmp_path):
     # a second S3 server that checks credentials: the made-up key is unknown to it
     proc, endpoint = _moto(tmp_path / "moto.log", INITIAL_NO_AUTH_ACTION_COUNT="0")
     try:
-        env = {"AWS_ENDPOINT_URL": endpoint, "AWS_ACCESS_KEY_ID": "AKIAUNKNOWNKEY000000",
-               "AWS_SECRET_ACCESS_KEY": "not-a-secret", "AWS_DEFAULT_REGION": "us-east-1"}  # fmt: skip
+        env = {
+            "AWS_ENDPOINT_URL": endpoint,
+            "AWS_ACCESS_KEY_ID": "AKIAUNKNOWNKEY000000",
+            "AWS_SECRET_ACCESS_KEY": "not-a-secret",
+            "AWS_DEFAULT_REGION": "us-east-1",
+        }
         err = _serve_error(f"s3://{BUCKET}/lake", env)
         assert err.startswith(f"fdkit: error: cannot list the lake at s3://{BUCKET}/lake:"), err
         assert re.search(r"INVALID_ACCESS_KEY_ID|ACCESS_DENIED", err) and "not-a-secret" not in err
@@ -223,8 +252,13 @@ def test_fdkit_data_may_name_the_store(s3, tmp_path):
         assert r.status_code == 200 and r.json()["company_facts"]["name"] == "Alpha Test Corp"
     finally:
         srv.stop()
-    r = subprocess.run([sys.executable, "-m", "fdkit.cli", "lake", "validate"], capture_output=True, text=True,
-                       timeout=120, env=env_with({**s3["env"], "FDKIT_DATA": f"s3://{BUCKET}/hive"}))  # fmt: skip
+    r = subprocess.run(
+        [sys.executable, "-m", "fdkit.cli", "lake", "validate"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env_with({**s3["env"], "FDKIT_DATA": f"s3://{BUCKET}/hive"}),
+    )
     assert r.returncode == 2 and "give this command a local folder" in r.stderr and "Traceback" not in r.stderr
 
 

@@ -49,8 +49,7 @@ def test_a_stalled_store_serves_what_is_in_memory_and_names_the_store_for_the_re
             fs = new_bucket(mp, aws)
             pafs.copy_files(str(write_test_lake(tmp_path / "lake")), f"{BUCKET}/lake", destination_filesystem=fs)
         (tmp_path / "keys").write_text(f"{KEY} pro\n")
-        srv = Serve(tmp_path / "serve.log", "--data", f"s3://{BUCKET}/lake", "--keys", str(tmp_path / "keys"),
-                    env=aws)  # fmt: skip
+        srv = Serve(tmp_path / "serve.log", "--data", f"s3://{BUCKET}/lake", "--keys", str(tmp_path / "keys"), env=aws)
         want = {}
         for path, params in WARM:
             got, _ = _get(srv.url, path, params)

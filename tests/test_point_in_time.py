@@ -76,7 +76,7 @@ def test_the_readme_factor_panel_uses_no_statement_before_it_was_filed(ttm, mont
         ),
         min_size=1,
         max_size=4,
-    ),  # fmt: skip
+    ),
     st.sampled_from([None, "200D", "400D"]),
 )
 def test_no_column_subset_uses_a_row_before_its_filing_time(ttm, monthly, tickers, columns, max_age):

@@ -42,8 +42,9 @@ def _trailing_eps_by_hand(symbol: str, quarter_end: str) -> float:
 
 
 @needs_sources
-@pytest.mark.parametrize(("ticker", "quarter_end"), [("IBM", "2016-06-30"), ("KO", "2016-07-01"),
-                                                     ("XOM", "2016-06-30")])  # fmt: skip
+@pytest.mark.parametrize(
+    ("ticker", "quarter_end"), [("IBM", "2016-06-30"), ("KO", "2016-07-01"), ("XOM", "2016-06-30")]
+)
 def test_pe_is_the_traded_close_over_trailing_diluted_eps(ref_client, ticker, quarter_end):
     """IBM's P/E read 7.8 on a dividend-adjusted close (as traded: 12.4); KO 45.33 against a served 33.62."""
     bars = pd.read_parquet(PYSTOCK_BARS, filters=[("symbol", "==", ticker)])
@@ -188,8 +189,9 @@ def test_total_return_runs_through_adjusted_only_years(ref_client):
     assert tr["tr_close"].notna().all()
     for ticker in ("SPY", "AAPL"):
         one = tr.xs(ticker, level="ticker")
-        np.testing.assert_allclose(one["tr_close"].pct_change().iloc[1:], one["adj_close"].pct_change().iloc[1:],
-                                   atol=1e-12)  # fmt: skip
+        np.testing.assert_allclose(
+            one["tr_close"].pct_change().iloc[1:], one["adj_close"].pct_change().iloc[1:], atol=1e-12
+        )
         assert one["tr_close"].iloc[-1] == pytest.approx(one["close"].fillna(one["adj_close"]).iloc[-1])
 
 
@@ -227,8 +229,11 @@ def test_aggregated_bars_over_http_are_whole_periods(ref_server):
     assert [b["time"][:7] for b in plain] == ["2021-02", "2021-03"] and all(b["close"] is not None for b in plain)
     every = _get(ref_server, "/prices", {**q, "adjusted": "true"}).json()["prices"]
     assert [(b["time"][:7], b["basis"]) for b in every] == [
-        ("2021-02", "as_traded"), ("2021-03", "as_traded"), ("2021-04", "adjusted_only"),
-        ("2021-05", "adjusted_only")]  # fmt: skip
+        ("2021-02", "as_traded"),
+        ("2021-03", "as_traded"),
+        ("2021-04", "adjusted_only"),
+        ("2021-05", "adjusted_only"),
+    ]
     assert every[2]["close"] is None and every[2]["adj_close"] is not None
     year = {"ticker": "SPY", "interval": "year", "start_date": "2021-01-01", "end_date": "2021-12-31"}
     assert _get(ref_server, "/prices", year).json()["prices"] == []

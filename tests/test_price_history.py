@@ -34,26 +34,44 @@ def history() -> pd.DataFrame:
 
 def _bars(source: str, symbol: str, dates: list[str], adj: list[float], raw: list[float] | None = None) -> pd.DataFrame:
     n = len(dates)
-    return pd.DataFrame({"symbol": symbol, "date": pd.to_datetime(dates), "adj": adj, "adj_src": adj,
-                         "raw": raw if raw is not None else [np.nan] * n, "volume": pd.array([1] * n, dtype="Int64"),
-                         "source": source, "identity": symbol, "run": f"{source}:{symbol}:0"})  # fmt: skip
+    return pd.DataFrame(
+        {
+            "symbol": symbol,
+            "date": pd.to_datetime(dates),
+            "adj": adj,
+            "adj_src": adj,
+            "raw": raw if raw is not None else [np.nan] * n,
+            "volume": pd.array([1] * n, dtype="Int64"),
+            "source": source,
+            "identity": symbol,
+            "run": f"{source}:{symbol}:0",
+        }
+    )
 
 
 # --- identity -------------------------------------------------------------------------------------------------
 
 
 def test_a_reused_symbol_is_two_companies_and_a_rename_one():
-    spells = pd.DataFrame({
-        "ticker": ["ABC", "COR", "COR", "DELL", "DELL", "UIS", "UIS"],
-        "name": ["AmerisourceBergen", "CoreSite Realty", "Cencora", None, "Dell Technologies", None, "Unisys"],
-        "cik": [None] * 7,
-        "start_date": pd.to_datetime(["2004-12-30", "2017-08-10", "2023-08-30", "2004-12-30", "2024-09-23",
-                                      "2004-12-30", "2021-03-31"]),
-        "end_date": pd.to_datetime(["2023-08-29", "2021-12-27", None, "2013-10-28", None, "2008-11-10", None]),
-    })  # fmt: skip
+    spells = pd.DataFrame(
+        {
+            "ticker": ["ABC", "COR", "COR", "DELL", "DELL", "UIS", "UIS"],
+            "name": ["AmerisourceBergen", "CoreSite Realty", "Cencora", None, "Dell Technologies", None, "Unisys"],
+            "cik": [None] * 7,
+            "start_date": pd.to_datetime(
+                ["2004-12-30", "2017-08-10", "2023-08-30", "2004-12-30", "2024-09-23", "2004-12-30", "2021-03-31"]
+            ),
+            "end_date": pd.to_datetime(["2023-08-29", "2021-12-27", None, "2013-10-28", None, "2008-11-10", None]),
+        }
+    )
     renames = pd.DataFrame({"day": pd.to_datetime(["2023-08-30"]), "old": ["ABC"], "new": ["COR"]})
-    coverage = pd.DataFrame({"symbol": ["UIS", "UIS"], "first_date": pd.to_datetime(["2005-01-03", "2017-09-01"]),
-                             "last_date": pd.to_datetime(["2017-11-10", "2025-07-09"])})  # fmt: skip
+    coverage = pd.DataFrame(
+        {
+            "symbol": ["UIS", "UIS"],
+            "first_date": pd.to_datetime(["2005-01-03", "2017-09-01"]),
+            "last_date": pd.to_datetime(["2017-11-10", "2025-07-09"]),
+        }
+    )
     got = company_tickers(spells, renames, coverage).tolist()
     # AmerisourceBergen renamed Cencora: one company, COR; CoreSite held COR before: COR_2021; old Dell went
     # private in 2013 and DELL came back as another listing (no price file bridges the gap): DELL_2013; Unisys
@@ -64,10 +82,15 @@ def test_a_reused_symbol_is_two_companies_and_a_rename_one():
 
 
 def test_a_symbol_means_its_holder_on_the_dump_date():
-    spells = pd.DataFrame({"index": "sp500", "ticker": ["COR", "COR", "ABC"],
-                           "current_ticker": ["COR_2021", "COR", "COR"],
-                           "start_date": pd.to_datetime(["2017-08-10", "2023-08-30", "2004-12-30"]),
-                           "end_date": pd.to_datetime(["2021-12-27", None, "2023-08-29"])})  # fmt: skip
+    spells = pd.DataFrame(
+        {
+            "index": "sp500",
+            "ticker": ["COR", "COR", "ABC"],
+            "current_ticker": ["COR_2021", "COR", "COR"],
+            "start_date": pd.to_datetime(["2017-08-10", "2023-08-30", "2004-12-30"]),
+            "end_date": pd.to_datetime(["2021-12-27", None, "2023-08-29"]),
+        }
+    )
     renames = pd.DataFrame({"day": pd.to_datetime(["2023-08-30"]), "old": ["ABC"], "new": ["COR"]})
     assert h.holders(spells, renames, pd.Timestamp("2017-11-10"))["COR"] == "COR_2021"
     assert h.holders(spells, renames, pd.Timestamp("2017-11-10"))["ABC"] == "COR"
@@ -75,11 +98,20 @@ def test_a_symbol_means_its_holder_on_the_dump_date():
 
 
 def test_bars_of_a_symbol_after_a_gap_are_another_security():
-    ids = pd.DataFrame({"identity": ["X"], "first_start": pd.to_datetime(["2010-01-04"]),
-                        "last_end": pd.to_datetime(["2011-12-30"])})  # fmt: skip
+    ids = pd.DataFrame(
+        {"identity": ["X"], "first_start": pd.to_datetime(["2010-01-04"]), "last_end": pd.to_datetime(["2011-12-30"])}
+    )
     days = [*pd.bdate_range("2010-01-04", "2011-12-30"), *pd.bdate_range("2014-01-02", "2014-03-31")]
-    bars = pd.DataFrame({"symbol": "X", "date": days, "adj": 1.0, "adj_src": 1.0, "raw": np.nan,
-                         "volume": pd.array([1] * len(days), dtype="Int64")})  # fmt: skip
+    bars = pd.DataFrame(
+        {
+            "symbol": "X",
+            "date": days,
+            "adj": 1.0,
+            "adj_src": 1.0,
+            "raw": np.nan,
+            "volume": pd.array([1] * len(days), dtype="Int64"),
+        }
+    )
     got = h.assign(bars, ids, h.SOURCES_OF["stooq_2017"], {"X": "X"})
     assert got["date"].max() == pd.Timestamp("2011-12-30")  # the 2014 run is not the company's
 
@@ -105,8 +137,12 @@ def test_a_splice_carries_the_later_sources_basis_without_a_jump():
     early = [d.strftime("%Y-%m-%d") for d in pd.bdate_range("2012-08-01", "2012-09-12")]
     late = [d.strftime("%Y-%m-%d") for d in pd.bdate_range("2012-08-01", "2012-10-31")]
     path = 20 * np.cumprod(np.full(len(late), 1.001))
-    g = pd.concat([_bars("ml4t", "X", early, list(path[: len(early)] * 2), list(path[: len(early)] * 2)),
-                   _bars("stooq_2017", "X", late, list(path))])  # fmt: skip
+    g = pd.concat(
+        [
+            _bars("ml4t", "X", early, list(path[: len(early)] * 2), list(path[: len(early)] * 2)),
+            _bars("stooq_2017", "X", late, list(path)),
+        ]
+    )
     pieces, _ = h.link(g)
     adj = pd.concat(pieces).set_index("date")["adj"]
     assert np.allclose(adj.pct_change().dropna(), 0.001)  # no jump where ml4t hands over to stooq
@@ -146,10 +182,11 @@ def test_dead_names_trade_until_they_stop_and_are_members_of_their_dates():
 
 @needs_sources
 def test_as_traded_closes_match_the_raw_files(history):
-    raw = pd.read_parquet(SHARED / "data-real-5/prices-sp500-raw-2000-2012/"
-                          "ml4t_sp500_2008_2012_members_daily_raw_2000_2012.parquet",
-                          filters=[("symbol", "in", ["IBM", "KO", "XOM"])],
-                          columns=["symbol", "date", "close"])  # fmt: skip
+    raw = pd.read_parquet(
+        SHARED / "data-real-5/prices-sp500-raw-2000-2012/ml4t_sp500_2008_2012_members_daily_raw_2000_2012.parquet",
+        filters=[("symbol", "in", ["IBM", "KO", "XOM"])],
+        columns=["symbol", "date", "close"],
+    )
     raw["date"] = pd.to_datetime(raw["date"])
     got = history[history["ticker"].isin(["IBM", "KO", "XOM"]) & (history["price_source"] == "ml4t")]
     m = got.merge(raw, left_on=["ticker", "date"], right_on=["symbol", "date"], suffixes=("", "_raw"))
@@ -164,8 +201,11 @@ def test_total_returns_match_yahoo_where_closes_are_as_traded(history):
     # independent: Yahoo's adjusted closes 2003-2023 of the long-history names (data-real), computed by Yahoo from
     # raw closes and dividends; the history's as-traded rows build theirs from other raw files' closes and the
     # distributions those files show
-    yahoo = pd.read_csv(SHARED / "data-real/prices/us_equities_daily_2003_2023.csv.gz", parse_dates=["date"],
-                        usecols=["ticker", "date", "adj_close"]).sort_values(["ticker", "date"])  # fmt: skip
+    yahoo = pd.read_csv(
+        SHARED / "data-real/prices/us_equities_daily_2003_2023.csv.gz",
+        parse_dates=["date"],
+        usecols=["ticker", "date", "adj_close"],
+    ).sort_values(["ticker", "date"])
     yahoo["r_yahoo"] = yahoo.groupby("ticker")["adj_close"].pct_change()
     h = history.sort_values(["ticker", "date"])
     h = h.assign(r=h.groupby(["ticker", "adjusted_as_of"], observed=True)["adj_close"].pct_change())
@@ -191,12 +231,16 @@ def test_no_splice_moves_a_price(history):
     h = h.assign(r=h["adj_close"] / g["adj_close"].shift() - 1, prev_day=g["date"].shift(), prev_source=prev)
     splices = h[(src != prev) & prev.ne("nan") & same_basis]
     assert len(splices) > 1000
-    files = {"ml4t": ("data-real-5/prices-sp500-raw-2000-2012/ml4t_sp500_2008_2012_members_daily_raw_2000_2012"
-                      ".parquet", "adj_close"),
-             "stooq_2017": ("data-real-5/prices/stooq_kaggle_sp1500_daily_adj_2005_2017.parquet", "close"),
-             "stooq_2025": ("data-real-5/prices/stooq_sp1500_daily_adj_2017_2025.parquet", "close"),
-             "wiki": ("data-real-5/prices-sp500-pit-2013-2018/sp500_members_daily_adj_2013_2018.parquet", "close"),
-             "pystock": ("data-real-2/prices/pystock_us_equities_daily_2015_2017.parquet", "close")}  # fmt: skip
+    files = {
+        "ml4t": (
+            "data-real-5/prices-sp500-raw-2000-2012/ml4t_sp500_2008_2012_members_daily_raw_2000_2012.parquet",
+            "adj_close",
+        ),
+        "stooq_2017": ("data-real-5/prices/stooq_kaggle_sp1500_daily_adj_2005_2017.parquet", "close"),
+        "stooq_2025": ("data-real-5/prices/stooq_sp1500_daily_adj_2017_2025.parquet", "close"),
+        "wiki": ("data-real-5/prices-sp500-pit-2013-2018/sp500_members_daily_adj_2013_2018.parquet", "close"),
+        "pystock": ("data-real-2/prices/pystock_us_equities_daily_2015_2017.parquet", "close"),
+    }
     wanted = sorted(set(splices["ticker"].astype(str)))
     returns = {}
     for name, (path, column) in files.items():
@@ -206,8 +250,11 @@ def test_no_splice_moves_a_price(history):
         returns[name] = d.set_index(["symbol", "date"])[["prev", "r"]]
     off = []
     for s in splices.itertuples(index=False):
-        refs = [returns[n].loc[(str(s.ticker), s.date)] for n in (str(s.price_source), s.prev_source)
-                if (str(s.ticker), s.date) in returns[n].index]  # fmt: skip
+        refs = [
+            returns[n].loc[(str(s.ticker), s.date)]
+            for n in (str(s.price_source), s.prev_source)
+            if (str(s.ticker), s.date) in returns[n].index
+        ]
         refs = [x.r for x in refs if x.prev == s.prev_day]
         if refs and min(abs(s.r - r) for r in refs) > 0.02:
             off.append((str(s.ticker), s.date.date(), round(s.r, 3), [round(r, 3) for r in refs]))
@@ -239,13 +286,16 @@ def test_no_split_is_guessed_across_the_2012_2015_gap(history):
     # table's splits after that day: a split nobody recorded is never made up (BKNG 2012-09-11 stays 617.76)
     ml4t = history[(history["price_source"] == "ml4t") & (history["basis"] == "as_traded")]
     last = ml4t.sort_values("date").groupby("ticker", observed=True).tail(1)
-    raw = pd.read_parquet(SHARED / "data-real-5/prices-sp500-raw-2000-2012/"
-                          "ml4t_sp500_2008_2012_members_daily_raw_2000_2012.parquet",
-                          columns=["symbol", "date", "close"])  # fmt: skip
+    raw = pd.read_parquet(
+        SHARED / "data-real-5/prices-sp500-raw-2000-2012/ml4t_sp500_2008_2012_members_daily_raw_2000_2012.parquet",
+        columns=["symbol", "date", "close"],
+    )
     raw = raw.assign(symbol=raw["symbol"].str.replace(".", "-", regex=False), date=pd.to_datetime(raw["date"]))
     m = last.merge(raw, left_on=["ticker", "date"], right_on=["symbol", "date"], suffixes=("", "_raw"))
     assert len(m) > 300
     splits = read_dataset(REPO / "data", "splits")
-    later = [splits.loc[(splits["ticker"].astype(str) == t) & (splits["date"] > d), "ratio"].prod()
-             for t, d in zip(m["ticker"].astype(str), m["date"], strict=True)]  # fmt: skip
+    later = [
+        splits.loc[(splits["ticker"].astype(str) == t) & (splits["date"] > d), "ratio"].prod()
+        for t, d in zip(m["ticker"].astype(str), m["date"], strict=True)
+    ]
     assert np.allclose(m["close_raw"] / m["close"], later, rtol=1e-5)

@@ -83,8 +83,9 @@ def test_the_members_of_2016_06_30_have_prices_and_statements(ref_client):
     rest and why (pystock has no 10-Q of the company by then, a second share class, no bar)."""
     members = ref_client.index_members("sp500", "2016-06-30").index.get_level_values("ticker").unique().tolist()
     px = ref_client.prices(members, start_date="2016-06-30", end_date="2016-06-30", errors="ignore")
-    inc = ref_client.income_statements(members, period="quarterly", filing_date_lte="2016-06-30", limit=1,
-                                       errors="ignore")  # fmt: skip
+    inc = ref_client.income_statements(
+        members, period="quarterly", filing_date_lte="2016-06-30", limit=1, errors="ignore"
+    )
     priced = set(px.dropna(subset=["close"]).index.get_level_values("ticker").astype(str))
     stated = set(inc.index.get_level_values("ticker").astype(str))
     both = priced & stated

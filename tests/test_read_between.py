@@ -47,5 +47,6 @@ def test_a_day_of_the_price_history_reads_that_day_not_the_tickers_histories():
     read_whole = store.rows_read - read_for_day
     assert sorted(ranged["ticker"].astype(str)) == ["AAPL", "LEH", "XOM"]
     assert read_for_day == 3 and read_whole > 10_000
-    pd.testing.assert_frame_equal(ranged.reset_index(drop=True), _within(whole, "date", *day[1:]),
-                                  check_categorical=False)  # fmt: skip
+    pd.testing.assert_frame_equal(
+        ranged.reset_index(drop=True), _within(whole, "date", *day[1:]), check_categorical=False
+    )

@@ -20,8 +20,14 @@ from fdkit.server.store import Store
 
 def test_a_plain_file_is_written_in_row_groups(tmp_path: Path) -> None:
     n = 2 * PLAIN_ROW_GROUP_ROWS + 10
-    df = pd.DataFrame({"bank": ["ECB"] * n, "date": pd.date_range("1900-01-01", periods=n).strftime("%Y-%m-%d"),
-                       "name": ["MRO"] * n, "rate": [4.5] * n})  # fmt: skip
+    df = pd.DataFrame(
+        {
+            "bank": ["ECB"] * n,
+            "date": pd.date_range("1900-01-01", periods=n).strftime("%Y-%m-%d"),
+            "name": ["MRO"] * n,
+            "rate": [4.5] * n,
+        }
+    )
     ((path, data),) = plan_write(tmp_path, "interest_rates", df)  # the plain Parquet of a flat lake's writers
     path.parent.mkdir(parents=True)
     path.write_bytes(data)

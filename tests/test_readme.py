@@ -32,8 +32,7 @@ def test_readme_block_runs_verbatim(number, tmp_path):
     if "fds.asof(monthly" in code:
         code += NO_LOOK_AHEAD
     env = {**CLEAN_ENV, "FDKIT_CACHE_DIR": str(tmp_path / "cache"), "MPLBACKEND": "Agg"}
-    r = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True,
-                       timeout=600)  # fmt: skip
+    r = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr[-3000:]
     if "fds.asof(monthly" in code:
         assert "LOOK-AHEAD CHECKED" in r.stdout

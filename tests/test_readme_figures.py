@@ -111,8 +111,9 @@ def test_the_members_of_2016_06_30_with_a_bar_and_a_statement():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # members without a bar that day are the point, not news
         px = fdkit.prices(tickers, start_date="2016-06-30", end_date="2016-06-30", errors="ignore")
-        inc = fdkit.income_statements(tickers, period="quarterly", filing_date_lte="2016-06-30", limit=1,
-                                      errors="ignore")  # fmt: skip
+        inc = fdkit.income_statements(
+            tickers, period="quarterly", filing_date_lte="2016-06-30", limit=1, errors="ignore"
+        )
     priced = set(px.dropna(subset=["close"]).index.get_level_values("ticker").astype(str))
     latest = inc.reset_index().assign(ticker=lambda d: d["ticker"].astype(str))
     stated = set(latest["ticker"])

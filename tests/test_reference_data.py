@@ -210,8 +210,14 @@ def test_trailing_pe_is_price_over_split_consistent_eps(ref_client, ticker, peri
 
 def test_a_cross_section_has_fundamentals_and_prices_on_2016_06_30(ref_client):
     tickers = ref_client.available("income_statements")
-    inc = ref_client.income_statements(tickers, period="quarterly", report_period_gte="2015-12-31",
-                                       filing_date_lte="2016-06-30", limit=4, errors="ignore")  # fmt: skip
+    inc = ref_client.income_statements(
+        tickers,
+        period="quarterly",
+        report_period_gte="2015-12-31",
+        filing_date_lte="2016-06-30",
+        limit=4,
+        errors="ignore",
+    )
     with_statements = set(inc.index.get_level_values("ticker").astype(str))
     px = ref_client.prices(sorted(with_statements), start_date="2016-06-30", end_date="2016-06-30", errors="ignore")
     with_bar = set(px.index.get_level_values("ticker").astype(str))
@@ -222,15 +228,17 @@ def test_vintages_keep_every_report(ref_client):
     v = ref_client.statement_vintages("AAPL", field="revenue", period="annual", report_period="2009-09-26")
     assert v["value"].tolist()[:2] == [36_537_000_000, 42_905_000_000]  # the 10-K, then the 10-K/A of 2010-01
     assert v["form_type"].astype(str).tolist()[:2] == ["10-K", "10-K/A"]
-    known = ref_client.statement_vintages("AAPL", field="revenue", period="annual", report_period="2009-09-26",
-                                          filing_date_lte="2009-12-31")  # fmt: skip
+    known = ref_client.statement_vintages(
+        "AAPL", field="revenue", period="annual", report_period="2009-09-26", filing_date_lte="2009-12-31"
+    )
     assert known["value"].tolist() == [36_537_000_000]  # what was known at the end of 2009
 
 
 def test_vintages_tell_a_concept_switch_from_a_restatement(ref_client):
     """AAPL's cash of 2019-03-30, reported again in 2020 with restricted cash: another concept, not a restatement."""
-    v = ref_client.statement_vintages("AAPL", field="cash_and_equivalents", period="instant",
-                                      report_period="2019-03-30")  # fmt: skip
+    v = ref_client.statement_vintages(
+        "AAPL", field="cash_and_equivalents", period="instant", report_period="2019-03-30"
+    )
     assert v["revision"].astype(str).tolist()[0] == "first"
     switch = v[v["revision"].astype(str) == "concept_switch"]
     assert switch["concept"].astype(str).tolist() == ["CashCashEquivalentsRestrictedCashAndRestrictedCashEquivalents"]
@@ -253,9 +261,13 @@ def test_a_restatement_never_overwrites_the_first_report():
 
 @pytest.mark.parametrize(
     ("ticker", "period_end", "label"),
-    [("MSFT", "2016-03-31", "FY2016-Q3"), ("NVDA", "2023-07-30", "FY2024-Q2"), ("AAPL", "2023-07-01", "FY2023-Q3"),
-     ("AAPL", "2022-12-31", "FY2023-Q1")],
-)  # fmt: skip
+    [
+        ("MSFT", "2016-03-31", "FY2016-Q3"),
+        ("NVDA", "2023-07-30", "FY2024-Q2"),
+        ("AAPL", "2023-07-01", "FY2023-Q3"),
+        ("AAPL", "2022-12-31", "FY2023-Q1"),
+    ],
+)
 def test_quarters_are_labelled_by_the_fiscal_calendar(ticker, period_end, label):
     assert stmt("income_statements", ticker, "quarterly", period_end)["fiscal_period"] == label
 
@@ -276,8 +288,9 @@ def test_cpi_changes_are_by_date():
     inf = read_dataset(DATA, "inflation").set_index(["series", "date"])
     nov = inf.loc[("cpi_all_items", pd.Timestamp("2025-11-01"))]
     assert pd.isna(nov["change_1m_pct"])  # October 2025 was not published (shutdown): no change against it
-    assert nov["change_12m_pct"] == pytest.approx((nov["value"] / inf.loc[("cpi_all_items", pd.Timestamp("2024-11-01")),
-                                                                       "value"] - 1) * 100, rel=1e-6)  # fmt: skip
+    assert nov["change_12m_pct"] == pytest.approx(
+        (nov["value"] / inf.loc[("cpi_all_items", pd.Timestamp("2024-11-01")), "value"] - 1) * 100, rel=1e-6
+    )
 
 
 def test_identifiers_join():
@@ -302,15 +315,20 @@ def test_identifiers_join():
 
 def test_segment_leaves_add_up_to_revenue():
     seg = read_dataset(DATA, "segmented_revenues", schema=None)
-    fy = seg[(seg["ticker"] == "AAPL") & (seg["report_period"] == pd.Timestamp("2023-09-30"))
-             & (seg["period"] == "annual")]  # fmt: skip
+    fy = seg[
+        (seg["ticker"] == "AAPL") & (seg["report_period"] == pd.Timestamp("2023-09-30")) & (seg["period"] == "annual")
+    ]
     leaves = fy[~fy["is_subtotal"]]
     for kind in ("product", "segment", "geography"):
         assert leaves.loc[leaves["segment_type"] == kind, "amount"].sum() == 383_285_000_000, kind
     product = fy[fy["segment_label"] == "Product"]  # the subtotal is kept and marked, its members name it
     assert product["is_subtotal"].tolist() == [True] and product["amount"].tolist() == [298_085_000_000]
     assert set(fy.loc[fy["parent_label"] == "Product", "segment_label"]) == {
-        "iPhone", "Mac", "iPad", "Wearables, Home and Accessories"}  # fmt: skip
+        "iPhone",
+        "Mac",
+        "iPad",
+        "Wearables, Home and Accessories",
+    }
 
 
 def test_labor_series_from_bls(ref_client):
@@ -360,8 +378,9 @@ def test_dividends_agree_with_lean_factor_files(ref_client):
     lean_disagrees = {("BAC", "2016-08-30"), ("BAC", "2016-11-29"), ("BAC", "2017-02-28")}
     ratios, checked = [], 0
     for r in lean[lean["ticker"].isin(["AAPL", "BAC", "IBM"])].itertuples():
-        hit = ours[(ours["ticker"] == r.ticker) & (ours["date"] > r.after)
-                   & (ours["date"] <= r.after + pd.Timedelta(days=4))]  # fmt: skip
+        hit = ours[
+            (ours["ticker"] == r.ticker) & (ours["date"] > r.after) & (ours["date"] <= r.after + pd.Timedelta(days=4))
+        ]
         assert len(hit) == 1, (r.ticker, r.after)
         got = hit["dividend"].iloc[0]
         if (r.ticker, f"{r.after:%Y-%m-%d}") in lean_disagrees:
@@ -420,8 +439,12 @@ def _source_returns(symbols: list[str]) -> pd.DataFrame:
     S&P 500 source of data-real-6); not pystock's 2015-2017 bars, which are the lake's own there.
     """
     frames = []
-    for path in (_ML4T, _STOOQ / "stooq_kaggle_sp1500_daily_adj_2005_2017.parquet",
-                 _STOOQ / "stooq_sp1500_daily_adj_2017_2025.parquet", _WIKI):  # fmt: skip
+    for path in (
+        _ML4T,
+        _STOOQ / "stooq_kaggle_sp1500_daily_adj_2005_2017.parquet",
+        _STOOQ / "stooq_sp1500_daily_adj_2017_2025.parquet",
+        _WIKI,
+    ):
         d = pd.read_parquet(path, columns=["symbol", "date", "close"], filters=[("symbol", "in", symbols)])
         d = d.assign(date=pd.to_datetime(d["date"])).sort_values(["symbol", "date"])
         d["r"] = d.groupby("symbol")["close"].pct_change()
@@ -434,8 +457,9 @@ def _source_returns(symbols: list[str]) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True)
 
 
-@pytest.mark.skipif(not (_WIKI.exists() and _ML4T.exists() and _YAHOO_2023.exists()),
-                    reason="needs ../shared/data-real*")  # fmt: skip
+@pytest.mark.skipif(
+    not (_WIKI.exists() and _ML4T.exists() and _YAHOO_2023.exists()), reason="needs ../shared/data-real*"
+)
 def test_every_reviewed_move_is_in_the_lake_and_in_an_independent_source():
     """A reviewed move is one that happened: a file the lake's bars do not come from prints it (within 2 points), and
     the lake still holds it. (Its size is checked, not its cause.)"""

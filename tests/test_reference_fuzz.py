@@ -145,8 +145,13 @@ def _relaxed(doc: dict) -> dict:
         for key in ("tickers", "line_items"):
             if key in props:
                 props[key]["items"] = {"type": "string", "enum": BODY_VALUES[key]}
-    responses = [m.get("schema", {}) for ops in doc["paths"].values() for op in ops.values() if isinstance(op, dict)
-                 for m in op.get("responses", {}).get("200", {}).get("content", {}).values()]  # fmt: skip
+    responses = [
+        m.get("schema", {})
+        for ops in doc["paths"].values()
+        for op in ops.values()
+        if isinstance(op, dict)
+        for m in op.get("responses", {}).get("200", {}).get("content", {}).values()
+    ]
     for schema in [*schemas.values(), *responses]:
         results = (schema.get("properties") or {}).get("search_results", {})
         if isinstance(results.get("items"), dict) and "additionalProperties" in results["items"]:
@@ -187,16 +192,16 @@ def test_reference_document_conforms(doc_operation, ref_server):
     statuses: list[int] = []
 
     @given(case=operation.as_strategy())
-    @settings(max_examples=EXAMPLES, deadline=None, derandomize=True, database=None,
-              suppress_health_check=list(HealthCheck))  # fmt: skip
+    @settings(
+        max_examples=EXAMPLES, deadline=None, derandomize=True, database=None, suppress_health_check=list(HealthCheck)
+    )
     def run(case):
         response = case.call(base_url=ref_server.base_url, headers={"X-API-KEY": ref_server.api_key}, timeout=30)
         statuses.append(response.status_code)
         case.validate_response(
             response,
-            checks=[not_a_server_error, status_code_conformance, content_type_conformance,
-                    response_schema_conformance],
-        )  # fmt: skip
+            checks=[not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance],
+        )
 
     run()
     print(f"{name} {operation.label}: {len(statuses)} cases, {statuses.count(200)} answered 200")

@@ -51,25 +51,41 @@ def bulk_under_faults(ref_server, step: int) -> dict:
     tickers = fdkit.available("prices", client=fdkit.Client(base_url=ref_server.base_url, cache=False))[::step]
     stmt = fdkit.available("balance_sheets", client=fdkit.Client(base_url=ref_server.base_url, cache=False))[::step]
     clean = _bulk(fdkit.Client(ref_server.api_key, ref_server.base_url, cache=False, progress=False), tickers, stmt)
-    plan = fdkit.server.FaultPlan(rate=0.2, kinds=("429", "500", "503", "truncate", "slow"), seed=11,
-                                  retry_after=0, slow_seconds=2.5)  # fmt: skip
+    plan = fdkit.server.FaultPlan(
+        rate=0.2, kinds=("429", "500", "503", "truncate", "slow"), seed=11, retry_after=0, slow_seconds=2.5
+    )
     # the same service (its store warm from the fault-free fetch: the faults are the subject, not cold reads)
     # behind the fault injector
-    with fdkit.server.serve_app(FaultInjector(ref_server.app, plan), keys=ref_server.keys) as faulty, \
-            ResetProxy(faulty.base_url, rate=0.2, seed=28) as proxy:  # fmt: skip
+    with (
+        fdkit.server.serve_app(FaultInjector(ref_server.app, plan), keys=ref_server.keys) as faulty,
+        ResetProxy(faulty.base_url, rate=0.2, seed=28) as proxy,
+    ):
         # faults are the subject here, not the deadline (busy CI machines) nor the retry budget: with the default
         # of 5 retries a request, a run of 6 faults ending in a status (p ~ 0.2^5 x 0.12 a request, ~500 requests)
         # drops a ticker that errors="ignore" then leaves out, about one run in fifty (seen once in CI)
-        client = fdkit.Client(ref_server.api_key, proxy.base_url, cache=False, timeout=1.5, progress=False,
-                              deadline=120, retry=make_retry(total=10, backoff_factor=0.05))  # fmt: skip
+        client = fdkit.Client(
+            ref_server.api_key,
+            proxy.base_url,
+            cache=False,
+            timeout=1.5,
+            progress=False,
+            deadline=120,
+            retry=make_retry(total=10, backoff_factor=0.05),
+        )
         got = _bulk(client, tickers, stmt)
     for name, frame in clean.items():
         pd.testing.assert_frame_equal(got[name], frame, obj=name)
         assert frame.index.is_unique or name == "news"
     injected = dict(plan.injected)
     assert sum(injected.values()) >= 20 and len(injected) == 5 and proxy.resets >= 1, (injected, proxy.resets)
-    return {"tickers": len(tickers), "statement_tickers": len(stmt), "faults": injected, "resets": proxy.resets,
-            "requests": sum(plan.requests.values()), "rows": sum(len(f) for f in clean.values())}  # fmt: skip
+    return {
+        "tickers": len(tickers),
+        "statement_tickers": len(stmt),
+        "faults": injected,
+        "resets": proxy.resets,
+        "requests": sum(plan.requests.values()),
+        "rows": sum(len(f) for f in clean.values()),
+    }
 
 
 HOSTILE = [
@@ -142,16 +158,26 @@ def test_key_never_in_logs_or_errors(ref_server, caplog, tmp_path):
 
 
 def test_short_load_has_no_errors(ref_server):
-    res = run_load(ref_server.base_url + "/prices", seconds=5, connections=16,
-                   headers={"X-API-KEY": ref_server.api_key}, params=PRICE_PAGE)  # fmt: skip
+    res = run_load(
+        ref_server.base_url + "/prices",
+        seconds=5,
+        connections=16,
+        headers={"X-API-KEY": ref_server.api_key},
+        params=PRICE_PAGE,
+    )
     print(f"load (CI subset): 16 connections x 5 s: {res.summary()}")
     assert res.errors == 0 and res.requests > 50
 
 
 @pytest.mark.slow
 def test_full_load_60s_64_connections(ref_server):
-    res = run_load(ref_server.base_url + "/prices", seconds=60, connections=64,
-                   headers={"X-API-KEY": ref_server.api_key}, params=PRICE_PAGE)  # fmt: skip
+    res = run_load(
+        ref_server.base_url + "/prices",
+        seconds=60,
+        connections=64,
+        headers={"X-API-KEY": ref_server.api_key},
+        params=PRICE_PAGE,
+    )
     print(f"load (full): 64 connections x 60 s: {res.summary()}")
     assert res.errors == 0
 

@@ -38,9 +38,23 @@ from fdkit.server.cursors import CursorSigner
 
 KEY = "sk-deadline-test-key-0123456789"
 #: what an fdkit message never carries: urllib3 / requests class names and their wrapped texts, HTML
-FOREIGN = ("Max retries", "urllib3", "HTTPConnectionPool", "ReadTimeoutError", "ProtocolError", "MaxRetryError",
-           "ConnectionResetError", "RemoteDisconnected", "IncompleteRead", "Caused by", "<html", "<!DOCTYPE", "<body",
-           "Traceback", KEY)  # fmt: skip
+FOREIGN = (
+    "Max retries",
+    "urllib3",
+    "HTTPConnectionPool",
+    "ReadTimeoutError",
+    "ProtocolError",
+    "MaxRetryError",
+    "ConnectionResetError",
+    "RemoteDisconnected",
+    "IncompleteRead",
+    "Caused by",
+    "<html",
+    "<!DOCTYPE",
+    "<body",
+    "Traceback",
+    KEY,
+)
 
 
 class _Server:
@@ -132,14 +146,23 @@ def _assert_fdkit_words(exc: BaseException | None) -> None:
     assert "\n" not in str(exc)
 
 
-@pytest.mark.parametrize("behave", [_silent, _trickle_headers, _trickle_body, _reset],
-                         ids=["never-answers", "trickles-headers", "trickles-body", "resets"])  # fmt: skip
+@pytest.mark.parametrize(
+    "behave",
+    [_silent, _trickle_headers, _trickle_body, _reset],
+    ids=["never-answers", "trickles-headers", "trickles-body", "resets"],
+)
 @pytest.mark.parametrize(("timeout", "deadline"), [(1.0, 2.0), (3.0, 5.0)])
 def test_a_dataset_call_ends_within_its_deadline_whatever_the_server_does(tmp_path, behave, timeout, deadline):
     server = _Server(behave)
     try:
-        client = fdkit.Client(base_url=server.url, api_key=KEY, cache_dir=str(tmp_path), timeout=timeout,
-                              deadline=deadline, progress=False)  # fmt: skip
+        client = fdkit.Client(
+            base_url=server.url,
+            api_key=KEY,
+            cache_dir=str(tmp_path),
+            timeout=timeout,
+            deadline=deadline,
+            progress=False,
+        )
         exc, took = _timed(_prices(client))
     finally:
         server.close()
@@ -170,11 +193,13 @@ def test_the_default_deadline_is_ten_timeouts_for_the_whole_call(tmp_path):
 def test_a_ticker_list_on_a_hung_service_ends_within_one_deadline(tmp_path):
     server = _Server(_silent)
     try:
-        client = fdkit.Client(base_url=server.url, api_key=KEY, cache_dir=str(tmp_path), timeout=1, deadline=2,
-                              progress=False)  # fmt: skip
+        client = fdkit.Client(
+            base_url=server.url, api_key=KEY, cache_dir=str(tmp_path), timeout=1, deadline=2, progress=False
+        )
         t = time.monotonic()
-        df = client.prices(["AAPL", "MSFT", "NVDA", "AMZN", "META"], start_date="2024-01-02",
-                           end_date="2024-01-31", errors="ignore")  # fmt: skip
+        df = client.prices(
+            ["AAPL", "MSFT", "NVDA", "AMZN", "META"], start_date="2024-01-02", end_date="2024-01-31", errors="ignore"
+        )
         took = time.monotonic() - t
     finally:
         server.close()
@@ -186,8 +211,14 @@ def test_a_ticker_list_on_a_hung_service_ends_within_one_deadline(tmp_path):
 def test_spent_retries_on_timeouts_are_said_in_fdkits_words(tmp_path):
     server = _Server(_silent)
     try:
-        client = fdkit.Client(base_url=server.url, api_key=KEY, cache=False, timeout=0.3, deadline=30,
-                              retry=make_retry(total=1, backoff_factor=0))  # fmt: skip
+        client = fdkit.Client(
+            base_url=server.url,
+            api_key=KEY,
+            cache=False,
+            timeout=0.3,
+            deadline=30,
+            retry=make_retry(total=1, backoff_factor=0),
+        )
         exc, took = _timed(lambda: client.fetch("company_facts", {"ticker": "AAPL"}))
     finally:
         server.close()
@@ -198,8 +229,14 @@ def test_spent_retries_on_timeouts_are_said_in_fdkits_words(tmp_path):
 def test_a_reset_on_every_attempt_says_so(tmp_path):
     server = _Server(_reset)
     try:
-        client = fdkit.Client(base_url=server.url, api_key=KEY, cache=False, timeout=1, deadline=30,
-                              retry=make_retry(total=2, backoff_factor=0))  # fmt: skip
+        client = fdkit.Client(
+            base_url=server.url,
+            api_key=KEY,
+            cache=False,
+            timeout=1,
+            deadline=30,
+            retry=make_retry(total=2, backoff_factor=0),
+        )
         exc, took = _timed(lambda: client.fetch("company_facts", {"ticker": "AAPL"}))
     finally:
         server.close()
@@ -212,8 +249,11 @@ class _Html(http.server.BaseHTTPRequestHandler):
     status = 404
 
     def do_GET(self) -> None:  # noqa: N802 - http.server's name
-        page = (f"<!DOCTYPE html><html><head><title>Error</title></head><body><h1>{self.status}</h1>"
-                + "<p>nothing here</p>" * 50 + "</body></html>").encode()  # fmt: skip
+        page = (
+            f"<!DOCTYPE html><html><head><title>Error</title></head><body><h1>{self.status}</h1>"
+            + "<p>nothing here</p>" * 50
+            + "</body></html>"
+        ).encode()
         self.send_response(self.status)
         self.send_header("Content-Type", "text/html; charset=utf-8")
         self.send_header("Content-Length", str(len(page)))
@@ -233,9 +273,14 @@ def test_a_base_url_that_is_another_web_server_is_named_not_its_page(tmp_path, h
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     try:
-        client = fdkit.Client(base_url=f"http://127.0.0.1:{httpd.server_address[1]}", api_key=KEY,
-                              cache_dir=str(tmp_path), timeout=2, retry=make_retry(total=1, backoff_factor=0),
-                              progress=False)  # fmt: skip
+        client = fdkit.Client(
+            base_url=f"http://127.0.0.1:{httpd.server_address[1]}",
+            api_key=KEY,
+            cache_dir=str(tmp_path),
+            timeout=2,
+            retry=make_retry(total=1, backoff_factor=0),
+            progress=False,
+        )
         exc, took = _timed(_prices(client))
     finally:
         httpd.shutdown()
@@ -286,13 +331,19 @@ def _flipped(root: Path) -> str:
     return f.name
 
 
-@pytest.mark.parametrize("damage", [_annual_only, _empty, _truncated, _flipped],
-                         ids=["annual-only", "empty", "truncated", "bit-flipped"])  # fmt: skip
+@pytest.mark.parametrize(
+    "damage", [_annual_only, _empty, _truncated, _flipped], ids=["annual-only", "empty", "truncated", "bit-flipped"]
+)
 def test_lake_validate_never_crashes_and_names_what_it_cannot_read(tmp_path, damage):
     root = write_test_lake(tmp_path / "lake")
     named = damage(root)
-    out = subprocess.run([sys.executable, "-m", "fdkit.cli", "lake", "validate", str(root)], capture_output=True,
-                         text=True, check=False, timeout=120)  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, "-m", "fdkit.cli", "lake", "validate", str(root)],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
     text = out.stdout + out.stderr
     print(f"{damage.__name__}: rc {out.returncode}: {text.splitlines()[-1]}")
     assert out.returncode in (0, 1) and "Traceback" not in text, text
@@ -327,8 +378,11 @@ def _resigned(cursor: str, **changes: Any) -> str:
     return f"{b64(raw)}.{b64(sig)}"
 
 
-@pytest.mark.parametrize("t", ["nan", "NaN", "inf", "-inf", time.time() + 10 * 365 * 86400, 1e300],
-                         ids=["nan", "NaN", "inf", "-inf", "ten-years-ahead", "1e300"])  # fmt: skip
+@pytest.mark.parametrize(
+    "t",
+    ["nan", "NaN", "inf", "-inf", time.time() + 10 * 365 * 86400, 1e300],
+    ids=["nan", "NaN", "inf", "-inf", "ten-years-ahead", "1e300"],
+)
 def test_a_cursor_issued_at_no_time_or_in_the_future_is_refused(t):
     signer = CursorSigner(SECRET)
     cursor = _resigned(signer.issue("prices", {"ticker": "AAA"}, 10), t=t)
@@ -340,14 +394,18 @@ def test_a_cursor_issued_at_no_time_or_in_the_future_is_refused(t):
 def test_the_service_answers_a_never_expiring_cursor_with_a_400(test_lake):
     with fdkit.server.start(test_lake, cursor_secret=SECRET) as srv:
         headers = {"X-API-KEY": srv.api_key}
-        first = requests.get(srv.base_url + "/prices", params={"ticker": "AAA", "interval": "day",
-                             "start_date": "2024-01-02", "end_date": "2024-12-31"}, headers=headers,
-                             timeout=30).json()  # fmt: skip
+        first = requests.get(
+            srv.base_url + "/prices",
+            params={"ticker": "AAA", "interval": "day", "start_date": "2024-01-02", "end_date": "2024-12-31"},
+            headers=headers,
+            timeout=30,
+        ).json()
         url = first["next_page_url"]
         cursor = parse_qs(urlsplit(url).query)["cursor"][0]
         ok = requests.get(url, headers=headers, timeout=30)
-        forged = requests.get(srv.base_url + "/prices", params={"cursor": _resigned(cursor, t="nan")},
-                              headers=headers, timeout=30)  # fmt: skip
+        forged = requests.get(
+            srv.base_url + "/prices", params={"cursor": _resigned(cursor, t="nan")}, headers=headers, timeout=30
+        )
     assert ok.status_code == 200, ok.text
     assert forged.status_code == 400 and set(forged.json()) == {"error", "message"}, forged.text
     assert forged.json()["error"] == "Invalid cursor" and "issue time" in forged.json()["message"]
@@ -383,8 +441,9 @@ with fdkit.server.start(root) as srv:
 def test_a_500_for_an_unreadable_delta_log_names_the_dataset_without_a_backtrace(tmp_path):
     script = _SERVE_BROKEN_LOG.format(tests=str(Path(__file__).parent), root=str(tmp_path / "lake"))
     env = {**os.environ, "RUST_BACKTRACE": "full"}
-    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=120,
-                         check=False)  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=120, check=False
+    )
     assert out.returncode == 0, out.stderr[-3000:]
     for status, text in json.loads(out.stdout.strip().splitlines()[-1]):
         body = json.loads(text)

@@ -36,10 +36,14 @@ SECRET = "whsec_reliability_iii"
 @pytest.fixture(scope="module")
 def statement_event():
     """A real income-statement event of the bundled lake (an annual filing: several records)."""
-    events = events_from_lake(default_data_dir(), since="2024-10-01", until="2024-12-31",
-                              datasets=["income_statements"])  # fmt: skip
-    return next(e for e in events if e["data"]["object"]["ticker"] == "AAPL"
-                and len(e["data"]["object"]["income_statements"]) > 1)  # fmt: skip
+    events = events_from_lake(
+        default_data_dir(), since="2024-10-01", until="2024-12-31", datasets=["income_statements"]
+    )
+    return next(
+        e
+        for e in events
+        if e["data"]["object"]["ticker"] == "AAPL" and len(e["data"]["object"]["income_statements"]) > 1
+    )
 
 
 @pytest.fixture()
@@ -94,8 +98,14 @@ def test_a_statement_record_without_a_key_field_is_refused(receiver, statement_e
 
 
 def test_an_interest_rate_of_another_bank_and_an_undated_earnings_record_are_refused(tmp_path):
-    rates = make_event("interest_rates", {"bank": "FED", "date": "2024-11-07", "interest_rates": [
-        {"bank": "ECB", "date": "2024-11-07", "name": "MRO", "rate": 3.4}]})  # fmt: skip
+    rates = make_event(
+        "interest_rates",
+        {
+            "bank": "FED",
+            "date": "2024-11-07",
+            "interest_rates": [{"bank": "ECB", "date": "2024-11-07", "name": "MRO", "rate": 3.4}],
+        },
+    )
     earnings = make_event("earnings", {"ticker": "AAPL", "source_type": "8-K", "quarterly": {"revenue": 1.0}})
     for event, words in ((rates, ("bank", "'ECB'", "'FED'")), (earnings, ("report_period",))):
         lake = tmp_path / event["type"]

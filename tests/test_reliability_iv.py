@@ -81,8 +81,10 @@ def _corrupt_http_cache(cache_dir: Path, change: Callable[[bytes], bytes]) -> in
         for key, value in rows:
             raw = value.encode() if isinstance(value, str) else bytes(value)
             bad = change(raw)
-            con.execute("update responses set value = ? where key = ?",
-                        (bad.decode("utf-8", "replace") if isinstance(value, str) else bad, key))  # fmt: skip
+            con.execute(
+                "update responses set value = ? where key = ?",
+                (bad.decode("utf-8", "replace") if isinstance(value, str) else bad, key),
+            )
     return len(rows)
 
 
@@ -156,8 +158,12 @@ def _random_prices_queries(n: int, seed: int) -> list[dict[str, str]]:
     while len(out) < n:
         start = pd.Timestamp("2005-01-03") + pd.Timedelta(days=rng.randrange(7_000))
         end = start + pd.Timedelta(days=rng.randrange(1, 1_500))
-        q = {"ticker": rng.choice(tickers), "interval": "day", "start_date": f"{start:%Y-%m-%d}",
-             "end_date": f"{end:%Y-%m-%d}"}  # fmt: skip
+        q = {
+            "ticker": rng.choice(tickers),
+            "interval": "day",
+            "start_date": f"{start:%Y-%m-%d}",
+            "end_date": f"{end:%Y-%m-%d}",
+        }
         out[tuple(q.values())] = q
     return list(out.values())
 
@@ -185,8 +191,10 @@ def test_the_answer_memo_counts_at_least_the_bytes_its_answers_really_hold():
     n, counted = len(memo) - before_n, memo.bytes - before_bytes
     blocks = store.bytes - before_store  # the pages' encoded blocks made meanwhile, in the store's budget
     assert n == 3_500  # every answer kept: the memo's budget is far from reached
-    print(f"per entry: counted {counted / n:,.0f} B, really allocated {(real - blocks) / n:,.0f} B besides the "
-          f"store's {blocks / n:,.0f} B of blocks")  # fmt: skip
+    print(
+        f"per entry: counted {counted / n:,.0f} B, really allocated {(real - blocks) / n:,.0f} B besides the "
+        f"store's {blocks / n:,.0f} B of blocks"
+    )
     # (before: 576 B counted per entry where 5,380 B were allocated)
     assert real <= counted + blocks <= 1.5 * real
 
@@ -264,10 +272,14 @@ HOOK_SECRET = "whsec_reliability_iv"
 def _statement_event() -> dict:
     from fdkit.webhooks import events_from_lake
 
-    events = events_from_lake(default_data_dir(), since="2024-10-01", until="2024-12-31",
-                              datasets=["income_statements"])  # fmt: skip
-    return next(e for e in events if e["data"]["object"]["ticker"] == "AAPL"
-                and len(e["data"]["object"]["income_statements"]) > 1)  # fmt: skip
+    events = events_from_lake(
+        default_data_dir(), since="2024-10-01", until="2024-12-31", datasets=["income_statements"]
+    )
+    return next(
+        e
+        for e in events
+        if e["data"]["object"]["ticker"] == "AAPL" and len(e["data"]["object"]["income_statements"]) > 1
+    )
 
 
 def _post_event(url: str, event: dict):

@@ -23,16 +23,22 @@ SECRET = "whsec_landed_0123456789"
 
 def post(url: str, event: dict) -> requests.Response:
     body = orjson.dumps(event)
-    return requests.post(url, data=body, headers={"X-FDS-Signature": sign(SECRET, body),
-                                                  "Content-Type": "application/json"}, timeout=60)  # fmt: skip
+    return requests.post(
+        url, data=body, headers={"X-FDS-Signature": sign(SECRET, body), "Content-Type": "application/json"}, timeout=60
+    )
 
 
 def statement_event(ticker: str, period: str, revenue: float, *, record_ticker: str | None = None) -> dict:
     record = {"report_period": period, "period": "quarterly", "revenue": revenue, "currency": "USD"}
     if record_ticker is not None:
         record["ticker"] = record_ticker
-    payload = {"ticker": ticker, "accession_number": f"0000000000-31-{int(revenue):06d}", "filing_date": "2031-01-05",
-               "form_type": "10-Q", "income_statements": [record]}  # fmt: skip
+    payload = {
+        "ticker": ticker,
+        "accession_number": f"0000000000-31-{int(revenue):06d}",
+        "filing_date": "2031-01-05",
+        "form_type": "10-Q",
+        "income_statements": [record],
+    }
     return make_event("income_statements", payload)
 
 
@@ -69,8 +75,9 @@ def test_a_landed_dataset_is_read_by_plain_pandas(receiver):
     plain = pd.read_parquet(folder)  # every file of the folder, as pandas reads a Parquet dataset
     landed = read_dataset(lake, "income_statements")
     assert len(plain) >= len(landed) == 6
-    live = plain.merge(landed[["ticker", "report_period", "revenue"]].astype({"ticker": str}),
-                       on=["report_period", "revenue"])  # fmt: skip
+    live = plain.merge(
+        landed[["ticker", "report_period", "revenue"]].astype({"ticker": str}), on=["report_period", "revenue"]
+    )
     assert len(live) == len(landed)
 
 
@@ -91,8 +98,9 @@ def test_a_ledger_an_older_fdkit_kept_is_read_by_the_mirror_and_taken_on_by_the_
     old = statement_event("AAPL", "2030-03-31", 1.0)
     _old_ledger(lake, [old["id"]])
     # the mirror's commit of a ticker reads the ledger's landed rows: none are known in an old ledger (no crash)
-    mine = pd.DataFrame({"ticker": ["AAPL"], "report_period": [pd.Timestamp("2029-12-31")], "period": ["quarterly"],
-                         "revenue": [5.0]})  # fmt: skip
+    mine = pd.DataFrame(
+        {"ticker": ["AAPL"], "report_period": [pd.Timestamp("2029-12-31")], "period": ["quarterly"], "revenue": [5.0]}
+    )
     assert LakeWriter(lake).replace_rows("income_statements", mine, value="AAPL") == 1
     with fdkit.server.serve_app(create_receiver(lake, SECRET)) as srv:  # the receiver takes the old ledger on
         url = srv.base_url + "/hook"

@@ -51,14 +51,19 @@ def _table(tmp_path: Path, **change: str) -> Path:
     return path
 
 
-@pytest.mark.parametrize(("change", "message"), [
-    ({"reason": ""}, "line 2 .* reason is empty"),
-    ({"evidence": " "}, "line 2 .* evidence is empty"),
-    ({"kind": "price_mvoe"}, "unknown kind 'price_mvoe'"),
-    ({"start_date": "2015-13-40"}, "start_date '2015-13-40' is not a YYYY-MM-DD date"),
-    ({"kind": "price_move", "ticker": "ABMD", "start_date": "2015-10-29", "end_date": ""},
-     "price_move ABMD 2015-10-29 is given 2 times"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"reason": ""}, "line 2 .* reason is empty"),
+        ({"evidence": " "}, "line 2 .* evidence is empty"),
+        ({"kind": "price_mvoe"}, "unknown kind 'price_mvoe'"),
+        ({"start_date": "2015-13-40"}, "start_date '2015-13-40' is not a YYYY-MM-DD date"),
+        (
+            {"kind": "price_move", "ticker": "ABMD", "start_date": "2015-10-29", "end_date": ""},
+            "price_move ABMD 2015-10-29 is given 2 times",
+        ),
+    ],
+)
 def test_a_row_the_table_cannot_use_is_refused_naming_it(tmp_path, change, message):
     with pytest.raises(ReviewedFactsError, match=message):
         reviewed_facts(path=_table(tmp_path, **change))
@@ -86,14 +91,25 @@ def _spiked_lake(tmp_path: Path) -> Path:
 def test_a_reviewed_move_added_as_one_row_takes_effect_in_validate(tmp_path, monkeypatch):
     lake = _spiked_lake(tmp_path)
     (before,) = validate(lake, only=["daily_moves_explained"])
-    flagged = set(zip(before.examples["ticker"].astype(str), before.examples["day"].dt.strftime("%Y-%m-%d"),
-                      strict=True))  # fmt: skip
+    flagged = set(
+        zip(before.examples["ticker"].astype(str), before.examples["day"].dt.strftime("%Y-%m-%d"), strict=True)
+    )
     assert ("AAPL", "2016-06-01") in flagged
     table = tmp_path / "reviewed_facts.csv"
     shutil.copy(REVIEWED_FACTS_CSV, table)
-    row = pd.DataFrame([{"kind": "price_move", "ticker": "AAPL", "start_date": "2016-06-01", "value": "+0.40",
-                         "reason": "+40% in this test's lake", "evidence": "tests/test_reviewed_facts.py",
-                         "reviewed_on": "2026-12-02"}])  # fmt: skip
+    row = pd.DataFrame(
+        [
+            {
+                "kind": "price_move",
+                "ticker": "AAPL",
+                "start_date": "2016-06-01",
+                "value": "+0.40",
+                "reason": "+40% in this test's lake",
+                "evidence": "tests/test_reviewed_facts.py",
+                "reviewed_on": "2026-12-02",
+            }
+        ]
+    )
     replace_rows(row, "a test", path=table)
     monkeypatch.setattr(reviewed, "REVIEWED_FACTS_CSV", table)
     (after,) = validate(lake, only=["daily_moves_explained"])
@@ -111,8 +127,11 @@ def test_a_stage_rewrites_only_its_own_rows_and_a_fact_found_again_keeps_its_day
     n = replace_rows(again, "fdkit.build.confirmed_moves", path=table)
     out = reviewed_facts(path=table)
     assert n == len(reviewed_facts()) - 1 and out["reviewed_on"].eq(kept_day).sum() >= len(again)
-    assert (out[out["reviewed_by"] == "fdkit maintainers"].reset_index(drop=True)
-            .equals(reviewed_facts().query("reviewed_by == 'fdkit maintainers'").reset_index(drop=True)))  # fmt: skip
+    assert (
+        out[out["reviewed_by"] == "fdkit maintainers"]
+        .reset_index(drop=True)
+        .equals(reviewed_facts().query("reviewed_by == 'fdkit maintainers'").reset_index(drop=True))
+    )
 
 
 def test_every_reviewed_rename_is_a_row_and_none_is_left_in_code():
@@ -129,15 +148,30 @@ def test_every_reviewed_rename_is_a_row_and_none_is_left_in_code():
 def test_a_reviewed_rename_added_as_one_row_joins_the_two_symbols_spells(tmp_path):
     from fdkit.build.identity import company_tickers, renames_of
 
-    spells = pd.DataFrame({"ticker": ["OLDX", "NEWX"], "name": ["Old Name Corp", "New Name Corp"], "cik": [None, None],
-                           "start_date": pd.to_datetime(["2010-01-04", "2020-01-02"]),
-                           "end_date": pd.to_datetime(["2020-01-01", None])})  # fmt: skip
+    spells = pd.DataFrame(
+        {
+            "ticker": ["OLDX", "NEWX"],
+            "name": ["Old Name Corp", "New Name Corp"],
+            "cik": [None, None],
+            "start_date": pd.to_datetime(["2010-01-04", "2020-01-02"]),
+            "end_date": pd.to_datetime(["2020-01-01", None]),
+        }
+    )
     events = pd.DataFrame(columns=["event_date", "event_type", "old_symbol", "new_symbol"])
     assert company_tickers(spells, renames_of(events, [])).tolist() == ["OLDX", "NEWX"]
     table = pd.read_csv(REVIEWED_FACTS_CSV, dtype=str, keep_default_na=False)
-    row = {"kind": "rename", "ticker": "OLDX", "start_date": "2020-01-02", "end_date": "", "cik": "", "value": "NEWX",
-           "reason": "Old Name Corp renamed New Name Corp (2020)", "evidence": "a test's own spells",
-           "reviewed_by": "tests", "reviewed_on": "2026-12-02"}  # fmt: skip
+    row = {
+        "kind": "rename",
+        "ticker": "OLDX",
+        "start_date": "2020-01-02",
+        "end_date": "",
+        "cik": "",
+        "value": "NEWX",
+        "reason": "Old Name Corp renamed New Name Corp (2020)",
+        "evidence": "a test's own spells",
+        "reviewed_by": "tests",
+        "reviewed_on": "2026-12-02",
+    }
     path = tmp_path / "reviewed_facts.csv"
     pd.concat([table, pd.DataFrame([row])]).to_csv(path, index=False)
     assert company_tickers(spells, renames_of(events, [], reviewed=path)).tolist() == ["NEWX", "NEWX"]
@@ -147,8 +181,19 @@ def test_symbols_reviewed_as_one_company_or_two_are_rows():
     """The build's former ONE_COMPANY and TWO_COMPANIES sets: rows naming the membership files' lines."""
     from fdkit.build.identity import reviewed_symbols
 
-    assert reviewed_symbols("one_company") >= {"PCG", "OI", "CLF", "IRT", "ATI", "MD", "RH", "MANT", "TMST", "RCII",
-                                               "CBB"}  # fmt: skip
+    assert reviewed_symbols("one_company") >= {
+        "PCG",
+        "OI",
+        "CLF",
+        "IRT",
+        "ATI",
+        "MD",
+        "RH",
+        "MANT",
+        "TMST",
+        "RCII",
+        "CBB",
+    }
     assert reviewed_symbols("two_companies") == {"LSI"}
     rows = reviewed_facts()
     rows = rows[rows["kind"].isin(["one_company", "two_companies"])]
@@ -188,8 +233,12 @@ def test_a_company_renamed_is_a_row_validate_reads(tmp_path, monkeypatch):
     names disagree (the S&P 400 ENR spell of 2011-2015 is Edgewell's, CIK 0001096752)."""
     from fdkit.lake.validate import renamed_companies
 
-    assert renamed_companies() >= {("0000096223", "Jefferies Financial Group"), ("0001021860", "Nov"),
-                                   ("0001021860", "NOV Inc."), ("0001096752", "Energizer")}  # fmt: skip
+    assert renamed_companies() >= {
+        ("0000096223", "Jefferies Financial Group"),
+        ("0001021860", "Nov"),
+        ("0001021860", "NOV Inc."),
+        ("0001096752", "Energizer"),
+    }
     rows = reviewed_facts("renamed_company")
     assert rows["evidence"].str.contains(r"_(?:changes|seed|current)\.csv line \d+").all()
     assert "RENAMED" not in (FDKIT / "lake" / "validate.py").read_text()
@@ -220,8 +269,11 @@ def test_listing_owners_are_rows_naming_the_symbols_file_lines():
     from fdkit.build.pystock_identity import listing_owners
 
     owners = {k: (t, f"{d:%Y-%m-%d}") for k, (t, d) in listing_owners().items()}
-    assert owners == {("CB", "2015-03-23"): ("CB_2016", "2016-01-13"), ("ENR", "2015-03-23"): ("EPC", "2015-06-30"),
-                      ("UA", "2015-03-23"): ("UAA", "2016-12-06")}  # fmt: skip
+    assert owners == {
+        ("CB", "2015-03-23"): ("CB_2016", "2016-01-13"),
+        ("ENR", "2015-03-23"): ("EPC", "2015-06-30"),
+        ("UA", "2015-03-23"): ("UAA", "2016-12-06"),
+    }
     rows = reviewed_facts("listing_owner")
     assert rows["evidence"].str.contains(r"pystock_symbols_2015_2017\.csv\.gz \(decompressed\): line \d+").all()
     assert "LISTING_OWNERS" not in (FDKIT / "build" / "pystock_identity.py").read_text()
@@ -240,8 +292,14 @@ def test_bars_reviewed_as_another_securitys_are_rows():
     from fdkit.build.history import SOURCES_OF, not_the_company
 
     left_out = not_the_company()
-    assert set(left_out) == {("ml4t", "BSC"), ("ml4t", "EDS"), ("ml4t", "CFC+A"), ("pystock", "MS"),
-                             ("pystock", "NEE"), ("pystock", "TCO")}  # fmt: skip
+    assert set(left_out) == {
+        ("ml4t", "BSC"),
+        ("ml4t", "EDS"),
+        ("ml4t", "CFC+A"),
+        ("pystock", "MS"),
+        ("pystock", "NEE"),
+        ("pystock", "TCO"),
+    }
     assert left_out[("ml4t", "BSC")] == pd.Timestamp("2008-05-31")
     assert {source for source, _ in left_out} <= set(SOURCES_OF)
     rows = reviewed_facts("not_the_company")

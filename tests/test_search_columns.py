@@ -19,20 +19,45 @@ KEY = "k" * 32
 SEARCHED = ("income_statements", "balance_sheets", "cash_flow_statements", "financial_metrics", "company_facts")
 
 BODIES = [
-    ("/financials/search/screener", {"filters": [{"field": "revenue", "operator": "gt", "value": 1e10}],
-                                     "period": "annual", "limit": 50}),
-    ("/financials/search/screener", {"filters": [{"field": "pe_ratio", "operator": "lt", "value": 30},
-                                                 {"field": "total_assets", "operator": "gte", "value": 1e9}],
-                                     "period": "ttm", "limit": 100}),
-    ("/financials/search/screener", {"filters": [{"field": "net_income", "operator": "gt", "value": 0}],
-                                     "period": "quarterly", "currency": "usd", "filing_date_lte": "2020-06-30"}),
+    (
+        "/financials/search/screener",
+        {"filters": [{"field": "revenue", "operator": "gt", "value": 1e10}], "period": "annual", "limit": 50},
+    ),
+    (
+        "/financials/search/screener",
+        {
+            "filters": [
+                {"field": "pe_ratio", "operator": "lt", "value": 30},
+                {"field": "total_assets", "operator": "gte", "value": 1e9},
+            ],
+            "period": "ttm",
+            "limit": 100,
+        },
+    ),
+    (
+        "/financials/search/screener",
+        {
+            "filters": [{"field": "net_income", "operator": "gt", "value": 0}],
+            "period": "quarterly",
+            "currency": "usd",
+            "filing_date_lte": "2020-06-30",
+        },
+    ),
     ("/financials/search/screener", {"filters": [{"field": "no_such_field", "operator": "gt", "value": 0}]}),
-    ("/financials/search", {"filters": [{"field": "revenue", "operator": "gt", "value": 1}],
-                            "order_by": "-report_period", "period": "annual"}),
-    ("/financials/search/line-items", {"tickers": ["AAPL", "MSFT"], "line_items": ["revenue", "free_cash_flow"],
-                                       "period": "annual", "limit": 3}),
+    (
+        "/financials/search",
+        {
+            "filters": [{"field": "revenue", "operator": "gt", "value": 1}],
+            "order_by": "-report_period",
+            "period": "annual",
+        },
+    ),
+    (
+        "/financials/search/line-items",
+        {"tickers": ["AAPL", "MSFT"], "line_items": ["revenue", "free_cash_flow"], "period": "annual", "limit": 3},
+    ),
     ("/financials/search/line-items", {"tickers": ["AAPL"], "line_items": ["revenue", "nope"]}),
-]  # fmt: skip
+]
 
 
 @pytest.fixture(scope="module")
@@ -82,8 +107,9 @@ def test_a_screen_of_a_lake_with_income_statements_only(tmp_path, lazy):
         store._small = lambda name: False  # type: ignore[method-assign]
     body = {"filters": [{"field": "revenue", "operator": "gt", "value": 2e10}], "period": "quarterly", "limit": 500}
     with serve_app(create_app(root, {KEY: "pro"}, store=store)) as srv:
-        r = requests.post(srv.base_url + "/financials/search/screener", json=body, headers={"X-API-KEY": KEY},
-                          timeout=60)  # fmt: skip
+        r = requests.post(
+            srv.base_url + "/financials/search/screener", json=body, headers={"X-API-KEY": KEY}, timeout=60
+        )
     assert r.status_code == 200, r.text
     got = [(row["ticker"], row["report_period"], row["revenue"]) for row in r.json()["search_results"]]
     # the same screen by hand: each ticker's latest quarter, kept when its revenue passes
@@ -91,5 +117,7 @@ def test_a_screen_of_a_lake_with_income_statements_only(tmp_path, lazy):
     latest = q.groupby(q["ticker"].astype(str)).tail(1)
     want = latest[latest["revenue"] > 2e10].sort_values("ticker")
     assert len(want) > 20
-    assert got == [(str(t), d.strftime("%Y-%m-%d"), float(v))
-                   for t, d, v in want[["ticker", "report_period", "revenue"]].itertuples(index=False)]  # fmt: skip
+    assert got == [
+        (str(t), d.strftime("%Y-%m-%d"), float(v))
+        for t, d, v in want[["ticker", "report_period", "revenue"]].itertuples(index=False)
+    ]

@@ -45,16 +45,23 @@ def panels(draw: st.DrawFn) -> pd.DataFrame:
 
         basis = piecewise(["as_traded", "as_traded", "adjusted_only", "price_only"])
         price = np.exp(np.cumsum(draw(st.lists(st.floats(-0.1, 0.1), min_size=n, max_size=n)))) * 50
-        parts.append(pd.DataFrame({
-            "ticker": f"T{k}", "date": days, "adj_close": price,
-            "close": np.where(np.array(basis) != "adjusted_only", price * 1.1, np.nan),
-            "dividend": draw(st.lists(st.sampled_from([0.0, 0.0, 0.5, np.nan]), min_size=n, max_size=n)),
-            "volume": pd.array(draw(st.lists(st.integers(0, 10**6), min_size=n, max_size=n)), dtype="Int64"),
-            "basis": pd.Categorical(basis, categories=["adjusted_only", "as_traded", "price_only"]),
-            "adjusted_as_of": pd.to_datetime(piecewise(["2025-07-09", "2025-07-09", "2012-09-12"])),
-            "price_source": pd.Categorical(piecewise(["ml4t", "stooq_2017", "pystock"]),
-                                           categories=["ml4t", "pystock", "stooq_2017"]),
-        }))  # fmt: skip
+        parts.append(
+            pd.DataFrame(
+                {
+                    "ticker": f"T{k}",
+                    "date": days,
+                    "adj_close": price,
+                    "close": np.where(np.array(basis) != "adjusted_only", price * 1.1, np.nan),
+                    "dividend": draw(st.lists(st.sampled_from([0.0, 0.0, 0.5, np.nan]), min_size=n, max_size=n)),
+                    "volume": pd.array(draw(st.lists(st.integers(0, 10**6), min_size=n, max_size=n)), dtype="Int64"),
+                    "basis": pd.Categorical(basis, categories=["adjusted_only", "as_traded", "price_only"]),
+                    "adjusted_as_of": pd.to_datetime(piecewise(["2025-07-09", "2025-07-09", "2012-09-12"])),
+                    "price_source": pd.Categorical(
+                        piecewise(["ml4t", "stooq_2017", "pystock"]), categories=["ml4t", "pystock", "stooq_2017"]
+                    ),
+                }
+            )
+        )
     frame = pd.concat(parts, ignore_index=True)
     frame["ticker"] = frame["ticker"].astype("category")
     return frame.set_index(["ticker", "date"])
@@ -215,8 +222,13 @@ def test_breaks_can_be_chosen_and_bad_arguments_are_named():
 def test_an_event_window_across_a_change_of_source_is_left_out():
     days = pd.bdate_range("2024-01-01", periods=12)
     idx = pd.MultiIndex.from_product([["A", "B"], days], names=["ticker", "time"])
-    px = pd.DataFrame({"adj_close": np.r_[np.linspace(10, 12, 12), np.linspace(20, 19, 12)],
-                       "price_source": ["x"] * 6 + ["y"] * 6 + ["x"] * 12}, index=idx)  # fmt: skip
+    px = pd.DataFrame(
+        {
+            "adj_close": np.r_[np.linspace(10, 12, 12), np.linspace(20, 19, 12)],
+            "price_source": ["x"] * 6 + ["y"] * 6 + ["x"] * 12,
+        },
+        index=idx,
+    )
     ev = pd.DataFrame({"ticker": ["A", "A"], "date": [days[3], days[6]]})
     study = fdkit.event_study(ev, px, window=(-1, 1), benchmark="B")
     assert study.attrs["events_used"] == 1 and study.attrs["events_dropped"] == 1  # days[5] -> days[6] crosses it
@@ -266,8 +278,10 @@ def _events_panel():
 
 
 def _schema(frame: pd.DataFrame) -> dict[str, str]:
-    return {c: f"category[{d.categories.dtype}]" if isinstance(d, pd.CategoricalDtype) else str(d)
-            for c, d in frame.dtypes.items()}  # fmt: skip
+    return {
+        c: f"category[{d.categories.dtype}]" if isinstance(d, pd.CategoricalDtype) else str(d)
+        for c, d in frame.dtypes.items()
+    }
 
 
 @pytest.mark.parametrize("events", ["some", "none"])

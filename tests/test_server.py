@@ -29,8 +29,14 @@ def call(srv, ep, params, key=True, path=None):
 def _record_fields(ep):
     fields = set(SCHEMAS[ep.schema])
     if ep.schema == "segmented_financials":
-        fields |= {"revenue", "operating_income", "gross_profit", "income_statement", "balance_sheet",
-                   "cash_flow_statement"}  # fmt: skip
+        fields |= {
+            "revenue",
+            "operating_income",
+            "gross_profit",
+            "income_statement",
+            "balance_sheet",
+            "cash_flow_statement",
+        }
         fields |= {item for items in SEGMENT_LINE_ITEMS.values() for item in items}
     if ep.shape.startswith("as_reported"):
         fields |= {"line_items", "income_statement", "balance_sheet", "cash_flow_statement"}

@@ -100,10 +100,15 @@ def test_warm_calls_do_not_start_the_embedded_server(tmp_path):
     )
     env = {**CLEAN_ENV, "FDKIT_CACHE_DIR": str(tmp_path / "cache")}
     runs = [
-        subprocess.run([sys.executable, "-c", "import fdkit\n" + calls + probe], capture_output=True, text=True,
-                       timeout=180, env=env)
+        subprocess.run(
+            [sys.executable, "-c", "import fdkit\n" + calls + probe],
+            capture_output=True,
+            text=True,
+            timeout=180,
+            env=env,
+        )
         for _ in range(2)
-    ]  # fmt: skip
+    ]
     cold, warm = runs
     assert cold.returncode == 0 and warm.returncode == 0, (cold.stderr, warm.stderr)
     assert "STARTED True True" in cold.stdout
@@ -171,8 +176,20 @@ def test_replay_to_a_down_destination_reports_progress_and_gives_up_at_its_deadl
     dests = tmp_path / "d.json"
     dests.write_text(json.dumps([{"url": f"http://127.0.0.1:{port}/hook", "secret": "s", "types": ["*"]}]))
     t = time.monotonic()
-    r = _run(["events", "replay", "--since", "2024-01-01", "--until", "2024-03-31", "--destinations", str(dests),
-              "--deadline", "3"])  # fmt: skip
+    r = _run(
+        [
+            "events",
+            "replay",
+            "--since",
+            "2024-01-01",
+            "--until",
+            "2024-03-31",
+            "--destinations",
+            str(dests),
+            "--deadline",
+            "3",
+        ]
+    )
     took = time.monotonic() - t
     assert r.returncode == 1, r.stderr
     assert re.search(r"fdkit events: \d+/\d+ deliveries finished", r.stderr)

@@ -47,8 +47,11 @@ def test_balance_sheet_segments_are_the_documents_figures():
 def test_cash_flow_segments_carry_the_statements_sign():
     capex = _served("KO", "cash_flow_statement", "capital_expenditure")
     _needs_instances()  # (the glob below looks in that folder)
-    raw = _raw(next(p.name[: -len(".csv.gz")] for p in sorted(INSTANCES.glob("KO_10-K_*2024*.csv.gz"))),
-               "us-gaap:SegmentExpenditureAdditionToLongLivedAssets", "ko:NorthAmericaSegmentMember")  # fmt: skip
+    raw = _raw(
+        next(p.name[: -len(".csv.gz")] for p in sorted(INSTANCES.glob("KO_10-K_*2024*.csv.gz"))),
+        "us-gaap:SegmentExpenditureAdditionToLongLivedAssets",
+        "ko:NorthAmericaSegmentMember",
+    )
     assert raw and -capex[("2024-12-31", "North America")] in raw  # an outflow, negative as on the statements
     assert all(v <= 0 for v in capex.values()) and not any(str(v) == "-0.0" for v in capex.values())
     dna = _served("KO", "cash_flow_statement", "depreciation_and_amortization")
@@ -65,9 +68,12 @@ def test_balance_sheet_and_cash_flow_segment_events_come_from_the_data():
 
 
 def test_the_segments_endpoints_serve_them(ref_server):
-    r = requests.get(ref_server.base_url + "/financials/balance-sheets/segments",
-                     params={"ticker": "TSLA", "period": "quarterly", "limit": 20},
-                     headers={"X-API-KEY": ref_server.api_key}, timeout=30)  # fmt: skip
+    r = requests.get(
+        ref_server.base_url + "/financials/balance-sheets/segments",
+        params={"ticker": "TSLA", "period": "quarterly", "limit": 20},
+        headers={"X-API-KEY": ref_server.api_key},
+        timeout=30,
+    )
     assert r.status_code == 200, r.text
     reports = r.json()["segmented_financials"]
     assert any(rep.get("inventory", {}).get("segment") for rep in reports)

@@ -25,12 +25,18 @@ def _bars(tickers: list[str], n: int = BARS, start: str = "2020-01-01", seed: in
     rng = np.random.default_rng(seed)
     days = pd.bdate_range(start, periods=n, tz="UTC")
     close = 50 + rng.random((len(tickers), n)).cumsum(axis=1)
-    return pd.DataFrame({
-        "ticker": np.repeat(tickers, n), "time": np.tile(days.to_numpy(), len(tickers)),
-        "time_milliseconds": np.tile(days.as_unit("ms").asi8, len(tickers)),
-        "open": close.ravel(), "high": close.ravel() + 1, "low": close.ravel() - 1, "close": close.ravel(),
-        "volume": np.arange(len(tickers) * n, dtype="int64"),
-    })  # fmt: skip
+    return pd.DataFrame(
+        {
+            "ticker": np.repeat(tickers, n),
+            "time": np.tile(days.to_numpy(), len(tickers)),
+            "time_milliseconds": np.tile(days.as_unit("ms").asi8, len(tickers)),
+            "open": close.ravel(),
+            "high": close.ravel() + 1,
+            "low": close.ravel() - 1,
+            "close": close.ravel(),
+            "volume": np.arange(len(tickers) * n, dtype="int64"),
+        }
+    )
 
 
 @pytest.fixture
@@ -112,9 +118,19 @@ def test_a_request_reads_its_ticker_once_and_a_second_request_keeps_it(hive_lake
     with serve_app(create_app(hive_lake, {key: "pro"}, store=store)) as srv:
         reads = []
         for start, end in ranges:
-            r = requests.get(srv.base_url + "/prices", params={"ticker": "T03", "interval": "day",
-                             "interval_multiplier": 1, "start_date": start, "end_date": end, "limit": 5000},
-                             headers={"X-API-KEY": key}, timeout=30)  # fmt: skip
+            r = requests.get(
+                srv.base_url + "/prices",
+                params={
+                    "ticker": "T03",
+                    "interval": "day",
+                    "interval_multiplier": 1,
+                    "start_date": start,
+                    "end_date": end,
+                    "limit": 5000,
+                },
+                headers={"X-API-KEY": key},
+                timeout=30,
+            )
             want = _expected(hive_lake, "prices", "T03")
             day = want["time"].dt.tz_convert(None)
             want = want[(day >= start) & (day <= end)]
@@ -195,8 +211,13 @@ def test_mixed_layouts_read_per_ticker_as_a_whole_read_filtered(tmp_path):
         pd.testing.assert_frame_equal(got, want, check_categorical=False)
         assert list(got.dtypes.astype(str)) == list(whole.dtypes.astype(str))
     store = _lazy(root)
-    assert len(store.rows("prices", "T02")) == BARS + 10 and store.keys_of("prices") == ["T01", "T02", "T03", "T04",
-                                                                                          "T09"]  # fmt: skip
+    assert len(store.rows("prices", "T02")) == BARS + 10 and store.keys_of("prices") == [
+        "T01",
+        "T02",
+        "T03",
+        "T04",
+        "T09",
+    ]
 
 
 def test_where_on_a_keyed_dataset_keeps_the_record_written_last(tmp_path):
@@ -235,7 +256,12 @@ def test_a_tickers_presence_comes_from_the_log_not_from_every_ticker_column(tmp_
 
     store.lake.distinct = every_ticker  # type: ignore[method-assign]
     assert [t for t in ["T01", "T02", "T04", "T05", "T07", "T08", "T09", "T10", "A"] if store.has("prices", t)] == [
-        "T01", "T02", "T05", "T07", "T09"]  # fmt: skip
+        "T01",
+        "T02",
+        "T05",
+        "T07",
+        "T09",
+    ]
     assert "T05" in store.groups("prices") and "T08" not in store.groups("prices")
     assert store.knows("T09", "prices")
     pd.testing.assert_frame_equal(
@@ -265,8 +291,13 @@ def test_a_page_formatted_alone_is_the_slice_of_the_whole_tickers_values(start, 
 
 
 @settings(max_examples=80, deadline=None)
-@given(start=st.integers(0, 6000), length=st.integers(0, 900), cut=st.integers(0, 150), page=st.integers(1, 300),
-       fields=st.sampled_from([0, 1]))  # fmt: skip
+@given(
+    start=st.integers(0, 6000),
+    length=st.integers(0, 900),
+    cut=st.integers(0, 150),
+    page=st.integers(1, 300),
+    fields=st.sampled_from([0, 1]),
+)
 def test_a_json_page_cut_from_encoded_blocks_is_the_page_encoded_alone(start, length, cut, page, fields):
     """A ``/prices`` JSON page cut from the store's encoded blocks (any range, across block edges, a page of a
     slice of the answer) has the bytes of its own rows encoded alone: missing prices ``null``, dates ISO, the

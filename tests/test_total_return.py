@@ -17,8 +17,14 @@ SHARED = Path(__file__).resolve().parents[2] / "shared"
 STOOQ = SHARED / "data-real-5" / "prices" / "stooq_kaggle_sp1500_daily_adj_2005_2017.parquet"
 
 #: spin-offs and specials of 2015-2016 that a price return reads as a crash
-EVENTS = {"EBAY": "2015-07-20", "HPQ": "2015-11-02", "BAX": "2015-07-01", "NI": "2015-07-02", "YUM": "2016-11-01",
-          "LDOS": "2016-08-17"}  # fmt: skip
+EVENTS = {
+    "EBAY": "2015-07-20",
+    "HPQ": "2015-11-02",
+    "BAX": "2015-07-01",
+    "NI": "2015-07-02",
+    "YUM": "2016-11-01",
+    "LDOS": "2016-08-17",
+}
 
 
 def test_spin_offs_are_distributions_and_total_returns_keep_them(ref_client):

@@ -213,8 +213,11 @@ def _weekend_bar(p):
 
 
 def _value_in_thousands(io):
-    i = io.index[(io["ticker"].astype(str) == "AAPL") & io["put_call"].isna()
-                 & (io["report_period"] == pd.Timestamp("2022-12-31"))][0]  # fmt: skip
+    i = io.index[
+        (io["ticker"].astype(str) == "AAPL")
+        & io["put_call"].isna()
+        & (io["report_period"] == pd.Timestamp("2022-12-31"))
+    ][0]
     io.loc[i, "market_value"] /= 1000
     return io
 
@@ -230,9 +233,12 @@ def _joined_labels(seg):
 
 
 def _subtotal_kept(seg):
-    row = seg[(seg["ticker"].astype(str) == "AAPL") & (seg["period"].astype(str) == "annual")
-              & (seg["report_period"] == pd.Timestamp("2023-09-30"))
-              & (seg["segment_type"].astype(str) == "product")]  # fmt: skip
+    row = seg[
+        (seg["ticker"].astype(str) == "AAPL")
+        & (seg["period"].astype(str) == "annual")
+        & (seg["report_period"] == pd.Timestamp("2023-09-30"))
+        & (seg["segment_type"].astype(str) == "product")
+    ]
     parent = row.iloc[[0]].copy()
     parent["amount"] = row["amount"].sum()
     parent["segment_label"] = "Products"

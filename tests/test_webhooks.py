@@ -103,8 +103,11 @@ def test_eighteen_event_types_each_validate_and_frame():
     for family in FAMILIES:
         sample = SAMPLES.get(family)
         if sample is None:  # the other filing-level and release-level families share the header models
-            base = SAMPLES["forward_guidance"] if family in ("non_gaap_metrics", "operating_kpis") \
-                else SAMPLES["balance_sheets"]  # fmt: skip
+            base = (
+                SAMPLES["forward_guidance"]
+                if family in ("non_gaap_metrics", "operating_kpis")
+                else SAMPLES["balance_sheets"]
+            )
             key = "forward_guidance" if "forward_guidance" in base else "balance_sheets"
             records = base[key]
             if family.endswith("_segments"):
@@ -135,8 +138,11 @@ def test_bad_payloads_rejected():
 
 
 def test_event_frame_equals_endpoint_frame(ref_client, window_events):
-    ev = next(parse_event(e) for e in window_events if e["type"] == "income_statements.created"
-              and e["data"]["object"]["ticker"] == "AAPL")  # fmt: skip
+    ev = next(
+        parse_event(e)
+        for e in window_events
+        if e["type"] == "income_statements.created" and e["data"]["object"]["ticker"] == "AAPL"
+    )
     mine = ev.frame()
     rp = mine.index.get_level_values("report_period")[0]
     theirs = ref_client.income_statements("AAPL", period="annual", report_period=f"{rp:%Y-%m-%d}")
@@ -170,8 +176,9 @@ def test_one_statement_event_per_filing_ttm_first_on_annual_filings(window_event
         for r in e.payload["income_statements"]:
             assert r["form_type"] == (None if r["period"] == "ttm" else e.payload["form_type"])
     # one event per filing for every statement family, over the whole lake's filings with an accession
-    evs = events_from_lake(DATA, since="2019-01-01", until="2024-12-31",
-                           datasets=["income_statements", "balance_sheets"])  # fmt: skip
+    evs = events_from_lake(
+        DATA, since="2019-01-01", until="2024-12-31", datasets=["income_statements", "balance_sheets"]
+    )
     for family in ("income_statements", "balance_sheets"):
         accs = [e["data"]["object"]["accession_number"] for e in evs if e["type"] == f"{family}.created"]
         accs = [a for a in accs if a is not None]
@@ -306,8 +313,11 @@ LANDED = (
 def all_events(window_events, small_lake_events):
     """The replay window plus what it lacks: every one of the 18 event types (the bundled lake's insider, rate and
     filing-item events, the small lake's KPI and segment events)."""
-    extra = few_insider_trades(events_from_lake(DATA, since="2020-01-01", datasets=[
-        "insider_trades", "insider_ownership", "interest_rates", "filing_items"]))  # fmt: skip
+    extra = few_insider_trades(
+        events_from_lake(
+            DATA, since="2020-01-01", datasets=["insider_trades", "insider_ownership", "interest_rates", "filing_items"]
+        )
+    )
     events = window_events + extra + small_lake_events
     assert {e["type"] for e in events} == set(EVENT_TYPES)
     return events
@@ -349,16 +359,27 @@ def replay_under_faults(tmp_path: Path, events: list[dict]) -> dict:
     random.Random(3).shuffle(shuffled)  # reordered
     dupes = shuffled[::7]  # the sender itself sends some twice
     with fdkit.server.serve_app(fdkit.server.FaultInjector(app, plan)) as srv:
-        report = deliver(shuffled + dupes, [Destination(srv.base_url + "/hook", SECRET)], base_delay=0.01,
-                         max_attempts=20, workers=4, log=tmp_path / "delivery.log")  # fmt: skip
+        report = deliver(
+            shuffled + dupes,
+            [Destination(srv.base_url + "/hook", SECRET)],
+            base_delay=0.01,
+            max_attempts=20,
+            workers=4,
+            log=tmp_path / "delivery.log",
+        )
     assert not report.failed
     assert set(report.acked) == {e["id"] for e in events}
     landed = app.state.landing.landed_ids()
     assert sorted(landed) == sorted({e["id"] for e in events})  # no loss, no duplicates
     assert plan.injected["503"] + plan.injected["500"] >= 5 and plan.injected["ack_lost"] >= 3, plan.injected
     _assert_same_lake(tmp_path / "lake", _expected_lake(tmp_path, events))
-    return {"events": len(events), "types": len({e["type"] for e in events}), "sent_twice": len(dupes),
-            "faults": dict(plan.injected), "attempts": sum(report.attempts.values())}  # fmt: skip
+    return {
+        "events": len(events),
+        "types": len({e["type"] for e in events}),
+        "sent_twice": len(dupes),
+        "faults": dict(plan.injected),
+        "attempts": sum(report.attempts.values()),
+    }
 
 
 def test_replay_under_drops_duplicates_and_reordering(tmp_path, sampled_events):
@@ -381,8 +402,22 @@ def _free_port():
 
 
 def _start_listener(lake, port):
-    proc = subprocess.Popen([sys.executable, "-m", "fdkit.cli", "webhooks", "listen", "--port", str(port),
-                             "--secret", SECRET, "--lake", str(lake)], stderr=subprocess.DEVNULL)  # fmt: skip
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "fdkit.cli",
+            "webhooks",
+            "listen",
+            "--port",
+            str(port),
+            "--secret",
+            SECRET,
+            "--lake",
+            str(lake),
+        ],
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         try:
@@ -531,44 +566,83 @@ def _small_lake(root):
     and an inflation release of twelve series."""
     from fdkit.lake.io import write_dataset
 
-    write_dataset(root, "company_facts", pd.DataFrame({"ticker": ["ZZZ"], "cik": ["0000000009"],
-                                                       "sector": ["Airlines"], "name": ["Zed Air"]}))  # fmt: skip
+    write_dataset(
+        root,
+        "company_facts",
+        pd.DataFrame({"ticker": ["ZZZ"], "cik": ["0000000009"], "sector": ["Airlines"], "name": ["Zed Air"]}),
+    )
     seg = []
-    for statement, item in (("income_statement", "revenue"), ("balance_sheet", "assets"),
-                            ("cash_flow_statement", "capital_expenditure")):  # fmt: skip
+    for statement, item in (
+        ("income_statement", "revenue"),
+        ("balance_sheet", "assets"),
+        ("cash_flow_statement", "capital_expenditure"),
+    ):
         for label, value in (("North", 10.0), ("South", 20.0)):
-            seg.append({"ticker": "ZZZ", "report_period": "2024-12-31", "fiscal_period": "FY2024", "period": "annual",
-                        "currency": "USD", "accession_number": "0000000009-25-000001", "filing_date": "2025-02-20",
-                        "line_item": item, "category": "segment", "label": label, "value": value,
-                        "statement": statement})  # fmt: skip
+            seg.append(
+                {
+                    "ticker": "ZZZ",
+                    "report_period": "2024-12-31",
+                    "fiscal_period": "FY2024",
+                    "period": "annual",
+                    "currency": "USD",
+                    "accession_number": "0000000009-25-000001",
+                    "filing_date": "2025-02-20",
+                    "line_item": item,
+                    "category": "segment",
+                    "label": label,
+                    "value": value,
+                    "statement": statement,
+                }
+            )
     write_dataset(root, "segmented_financials", pd.DataFrame(seg))
-    kpi = {"ticker": "ZZZ", "report_period": "2024-12-31", "metric_name": "load_factor", "value": 0.84,
-           "period_type": "quarterly"}  # fmt: skip
+    kpi = {
+        "ticker": "ZZZ",
+        "report_period": "2024-12-31",
+        "metric_name": "load_factor",
+        "value": 0.84,
+        "period_type": "quarterly",
+    }
     for name in ("kpi_metrics", "kpi_guidance", "kpi_non_gaap"):
         write_dataset(root, name, pd.DataFrame([kpi, {**kpi, "metric_name": "asm", "value": 1e9}]))
     labor = [
         {"series": "initial_jobless_claims", "date": d, "value": v}
         for d, v in (("2025-01-04", 201000.0), ("2025-01-11", 217000.0))
     ]  # weekly, the week covered
-    labor += [{"series": s, "date": "2025-01-01", "value": 1.0} for s in
-              ("nonfarm_payrolls", "unemployment_rate", "u6_unemployment_rate", "job_openings")]  # fmt: skip
+    labor += [
+        {"series": s, "date": "2025-01-01", "value": 1.0}
+        for s in ("nonfarm_payrolls", "unemployment_rate", "u6_unemployment_rate", "job_openings")
+    ]
     # the claims release of the week ending 2025-01-11 publishes continued claims for the week before
     labor += [
         {"series": s, "date": "2025-01-04", "value": v}
         for s, v in (("continued_claims", 1_867_000.0), ("insured_unemployment_rate", 1.2))
     ]
     write_dataset(root, "labor", pd.DataFrame(labor))
-    write_dataset(root, "inflation", pd.DataFrame([{"series": f"cpi_{i:02d}", "date": "2025-01-01", "value": 100.0 + i,
-                                                    "change_1m_pct": 0.1, "change_12m_pct": 2.9}
-                                                   for i in range(12)]))  # fmt: skip
+    write_dataset(
+        root,
+        "inflation",
+        pd.DataFrame(
+            [
+                {
+                    "series": f"cpi_{i:02d}",
+                    "date": "2025-01-01",
+                    "value": 100.0 + i,
+                    "change_1m_pct": 0.1,
+                    "change_12m_pct": 2.9,
+                }
+                for i in range(12)
+            ]
+        ),
+    )
     return root
 
 
 @pytest.fixture(scope="module")
 def small_lake_events(tmp_path_factory):
     root = _small_lake(tmp_path_factory.mktemp("small-lake"))
-    return events_from_lake(root, datasets=["segmented_financials", "kpi_metrics", "kpi_guidance", "kpi_non_gaap",
-                                            "labor", "inflation"])  # fmt: skip
+    return events_from_lake(
+        root, datasets=["segmented_financials", "kpi_metrics", "kpi_guidance", "kpi_non_gaap", "labor", "inflation"]
+    )
 
 
 def test_generator_rules_on_a_small_lake(small_lake_events):
@@ -579,8 +653,11 @@ def test_generator_rules_on_a_small_lake(small_lake_events):
         (ev,) = by_type[f"{family}.created"]  # one event per filing and statement
         assert ev.payload["accession_number"] == "0000000009-25-000001" and ev.payload["form_type"] == "10-K"
         (report,) = ev.payload[family]
-        item = {"income_statement_segments": "revenue", "balance_sheet_segments": "assets",
-                "cash_flow_statement_segments": "capital_expenditure"}[family]  # fmt: skip
+        item = {
+            "income_statement_segments": "revenue",
+            "balance_sheet_segments": "assets",
+            "cash_flow_statement_segments": "capital_expenditure",
+        }[family]
         assert [(e["label"], e["value"]) for e in report[item]["segment"]] == [("North", 10.0), ("South", 20.0)]
         assert ev.frame()["value"].sum() == 30.0
     for family in ("forward_guidance", "non_gaap_metrics", "operating_kpis"):
@@ -588,13 +665,23 @@ def test_generator_rules_on_a_small_lake(small_lake_events):
         assert ev.payload["sector"] == "Airlines" and ev.payload["report_period"] == "2024-12-31"
         assert [r["metric_name"] for r in ev.payload[family]] == ["load_factor", "asm"]
     labor = {(e.payload["release"], e.payload["date"]): e for e in by_type["labor.created"]}
-    assert set(labor) == {("jobless_claims", "2025-01-04"), ("jobless_claims", "2025-01-11"),
-                          ("jobs_report", "2025-01-01"), ("job_openings", "2025-01-01")}  # fmt: skip
+    assert set(labor) == {
+        ("jobless_claims", "2025-01-04"),
+        ("jobless_claims", "2025-01-11"),
+        ("jobs_report", "2025-01-01"),
+        ("job_openings", "2025-01-01"),
+    }
     assert [r["series"] for r in labor[("jobs_report", "2025-01-01")].payload["labor"]] == [
-        "nonfarm_payrolls", "u6_unemployment_rate", "unemployment_rate"]  # fmt: skip
+        "nonfarm_payrolls",
+        "u6_unemployment_rate",
+        "unemployment_rate",
+    ]
     claims = {r["series"]: r["date"] for r in labor[("jobless_claims", "2025-01-11")].payload["labor"]}
-    assert claims == {"continued_claims": "2025-01-04", "initial_jobless_claims": "2025-01-11",
-                      "insured_unemployment_rate": "2025-01-04"}  # fmt: skip
+    assert claims == {
+        "continued_claims": "2025-01-04",
+        "initial_jobless_claims": "2025-01-11",
+        "insured_unemployment_rate": "2025-01-04",
+    }
     assert [r["series"] for r in labor[("jobless_claims", "2025-01-04")].payload["labor"]] == ["initial_jobless_claims"]
     assert {"value", "change", "change_year", "change_year_pct"} <= set(
         labor[("jobs_report", "2025-01-01")].payload["labor"][0]
@@ -607,8 +694,9 @@ def test_generator_rules_on_a_small_lake(small_lake_events):
 def test_payload_details_from_the_bundled_lake():
     rates = [parse_event(e) for e in events_from_lake(DATA, since="2024-01-01", datasets=["interest_rates"])]
     assert rates and all(e.payload["date"] == e.payload["interest_rates"][0]["date"] for e in rates)
-    (curve,) = [parse_event(e) for e in events_from_lake(DATA, since="2023-11-30", until="2023-11-30",
-                                                         datasets=["yield_curve"])]  # fmt: skip
+    (curve,) = [
+        parse_event(e) for e in events_from_lake(DATA, since="2023-11-30", until="2023-11-30", datasets=["yield_curve"])
+    ]
     assert curve.payload["date"] == "2023-11-30" and curve.payload["yield_curve"]["date"] == "2023-11-30"
     assert curve.payload["yield_curve"]["10_year"] == pytest.approx(4.37)
     owners = [parse_event(e) for e in events_from_lake(DATA, datasets=["insider_ownership"])]
@@ -618,8 +706,12 @@ def test_payload_details_from_the_bundled_lake():
 
 
 def test_parser_accepts_what_the_spec_allows():
-    ev = parse_event(make_event("income_statements", {**SAMPLES["balance_sheets"], "filing_date": None,
-                                                      "form_type": "10-K/A", "income_statements": []}))  # fmt: skip
+    ev = parse_event(
+        make_event(
+            "income_statements",
+            {**SAMPLES["balance_sheets"], "filing_date": None, "form_type": "10-K/A", "income_statements": []},
+        )
+    )
     assert ev.payload["filing_date"] is None
     assert parse_event(make_event("forward_guidance", {**SAMPLES["forward_guidance"], "report_period": None}))
     for form, item in (("10-K/A", "Item-7"), ("10-Q/A", "Part-1,Item-2"), ("8-K/A", "Item-2.02")):
@@ -633,10 +725,24 @@ def test_parser_accepts_what_the_spec_allows():
 
 
 def _trade(form, accession, filed, *shares):
-    return make_event("insider_trades", {
-        "ticker": "AAA", "accession_number": accession, "filing_date": filed, "form_type": form,
-        "insider_trades": [{"name": "Doe Jane", "transaction_date": "2024-03-01", "transaction_shares": s,
-                            "security_title": "Common Stock"} for s in shares]})  # fmt: skip
+    return make_event(
+        "insider_trades",
+        {
+            "ticker": "AAA",
+            "accession_number": accession,
+            "filing_date": filed,
+            "form_type": form,
+            "insider_trades": [
+                {
+                    "name": "Doe Jane",
+                    "transaction_date": "2024-03-01",
+                    "transaction_shares": s,
+                    "security_title": "Common Stock",
+                }
+                for s in shares
+            ],
+        },
+    )
 
 
 @pytest.mark.parametrize("order", ["original first", "amendment first"])
@@ -729,8 +835,21 @@ def test_the_events_commands_point_urls_at_the_public_url(receiver, tmp_path):
 
     dests = tmp_path / "d.json"
     dests.write_text(orjson.dumps([{"url": receiver.base_url + "/hook", "secret": SECRET}]).decode())
-    assert main(["events", "test", "--type", "filing_items.metadata.created", "--destinations", str(dests),
-                 "--public-url", "https://fds.example.com/"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "events",
+                "test",
+                "--type",
+                "filing_items.metadata.created",
+                "--destinations",
+                str(dests),
+                "--public-url",
+                "https://fds.example.com/",
+            ]
+        )
+        == 0
+    )
     landed = read_landed(receiver.lake, "filing_metadata")
     assert landed["url"].astype(str).str.startswith("https://fds.example.com/filings/items?").all()
     assert main(["events", "test", "--destinations", str(dests), "--public-url", "fds.example.com"]) == 2
@@ -745,13 +864,17 @@ def test_a_quarter_fires_its_release_8k_then_its_report():
         pytest.skip("../shared/data-real-3 is not beside this clone")
     with open(raw, newline="") as f:
         released = {(r["ticker"], r["earnings_date"]) for r in csv.DictReader(f)}
-    events = [parse_event(e) for e in events_from_lake(DATA, since="2016-01-01", until="2016-12-31",
-                                                       datasets=["earnings"])]  # fmt: skip
+    events = [
+        parse_event(e) for e in events_from_lake(DATA, since="2016-01-01", until="2016-12-31", datasets=["earnings"])
+    ]
     eightk = [e for e in events if e.payload["source_type"] == "8-K"]
     assert len(eightk) >= 100
     assert all((e.payload["ticker"], e.payload["filing_date"]) in released for e in eightk)  # the source's days
-    reports = {(e.payload["ticker"], e.payload["report_period"]): e for e in events
-               if e.payload["source_type"] in ("10-Q", "10-K")}  # fmt: skip
+    reports = {
+        (e.payload["ticker"], e.payload["report_period"]): e
+        for e in events
+        if e.payload["source_type"] in ("10-Q", "10-K")
+    }
     ev = next(e for e in eightk if e.payload["ticker"] == "MMM" and ("MMM", e.payload["report_period"]) in reports)
     report = reports[("MMM", ev.payload["report_period"])]
     assert ev.payload["filing_date"] <= report.payload["filing_date"]  # the release first
@@ -770,8 +893,10 @@ def test_a_quarter_fires_its_release_8k_then_its_report():
 def test_a_claims_event_is_the_same_whatever_window_holds_it(tmp_path):
     from fdkit.lake.io import write_dataset
 
-    labor = [{"series": "initial_jobless_claims", "date": "2024-11-02", "value": 221000.0},
-             {"series": "continued_claims", "date": "2024-10-26", "value": 1892000.0}]  # fmt: skip
+    labor = [
+        {"series": "initial_jobless_claims", "date": "2024-11-02", "value": 221000.0},
+        {"series": "continued_claims", "date": "2024-10-26", "value": 1892000.0},
+    ]
     write_dataset(tmp_path, "labor", pd.DataFrame(labor))
     write_dataset(tmp_path, "company_facts", pd.DataFrame({"ticker": ["A"], "cik": ["0000000001"]}))
     whole = events_from_lake(tmp_path, datasets=["labor"])
@@ -792,8 +917,10 @@ def test_window_dates_in_any_spelling():
 
 
 def test_report_events_carry_their_signals_and_releases_none():
-    events = [e["data"]["object"] for e in events_from_lake(DATA, since="2016-01-01", until="2016-12-31",
-                                                            datasets=["earnings"])]  # fmt: skip
+    events = [
+        e["data"]["object"]
+        for e in events_from_lake(DATA, since="2016-01-01", until="2016-12-31", datasets=["earnings"])
+    ]
     reports = [e for e in events if e["source_type"] in ("10-Q", "10-K")]
     fired = [e for e in reports if "signals" in e]
     assert fired and all(e["signals"] and e["signals"][0]["type"] for e in fired)
@@ -806,8 +933,10 @@ def test_report_events_carry_their_signals_and_releases_none():
     served = read_dataset(DATA, "earnings")
     with_signals = served[served["signals"].map(lambda s: s is not None and len(s) > 0)]
     one = fired[0]
-    row = with_signals[(with_signals["ticker"] == one["ticker"])
-                       & (with_signals["report_period"] == pd.Timestamp(one["report_period"]))]  # fmt: skip
+    row = with_signals[
+        (with_signals["ticker"] == one["ticker"])
+        & (with_signals["report_period"] == pd.Timestamp(one["report_period"]))
+    ]
     assert [s["type"] for s in row["signals"].iloc[0]] == [s["type"] for s in one["signals"]]
 
 
@@ -848,20 +977,50 @@ def land_releases_and_replay(tmp_path: Path, step: int) -> tuple[int, int]:
 def test_fields_the_catalog_does_not_declare_survive_the_lake(tmp_path):
     from fdkit.lake.io import write_dataset
 
-    facts = pd.DataFrame({"ticker": ["ZZZ"], "name": ["Zed"], "cik": ["0000000009"], "events": [[
-        {"type": "ticker_change", "date": "2024-01-02", "ticker": "ZZZ", "previous_ticker": "ZZ", "cusip": "123"},
-        {"type": "delisting", "date": "2025-01-02", "reason": "acquired"}]]})  # fmt: skip
+    facts = pd.DataFrame(
+        {
+            "ticker": ["ZZZ"],
+            "name": ["Zed"],
+            "cik": ["0000000009"],
+            "events": [
+                [
+                    {
+                        "type": "ticker_change",
+                        "date": "2024-01-02",
+                        "ticker": "ZZZ",
+                        "previous_ticker": "ZZ",
+                        "cusip": "123",
+                    },
+                    {"type": "delisting", "date": "2025-01-02", "reason": "acquired"},
+                ]
+            ],
+        }
+    )
     write_dataset(tmp_path, "company_facts", facts)
-    signal = {"type": "EPS_BEAT", "metric": "earnings_per_share", "period": "quarterly", "headline": "beat",
-              "importance": "HIGH", "details": {"actual": 1.4, "estimate": 1.33, "surprise_pct": 5.3}}  # fmt: skip
-    earnings = pd.DataFrame({"ticker": ["ZZZ"], "report_period": ["2024-03-31"], "source_type": ["10-Q"],
-                             "filing_date": ["2024-04-30"], "signals": [[signal]]})  # fmt: skip
+    signal = {
+        "type": "EPS_BEAT",
+        "metric": "earnings_per_share",
+        "period": "quarterly",
+        "headline": "beat",
+        "importance": "HIGH",
+        "details": {"actual": 1.4, "estimate": 1.33, "surprise_pct": 5.3},
+    }
+    earnings = pd.DataFrame(
+        {
+            "ticker": ["ZZZ"],
+            "report_period": ["2024-03-31"],
+            "source_type": ["10-Q"],
+            "filing_date": ["2024-04-30"],
+            "signals": [[signal]],
+        }
+    )
     write_dataset(tmp_path, "earnings", earnings)
     with fdkit.server.start(tmp_path) as srv:
         headers = {"X-API-KEY": srv.api_key}
         got = requests.get(srv.base_url + "/company/facts", params={"ticker": "ZZZ"}, headers=headers, timeout=30)
         assert got.json()["company_facts"]["events"] == [
             {"type": "ticker_change", "date": "2024-01-02", "ticker": "ZZZ", "previous_ticker": "ZZ", "cusip": "123"},
-            {"type": "delisting", "date": "2025-01-02", "reason": "acquired"}]  # fmt: skip
+            {"type": "delisting", "date": "2025-01-02", "reason": "acquired"},
+        ]
         got = requests.get(srv.base_url + "/earnings", params={"ticker": "ZZZ"}, headers=headers, timeout=30)
         assert got.json()["earnings"][0]["signals"] == [signal]

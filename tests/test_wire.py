@@ -19,8 +19,11 @@ def _get(srv, path, params, **kw):
 def test_a_limit_above_the_maximum_is_clamped_not_refused(ref_server):
     r = _get(ref_server, "/news", {"ticker": "AAPL", "limit": 1000})
     assert r.status_code == 200 and len(r.json()["news"]) == 10  # the first page of up to 100 records
-    walk = _get(ref_server, "/prices", {"ticker": "AAPL", "interval": "day", "start_date": "2003-01-01",
-                                        "end_date": "2026-02-25", "limit": 99999})  # fmt: skip
+    walk = _get(
+        ref_server,
+        "/prices",
+        {"ticker": "AAPL", "interval": "day", "start_date": "2003-01-01", "end_date": "2026-02-25", "limit": 99999},
+    )
     assert walk.status_code == 200
     for bad in (0, -1, "ten", 1.5):
         assert _get(ref_server, "/news", {"ticker": "AAPL", "limit": bad}).status_code == 400
@@ -29,11 +32,20 @@ def test_a_limit_above_the_maximum_is_clamped_not_refused(ref_server):
 def test_enum_values_are_case_insensitive_and_answered_in_canonical_case(ref_server):
     r = _get(ref_server, "/financials/income-statements", {"ticker": "AAPL", "period": "Annual", "limit": 2})
     assert r.status_code == 200 and {s["period"] for s in r.json()["income_statements"]} == {"annual"}
-    p = _get(ref_server, "/prices", {"ticker": "AAPL", "interval": "DAY", "start_date": "2023-01-03",
-                                     "end_date": "2023-01-06"})  # fmt: skip
+    p = _get(
+        ref_server,
+        "/prices",
+        {"ticker": "AAPL", "interval": "DAY", "start_date": "2023-01-03", "end_date": "2023-01-06"},
+    )
     assert p.status_code == 200 and len(p.json()["prices"]) == 4
-    assert _get(ref_server, "/prices", {"ticker": "AAPL", "interval": "daily", "start_date": "2023-01-03",
-                                        "end_date": "2023-01-06"}).status_code == 400  # fmt: skip
+    assert (
+        _get(
+            ref_server,
+            "/prices",
+            {"ticker": "AAPL", "interval": "daily", "start_date": "2023-01-03", "end_date": "2023-01-06"},
+        ).status_code
+        == 400
+    )
 
 
 def test_item_names_with_commas_are_not_split(ref_server):
@@ -41,12 +53,23 @@ def test_item_names_with_commas_are_not_split(ref_server):
     from fdkit.server.params import validate_query
 
     ep = CATALOG["filing_items"]
-    q = validate_query(ep, [("ticker", "AAPL"), ("filing_type", "10-Q"), ("year", "2024"), ("item", "Part-1,Item-2"),
-                            ("item", "part-2,item-1a")])  # fmt: skip
+    q = validate_query(
+        ep,
+        [
+            ("ticker", "AAPL"),
+            ("filing_type", "10-Q"),
+            ("year", "2024"),
+            ("item", "Part-1,Item-2"),
+            ("item", "part-2,item-1a"),
+        ],
+    )
     assert q["item"] == ["Part-1,Item-2", "Part-2,Item-1A"] and set(q["item"]) <= set(FILING_ITEMS_10Q)
-    r = requests.get(ref_server.base_url + "/filings/items", headers={"X-API-KEY": ref_server.api_key}, timeout=30,
-                     params=[("ticker", "AAPL"), ("filing_type", "10-Q"), ("year", "2024"),
-                             ("item", "Part-1,Item-2")])  # fmt: skip
+    r = requests.get(
+        ref_server.base_url + "/filings/items",
+        headers={"X-API-KEY": ref_server.api_key},
+        timeout=30,
+        params=[("ticker", "AAPL"), ("filing_type", "10-Q"), ("year", "2024"), ("item", "Part-1,Item-2")],
+    )
     assert r.status_code in (200, 404) and "Invalid" not in r.text
 
 
@@ -113,7 +136,10 @@ def test_listing_and_vocabulary_routes_of_the_2026_document(ref_server):
     assert kpi_tickers["tickers"] == [] and kpi_sectors["sectors"] == []
     items = body("/filings/items/types")
     assert {k: [i["name"] for i in v] for k, v in items.items()} == {
-        "10-K": list(FILING_ITEMS_10K), "10-Q": list(FILING_ITEMS_10Q), "8-K": list(FILING_ITEMS_8K)}  # fmt: skip
+        "10-K": list(FILING_ITEMS_10K),
+        "10-Q": list(FILING_ITEMS_10Q),
+        "8-K": list(FILING_ITEMS_8K),
+    }
     titles = {i["name"]: i["title"] for i in items["10-K"]}
     assert titles["Item-1A"] == "Risk Factors" and titles["Item-7A"].startswith("Quantitative and Qualitative")
     assert list(body("/filings/items/types", {"filing_type": "8-K"})) == ["8-K"]
@@ -282,8 +308,12 @@ def test_every_documented_field_is_answered(ref_server, doc_name):
             if method == "get":
                 body = _get(ref_server, path, ep.examples[0]).json()
             else:
-                body = requests.post(ref_server.base_url + path, json=ep.examples[0], timeout=30,
-                                     headers={"X-API-KEY": ref_server.api_key}).json()  # fmt: skip
+                body = requests.post(
+                    ref_server.base_url + path,
+                    json=ep.examples[0],
+                    timeout=30,
+                    headers={"X-API-KEY": ref_server.api_key},
+                ).json()
             for key, sub in (top.get("properties") or {}).items():
                 if key not in body:
                     missing.append((path, key))
@@ -312,15 +342,44 @@ def test_a_newer_service_s_fields_become_columns_and_narrow_types_never_crash():
     import fdkit
 
     bodies = {
-        "/prices": {"ticker": "AAPL", "prices": [
-            {"time": "2024-01-02T00:00:00Z", "open": 1.0, "high": 2.0, "low": 0.5, "close": 1.5, "volume": 10,
-             "vwap": 1.4, "session": "regular", "trades": 7, "auction": True, "flags": {"halted": False}},
-            {"time": "2024-01-03T00:00:00Z", "open": 1.5, "high": 2.5, "low": 1.0, "close": 2.0, "volume": 12,
-             "vwap": 1.9, "session": None, "trades": 9, "auction": False, "flags": None}]},
-        "/analyst-estimates": {"analyst_estimates": [
-            {"ticker": "AAPL", "fiscal_period": "FY2026", "period": "annual", "revenue": 4.5e11},
-            {"ticker": "AAPL", "fiscal_period": "FY2027", "period": "annual", "revenue": 4.8e11}]},
-    }  # fmt: skip
+        "/prices": {
+            "ticker": "AAPL",
+            "prices": [
+                {
+                    "time": "2024-01-02T00:00:00Z",
+                    "open": 1.0,
+                    "high": 2.0,
+                    "low": 0.5,
+                    "close": 1.5,
+                    "volume": 10,
+                    "vwap": 1.4,
+                    "session": "regular",
+                    "trades": 7,
+                    "auction": True,
+                    "flags": {"halted": False},
+                },
+                {
+                    "time": "2024-01-03T00:00:00Z",
+                    "open": 1.5,
+                    "high": 2.5,
+                    "low": 1.0,
+                    "close": 2.0,
+                    "volume": 12,
+                    "vwap": 1.9,
+                    "session": None,
+                    "trades": 9,
+                    "auction": False,
+                    "flags": None,
+                },
+            ],
+        },
+        "/analyst-estimates": {
+            "analyst_estimates": [
+                {"ticker": "AAPL", "fiscal_period": "FY2026", "period": "annual", "revenue": 4.5e11},
+                {"ticker": "AAPL", "fiscal_period": "FY2027", "period": "annual", "revenue": 4.8e11},
+            ]
+        },
+    }
 
     class Newer(http.server.BaseHTTPRequestHandler):
         def do_GET(self) -> None:  # noqa: N802

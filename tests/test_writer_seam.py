@@ -48,24 +48,33 @@ def statement_events(tickers: list[str], per_ticker: int) -> list[dict]:
             period = known[i % len(known)] if i % 2 == 0 else f"{2030 + i // 4}-{3 * (i % 4) + 3:02d}-28"
             marker = 1e12 + len(out)
             record = {"report_period": period, "period": "quarterly", MARKED[family]: marker}
-            payload = {"ticker": t, "accession_number": f"0000000000-30-{len(out):06d}", "filing_date": "2031-01-05",
-                       "form_type": "10-Q/A", family: [record]}  # fmt: skip
+            payload = {
+                "ticker": t,
+                "accession_number": f"0000000000-30-{len(out):06d}",
+                "filing_date": "2031-01-05",
+                "form_type": "10-Q/A",
+                family: [record],
+            }
             out.append(make_event(family, payload))
     return out
 
 
 def post(url: str, event: dict) -> requests.Response:
     body = orjson.dumps(event)
-    return requests.post(url, data=body, headers={"X-FDS-Signature": sign(SECRET, body),
-                                                  "Content-Type": "application/json"}, timeout=60)  # fmt: skip
+    return requests.post(
+        url, data=body, headers={"X-FDS-Signature": sign(SECRET, body), "Content-Type": "application/json"}, timeout=60
+    )
 
 
 def assert_events_present(lake: Path, acked: list[dict]) -> None:
     """Every acknowledged event's record is served from the lake with the event's value."""
     for family in MARKED:
         df = read_dataset(lake, family, columns=[*KEY, MARKED[family]])
-        df = df.assign(ticker=df["ticker"].astype(str), period=df["period"].astype(str),
-                       report_period=df["report_period"].dt.strftime("%Y-%m-%d"))  # fmt: skip
+        df = df.assign(
+            ticker=df["ticker"].astype(str),
+            period=df["period"].astype(str),
+            report_period=df["report_period"].dt.strftime("%Y-%m-%d"),
+        )
         have = {(r.ticker, r.report_period, r.period): getattr(r, MARKED[family]) for r in df.itertuples()}
         for ev in acked:
             obj = ev["data"]["object"]
@@ -73,8 +82,10 @@ def assert_events_present(lake: Path, acked: list[dict]) -> None:
                 continue
             rec = obj[family][0]
             got = have.get((obj["ticker"], rec["report_period"], rec["period"]))
-            assert got == rec[MARKED[family]], f"event {ev['id']} ({family} {obj['ticker']} {rec['report_period']}) " \
-                                               f"was acknowledged but the lake holds {got}"  # fmt: skip
+            assert got == rec[MARKED[family]], (
+                f"event {ev['id']} ({family} {obj['ticker']} {rec['report_period']}) "
+                f"was acknowledged but the lake holds {got}"
+            )
 
 
 def assert_mirror_complete(lake: Path, tickers: list[str]) -> None:
@@ -117,8 +128,12 @@ def race(lake: Path, ref_server, tickers: list[str], events: list[dict], pace: f
         worker.join()
     client.close()
     during = sum(1 for at, _, code in answers if code == 200 and span["start"] <= at <= span["end"])
-    return {"acked": [ev for _, ev, code in answers if code == 200], "codes": [c for *_, c in answers],
-            "during": during, "report": span["report"]}  # fmt: skip
+    return {
+        "acked": [ev for _, ev, code in answers if code == 200],
+        "codes": [c for *_, c in answers],
+        "during": during,
+        "report": span["report"],
+    }
 
 
 def test_mirror_and_receiver_at_once_keep_every_acknowledged_row(tmp_path, ref_server):
@@ -179,8 +194,9 @@ def test_a_mirror_after_a_landing_keeps_it_on_every_lake_shape(tmp_path, ref_ser
     assert_events_present(lake, events)
     want = read_dataset(DATA, "income_statements", columns=KEY, where={"ticker": TICKERS[:2]})
     have = read_dataset(lake, "income_statements", columns=KEY)
-    assert len(have) == len(want) + sum(1 for e in events if e["data"]["object"]["income_statements"][0]
-                                        ["report_period"].startswith("2030"))  # fmt: skip
+    assert len(have) == len(want) + sum(
+        1 for e in events if e["data"]["object"]["income_statements"][0]["report_period"].startswith("2030")
+    )
     assert validate(lake, only=["landed_events_in_lake"])[0].ok
 
 
@@ -203,15 +219,22 @@ def test_two_receivers_converting_one_dataset_commit_one_convert(tmp_path):
 
 def test_two_processes_converting_at_once_convert_once(tmp_path):
     lake = tmp_path / "lake"
-    write_dataset(lake, "income_statements", read_dataset(DATA, "income_statements", where={"ticker": TICKERS}),
-                  partition_by="ticker", layout="parquet")  # fmt: skip
+    write_dataset(
+        lake,
+        "income_statements",
+        read_dataset(DATA, "income_statements", where={"ticker": TICKERS}),
+        partition_by="ticker",
+        layout="parquet",
+    )
     start = time.time() + 4  # both processes are imported by then, and convert at the same instant
     code = (
         "import sys, time; from fdkit.lake.writer import LakeWriter; w = LakeWriter(sys.argv[1]); "
         "time.sleep(max(0, float(sys.argv[2]) - time.time())); print(w.ensure_table('income_statements'))"
     )
-    procs = [subprocess.Popen([sys.executable, "-c", code, str(lake), str(start)], stdout=subprocess.PIPE, text=True)
-             for _ in range(2)]  # fmt: skip
+    procs = [
+        subprocess.Popen([sys.executable, "-c", code, str(lake), str(start)], stdout=subprocess.PIPE, text=True)
+        for _ in range(2)
+    ]
     assert [p.communicate(timeout=60)[0].strip() for p in procs] == ["True", "True"]
     table = lake / "income_statements"
     assert _operations(table) == ["CONVERT"] and len(_metadata_ids(table)) == 1
