@@ -113,6 +113,26 @@ def test_index_fund_headers_follow_the_2026_document(ref_server):
     }
 
 
+def test_a_filter_that_keeps_no_constituent_keeps_the_funds_header(ref_server):
+    """No bond among SPY's constituents: no holdings, the fund still named as the document types it (not nulls)."""
+    doc = reference_document("openapi.json")
+    body = _get(ref_server, "/index-funds", {"ticker": "SPY", "asset_class": "bond"}).json()
+    _validate(doc, "/index-funds", body, branch=0)
+    assert body["holdings"] == [] and body["fund"]["total_holdings"] == 0
+    assert body["fund"]["name"] == "SPDR S&P 500 ETF Trust" and body["fund"]["as_of"] == "2026-08-08"
+
+
+def test_a_date_before_the_funds_first_period_is_a_404_naming_it(ref_server):
+    r = requests.get(
+        ref_server.base_url + "/index-funds",
+        params={"ticker": "SPY", "as_of": "2016-06-30"},
+        headers={"X-API-KEY": ref_server.api_key},
+        timeout=60,
+    )
+    assert r.status_code == 404, r.text
+    assert r.json()["message"] == "Fund SPY has no holdings filed as of 2016-06-30: its first period is 2026-08-08"
+
+
 def test_index_fund_frames_keep_the_header_typed(ref_client):
     frame = ref_client.index_funds("SPY", limit=5)
     assert str(frame["total_net_assets"].dtype) == "float64" and str(frame["source"].dtype) == "string"

@@ -832,21 +832,28 @@ def institutional_holdings(store: Store, ep: Endpoint, q: dict[str, Any]) -> Ans
 @handles("index_funds")
 def index_funds(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
     """A fund's holdings (``ticker``) or the funds holding a security (``holding``), as of a date."""
-    df = store.frame("index_funds")
+    every = df = store.frame("index_funds")
     if q.get("as_of"):
         df = df[(df["as_of"] <= pd.Timestamp(q["as_of"])).to_numpy(dtype=bool)]
         df = df[(df["as_of"] == df.groupby("fund", observed=True)["as_of"].transform("max")).to_numpy(dtype=bool)]
-    if q.get("asset_class"):
-        df = df[(df["asset_class"].astype("string") == q["asset_class"]).fillna(False).to_numpy(dtype=bool)]
     start = int(q.get("offset") or 0)
     stop = start + int(q.get("limit") or ep.default_limit or 50)
     if q.get("ticker"):
         fund = str(q["ticker"]).strip().upper()
-        rows = df[(df["fund"].astype("string") == fund).to_numpy(dtype=bool)].sort_values("ticker", kind="stable")
-        if rows.empty and fund not in set(store.keys_of("index_funds", "fund")):
+        fund_rows = df[(df["fund"].astype("string") == fund).to_numpy(dtype=bool)].sort_values("ticker", kind="stable")
+        if fund_rows.empty and fund not in set(store.keys_of("index_funds", "fund")):
             raise NotFound(f"Fund {fund} not found; see /index-funds/tickers")
+        if fund_rows.empty:  # a fund known, but no filing of it on or before the date asked
+            first_day = every.loc[(every["fund"].astype("string") == fund).to_numpy(dtype=bool), "as_of"].min()
+            raise NotFound(
+                f"Fund {fund} has no holdings filed as of {q['as_of']}: its first period is {first_day:%Y-%m-%d}"
+            )
+        rows = fund_rows  # the constituents asked for; the fund's header is the fund's whatever they are
+        if q.get("asset_class"):
+            same = fund_rows["asset_class"].astype("string") == q["asset_class"]
+            rows = fund_rows[same.fillna(False).to_numpy(dtype=bool)]
         head = to_records(
-            rows.iloc[:1],
+            fund_rows.iloc[:1],
             ["fund_name", "fund_cik", "asset_class", "as_of", "filing_date", "source", "total_net_assets"],
         )
         first = head[0] if head else {}
@@ -879,6 +886,8 @@ def index_funds(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
         }
         return Answer(body={"ticker": fund, "fund": header, "holdings": page})
     held = str(q["holding"]).strip().upper()
+    if q.get("asset_class"):  # (documented with ``ticker`` only; taken here as before, on the holding's class)
+        df = df[(df["asset_class"].astype("string") == q["asset_class"]).fillna(False).to_numpy(dtype=bool)]
     rows = df[(df["ticker"].astype("string") == held).to_numpy(dtype=bool)].sort_values("fund", kind="stable")
     if rows.empty and held not in store.known_tickers():
         raise NotFound(f"Ticker {held} not found")
