@@ -217,9 +217,7 @@ class LakeReader:
             ['ECB']
         """
         wanted = None if columns is None else list(dict.fromkeys([*columns, *(where or {})]))
-        if files is None and self.extensions:  # a data package's rows of a bundled dataset are read with it
-            listing = self.files(name)
-            files = listing if any(not f.is_relative_to(listing.base) for f in listing.files) else None
+        files = self._with_packages(name, files)
         df = rows_where(
             read_dataset(
                 self.home(name), name, schema=schema, columns=wanted, where=where, files=files, between=between
@@ -229,6 +227,13 @@ class LakeReader:
         if columns is not None:
             df = df[columns]
         return df.reset_index(drop=True)
+
+    def _with_packages(self, name: str, files: DatasetFiles | None) -> DatasetFiles | None:
+        """The listing to read ``name`` from: a data package's rows of a bundled dataset are read with it."""
+        if files is None and self.extensions:
+            listing = self.files(name)
+            return listing if any(not f.is_relative_to(listing.base) for f in listing.files) else None
+        return files
 
     def read_table(
         self,
@@ -249,9 +254,7 @@ class LakeReader:
             >>> sorted(set(t.column("bank").to_pylist()))
             ['ECB']
         """
-        if files is None and self.extensions:
-            listing = self.files(name)
-            files = listing if any(not f.is_relative_to(listing.base) for f in listing.files) else None
+        files = self._with_packages(name, files)
         table = read_table(self.home(name), name, where=where, files=files, between=between)
         for column, value in (where or {}).items():
             if column in table.column_names and table.num_rows:

@@ -224,8 +224,7 @@ def _arrow_read(store: Store, ep: Endpoint, query: dict[str, Any], tickers: list
     kept = np.flatnonzero(asked & rows_of_mask(keys, ep) & filter_mask(keys, ep, query))
     order = kept[_order(keys, kept, codes[kept], date, ep.newest_first)]
     del keys
-    first = next((t for t in tickers if t in present), tickers[0])
-    _, fill = records_of(ep, {**query, "ticker": first}, {ep.response_key: []})
+    fill = _constants(ep, query, tickers, present)
     part = part_of_table(ep, table.take(order), fill)
     return None if part is None else (part[0], codes[order], names, present, fill)
 
@@ -241,9 +240,14 @@ def _frame_read(store: Store, ep: Endpoint, query: dict[str, Any], tickers: list
     kept = np.flatnonzero(rows_of_mask(rows, ep) & filter_mask(rows, ep, query))
     order = kept[_order(rows, kept, codes[kept], _date_col(ep), ep.newest_first)]
     rows, codes = rows.take(order), codes[order]  # (one copy of the rows kept, in their order)
-    first = next((t for t in tickers if t in present), tickers[0])
-    _, fill = records_of(ep, {**query, "ticker": first}, {ep.response_key: []})
+    fill = _constants(ep, query, tickers, present)
     return part_of_rows(ep, rows, fill)[0], codes, names, present, fill
+
+
+def _constants(ep: Endpoint, query: dict[str, Any], tickers: list[str], present: set[str]) -> dict[str, Any]:
+    """The answer's constants, as the first present ticker's own request gives them."""
+    first = next((t for t in tickers if t in present), tickers[0])
+    return records_of(ep, {**query, "ticker": first}, {ep.response_key: []})[1]
 
 
 def _sliced(
