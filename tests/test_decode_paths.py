@@ -93,8 +93,8 @@ def pages(draw: Any) -> list[tuple[dict[str, Any], dict[str, Any]]]:
     out = []
     for ticker in tickers:
         days = draw(st.lists(st.integers(10_000, 10_060), max_size=12))
-        if draw(st.booleans()):
-            days = sorted(set(days))  # the usual page: strictly increasing times
+        if draw(st.booleans()):  # the usual page: strictly increasing times, or falling (newest first)
+            days = sorted(set(days), reverse=draw(st.booleans()))
         records = [draw(bar(d, fields, intraday)) for d in days]
         out.append(({**params, "ticker": ticker}, {"ticker": ticker, "prices": records}))
     return out
@@ -118,16 +118,20 @@ def test_fast_paths_give_the_general_frame(responses: list[tuple[dict[str, Any],
     same(arrow, want)
 
 
-def test_the_fast_path_is_taken_for_a_plain_page_and_not_for_an_unsorted_one() -> None:
+def test_the_fast_path_is_taken_for_a_rising_or_falling_page_and_not_for_an_unsorted_one() -> None:
     body = {
         "prices": [
-            {"time": f"2024-01-0{d}T00:00:00Z", "open": 1.0, "close": 2.0, "high": 2.0, "low": 1.0, "volume": 5}
+            {"time": f"2024-01-0{d}T00:00:00Z", "open": 1.0, "close": float(d), "high": 2.0, "low": 1.0, "volume": 5}
             for d in (2, 3, 4)
         ]
     }
     part = typed.response_part(PRICES, {"ticker": "AAPL"}, body)
     assert typed._series_frame(PRICES, [part], COLUMNS, {"interval": "day"}) is not None
-    body["prices"].reverse()
+    body["prices"].reverse()  # newest first, as statements and filings are answered: turned round, then written
+    part = typed.response_part(PRICES, {"ticker": "AAPL"}, body)
+    fast = typed._series_frame(PRICES, [part], COLUMNS, {"interval": "day"})
+    assert fast is not None and fast["close"].tolist() == [2.0, 3.0, 4.0]
+    body["prices"][1:] = body["prices"][:0:-1]  # 4, 2, 3: neither rising nor falling
     part = typed.response_part(PRICES, {"ticker": "AAPL"}, body)
     assert typed._series_frame(PRICES, [part], COLUMNS, {"interval": "day"}) is None
     same(

@@ -304,15 +304,25 @@ def _fetch_cold(
         bar.close()
 
 
-#: an answer of this many bytes or more has its memory handed back before the next request (a statement
-#: panel's 2-6 MB answers are not worth the 5-7 ms a release takes)
-RELEASE_FROM = 16 * 2**20
+#: an answer of this many bytes or more (its parts and shared tables, each once) has its memory handed back before
+#: the next request: a price history's 10-12 MB answers are (without, the 958 histories' call peaked at 2.7x its
+#: frame, against 2.5x), a statement panel's 2-3 MB answers are not worth the 3-4 ms a release takes
+RELEASE_FROM = 8 * 2**20
 
 
 def _answer_bytes(answered: list[tuple[int, Bundle]]) -> int:
-    """The bytes of the bundles answered (each bundle once): their parts' and shared tables'."""
+    """The bytes of the bundles answered (each bundle once): their parts' and shared tables' (each table once).
+
+    Example:
+        >>> from fdkit.frames.bundle import Bundle, BundleEntry, SharedTable
+        >>> table = SharedTable(b"x" * 100)
+        >>> entries = [BundleEntry(t, 200, b"", shared=table, offset=0, rows=1) for t in ("A", "B")]
+        >>> _answer_bytes([(0, Bundle(entries, None))])
+        100
+    """
     bundles = {id(b): b for _, b in answered}.values()
-    return sum(len(e.data) + (len(e.shared.data) if e.shared is not None else 0) for b in bundles for e in b.entries)
+    shared = {id(e.shared): len(e.shared.data) for b in bundles for e in b.entries if e.shared is not None}
+    return sum(len(e.data) for b in bundles for e in b.entries) + sum(shared.values())
 
 
 def _kept_part(client: Client, data: bytes, tables: dict[str, Part | None]) -> Piece | None:
