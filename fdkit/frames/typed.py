@@ -956,7 +956,7 @@ def _series_frame(
     lo = 0
     for at, i, n in segments:
         piece = parts[i]
-        shared = isinstance(piece, Runs)
+        shared = isinstance(piece, Runs) and piece.table.nbytes >= _RELEASE_AFTER  # (a statement table's 3 MB: no)
         table = piece.table.slice(at, n) if isinstance(piece, Runs) else piece[0]
         hi = lo + n
         times[lo:hi] = _int64s(table.column(when))
@@ -1223,6 +1223,9 @@ def _segments(units: list[tuple[str, int, int, int]]) -> list[tuple[int, int, in
 #: consolidation would copy them once more (a 1,000-ticker panel: +100 MB at the peak); below it, the constructor
 #: is faster than inserting columns one by one (0.1 against 0.7 ms for a 5,000-bar page)
 _CONSOLIDATED = 16 * 2**20
+#: a shared table of this many bytes or more has its memory handed back to the system once its rows are in the
+#: frame (a price history request's 10-12 MB); a smaller one's few MB are not worth the 3 ms a release takes
+_RELEASE_AFTER = 8 * 2**20
 #: pandas' missing time as int64 nanoseconds
 _NAT = np.iinfo(np.int64).min
 
