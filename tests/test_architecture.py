@@ -197,3 +197,100 @@ def test_the_library_is_formatted_by_the_formatter_not_by_hand():
         if (n := path.read_text().count("# fmt: skip"))
     }
     assert sum(marked.values()) <= MOST_FORMAT_SKIPS, marked
+
+
+#: the size and complexity budget of a function of fdkit/ (issue 41 item 3), and the reviewed exceptions to it
+MOST_LINES = 60
+MOST_COMPLEXITY = 15
+GENERATED = {"fdkit/api.py", "fdkit/client/methods.py"}
+
+
+def _code_lines(node: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
+    """A function's lines, its docstring not counted (a Google-style docstring with its example is wanted)."""
+    lines = node.end_lineno - node.lineno + 1  # type: ignore[operator]
+    first = node.body[0] if node.body else None
+    if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
+        lines -= first.end_lineno - first.lineno + 1  # type: ignore[operator]
+    return lines
+
+
+def function_sizes(root: Path = ROOT) -> dict[tuple[str, str], int]:
+    """Every function of fdkit/ over the line budget: ``(path, name) -> lines of code``."""
+    out = {}
+    for path in sorted((root / "fdkit").rglob("*.py")):
+        rel = path.relative_to(root).as_posix()
+        if rel in GENERATED:
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and _code_lines(node) > MOST_LINES:
+                key = (rel, node.name)
+                out[key] = max(out.get(key, 0), _code_lines(node))
+    return out
+
+
+def function_complexities(root: Path = ROOT) -> dict[tuple[str, str], int]:
+    """Every function of fdkit/ over ruff's C901 budget: ``(path, name) -> complexity``."""
+    import json
+    import re
+
+    found = subprocess.run(
+        [sys.executable, "-m", "ruff", "check", "--select", "C901", "--output-format", "json", "--exit-zero"]
+        + ["--config", f"lint.mccabe.max-complexity={MOST_COMPLEXITY}", "fdkit"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    out = {}
+    for finding in json.loads(found.stdout):
+        name, complexity = re.fullmatch(r"`(.+)` is too complex \((\d+) > \d+\)", finding["message"]).groups()
+        rel = Path(finding["filename"]).resolve().relative_to(root.resolve()).as_posix()
+        if rel not in GENERATED:
+            out[(rel, name)] = max(out.get((rel, name), 0), int(complexity))
+    return out
+
+
+def _exceptions() -> list[dict]:
+    import tomllib
+
+    return tomllib.loads((ROOT / "tests" / "budget_exceptions.toml").read_text())["exception"]
+
+
+def budget_breaches(sizes: dict, complexities: dict, exceptions: list[dict]) -> list[str]:
+    """What breaks the budget: a function over it not listed, a listed one grown, a listed figure no longer true."""
+    listed = {(e["path"], e["function"]): e for e in exceptions}
+    problems = []
+    for e in exceptions:
+        if not str(e.get("reason", "")).strip():
+            problems.append(f"{e['path']}:{e['function']}: an exception without a reason")
+    for figure, found, most in (("lines", sizes, MOST_LINES), ("complexity", complexities, MOST_COMPLEXITY)):
+        for key, value in sorted(found.items()):
+            allowed = listed.get(key, {}).get(figure)
+            if allowed is None:
+                problems.append(f"{key[0]}:{key[1]}: {figure} {value} over {most}, not in tests/budget_exceptions.toml")
+            elif value > allowed:
+                problems.append(f"{key[0]}:{key[1]}: {figure} {value}, grown past its exception's {allowed}")
+        for key, e in sorted(listed.items()):
+            if figure in e and found.get(key, 0) < e[figure]:
+                now = found.get(key)
+                problems.append(
+                    f"{key[0]}:{key[1]}: {figure} is {now if now else f'within {most}'} now, the exception says "
+                    f"{e[figure]}: lower it (or remove the entry)"
+                )
+    return problems
+
+
+def test_no_function_over_the_size_and_complexity_budget_but_the_reviewed_exceptions():
+    """At most 60 lines of code and C901 complexity 15 a function, except the reviewed list, which only shrinks."""
+    assert budget_breaches(function_sizes(), function_complexities(), _exceptions()) == []
+
+
+def test_the_budget_check_bites():
+    """A function grown, a new one over the budget, a stale or unexplained exception: each is named."""
+    entry = {"path": "fdkit/x.py", "function": "f", "lines": 70, "reason": "a reason"}
+    assert budget_breaches({("fdkit/x.py", "f"): 70}, {}, [entry]) == []
+    assert "grown" in budget_breaches({("fdkit/x.py", "f"): 71}, {}, [entry])[0]
+    assert "lower it" in budget_breaches({("fdkit/x.py", "f"): 65}, {}, [entry])[0]
+    assert "not in tests/budget_exceptions.toml" in budget_breaches({("fdkit/y.py", "g"): 61}, {}, [entry])[0]
+    assert "complexity 16 over 15" in budget_breaches({("fdkit/x.py", "f"): 70}, {("fdkit/x.py", "f"): 16}, [entry])[0]
+    assert "without a reason" in budget_breaches({("fdkit/x.py", "f"): 70}, {}, [{**entry, "reason": " "}])[0]

@@ -33,6 +33,7 @@ from __future__ import annotations
 import struct
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import orjson
 
@@ -224,19 +225,7 @@ def read_bundle(data: bytes) -> list[BundleEntry]:
     shared: SharedTable | None = None
     tables = 0
     while True:
-        if at + _HEADER.size > len(view):
-            raise BrokenBundle("the bundle ends inside an entry (cut short?)")
-        (size,) = _HEADER.unpack_from(view, at)
-        at += _HEADER.size
-        if size > _MAX_HEADER or at + size > len(view):
-            raise BrokenBundle("the bundle ends inside an entry (cut short?)")
-        try:
-            head = orjson.loads(view[at : at + size])
-        except orjson.JSONDecodeError:
-            raise BrokenBundle("an entry's header is not JSON") from None
-        at += size
-        if not isinstance(head, dict):
-            raise BrokenBundle("an entry's header is not a JSON object")
+        head, at = _header(view, at)
         if head.get("end"):
             if head.get("count") != len(out) or head.get("tables", 0) != tables or at != len(view):
                 raise BrokenBundle(
@@ -251,29 +240,50 @@ def read_bundle(data: bytes) -> list[BundleEntry]:
             shared, tables = SharedTable(view[at : at + n]), tables + 1
             at += n
             continue
-        ticker = head.get("ticker")
-        if "rows" in head:
-            run = head["rows"]
-            if (
-                not isinstance(ticker, str)
-                or not isinstance(run, list)
-                or len(run) != 2
-                or any(type(v) is not int or v < 0 for v in run)
-            ):
-                raise BrokenBundle("an entry's header is not a bundle's (ticker, rows)")
-            if shared is None:
-                raise BrokenBundle(f"the entry of {ticker} names rows of a table, and no table came before it")
-            out.append(BundleEntry(ticker, 200, shared=shared, offset=run[0], rows=run[1]))
-            continue
-        n, status = head.get("bytes"), head.get("status", 500)
-        if not isinstance(ticker, str) or (n is not None and type(n) is not int) or type(status) is not int:
-            raise BrokenBundle("an entry's header is not a bundle's (ticker, bytes or status)")
-        if n is not None:
-            if n < 0 or at + n > len(view):
-                raise BrokenBundle("the bundle ends inside an entry (cut short?)")
-            out.append(BundleEntry(ticker, 200, view[at : at + n]))  # a view of the body: no copy
-            at += n
-        else:
-            out.append(
-                BundleEntry(ticker, status, error=str(head.get("error") or ""), message=str(head.get("message") or ""))
-            )
+        entry, at = _ticker_entry(head, view, at, shared)
+        out.append(entry)
+
+
+def _header(view: memoryview, at: int) -> tuple[dict[str, Any], int]:
+    """The JSON header of the entry at ``at``, and where the entry's bytes (if any) begin."""
+    if at + _HEADER.size > len(view):
+        raise BrokenBundle("the bundle ends inside an entry (cut short?)")
+    (size,) = _HEADER.unpack_from(view, at)
+    at += _HEADER.size
+    if size > _MAX_HEADER or at + size > len(view):
+        raise BrokenBundle("the bundle ends inside an entry (cut short?)")
+    try:
+        head = orjson.loads(view[at : at + size])
+    except orjson.JSONDecodeError:
+        raise BrokenBundle("an entry's header is not JSON") from None
+    if not isinstance(head, dict):
+        raise BrokenBundle("an entry's header is not a JSON object")
+    return head, at + size
+
+
+def _ticker_entry(
+    head: dict[str, Any], view: memoryview, at: int, shared: SharedTable | None
+) -> tuple[BundleEntry, int]:
+    """A ticker's entry from its header (its run of ``shared``, its part's bytes at ``at``, or its error)."""
+    ticker = head.get("ticker")
+    if "rows" in head:
+        run = head["rows"]
+        if (
+            not isinstance(ticker, str)
+            or not isinstance(run, list)
+            or len(run) != 2
+            or any(type(v) is not int or v < 0 for v in run)
+        ):
+            raise BrokenBundle("an entry's header is not a bundle's (ticker, rows)")
+        if shared is None:
+            raise BrokenBundle(f"the entry of {ticker} names rows of a table, and no table came before it")
+        return BundleEntry(ticker, 200, shared=shared, offset=run[0], rows=run[1]), at
+    n, status = head.get("bytes"), head.get("status", 500)
+    if not isinstance(ticker, str) or (n is not None and type(n) is not int) or type(status) is not int:
+        raise BrokenBundle("an entry's header is not a bundle's (ticker, bytes or status)")
+    if n is None:
+        error, message = str(head.get("error") or ""), str(head.get("message") or "")
+        return BundleEntry(ticker, status, error=error, message=message), at
+    if n < 0 or at + n > len(view):
+        raise BrokenBundle("the bundle ends inside an entry (cut short?)")
+    return BundleEntry(ticker, 200, view[at : at + n]), at + n  # a view of the body: no copy
