@@ -918,18 +918,10 @@ def _series_frame(
     copies them once more); with ``consume`` each part is dropped from ``parts`` once copied, so the transient
     memory of a panel is about its frame plus the parts not yet copied, not parts + table + pandas copies.
     """
-    if len(ep.index) != 2:
+    plan = _series_plan(ep, columns)
+    if plan is None:
         return None
-    key, when = ep.index
-    logical = columns.get(when)
-    if columns.get(key) != "category" or closed_vocabulary(key) is not None or logical not in ("date", "datetime"):
-        return None
-    own = [f for f in columns if f != key]
-    types = {f: _ARROW_TYPED.get(columns[f]) for f in own}
-    kinds = {f: _series_kind(columns[f], f) for f in own if f != when}
-    if any(t is None for t in types.values()) or any(k is None for k in kinds.values()):
-        return None
-    vocabularies = {f: pa.array(closed_vocabulary(f), pa.string()) for f, k in kinds.items() if k == "category"}
+    key, when, own, types, kinds, vocabularies = plan
     parts = _rising(parts, key, when, consume=consume)  # newest-first answers (statements, filings) turned round
     checked = _checked_units(parts, key, when, own, types, kinds, vocabularies)  # everything, before writing
     if checked is None:
@@ -938,58 +930,150 @@ def _series_frame(
     if not units or len({u[0] for u in units}) != len(units):
         return None
     units.sort(key=itemgetter(0))  # labels sorted, then time
-    labels = [u[0] for u in units]
     rows = [u[1] for u in units]
-    total = sum(rows)
+    target = _SeriesColumns(sum(rows), when, kinds, types, vocabularies)
     segments = _segments(units)
     left = {i: 0 for _, i, _ in segments}  # each piece's segments not yet copied
     for _, i, _ in segments:
         left[i] += 1
-    floats = [f for f, k in kinds.items() if k == "float"]
-    block = np.empty((len(floats), total), dtype=np.float64)
-    out: dict[str, Any] = {f: np.empty(total, np.int64) for f, k in kinds.items() if k == "int"}
-    masks = {f: np.empty(total, np.bool_) for f, k in kinds.items() if k == "int"}
-    codes: dict[str, Any] = {f: np.empty(total, np.int8 if len(v) < 127 else np.int32) for f, v in vocabularies.items()}
-    arrow: dict[str, list[pa.Array]] = {f: [] for f, k in kinds.items() if k in ("bool", "string")}
-    stamps_of: dict[str, Any] = {f: np.empty(total, np.int64) for f, k in kinds.items() if k == "time"}
-    times = np.empty(total, np.int64)
-    lo = 0
     for at, i, n in segments:
         piece = parts[i]
         shared = isinstance(piece, Runs) and piece.table.nbytes >= _RELEASE_AFTER  # (a statement table's 3 MB: no)
-        table = piece.table.slice(at, n) if isinstance(piece, Runs) else piece[0]
-        hi = lo + n
-        times[lo:hi] = _int64s(table.column(when))
-        for j, f in enumerate(floats):
-            _fill(block[j, lo:hi], table.column(f))
-        for f, ints in out.items():
-            column = table.column(f)
-            _fill(ints[lo:hi], pc.fill_null(column, 0) if column.null_count else column)
-            masks[f][lo:hi] = column.is_null().to_numpy(zero_copy_only=False) if column.null_count else False
-        for f, target in codes.items():
-            found = codes_of[i, f]
-            _fill(target[lo:hi], pc.fill_null(found.slice(at, n) if isinstance(piece, Runs) else found, -1))
-        for f, target in stamps_of.items():  # other dates: nanoseconds, missing ones NaT's
-            column = table.column(f)
-            ns = column.cast(pa.timestamp("ns")) if pa.types.is_date32(column.type) else column
-            _fill(target[lo:hi], pc.fill_null(ns.cast(pa.int64()), _NAT))
-        for f, chunks in arrow.items():
-            column = table.column(f)
-            chunks.extend((column.cast(types[f]) if pa.types.is_dictionary(column.type) else column).chunks)
-        del table, piece
+        if isinstance(piece, Runs):
+            target.copy(piece.table.slice(at, n), {f: codes_of[i, f].slice(at, n) for f in vocabularies})
+        else:
+            target.copy(piece[0], {f: codes_of[i, f] for f in vocabularies})
+        del piece
         left[i] -= 1
         if not left[i]:
-            for f in codes:
+            for f in vocabularies:
                 del codes_of[i, f]
             if consume:
                 parts[i] = None  # type: ignore[index]  # the caller's list: this piece's rows are in the columns now
                 if shared:  # a request's table of many tickers: its memory back to the system at once
                     release_unused()
-        lo = hi
     if consume:
         for i in range(len(parts)):  # the empty ones too
             parts[i] = None  # type: ignore[index]
-    utc = logical == "datetime" and not (when == ep.time_index and params.get("interval") != "minute")
+    utc = columns[when] == "datetime" and not (when == ep.time_index and params.get("interval") != "minute")
+    position, level = _time_level(target.pop_times(), utc)
+    names = pd.Index(sorted(u[0] for u in units), dtype=STRING_DTYPE)
+    keys: Any = np.repeat(np.arange(len(names), dtype=np.int32 if len(names) > 32_000 else np.int16), rows)
+    # pandas-stubs types levels/codes as nested sequences; Index objects and int arrays are what pandas takes
+    levels: Any = [names, level]
+    index = pd.MultiIndex(levels=levels, codes=[keys, position], names=[key, when], verify_integrity=False)
+    df = target.frame(index, columns)
+    if ep.split_adjusted:
+        df.attrs["split_basis"] = "adjusted"
+    return df
+
+
+#: what :func:`_series_frame` writes: ``(label key, time key, the other columns, their Arrow types, their kinds, the
+#: closed vocabularies)``
+SeriesPlan = tuple[str, str, list[str], dict[str, Any], dict[str, str], dict[str, pa.Array]]
+
+
+def _series_plan(ep: Endpoint, columns: Mapping[str, str]) -> SeriesPlan | None:
+    """How :func:`_series_frame` writes the endpoint's frame; ``None``: not a ``(<label>, <date>)`` series it writes."""
+    if len(ep.index) != 2:
+        return None
+    key, when = ep.index
+    if columns.get(key) != "category" or closed_vocabulary(key) is not None:
+        return None
+    if columns.get(when) not in ("date", "datetime"):
+        return None
+    own = [f for f in columns if f != key]
+    types = {f: _ARROW_TYPED.get(columns[f]) for f in own}
+    kinds = {f: _series_kind(columns[f], f) for f in own if f != when}
+    if any(t is None for t in types.values()) or any(k is None for k in kinds.values()):
+        return None
+    vocabularies = {f: pa.array(closed_vocabulary(f), pa.string()) for f, k in kinds.items() if k == "category"}
+    return key, when, own, types, {f: str(k) for f, k in kinds.items()}, vocabularies
+
+
+class _SeriesColumns:
+    """A series frame's columns, preallocated and written stretch by stretch in their final types.
+
+    Floats go into one ``(columns, rows)`` block (past :data:`_CONSOLIDATED` bytes the frame's own), ints into
+    values and masks, closed vocabularies into codes, other dates into nanoseconds, text and booleans stay Arrow
+    chunks (pandas' Arrow-backed arrays take them as they are).
+    """
+
+    def __init__(
+        self, total: int, when: str, kinds: dict[str, str], types: dict[str, Any], vocabularies: dict[str, pa.Array]
+    ) -> None:
+        self.when, self.kinds, self.types, self.vocabularies = when, kinds, types, vocabularies
+        self.floats = [f for f, k in kinds.items() if k == "float"]
+        self.block = np.empty((len(self.floats), total), dtype=np.float64)
+        self.ints: dict[str, Any] = {f: np.empty(total, np.int64) for f, k in kinds.items() if k == "int"}
+        self.masks = {f: np.empty(total, np.bool_) for f in self.ints}
+        self.codes: dict[str, Any] = {
+            f: np.empty(total, np.int8 if len(v) < 127 else np.int32) for f, v in vocabularies.items()
+        }
+        self.arrow: dict[str, list[pa.Array]] = {f: [] for f, k in kinds.items() if k in ("bool", "string")}
+        self.stamps: dict[str, Any] = {f: np.empty(total, np.int64) for f, k in kinds.items() if k == "time"}
+        self.times: np.ndarray | None = np.empty(total, np.int64)
+        self.lo = 0
+
+    def copy(self, table: pa.Table, codes: dict[str, Any]) -> None:
+        """Write the next stretch of rows: ``table``'s columns and the vocabularies' ``codes`` of its rows."""
+        lo, hi = self.lo, self.lo + table.num_rows
+        assert self.times is not None
+        self.times[lo:hi] = _int64s(table.column(self.when))
+        for j, f in enumerate(self.floats):
+            _fill(self.block[j, lo:hi], table.column(f))
+        for f, ints in self.ints.items():
+            column = table.column(f)
+            _fill(ints[lo:hi], pc.fill_null(column, 0) if column.null_count else column)
+            self.masks[f][lo:hi] = column.is_null().to_numpy(zero_copy_only=False) if column.null_count else False
+        for f, target in self.codes.items():
+            _fill(target[lo:hi], pc.fill_null(codes[f], -1))
+        for f, target in self.stamps.items():  # other dates: nanoseconds, missing ones NaT's
+            column = table.column(f)
+            ns = column.cast(pa.timestamp("ns")) if pa.types.is_date32(column.type) else column
+            _fill(target[lo:hi], pc.fill_null(ns.cast(pa.int64()), _NAT))
+        for f, chunks in self.arrow.items():
+            column = table.column(f)
+            chunks.extend((column.cast(self.types[f]) if pa.types.is_dictionary(column.type) else column).chunks)
+        self.lo = hi
+
+    def pop_times(self) -> np.ndarray:
+        """The index's times as int64 nanoseconds (handed over: the columns no longer hold them)."""
+        times, self.times = self.times, None
+        assert times is not None
+        return times
+
+    def frame(self, index: pd.MultiIndex, columns: Mapping[str, str]) -> pd.DataFrame:
+        """The frame of the columns written, on ``index`` (the columns are handed over to it)."""
+        built: dict[str, Any] = {}
+        for f, kind in self.kinds.items():
+            if kind == "int":
+                built[f] = pd.arrays.IntegerArray(self.ints.pop(f), self.masks.pop(f))
+            elif kind == "time":
+                stamps = self.stamps.pop(f).view("M8[ns]")
+                date = columns[f] == "date"
+                built[f] = pd.array(stamps) if date else pd.DatetimeIndex(stamps).tz_localize("UTC").array
+            elif kind == "category":
+                dtype: Any = pd.CategoricalDtype(pd.Index(self.vocabularies[f].to_pylist(), dtype=STRING_DTYPE))
+                built[f] = pd.Categorical.from_codes(self.codes.pop(f), dtype=dtype)
+            elif kind != "float":
+                chunked = pa.chunked_array(self.arrow.pop(f), type=self.types[f])
+                mapped = pd.BooleanDtype() if kind == "bool" else pd.StringDtype()
+                built[f] = mapped.__from_arrow__(chunked)  # type: ignore[union-attr]
+        block, floats, self.block = self.block, self.floats, np.empty((0, 0))
+        if block.nbytes < _CONSOLIDATED:  # small: pandas' constructor (it copies the floats into one block: cheap)
+            data = {f: (block[floats.index(f)] if k == "float" else built.pop(f)) for f, k in self.kinds.items()}
+            return pd.DataFrame(data, index=index, copy=False)
+        df = pd.DataFrame(block.T, index=index, columns=floats, copy=False)  # a panel: the block is the frame's
+        del block
+        for f in [f for f in self.kinds if f in built]:  # the other columns inserted around it (no copy)
+            df.insert(list(self.kinds).index(f), f, built.pop(f))
+        return df
+
+
+def _time_level(times: np.ndarray, utc: bool) -> tuple[Any, pd.Index]:
+    """The time level of a series index and each row's position in it (rising times: themselves, in order)."""
+    total = len(times)
     stamp = times.view("M8[ns]")
     level: pd.Index = pd.DatetimeIndex(stamp, tz="UTC") if utc else pd.DatetimeIndex(stamp)
     position: Any = np.arange(total, dtype=np.int32 if total < 2**31 else np.int64)
@@ -1000,40 +1084,7 @@ def _series_frame(
         else:
             position, first, present = days
             level = pd.DatetimeIndex((first + present * _DAY).view("M8[ns]"), tz="UTC" if utc else None)
-    del stamp, times
-    names = pd.Index(sorted(labels), dtype=STRING_DTYPE)
-    keys: Any = np.repeat(np.arange(len(names), dtype=np.int32 if len(names) > 32_000 else np.int16), rows)
-    # pandas-stubs types levels/codes as nested sequences; Index objects and int arrays are what pandas takes
-    levels: Any = [names, level]
-    index = pd.MultiIndex(levels=levels, codes=[keys, position], names=[key, when], verify_integrity=False)
-    built: dict[str, Any] = {}
-    for f, kind in kinds.items():
-        if kind == "float":
-            continue
-        if kind == "int":
-            values: Any = pd.arrays.IntegerArray(out.pop(f), masks.pop(f))
-        elif kind == "time":
-            stamps = stamps_of.pop(f).view("M8[ns]")
-            values = pd.array(stamps) if columns[f] == "date" else pd.DatetimeIndex(stamps).tz_localize("UTC").array
-        elif kind == "category":
-            dtype: Any = pd.CategoricalDtype(pd.Index(vocabularies[f].to_pylist(), dtype=STRING_DTYPE))
-            values = pd.Categorical.from_codes(codes.pop(f), dtype=dtype)
-        else:
-            chunked = pa.chunked_array(arrow.pop(f), type=types[f])
-            mapped = pd.BooleanDtype() if kind == "bool" else pd.StringDtype()
-            values = mapped.__from_arrow__(chunked)  # type: ignore[union-attr]
-        built[f] = values
-    if block.nbytes < _CONSOLIDATED:  # small: pandas' constructor (it copies the floats into one block: cheap here)
-        data = {f: (block[floats.index(f)] if kind == "float" else built.pop(f)) for f, kind in kinds.items()}
-        df = pd.DataFrame(data, index=index, copy=False)
-    else:  # a panel: the float block is the frame's own, the other columns are inserted around it (no copy)
-        df = pd.DataFrame(block.T, index=index, columns=floats, copy=False)
-        for f in [f for f in kinds if f in built]:
-            df.insert(list(kinds).index(f), f, built.pop(f))
-    del block
-    if ep.split_adjusted:
-        df.attrs["split_basis"] = "adjusted"
-    return df
+    return position, level
 
 
 #: a day in nanoseconds
