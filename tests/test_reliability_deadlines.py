@@ -174,6 +174,7 @@ def test_a_dataset_call_ends_within_its_deadline_whatever_the_server_does(tmp_pa
         assert "reset by the server" in exc.message
     else:  # it waited for the service (not a quick give-up), and says how long the call could wait
         assert took >= deadline - 0.5 and f"deadline of {deadline:g} s" in exc.message, (took, exc)
+        assert "reset" not in exc.message, exc  # (the socket fdkit shut at the deadline is not the server's reset)
 
 
 def test_the_default_deadline_is_ten_timeouts_for_the_whole_call(tmp_path):
@@ -188,6 +189,21 @@ def test_the_default_deadline_is_ten_timeouts_for_the_whole_call(tmp_path):
     print(f"never answers, timeout 1 s (deadline 10 s): ended after {took:.2f} s")
     _assert_fdkit_words(exc)
     assert 9.5 <= took <= 10.5 and "deadline of 10 s" in str(exc), (took, exc)
+
+
+@pytest.mark.slow
+def test_timeout_3_alone_ends_within_its_30_s_deadline(tmp_path):
+    """Issue 44's case as written: a socket that accepts and never answers, ``timeout=3`` and nothing else (30 s)."""
+    server = _Server(_silent)
+    try:
+        client = fdkit.Client(base_url=server.url, api_key=KEY, cache_dir=str(tmp_path), timeout=3, progress=False)
+        assert client.settings.call_deadline == 30
+        exc, took = _timed(_prices(client))
+    finally:
+        server.close()
+    print(f"never answers, timeout 3 s (deadline 30 s): ended after {took:.2f} s: {exc}")
+    _assert_fdkit_words(exc)
+    assert took <= 30.5 and "deadline of 30 s" in str(exc) and "reset" not in str(exc), (took, exc)
 
 
 def test_a_ticker_list_on_a_hung_service_ends_within_one_deadline(tmp_path):

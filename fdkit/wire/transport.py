@@ -550,7 +550,8 @@ class FdkitRetry(Retry):
         """urllib3's ``increment``, except that a refused connection is final (raised as spent at once)."""
         if _refused(error):
             raise MaxRetryError(_pool, url or "", error) from error
-        if error is not None:
+        watchdog = getattr(_STATE, "watchdog", None)
+        if error is not None and not (watchdog is not None and watchdog.fired):  # (not the socket fdkit shut itself)
             _STATE.last_fault = error  # said when the deadline passes during the backoff that follows
         return super().increment(method, url, response, error, _pool, _stacktrace)
 
