@@ -24,7 +24,13 @@ from urllib.parse import urlparse
 
 import aiohttp
 
-FIXED = {"ticker": "AAPL", "interval": "day", "start_date": "2024-01-02", "end_date": "2024-12-31"}
+FIXED = {
+    "ticker": "AAPL",
+    "interval": "day",
+    "interval_multiplier": 1,
+    "start_date": "2024-01-02",
+    "end_date": "2024-12-31",
+}
 
 
 def random_queries(
@@ -43,7 +49,9 @@ def random_queries(
             continue
         seen.add((t, start, end))
         day = lambda d: time.strftime("%Y-%m-%d", time.gmtime(d * 86_400))  # noqa: E731
-        out.append({"ticker": t, "interval": "day", "start_date": day(start), "end_date": day(end)})
+        out.append(
+            {"ticker": t, "interval": "day", "interval_multiplier": 1, "start_date": day(start), "end_date": day(end)}
+        )
     return out
 
 

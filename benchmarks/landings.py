@@ -214,6 +214,7 @@ def walkers(n_walkers: int, seconds: float, seed: int) -> dict:
                 params = {
                     "ticker": t,
                     "interval": "day",
+                    "interval_multiplier": 1,
                     "start_date": "2015-01-01",
                     "end_date": "2024-12-31",
                     "limit": 5000,

@@ -120,7 +120,13 @@ def run_load(
     return result
 
 
-PRICE_PAGE = {"ticker": "AAPL", "interval": "day", "start_date": "2024-01-02", "end_date": "2024-12-31"}
+PRICE_PAGE = {
+    "ticker": "AAPL",
+    "interval": "day",
+    "interval_multiplier": 1,
+    "start_date": "2024-01-02",
+    "end_date": "2024-12-31",
+}
 
 
 def main(argv: list[str] | None = None) -> int:

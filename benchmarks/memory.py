@@ -102,7 +102,9 @@ def measure(
             procs = _workers(psutil.Process(proc.pid), workers)
             for _ in range(workers):  # every worker reads every ticker once (the connections land on any)
                 for t in tickers:
-                    _get(f"{url}/prices?ticker={t}&interval=day&start_date=2024-01-02&end_date=2024-01-31")
+                    _get(
+                        f"{url}/prices?ticker={t}&interval=day&interval_multiplier=1&start_date=2024-01-02&end_date=2024-01-31"
+                    )
             base = [p.memory_info().rss for p in procs]
             curve: list[tuple[float, list[float]]] = [(0.0, [b / 2**20 for b in base])]
             load_cmd = [

@@ -251,11 +251,18 @@ def bench_decode(repeat: int) -> None:
     import requests
 
     with serve_process() as url:  # 5,000 bars of MSFT as fdkit serve answers them, then the same bars as JSON
-        q = {"ticker": "MSFT", "interval": "day", "start_date": "2003-01-01", "end_date": "2026-02-24", "limit": 5000}
+        q = {
+            "ticker": "MSFT",
+            "interval": "day",
+            "interval_multiplier": 1,
+            "start_date": "2003-01-01",
+            "end_date": "2026-02-24",
+            "limit": 5000,
+        }
         h = {"X-API-KEY": KEY, "Accept": ARROW_STREAM}
         arrow = requests.get(url + "/prices", params=q, timeout=60, headers=h).content
     raw = _json_page(part_from_bytes(arrow)[0].to_pandas())
-    params = {"ticker": "MSFT", "interval": "day"}
+    params = {"ticker": "MSFT", "interval": "day", "interval_multiplier": 1}
     assert part_from_bytes(arrow)[1] == 5000
 
     t = interleaved(
@@ -306,7 +313,7 @@ def bench_peer(repeat: int) -> None:
         next_page_url: str | None = None
 
     tickers = ["AAPL", "MSFT", "NVDA", "GOOGL", "AMZN", "META", "TSLA", "JPM", "V", "WMT"]
-    q = {"interval": "day", "start_date": "2021-03-01", "end_date": "2026-02-24"}
+    q = {"interval": "day", "interval_multiplier": 1, "start_date": "2021-03-01", "end_date": "2026-02-24"}
     with serve_process() as url:
         session = requests.Session()
         session.headers["X-API-KEY"] = KEY
@@ -417,7 +424,13 @@ def bench_server(repeat: int, seconds: float = 8.0) -> None:
             url + "/prices",
             headers={"X-API-KEY": KEY},
             timeout=30,
-            params={"ticker": "AAPL", "interval": "day", "start_date": "2024-01-02", "end_date": "2024-12-31"},
+            params={
+                "ticker": "AAPL",
+                "interval": "day",
+                "interval_multiplier": 1,
+                "start_date": "2024-01-02",
+                "end_date": "2024-12-31",
+            },
         ).content
         with bare_process(page) as floor:
             runs: dict[str, list[dict]] = {"fdkit": [], "bare": []}

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from typing import Any, NoReturn, TextIO
 from urllib.parse import urlsplit
 
+from fdkit.catalog.contracts import CONTRACTS, DEFAULT_CONTRACT
 from fdkit.errors import suggest
 
 __all__ = ["main"]
@@ -34,10 +35,28 @@ def _announce(
         f"{f' ({args.workers} worker processes)' if args.workers > 1 else ''}",
         file=sys.stderr,
     )
+    other = "2026" if args.contract == "seed" else "seed"
+    print(
+        f"fdkit serve: the {args.contract} contract{' (every endpoint needs a key)' if args.contract == 'seed' else ''}"
+        f"; --contract {other} for the {other}'s (docs/CONTRACTS.md: where they differ)",
+        file=sys.stderr,
+    )
     for line in _package_lines(data):
         print(f"fdkit serve: {line}", file=sys.stderr)
     if not args.keys and not os.environ.get("FDKIT_SERVER_KEYS"):
         print(f"fdkit serve: no keys configured; generated key: {first_key}", file=sys.stderr)
+
+
+def _checked_serve_args(args: argparse.Namespace) -> str | None:
+    """``fdkit serve``'s settings argparse cannot check; returns the cursor secret (or ``None``: a random one)."""
+    if args.workers < 1:
+        raise _UsageError(f"--workers must be 1 or more, not {args.workers}")
+    if args.contract not in CONTRACTS:  # (argparse checks a value given, not a default from FDKIT_CONTRACT)
+        raise _UsageError(f"FDKIT_CONTRACT={args.contract!r} is no contract; the service keeps {', '.join(CONTRACTS)}")
+    secret = args.cursor_secret or os.environ.get("FDKIT_CURSOR_SECRET")
+    if secret is not None and len(secret) < 32:
+        raise _UsageError("the cursor secret must be at least 32 characters")
+    return secret
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -62,11 +81,7 @@ def _serve(args: argparse.Namespace) -> int:
         raise _UsageError(f"cannot read the keys file {args.keys}: {exc.strerror or exc}") from None
     except KeysFileError as exc:
         raise _UsageError(str(exc)) from None
-    if args.workers < 1:
-        raise _UsageError(f"--workers must be 1 or more, not {args.workers}")
-    secret = args.cursor_secret or os.environ.get("FDKIT_CURSOR_SECRET")
-    if secret is not None and len(secret) < 32:
-        raise _UsageError("the cursor secret must be at least 32 characters")
+    secret = _checked_serve_args(args)
     sock = socket.socket(socket.AF_INET6 if ":" in args.host else socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
@@ -95,6 +110,7 @@ def _serve(args: argparse.Namespace) -> int:
                 "FDKIT_SERVER_KEYS": ",".join(f"{k}:{p}" for k, p in keys.plans.items()),
                 "FDKIT_CURSOR_SECRET": secret or secrets.token_urlsafe(48),
                 "FDKIT_SERVER_MEMORY": str(memory),
+                "FDKIT_CONTRACT": args.contract,
             }
         )
         if args.allow_short_keys:
@@ -106,9 +122,8 @@ def _serve(args: argparse.Namespace) -> int:
             "fdkit.server.app:app_from_env", factory=True, workers=args.workers, host=args.host, port=port, **common
         )
         return 0
-    app = create_app(
-        data, keys, public_url=public, cursor_secret=secret.encode() if secret else None, memory_bytes=memory
-    )
+    cursor = secret.encode() if secret else None
+    app = create_app(data, keys, public_url=public, cursor_secret=cursor, memory_bytes=memory, contract=args.contract)
     uvicorn.Server(uvicorn.Config(app, **common)).run(sockets=[sock])
     return 0
 
@@ -667,6 +682,61 @@ def _add_dataset_parser(sub: argparse._SubParsersAction, ep) -> None:
     p.set_defaults(func=_get, dataset=ep.name)
 
 
+def _add_serve_parser(sub: Any) -> None:
+    """The ``fdkit serve`` subcommand's arguments."""
+    s = sub.add_parser(
+        "serve",
+        help="serve the Financial Data Service over a Parquet lake",
+        description="Serve the Financial Data Service API over a Parquet lake.",
+    )
+    s.add_argument(
+        "--data",
+        help="lake directory or s3://bucket/prefix URL (endpoint, credentials and region from "
+        "the AWS environment variables; default: FDKIT_DATA, else the bundled reference data)",
+    )
+    s.add_argument("--host", default="127.0.0.1", help="interface to bind (default 127.0.0.1)")
+    s.add_argument("--port", type=_port, default=8000, help="TCP port, 1-65535, or 0 for any free port (default 8000)")
+    s.add_argument("--keys", help="keys file: one key per line, optionally followed by a plan (pro|free)")
+    s.add_argument(
+        "--log-level",
+        default="warning",
+        choices=["debug", "info", "warning", "error"],
+        help="the server's log level (default warning)",
+    )
+    s.add_argument(
+        "--public-url",
+        help="base URL clients reach the service at (default http://HOST:PORT); "
+        "next_page_url links are built on it, never on a request's Host header",
+    )
+    s.add_argument(
+        "--cursor-secret",
+        help="HMAC key of the pagination cursors, >= 32 characters, shared by workers "
+        "and restarts (or FDKIT_CURSOR_SECRET; default: random per process)",
+    )
+    s.add_argument("--allow-short-keys", action="store_true", help="accept keys shorter than 16 characters")
+    s.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help="worker processes sharing the port (default 1; each reads the lake and keeps its own memo)",
+    )
+    s.add_argument(
+        "--memory",
+        default=os.environ.get("FDKIT_SERVER_MEMORY") or "1GB",
+        help="lake data kept in memory per process, e.g. 512MB or 4GB (default 1GB, or "
+        "FDKIT_SERVER_MEMORY); the least recently used is dropped first",
+    )
+    s.add_argument(
+        "--contract",
+        choices=CONTRACTS,
+        default=os.environ.get("FDKIT_CONTRACT") or DEFAULT_CONTRACT,
+        help=f"the API contract served (default {DEFAULT_CONTRACT}, or FDKIT_CONTRACT): seed (every endpoint needs "
+        "a key, the seed's page sizes and vocabularies) or 2026 (the 2026 document's); docs/CONTRACTS.md lists "
+        "every difference",
+    )
+    s.set_defaults(func=_serve)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Build the argument parser of the ``fdkit`` command.
 
@@ -733,49 +803,7 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--force", action="store_true", help="refetch pairs the lake already has")
     m.set_defaults(func=_mirror)
 
-    s = sub.add_parser(
-        "serve",
-        help="serve the Financial Data Service over a Parquet lake",
-        description="Serve the Financial Data Service API over a Parquet lake.",
-    )
-    s.add_argument(
-        "--data",
-        help="lake directory or s3://bucket/prefix URL (endpoint, credentials and region from "
-        "the AWS environment variables; default: FDKIT_DATA, else the bundled reference data)",
-    )
-    s.add_argument("--host", default="127.0.0.1", help="interface to bind (default 127.0.0.1)")
-    s.add_argument("--port", type=_port, default=8000, help="TCP port, 1-65535, or 0 for any free port (default 8000)")
-    s.add_argument("--keys", help="keys file: one key per line, optionally followed by a plan (pro|free)")
-    s.add_argument(
-        "--log-level",
-        default="warning",
-        choices=["debug", "info", "warning", "error"],
-        help="the server's log level (default warning)",
-    )
-    s.add_argument(
-        "--public-url",
-        help="base URL clients reach the service at (default http://HOST:PORT); "
-        "next_page_url links are built on it, never on a request's Host header",
-    )
-    s.add_argument(
-        "--cursor-secret",
-        help="HMAC key of the pagination cursors, >= 32 characters, shared by workers "
-        "and restarts (or FDKIT_CURSOR_SECRET; default: random per process)",
-    )
-    s.add_argument("--allow-short-keys", action="store_true", help="accept keys shorter than 16 characters")
-    s.add_argument(
-        "--workers",
-        type=int,
-        default=1,
-        help="worker processes sharing the port (default 1; each reads the lake and keeps its own memo)",
-    )
-    s.add_argument(
-        "--memory",
-        default=os.environ.get("FDKIT_SERVER_MEMORY") or "1GB",
-        help="lake data kept in memory per process, e.g. 512MB or 4GB (default 1GB, or "
-        "FDKIT_SERVER_MEMORY); the least recently used is dropped first",
-    )
-    s.set_defaults(func=_serve)
+    _add_serve_parser(sub)
 
     d = sub.add_parser(
         "demo",

@@ -1,11 +1,17 @@
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
+
+# the services the tests start (in process, and `fdkit serve` in processes of their own) keep the 2026 document's
+# contract, the one the catalog and so these tests are written from; the seed's (what `fdkit serve` serves by
+# default) is asked of services started with contract="seed": tests/test_contracts.py, the seed document's fuzz
+os.environ.setdefault("FDKIT_CONTRACT", "2026")
 
 from lakes import write_test_lake  # noqa: E402
 
@@ -53,6 +59,13 @@ def ref_server():
     counter = fdkit.server.FaultPlan()
     with fdkit.server.start(faults=counter) as srv:
         srv.counter = counter
+        yield srv
+
+
+@pytest.fixture(scope="session")
+def seed_server():
+    """A live server over the bundled reference lake under the seed's contract (``fdkit serve``'s default)."""
+    with fdkit.server.start(contract="seed") as srv:
         yield srv
 
 

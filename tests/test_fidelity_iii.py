@@ -312,9 +312,11 @@ def test_crypto_intervals_and_multiplier_as_the_2025_document(ref_server, ref_cl
     assert _get(ref_server, "/prices", prices).ok
 
 
-def test_the_openapi_version_is_the_packages(ref_server):
+def test_the_openapi_version_is_the_apis_and_fdkits_is_beside_it(ref_server):
+    """``info.version`` is the API's, as both documents give it (issue 43 item 5); the package's is beside it."""
     doc = requests.get(ref_server.base_url + "/openapi.json", timeout=30).json()
-    assert doc["info"]["version"] == fdkit.__version__
+    assert doc["info"]["version"] == reference_document("openapi.json")["info"]["version"] == "1.0.0"
+    assert doc["info"]["x-fdkit-version"] == fdkit.__version__
 
 
 def test_every_8k_item_carries_its_exhibits_list(ref_server):

@@ -19,9 +19,10 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
+from fdkit.server.app import contract_from_env
 from fdkit.server.openapi import build_openapi
 
-schema = schemathesis.openapi.from_dict(build_openapi())
+schema = schemathesis.openapi.from_dict(build_openapi(contract=contract_from_env()))  # (ref_server's contract)
 OPERATIONS = [result.ok() for result in schema.get_all_operations()]
 EXAMPLES = int(os.environ.get("FDKIT_FUZZ_EXAMPLES", "100"))
 

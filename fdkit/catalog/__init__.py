@@ -9,9 +9,10 @@ May import: :mod:`fdkit.errors` only. Everything else imports this.
 
 from __future__ import annotations
 
-from fdkit.catalog import endpoints, schema, shapes
+from fdkit.catalog import contracts, endpoints, schema, shapes
+from fdkit.catalog.contracts import *  # noqa: F403  (the package's public names: each module's __all__)
 from fdkit.catalog.endpoints import *  # noqa: F403  (the package's public names: each module's __all__)
 from fdkit.catalog.schema import *  # noqa: F403  (the package's public names: each module's __all__)
 from fdkit.catalog.shapes import *  # noqa: F403  (the package's public names: each module's __all__)
 
-__all__ = [*endpoints.__all__, *schema.__all__, *shapes.__all__]
+__all__ = [*contracts.__all__, *endpoints.__all__, *schema.__all__, *shapes.__all__]

@@ -132,6 +132,8 @@ class Endpoint:
             the documents.
         package: the data package whose dataset the endpoint serves (``fdkit-history``): a lake without the
             dataset answers 404 naming it, not an empty list.
+        wire_values: values of a field the service sends under another name than the lake keeps
+            (``{"holding_type": {"non_derivative": "common"}}``, the seed's contract: :mod:`.contracts`).
     """
 
     name: str
@@ -168,6 +170,7 @@ class Endpoint:
     response_schema: Mapping[str, Any] | None = None
     extension_params: tuple[str, ...] = ()
     package: str | None = None
+    wire_values: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
 
     def param(self, name: str) -> Param:
         """Return the parameter called ``name``.
@@ -521,6 +524,29 @@ ADJUSTED = Param(
 )
 
 
+def _multiplier(required: bool) -> Param:
+    """``interval_multiplier``: required where the document marks it so (fdkit's functions then send 1), else 1."""
+    if required:
+        return Param(
+            "interval_multiplier",
+            "integer",
+            required=True,
+            min=1,
+            max=100_000,
+            client_default=1,
+            description="Bars per output bar.",
+        )
+    return Param(
+        "interval_multiplier",
+        "integer",
+        default=1,
+        min=1,
+        max=100_000,
+        client_default=1,  # sent: the seed's contract requires it (fdkit.catalog.contracts)
+        description="Bars per output bar.",
+    )
+
+
 def _prices(
     name: str,
     path: str,
@@ -531,20 +557,7 @@ def _prices(
     adjusted: bool = False,
     **kw: Any,
 ) -> Endpoint:
-    # multiplier_required: the document marks interval_multiplier required (fdkit's functions then send 1)
-    multiplier = (
-        Param(
-            "interval_multiplier",
-            "integer",
-            required=True,
-            min=1,
-            max=100_000,
-            client_default=1,
-            description="Bars per output bar.",
-        )
-        if multiplier_required
-        else Param("interval_multiplier", "integer", default=1, min=1, max=100_000, description="Bars per output bar.")
-    )
+    multiplier = _multiplier(multiplier_required)
     return Endpoint(
         name=name,
         path=path,

@@ -70,7 +70,8 @@ KNOWN_CATEGORIES: Mapping[str, tuple[str, ...]] = MappingProxyType(
         # earnings: a surprise needs an estimate (the reference data has none), a window an acceptance time
         **{f"{p}_{s}_surprise": ("BEAT", "MEET", "MISS") for p in ("quarterly", "annual") for s in ("revenue", "eps")},
         "filing_window": ("AFTER_HOURS", "DURING_MARKET", "PRE_MARKET", "WEEKEND"),
-        "holding_type": ("derivative", "non_derivative"),
+        # insider ownership: the seed's contract says common where fdkit's names the table (non_derivative)
+        "holding_type": ("common", "derivative", "non_derivative"),
         # price history: what ``close`` is on a row (fdkit.build.history)
         "basis": ("adjusted_only", "as_traded", "price_only"),
         "delisting_kind": ("acquired", "bankrupt", "unknown"),

@@ -111,7 +111,9 @@ def service() -> Any:
             require_lake(data)
             from fdkit import server  # FastAPI and uvicorn are imported only when the service really starts
 
-            handle = server.start(data=data)
+            # the catalog's own contract, which fdkit's functions are written from (the 2026 document's; every
+            # request of this client carries the service's key, so the seed's keys on listings would change nothing)
+            handle = server.start(data=data, contract="2026")
             # the service's imports leave a full collection of ~140k objects due (60-70 ms): taken once here, at
             # startup, not inside the first large call that happens to cross the collector's threshold
             gc.collect()

@@ -785,10 +785,10 @@ class DatasetMethods:
         return call(cast("Client", self), 'line_items', {'tickers': tickers, 'line_items': line_items, 'period': period, 'limit': limit, 'end_date': end_date, 'filing_date_lte': filing_date_lte}, as_of=as_of, raw=raw, errors=errors, progress=progress, unknown=unknown)
 
     @overload
-    def prices(self, ticker: str | Sequence[str], interval: Literal['minute', 'day', 'week', 'month', 'year'] = 'day', interval_multiplier: int | None = None, label: Literal['start', 'end'] | None = None, start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | None = None, adjusted: bool = True, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
+    def prices(self, ticker: str | Sequence[str], interval: Literal['minute', 'day', 'week', 'month', 'year'] = 'day', interval_multiplier: int = 1, label: Literal['start', 'end'] | None = None, start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | None = None, adjusted: bool = True, *, raw: Literal[False] = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> pd.DataFrame: ...
     @overload
-    def prices(self, ticker: str | Sequence[str], interval: Literal['minute', 'day', 'week', 'month', 'year'] = 'day', interval_multiplier: int | None = None, label: Literal['start', 'end'] | None = None, start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | None = None, adjusted: bool = True, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any: ...
-    def prices(self, ticker: str | Sequence[str], interval: Literal['minute', 'day', 'week', 'month', 'year'] = 'day', interval_multiplier: int | None = None, label: Literal['start', 'end'] | None = None, start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | None = None, adjusted: bool = True, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any:
+    def prices(self, ticker: str | Sequence[str], interval: Literal['minute', 'day', 'week', 'month', 'year'] = 'day', interval_multiplier: int = 1, label: Literal['start', 'end'] | None = None, start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | None = None, adjusted: bool = True, *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any: ...
+    def prices(self, ticker: str | Sequence[str], interval: Literal['minute', 'day', 'week', 'month', 'year'] = 'day', interval_multiplier: int = 1, label: Literal['start', 'end'] | None = None, start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | None = None, adjusted: bool = True, *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any:
         """Equity OHLCV bars. Open..close as traded on today's split basis, dividends never in them; basis says as_traded, or adjusted_only where no as-traded price exists and a bar has only adj_close (split- and dividend-adjusted as of 2026-02-25; both fields fdkit extensions), served with adjusted=true.
 
         ``GET /prices`` -> a typed frame indexed ``('ticker', 'time')``.
@@ -796,7 +796,7 @@ class DatasetMethods:
         Args:
             ticker: Ticker symbol, e.g. AAPL. (required; a list fetches each concurrently)
             interval: Bar interval. (one of minute, day, week, month, year; default 'day')
-            interval_multiplier: Bars per output bar. (the service assumes 1)
+            interval_multiplier: Bars per output bar. (default 1)
             label: Stamp an aggregated bar with its first (start) or last (end) source bar's time; a bar carries its last close, so 'end' never dates a close before it happened. (one of start, end; the service assumes 'start')
             start_date: First date, inclusive (YYYY-MM-DD). (required)
             end_date: Last date, inclusive (YYYY-MM-DD). (required)

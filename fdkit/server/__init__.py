@@ -130,6 +130,7 @@ def start(
     timeout: float = 30.0,
     public_url: str | None = None,
     arrow: bool = True,
+    contract: str | None = None,
 ) -> ServerHandle:
     """Start the service in a background thread on loopback.
 
@@ -143,6 +144,8 @@ def start(
         timeout: seconds to wait for the server to be up.
         public_url: base of ``next_page_url`` links (default: the address each request came in on).
         arrow: answer Arrow pages to fdkit peers (``False``: JSON only, as the public service).
+        contract: ``"seed"`` or ``"2026"`` (:mod:`fdkit.catalog.contracts`); ``None``: ``FDKIT_CONTRACT``, else
+            the seed's.
 
     Returns:
         A :class:`ServerHandle`.
@@ -152,7 +155,9 @@ def start(
     """
     root = lake_root(data) if data is not None else default_lake()
     key_table = keys if isinstance(keys, Keys) else load_keys(keys)
-    app = create_app(root, key_table, cursor_secret=cursor_secret, public_url=public_url, arrow=arrow)
+    app = create_app(
+        root, key_table, cursor_secret=cursor_secret, public_url=public_url, arrow=arrow, contract=contract
+    )
     asgi = FaultInjector(app, faults) if faults is not None else app
     handle = serve_app(asgi, host=host, port=port, timeout=timeout, keys=key_table, data=root)
     handle.app = app
@@ -190,6 +195,7 @@ def bulk_in_process(
     ep = _BULK_PATHS.get(path.rstrip("/"))
     if ep is None:
         return None
+    ep = handle.app.state.catalog[ep.name]  # (the endpoint as the service's contract has it)
     # the parts uncompressed: the client compresses what it keeps after it has its frame (off the call's path)
     status, media, headers, chunks = bulk_answer(handle.app.state, ep, items, body, api_key, compression=None)
     return status, media, headers, b"".join(chunks)

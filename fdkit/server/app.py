@@ -3,11 +3,13 @@
 Each request goes: auth (401/402) -> parameters (400) -> handler over the lake (404) -> page with a signed cursor.
 Every error body is ``{"error": str, "message": str}``; no traceback ever reaches a client.
 
-Every catalog route but the listings the 2026 document leaves open (``security: []``, ``Endpoint.auth=False``)
-requires a valid ``X-API-KEY``. Each answered page given with a valid key is metered (:mod:`fdkit.server.usage`):
-``X-FDS-Usage`` on the answer, ``GET /usage`` for the caller's own count, every key's count (by a redacted id) on
-stderr when ``fdkit serve`` shuts down. ``/docs`` is Swagger UI and ``/redoc`` ReDoc, from assets the server ships
-(no CDN: they work offline); ``/`` sends a browser to ``/docs`` and answers other clients the links as JSON.
+The routes are those of one contract (:mod:`fdkit.catalog.contracts`): under the seed's (the default) every
+route requires a valid ``X-API-KEY``; under the 2026 document's, all but the listings it leaves open
+(``security: []``, ``Endpoint.auth=False``). Each answered page given with a valid key is metered
+(:mod:`fdkit.server.usage`): ``X-FDS-Usage`` on the answer, ``GET /usage`` for the caller's own count, every
+key's count (by a redacted id) on stderr when ``fdkit serve`` shuts down. ``/docs`` is Swagger UI and ``/redoc``
+ReDoc, from assets the server ships (no CDN: they work offline); ``/`` sends a browser to ``/docs`` and answers
+other clients the links as JSON.
 
 Example:
     >>> from fdkit.lake import default_data_dir
@@ -36,7 +38,8 @@ from fastapi.responses import Response, StreamingResponse
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from fdkit.catalog.endpoints import CATALOG, Endpoint
+from fdkit.catalog.contracts import DEFAULT_CONTRACT, catalog_for, check_contract
+from fdkit.catalog.endpoints import Endpoint
 from fdkit.errors import (
     AuthenticationError,
     BadRequestError,
@@ -98,6 +101,7 @@ def create_app(
     arrow: bool = True,
     page_bytes: int = 16 * 2**20,
     memory_bytes: int | None = None,
+    contract: str | None = None,
 ) -> FastAPI:
     """Build the service app over a lake.
 
@@ -115,13 +119,20 @@ def create_app(
         page_bytes: the pages sent are kept (their bytes, up to this many), so a page asked again costs a lookup.
         memory_bytes: the lake data the store keeps in memory is bounded by this many bytes (default
             :data:`fdkit.server.store.DEFAULT_MEMORY_BYTES`; ignored with ``store``).
+        contract: ``"seed"`` (every endpoint needs a key, ...) or ``"2026"`` (the 2026 document's);
+            :mod:`fdkit.catalog.contracts` lists where they differ. ``None``: ``FDKIT_CONTRACT``, else the seed's
+            (:func:`contract_from_env`).
 
     Returns:
-        The FastAPI app; ``app.state.keys`` holds the keys, ``app.state.usage`` the metered requests per key.
+        The FastAPI app; ``app.state.keys`` holds the keys, ``app.state.usage`` the metered requests per key,
+        ``app.state.catalog`` the endpoints it serves.
 
     Raises:
         LakeError: when ``data`` is missing or holds no dataset.
+        UnknownNameError: for a contract the service does not keep.
     """
+    contract = contract_from_env() if contract is None else check_contract(contract)
+    served = catalog_for(contract)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -148,6 +159,8 @@ def create_app(
     app.state.max_body_bytes = max_body_bytes
     app.state.arrow = arrow
     app.state.usage = Usage()
+    app.state.contract = contract
+    app.state.catalog = served
 
     def answer_for(ep: Endpoint, query: dict[str, Any], key: tuple[str, bytes]) -> Any:
         """Answer a validated query, memoised under ``key`` (:func:`_memo_key`; bounded by bytes).
@@ -160,7 +173,7 @@ def create_app(
     app.state.answer_for = answer_for
     # the bytes of pages sent (a page asked again is sent again without any work), bounded by bytes
     app.state.pages = AnswerMemo(page_bytes)
-    openapi_doc = build_openapi()
+    openapi_doc = build_openapi(contract=contract)
 
     @app.exception_handler(FdkitError)
     async def _fdkit_error(request: Request, exc: FdkitError) -> Response:
@@ -168,21 +181,7 @@ def create_app(
 
     @app.exception_handler(StarletteHTTPException)
     async def _http_error(request: Request, exc: StarletteHTTPException) -> Response:
-        titles = {404: "Not Found", 405: "Method Not Allowed"}
-        msg = f"no route {request.method} {request.url.path}" if exc.status_code in (404, 405) else str(exc.detail)
-        headers = dict(exc.headers or {})
-        if exc.status_code == 405 and "allow" not in {k.lower() for k in headers}:
-            allowed = sorted(
-                {
-                    m
-                    for r in app.routes
-                    if getattr(r, "path", None) == request.url.path
-                    for m in getattr(r, "methods", ()) or ()
-                }
-            )
-            if allowed:
-                headers["Allow"] = ", ".join(allowed)
-        return error_response(exc.status_code, titles.get(exc.status_code, "Error"), msg, headers or None)
+        return _http_error_response(app, request, exc)
 
     @app.exception_handler(RequestValidationError)
     async def _validation_error(request: Request, exc: RequestValidationError) -> Response:
@@ -230,7 +229,7 @@ def create_app(
         return json_response({"status": "ok"})
 
     direct: dict[tuple[str, str], Any] = {}
-    for ep in CATALOG.values():
+    for ep in served.values():
         route = _add_route(app, ep)
         for path in (ep.path, ep.path + "/"):
             direct[(ep.method, path)] = route
@@ -240,6 +239,19 @@ def create_app(
                 direct[("POST", path)] = bulk
     app.add_middleware(DirectRoutes, routes=direct)
     return app
+
+
+def _http_error_response(app: FastAPI, request: Request, exc: StarletteHTTPException) -> Response:
+    """A 404 or 405 of a path or method no route takes, as ``{"error", "message"}`` (a 405 with its ``Allow``)."""
+    titles = {404: "Not Found", 405: "Method Not Allowed"}
+    msg = f"no route {request.method} {request.url.path}" if exc.status_code in (404, 405) else str(exc.detail)
+    headers = dict(exc.headers or {})
+    if exc.status_code == 405 and "allow" not in {k.lower() for k in headers}:
+        paths = [r for r in app.routes if getattr(r, "path", None) == request.url.path]
+        allowed = sorted({m for r in paths for m in getattr(r, "methods", ()) or ()})
+        if allowed:
+            headers["Allow"] = ", ".join(allowed)
+    return error_response(exc.status_code, titles.get(exc.status_code, "Error"), msg, headers or None)
 
 
 class DirectRoutes:
@@ -313,18 +325,7 @@ def _add_route(app: FastAPI, ep: Endpoint) -> Callable[[Request], Awaitable[Resp
                 headers[USAGE_HEADER] = str(state.usage.record(api_key))
             return Response(body, media_type=media, headers=headers)
         except FdkitError as exc:  # the one error vocabulary: the classes the client raises
-            gone = request.app.state.store.unreachable(exc)
-            if gone is not None:  # the lake's object store did not answer within its bounds: 503, retry later
-                log.warning("%s (on %s)", gone.message, request.url.path)
-                return problem_response(gone)
-            if is_unreadable(exc):  # the dataset's table cannot be opened (its Delta log): named as unreadable
-                log.error(
-                    "the dataset %s of the lake could not be read on %s: %s", ep.dataset, request.url.path, exc.message
-                )
-                return problem_response(unreadable(ep, exc))
-            response = problem_response(exc)
-            response.headers.update(_ignored_header(ignored) or {})
-            return response
+            return _refusal(request, ep, exc, ignored)
         except Exception as exc:  # a file of the lake that cannot be read: say which dataset
             gone = request.app.state.store.unreachable(exc)
             if gone is not None:
@@ -339,6 +340,28 @@ def _add_route(app: FastAPI, ep: Endpoint) -> Callable[[Request], Awaitable[Resp
     for path in (ep.path, ep.path + "/"):
         app.add_api_route(path, route, methods=[ep.method], include_in_schema=False)
     return route
+
+
+def _refusal(request: Request, ep: Endpoint, exc: FdkitError, ignored: list[str]) -> Response:
+    """The answer of a catalog route that raised one of fdkit's errors: its status and ``{"error", "message"}``.
+
+    A lake whose object store did not answer within its bounds is a 503 (retry later); a dataset whose table cannot
+    be opened (its Delta log) is named as unreadable; any other error is answered as it is, with the ignored
+    parameters' header and, from a service that speaks them, fdkit's formats (a 401 too: a client's probe learns
+    from it that the service is fdkit's).
+    """
+    gone = request.app.state.store.unreachable(exc)
+    if gone is not None:
+        log.warning("%s (on %s)", gone.message, request.url.path)
+        return problem_response(gone)
+    if is_unreadable(exc):
+        log.error("the dataset %s of the lake could not be read on %s: %s", ep.dataset, request.url.path, exc.message)
+        return problem_response(unreadable(ep, exc))
+    response = problem_response(exc)
+    response.headers.update(_ignored_header(ignored) or {})
+    if request.app.state.arrow:
+        response.headers[FORMATS_HEADER] = _FORMATS
+    return response
 
 
 def _add_bulk_route(app: FastAPI, ep: Endpoint) -> Callable[[Request], Awaitable[Response]]:
@@ -653,8 +676,8 @@ def app_from_env() -> FastAPI:
     """The app of one ``fdkit serve --workers N`` worker process, configured by its parent's environment.
 
     ``FDKIT_DATA`` (the lake), ``FDKIT_SERVER_KEYS``, ``FDKIT_CURSOR_SECRET`` (shared, so that a cursor issued by
-    one worker opens on any other), ``FDKIT_PUBLIC_URL``, ``FDKIT_ALLOW_SHORT_KEYS`` and ``FDKIT_SERVER_MEMORY``
-    (each worker's store budget, e.g. ``512MB``).
+    one worker opens on any other), ``FDKIT_PUBLIC_URL``, ``FDKIT_ALLOW_SHORT_KEYS``, ``FDKIT_SERVER_MEMORY``
+    (each worker's store budget, e.g. ``512MB``) and ``FDKIT_CONTRACT`` (``seed``, the default, or ``2026``).
 
     Returns:
         The app.
@@ -666,7 +689,25 @@ def app_from_env() -> FastAPI:
         keys,
         public_url=os.environ.get("FDKIT_PUBLIC_URL"),
         memory_bytes=parse_bytes(memory) if memory else None,
+        contract=contract_from_env(),
     )
+
+
+def contract_from_env() -> str:
+    """The contract a service is started with when none is named: ``FDKIT_CONTRACT``, else the seed's.
+
+    Returns:
+        ``"seed"`` or ``"2026"``.
+
+    Raises:
+        UnknownNameError: when ``FDKIT_CONTRACT`` names no contract.
+
+    Example:
+        >>> import os
+        >>> contract_from_env() == (os.environ.get("FDKIT_CONTRACT") or "seed")
+        True
+    """
+    return check_contract(os.environ.get("FDKIT_CONTRACT") or DEFAULT_CONTRACT)
 
 
 def cursor_secret_from_env() -> bytes | None:

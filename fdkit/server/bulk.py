@@ -107,7 +107,7 @@ def bulk_entries(
     if handlers.bars_at_own_interval(ep, query):
         yield from _bar_entries(store, ep, query, tickers, whole_range, compression, tables)
         return
-    if ep.name in handlers._HANDLERS:
+    if not handlers.answers_by_rows(ep):
         source = handlers.rows_source(ep, query)
         for at in range(0, len(tickers), READ_TOGETHER):
             chunk = tickers[at : at + READ_TOGETHER]

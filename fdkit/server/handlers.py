@@ -97,6 +97,37 @@ def handle(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
     return _HANDLERS.get(ep.name, fallback)(store, ep, q)
 
 
+def answers_by_rows(ep: Endpoint) -> bool:
+    """Whether a ticker's answer is the generic handler's rows as the lake keeps them.
+
+    Not for an endpoint with a handler of its own, nor for one whose values go out under other names
+    (``Endpoint.wire_values``): a bulk answer of many tickers then goes through :func:`handle` ticker by ticker.
+
+    Example:
+        >>> from fdkit.catalog import catalog_for
+        >>> [answers_by_rows(catalog_for(c)["insider_ownership"]) for c in ("2026", "seed")]
+        [True, False]
+    """
+    return ep.name not in _HANDLERS and not ep.wire_values
+
+
+def _on_the_wire(df: pd.DataFrame, ep: Endpoint) -> pd.DataFrame:
+    """``df`` with the values ``ep.wire_values`` renames under the names the service sends."""
+    if not ep.wire_values:
+        return df
+    df = df.copy(deep=False)
+    for column, names in ep.wire_values.items():
+        if column not in df.columns:
+            continue
+        col = df[column]
+        if isinstance(col.dtype, pd.CategoricalDtype) and not set(names.values()) & set(col.cat.categories):
+            df[column] = col.cat.rename_categories(dict(names))  # (the codes kept)
+        else:
+            text = col.astype("string").replace(names)
+            df[column] = text.astype("category") if isinstance(col.dtype, pd.CategoricalDtype) else text
+    return df
+
+
 # ---------------------------------------------------------------------------------------------------------
 # helpers
 # ---------------------------------------------------------------------------------------------------------
@@ -290,7 +321,7 @@ def generic_list(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
     if absent is not None:
         raise absent
     df = _sorted(_filter(_rows_of(df, ep), ep, q), ep)
-    return Answer(records=to_records(df, _schema_fields(ep)))
+    return Answer(records=to_records(_on_the_wire(df, ep), _schema_fields(ep)))
 
 
 def latest_record(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
@@ -837,7 +868,7 @@ def index_funds(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
         df = df[(df["as_of"] <= pd.Timestamp(q["as_of"])).to_numpy(dtype=bool)]
         df = df[(df["as_of"] == df.groupby("fund", observed=True)["as_of"].transform("max")).to_numpy(dtype=bool)]
     start = int(q.get("offset") or 0)
-    stop = start + int(q.get("limit") or ep.default_limit or 50)
+    stop = None if (wanted := q.get("limit") or ep.default_limit) is None else start + int(wanted)  # (None: all)
     if q.get("ticker"):
         fund = str(q["ticker"]).strip().upper()
         fund_rows = df[(df["fund"].astype("string") == fund).to_numpy(dtype=bool)].sort_values("ticker", kind="stable")

@@ -11,7 +11,8 @@ from __future__ import annotations
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
-from fdkit.catalog.endpoints import CATALOG, Endpoint, Param
+from fdkit.catalog.contracts import API_VERSION, DEFAULT_CONTRACT, catalog_for
+from fdkit.catalog.endpoints import Endpoint, Param
 from fdkit.catalog.schema import SCHEMAS, WIRE_TYPES, N
 from fdkit.catalog.shapes import MEMBER_EXTRAS_SCHEMA, SHAPES
 from fdkit.frames.typed import ARROW_STREAM, FORMATS_HEADER
@@ -323,29 +324,45 @@ def _operation(ep: Endpoint) -> dict[str, Any]:
     return op
 
 
-def build_openapi(title: str = "Financial Data Service (fdkit serve)") -> dict[str, Any]:
-    """Build the OpenAPI document of every catalog endpoint.
+def build_openapi(
+    title: str = "Financial Data Service (fdkit serve)", contract: str = DEFAULT_CONTRACT
+) -> dict[str, Any]:
+    """Build the OpenAPI document of every endpoint a service of ``contract`` serves.
 
     Args:
         title: the document's title.
+        contract: ``"seed"`` (the default) or ``"2026"`` (:mod:`fdkit.catalog.contracts`).
 
     Returns:
-        The OpenAPI 3.1 document as a dict.
+        The OpenAPI 3.1 document as a dict; ``info.version`` is the API's (``1.0.0``, as both documents),
+        ``info.x-fdkit-version`` the installed fdkit's and ``info.x-fdkit-contract`` the contract.
+
+    Example:
+        >>> doc = build_openapi(contract="2026")
+        >>> doc["info"]["version"], doc["info"]["x-fdkit-contract"], doc["paths"]["/prices/tickers"]["get"]["security"]
+        ('1.0.0', '2026', [])
     """
     paths: dict[str, Any] = {}
-    for ep in CATALOG.values():
+    for ep in catalog_for(contract).values():
         paths.setdefault(ep.path, {})[ep.method.lower()] = _operation(ep)
     err = {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
+    keys = (
+        "Every operation needs an X-API-KEY (the seed's contract; `fdkit serve --contract 2026` leaves the listings "
+        "open that the 2026 document does)."
+        if contract == "seed"
+        else "Every operation needs an X-API-KEY but the listings the 2026 document leaves open (security: [])."
+    )
     return {
         "openapi": "3.1.0",
         "info": {
             "title": title,
-            "version": package_version(),
+            "version": API_VERSION,
+            "x-fdkit-version": package_version(),
+            "x-fdkit-contract": contract,
             "description": "A spec-faithful implementation of the Financial Data Service over a Parquet lake. "
-            "Every path also answers with a trailing slash. Every operation needs an X-API-KEY but the listings the "
-            f"2026 document leaves open (security: []). Each page answered to a valid key is metered: {USAGE_HEADER} "
-            "on the answer; GET /usage answers the key's own count ({key_id, plan, requests}; the key_id is a hash, "
-            "never the key).",
+            f"Every path also answers with a trailing slash. {keys} Each page answered to a valid key is metered: "
+            f"{USAGE_HEADER} on the answer; GET /usage answers the key's own count ({{key_id, plan, requests}}; the "
+            "key_id is a hash, never the key).",
         },
         "paths": paths,
         "security": [{"ApiKey": []}],
