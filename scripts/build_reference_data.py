@@ -5,8 +5,8 @@ Usage::
 
     python scripts/build_reference_data.py [SOURCE_DIR] [--out data]
 
-The build is the package :mod:`fdkit.build` (one stage per source, run in dependency order); this script is its
-command line, the same as ``python -m fdkit.build``.
+The build is the package :mod:`refdata` (one stage per source, run in dependency order); this script is its
+command line, the same as ``python -m refdata``.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from fdkit.build.pipeline import main  # noqa: E402
+from refdata.pipeline import main  # noqa: E402
 
 if __name__ == "__main__":
     sys.exit(main())

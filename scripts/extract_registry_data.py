@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from fdkit.build.macro import CPI_SERIES
+from refdata.macro import CPI_SERIES
 
 OUT = Path(__file__).resolve().parents[1] / "sources" / "registry"
 

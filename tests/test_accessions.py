@@ -19,10 +19,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from fdkit.build.accessions import accession_of, filing_index_urls, known_filings
-from fdkit.build.segments import instance_accessions
 from fdkit.lake.io import default_data_dir, read_dataset
 from fdkit.webhooks.generate import events_from_lake
+from refdata.accessions import accession_of, filing_index_urls, known_filings
+from refdata.segments import instance_accessions
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data-real"
 DATA = default_data_dir()

@@ -13,11 +13,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fdkit.build import crypto, distributions, filings, macro, news, pipeline, prices, sp500_bars, splits, universe
-from fdkit.build.driver import check, missing_sources, order, run_stage, run_stages
-from fdkit.build.stage import Context, Provenance, Stage, StageError, dataset, intermediate
-from fdkit.build.statements import derive_fields, with_usd_amounts
 from fdkit.lake.io import dataset_schema, default_data_dir, list_datasets, read_dataset
+from refdata import crypto, distributions, filings, macro, news, pipeline, prices, sp500_bars, splits, universe
+from refdata.driver import check, missing_sources, order, run_stage, run_stages
+from refdata.stage import Context, Provenance, Stage, StageError, dataset, intermediate
+from refdata.statements import derive_fields, with_usd_amounts
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "build" / "data-real"
@@ -146,7 +146,7 @@ def test_every_registered_stage_fits_and_every_dataset_has_provenance():
 
 
 def test_build_modules_stay_small():
-    for path in sorted((ROOT / "fdkit" / "build").glob("*.py")):
+    for path in sorted((ROOT / "refdata").glob("*.py")):
         text = path.read_text()
         assert len(text.splitlines()) <= 500, path.name
         for node in ast.walk(ast.parse(text)):
@@ -387,7 +387,7 @@ def test_split_ex_dates_are_the_ones_the_split_table_notes_state():
 def test_a_vintage_is_a_restatement_or_a_concept_switch_against_the_report_before_it():
     """Revenues 100 (2019), then SalesRevenueNet 100 (2020: a switch, no new value), then SalesRevenueNet 105
     (2021): the 2021 change restates the 2020 report's concept; a switch with a new value is a concept_switch."""
-    from fdkit.build.vintages import build_vintages
+    from refdata.vintages import build_vintages
 
     def fact(concept: str, val: float, filed: str, accn: str) -> dict:
         return {

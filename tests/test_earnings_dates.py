@@ -1,4 +1,4 @@
-"""Earnings release dates (fdkit.build.earnings_dates): the stage on a fixture, and the served release dates against
+"""Earnings release dates (refdata.earnings_dates): the stage on a fixture, and the served release dates against
 the SEC's own submissions (8-K with Item 2.02), read with fresh code."""
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from fdkit.build import earnings_dates, pipeline
-from fdkit.build.driver import run_stage
 from fdkit.lake.io import default_data_dir, read_dataset
+from refdata import earnings_dates, pipeline
+from refdata.driver import run_stage
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "build" / "data-real"
 SUBMISSIONS = Path(__file__).resolve().parents[2] / "shared" / "data-real" / "company" / "sec_submissions"

@@ -1,7 +1,7 @@
 """The SEC Financial Statement Data Sets stage: the lake's 2009-2010 rows against the raw ``num`` table.
 
 The expected values are read from the raw parquet files with plain pandas here, independently of
-:mod:`fdkit.build.fsds`.
+:mod:`refdata.fsds`.
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from fdkit.build import fsds
 from fdkit.lake.io import default_data_dir, read_dataset
+from refdata import fsds
 
 FOLDER = Path(__file__).resolve().parents[1].parent / "shared" / "data-real-2" / "fundamentals_fsds"
 pytestmark = pytest.mark.skipif(not FOLDER.is_dir(), reason="the FSDS source folder is not beside the checkout")

@@ -1,4 +1,4 @@
-"""Point-in-time index membership (fdkit.build.index_membership): the stage on a fixture, the committed dataset,
+"""Point-in-time index membership (refdata.index_membership): the stage on a fixture, the committed dataset,
 and the committed dataset checked against the raw source files by an independent replay."""
 
 from __future__ import annotations
@@ -8,10 +8,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from fdkit.build import index_membership, pipeline
-from fdkit.build.driver import run_stage
-from fdkit.build.index_membership import another_company
 from fdkit.lake.io import default_data_dir, read_dataset
+from refdata import index_membership, pipeline
+from refdata.driver import run_stage
+from refdata.index_membership import another_company
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "build" / "data-real"

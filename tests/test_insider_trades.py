@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 
 import fdkit
-from fdkit.build.ownership import build_form4_trades, merge_trades, served_symbols
 from fdkit.lake.io import default_data_dir, read_dataset
+from refdata.ownership import build_form4_trades, merge_trades, served_symbols
 
 DATA = default_data_dir()
 RAW = Path(__file__).resolve().parents[2] / "shared" / "data-real-2" / "insider"

@@ -13,10 +13,10 @@ import pandas as pd
 import pytest
 
 import fdkit
-from fdkit.build import history as h
-from fdkit.build.history_basis import inner_splits
-from fdkit.build.identity import company_tickers, traded_through
 from fdkit.lake.io import read_dataset
+from refdata import history as h
+from refdata.history_basis import inner_splits
+from refdata.identity import company_tickers, traded_through
 
 REPO = Path(__file__).resolve().parents[1]
 PACKAGE = REPO / "history" / "fdkit_history" / "_data"

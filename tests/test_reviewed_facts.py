@@ -15,6 +15,9 @@ from fdkit.lake.reviewed import COLUMNS, KINDS, REVIEWED_FACTS_CSV, ReviewedFact
 from fdkit.lake.validate import validate
 
 FDKIT = Path(__file__).resolve().parents[1] / "fdkit"
+REFDATA = Path(__file__).resolve().parents[1] / "refdata"
+#: the library and the reference-data pipeline: neither holds a reviewed fact as a literal
+CODE = sorted([*FDKIT.rglob("*.py"), *REFDATA.rglob("*.py")])
 
 
 def test_every_reviewed_move_is_a_row_with_its_reason_and_evidence():
@@ -25,7 +28,7 @@ def test_every_reviewed_move_is_a_row_with_its_reason_and_evidence():
     moves = facts[facts["kind"] == "price_move"]
     assert len(moves) >= 329
     by = moves["reviewed_by"].value_counts()
-    assert by["fdkit maintainers"] >= 141 and by["fdkit.build.confirmed_moves"] >= 188
+    assert by["fdkit maintainers"] >= 141 and by["refdata.confirmed_moves"] >= 188
     for column in ("reason", "evidence", "reviewed_on", "value"):
         assert (moves[column].str.strip() != "").all(), column
     assert moves["value"].map(lambda v: re.fullmatch(r"[+-]\d\.\d{2,4}", v) is not None).all()
@@ -37,7 +40,7 @@ def test_every_reviewed_move_is_a_row_with_its_reason_and_evidence():
 def test_no_module_keeps_a_table_of_reviewed_moves_in_code():
     """(ticker, day, reason) literals are the table's rows now, not Python tuples."""
     literal = re.compile(r'\(\s*"[A-Z][A-Z0-9._-]*",\s*"\d{4}-\d{2}-\d{2}",\s*"[+-]?\d+%')
-    offenders = [str(p.relative_to(FDKIT)) for p in FDKIT.rglob("*.py") if literal.search(p.read_text())]
+    offenders = [str(p.relative_to(FDKIT.parent)) for p in CODE if literal.search(p.read_text())]
     assert offenders == []
     assert not (FDKIT / "lake" / "reviewed_moves.py").exists() and not (FDKIT / "lake" / "confirmed_moves.csv").exists()
 
@@ -121,10 +124,10 @@ def test_a_stage_rewrites_only_its_own_rows_and_a_fact_found_again_keeps_its_day
     table = tmp_path / "reviewed_facts.csv"
     shutil.copy(REVIEWED_FACTS_CSV, table)
     mine = reviewed_facts(path=table)
-    mine = mine[mine["reviewed_by"] == "fdkit.build.confirmed_moves"].drop(columns="reviewed_by")
+    mine = mine[mine["reviewed_by"] == "refdata.confirmed_moves"].drop(columns="reviewed_by")
     kept_day = mine["reviewed_on"].iloc[0]
     again = mine.assign(reviewed_on="2099-01-01").iloc[:-1]  # one move no longer found
-    n = replace_rows(again, "fdkit.build.confirmed_moves", path=table)
+    n = replace_rows(again, "refdata.confirmed_moves", path=table)
     out = reviewed_facts(path=table)
     assert n == len(reviewed_facts()) - 1 and out["reviewed_on"].eq(kept_day).sum() >= len(again)
     assert (
@@ -141,12 +144,12 @@ def test_every_reviewed_rename_is_a_row_and_none_is_left_in_code():
     assert renames["value"].str.fullmatch(r"[A-Z][A-Z0-9-]*").all() and renames["start_date"].ne("").all()
     assert renames["evidence"].str.contains(r"index-membership/sp\d00_changes\.csv: line \d+ removes").all()
     literal = re.compile(r'\(\s*"\d{4}-\d{2}-\d{2}",\s*"[A-Z][A-Z0-9.-]*",\s*"[A-Z][A-Z0-9.-]*"\s*\)\s*:')
-    offenders = [str(p.relative_to(FDKIT)) for p in FDKIT.rglob("*.py") if literal.search(p.read_text())]
+    offenders = [str(p.relative_to(FDKIT.parent)) for p in CODE if literal.search(p.read_text())]
     assert offenders == []
 
 
 def test_a_reviewed_rename_added_as_one_row_joins_the_two_symbols_spells(tmp_path):
-    from fdkit.build.identity import company_tickers, renames_of
+    from refdata.identity import company_tickers, renames_of
 
     spells = pd.DataFrame(
         {
@@ -179,7 +182,7 @@ def test_a_reviewed_rename_added_as_one_row_joins_the_two_symbols_spells(tmp_pat
 
 def test_symbols_reviewed_as_one_company_or_two_are_rows():
     """The build's former ONE_COMPANY and TWO_COMPANIES sets: rows naming the membership files' lines."""
-    from fdkit.build.identity import reviewed_symbols
+    from refdata.identity import reviewed_symbols
 
     assert reviewed_symbols("one_company") >= {
         "PCG",
@@ -198,12 +201,12 @@ def test_symbols_reviewed_as_one_company_or_two_are_rows():
     rows = reviewed_facts()
     rows = rows[rows["kind"].isin(["one_company", "two_companies"])]
     assert rows["evidence"].str.contains(r"_(?:changes|seed|current)\.csv line \d+").all()
-    assert "frozenset({" not in (FDKIT / "build" / "identity.py").read_text()
+    assert "frozenset({" not in (REFDATA / "identity.py").read_text()
 
 
 def test_spells_reviewed_as_another_companys_are_rows():
     """The build's former ANOTHER_COMPANY dict: rows naming the membership files' lines, read by the build."""
-    from fdkit.build.index_membership import another_company
+    from refdata.index_membership import another_company
 
     assert another_company() == {
         ("HCC", "2011-11-20"): "HCC Insurance Holdings",
@@ -212,19 +215,19 @@ def test_spells_reviewed_as_another_companys_are_rows():
     }
     rows = reviewed_facts("another_company")
     assert rows["evidence"].str.contains(r"sp400_seed\.csv line \d+ \(seed roster of 2011-11-20\)").all()
-    assert "ANOTHER_COMPANY" not in (FDKIT / "build" / "index_membership.py").read_text()
+    assert "ANOTHER_COMPANY" not in (REFDATA / "index_membership.py").read_text()
 
 
 def test_a_handover_and_a_class_symbol_move_are_rows():
     """The build's former HANDOVERS and CLASS_SYMBOL_MOVES dicts: rows naming the membership files' lines."""
-    from fdkit.build.index_membership import class_symbol_moves, handovers
+    from refdata.index_membership import class_symbol_moves, handovers
 
     assert handovers() == {("ENR", "2011-11-20"): ("2015-07-01", "EPC")}
     assert class_symbol_moves() == {"UA": ("2016-12-07", "UAA")}
     rows = reviewed_facts()
     rows = rows[rows["kind"].isin(["handover", "class_symbol_move"])]
     assert len(rows) == 2 and rows["evidence"].str.contains(r"_(?:changes|seed|current)\.csv line \d+").all()
-    source = (FDKIT / "build" / "index_membership.py").read_text()
+    source = (REFDATA / "index_membership.py").read_text()
     assert "HANDOVERS" not in source and "CLASS_SYMBOL_MOVES" not in source
 
 
@@ -266,7 +269,7 @@ def test_a_share_move_reviewed_is_a_row_validate_reads():
 
 def test_listing_owners_are_rows_naming_the_symbols_file_lines():
     """pystock_identity's former LISTING_OWNERS dict: CB, UA and ENR's listings, each the earlier company's to a day."""
-    from fdkit.build.pystock_identity import listing_owners
+    from refdata.pystock_identity import listing_owners
 
     owners = {k: (t, f"{d:%Y-%m-%d}") for k, (t, d) in listing_owners().items()}
     assert owners == {
@@ -276,7 +279,7 @@ def test_listing_owners_are_rows_naming_the_symbols_file_lines():
     }
     rows = reviewed_facts("listing_owner")
     assert rows["evidence"].str.contains(r"pystock_symbols_2015_2017\.csv\.gz \(decompressed\): line \d+").all()
-    assert "LISTING_OWNERS" not in (FDKIT / "build" / "pystock_identity.py").read_text()
+    assert "LISTING_OWNERS" not in (REFDATA / "pystock_identity.py").read_text()
 
 
 def test_listings_reviewed_as_todays_member_are_rows():
@@ -284,12 +287,12 @@ def test_listings_reviewed_as_todays_member_are_rows():
     rows = reviewed_facts("listing_same_company")
     assert set(rows["ticker"]) == {"WAB", "SMCI"}
     assert rows["evidence"].str.contains(r"sp500_current\.csv line \d+").all()
-    assert "SAME_COMPANY" not in (FDKIT / "build" / "pystock_identity.py").read_text()
+    assert "SAME_COMPANY" not in (REFDATA / "pystock_identity.py").read_text()
 
 
 def test_bars_reviewed_as_another_securitys_are_rows():
-    """fdkit.build.history's former NOT_THE_COMPANY dict: ml4t's BSC, EDS, CFC+A and pystock's MS, NEE, TCO."""
-    from fdkit.build.history import SOURCES_OF, not_the_company
+    """refdata.history's former NOT_THE_COMPANY dict: ml4t's BSC, EDS, CFC+A and pystock's MS, NEE, TCO."""
+    from refdata.history import SOURCES_OF, not_the_company
 
     left_out = not_the_company()
     assert set(left_out) == {
@@ -304,7 +307,7 @@ def test_bars_reviewed_as_another_securitys_are_rows():
     assert {source for source, _ in left_out} <= set(SOURCES_OF)
     rows = reviewed_facts("not_the_company")
     assert rows["evidence"].str.contains(r"\.parquet: ").all()
-    assert "NOT_THE_COMPANY =" not in (FDKIT / "build" / "history.py").read_text()
+    assert "NOT_THE_COMPANY =" not in (REFDATA / "history.py").read_text()
 
 
 #: the rows of each kind the table holds (price_move: at least, the build's cross-check adds rows)
@@ -372,9 +375,9 @@ def test_a_row_not_of_its_kinds_form_is_refused_naming_it(tmp_path, kind, change
 
 
 def test_price_series_left_out_are_rows():
-    """fdkit.build.prices' former EXCLUDED_PRICES dict: pystock's MS, NEE, TCO (another security's bars) and 17
+    """refdata.prices' former EXCLUDED_PRICES dict: pystock's MS, NEE, TCO (another security's bars) and 17
     series whose moves no other file confirms; the build, SOURCES.md and the history package read the rows."""
-    from fdkit.build.prices import prices_left_out
+    from refdata.prices import prices_left_out
 
     left_out = prices_left_out()
     assert {"MS", "NEE", "TCO", "APOL", "HCC_2016", "SUNE", "WOOF"} <= set(left_out) and len(left_out) == 20
@@ -382,13 +385,13 @@ def test_price_series_left_out_are_rows():
     rows = reviewed_facts("prices_left_out")
     assert rows["evidence"].str.startswith("data-real-2/prices/pystock_us_equities_daily_2015_2017.parquet: ").all()
     for module in ("prices.py", "sources_doc.py", "history_package.py"):
-        assert "EXCLUDED_PRICES" not in (FDKIT / "build" / module).read_text(), module
+        assert "EXCLUDED_PRICES" not in (REFDATA / module).read_text(), module
 
 
 def test_funds_without_an_as_traded_source_are_rows():
-    """fdkit.build.sp500_bars' former NO_AS_TRADED dict: SPY and QQQ after 2021-03-31, TLT, GLD and UUP throughout;
+    """refdata.sp500_bars' former NO_AS_TRADED dict: SPY and QQQ after 2021-03-31, TLT, GLD and UUP throughout;
     SOURCES.md lists them in the ETF file's order, as the dict did."""
-    from fdkit.build.sp500_bars import as_traded_by_year, no_as_traded
+    from refdata.sp500_bars import as_traded_by_year, no_as_traded
 
     assert list(no_as_traded()) == ["SPY", "QQQ", "TLT", "GLD", "UUP"]
     assert no_as_traded()["TLT"] == "only the 2021-2026 ETF file's adjusted closes"
@@ -396,36 +399,36 @@ def test_funds_without_an_as_traded_source_are_rows():
     assert "* QQQ: as traded to 2021-03-31 (LEAN's raw bars); no as-traded source after" in as_traded_by_year(px)
     rows = reviewed_facts("no_as_traded")
     assert rows["evidence"].str.contains(r"etf_index_daily_2021_2026_SPY_QQQ_TLT_GLD_UUP_VIX\.csv\.gz: ").all()
-    assert "NO_AS_TRADED" not in (FDKIT / "build" / "sp500_bars.py").read_text()
+    assert "NO_AS_TRADED" not in (REFDATA / "sp500_bars.py").read_text()
 
 
 def test_a_spin_off_in_the_closes_is_a_row():
-    """fdkit.build.common's former SPIN_OFFS_IN_CLOSES dict: IBM's Kyndryl spin-off of 2021-11-04, read by the prices
+    """refdata.common's former SPIN_OFFS_IN_CLOSES dict: IBM's Kyndryl spin-off of 2021-11-04, read by the prices
     stage (the factor it takes out) and the dividends stage (the step that is in kind)."""
-    from fdkit.build.common import spin_offs_in_closes
+    from refdata.common import spin_offs_in_closes
 
     assert spin_offs_in_closes() == {"IBM": (pd.Timestamp("2021-11-04"), "Kyndryl Holdings")}
     rows = reviewed_facts("spin_off_in_closes")
     assert rows["evidence"].str.contains("us_equities_daily_2003_2023.csv.gz: IBM closes").all()
     for module in ("common.py", "prices.py", "distributions.py"):
-        assert "SPIN_OFFS_IN_CLOSES" not in (FDKIT / "build" / module).read_text(), module
+        assert "SPIN_OFFS_IN_CLOSES" not in (REFDATA / module).read_text(), module
 
 
 def test_tickers_whose_splits_are_all_known_are_rows():
-    """fdkit.build.fsds' former SPLITS_KNOWN_SINCE_2009 set: the stocks of LEAN's factor files (META's as FB)."""
-    from fdkit.build.fsds import splits_known
+    """refdata.fsds' former SPLITS_KNOWN_SINCE_2009 set: the stocks of LEAN's factor files (META's as FB)."""
+    from refdata.fsds import splits_known
 
     assert splits_known() == {"AAPL", "BAC", "GOOG", "GOOGL", "IBM", "META"}
     rows = reviewed_facts("splits_known")
     assert rows["evidence"].str.contains(r"lean_factor_files\.csv: lines \d+-\d+").all()
-    assert "SPLITS_KNOWN_SINCE_2009" not in (FDKIT / "build" / "fsds.py").read_text()
+    assert "SPLITS_KNOWN_SINCE_2009" not in (REFDATA / "fsds.py").read_text()
 
 
 def test_symbols_spelled_before_a_rename_are_rows():
-    """fdkit.build.history's former SOURCE_ALIASES dict (21 dump symbols, read by the history and the pystock
+    """refdata.history's former SOURCE_ALIASES dict (21 dump symbols, read by the history and the pystock
     listings) and pystock_identity's former extra ALIASES (KORS, WYN, ACE, read by the listings alone)."""
-    from fdkit.build.history import source_aliases
-    from fdkit.build.pystock_identity import listing_aliases
+    from refdata.history import source_aliases
+    from refdata.pystock_identity import listing_aliases
 
     dumps = source_aliases()
     assert len(dumps) == 21 and dumps["YHOO"] == "AABA" and dumps["LEHMQ"] == "LEH" and "ACE" not in dumps
@@ -434,5 +437,5 @@ def test_symbols_spelled_before_a_rename_are_rows():
     assert rows["evidence"].str.contains(r"\.parquet: [\d,]+ [A-Z]+ bars, ").all()
     rows = reviewed_facts("listing_alias")
     assert rows["evidence"].str.contains(r"pystock_symbols_2015_2017\.csv\.gz \(decompressed\): line \d+").all()
-    assert "SOURCE_ALIASES" not in (FDKIT / "build" / "history.py").read_text()
-    assert "ALIASES" not in (FDKIT / "build" / "pystock_identity.py").read_text()
+    assert "SOURCE_ALIASES" not in (REFDATA / "history.py").read_text()
+    assert "ALIASES" not in (REFDATA / "pystock_identity.py").read_text()

@@ -40,6 +40,14 @@ def _run(argv: list[str], env: dict[str, str] | None = None, timeout: float = 12
 
 
 # -- the lake ships with the package ------------------------------------------------------------------------
+def test_the_reference_data_pipeline_is_not_shipped():
+    """refdata/ builds data/ and history/ in this repository; the wheel holds the library and the lake alone."""
+    cfg = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    assert all(p == "fdkit" or p.startswith("fdkit.") for p in cfg["packages"]), cfg["packages"]
+    assert (ROOT / "refdata" / "__main__.py").exists() and not (ROOT / "fdkit" / "build").exists()
+    assert "refdata" not in cfg.get("package-data", {}) and "refdata" not in cfg.get("package-dir", {})
+
+
 def test_pyproject_ships_every_subpackage_and_the_lake():
     cfg = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
     on_disk = {

@@ -72,7 +72,7 @@ KNOWN_CATEGORIES: Mapping[str, tuple[str, ...]] = MappingProxyType(
         "filing_window": ("AFTER_HOURS", "DURING_MARKET", "PRE_MARKET", "WEEKEND"),
         # insider ownership: the seed's contract says common where fdkit's names the table (non_derivative)
         "holding_type": ("common", "derivative", "non_derivative"),
-        # price history: what ``close`` is on a row (fdkit.build.history)
+        # price history: what ``close`` is on a row (refdata.history)
         "basis": ("adjusted_only", "as_traded", "price_only"),
         "delisting_kind": ("acquired", "bankrupt", "unknown"),
         "kind": ("cash", "special_or_in_kind"),  # dividends
@@ -371,7 +371,7 @@ _BARS = {"ticker": C, "time": T, "time_milliseconds": INT, "open": F, "high": F,
 
 _SCHEMAS: dict[str, dict[str, str]] = {
     # extension ``quality``: why a value the source gave is missing (it failed a sanity rule) and which values are
-    # derived rather than reported (fdkit.build.quality); missing on a clean row
+    # derived rather than reported (refdata.quality); missing on a clean row
     "income_statements": {**STATEMENT_HEADER, **_floats(*INCOME_FIELDS, *INCOME_USD_FIELDS), "quality": S},
     "balance_sheets": {**STATEMENT_HEADER, **_floats(*BALANCE_FIELDS)},
     "cash_flow_statements": {**STATEMENT_HEADER, **_floats(*CASH_FLOW_FIELDS)},

@@ -547,7 +547,7 @@ def write_dataset(
     mirror`` rewriting a ticker). A plain Parquet dataset written by an older fdkit is converted first
     (:func:`convert_dataset`, one log line). ``layout="parquet"`` writes plain files, atomic per file
     (``<name>/part-0.parquet`` or hive ``ticker=X/`` folders): what the bundled reference lake is, rebuilt byte for
-    byte by ``python -m fdkit.build``.
+    byte by ``python -m refdata``.
 
     Args:
         root: lake root.

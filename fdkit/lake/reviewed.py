@@ -83,7 +83,7 @@ KINDS = {
     "differ (ticker: the symbol, start_date: the listing's first crawl day, value: the member's name, cik: its CIK)",
     "not_the_company": "a price source's bars under a member's symbol that are another security's (ticker: the "
     "source's symbol, start_date: the first day left out, 2004-01-01 for all of them; value: the source, a name "
-    "of fdkit.build.history.SOURCES_OF)",
+    "of refdata.history.SOURCES_OF)",
     "prices_left_out": "a broad-universe price series the lake's prices leave out (ticker: the lake's ticker, "
     "start_date: the source's first day, 2015-03-20 for all of them; value: the source, pystock; reason: 'Left "
     "out: ' and why, as SOURCES.md prints it)",

@@ -1,7 +1,7 @@
 """fdkit-history: the ``price_history`` dataset of fdkit's embedded service, as a separate data package.
 
 It holds ``_data/price_history/part-YYYY.parquet`` and ``_data/delistings``, built from the repository by
-``python -m fdkit.build.history_package`` (provenance and coverage: ``history/SOURCES.md`` and the checkout's
+``python -m refdata.history_package`` (provenance and coverage: ``history/SOURCES.md`` and the checkout's
 ``data/SOURCES.md``). fdkit finds it through the ``fdkit.lakes`` entry point: installed,
 ``fdkit.price_history(...)``, ``fdkit.delistings(...)`` and ``fdkit serve`` serve it.
 
