@@ -86,6 +86,13 @@ def _one(df: pd.DataFrame, ticker: str, period: str, report_period: str) -> int:
     return int(hit[0])
 
 
+def _milliseconds_in_seconds(p: pd.DataFrame) -> pd.DataFrame:
+    stored = p.index[p["time_milliseconds"].notna()]  # (the bundled file stores none: the service computes them)
+    row = stored[10] if len(stored) else p.index[10]
+    p.loc[row, "time_milliseconds"] = p["time"].astype("datetime64[s, UTC]").astype("int64")[row]  # a unit slip
+    return p
+
+
 def _negative_volume(p: pd.DataFrame) -> pd.DataFrame:
     p.loc[p.index[10], "volume"] = -5
     return p
@@ -336,6 +343,7 @@ BITES: dict[str, tuple[str, Callable[[pd.DataFrame], pd.DataFrame]]] = {
     "splits_applied_to_prices": ("prices", _unadjusted_split),
     "prices_on_one_basis": ("prices", _dividend_adjusted_close),
     "volumes_are_counts": ("prices", _negative_volume),
+    "bar_milliseconds_are_their_times": ("prices", _milliseconds_in_seconds),
     "bars_on_trading_days": ("prices", _weekend_bar),
     "institutional_value_near_market_price": ("institutional_ownership", _value_in_thousands),
     "inflation_changes_by_date": ("inflation", _missing_month),

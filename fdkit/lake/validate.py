@@ -834,6 +834,17 @@ def _volumes(lake: Lake) -> pd.DataFrame:
     return p.loc[off.fillna(False).astype(bool), ["ticker", "time", "volume"]]
 
 
+@invariant("bar_milliseconds_are_their_times", "prices")
+def _bar_milliseconds(lake: Lake) -> pd.DataFrame:
+    """A bar's stored time_milliseconds is its time in milliseconds since the epoch (the service computes it)."""
+    p = lake["prices"]
+    if "time_milliseconds" not in p.columns:
+        return p.loc[[], ["ticker", "time"]]
+    ms = p["time"].astype("datetime64[ms, UTC]").astype("int64")
+    off = ms != p["time_milliseconds"].astype("Int64")
+    return p.loc[off.fillna(False).astype(bool), ["ticker", "time", "time_milliseconds"]]
+
+
 @invariant("bars_on_trading_days", "prices")
 def _bars(lake: Lake) -> pd.DataFrame:
     """Daily equity bars fall on weekdays, one per ticker and day."""
