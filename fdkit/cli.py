@@ -38,7 +38,7 @@ def _announce(
     other = "2026" if args.contract == "seed" else "seed"
     print(
         f"fdkit serve: the {args.contract} contract{' (every endpoint needs a key)' if args.contract == 'seed' else ''}"
-        f"; --contract {other} for the {other}'s (docs/CONTRACTS.md: where they differ)",
+        f"; --contract {other} serves the {other} contract (docs/CONTRACTS.md: where they differ)",
         file=sys.stderr,
     )
     for line in _package_lines(data):
@@ -269,7 +269,8 @@ def _get(args: argparse.Namespace) -> int:
                 value = json.loads(value)
             except json.JSONDecodeError as exc:
                 raise _UsageError(
-                    f"--{p.name} is not valid JSON ({exc.msg} at column {exc.colno}): {value!r}"
+                    f"--{p.name} is not valid JSON ({exc.msg} at column {exc.colno}): {value!r}; write it as "
+                    '\'[{"field": "revenue", "operator": "gt", "value": 1e11}]\''
                 ) from None
         params[p.name] = value
     positional = getattr(args, "positional_tickers", None)
@@ -656,7 +657,8 @@ def _add_dataset_parser(sub: argparse._SubParsersAction, ep) -> None:
         else:
             kw["type"] = _limit if param.name == "limit" else _PY_TYPES[param.type]
             if param.name == "limit":
-                kw["help"] += "; 'all' for every record (limit=None in Python)"
+                most = f" (default: {ep.finite_default})" if ep.finite_default is not None else ""
+                kw["help"] = kw["help"].rstrip(".") + f"; 'all' for every record (limit=None in Python){most}"
             if param.enum:
                 kw["choices"] = list(param.enum)
             if param.repeatable or param.name == ep.ticker_param:

@@ -50,6 +50,7 @@ __all__ = [
     "suggest",
     "TruncatedWarning",
     "NarrowTypeWarning",
+    "SkippedWarning",
     "user_stacklevel",
     "warn_user",
 ]
@@ -315,6 +316,13 @@ class TruncatedWarning(UserWarning):
     """A call without ``limit`` returned its endpoint's default number of records while more exist.
 
     The message says how to get the rest: ``limit=None`` for everything, or a larger ``limit``.
+    """
+
+
+class SkippedWarning(UserWarning):
+    """A ticker of a list was skipped under ``errors="warn"``.
+
+    The frame holds the others; ``df.attrs["missing"]`` names it with why (``errors="ignore"`` skips quietly).
     """
 
 

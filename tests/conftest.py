@@ -11,7 +11,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 # the services the tests start (in process, and `fdkit serve` in processes of their own) keep the 2026 document's
 # contract, the one the catalog and so these tests are written from; the seed's (what `fdkit serve` serves by
 # default) is asked of services started with contract="seed": tests/test_contracts.py, the seed document's fuzz
-os.environ.setdefault("FDKIT_CONTRACT", "2026")
+os.environ["FDKIT_CONTRACT"] = "2026"  # (whatever the shell says: the tests are written for one contract)
 
 from lakes import write_test_lake  # noqa: E402
 

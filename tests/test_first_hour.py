@@ -64,6 +64,7 @@ def test_errors_warn_points_at_the_users_line_and_says_the_cli_spelling():
     (w,) = [w for w in caught if "NOPE" in str(w.message)]
     assert (w.filename, w.lineno) == (__file__, line)
     assert "--errors ignore" in str(w.message) and "attrs['missing']" in str(w.message)
+    assert w.category is fdkit.SkippedWarning  # (a UserWarning: its own name, so the CLI says no Python class)
 
 
 def test_the_cli_takes_limit_all_where_python_takes_limit_none(tmp_path):

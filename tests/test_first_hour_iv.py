@@ -162,3 +162,56 @@ def test_price_history_without_the_package_names_it(tmp_path):
     listed, alone = r.stdout.splitlines()
     assert listed.startswith("list 0 ['AAPL', 'LEH']"), listed  # each ticker named as missing, with the reason
     assert alone.startswith("said") and "fdkit-history" in alone and "pip install ./history" in alone, alone
+
+
+# -- the CLI's own words for a skipped ticker, a filter that is not JSON, the limit's default -------------------------
+def test_a_skipped_ticker_is_one_line_in_fdkits_words(tmp_path):
+    out = _fdkit(
+        [
+            "get",
+            "prices",
+            "AAPL",
+            "NOPEX",
+            "--start-date",
+            "2024-01-02",
+            "--end-date",
+            "2024-01-05",
+            "--errors",
+            "warn",
+            "-o",
+            "-",
+        ],
+        tmp_path,
+    )
+    assert out.returncode == 0, out.stderr
+    (said,) = [line for line in out.stderr.splitlines() if "NOPEX" in line]
+    assert said.startswith("fdkit: warning: prices: NOPEX skipped") and "Warning:" not in said, said
+
+
+def test_a_filter_that_is_not_json_is_shown_as_it_should_be_written(tmp_path):
+    out = _fdkit(["get", "screen", "--filters", "[revenue > 1e11]", "--period", "annual", "-o", "-"], tmp_path)
+    assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1, out.stderr
+    assert '[{"field": "revenue", "operator": "gt", "value": 1e11}]' in out.stderr
+
+
+def test_the_limits_help_says_its_default_in_one_sentence(tmp_path):
+    out = _fdkit(["get", "income_statements", "--help"], tmp_path)
+    text = " ".join(out.stdout.split())
+    assert "(limit=None in Python) (default: 4)" in text and ".;" not in text, text
+
+
+def test_the_demo_plot_says_its_axes_in_words():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import pandas as pd
+
+    from fdkit.research.plot import price_lines
+
+    idx = pd.MultiIndex.from_product(
+        [["AAPL", "MSFT"], pd.date_range("2024-01-02", periods=3)], names=["ticker", "time"]
+    )
+    df = pd.DataFrame({"close": [1.0, 2.0, 3.0, 2.0, 2.0, 4.0]}, index=idx)
+    ax = price_lines(df, "close", rebase=100, order=["MSFT", "AAPL"])
+    assert ax.get_xlabel() == "date" and ax.get_ylabel() == "close price, rebased to 100 on the first day"
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["MSFT", "AAPL"]

@@ -54,7 +54,8 @@ class Difference:
     Attributes:
         topic: what differs, in a few words (the table's first column).
         seed: what the seed says (a sentence).
-        v2026: what the 2026 document says, and so the catalog (a sentence).
+        v2026: what the 2026 contract serves (the catalog): the 2026 document's rule, or fdkit's own where the
+            document has no such path (a sentence).
         applies: whether an endpoint of the catalog is one this difference changes.
         to_seed: the seed's endpoint made from the catalog's.
     """
@@ -97,21 +98,23 @@ DIFFERENCES: tuple[Difference, ...] = (
     Difference(
         "an API key on listings",
         "Every endpoint needs a valid `X-API-KEY`; a request without one, or with an unknown one, is a 401.",
-        "The listings the document marks `security: []` (and fdkit's own listings) answer without a key; a key "
-        "sent with them is still checked for metering.",
+        "The 12 listings the document marks `security: []` answer without a key, and so do 14 more fdkit opens "
+        "(its own listings, and `/index-funds/tickers`, `/institutional-holdings/tickers` and `/investors`, "
+        "which the document keys); a key sent with them is still checked for metering.",
         lambda ep: not ep.auth,
         lambda ep: replace(ep, auth=True),
     ),
     Difference(
         "macro history pages",
         "`/macro/inflation` and `/macro/labor` answer cursor pages of 10 records with `next_page_url`.",
-        "Pages of 500 records (the series are monthly or weekly over decades).",
+        "Not in the 2026 document; fdkit pages them 500 records a page (monthly or weekly series over decades).",
         lambda ep: ep.name in ("inflation", "labor"),
         lambda ep: replace(ep, page_size=10),
     ),
     Difference(
         "index fund holdings",
-        "`/index-funds?ticker=SPY` answers all of the fund's holdings (503) on one page; `limit` cuts them.",
+        "`/index-funds?ticker=SPY` answers all of the fund's holdings (503) on one page; `limit` cuts them (and "
+        "fdkit's `offset` is still taken).",
         "50 holdings unless `limit` asks more (at most 1,000), paged by `offset`, without `next_page_url`.",
         lambda ep: ep.name == "index_funds",
         _whole_fund,

@@ -37,7 +37,7 @@ from fdkit.catalog.endpoints import Endpoint
 from fdkit.client.cache import fetch_key
 from fdkit.client.paging import progress_bar, progress_enabled
 from fdkit.client.refs import read_ref, ref_bytes, table_key
-from fdkit.errors import FdkitError, TransportError, error_for_status, warn_user
+from fdkit.errors import FdkitError, SkippedWarning, TransportError, error_for_status, warn_user
 from fdkit.frames.bundle import Bundle, BundleEntry
 from fdkit.frames.memory import release_unused
 from fdkit.frames.runs import Piece, Run, as_part
@@ -511,5 +511,6 @@ def report_failures(ep: Endpoint, failures: Mapping[str, FdkitError], errors: Er
         for who, exc in failures.items():
             warn_user(
                 f"{ep.name}: {who} skipped (errors='warn'; named in df.attrs['missing']; errors='ignore' "
-                f"skips quietly, fdkit get {ep.name}: --errors ignore): {exc}"
+                f"skips quietly, fdkit get {ep.name}: --errors ignore): {exc}",
+                SkippedWarning,
             )

@@ -21,7 +21,7 @@ import pandas as pd
 from fdkit.catalog import endpoints as _catalog
 from fdkit.client.bulk import uses_bulk
 from fdkit.client.dispatch import MISSING_ATTR, Errors, call
-from fdkit.errors import TruncatedWarning, warn_user
+from fdkit.errors import SkippedWarning, TruncatedWarning, warn_user
 from fdkit.frames.typed import exhibits_frame
 
 if TYPE_CHECKING:
@@ -139,7 +139,8 @@ def _joined_statements(
         for who, why in missing.items():
             warn_user(
                 f"financials: {who} skipped (errors='warn'; named in df.attrs['missing']; errors='ignore' "
-                f"skips quietly): {why}"
+                f"skips quietly): {why}",
+                SkippedWarning,
             )
     return joined
 

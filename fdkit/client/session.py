@@ -532,7 +532,8 @@ class Client(DatasetMethods):
     def _probe(self) -> None:
         """Ask the service once which formats it speaks (``X-Fdkit-Formats``): whether it is fdkit's, and bulk.
 
-        No key (the document needs none there); a fault is asked again a few times, as a fetch would be, since
+        No key (the 2026 document needs none there; a service of the seed's contract answers 401, with the same
+        header when it is fdkit's); a fault is asked again a few times, as a fetch would be, since
         requests' parameters depend on the answer; unanswered: not fdkit's, not kept. The probe is part of the call
         that needs it: it is sent through fdkit's transport within the call's deadline (an attempt at most 5 s, or
         ``timeout``), so a service that never answers (or trickles) costs the call no time beyond its deadline.

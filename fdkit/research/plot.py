@@ -147,6 +147,7 @@ def price_lines(
     for ticker in wide.columns:
         ax.plot(wide.index, wide[ticker], label=ticker, linewidth=1.2)
     ax.set_ylabel(f"{words(column)}, rebased to {rebase:g} on the first day" if rebase is not None else words(column))
+    ax.set_xlabel("date")
     ax.set_title(title or ("Performance" if rebase is not None else f"{words(column).capitalize()} by ticker"))
     _legend(ax, len(wide.columns))
     ax.grid(alpha=0.3)
