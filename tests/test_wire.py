@@ -10,6 +10,7 @@ import requests
 from reference import reference_document
 
 from fdkit.catalog.endpoints import CATALOG
+from fdkit.errors import TruncatedWarning
 
 
 def _get(srv, path, params, **kw):
@@ -239,6 +240,9 @@ def test_index_funds_from_index_membership(ref_server, ref_client):
     frame = ref_client.index_funds(holding="AAPL")
     assert list(frame.index) == [("SPY", "AAPL")] and frame["fund_name"].iloc[0] == "SPDR S&P 500 ETF Trust"
     assert len(ref_client.index_funds("SPY", limit=None)) == 503
+    # the default: 50 holdings a frame, as the raw answer, and the warning that more exist (it gave 51 and none)
+    with pytest.warns(TruncatedWarning, match="default 50 records for SPY"):
+        assert len(ref_client.index_funds("SPY")) == 50
 
 
 def test_as_reported_statements(ref_server, ref_client):

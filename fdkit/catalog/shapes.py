@@ -61,6 +61,8 @@ class Shape:
     name = "flat"
     #: a response's top-level ``ticker`` names the records' ticker (false where it names something else: a fund)
     fills_ticker = True
+    #: one row a record (a ``limit`` counts rows); false where a record spans several rows (segments, line items)
+    rows_are_records = True
 
     def payload(self, body: Mapping[str, Any], key: str) -> Any:
         """The records of a response body (before flattening): the value under the endpoint's key.
@@ -132,6 +134,7 @@ class PrefixedObjects(Shape):
     """Objects nested under fixed keys (``quarterly``/``annual``) <-> ``<key>_<field>`` columns."""
 
     name = "earnings"
+    rows_are_records = False
 
     def __init__(
         self, keys: tuple[str, ...] = ("quarterly", "annual"), omit_null: frozenset[str] = frozenset()
@@ -195,6 +198,7 @@ class SegmentItems(Shape):
     """Segmented revenues: reports with items, items with segment members <-> one row per item per member."""
 
     name = "segment_items"
+    rows_are_records = False
 
     def flatten(self, records: Sequence[Mapping[str, Any]]) -> list[Record]:  # noqa: D102
         rows = []
@@ -264,6 +268,7 @@ class LineItems(Shape):
     """Statement segments: ``{line_item: {product|segment: [{label, value}]}}`` per report <-> one row per value."""
 
     name = "line_items"
+    rows_are_records = False
     _ROW = ("line_item", "category", "label", "value", *_MEMBER_EXTRAS)
 
     def _header(self) -> list[str]:
@@ -398,6 +403,7 @@ class StatementBundle(Shape):
     """``{income_statements: [...], balance_sheets: [...], cash_flow_statements: [...]}`` <-> wide rows."""
 
     name = "statement_bundle"
+    rows_are_records = False
 
     def flatten(self, records: Sequence[Mapping[str, Any]]) -> list[Record]:  # noqa: D102
         rows: dict[tuple[Any, ...], Record] = {}
@@ -424,6 +430,7 @@ class IndexFunds(Shape):
 
     name = "index_funds"
     fills_ticker = False
+    rows_are_records = True  # (one holding, or one fund, a row: the header repeats on each)
     _POSITION = ("asset_class", "as_of", "filing_date", "weight", "market_value", "shares")
 
     def payload(self, body: Mapping[str, Any], key: str) -> Any:  # noqa: D102
@@ -467,6 +474,8 @@ class AsReported(Shape):
     A report is a header and a tree of ``{label, full_label, value, children}`` line items, for one statement
     (``line_items``) or three (``income_statement: {line_items}`` ...); rows keep the face order, depth first.
     """
+
+    rows_are_records = False
 
     def __init__(self, bundle: bool) -> None:
         self.bundle = bundle

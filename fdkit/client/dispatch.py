@@ -25,6 +25,7 @@ import pandas as pd
 import pyarrow as pa
 
 from fdkit.catalog.endpoints import CATALOG, Endpoint, Param
+from fdkit.catalog.shapes import SHAPES
 from fdkit.client.bulk import fetch_pieces, uses_bulk
 from fdkit.client.parts import fetch_part
 from fdkit.errors import (
@@ -503,15 +504,16 @@ def _trimmed_parts(ep: Endpoint, ok: list, default: int, fan: str | None) -> lis
     out: list[Piece] = []
     more: list[str] = []
     keys = [k for k in ep.index if k != fan]  # a record's key among the rows (a nested record spans several)
+    rows = SHAPES[ep.shape].rows_are_records  # (index funds: a holding a row, though the fund is not the fan)
     for params, piece in ok:
-        if isinstance(piece, Run) and (ep.shape == "flat" or not keys):  # its first rows, as a part's slice
+        if isinstance(piece, Run) and (rows or not keys):  # its first rows, as a part's slice
             if piece.rows > default:
                 piece = piece._replace(rows=default)
                 more.append(str(params.get(fan, "")) if fan else "")
             out.append(piece)
             continue
         table, n, consts = as_part(piece)
-        if ep.shape == "flat" or not keys or not set(keys) <= set(table.column_names):
+        if rows or not keys or not set(keys) <= set(table.column_names):
             if n > default:
                 table, n = table.slice(0, default), default
                 more.append(str(params.get(fan, "")) if fan else "")
