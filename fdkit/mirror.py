@@ -34,6 +34,7 @@ from fdkit.catalog import endpoints as _catalog
 from fdkit.client.session import Client, default_client
 from fdkit.errors import FdkitError
 from fdkit.frames.typed import records_of
+from fdkit.lake.delta import require_deltalake
 from fdkit.lake.io import atomic_write_bytes, keep_projections
 from fdkit.lake.writer import LakeWriter
 
@@ -144,10 +145,12 @@ def mirror(
 
     Raises:
         ValueError: for a dataset that cannot be mirrored.
+        LakeError: without the deltalake package (the ``delta`` extra), before anything is fetched.
     """
     unknown = [d for d in datasets if d not in MIRRORABLE]
     if unknown:
         raise ValueError(f"cannot mirror {unknown}; mirrorable: {', '.join(MIRRORABLE)}")
+    require_deltalake()  # (the lake's tables are Delta tables)
     c = client or default_client()
     lake = Path(out)
     lake.mkdir(parents=True, exist_ok=True)

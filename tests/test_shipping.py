@@ -257,3 +257,26 @@ def test_the_suite_never_writes_to_the_users_cache():
     home_cache = Path.home() / ".cache"
     assert os.environ.get("FDKIT_CACHE_DIR")
     assert home_cache not in default_cache_dir().parents
+
+
+# -- deltalake is the delta extra: the embedded default never needs it, a Delta operation names the extra ----------
+def _without_deltalake(tmp_path: Path) -> dict[str, str]:
+    """An environment whose ``import deltalake`` fails, as in an install without the ``delta`` extra."""
+    fake = tmp_path / "shadow" / "deltalake"
+    fake.mkdir(parents=True)
+    (fake / "__init__.py").write_text('raise ImportError("deltalake is not installed here")\n')
+    return {**os.environ, "PYTHONPATH": str(tmp_path / "shadow"), "FDKIT_CACHE_DIR": str(tmp_path / "cache")}
+
+
+def test_the_embedded_default_needs_no_deltalake_and_a_delta_operation_names_its_extra(tmp_path):
+    env = _without_deltalake(tmp_path)
+    code = "import fdkit; print(len(fdkit.prices(['AAPL', 'MSFT'], start_date='2024-01-02', end_date='2024-01-31')))"
+    served = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=env)
+    assert served.returncode == 0 and served.stdout.split()[-1] == "42", served.stderr
+    mirror = [sys.executable, "-m", "fdkit.cli", "mirror", "--tickers", "AAPL", "--datasets", "prices"]
+    said = subprocess.run(
+        [*mirror, "--out", str(tmp_path / "lake")], capture_output=True, text=True, timeout=300, env=env
+    )
+    assert said.returncode == 2 and "Traceback" not in said.stderr, said.stderr
+    (line,) = said.stderr.strip().splitlines()
+    assert "pip install 'fdkit[delta]'" in line and not (tmp_path / "lake" / "prices").exists()

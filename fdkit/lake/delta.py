@@ -87,6 +87,30 @@ def storage_options(root: str | os.PathLike[str], *, writing: bool = False) -> d
     return options
 
 
+#: what a Delta operation without the deltalake package says (it is the ``delta`` extra: the embedded default and a
+#: client of a remote service read plain Parquet and never need it)
+NEEDS_DELTALAKE = (
+    "Delta Lake tables (fdkit mirror, the webhook receiver, fdkit lake convert/optimize/vacuum, a mirrored lake) need "
+    "the deltalake package, which fdkit installs with its delta extra: pip install 'fdkit[delta]' "
+    "(from a checkout: pip install -e '.[delta]')"
+)
+
+
+def require_deltalake() -> None:
+    """Check that the deltalake package is installed, before a Delta operation imports it.
+
+    Raises:
+        LakeError: naming the extra that installs it (``pip install 'fdkit[delta]'``).
+
+    Example:
+        >>> require_deltalake()  # (installed here: the dev extras include it)
+    """
+    try:
+        import deltalake  # noqa: F401
+    except ImportError:
+        raise LakeError(NEEDS_DELTALAKE) from None
+
+
 def _uri(folder: str | os.PathLike[str]) -> str:
     kept = lake_root(folder)
     return str(kept) if is_url(kept) else str(Path(kept).resolve())
@@ -120,6 +144,7 @@ def open_table(folder: str | os.PathLike[str], version: int | None = None) -> An
         >>> open_table(d).version(), open_table(d, version=0).to_pyarrow_table()["x"].to_pylist()
         (1, [1])
     """
+    require_deltalake()
     from deltalake import DeltaTable
     from deltalake.exceptions import DeltaError, TableNotFoundError
 
@@ -228,6 +253,7 @@ def delta_types(table: pa.Table) -> pa.Table:
 
 
 def _writer_properties() -> Any:
+    require_deltalake()
     from deltalake import WriterProperties
 
     return WriterProperties(max_row_group_size=ROW_GROUP_ROWS, compression="ZSTD")
@@ -259,6 +285,7 @@ def write(
         >>> sorted(open_table(d).to_pyarrow_table()["x"].to_pylist())
         [2, 3]
     """
+    require_deltalake()
     from deltalake import write_deltalake
     from deltalake.exceptions import DeltaError, SchemaMismatchError
 
@@ -352,6 +379,7 @@ def commit_files(
     Returns:
         The paths added (relative).
     """
+    require_deltalake()
     from deltalake import DeltaTable, Schema
     from deltalake.transaction import AddAction, RemoveAction
 

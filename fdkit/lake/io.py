@@ -721,6 +721,7 @@ def convert_dataset(root: str | os.PathLike[str], name: str, *, quiet: bool = Fa
 
 def _convert(root: str | os.PathLike[str], name: str, base: Path) -> str:
     """:func:`convert_dataset`, its lock held: what was done, one line."""
+    delta.require_deltalake()
     from deltalake import Schema as DeltaSchema
     from deltalake import convert_to_deltalake
     from deltalake.exceptions import DeltaError

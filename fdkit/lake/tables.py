@@ -97,6 +97,7 @@ def optimize_lake(root: str | os.PathLike[str], names: list[str] | None = None) 
     Raises:
         LakeError: no lake at ``root``, no such dataset, or a named dataset is plain Parquet (convert it first).
     """
+    delta.require_deltalake()
     from deltalake import WriterProperties
 
     base = _local(root)

@@ -144,6 +144,7 @@ class LakeWriter:
         Raises:
             LakeWriteError: the log refused the commit (nothing of it is live).
         """
+        delta.require_deltalake()
         from deltalake.exceptions import CommitFailedError, DeltaError
 
         folder = self.folder(name)

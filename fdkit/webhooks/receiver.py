@@ -88,6 +88,7 @@ from fastapi.responses import Response
 from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
 
+from fdkit.lake.delta import require_deltalake
 from fdkit.lake.io import (
     UnsafePathError,
     atomic_write_bytes,
@@ -648,11 +649,15 @@ def create_receiver(
     Returns:
         The FastAPI app; ``app.state.landing`` is the :class:`Landing`.
 
+    Raises:
+        LakeError: without the deltalake package (the ``delta`` extra): the receiver lands Delta tables.
+
     Example:
         >>> import tempfile
         >>> create_receiver(tempfile.mkdtemp(), "whsec_x", max_body_bytes=1024).state.landing.lake.is_dir()
         True
     """
+    require_deltalake()  # (said at start, not as a 500 on the first event)
     app = FastAPI(title="fdkit webhook receiver", openapi_url=None, docs_url=None, redoc_url=None)
     landing = Landing(lake, max_files=max_event_files)
     app.state.landing = landing
