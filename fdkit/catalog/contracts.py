@@ -157,7 +157,6 @@ def check_contract(contract: str) -> Contract:
     return contract  # type: ignore[return-value]
 
 
-@functools.cache
 def catalog_for(contract: str = DEFAULT_CONTRACT) -> Mapping[str, Endpoint]:
     """The endpoints a service of ``contract`` serves: the catalog, with the seed's differences applied for it.
 
@@ -175,7 +174,13 @@ def catalog_for(contract: str = DEFAULT_CONTRACT) -> Mapping[str, Endpoint]:
         >>> catalog_for("seed")["prices"].param("interval_multiplier").required
         True
     """
-    if check_contract(contract) == "2026":
+    return _catalog(check_contract(contract))
+
+
+@functools.cache
+def _catalog(contract: Contract) -> Mapping[str, Endpoint]:
+    """:func:`catalog_for` of a checked contract, made once (``catalog_for()`` and ``catalog_for("seed")`` alike)."""
+    if contract == "2026":
         return CATALOG
     served = dict(CATALOG)
     for difference in DIFFERENCES:
