@@ -186,10 +186,7 @@ def _demo(args: argparse.Namespace) -> int:
     # the statements filed by the window's end: what was known then (no look-ahead), priced as traded then
     fin = fdkit.financials(tickers, period="annual", limit=3, errors="ignore", as_of=args.end_date)
     if prices.empty:  # a request the data refuses: exit code 1, as `fdkit get` of an unknown ticker
-        raise fdkit.NotFoundError(
-            f"no prices for {', '.join(tickers)} between {args.start_date} and {args.end_date} "
-            f"in this service's data (fdkit get prices TICKER --help names the parameters)"
-        )
+        raise _no_prices(tickers, args.start_date, args.end_date)
     ratios = fin.fds.ratios(prices=prices)
     print(f"Price panel: {len(prices):,} daily bars of {', '.join(tickers)} ({args.start_date} .. {args.end_date})")
     _say_missing("prices", tickers, prices)
@@ -629,6 +626,36 @@ def _limit(text: str) -> int | str:
         raise argparse.ArgumentTypeError(f"a number of records or 'all', not {text!r}") from None
 
 
+def _default_note(ep: Any, param: Any) -> str:
+    """What a ``fdkit get`` option means when left out: fdkit's default, the service's, or that it is required.
+
+    Example:
+        >>> from fdkit.catalog import get
+        >>> ep = get("prices")
+        >>> notes = [_default_note(ep, p) for p in ep.params if p.name in ("interval", "label", "start_date", "limit")]
+        >>> notes[:3]
+        [' (default: day)', " (default: start, the service's)", ' (required)']
+        >>> notes[3]
+        ' (default: every bar of the date range)'
+    """
+    if param.name == "limit":
+        if ep.finite_default is not None:
+            return f" (default: {ep.finite_default})"
+        if ep.time_index is not None:
+            return " (default: every bar of the date range)"
+        if ep.kind == "search" and "tickers" in ep.param_names and param.default is not None:
+            return f" (default: {param.default} per ticker)"
+    if param.client_default is True:
+        return " (default: on)"
+    if param.client_default is not None:
+        return f" (default: {param.client_default})"
+    if param.required and param.name != ep.ticker_param:
+        return " (required)"
+    if param.default is not None and param.default is not False:
+        return f" (default: {param.default}, the service's)"
+    return ""
+
+
 def _add_dataset_parser(sub: argparse._SubParsersAction, ep) -> None:
     p = sub.add_parser(ep.name, help=ep.summary, description=f"{ep.summary} ({ep.method} {ep.path})")
     if ep.ticker_param:
@@ -640,14 +667,10 @@ def _add_dataset_parser(sub: argparse._SubParsersAction, ep) -> None:
         )
     for param in ep.params:
         flag = "--" + param.name.replace("_", "-")
-        note = ""
-        if param.client_default is not None:
-            note = f" (default: {param.client_default})"
-        elif param.required and param.name != ep.ticker_param:
-            note = " (required)"
-        kw: dict = {"dest": param.name, "help": (param.description or param.type) + note}
+        kw: dict = {"dest": param.name, "help": (param.description or param.type) + _default_note(ep, param)}
         if param.type == "boolean":
-            kw["action"] = "store_true"
+            # --no-X too where fdkit's own default is on: a flag that cannot be turned off hides a choice
+            kw["action"] = argparse.BooleanOptionalAction if param.client_default else "store_true"
             kw["default"] = None
         elif param.type == "array":
             if param.items == "filter":
@@ -657,8 +680,8 @@ def _add_dataset_parser(sub: argparse._SubParsersAction, ep) -> None:
         else:
             kw["type"] = _limit if param.name == "limit" else _PY_TYPES[param.type]
             if param.name == "limit":
-                most = f" (default: {ep.finite_default})" if ep.finite_default is not None else ""
-                kw["help"] = kw["help"].rstrip(".") + f"; 'all' for every record (limit=None in Python){most}"
+                kw["help"] = (param.description or "").rstrip(".") + "; 'all' for every record (limit=None in "
+                kw["help"] += "Python)" + _default_note(ep, param)
             if param.enum:
                 kw["choices"] = list(param.enum)
             if param.repeatable or param.name == ep.ticker_param:
@@ -682,6 +705,91 @@ def _add_dataset_parser(sub: argparse._SubParsersAction, ep) -> None:
         "write the others, ignore",
     )
     p.set_defaults(func=_get, dataset=ep.name)
+
+
+def _tickers(args: argparse.Namespace) -> int:
+    """``fdkit tickers DATASET``: the tickers the service has for a dataset, one a line."""
+    import fdkit
+
+    names = fdkit.available(args.dataset, "tickers")
+    if args.like:
+        names = [n for n in names if args.like.upper() in str(n).upper()]
+    print("\n".join(str(n) for n in names))
+    return 0
+
+
+def _no_prices(tickers: list[str], start: str, end: str) -> Exception:
+    """The demo's error when no ticker has a bar in its window: exit code 1, naming how to list the tickers."""
+    from fdkit.errors import NotFoundError
+
+    none = NotFoundError(
+        f"no prices for {', '.join(tickers)} between {start} and {end} in this service's data "
+        "(--start-date and --end-date choose the window)"
+    )
+    none.listing = "prices"  # main() says the command that lists the tickers the service has
+    return none
+
+
+def _add_tickers_parser(sub: Any) -> None:
+    """The ``fdkit tickers`` subcommand: ``fdkit.available(DATASET)`` on the command line."""
+    from fdkit.catalog.endpoints import CATALOG, tickers_listed_by
+
+    listed = sorted(
+        {name for ep in CATALOG.values() if ep.kind != "listing" and (name := tickers_listed_by(ep.path)) is not None}
+    )
+    t = sub.add_parser(
+        "tickers",
+        help="list the tickers the service has for a dataset",
+        description="Print the tickers the configured service has for a dataset, one a line (Python: "
+        "fdkit.available(DATASET)). Example: fdkit tickers prices --like BRK",
+    )
+    t.add_argument("dataset", choices=listed, metavar="DATASET", help=f"any of: {', '.join(listed)}")
+    t.add_argument("--like", help="only the tickers containing this text, any case (default: every ticker)")
+    t.set_defaults(func=_tickers)
+
+
+def _add_mirror_parser(sub: Any) -> None:
+    """The ``fdkit mirror`` subcommand's arguments."""
+    from fdkit.mirror import MIRRORABLE
+
+    m = sub.add_parser(
+        "mirror",
+        help="copy datasets into a lake of Delta tables (resumable)",
+        description="Download datasets from the configured service into a lake that "
+        "'fdkit serve --data LAKE' answers from.",
+    )
+    m.add_argument(
+        "--tickers",
+        nargs="+",
+        required=True,
+        metavar="TICKER",
+        help="the tickers to download, separated by spaces (AAPL MSFT); each dataset is fetched for "
+        "each ticker, a ticker the service lacks is reported and the others go on",
+    )
+    m.add_argument(
+        "--datasets",
+        nargs="+",
+        required=True,
+        choices=sorted(MIRRORABLE),
+        metavar="DATASET",
+        help=f"any of: {', '.join(sorted(MIRRORABLE))} (price_history: from a service that has "
+        "it, e.g. the embedded default with fdkit-history installed)",
+    )
+    m.add_argument("--out", required=True, help="lake directory")
+    m.add_argument(
+        "--start-date",
+        type=_date,
+        default="1990-01-01",
+        help="first day of prices, crypto_prices and price_history (default 1990-01-01)",
+    )
+    m.add_argument(
+        "--end-date",
+        type=_date,
+        default=None,
+        help="last day of prices, crypto_prices and price_history (default today)",
+    )
+    m.add_argument("--force", action="store_true", help="refetch pairs the lake already has")
+    m.set_defaults(func=_mirror)
 
 
 def _add_serve_parser(sub: Any) -> None:
@@ -750,7 +858,6 @@ def build_parser() -> argparse.ArgumentParser:
         0
     """
     from fdkit.catalog.endpoints import CATALOG
-    from fdkit.mirror import MIRRORABLE
 
     p = _Parser(prog="fdkit", description="Financial data as typed pandas frames.")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=_Parser)
@@ -766,46 +873,9 @@ def build_parser() -> argparse.ArgumentParser:
         if ep.kind != "listing":
             _add_dataset_parser(gsub, ep)
 
-    m = sub.add_parser(
-        "mirror",
-        help="copy datasets into a lake of Delta tables (resumable)",
-        description="Download datasets from the configured service into a lake that "
-        "'fdkit serve --data LAKE' answers from.",
-    )
-    m.add_argument(
-        "--tickers",
-        nargs="+",
-        required=True,
-        metavar="TICKER",
-        help="the tickers to download, separated by spaces (AAPL MSFT); each dataset is fetched for "
-        "each ticker, a ticker the service lacks is reported and the others go on",
-    )
-    m.add_argument(
-        "--datasets",
-        nargs="+",
-        required=True,
-        choices=sorted(MIRRORABLE),
-        metavar="DATASET",
-        help=f"any of: {', '.join(sorted(MIRRORABLE))} (price_history: from a service that has "
-        "it, e.g. the embedded default with fdkit-history installed)",
-    )
-    m.add_argument("--out", required=True, help="lake directory")
-    m.add_argument(
-        "--start-date",
-        type=_date,
-        default="1990-01-01",
-        help="first day of prices, crypto_prices and price_history (default 1990-01-01)",
-    )
-    m.add_argument(
-        "--end-date",
-        type=_date,
-        default=None,
-        help="last day of prices, crypto_prices and price_history (default today)",
-    )
-    m.add_argument("--force", action="store_true", help="refetch pairs the lake already has")
-    m.set_defaults(func=_mirror)
-
+    _add_mirror_parser(sub)
     _add_serve_parser(sub)
+    _add_tickers_parser(sub)
 
     d = sub.add_parser(
         "demo",
@@ -1023,6 +1093,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"fdkit: error: {redact(str(exc))}{embedded}", file=sys.stderr)
         return 2
     except FdkitError as exc:
+        if exc.listing:  # the command line's spelling of the next step
+            exc.next_step = f"'fdkit tickers {exc.listing}' lists the tickers it has"
         print(f"fdkit: {exc}{embedded}", file=sys.stderr)
         return 1
     except (FileNotFoundError, PermissionError, IsADirectoryError, NotADirectoryError) as exc:

@@ -148,6 +148,9 @@ class FdkitError(Exception):
         error: the server's short ``error`` field (e.g. ``"Not Found"``).
         message: the server's human-readable ``message`` (or fdkit's own).
         path: the request path (never the query string's secrets, never the key).
+        next_step: what to do about it, where fdkit knows (said after the message), e.g. the call that lists
+            the tickers a service has after a ``Ticker X not found``.
+        listing: the dataset whose listing ``next_step`` names (``"prices"``), for other spellings of it.
 
     Example:
         >>> str(FdkitError("boom", status=500, error="Internal", path="/prices"))
@@ -168,6 +171,8 @@ class FdkitError(Exception):
         self.error = redact(error) if error else error
         self.path = redact(path) if path else path
         self.body = body
+        self.next_step: str | None = None
+        self.listing: str | None = None
         super().__init__(self.message)
 
     def __str__(self) -> str:
@@ -178,7 +183,8 @@ class FdkitError(Exception):
             parts.append(self.error)
         if self.path:
             parts.append(self.path)
-        return f"{self.message} ({', '.join(parts)})" if parts else self.message
+        said = f"{self.message} ({', '.join(parts)})" if parts else self.message
+        return f"{said}; {self.next_step}" if self.next_step else said
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.message!r}, status={self.status!r}, path={self.path!r})"

@@ -79,3 +79,32 @@ def ref_client(ref_server, tmp_path_factory):
     )
     yield c
     c.close()
+
+
+# -- a budget for each test's time ----------------------------------------------------------------------------------
+#: the longest one test may take, setup and teardown included (seconds); scale runs belong in benchmarks/, and the
+#: suite keeps a wide margin under its per-test timeout (pyproject's 300 s) on a busy 2-core machine
+TEST_BUDGET_S = float(os.environ.get("FDKIT_TEST_BUDGET_S", "60"))
+_TOOK: dict[str, float] = {}
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Add up each test's phases (under xdist, the controller sees every worker's reports)."""
+    if "slow" not in report.keywords:  # the `-m slow` runs are the scale runs, timed on purpose
+        _TOOK[report.nodeid] = _TOOK.get(report.nodeid, 0.0) + report.duration
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:  # noqa: ARG001 - pytest's signature
+    over = sorted(((took, node) for node, took in _TOOK.items() if took > TEST_BUDGET_S), reverse=True)
+    if over:
+        terminalreporter.section(
+            f"tests over the {TEST_BUDGET_S:g} s budget (FDKIT_TEST_BUDGET_S): the run fails", red=True
+        )
+        for took, node in over:
+            terminalreporter.line(f"{took:7.1f} s  {node}")
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """A passing run with a test over its budget fails: the suite's time is a promise of the README."""
+    if exitstatus == 0 and any(took > TEST_BUDGET_S for took in _TOOK.values()):
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED

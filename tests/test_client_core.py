@@ -31,9 +31,17 @@ PRICES = {"ticker": "AAA", "interval": "day", "start_date": "2024-01-01", "end_d
 # -- errors -------------------------------------------------------------------------------------------------
 def test_400_maps_to_bad_request_with_server_message(make_client):
     with pytest.raises(BadRequestError) as e:
+        make_client(cache=False).fetch("screen", {"filters": [{"field": "revnue", "operator": "gt", "value": 1}]})
+    assert e.value.status == 400 and "unknown filter field 'revnue'" in e.value.message
+    assert isinstance(e.value, ValueError) and e.value.path == "/financials/search/screener"
+
+
+def test_a_value_the_service_would_refuse_is_refused_in_its_words_before_sending(make_client):
+    """The client checks what it sends with the service's own rules (fdkit.catalog.params): no request, same words."""
+    with pytest.raises(BadRequestError) as e:
         make_client(cache=False).fetch("prices", {**PRICES, "interval": "hour"})
-    assert e.value.status == 400 and "'interval' must be one of" in e.value.message
-    assert isinstance(e.value, ValueError) and e.value.path == "/prices"
+    assert e.value.status is None and "'interval' must be one of minute, day" in e.value.message
+    assert e.value.path == "/prices"
 
 
 def test_401_missing_and_invalid_key(test_server, make_client):

@@ -18,40 +18,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from docblocks import CONTINUES, runnable
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = sorted((ROOT / "docs").glob("*.md"))
-#: the first line of a block that continues the block above it (run after it, in the same interpreter)
-CONTINUES = "# (continues the block above)"
 CLEAN_ENV = {k: v for k, v in os.environ.items() if k not in ("FINANCIAL_DATASETS_API_KEY", "FDKIT_BASE_URL")}
-
-
-def blocks(text: str) -> list[tuple[int, str]]:
-    """The ``python`` blocks of a Markdown text: (line number of the fence, code).
-
-    Example:
-        >>> blocks("a\\n```python\\nx = 1\\n```\\n")
-        [(2, 'x = 1\\n')]
-    """
-    return [(text.count("\n", 0, m.start()) + 1, m.group(1)) for m in re.finditer(r"```python\n(.*?)```", text, re.S)]
-
-
-def runnable(text: str) -> list[tuple[int, str]]:
-    """Each block as it runs: itself, after the blocks it continues (``CONTINUES`` on its first line).
-
-    Example:
-        >>> md = "```python\\nx = 1\\n```\\n```python\\n" + CONTINUES + "\\nprint(x)\\n```\\n"
-        >>> [code.splitlines() for _, code in runnable(md)]
-        [['x = 1'], ['x = 1', '# (continues the block above)', 'print(x)']]
-    """
-    out: list[tuple[int, str]] = []
-    for line, code in blocks(text):
-        if code.startswith(CONTINUES):
-            if not out:
-                raise ValueError(f"the block at line {line} continues a block above, and there is none")
-            code = out[-1][1] + code
-        out.append((line, code))
-    return out
 
 
 CASES = [(doc, line, code) for doc in DOCS for line, code in runnable(doc.read_text())]

@@ -131,52 +131,7 @@ def test_a_jupyter_kernel_shows_progress_bars_by_default(tmp_path):
     assert not in_jupyter()  # this process is no kernel
 
 
-# -- 19. the slips of a first hour are named -----------------------------------------------------------------------
-@pytest.mark.parametrize("given", ["AAPL,MSFT", "AAPL MSFT", "aapl, msft"])
-def test_several_tickers_in_one_string_get_the_list_spelling(given):
-    with pytest.raises(fdkit.BadRequestError) as e:
-        fdkit.prices(given, start_date="2024-01-02", end_date="2024-01-05")
-    assert "['AAPL', 'MSFT']" in e.value.message and "fdkit get prices AAPL MSFT" in e.value.message
-
-
-def test_a_dotted_share_class_gets_the_dash_spelling():
-    with pytest.raises(fdkit.NotFoundError) as e:
-        fdkit.prices("BRK.B", start_date="2024-01-02", end_date="2024-01-05")
-    assert "'BRK-B'" in e.value.message
-    assert len(fdkit.prices("BRK-B", start_date="2024-01-02", end_date="2024-01-05")) == 4
-
-
-def test_a_positional_slip_names_where_the_value_went():
-    with pytest.raises(fdkit.BadRequestError) as e:
-        fdkit.income_statements("AAPL", "annual")
-    assert "'annual' went to cik" in e.value.message and "period='annual'" in e.value.message
-
-
-@pytest.mark.parametrize(
-    ("call", "said"),
-    [
-        (
-            lambda c: c.prices("AAPL", "MSFT", start_date="2024-01-02", end_date="2024-01-05"),
-            "interval='MSFT' looks like a ticker: several tickers are one list, prices(['AAPL', 'MSFT'], ...)",
-        ),
-        (
-            lambda c: c.insider_trades("AAPL", "MSFT"),
-            "limit='MSFT' looks like a ticker: several tickers are one list, insider_trades(['AAPL', 'MSFT'], ...)",
-        ),
-        (
-            lambda c: c.income_statements("AAPL", limit="all"),
-            "limit must be an integer, got 'all' (a str): pass limit=None",
-        ),
-    ],
-)
-def test_tickers_as_separate_arguments_and_limit_all_are_named_before_any_request(call, said):
-    """A client of a service that is not there: the slip is named from the arguments alone, nothing is sent."""
-    dead = fdkit.Client("key", "http://127.0.0.1:9", cache=False)
-    with pytest.raises(fdkit.BadRequestError) as e:
-        call(dead)
-    assert said in e.value.message and "\n" not in e.value.message
-
-
+# -- 19. the slips of a first hour are named: the table of tests/test_mistakes.py ------------------------------------
 def test_dates_outside_the_data_warn_at_the_users_line():
     from fdkit.errors import DateRangeWarning
 
@@ -378,6 +333,20 @@ def test_every_subcommands_help_says_what_each_option_is_and_its_default():
         if default not in (None, False) and "default" not in about.lower()
     ]
     assert silent == [] and hidden == []
+    from fdkit.catalog.endpoints import CATALOG
+
+    said = {(cmd, flag): about for cmd, flag, _, about in options}
+    service_defaults = [  # a default the service assumes is shown too (`screen --period`: ttm, `prices --label`)
+        (ep.name, p.name)
+        for ep in CATALOG.values()
+        if ep.kind != "listing"
+        for p in ep.params
+        if p.default not in (None, False)
+        and "default" not in said[(f"fdkit get {ep.name}", f"--{p.name}".replace("_", "-"))]
+    ]
+    assert service_defaults == []
+    adjusted = said[("fdkit get prices", "--no-adjusted")]
+    assert "(default: on)" in adjusted  # a flag that is on by default can be turned off
     for command in (["cache", "info"], ["cache", "clear"], ["demo"]):  # a subcommand's own help, not its parent's
         (sub,) = _subparsers(build_parser(), command)
         usage = sub.format_usage()

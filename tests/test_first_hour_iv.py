@@ -61,37 +61,11 @@ def test_the_cli_screen_on_one_fiscal_period_is_pythons(tmp_path):
     assert bad.returncode == 2 and len(lines) == 1 and "FY1999" in lines[0] and "FY2016" in lines[0], bad.stderr
 
 
-# -- an unknown ticker: one line, the same exit code from get and demo, no banner before it -----------------------
-@pytest.mark.parametrize(
-    "argv",
-    [
-        ["get", "prices", "NOPEX", "--start-date", "2024-01-02", "--end-date", "2024-01-05"],
-        ["get", "income_statements", "NOPEX"],
-        ["demo", "--tickers", "NOPEX", "--out", "out"],
-    ],
-)
-def test_an_unknown_ticker_is_exit_code_1_in_one_line_without_the_banner(argv, tmp_path):
-    r = _fdkit(argv, tmp_path)
-    lines = [line for line in r.stderr.splitlines() if line]
-    assert r.returncode == 1 and len(lines) == 1, r.stderr
-    assert "NOPEX" in lines[0] and BANNER not in r.stderr and "embedded service" in lines[0]
-
-
 def test_a_command_that_goes_on_still_says_the_embedded_service_first(tmp_path):
     r = _fdkit(["get", "income_statements", "AAPL", "-o", str(tmp_path / "x.csv")], tmp_path)
     lines = r.stderr.splitlines()
     assert r.returncode == 0 and lines[0].startswith(BANNER) and len([x for x in lines if BANNER in x]) == 1
     assert lines[1].startswith("fdkit: warning: income_statements()") and lines[-1].startswith("wrote 4 rows")
-
-
-# -- lake commands take DIR, not --data ------------------------------------------------------------------------------
-@pytest.mark.parametrize("action", ["validate", "convert", "optimize", "vacuum"])
-def test_a_lake_command_on_no_lake_names_its_own_argument(action, tmp_path):
-    r = _fdkit(["lake", action, "nolake/"], tmp_path)
-    lines = [line for line in r.stderr.splitlines() if line]
-    assert r.returncode == 2 and len(lines) == 1, r.stderr
-    assert "--data" not in lines[0] and f"give fdkit lake {action} a lake folder" in lines[0]
-    assert "does not exist" in lines[0]
 
 
 # -- mirror: its help, and price_history mirrored and served again ------------------------------------------------
@@ -164,36 +138,7 @@ def test_price_history_without_the_package_names_it(tmp_path):
     assert alone.startswith("said") and "fdkit-history" in alone and "pip install ./history" in alone, alone
 
 
-# -- the CLI's own words for a skipped ticker, a filter that is not JSON, the limit's default -------------------------
-def test_a_skipped_ticker_is_one_line_in_fdkits_words(tmp_path):
-    out = _fdkit(
-        [
-            "get",
-            "prices",
-            "AAPL",
-            "NOPEX",
-            "--start-date",
-            "2024-01-02",
-            "--end-date",
-            "2024-01-05",
-            "--errors",
-            "warn",
-            "-o",
-            "-",
-        ],
-        tmp_path,
-    )
-    assert out.returncode == 0, out.stderr
-    (said,) = [line for line in out.stderr.splitlines() if "NOPEX" in line]
-    assert said.startswith("fdkit: warning: prices: NOPEX skipped") and "Warning:" not in said, said
-
-
-def test_a_filter_that_is_not_json_is_shown_as_it_should_be_written(tmp_path):
-    out = _fdkit(["get", "screen", "--filters", "[revenue > 1e11]", "--period", "annual", "-o", "-"], tmp_path)
-    assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1, out.stderr
-    assert '[{"field": "revenue", "operator": "gt", "value": 1e11}]' in out.stderr
-
-
+# -- the limit's default (the mistakes themselves: tests/test_mistakes.py) ---------------------------------------
 def test_the_limits_help_says_its_default_in_one_sentence(tmp_path):
     out = _fdkit(["get", "income_statements", "--help"], tmp_path)
     text = " ".join(out.stdout.split())
@@ -215,3 +160,20 @@ def test_the_demo_plot_says_its_axes_in_words():
     ax = price_lines(df, "close", rebase=100, order=["MSFT", "AAPL"])
     assert ax.get_xlabel() == "date" and ax.get_ylabel() == "close price, rebased to 100 on the first day"
     assert [t.get_text() for t in ax.get_legend().get_texts()] == ["MSFT", "AAPL"]
+
+
+# -- the suite's promise: no test over its budget ---------------------------------------------------------------------
+def test_a_test_over_its_budget_fails_the_run(tmp_path):
+    """tests/conftest.py's gate bites: a passing test over FDKIT_TEST_BUDGET_S makes the run fail, and is named."""
+    test = "tests/test_mistakes.py::test_the_table_holds_the_mistakes_of_the_first_hours"
+    argv = [sys.executable, "-m", "pytest", "-q", "-n0", "-p", "no:cacheprovider", test]
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    over, within = [
+        subprocess.run(
+            argv, capture_output=True, text=True, timeout=120, cwd=root, env=_env(tmp_path, FDKIT_TEST_BUDGET_S=budget)
+        )
+        for budget in ("0", "60")
+    ]
+    assert over.returncode == 1 and "1 passed" in over.stdout and "over the 0 s budget" in over.stdout, over.stdout
+    assert test in over.stdout.split("budget")[-1]
+    assert within.returncode == 0, within.stdout

@@ -1,18 +1,22 @@
 """Every Python block of the README runs verbatim in a fresh interpreter (embedded default, empty cache), and its
-point-in-time panel uses no statement before it was filed."""
+point-in-time panel uses no statement before it was filed.
+
+A block that goes on from the one above says so on its first line (``docblocks.CONTINUES``) and runs after it, as
+the blocks of ``docs/*.md`` do.
+"""
 
 from __future__ import annotations
 
 import os
-import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from docblocks import runnable
 
 ROOT = Path(__file__).resolve().parents[1]
-BLOCKS = re.findall(r"```python\n(.*?)```", (ROOT / "README.md").read_text(), re.S)
+BLOCKS = [code for _, code in runnable((ROOT / "README.md").read_text())]
 CLEAN_ENV = {k: v for k, v in os.environ.items() if k not in ("FINANCIAL_DATASETS_API_KEY", "FDKIT_BASE_URL")}
 
 #: appended to the factor-study block: the joined rows were filed (known) by each bar's date

@@ -119,3 +119,11 @@ def test_the_members_of_2016_06_30_with_a_bar_and_a_statement():
     stated = set(latest["ticker"])
     fresh = set(latest.loc[latest["report_period"] >= day - pd.Timedelta(days=200), "ticker"])
     assert (len(tickers), len(priced & stated), len(priced & fresh)) == (members, both, recent)
+
+
+def test_the_history_packages_size():
+    """``fdkit-history (about 95 MB, ...)``: the package's files, as ``-e ./history`` leaves them in place."""
+    (said,) = figure(r"`fdkit-history` \(about (\d+) MB")
+    files = [f for f in (ROOT / "history" / "fdkit_history").rglob("*") if f.is_file() and "__pycache__" not in f.parts]
+    size = sum(f.stat().st_size for f in files) / 1e6
+    assert abs(size - said) <= 0.1 * said, f"the package holds {size:.0f} MB, the README says about {said}"

@@ -139,8 +139,8 @@ def test_a_corrupted_http_cache_entry_offline_is_a_cache_error_naming_it(ref_ser
 
 def _prices_answers(app, queries):
     from fdkit.catalog.endpoints import get
+    from fdkit.catalog.params import validate_query
     from fdkit.server.app import _memo_key
-    from fdkit.server.params import validate_query
 
     ep = get("prices")
     for q in queries:

@@ -51,7 +51,7 @@ def test_enum_values_are_case_insensitive_and_answered_in_canonical_case(ref_ser
 
 def test_item_names_with_commas_are_not_split(ref_server):
     from fdkit.catalog.endpoints import FILING_ITEMS_10Q
-    from fdkit.server.params import validate_query
+    from fdkit.catalog.params import validate_query
 
     ep = CATALOG["filing_items"]
     q = validate_query(

@@ -1862,6 +1862,28 @@ def by_path(path: str, method: str = "GET") -> Endpoint:
     raise KeyError(f"no endpoint {method} {path}")
 
 
+def tickers_listed_by(path: str) -> str | None:
+    """The dataset name whose tickers ``fdkit.available(name)`` lists, for the endpoint at ``path`` (if any).
+
+    Args:
+        path: a request path, e.g. ``"/prices"``.
+
+    Returns:
+        The name to give :func:`fdkit.available`, or ``None`` where no listing names the endpoint's tickers.
+
+    Example:
+        >>> tickers_listed_by("/financials/income-statements"), tickers_listed_by("/macro/interest-rates")
+        ('balance_sheets', None)
+    """
+    for method in ("GET", "POST"):
+        try:
+            listing = listing_for(by_path(path, method).name, "tickers")
+        except (KeyError, ValueError):
+            continue
+        return listing.name.removesuffix("_tickers")  # one name per listing, whichever endpoint failed
+    return None
+
+
 def listing_for(resource: str, what: str = "tickers") -> Endpoint:
     """Find the listing endpoint that names what a dataset has (tickers, ciks, banks...).
 

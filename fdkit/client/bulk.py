@@ -35,6 +35,7 @@ import pyarrow as pa
 
 from fdkit.catalog.endpoints import Endpoint
 from fdkit.client.cache import fetch_key
+from fdkit.client.next_steps import name_the_listing
 from fdkit.client.paging import progress_bar, progress_enabled
 from fdkit.client.refs import read_ref, ref_bytes, table_key
 from fdkit.errors import FdkitError, SkippedWarning, TransportError, error_for_status, warn_user
@@ -492,7 +493,7 @@ def wait_for_writes(key: str | None = None) -> None:
 def _failure(ep: Endpoint, said: Mapping[str, Any]) -> FdkitError:
     """The error a ticker's own request would raise, from a bundle's entry (or its kept copy)."""
     body = {"error": said.get("error", ""), "message": said.get("message", "")}
-    return error_for_status(int(said.get("status") or 500), body, ep.path)
+    return name_the_listing(error_for_status(int(said.get("status") or 500), body, ep.path), ep.path)
 
 
 def report_failures(ep: Endpoint, failures: Mapping[str, FdkitError], errors: Errors) -> None:

@@ -14,6 +14,7 @@ Example:
 from __future__ import annotations
 
 import datetime
+import difflib
 import gc
 import re
 from collections.abc import Mapping
@@ -25,6 +26,7 @@ import pandas as pd
 import pyarrow as pa
 
 from fdkit.catalog.endpoints import CATALOG, Endpoint, Param
+from fdkit.catalog.params import ParamError, check_range, validate_value
 from fdkit.catalog.shapes import SHAPES
 from fdkit.client.bulk import fetch_pieces, uses_bulk
 from fdkit.client.parts import fetch_part
@@ -349,9 +351,33 @@ def check_value(ep: Endpoint, name: str, value: Any) -> None:
         news(): limit must be an integer, got '10' (a str): pass limit=10
     """
     p = ep.param(name)
-    problem = _problem(p, value)
+    problem = _problem(p, value) or _refused(ep, p, value)
     if problem:
         raise BadRequestError(f"{ep.name}(): {problem}", error="Invalid parameter", path=ep.path)
+
+
+#: the parameter types whose values the service's own rules (:mod:`fdkit.catalog.params`) check one by one
+_SCALARS = ("integer", "number", "boolean", "date", "string")
+
+
+def _refused(ep: Endpoint, p: Param, value: Any) -> str | None:
+    """What the service's validator would say of the value (each of a list's), in its words, or ``None``.
+
+    Example:
+        >>> from fdkit.catalog.endpoints import get
+        >>> _refused(get("income_statements"), get("income_statements").param("period"), "anual")
+        "'period' must be one of annual, quarterly, ttm; got 'anual' (did you mean 'annual'?)"
+    """
+    if p.type not in _SCALARS:
+        return None
+    values = list(value) if isinstance(value, _LISTS) and (p.repeatable or p.name == ep.ticker_param) else [value]
+    for one in values:
+        try:
+            validate_value(ep, p.name, one)
+        except ParamError as exc:
+            close = difflib.get_close_matches(str(one).lower(), list(p.enum or ()), n=1, cutoff=0.7)
+            return exc.message + (f" (did you mean {close[0]!r}?)" if close else "")
+    return None
 
 
 def _problem(p: Param, value: Any) -> str | None:
@@ -415,6 +441,17 @@ def _check_params(ep: Endpoint, clean: Mapping[str, Any], given: set[str]) -> No
     for name, value in clean.items():
         if name in ep.param_names and not (name == fan and isinstance(value, _LISTS)):
             check_value(ep, name, value)
+        elif name == fan and (odd := [t for t in value if not isinstance(t, str)]):
+            # a list's strings are each their own request (one the service refuses is that ticker's failure)
+            raise BadRequestError(
+                f"{ep.name}(): every {fan} of a list is a string; got {odd[0]!r} (a {type(odd[0]).__name__})",
+                error="Invalid parameter",
+                path=ep.path,
+            )
+    try:
+        check_range(clean)
+    except ParamError as exc:
+        raise BadRequestError(f"{ep.name}(): {exc.message}", error="Invalid parameter", path=ep.path) from None
     for group in ep.exclusive:
         both = [n for n in group if clean.get(n) is not None]
         if len(both) > 1:

@@ -51,6 +51,7 @@ from fdkit.client.config import PUBLIC_BASE_URL, Settings, is_loopback, resolve
 from fdkit.client.config import generation as config_generation
 from fdkit.client.dispatch import Errors, check_value
 from fdkit.client.methods import DatasetMethods
+from fdkit.client.next_steps import name_the_listing
 from fdkit.client.paging import collect, progress_bar, progress_enabled
 from fdkit.client.refs import resolved
 from fdkit.errors import (
@@ -696,12 +697,9 @@ class Client(DatasetMethods):
                         foreign = _not_the_service(response, content, str(settings.base_url))
                         if foreign is not None:
                             raise foreign(path)
-                        raise error_for_status(
-                            response.status_code,
-                            _decode_quietly(content),
-                            path,
-                            retry_after=_retry_after(response),
-                        )
+                        said = _decode_quietly(content)
+                        failed = error_for_status(response.status_code, said, path, retry_after=_retry_after(response))
+                        raise name_the_listing(failed, path)
                     formats = response.headers.get(FORMATS_HEADER)
                     if formats is not None:
                         self._arrow = ARROW_STREAM in formats

@@ -40,6 +40,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from fdkit.catalog.contracts import DEFAULT_CONTRACT, catalog_for, check_contract
 from fdkit.catalog.endpoints import Endpoint
+from fdkit.catalog.params import validate_body, validate_query, validate_value
 from fdkit.errors import (
     AuthenticationError,
     BadRequestError,
@@ -67,7 +68,6 @@ from fdkit.server.docs import DOCS_ASSETS_PATH, docs_asset, docs_page, index, re
 from fdkit.server.handlers import answers_at_once, handle
 from fdkit.server.memo import PAGE_OVERHEAD, AnswerMemo, compact, deep_bytes, object_bytes
 from fdkit.server.openapi import IGNORED_HEADER, build_openapi, package_version
-from fdkit.server.params import validate_body, validate_query, validate_value
 from fdkit.server.rows import FrameRecords, encode_lazy
 from fdkit.server.store import DEFAULT_MEMORY_BYTES, STALE_HEADER, Store, parse_bytes
 from fdkit.server.usage import USAGE_HEADER, Usage, key_id

@@ -2,7 +2,7 @@
 
 A handler takes the store, the endpoint and the validated query and returns an :class:`Answer`: the full
 record list (the app pages it) or a single object, plus top-level fields. Errors are raised as
-:class:`NotFound` / :class:`~fdkit.server.params.ParamError` (the client's own error classes) and become 404 /
+:class:`NotFound` / :class:`~fdkit.catalog.params.ParamError` (the client's own error classes) and become 404 /
 400 through :func:`fdkit.wire.responses.problem_response`.
 
 Generic filtering (``generic_list``) maps parameters to columns by name: ``x`` is equality (a repeatable
@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from fdkit.catalog.endpoints import FILING_ITEM_TITLES, REGISTRATION_FORMS, Endpoint
+from fdkit.catalog.params import ParamError, check_range
 from fdkit.catalog.schema import COMPANY_EVENT_FIELDS, SCHEMAS, YIELD_TENORS, fields_of
 from fdkit.catalog.shapes import SEGMENT_LINE_ITEMS, SHAPES
 from fdkit.errors import BadRequestError, NotFoundError
@@ -30,7 +31,6 @@ from fdkit.frames.basis import as_traded
 from fdkit.frames.filters import FIELD_ALIASES, apply_filters, resolve_field
 from fdkit.frames.nested import restore_entry, signal_entry
 from fdkit.frames.typed import to_records
-from fdkit.server.params import ParamError
 from fdkit.server.rows import FrameRecords
 from fdkit.server.store import Store
 
@@ -425,8 +425,7 @@ def prices(store: Store, ep: Endpoint, q: dict[str, Any]) -> Answer:
     ticker = str(q["ticker"]).strip().upper()
     interval, mult = q["interval"], int(q.get("interval_multiplier") or 1)
     start, end = q["start_date"], q["end_date"]
-    if start > end:
-        raise ParamError(f"start_date {start} is after end_date {end}")
+    check_range(q)
     dataset = _dataset(ep)
     source = rows_source(ep, q)
     if ticker not in store.groups(dataset) and ticker not in store.groups(source):

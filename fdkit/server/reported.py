@@ -22,10 +22,10 @@ from typing import Any
 import pandas as pd
 
 from fdkit.catalog.endpoints import Endpoint
+from fdkit.catalog.params import ParamError
 from fdkit.catalog.schema import BALANCE_FIELDS, CASH_FLOW_FIELDS, INCOME_FIELDS
 from fdkit.frames.typed import to_records
 from fdkit.server.handlers import Answer, _filter, _ticker, handles
-from fdkit.server.params import ParamError
 from fdkit.server.store import Store
 
 __all__ = ["as_reported", "STATEMENT_FIELDS_OF"]

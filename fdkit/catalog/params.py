@@ -1,5 +1,9 @@
 """Validate request parameters against the catalog: every problem is a :class:`ParamError` (HTTP 400).
 
+The service validates every request with these rules, and fdkit's client checks the values it is about to send with
+the same ones (:func:`validate_value`, :func:`check_range`), so a mistake visible locally is named before any
+request, in the words the service would use.
+
 The validated query is JSON-friendly (dates stay ``YYYY-MM-DD`` strings, which compare correctly), so it can be
 bound into a pagination cursor as is.
 
@@ -21,7 +25,7 @@ from typing import Any
 from fdkit.catalog.endpoints import Endpoint, Param
 from fdkit.errors import BadRequestError
 
-__all__ = ["ParamError", "validate_query", "validate_body", "validate_value", "check_groups"]
+__all__ = ["ParamError", "validate_query", "validate_body", "validate_value", "check_groups", "check_range"]
 
 _TRUE = {"true", "1", "yes"}
 _FALSE = {"false", "0", "no"}
@@ -147,6 +151,27 @@ def check_groups(ep: Endpoint, values: Mapping[str, Any]) -> None:
         given = [n for n in group if values.get(n) is not None]
         if len(given) > 1:
             raise ParamError(f"give only one of {' or '.join(repr(n) for n in given)}", "Conflicting parameters")
+
+
+def check_range(values: Mapping[str, Any]) -> None:
+    """Refuse a date range that ends before it starts (``start_date`` after ``end_date``).
+
+    Args:
+        values: the request's values, dates as ``YYYY-MM-DD`` text.
+
+    Raises:
+        ParamError: naming both dates.
+
+    Example:
+        >>> try:
+        ...     check_range({"start_date": "2024-01-05", "end_date": "2024-01-02"})
+        ... except ParamError as exc:
+        ...     print(exc.message)
+        start_date 2024-01-05 is after end_date 2024-01-02
+    """
+    start, end = values.get("start_date"), values.get("end_date")
+    if isinstance(start, str) and isinstance(end, str) and start > end:
+        raise ParamError(f"start_date {start} is after end_date {end}")
 
 
 def validate_value(ep: Endpoint, name: str, raw: Any) -> Any:
