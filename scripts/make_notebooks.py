@@ -150,13 +150,13 @@ NOTEBOOKS: dict[str, list[tuple[str, str]]] = {
             'signal = pit["net_margin"] >= 0.15\n'
             'strategy = ret[signal].groupby(level="time").mean()\n'
             'benchmark = ret[pit["net_margin"].notna()].groupby(level="time").mean()\n'
-            'curve = pd.DataFrame({"margin >= 15%": strategy, "all with a margin": benchmark}).dropna()\n'
+            'curve = pd.DataFrame({"TTM net margin >= 15%": strategy, "all with a TTM net margin": benchmark}).dropna()\n'
             "equity = (1 + curve).cumprod()\nequity.tail()",
         ),
         (
             "code",
             'ax = equity.plot(title="Equity curve (point in time, S&P 500 members)")\nax.set_ylabel("growth of 1")\n'
-            "plt.show()",
+            'ax.set_xlabel("month end")\nax.axhline(1, color="grey", lw=0.8, ls="--")\nplt.show()',
         ),
         (
             "code",
@@ -186,7 +186,9 @@ NOTEBOOKS: dict[str, list[tuple[str, str]]] = {
         (
             "code",
             'ax = (holders.groupby("investor")["market_value"].sum() / 1e6).sort_values().plot.barh(\n'
-            '    title="AAPL holdings by 13F filer (USD millions)")\nplt.show()',
+            '    title="AAPL holdings by 13F filer (USD millions)")\n'
+            'ax.set_xlabel("market value of the AAPL shares held (USD millions)")\n'
+            'ax.set_ylabel("13F filer, largest holding at the top")\nplt.show()',
         ),
     ],
     "06_macro": [
@@ -197,13 +199,18 @@ NOTEBOOKS: dict[str, list[tuple[str, str]]] = {
             'rates = fdkit.interest_rates(["FED", "ECB"], start_date="2000-01-01")\n'
             'wide = rates["rate"].unstack("bank").ffill()\nwide.tail()',
         ),
-        ("code", 'ax = wide.plot(drawstyle="steps-post", title="Policy rates (%)")\nplt.show()'),
+        (
+            "code",
+            'ax = wide.plot(drawstyle="steps-post", title="Policy rates (%)")\n'
+            'ax.set_ylabel("policy rate (%)")\nax.set_xlabel("date")\nax.legend(title="central bank")\nplt.show()',
+        ),
         ("code", "curve = fdkit.yield_curve_snapshot()\ncurve"),
         (
             "code",
             'hist = fdkit.yield_curve(start_date="2021-01-01", end_date="2023-11-30")\n'
             'spread = hist["10_year"] - hist["2_year"]\n'
-            'ax = spread.plot(title="10y - 2y Treasury spread (%)")\nax.axhline(0, color="grey")\nplt.show()',
+            'ax = spread.plot(title="10y - 2y Treasury spread (%)")\nax.axhline(0, color="grey")\n'
+            'ax.set_ylabel("10-year minus 2-year yield (percentage points)")\nax.set_xlabel("date")\nplt.show()',
         ),
         ("code", "fdkit.inflation_snapshot()"),
         ("code", 'fdkit.interest_rate_snapshot(["FED", "ECB"])'),

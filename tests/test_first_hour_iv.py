@@ -177,3 +177,58 @@ def test_a_test_over_its_budget_fails_the_run(tmp_path):
     assert over.returncode == 1 and "1 passed" in over.stdout and "over the 0 s budget" in over.stdout, over.stdout
     assert test in over.stdout.split("budget")[-1]
     assert within.returncode == 0, within.stdout
+
+
+# -- every plot of fdkit says its axes in words ------------------------------------------------------------------------
+def _plots():
+    """One Axes of each plot fdkit draws, from small frames of the shapes its functions return."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from fdkit.research import plot
+
+    days = pd.date_range("2024-01-31", periods=4, freq="ME").rename("time")
+    bars = pd.DataFrame(
+        {"close": [1.0, 2, 3, 4, 2, 2, 3, 3]},
+        index=pd.MultiIndex.from_product([["AAPL", "MSFT"], days], names=["ticker", "time"]),
+    )
+    statements = bars.rename(columns={"close": "revenue"}).rename_axis(["ticker", "report_period"])
+    statements["currency"] = "USD"
+    segments = pd.DataFrame(
+        {"segment_type": "product", "segment_label": ["iPhone", "Mac"] * 2, "amount": [2e11, 3e10, 2.1e11, 3e10]},
+        index=pd.MultiIndex.from_product(
+            [["AAPL"], pd.to_datetime(["2015-09-26", "2015-09-26", "2023-09-30", "2023-09-30"])],
+            names=["ticker", "report_period"],
+        ),
+    )
+    quantiles = pd.DataFrame({"q1": [0.01, 0.0, 0.02, 0.01], "q2": [0.0, 0.01, 0.0, 0.02]}, index=days)
+    quantiles["long_short"] = quantiles["q2"] - quantiles["q1"]
+    quantiles.attrs["factor"] = "earnings_yield"
+    events = pd.DataFrame({"mean_ar": [0.001, 0.002, -0.001], "car": [0.001, 0.003, 0.002]}, index=[-1, 0, 1])
+    events.attrs["events_used"] = 12
+    return {
+        "prices": lambda: plot.price_lines(bars, rebase=100),
+        "statement": lambda: plot.statement_lines(statements, "revenue"),
+        "ratios": lambda: plot.ratio_bars(statements.assign(net_margin=0.2), ["net_margin"]),
+        "segments": lambda: plot.segment_bars(segments),
+        "ic": lambda: plot.ic_bars(pd.DataFrame({"fwd_1": [0.1, -0.2, 0.3, 0.1]}, index=days)),
+        "quantiles": lambda: plot.quantile_lines(quantiles),
+        "event": lambda: plot.event_lines(events),
+    }
+
+
+@pytest.mark.parametrize("kind", ["prices", "statement", "ratios", "segments", "ic", "quantiles", "event"])
+def test_every_plot_labels_both_axes_in_words(kind):
+    import matplotlib.pyplot as plt
+
+    ax = _plots()[kind]()
+    plt.close("all")  # (the Axes keeps what it says)
+    for label in (ax.get_xlabel(), ax.get_ylabel()):
+        assert label and "_" not in label and label not in ("time", "report_period", "ticker"), (kind, label)
+    legend = ax.get_legend()
+    if kind == "segments":  # the stack's top first, beside the bars; a gap of years shows as one
+        assert [t.get_text() for t in legend.get_texts()] == ["iPhone", "Mac"]  # drawn Mac first, at the bottom
+        assert [t.get_text() for t in ax.get_xticklabels()] == ["2015-09", "2023-09"]
+    if kind == "ic":  # drawn bars first, then their mean; which way is good is said
+        assert [t.get_text() for t in legend.get_texts()][0].startswith("rank IC of each date")
+        assert "above 0" in ax.get_ylabel()

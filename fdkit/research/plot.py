@@ -154,6 +154,27 @@ def price_lines(
     return ax
 
 
+def _unit(df: pd.DataFrame | pd.Series, scale: float) -> str:
+    """An amount axis's unit: the frame's one currency and the scale (``" (USD billions)"``).
+
+    Example:
+        >>> _unit(pd.DataFrame({"currency": ["USD", "USD"]}), 1e9), _unit(pd.DataFrame(), 1e6)
+        (' (USD billions)', ' (millions)')
+    """
+    currencies: list[str] = sorted(map(str, df["currency"].dropna().unique())) if "currency" in df.columns else []
+    currency = f"{currencies[0]} " if len(currencies) == 1 else ""
+    scaled = {1e9: "billions", 1e6: "millions", 1.0: ""}.get(scale, f"/{scale:g}")
+    return f" ({currency}{scaled})".replace(" )", ")") if currency or scaled else ""
+
+
+def _share_axis(ax: Any, column: str, axis: str = "y") -> None:
+    """Margins, growth rates and returns read as percentages (``0.25`` is ``25%``) on ``axis``."""
+    from matplotlib.ticker import PercentFormatter
+
+    if column.endswith(("margin", "growth")) or column.startswith("return_on") or column.endswith("_yield"):
+        (ax.yaxis if axis == "y" else ax.xaxis).set_major_formatter(PercentFormatter(1.0))
+
+
 def statement_lines(
     df: pd.DataFrame, column: str, *, ax: Any = None, scale: float = 1e9, title: str | None = None
 ) -> Any:
@@ -174,8 +195,8 @@ def statement_lines(
     for ticker in wide.columns:
         s = wide[ticker].dropna()
         ax.plot(s.index, s.values, marker="o", markersize=3, label=ticker)
-    unit = {1e9: " (billions)", 1e6: " (millions)", 1.0: ""}.get(scale, f" (/{scale:g})")
-    ax.set_ylabel(f"{words(column)}{unit}")
+    ax.set_ylabel(f"{words(column)}{_unit(df, scale)}")
+    ax.set_xlabel("fiscal period end")
     ax.set_title(title or f"{column.replace('_', ' ').title()} over time")
     _legend(ax, len(wide.columns))
     ax.grid(alpha=0.3)
@@ -224,16 +245,21 @@ def segment_bars(
         )
         / scale
     )
-    labels = [f"{d:%Y-%m}" for d in table.index]
+    days = pd.Series(table.index).diff().dt.days.dropna()
+    width = 0.7 * float(days.min()) if len(days) else 250.0  # bars at their dates: a gap of years shows as one
     bottom = pd.Series(0.0, index=table.index)
     for col in table.columns:
         vals = table[col].fillna(0.0)
-        ax.bar(labels, vals.values, bottom=bottom.values, label=str(col))
+        ax.bar(table.index, vals.values, width=width, bottom=bottom.values, label=str(col))
         bottom += vals
-    ax.set_ylabel("amount (billions)" if scale == 1e9 else "amount")
+    ax.set_xticks(table.index, [f"{d:%Y-%m}" for d in table.index])  # each bar its period; a gap stays a gap
+    ax.set_ylabel(f"revenue{_unit(sub, scale)}")
+    ax.set_xlabel("fiscal period end")
     ax.set_title(title or f"{ticker} revenue by {segment_type}")
-    ax.legend(loc="upper left", fontsize="small", ncol=2)
-    ax.tick_params(axis="x", rotation=45)
+    handles, names = ax.get_legend_handles_labels()  # top of the stack first, as the bars read
+    ax.legend(handles[::-1], names[::-1], loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small")
+    if ax.figure.get_layout_engine() is None:
+        ax.figure.set_layout_engine("constrained")
     return ax
 
 
@@ -285,10 +311,14 @@ def ratio_bars(df: pd.DataFrame, columns: list[str] | None = None, *, ax: Any = 
         ax.tick_params(axis="y", labelsize="small")
         ax.grid(alpha=0.3, axis="x")
         ax.set_xlabel(value)
+        ax.set_ylabel(f"company (ticker), by {value}, highest at the top")
+        _share_axis(ax, columns[0], "x")
     else:
         latest[columns].plot.bar(ax=ax, rot=45 if len(latest) > 6 else 0)
         ax.grid(alpha=0.3, axis="y")
         ax.set_ylabel(value)
+        ax.set_xlabel("company (ticker)")
+        _share_axis(ax, columns[0], "y")
     ax.set_title(title or f"{what}, {when}")
     if len(columns) == 1 and ax.get_legend() is not None:
         ax.get_legend().remove()
@@ -310,13 +340,29 @@ def ic_bars(df: pd.DataFrame, *, ax: Any = None, title: str | None = None, windo
     ax = _axes(ax)
     col = df.columns[0]
     ic = df[col]
-    ax.bar(ic.index, ic.to_numpy(), width=20, alpha=0.5, label=f"IC ({col})")
-    ax.plot(ic.index, ic.rolling(window, min_periods=1).mean().to_numpy(), color="black", label=f"{window}-date mean")
+    bars = ax.bar(ic.index, ic.to_numpy(), width=20, alpha=0.5, label=f"rank IC of each date ({_horizon(str(col))})")
+    rolling = ic.rolling(window, min_periods=window).mean()  # a mean of fewer dates would start with a spike
+    (line,) = ax.plot(ic.index, rolling.to_numpy(), color="black", label=f"mean of the last {window} dates")
     ax.axhline(0, color="grey", lw=0.8)
-    ax.set_ylabel("rank IC (Spearman correlation)")
+    ax.set_ylabel("rank IC (above 0: high values, higher returns)")
+    ax.set_xlabel("date")
     ax.set_title(title or f"Rank IC, mean {ic.mean():.3f}")
-    ax.legend(loc="best", fontsize="small")  # where it covers the fewest bars
+    ax.legend(handles=[bars, line], loc="best", fontsize="small")  # the bars first, as drawn; where they cover least
     return ax
+
+
+def _horizon(column: str) -> str:
+    """A forward-return column in words: ``fwd_1`` is the next period's return.
+
+    Example:
+        >>> _horizon("fwd_1"), _horizon("fwd_3"), _horizon("ret")
+        ("the next period's return", 'the return over the next 3 periods', 'ret')
+    """
+    found = re.fullmatch(r"(?:ic_)?fwd_(\d+)", column)
+    if not found:
+        return column
+    n = int(found.group(1))
+    return "the next period's return" if n == 1 else f"the return over the next {n} periods"
 
 
 def quantile_lines(
@@ -364,14 +410,18 @@ def quantile_lines(
         from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
         ax.set_yscale("log")
-        ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+        ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 3.0, 5.0)))
         ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
         ax.yaxis.set_minor_formatter(NullFormatter())
     ax.set_ylabel("growth of 1" + (" (log scale)" if log else ""))
     ax.set_xlabel(str(df.index.name or "date").replace("time", "date"))
     ax.set_title(title or "Factor quantiles: growth of 1")
-    # one column for a few lines (two columns would read across: q1, q10, q5, ...), two for more
-    ax.legend(loc="upper left", fontsize="small", ncol=1 if len(cumulative.columns) <= 4 else 2)
+    if len(cumulative.columns) <= 4:  # one column, read top-down in the lines' order
+        ax.legend(loc="upper left", fontsize="small")
+    else:  # beside the axes, never over the lines
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small")
+        if ax.figure.get_layout_engine() is None:
+            ax.figure.set_layout_engine("constrained")
     ax.grid(alpha=0.3)
     return ax
 
@@ -404,5 +454,5 @@ def event_lines(df: pd.DataFrame, *, ax: Any = None, title: str | None = None) -
     elif used is not None and f"{used:,} events" not in title:  # a title of the caller's still says how many events
         title += count
     ax.set_title(title)
-    ax.legend(loc="upper left", fontsize="small")
+    ax.legend(loc="best", fontsize="small")  # where it covers the fewest points
     return ax
