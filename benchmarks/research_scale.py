@@ -254,6 +254,9 @@ def _stub_case(n: int, latency: float = 0.05) -> dict:
         cpu, t = time.process_time(), time.perf_counter()
         df = client.prices(tickers, interval="day", start_date="2019-01-01", end_date="2023-10-27", errors="ignore")
         out["cold_s"], out["client_cpu_s"] = time.perf_counter() - t, time.process_time() - cpu
+        if df.empty:  # a run that fetched nothing measures nothing: say why instead of a ratio
+            why = next(iter(df.attrs.get("missing", {}).values()), "no rows")
+            raise SystemExit(f"research_scale.py stub: the stub answered no bars ({why})")
         after = served()
         pages, out["stub_cpu_s"] = after[0] - before[0], after[1] - before[1]
         in_flight = client.concurrency()
@@ -279,7 +282,7 @@ def _stub_server(latency: float) -> None:
     from fdkit.server import FaultPlan
 
     plan = FaultPlan(rate=1.0, kinds=("slow",), slow_seconds=latency)
-    with fdkit.server.start(arrow=False, faults=plan) as srv:
+    with fdkit.server.start(arrow=False, faults=plan, contract="2026") as srv:  # the document the stub answers like
         print(json.dumps({"base_url": srv.base_url, "api_key": srv.api_key}), flush=True)
         for _ in sys.stdin:
             print(sum(plan.requests.values()), time.process_time(), flush=True)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import importlib.util
 import io
 import json
 import os
@@ -589,6 +590,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, default=20)
     ap.add_argument("--markdown", help="write the table to this file")
     args = ap.parse_args(argv)
+    wanted = [name.strip() for name in args.only.split(",")]
+    unknown = [name for name in wanted if name not in BENCHES]
+    if unknown:
+        ap.error(f"unknown benchmark {', '.join(unknown)}; valid: {', '.join(BENCHES)}")
+    missing = [m for m in ("aiohttp", "pydantic") if importlib.util.find_spec(m) is None]
+    if missing:  # the load generator (aiohttp) and the peer pipeline (pydantic) are the bench extra's
+        ap.error(f"{' and '.join(missing)} not installed: pip install -e '.[bench]'")
     os.environ.setdefault("FDKIT_CACHE_DIR", tempfile.mkdtemp(prefix="fdkit-bench-"))
     load = os.getloadavg()
     print(
@@ -596,8 +604,8 @@ def main(argv: list[str] | None = None) -> int:
         f"{os.cpu_count()} cores; repeat={args.repeat}; load average {load[0]:.2f} {load[1]:.2f} "
         f"{load[2]:.2f}"
     )
-    for name in args.only.split(","):
-        BENCHES[name.strip()](args.repeat)
+    for name in wanted:
+        BENCHES[name](args.repeat)
     end = os.getloadavg()
     print(f"load average at the end {end[0]:.2f} {end[1]:.2f} {end[2]:.2f}")
     if args.markdown:
