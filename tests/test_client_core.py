@@ -171,6 +171,45 @@ def test_warm_cache_sends_no_request(make_client, test_server):
     assert sum(test_server.counter.requests.values()) == seen
 
 
+def test_a_ticker_the_service_lacks_is_a_kept_answer(make_client, test_server):
+    """A 404 is cached for the endpoint's time to live, as a 200 is: asked again (offline too), nothing is sent."""
+    calls = [
+        lambda c: fdkit.prices("NOPE", start_date="2024-01-02", end_date="2024-01-05", client=c),
+        lambda c: fdkit.income_statements("NOPE", client=c),
+        lambda c: fdkit.prices(["AAA", "NOPE"], start_date="2024-01-02", end_date="2024-01-05", client=c),
+    ]
+    for call in calls:
+        with pytest.raises(NotFoundError, match="NOPE"):
+            call(make_client())
+        seen = sum(test_server.counter.requests.values())
+        for warm in (make_client(), make_client(offline=True)):
+            with pytest.raises(NotFoundError, match="NOPE"):
+                call(warm)
+        assert sum(test_server.counter.requests.values()) == seen
+
+
+def test_a_kept_404_expires_within_the_hour_even_where_answers_never_do(tmp_path):
+    """Filing items never expire; a 404 for one is kept an hour at most (the service may learn the filing)."""
+    import datetime
+
+    import requests
+    import urllib3
+
+    from fdkit.client.cache import MISS_TTL, VerifiedSQLiteCache
+
+    backend = VerifiedSQLiteCache(tmp_path / "n.sqlite")
+    for status in (404, 200):
+        response = requests.Response()
+        response.status_code, response._content, response.url = status, b"{}", f"http://x/filings/items?{status}"
+        response.request = requests.Request("GET", response.url).prepare()
+        response.raw = urllib3.HTTPResponse(body=b"{}", status=status, request_url=response.url)
+        backend.save_response(response, f"k{status}", expires=None)  # None: never expires
+    now = datetime.datetime.now(datetime.UTC)
+    kept = backend.get_response("k404").expires
+    assert now < kept <= now + datetime.timedelta(seconds=MISS_TTL)
+    assert backend.get_response("k200").expires is None
+
+
 def test_offline_mode(make_client):
     params = {"ticker": "BBB", "interval": "week", "start_date": "2024-01-01", "end_date": "2024-06-30"}
     with pytest.raises(CacheMissError):

@@ -34,7 +34,7 @@ import orjson
 import pyarrow as pa
 
 from fdkit.catalog.endpoints import Endpoint
-from fdkit.client.cache import fetch_key
+from fdkit.client.cache import MISS_TTL, fetch_key
 from fdkit.client.next_steps import name_the_listing
 from fdkit.client.paging import progress_bar, progress_enabled
 from fdkit.client.refs import read_ref, ref_bytes, table_key
@@ -71,7 +71,6 @@ __all__ = [
 #: the fetch-cache key prefix of a ticker the service answered with a 404 (or 400): kept, so that a warm call asks
 #: nothing again, for the endpoint's TTL but at most :data:`MISS_TTL` seconds (a lake may learn the ticker)
 MISS = "miss:"
-MISS_TTL = 3600
 _KEPT_REFUSALS = {400, 404}
 
 #: the most tickers one bulk request names: a few requests for a market (a request's rows are read in one scan,

@@ -43,12 +43,17 @@ import requests
 from requests_cache import CachedResponse, CachedSession, SerializerPipeline, Stage, json_serializer
 from requests_cache.backends.sqlite import SQLiteCache
 from requests_cache.cache_keys import create_key
+from requests_cache.policy.expiration import get_expiration_datetime
 from requests_cache.policy.settings import DEFAULT_IGNORED_PARAMS
 from urllib3.util.retry import Retry
 
 from fdkit.errors import CacheError
 from fdkit.frames.bundle import BUNDLE_MEDIA
 from fdkit.wire.transport import DeadlineAdapter, FdkitRetry, OriginBoundAuth
+
+#: the longest a refusal (a ticker the service lacks: 404) is kept, whatever the endpoint's TTL (a lake may learn
+#: the ticker); the bulk path keeps its refusals in the fetch cache for as long
+MISS_TTL = 3600
 
 _T = TypeVar("_T")
 
@@ -186,6 +191,13 @@ class VerifiedSQLiteCache(SQLiteCache):
     def __init__(self, db_path: str | os.PathLike[str], *, offline: bool = False, **kwargs: Any) -> None:
         super().__init__(Path(db_path), serializer=VERIFIED_SERIALIZER.copy(), wal=True, **kwargs)
         self.offline = offline
+
+    def save_response(self, response: Any, cache_key: str | None = None, expires: Any = None) -> None:
+        """Keep an answer; a 404 (a ticker the service lacks) for its endpoint's TTL but at most :data:`MISS_TTL`."""
+        if response.status_code == 404:
+            latest = get_expiration_datetime(MISS_TTL)  # (in the library's own convention of time zones)
+            expires = latest if expires is None or expires > latest else expires
+        super().save_response(response, cache_key, expires)
 
     def get_response(self, key: str, default: Any = None) -> Any:
         """The verified answer stored under ``key``, or ``default`` (absent, or corrupted and dropped).
@@ -372,7 +384,7 @@ def make_session(
     Example:
         >>> import tempfile
         >>> make_session(tempfile.mkdtemp(), "abc").settings.allowable_codes
-        (200,)
+        (200, 404)
     """
     root = cache_root(cache_dir, create=True)
     path = root / f"{namespace}.sqlite"
@@ -382,7 +394,7 @@ def make_session(
         opened_while_shared(lambda: trim(backend, path, max_cache_bytes))
     session = KeySafeSession(
         backend=backend,
-        allowable_codes=(200,),
+        allowable_codes=(200, 404),  # a ticker the service lacks is a kept answer too: a warm call asks nothing
         allowable_methods=("GET", "HEAD", "POST"),
         ignored_parameters=IGNORED_PARAMETERS,
         stale_if_error=True,
