@@ -1003,6 +1003,8 @@ def _one_line_warning(
     from fdkit.errors import redact
 
     text = " ".join(str(message).split())
+    # a next step in the command line's words (a skipped ticker's reason names the Python call)
+    text = re.sub(r"fdkit\.available\('(\w+)'\) lists", r"'fdkit tickers \1' lists", text)
     if category.__module__.split(".")[0] != "fdkit":
         text = f"{category.__name__}: {text}"  # another library's: its class says whose
     print(f"fdkit: warning: {redact(text)}", file=file or sys.stderr)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import difflib
 import os
+import re
 import sys
 import threading
 import warnings
@@ -138,6 +139,11 @@ def suggest(wrong: str, valid: Iterable[str], *, most: int = 12) -> str:
     ordered = close + [n for n in names if n not in close]
     shown = ", ".join(ordered[:most]) + (f", ... ({len(ordered)} in all)" if len(ordered) > most else "")
     return (f"did you mean {close[0]!r}? " if close else "") + f"valid: {shown}"
+
+
+#: the service's own words for a ticker it has no record of (both contracts, and the public service): the one 404
+#: the client keeps as an answer and gives a next step (the listing of the endpoint's tickers)
+TICKER_NOT_FOUND = re.compile(r"^Ticker \S+ not found$")
 
 
 class FdkitError(Exception):

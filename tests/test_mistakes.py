@@ -2,9 +2,9 @@
 
 Every row is something a newcomer typed (issue 45 and the rounds before it), run as they would run it: a Python
 line in a fresh interpreter, or a command of the console script. A mistake visible in the arguments alone is run
-against a service that is not there (``FDKIT_BASE_URL=http://127.0.0.1:9``): had fdkit sent anything, the answer
-would be a ``TransportError``, so the row proves the mistake is named before any request. The others run on the
-embedded default over the bundled lake. No answer may show a Python frame (``Traceback``, ``file.py:12``).
+against a socket that counts the connections made to it and answers none: the row proves the mistake is named
+before any request (a probe of the service included). The others run on the embedded default over the bundled
+lake. No answer may show a Python frame (``Traceback``, ``file.py:12``).
 
 Adding a mistake is one row.
 """
@@ -13,14 +13,16 @@ from __future__ import annotations
 
 import os
 import re
+import socket
 import subprocess
 import sys
+import threading
 from dataclasses import dataclass, field
 
 import pytest
 
-#: a base URL where nothing listens: any request fdkit made would end in a TransportError
-NOWHERE = {"FDKIT_BASE_URL": "http://127.0.0.1:9", "FINANCIAL_DATASETS_API_KEY": "mistakes-table-key-01"}
+#: the key of the rows visible in the arguments, run against :func:`listener` (which answers nothing)
+KEY = "mistakes-table-key-01"
 NO_HISTORY = {"FDKIT_NO_EXTENSIONS": "1"}
 DAYS = "start_date='2024-01-02', end_date='2024-01-05'"
 CLI_DAYS = ["--start-date", "2024-01-02", "--end-date", "2024-01-05"]
@@ -124,49 +126,95 @@ CLI = [
 ]  # fmt: skip
 
 
-def _env(tmp_path, slip: Slip) -> dict[str, str]:
+class Listener:
+    """A loopback socket that accepts connections, counts them and closes each at once."""
+
+    def __init__(self) -> None:
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+        self.accepted = 0
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            self.accepted += 1
+            conn.close()
+
+
+@pytest.fixture(scope="module")
+def listener():
+    heard = Listener()
+    yield heard
+    heard.sock.close()
+
+
+def _run(argv: list[str], tmp_path, slip: Slip, listener: Listener) -> subprocess.CompletedProcess[str]:
     clean = {k: v for k, v in os.environ.items() if k not in ("FINANCIAL_DATASETS_API_KEY", "FDKIT_BASE_URL")}
-    return {**clean, "FDKIT_CACHE_DIR": str(tmp_path / "cache"), **(NOWHERE if slip.local else {}), **slip.env}
-
-
-def _run(argv: list[str], tmp_path, slip: Slip) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(argv, capture_output=True, text=True, timeout=300, env=_env(tmp_path, slip), cwd=tmp_path)
+    local = {"FDKIT_BASE_URL": listener.url, "FINANCIAL_DATASETS_API_KEY": KEY} if slip.local else {}
+    env = {**clean, "FDKIT_CACHE_DIR": str(tmp_path / "cache"), **local, **slip.env}
+    before = listener.accepted
+    ran = subprocess.run(argv, capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path)
+    if slip.local:  # named from the arguments alone: nothing reached the service, not even a probe
+        assert listener.accepted == before, f"{slip.what}: fdkit connected to the service before refusing it"
+    return ran
 
 
 @pytest.mark.parametrize("slip", PYTHON, ids=[s.what for s in PYTHON])
-def test_a_python_mistake_is_one_line_naming_the_fix(slip, tmp_path):
+def test_a_python_mistake_is_one_line_naming_the_fix(slip, tmp_path, listener):
     code = (
         "import fdkit\n"
         f"try:\n    {slip.typed}\n"
         "except Exception as exc:\n    print(type(exc).__name__)\n    print(str(exc))\n"
         "else:\n    print('no error')\n"
     )
-    r = _run([sys.executable, "-c", code], tmp_path, slip)
+    r = _run([sys.executable, "-c", code], tmp_path, slip, listener)
     assert r.returncode == 0 and not PYTHON_FRAME.search(r.stderr), r.stderr
     raised, *said = r.stdout.splitlines()
-    assert raised == slip.raises and len(said) == 1, r.stdout  # a TransportError: fdkit sent the mistake
+    assert raised == slip.raises and len(said) == 1, r.stdout
     assert all(phrase in said[0] for phrase in slip.says), said[0]
 
 
 @pytest.mark.parametrize("slip", CLI, ids=[s.what for s in CLI])
-def test_a_command_line_mistake_is_one_line_naming_the_fix(slip, tmp_path):
-    r = _run([sys.executable, "-m", "fdkit.cli", *slip.typed], tmp_path, slip)
+def test_a_command_line_mistake_is_one_line_naming_the_fix(slip, tmp_path, listener):
+    r = _run([sys.executable, "-m", "fdkit.cli", *slip.typed], tmp_path, slip, listener)
     lines = [line for line in r.stderr.splitlines() if line.strip()]
     assert r.returncode == slip.raises and len(lines) == 1, r.stderr
     assert lines[0].startswith("fdkit") and not PYTHON_FRAME.search(r.stderr), r.stderr
     assert all(phrase in lines[0] for phrase in slip.says), lines[0]
 
 
-def test_a_warning_on_the_command_line_is_one_line_in_fdkits_words(tmp_path):
+def test_a_warning_on_the_command_line_is_one_line_in_fdkits_words(tmp_path, listener):
     """``--errors warn``: the skipped ticker is said as fdkit says it, not as Python's two-line warning."""
     slip = Slip("a skipped ticker", [], (), 0, local=False)
     argv = ["get", "prices", "AAPL", "NOPEX", *CLI_DAYS, "--errors", "warn", "-o", "-"]
-    r = _run([sys.executable, "-m", "fdkit.cli", *argv], tmp_path, slip)
+    r = _run([sys.executable, "-m", "fdkit.cli", *argv], tmp_path, slip, listener)
     assert r.returncode == 0 and not PYTHON_FRAME.search(r.stderr), r.stderr
     (said,) = [line for line in r.stderr.splitlines() if "NOPEX" in line]
     assert said.startswith("fdkit: warning: prices: NOPEX skipped") and "Warning:" not in said, said
+    assert "'fdkit tickers prices' lists the tickers it has" in said and "fdkit.available" not in said, said
 
 
 def test_the_table_holds_the_mistakes_of_the_first_hours():
     assert len(PYTHON) >= 20 and len(CLI) >= 10
     assert len({s.what for s in PYTHON}) == len(PYTHON) and len({s.what for s in CLI}) == len(CLI)
+
+
+def test_what_the_service_takes_is_sent_not_refused(ref_server, tmp_path):
+    """The client's checks are the service's rules on the wire's text: nothing they accept is refused locally."""
+    import warnings
+
+    import fdkit
+
+    c = fdkit.Client(ref_server.api_key, ref_server.base_url, cache_dir=str(tmp_path / "cache"), progress=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        by_cik = fdkit.income_statements(cik=320193, limit=1, client=c)  # a number: the query carries its text
+        items = fdkit.filing_items("AAPL", filing_type="10-K", year=2024, item="Item-1,Item-1A", client=c)
+        backwards = fdkit.news("AAPL", start_date="2024-02-01", end_date="2024-01-01", client=c)
+    assert by_cik.index.get_level_values("ticker").tolist() == ["AAPL"]
+    assert set(items["number"].astype(str)) == {"Item-1", "Item-1A"}  # a comma list, split as the service splits it
+    assert backwards.empty  # the service answers a backwards news range with no rows, not a 400

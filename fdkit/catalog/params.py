@@ -25,7 +25,19 @@ from typing import Any
 from fdkit.catalog.endpoints import Endpoint, Param
 from fdkit.errors import BadRequestError
 
-__all__ = ["ParamError", "validate_query", "validate_body", "validate_value", "check_groups", "check_range"]
+__all__ = [
+    "RANGE_CHECKED",
+    "ParamError",
+    "validate_query",
+    "validate_body",
+    "validate_value",
+    "check_groups",
+    "check_range",
+    "split_value",
+]
+
+#: the endpoints whose date range the service refuses when it ends before it starts (the others answer it empty)
+RANGE_CHECKED = frozenset({"prices", "crypto_prices"})
 
 _TRUE = {"true", "1", "yes"}
 _FALSE = {"false", "0", "no"}
@@ -127,8 +139,14 @@ def _show(raw: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "...'"
 
 
-def _split(p: Param, value: str) -> list[str]:
-    """One query value of a repeatable parameter: kept whole when it is a value itself (``Part-1,Item-2``)."""
+def split_value(p: Param, value: str) -> list[str]:
+    """One query value of a repeatable parameter: kept whole when it is a value itself (``Part-1,Item-2``).
+
+    Example:
+        >>> from fdkit.catalog import get
+        >>> split_value(get("filings").param("filing_type"), "10-K,10-Q")
+        ['10-K', '10-Q']
+    """
     if p.enum is not None and value.strip().lower() in {e.lower() for e in p.enum}:
         return [value]
     return value.split(",")
@@ -232,7 +250,7 @@ def validate_query(
                 out[p.name] = p.default
             continue
         if p.repeatable:  # repeated parameters are the list form; a comma splits only where no value has one
-            vals = [v for chunk in raw for v in _split(p, str(chunk)) if v.strip()]
+            vals = [v for chunk in raw for v in split_value(p, str(chunk)) if v.strip()]
             if not vals:
                 raise ParamError(f"'{p.name}' must not be empty")
             out[p.name] = [_scalar(p, v) for v in vals]

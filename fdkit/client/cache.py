@@ -47,7 +47,7 @@ from requests_cache.policy.expiration import get_expiration_datetime
 from requests_cache.policy.settings import DEFAULT_IGNORED_PARAMS
 from urllib3.util.retry import Retry
 
-from fdkit.errors import CacheError
+from fdkit.errors import TICKER_NOT_FOUND, CacheError
 from fdkit.frames.bundle import BUNDLE_MEDIA
 from fdkit.wire.transport import DeadlineAdapter, FdkitRetry, OriginBoundAuth
 
@@ -409,7 +409,17 @@ def make_session(
 
 
 def _not_a_bundle(response: requests.Response) -> bool:
-    """Whether an answer goes into the HTTP cache: not a bulk answer (its tickers' parts go to the fetch cache)."""
+    """Whether an answer goes into the HTTP cache: not a bulk answer, and of 404s only ``Ticker X not found``.
+
+    A bulk answer's tickers' parts go to the fetch cache. A missing data package, an unknown route or a proxy's
+    page is asked again: the user may fix it.
+    """
+    if response.status_code == 404:
+        try:
+            said = response.json()
+        except ValueError:
+            return False
+        return isinstance(said, dict) and bool(TICKER_NOT_FOUND.match(str(said.get("message", ""))))
     return not response.headers.get("content-type", "").startswith(BUNDLE_MEDIA)
 
 

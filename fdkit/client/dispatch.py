@@ -26,7 +26,7 @@ import pandas as pd
 import pyarrow as pa
 
 from fdkit.catalog.endpoints import CATALOG, Endpoint, Param
-from fdkit.catalog.params import ParamError, check_range, validate_value
+from fdkit.catalog.params import RANGE_CHECKED, ParamError, check_range, split_value, validate_value
 from fdkit.catalog.shapes import SHAPES
 from fdkit.client.bulk import fetch_pieces, uses_bulk
 from fdkit.client.parts import fetch_part
@@ -143,6 +143,18 @@ def call(
         for k, v in merged.items()
     }
     _check_params(ep, clean, given={k for k, v in params.items() if v is not None})
+    # every mistake visible in the arguments is named before the service is asked anything (its probe included)
+    missing = [p.name for p in ep.params if p.required and p.name not in clean]
+    if missing:
+        raise BadRequestError(
+            f"{ep.name}() needs {', '.join(map(repr, missing))}", error="Missing parameter", path=ep.path
+        )
+    many = fan is not None and isinstance(clean.get(fan), _LISTS)
+    keys = list(dict.fromkeys(str(t).strip().upper() for t in clean[fan])) if many else []  # type: ignore[index]
+    if many and not keys:
+        raise BadRequestError(f"{ep.name}(): the list of {fan}s is empty", path=ep.path)
+    for key in keys if many else [clean.get(fan)] if fan is not None else []:
+        _check_ticker(ep, str(fan), key)
     # one deadline until the service first answers: a probe of it and the first requests share the call's
     with client.call_scope():
         cut = None  # a bar limit the service's document lacks: applied to the frame instead of sent
@@ -150,22 +162,7 @@ def call(
             if ep.time_index and "limit" in ep.extension_params and isinstance(clean.get("limit"), int):
                 cut = clean.pop("limit")
             clean = _documented_only(ep, clean, given={k for k, v in params.items() if v is not None})
-        missing = [p.name for p in ep.params if p.required and p.name not in clean]
-        if missing:
-            raise BadRequestError(
-                f"{ep.name}() needs {', '.join(map(repr, missing))}", error="Missing parameter", path=ep.path
-            )
-        many = fan is not None and isinstance(clean.get(fan), _LISTS)
-        if many:
-            keys = list(dict.fromkeys(str(t).strip().upper() for t in clean[fan]))  # type: ignore[index]
-            if not keys:
-                raise BadRequestError(f"{ep.name}(): the list of {fan}s is empty", path=ep.path)
-            requests_ = [{**clean, fan: k} for k in keys]
-        else:
-            requests_ = [clean]
-        if fan is not None:
-            for q in requests_:
-                _check_ticker(ep, fan, q.get(fan))
+        requests_ = [{**clean, fan: k} for k in keys] if many else [clean]
         try:
             out = _fetch_frame(
                 client,
@@ -270,13 +267,15 @@ def _with_ticker_hint(exc: NotFoundError, tickers: list[str]) -> NotFoundError:
     if not dotted:
         return exc
     hint = ", ".join(f"{t!r} -> {t.replace('.', '-')!r}" for t in dotted)
-    return NotFoundError(
+    said = NotFoundError(
         f"{exc.message}; share classes are spelled with a dash: {hint}",
         status=exc.status,
         error=exc.error,
         path=exc.path,
         body=exc.body,
     )
+    said.next_step, said.listing = exc.next_step, exc.listing
+    return said
 
 
 #: how far the first or last bar may lie from the dates asked before a DateRangeWarning (holidays, thin trading)
@@ -371,6 +370,10 @@ def _refused(ep: Endpoint, p: Param, value: Any) -> str | None:
     if p.type not in _SCALARS:
         return None
     values = list(value) if isinstance(value, _LISTS) and (p.repeatable or p.name == ep.ticker_param) else [value]
+    if ep.method == "GET":  # what the query string carries: text, a repeatable value split as the service splits it
+        values = [v if isinstance(v, bool) else str(v) for v in values]
+        if p.repeatable:
+            values = [part for v in values for part in split_value(p, str(v)) if part.strip()]
     for one in values:
         try:
             validate_value(ep, p.name, one)
@@ -449,7 +452,8 @@ def _check_params(ep: Endpoint, clean: Mapping[str, Any], given: set[str]) -> No
                 path=ep.path,
             )
     try:
-        check_range(clean)
+        if ep.name in RANGE_CHECKED:
+            check_range(clean)
     except ParamError as exc:
         raise BadRequestError(f"{ep.name}(): {exc.message}", error="Invalid parameter", path=ep.path) from None
     for group in ep.exclusive:

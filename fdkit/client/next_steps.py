@@ -12,13 +12,8 @@ Example:
 
 from __future__ import annotations
 
-import re
-
 from fdkit.catalog.endpoints import tickers_listed_by
-from fdkit.errors import FdkitError, NotFoundError
-
-#: the service's own words for a ticker it has no record of (both contracts, and the public service)
-TICKER_NOT_FOUND = re.compile(r"^Ticker \S+ not found$")
+from fdkit.errors import TICKER_NOT_FOUND, FdkitError, NotFoundError
 
 
 def name_the_listing(err: FdkitError, path: str) -> FdkitError:

@@ -167,11 +167,14 @@ def _unit(df: pd.DataFrame | pd.Series, scale: float) -> str:
     return f" ({currency}{scaled})".replace(" )", ")") if currency or scaled else ""
 
 
-def _share_axis(ax: Any, column: str, axis: str = "y") -> None:
-    """Margins, growth rates and returns read as percentages (``0.25`` is ``25%``) on ``axis``."""
+def _share_axis(ax: Any, columns: Sequence[str], axis: str = "y") -> None:
+    """Margins, growth rates and returns read as percentages (``0.25`` is ``25%``), where every column is one."""
     from matplotlib.ticker import PercentFormatter
 
-    if column.endswith(("margin", "growth")) or column.startswith("return_on") or column.endswith("_yield"):
+    def share(c: str) -> bool:
+        return c.endswith(("margin", "growth", "_yield")) or c.startswith("return_on")
+
+    if columns and all(share(c) for c in columns):
         (ax.yaxis if axis == "y" else ax.xaxis).set_major_formatter(PercentFormatter(1.0))
 
 
@@ -246,13 +249,15 @@ def segment_bars(
         / scale
     )
     days = pd.Series(table.index).diff().dt.days.dropna()
-    width = 0.7 * float(days.min()) if len(days) else 250.0  # bars at their dates: a gap of years shows as one
+    width = 0.7 * float(days.median()) if len(days) else 250.0  # bars at their dates: a gap of years shows as one
     bottom = pd.Series(0.0, index=table.index)
     for col in table.columns:
         vals = table[col].fillna(0.0)
         ax.bar(table.index, vals.values, width=width, bottom=bottom.values, label=str(col))
         bottom += vals
     ax.set_xticks(table.index, [f"{d:%Y-%m}" for d in table.index])  # each bar its period; a gap stays a gap
+    if len(table) > 6:
+        ax.tick_params(axis="x", rotation=45)
     ax.set_ylabel(f"revenue{_unit(sub, scale)}")
     ax.set_xlabel("fiscal period end")
     ax.set_title(title or f"{ticker} revenue by {segment_type}")
@@ -312,13 +317,13 @@ def ratio_bars(df: pd.DataFrame, columns: list[str] | None = None, *, ax: Any = 
         ax.grid(alpha=0.3, axis="x")
         ax.set_xlabel(value)
         ax.set_ylabel(f"company (ticker), by {value}, highest at the top")
-        _share_axis(ax, columns[0], "x")
+        _share_axis(ax, columns, "x")
     else:
         latest[columns].plot.bar(ax=ax, rot=45 if len(latest) > 6 else 0)
         ax.grid(alpha=0.3, axis="y")
         ax.set_ylabel(value)
         ax.set_xlabel("company (ticker)")
-        _share_axis(ax, columns[0], "y")
+        _share_axis(ax, columns, "y")
     ax.set_title(title or f"{what}, {when}")
     if len(columns) == 1 and ax.get_legend() is not None:
         ax.get_legend().remove()
@@ -342,12 +347,14 @@ def ic_bars(df: pd.DataFrame, *, ax: Any = None, title: str | None = None, windo
     ic = df[col]
     bars = ax.bar(ic.index, ic.to_numpy(), width=20, alpha=0.5, label=f"rank IC of each date ({_horizon(str(col))})")
     rolling = ic.rolling(window, min_periods=window).mean()  # a mean of fewer dates would start with a spike
-    (line,) = ax.plot(ic.index, rolling.to_numpy(), color="black", label=f"mean of the last {window} dates")
+    drawn = [bars]
+    if rolling.notna().any():  # (fewer dates than the window: no mean to draw, none in the legend)
+        drawn += ax.plot(ic.index, rolling.to_numpy(), color="black", label=f"mean of the last {window} dates")
     ax.axhline(0, color="grey", lw=0.8)
     ax.set_ylabel("rank IC (above 0: high values, higher returns)")
     ax.set_xlabel("date")
     ax.set_title(title or f"Rank IC, mean {ic.mean():.3f}")
-    ax.legend(handles=[bars, line], loc="best", fontsize="small")  # the bars first, as drawn; where they cover least
+    ax.legend(handles=drawn, loc="best", fontsize="small")  # the bars first, as drawn; where they cover least
     return ax
 
 
