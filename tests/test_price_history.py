@@ -271,6 +271,25 @@ def test_a_delisting_is_data():
     assert fdkit.delistings("AAPL").empty  # still trading when the sources end
 
 
+def test_a_delisting_is_the_companys_end_or_the_sources_said_apart():
+    """A company's end and a source's end are two kinds; reasons are sentences; the return is missing and said."""
+    d = fdkit.delistings(["ABMD", "LEH", "DFS", "ISIL"], errors="ignore").reset_index()
+    kinds = dict(zip(d["ticker"].astype(str), d["delisting_kind"].astype(str), strict=True))
+    assert kinds["LEH"] == "bankrupt" and kinds["ABMD"] == "sources_end" and kinds["ISIL"] == "acquired"
+    abmd = d.loc[d["ticker"] == "ABMD", "reason"].iloc[0]
+    assert abmd.startswith("The sources end on 2017-11-10; the company traded on and left the index on 2022-12")
+    every = read_dataset(PACKAGE, "delistings")
+    company = every[every["delisting_kind"].astype(str) != "sources_end"]
+    assert set(every["delisting_kind"].astype(str)) <= {"acquired", "bankrupt", "unknown", "sources_end"}
+    # a sources_end row ends on a dump's last day (the company's own end is another kind)
+    assert not every.loc[every["delisting_kind"].astype(str) == "sources_end", "data_end"].eq(False).any()
+    said = every["reason"].dropna().astype(str)
+    assert not said.str.contains(r"\[\s*\d+\s*\]|manual override|we apply|upstream", case=False).any()
+    assert len(said) > 100 and said.str.match(r"[A-Z0-9]").all() and said.str.endswith(".").all()
+    assert every["delisting_return"].isna().all() and every["delisting_return_note"].str.contains("consideration").all()
+    assert len(company) > 0
+
+
 def test_delistings_are_the_last_bars(history):
     d = read_dataset(PACKAGE, "delistings")
     last = history.groupby("ticker", observed=True)["date"].max()

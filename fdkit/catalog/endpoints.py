@@ -1370,9 +1370,10 @@ _ENDPOINTS: tuple[Endpoint, ...] = (
     _corporate_actions(
         "delistings",
         "The last trading day of a company of the price history that stopped "
-        "trading (an fdkit extension, with the fdkit-history package): its last bar, its adjusted "
-        "close, bankrupt / acquired where the sources say, and data_end where the last bar is only "
-        "where the sources end.",
+        "trading (an fdkit extension, with the fdkit-history package): its last bar and its adjusted "
+        "close; delisting_kind the company's end (acquired, bankrupt, unknown) or sources_end where its bars "
+        "stop only because the sources do; reason a sentence; delisting_return missing where no source gives "
+        "the consideration (delisting_return_note says why).",
         package="fdkit-history",
     ),
     Endpoint(

@@ -74,7 +74,7 @@ KNOWN_CATEGORIES: Mapping[str, tuple[str, ...]] = MappingProxyType(
         "holding_type": ("common", "derivative", "non_derivative"),
         # price history: what ``close`` is on a row (refdata.history)
         "basis": ("adjusted_only", "as_traded", "price_only"),
-        "delisting_kind": ("acquired", "bankrupt", "unknown"),
+        "delisting_kind": ("acquired", "bankrupt", "unknown", "sources_end"),
         "kind": ("cash", "special_or_in_kind"),  # dividends
         "price_source": ("ml4t", "pystock", "stooq_2017", "stooq_2025", "wiki", "yahoo_index"),
     }
@@ -428,7 +428,16 @@ _SCHEMAS: dict[str, dict[str, str]] = {
         "price_source": C,
     },
     # the last trading day of a company of the price history that stopped trading (an fdkit extension)
-    "delistings": {"ticker": C, "date": D, "adj_close": F, "delisting_kind": C, "reason": S, "data_end": B},
+    "delistings": {
+        "ticker": C,
+        "date": D,
+        "adj_close": F,
+        "delisting_kind": C,
+        "reason": S,
+        "data_end": B,
+        "delisting_return": F,
+        "delisting_return_note": S,
+    },
     "crypto_prices": dict(_BARS),
     # Coinbase minute trade bars (a lake dataset no endpoint serves): volume in coins, fractional
     "crypto_prices_minute": {**_BARS, "volume": F},

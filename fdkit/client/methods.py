@@ -1693,7 +1693,7 @@ class DatasetMethods:
     @overload
     def delistings(self, ticker: str | Sequence[str], start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | Literal['default'] | None = 'default', *, raw: Literal[True], errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any: ...
     def delistings(self, ticker: str | Sequence[str], start_date: DateLike | None = None, end_date: DateLike | None = None, limit: int | Literal['default'] | None = 'default', *, raw: bool = False, errors: Errors = 'raise', progress: bool | None = None, **unknown: Never) -> Any:
-        """The last trading day of a company of the price history that stopped trading (an fdkit extension, with the fdkit-history package): its last bar, its adjusted close, bankrupt / acquired where the sources say, and data_end where the last bar is only where the sources end.
+        """The last trading day of a company of the price history that stopped trading (an fdkit extension, with the fdkit-history package): its last bar and its adjusted close; delisting_kind the company's end (acquired, bankrupt, unknown) or sources_end where its bars stop only because the sources do; reason a sentence; delisting_return missing where no source gives the consideration (delisting_return_note says why).
 
         ``GET /delistings`` -> a typed frame indexed ``('ticker', 'date')``.
 
