@@ -207,18 +207,24 @@ def _resolve(doc: dict[str, Any], node: dict[str, Any]) -> dict[str, Any]:
 
 
 def _documented(ep) -> tuple[str, set[str]] | None:
-    """The document that describes ``ep``'s path (2026, else 2025) and the parameters (or body fields) it lists."""
+    """The document that describes ``ep``'s path (2026, else 2025) and the parameters (or body fields) it lists,
+    with those the 2025 document *requires* for the path (a service built on it refuses a request without them)."""
+    found = None
     for name in ("openapi.json", "openapi-simonxabris-2025.json"):
         doc = reference_document(name)
         op = doc["paths"].get(ep.path, {}).get(ep.method.lower())
         if op is None:
             continue
-        names = {_resolve(doc, p)["name"] for p in op.get("parameters", [])}
+        params = [_resolve(doc, p) for p in op.get("parameters", [])]
+        if found is not None:  # the older document: only what it requires
+            found[1].update(p["name"] for p in params if p.get("required"))
+            continue
+        names = {p["name"] for p in params}
         if "requestBody" in op:
             body = _resolve(doc, op["requestBody"]["content"]["application/json"]["schema"])
             names |= set(body.get("properties", {}))
-        return name, names
-    return None
+        found = (name, names)
+    return found
 
 
 DOCUMENTED = [name for name, ep in CATALOG.items() if ep.kind != "listing"]

@@ -147,6 +147,19 @@ def test_fdkit_works_against_either(seed_server, ref_server, tmp_path):
     pd.testing.assert_frame_equal(held.drop(columns="holding_type"), held26.drop(columns="holding_type"))
 
 
+@pytest.mark.parametrize("contract", ["seed", "2026"])
+def test_a_service_that_is_not_fdkits_own_answers_prices_under_either_document(contract, tmp_path):
+    """A service fdkit does not recognise gets only documented parameters, and what the 2025 document requires
+    (``interval_multiplier`` on ``/prices``: a service built on it refuses bars without it)."""
+    import fdkit.server
+
+    with fdkit.server.start(arrow=False, contract=contract) as srv:  # no X-Fdkit-Formats: any other service
+        with fdkit.Client(srv.api_key, srv.base_url, cache_dir=str(tmp_path), progress=False) as c:
+            assert not c.speaks_fdkit()
+            bars = fdkit.prices(["AAPL", "MSFT"], start_date="2024-06-24", end_date="2024-06-28", client=c)
+    assert len(bars) == 10 and bars.loc[("AAPL", pd.Timestamp("2024-06-28")), "close"] == pytest.approx(210.62)
+
+
 def test_serve_takes_the_switch(tmp_path):
     fdkit_cli = [sys.executable, "-m", "fdkit.cli"]
     bad = subprocess.run([*fdkit_cli, "serve", "--contract", "2025"], capture_output=True, text=True, timeout=60)

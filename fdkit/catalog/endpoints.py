@@ -1782,7 +1782,9 @@ _EXTENSION_PARAMS: Mapping[str, tuple[str, ...]] = MappingProxyType(
         "screen": ("currency", "filing_date_lte", "period"),
         "financials_search": ("filing_date_lte",),
         "line_items": ("end_date", "filing_date_lte"),
-        "prices": ("interval_multiplier", "label", "limit", "adjusted"),
+        # (interval_multiplier is sent: the 2025 document requires it, so a service built on it refuses /prices
+        # without it, and the 2026 one ignores it as it ignores any extra)
+        "prices": ("label", "limit", "adjusted"),
         "crypto_prices": ("label",),
         "news": ("start_date", "end_date"),
         "institutional_ownership": _REPORTED,
