@@ -734,9 +734,8 @@ def _add_tickers_parser(sub: Any) -> None:
     """The ``fdkit tickers`` subcommand: ``fdkit.available(DATASET)`` on the command line."""
     from fdkit.catalog.endpoints import CATALOG, tickers_listed_by
 
-    listed = sorted(
-        {name for ep in CATALOG.values() if ep.kind != "listing" and (name := tickers_listed_by(ep.path)) is not None}
-    )
+    # every dataset whose tickers a listing names (income_statements as well as balance_sheets, whose listing it is)
+    listed = sorted({ep.name for ep in CATALOG.values() if ep.kind != "listing" and tickers_listed_by(ep.path)})
     t = sub.add_parser(
         "tickers",
         help="list the tickers the service has for a dataset",

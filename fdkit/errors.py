@@ -190,7 +190,8 @@ class FdkitError(Exception):
         if self.path:
             parts.append(self.path)
         said = f"{self.message} ({', '.join(parts)})" if parts else self.message
-        return f"{said}; {self.next_step}" if self.next_step else said
+        step = getattr(self, "next_step", None)  # (an error pickled by an older fdkit has none)
+        return f"{said}; {step}" if step else said
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.message!r}, status={self.status!r}, path={self.path!r})"

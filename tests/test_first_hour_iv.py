@@ -232,3 +232,11 @@ def test_every_plot_labels_both_axes_in_words(kind):
     if kind == "ic":  # drawn bars first, then their mean; which way is good is said
         assert [t.get_text() for t in legend.get_texts()][0].startswith("rank IC of each date")
         assert "above 0" in ax.get_ylabel()
+
+
+# -- fdkit tickers: the next step an unknown ticker names ------------------------------------------------------------
+@pytest.mark.parametrize("dataset", ["prices", "income_statements", "balance_sheets"])
+def test_fdkit_tickers_lists_what_the_service_has(dataset, tmp_path):
+    r = _fdkit(["tickers", dataset, "--like", "aap"], tmp_path)
+    assert r.returncode == 0 and "AAPL" in r.stdout.split(), r.stderr
+    assert all("AAP" in t for t in r.stdout.split())
