@@ -22,6 +22,7 @@ from fdkit.errors import (
     PaymentRequiredError,
     RateLimitError,
     ServerError,
+    StaleDataWarning,
     TransportError,
 )
 
@@ -208,6 +209,25 @@ def test_a_kept_404_expires_within_the_hour_even_where_answers_never_do(tmp_path
     kept = backend.get_response("k404").expires
     assert now < kept <= now + datetime.timedelta(seconds=MISS_TTL)
     assert backend.get_response("k200").expires is None
+
+
+def test_an_expired_kept_404_served_when_the_service_fails_says_its_age(tmp_path, monkeypatch, capfd):
+    """stale_if_error serves an expired 404 too: the same NotFoundError, with the StaleDataWarning a 200 gets, and
+    no traceback of requests-cache's on stderr."""
+    import fdkit.client.cache
+
+    monkeypatch.setattr(fdkit.client.cache, "MISS_TTL", 1)
+    ask = {"start_date": "2024-01-02", "end_date": "2024-01-05"}
+    with fdkit.server.start() as srv:
+        url, key = srv.base_url, srv.api_key
+        with fdkit.Client(key, url, cache_dir=str(tmp_path), progress=False) as c, pytest.raises(NotFoundError):
+            fdkit.prices("NOPEX", **ask, client=c)
+    time.sleep(1.2)  # the kept 404 expires; the service is gone
+    capfd.readouterr()
+    with fdkit.Client(key, url, cache_dir=str(tmp_path), progress=False, timeout=2) as c:
+        with pytest.warns(StaleDataWarning, match="expired cached answer"), pytest.raises(NotFoundError, match="NOPEX"):
+            fdkit.prices("NOPEX", **ask, client=c)
+    assert "Traceback" not in capfd.readouterr().err
 
 
 def test_offline_mode(make_client):

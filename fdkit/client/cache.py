@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import logging
 import os
 import sqlite3
 import time
@@ -50,6 +51,11 @@ from urllib3.util.retry import Retry
 from fdkit.errors import TICKER_NOT_FOUND, CacheError
 from fdkit.frames.bundle import BUNDLE_MEDIA
 from fdkit.wire.transport import DeadlineAdapter, FdkitRetry, OriginBoundAuth
+
+# requests-cache logs a failed refresh of an expired answer with its traceback before it serves the old one; fdkit
+# says that once, as a StaleDataWarning naming the answer's age, so with no logging configured nothing else is
+# printed (an application that configures logging still gets the record)
+logging.getLogger("requests_cache").addHandler(logging.NullHandler())
 
 #: the longest a refusal (a ticker the service lacks: 404) is kept, whatever the endpoint's TTL (a lake may learn
 #: the ticker); the bulk path keeps its refusals in the fetch cache for as long

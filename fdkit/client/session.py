@@ -694,12 +694,7 @@ class Client(DatasetMethods):
                             "offline mode and this request is not in the cache", path=path, error="Not Cached"
                         )
                     if response.status_code >= 400:
-                        foreign = _not_the_service(response, content, str(settings.base_url))
-                        if foreign is not None:
-                            raise foreign(path)
-                        said = _decode_quietly(content)
-                        failed = error_for_status(response.status_code, said, path, retry_after=_retry_after(response))
-                        raise name_the_listing(failed, path)
+                        raise _refusal(response, content, path, str(settings.base_url))
                     formats = response.headers.get(FORMATS_HEADER)
                     if formats is not None:
                         self._arrow = ARROW_STREAM in formats
@@ -1159,6 +1154,19 @@ def _why_unreachable(exc: BaseException) -> str:
 def _origin(url: str) -> str:
     parts = urlsplit(url)
     return f"{parts.scheme}://{parts.netloc}"
+
+
+def _refusal(response: requests.Response, content: bytes, path: str, base_url: str) -> FdkitError:
+    """The error a 4xx or 5xx answer is: the service's own, or another server's page named as such.
+
+    A kept answer past its time (an expired 404 served because the service failed now) says so, as a 200 does.
+    """
+    foreign = _not_the_service(response, content, base_url)
+    if foreign is not None:
+        return foreign(path)
+    _warn_if_stale(response, path)  # an expired kept 404, served because the service failed now
+    failed = error_for_status(response.status_code, _decode_quietly(content), path, retry_after=_retry_after(response))
+    return name_the_listing(failed, path)
 
 
 def _warn_if_stale(response: requests.Response, path: str) -> None:
