@@ -726,7 +726,7 @@ def _no_prices(tickers: list[str], start: str, end: str) -> Exception:
         f"no prices for {', '.join(tickers)} between {start} and {end} in this service's data "
         "(--start-date and --end-date choose the window)"
     )
-    none.listing = "prices"  # main() says the command that lists the tickers the service has
+    none.next_step = "fdkit.available('prices') lists the tickers it has"  # (main() says it in the CLI's words)
     return none
 
 
@@ -990,6 +990,16 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _in_cli_words(text: str) -> str:
+    """A message's next step as the command line spells it: ``fdkit.available('X')`` is ``fdkit tickers X``.
+
+    Example:
+        >>> _in_cli_words("Ticker NOPEX not found; fdkit.available('prices') lists the tickers it has")
+        "Ticker NOPEX not found; 'fdkit tickers prices' lists the tickers it has"
+    """
+    return re.sub(r"fdkit\.available\('(\w+)'\) lists", r"'fdkit tickers \1' lists", text)
+
+
 def _one_line_warning(
     message: Warning | str,
     category: type[Warning],
@@ -1001,9 +1011,7 @@ def _one_line_warning(
     """A warning as the command line says it: ``fdkit: warning: <message>`` on stderr, one line, no source frame."""
     from fdkit.errors import redact
 
-    text = " ".join(str(message).split())
-    # a next step in the command line's words (a skipped ticker's reason names the Python call)
-    text = re.sub(r"fdkit\.available\('(\w+)'\) lists", r"'fdkit tickers \1' lists", text)
+    text = _in_cli_words(" ".join(str(message).split()))  # (a skipped ticker's reason names the Python call)
     if category.__module__.split(".")[0] != "fdkit":
         text = f"{category.__name__}: {text}"  # another library's: its class says whose
     print(f"fdkit: warning: {redact(text)}", file=file or sys.stderr)
@@ -1094,9 +1102,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"fdkit: error: {redact(str(exc))}{embedded}", file=sys.stderr)
         return 2
     except FdkitError as exc:
-        if exc.listing:  # the command line's spelling of the next step
-            exc.next_step = f"'fdkit tickers {exc.listing}' lists the tickers it has"
-        print(f"fdkit: {exc}{embedded}", file=sys.stderr)
+        print(f"fdkit: {_in_cli_words(str(exc))}{embedded}", file=sys.stderr)
         return 1
     except (FileNotFoundError, PermissionError, IsADirectoryError, NotADirectoryError) as exc:
         print(f"fdkit: error: {exc.strerror or exc}: {exc.filename}", file=sys.stderr)

@@ -156,7 +156,6 @@ class FdkitError(Exception):
         path: the request path (never the query string's secrets, never the key).
         next_step: what to do about it, where fdkit knows (said after the message), e.g. the call that lists
             the tickers a service has after a ``Ticker X not found``.
-        listing: the dataset whose listing ``next_step`` names (``"prices"``), for other spellings of it.
 
     Example:
         >>> str(FdkitError("boom", status=500, error="Internal", path="/prices"))
@@ -178,7 +177,6 @@ class FdkitError(Exception):
         self.path = redact(path) if path else path
         self.body = body
         self.next_step: str | None = None
-        self.listing: str | None = None
         super().__init__(self.message)
 
     def __str__(self) -> str:

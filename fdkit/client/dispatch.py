@@ -274,7 +274,7 @@ def _with_ticker_hint(exc: NotFoundError, tickers: list[str]) -> NotFoundError:
         path=exc.path,
         body=exc.body,
     )
-    said.next_step, said.listing = exc.next_step, exc.listing
+    said.next_step = exc.next_step
     return said
 
 

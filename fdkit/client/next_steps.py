@@ -24,11 +24,10 @@ def name_the_listing(err: FdkitError, path: str) -> FdkitError:
         path: the request's path.
 
     Returns:
-        ``err`` itself, its ``listing`` and ``next_step`` set where a listing names the endpoint's tickers.
+        ``err`` itself, its ``next_step`` set where a listing names the endpoint's tickers.
     """
     if isinstance(err, NotFoundError) and TICKER_NOT_FOUND.match(err.message):
         name = tickers_listed_by(path)
         if name is not None:
-            err.listing = name
             err.next_step = f"fdkit.available({name!r}) lists the tickers it has"
     return err
